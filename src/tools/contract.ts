@@ -1,0 +1,34 @@
+// The contract between the protocol core and the tool bodies: what a tool gets, what it returns.
+// Tool bodies do I/O; the catalog (./catalog.ts) is pure data the protocol core can import.
+
+export interface ToolProgress {
+  progress: number;
+  total?: number;
+  message?: string;
+}
+
+export interface ToolContext {
+  /** Absolute, realpath-resolved workspace root. Every path a tool touches resolves inside it. */
+  readonly workspace: string;
+  /** Aborted when the call is cancelled or passes its deadline; a tool stops its work promptly. */
+  readonly signal: AbortSignal;
+  /** Reports progress on long work; the core forwards it when the caller sent a progressToken. */
+  readonly onProgress?: (progress: ToolProgress) => void;
+}
+
+/** What a tool returns: `text` always (content[0]), `structured` where the tool declares an outputSchema. */
+export interface ToolOutcome {
+  readonly text: string;
+  readonly structured?: Record<string, unknown>;
+  readonly isError?: boolean;
+}
+
+/** A failure the model should read (bad path, no match, refused escape): becomes `isError: true`. */
+export class ToolError extends Error {
+  override readonly name = 'ToolError';
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+  }
+}
+
+export type ToolBody<A> = (args: A, ctx: ToolContext) => Promise<ToolOutcome>;

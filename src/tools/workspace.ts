@@ -1,0 +1,95 @@
+// Workspace confinement: every path a tool touches resolves, symlinks and all, inside the workspace root.
+// Comparison is by path components (so `/ws-evil` is not inside `/ws`), and symlinks are resolved
+// one component at a time, dangling ones included, so a link cannot lead a write or read outside.
+
+import { lstat, readlink, realpath } from 'node:fs/promises';
+import path from 'node:path';
+import { ToolError } from './contract.ts';
+
+/** Symlink hops followed while resolving one path before it is refused as a loop. */
+export const MAX_SYMLINK_HOPS = 40;
+
+/** True when `candidate` is `root` itself or lies below it (component-wise, not by string prefix). */
+export function isInside(root: string, candidate: string): boolean {
+  const rel = path.relative(root, candidate);
+  if (rel === '') return true;
+  if (path.isAbsolute(rel)) return false;
+  return rel !== '..' && !rel.startsWith(`..${path.sep}`);
+}
+
+/** Resolves the configured workspace directory to its real path; it must exist and be a directory. */
+export async function openWorkspace(dir: string): Promise<string> {
+  const abs = path.resolve(dir);
+  let real: string;
+  try {
+    real = await realpath(abs);
+  } catch (cause) {
+    throw new Error(`workspace ${abs} does not exist`, { cause });
+  }
+  const info = await lstat(real);
+  if (!info.isDirectory()) throw new Error(`workspace ${abs} is not a directory`);
+  return real;
+}
+
+/**
+ * Resolves `userPath` (relative to the workspace, or absolute) to a real path inside `workspace`.
+ * The path need not exist (for `write`); every existing component is resolved through its symlinks,
+ * and the result — and every step on the way — must stay inside the workspace.
+ */
+export async function resolveInWorkspace(workspace: string, userPath: string): Promise<string> {
+  if (typeof userPath !== 'string' || userPath.length === 0) throw new ToolError('path must be a non-empty string');
+  if (userPath.includes('\0')) throw new ToolError('path must not contain NUL bytes');
+  const expanded = userPath.startsWith('@') ? userPath.slice(1) : userPath;
+  const candidate = path.resolve(workspace, expanded);
+  if (!isInside(workspace, candidate)) {
+    throw new ToolError(`path ${userPath} is outside the workspace ${workspace}; only paths inside it can be used`);
+  }
+  const hops = { count: 0 };
+  const real = await resolveComponents(workspace, candidate, hops, userPath);
+  return real;
+}
+
+async function resolveComponents(workspace: string, absolute: string, hops: { count: number }, shown: string): Promise<string> {
+  const rel = path.relative(workspace, absolute);
+  const parts = rel === '' ? [] : rel.split(path.sep);
+  let current = workspace;
+  for (let i = 0; i < parts.length; i++) {
+    const next = path.join(current, parts[i] as string);
+    let info;
+    try {
+      info = await lstat(next);
+    } catch (err) {
+      if (isNotFound(err)) {
+        // Nothing below here exists, so nothing below here can be a symlink.
+        return path.join(next, ...parts.slice(i + 1));
+      }
+      throw new ToolError(`cannot resolve ${shown}: ${(err as Error).message}`, { cause: err });
+    }
+    if (info.isSymbolicLink()) {
+      if (++hops.count > MAX_SYMLINK_HOPS) throw new ToolError(`path ${shown} has too many levels of symbolic links`);
+      const target = path.resolve(current, await readlink(next));
+      if (!isInside(workspace, target)) {
+        throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
+      }
+      current = await resolveComponents(workspace, target, hops, shown);
+      if (!isInside(workspace, current)) {
+        throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
+      }
+    } else {
+      current = next;
+    }
+  }
+  return current;
+}
+
+/** The path as the model should see it: relative to the workspace, `.` for the root. */
+export function displayPath(workspace: string, real: string): string {
+  const rel = path.relative(workspace, real);
+  return rel === '' ? '.' : rel.split(path.sep).join('/');
+}
+
+function isNotFound(err: unknown): boolean {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  return code === 'ENOENT' || code === 'ENOTDIR';
+}
+

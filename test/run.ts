@@ -1,0 +1,79 @@
+// Runs every `*.test.ts` under test/ in its own tsx process (isolation: e2e files start servers),
+// two at a time, aggregates uvu's summaries and ends with the plain line `N passed, N failed`.
+// Usage: npm test [-- filter]   (filter: substring of the test file path)
+
+import { spawn } from 'node:child_process';
+import { readdir } from 'node:fs/promises';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+
+const root = path.dirname(fileURLToPath(import.meta.url));
+/** Test files run at once; the machine has two cores. */
+const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2);
+/** A test file that runs longer than this is killed and counted as failed. */
+const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 180_000);
+
+async function findTests(dir: string): Promise<string[]> {
+  const out: string[] = [];
+  for (const entry of await readdir(dir, { withFileTypes: true })) {
+    const full = path.join(dir, entry.name);
+    if (entry.isDirectory()) out.push(...(await findTests(full)));
+    else if (entry.name.endsWith('.test.ts')) out.push(full);
+  }
+  return out.sort();
+}
+
+interface FileResult { file: string; passed: number; failed: number; output: string; code: number | null }
+
+function runFile(file: string): Promise<FileResult> {
+  return new Promise((resolve) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', file], {
+      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let output = '';
+    child.stdout.on('data', (d) => (output += d));
+    child.stderr.on('data', (d) => (output += d));
+    const timer = setTimeout(() => {
+      output += `\n[runner] ${path.relative(root, file)} exceeded ${FILE_TIMEOUT_MS} ms and was killed\n`;
+      child.kill('SIGKILL');
+    }, FILE_TIMEOUT_MS);
+    child.on('close', (code) => {
+      clearTimeout(timer);
+      const total = sum(output, /Total:\s+(\d+)/g);
+      const passed = sum(output, /Passed:\s+(\d+)/g);
+      const skipped = sum(output, /Skipped:\s+(\d+)/g);
+      let failed = Math.max(0, total - passed - skipped);
+      // A file that crashed or exited non-zero without reporting a failure still counts as one.
+      if (code !== 0 && failed === 0) failed = 1;
+      resolve({ file, passed, failed, output, code });
+    });
+  });
+}
+
+function sum(text: string, re: RegExp): number {
+  let n = 0;
+  for (const m of text.matchAll(re)) n += Number(m[1]);
+  return n;
+}
+
+const filter = process.argv[2];
+const files = (await findTests(root)).filter((f) => !filter || f.includes(filter));
+const results: FileResult[] = [];
+let next = 0;
+async function worker(): Promise<void> {
+  while (next < files.length) {
+    const file = files[next++] as string;
+    const r = await runFile(file);
+    results.push(r);
+    const rel = path.relative(root, file);
+    process.stdout.write(`${r.failed === 0 ? 'ok  ' : 'FAIL'} ${rel}  (${r.passed} passed, ${r.failed} failed)\n`);
+    if (r.failed > 0) process.stdout.write(r.output.replace(/^/gm, '    | ') + '\n');
+  }
+}
+await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
+const passed = results.reduce((a, r) => a + r.passed, 0);
+const failed = results.reduce((a, r) => a + r.failed, 0);
+if (files.length === 0) process.stdout.write('no test files found\n');
+process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;
