@@ -1,0 +1,5 @@
+// The stdio server as an MCP host launches it: `npx tsx examples/stdio.ts [--workspace DIR] [--harness ID]`.
+
+import { main } from '../src/cli/main.ts';
+
+process.exitCode = await main(process.argv.slice(2));

@@ -1,0 +1,92 @@
+// Server options from flags, then environment, then defaults — merged in this one place.
+
+import { parseArgs } from 'node:util';
+import { DEFAULT_HARNESS, type HarnessId, harnessIds, isHarnessId } from '../harness/ids.ts';
+import type { LogLevel } from '../mcp/logging-level.ts';
+import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
+import { parseLogLevel } from '../runtime/logger.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
+
+/** Default deadline of one tool call; past it the call is aborted and answered with an error. */
+export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
+
+export interface ServerOptions {
+  /** Workspace roots in order; the first is the one tools use. */
+  readonly workspaces: readonly string[];
+  readonly harness: HarnessId;
+  readonly logLevel: LogLevel;
+  readonly maxMessageBytes: number;
+  readonly pageSize: number;
+  readonly toolTimeoutMs: number;
+}
+
+export const usage = `Usage: super-pi [options]        (serves MCP over stdio)
+
+Options (flags override environment variables, which override defaults):
+  --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: current directory
+  --harness ID             harness for tool calls: ${harnessIds.join(', ')}   env SUPERPI_HARNESS   default: ${DEFAULT_HARNESS}
+  --log-level LEVEL        stderr log threshold: debug, info, notice, warning, error   env SUPERPI_LOG_LEVEL   default: info
+  --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
+  --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
+  --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
+  --help                   print this text
+  --version                print the version`;
+
+export class OptionsError extends Error {
+  override readonly name = 'OptionsError';
+}
+
+export type ParsedCommand = { kind: 'serve'; options: ServerOptions } | { kind: 'help' } | { kind: 'version' };
+
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ParsedCommand {
+  let values;
+  try {
+    ({ values } = parseArgs({
+      args: [...argv],
+      strict: true,
+      allowPositionals: false,
+      options: {
+        workspace: { type: 'string', multiple: true },
+        harness: { type: 'string' },
+        'log-level': { type: 'string' },
+        'max-message-bytes': { type: 'string' },
+        'page-size': { type: 'string' },
+        'tool-timeout': { type: 'string' },
+        help: { type: 'boolean' },
+        version: { type: 'boolean' },
+      },
+    }));
+  } catch (err) {
+    throw new OptionsError(`${(err as Error).message}\n\n${usage}`);
+  }
+  if (values.help) return { kind: 'help' };
+  if (values.version) return { kind: 'version' };
+  const fromEnv = env.SUPERPI_WORKSPACE ? env.SUPERPI_WORKSPACE.split(':').filter((p) => p !== '') : [];
+  const workspaces = values.workspace && values.workspace.length > 0 ? values.workspace : fromEnv.length > 0 ? fromEnv : [cwd];
+  const harness = values.harness ?? env.SUPERPI_HARNESS ?? DEFAULT_HARNESS;
+  if (!isHarnessId(harness)) throw new OptionsError(`unknown harness "${harness}": use one of ${harnessIds.join(', ')}`);
+  let logLevel: LogLevel;
+  try {
+    logLevel = parseLogLevel(values['log-level'] ?? env.SUPERPI_LOG_LEVEL);
+  } catch (err) {
+    throw new OptionsError((err as Error).message);
+  }
+  return {
+    kind: 'serve',
+    options: {
+      workspaces,
+      harness,
+      logLevel,
+      maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),
+      pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
+      toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,
+    },
+  };
+}
+
+function positiveInt(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n <= 0) throw new OptionsError(`${flag} takes a positive whole number, not "${raw}"`);
+  return n;
+}

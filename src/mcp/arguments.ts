@@ -1,0 +1,33 @@
+// Tool-argument validation against each tool's JSON Schema (Ajv), before anything runs.
+// Validators are compiled on first use: compiling all eight up front would cost every cold start.
+
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import { toolCatalog } from '../tools/catalog.ts';
+import type { ToolName } from '../tools/definition.ts';
+
+const ajv = new Ajv({ allErrors: false, strict: false });
+const compiled = new Map<ToolName, ValidateFunction>();
+
+export type ArgumentCheck = { ok: true } | { ok: false; message: string };
+
+export function checkToolArguments(tool: ToolName, args: unknown): ArgumentCheck {
+  let validate = compiled.get(tool);
+  if (!validate) {
+    validate = ajv.compile(toolCatalog[tool].inputSchema);
+    compiled.set(tool, validate);
+  }
+  if (validate(args)) return { ok: true };
+  return { ok: false, message: `Invalid arguments for tool ${tool}: ${describeErrors(validate.errors ?? [])}` };
+}
+
+function describeErrors(errors: ErrorObject[]): string {
+  const first = errors[0];
+  if (!first) return 'arguments do not match the schema';
+  const where = first.instancePath ? first.instancePath.slice(1).replace(/\//g, '.') : 'arguments';
+  if (first.keyword === 'additionalProperties') {
+    return `${where} has an unknown property "${String(first.params.additionalProperty)}"`;
+  }
+  if (first.keyword === 'required') return `${where} is missing the required property "${String(first.params.missingProperty)}"`;
+  if (first.keyword === 'enum') return `${where} must be one of ${(first.params.allowedValues as unknown[]).map((v) => JSON.stringify(v)).join(', ')}`;
+  return `${where} ${first.message ?? 'is invalid'}`;
+}

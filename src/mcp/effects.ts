@@ -1,0 +1,34 @@
+// What the pure core asks the runtime to do (effects), and what comes back (effect results).
+// Every effect that answers carries a `ticket`; its result comes back with the same ticket.
+
+import type { HarnessId } from '../harness/ids.ts';
+import type { ToolName } from '../tools/definition.ts';
+import type { ToolOutcome, ToolProgress } from '../tools/contract.ts';
+import type { LogLevel } from './logging-level.ts';
+
+export type Effect =
+  /** Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). */
+  | { kind: 'runTool'; ticket: number; tool: ToolName; args: Record<string, unknown>; harness: HarnessId }
+  /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */
+  | { kind: 'cancel'; ticket: number }
+  /** Gather the workspace context resource; answer with `workspaceContext`. */
+  | { kind: 'readWorkspace'; ticket: number }
+  /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
+  | { kind: 'completePath'; ticket: number; prefix: string }
+  /** A log record for the operator (stderr); the runtime filters by its own level. */
+  | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown> };
+
+export interface WorkspaceContext {
+  root: string;
+  git: { branch: string | null; status: string | null } | null;
+  layout: string[];
+  readme: { path: string; excerpt: string } | null;
+}
+
+export type EffectResult =
+  | { kind: 'toolDone'; ticket: number; outcome: ToolOutcome }
+  | { kind: 'toolProgress'; ticket: number; progress: ToolProgress }
+  | { kind: 'workspaceContext'; ticket: number; context: WorkspaceContext }
+  | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
+  /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
+  | { kind: 'effectFailed'; ticket: number; code: number; message: string };

@@ -1,0 +1,179 @@
+// The protocol core: `handleMcpLine(line, state)` and `handleEffectResult(result, state)`.
+// Pure: no I/O, no timers, no awaits. Lines in, lines out, effects named for the runtime to run.
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { EffectResult } from './effects.ts';
+import { type Classified, ErrorCode, classify, errorLine, idKey, notificationLine, type Params, resultLine } from './jsonrpc.ts';
+import { isLogLevel, passes } from './logging-level.ts';
+import { complete, completion } from './methods/completion.ts';
+import { initialize } from './methods/initialize.ts';
+import { getPrompt, listPrompts } from './methods/prompts.ts';
+import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
+import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
+import type { ConnectionState } from './state.ts';
+import { concat, fail, removePending, reply, silent, type Step } from './step.ts';
+import { versionFeatures } from './version.ts';
+
+export type { Step } from './step.ts';
+
+type RequestHandler = (state: ConnectionState, id: RequestId, params: Params) => Step;
+
+const requestHandlers: Readonly<Record<string, RequestHandler>> = {
+  'tools/list': listTools,
+  'tools/call': callTool,
+  'prompts/list': listPrompts,
+  'prompts/get': getPrompt,
+  'resources/list': listResources,
+  'resources/read': readResource,
+  'resources/templates/list': listResourceTemplates,
+  'completion/complete': complete,
+  'logging/setLevel': setLevel,
+};
+
+/** Handles one raw JSON-RPC message (one line of the transport, without its newline). */
+export function handleMcpLine(line: string, state: ConnectionState): Step {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch (err) {
+    return fail(state, null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`);
+  }
+  if (Array.isArray(parsed)) return withClientLogs(handleBatch(parsed, state));
+  return withClientLogs(handleMessage(classify(parsed), state));
+}
+
+/** A message the transport could not turn into text: too large, or not UTF-8. Its id is unknowable. */
+export function rejectMessage(problem: 'oversized' | 'invalid-utf8', detail: string, state: ConnectionState): Step {
+  return problem === 'oversized'
+    ? fail(state, null, ErrorCode.InvalidRequest, `Invalid request: ${detail}`)
+    : fail(state, null, ErrorCode.ParseError, `Parse error: ${detail}`);
+}
+
+/** Log records at or above the level the client set also go to the client as `notifications/message`. */
+function withClientLogs(step: Step): Step {
+  const threshold = step.state.logLevel;
+  if (threshold === null) return step;
+  const lines: string[] = [];
+  for (const e of step.effects) {
+    if (e.kind === 'log' && passes(e.level, threshold)) {
+      lines.push(notificationLine('notifications/message', { level: e.level, logger: 'super-pi', data: { message: e.message, ...e.data } }));
+    }
+  }
+  return lines.length === 0 ? step : { ...step, replies: [...step.replies, ...lines] };
+}
+
+function handleBatch(items: unknown[], state: ConnectionState): Step {
+  if (state.protocolVersion === null || !versionFeatures(state.protocolVersion).batches) {
+    const version = state.protocolVersion ?? 'an uninitialized session';
+    return fail(state, null, ErrorCode.InvalidRequest, `Invalid request: JSON-RPC batch arrays are not accepted in ${version}; send one message per line`);
+  }
+  if (items.length === 0) return fail(state, null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch');
+  // Each element is handled in order; each reply goes out as its own line (tool results arrive later anyway).
+  let step: Step = silent(state);
+  for (const item of items) step = concat(step, handleMessage(classify(item), step.state));
+  return step;
+}
+
+function handleMessage(msg: Classified, state: ConnectionState): Step {
+  switch (msg.kind) {
+    case 'invalid':
+      return fail(state, msg.id, ErrorCode.InvalidRequest, `Invalid request: ${msg.reason}`);
+    case 'notification':
+      return handleNotification(msg.method, msg.params, state);
+    case 'response':
+      return handleResponse(msg, state);
+    case 'request':
+      return handleRequest(msg.id, msg.method, msg.params, state);
+  }
+}
+
+function handleRequest(id: RequestId, method: string, params: Params, state: ConnectionState): Step {
+  if (method === 'ping') return reply(state, id, {});
+  if (method === 'initialize') return initialize(state, id, params);
+  if (state.phase !== 'ready') {
+    return fail(state, id, ErrorCode.InvalidRequest, `Server not initialized: send initialize before ${method}`);
+  }
+  const handler = requestHandlers[method];
+  if (!handler) return fail(state, id, ErrorCode.MethodNotFound, `Method not found: ${method}`);
+  if (isInFlight(state, id)) {
+    return fail(state, id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(id)} is already used by a request in flight`);
+  }
+  return handler(state, id, params);
+}
+
+function handleNotification(method: string, params: Params, state: ConnectionState): Step {
+  if (method === 'notifications/cancelled') return cancel(state, params);
+  // initialized, progress, roots/list_changed and unknown notifications need nothing; none gets a reply.
+  return silent(state);
+}
+
+function handleResponse(msg: Extract<Classified, { kind: 'response' }>, state: ConnectionState): Step {
+  for (const [ticket, pending] of state.pending) {
+    if (pending.kind === 'confirm' && pending.outgoingId === msg.id) return confirmationAnswered(state, ticket, msg.result, msg.error);
+  }
+  return silent(state, [{ kind: 'log', level: 'debug', message: 'response to no request in flight, ignored', data: { id: msg.id } }]);
+}
+
+function cancel(state: ConnectionState, params: Params): Step {
+  const requestId = params.requestId;
+  if (typeof requestId !== 'string' && typeof requestId !== 'number') return silent(state);
+  for (const [ticket, pending] of state.pending) {
+    if (idKey(pending.requestId) !== idKey(requestId)) continue;
+    const next = removePending(state, ticket);
+    if (pending.kind === 'confirm') {
+      // Withdraw the question put to the person; nothing was started.
+      return { state: next, replies: [notificationLine('notifications/cancelled', { requestId: pending.outgoingId, reason: 'the tool call was cancelled' })], effects: [] };
+    }
+    return silent(next, [{ kind: 'cancel', ticket }]);
+  }
+  return silent(state);
+}
+
+function setLevel(state: ConnectionState, id: RequestId, params: Params): Step {
+  if (!isLogLevel(params.level)) {
+    return fail(state, id, ErrorCode.InvalidParams, 'logging/setLevel needs params.level: one of debug, info, notice, warning, error, critical, alert, emergency');
+  }
+  return reply({ ...state, logLevel: params.level }, id, {});
+}
+
+function isInFlight(state: ConnectionState, id: RequestId): boolean {
+  const key = idKey(id);
+  for (const pending of state.pending.values()) if (idKey(pending.requestId) === key) return true;
+  return false;
+}
+
+/** Folds the result of an effect back in: finishes the request it belongs to, or drops it if cancelled. */
+export function handleEffectResult(result: EffectResult, state: ConnectionState): Step {
+  return withClientLogs(foldEffectResult(result, state));
+}
+
+function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
+  const pending = state.pending.get(result.ticket);
+  if (!pending) return silent(state); // cancelled, or already answered: a cancelled call sends no reply
+  if (result.kind === 'toolProgress') {
+    if (pending.kind !== 'tool' || pending.progressToken === undefined) return silent(state);
+    const p = result.progress;
+    const withMessage = versionFeatures(state.protocolVersion ?? '2025-06-18').progressMessage && p.message !== undefined;
+    return {
+      state,
+      replies: [notificationLine('notifications/progress', {
+        progressToken: pending.progressToken, progress: p.progress,
+        ...(p.total === undefined ? {} : { total: p.total }), ...(withMessage ? { message: p.message } : {}),
+      })],
+      effects: [],
+    };
+  }
+  const next = removePending(state, result.ticket);
+  switch (result.kind) {
+    case 'toolDone':
+      return { state: next, replies: [resultLine(pending.requestId, toolResult(result.outcome, next))], effects: [] };
+    case 'workspaceContext':
+      return reply(next, pending.requestId, {
+        contents: [{ uri: pending.kind === 'resource' ? pending.uri : '', mimeType: 'text/markdown', text: renderWorkspace(result.context) }],
+      });
+    case 'pathCompletions':
+      return completion(next, pending.requestId, result.values, result.hasMore);
+    case 'effectFailed':
+      return { state: next, replies: [errorLine(pending.requestId, result.code, result.message)], effects: [] };
+  }
+}

@@ -1,0 +1,86 @@
+// `resources/list`, `resources/read`, `resources/templates/list`. Reading the workspace context is an
+// effect (it needs the filesystem and git); the loadout is pure; transcripts belong to their connection.
+
+import type { RequestId, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
+import { harnessById } from '../../harness/catalog.ts';
+import { decideTool } from '../../harness/policy.ts';
+import { toolNames } from '../../tools/definition.ts';
+import type { WorkspaceContext } from '../effects.ts';
+import { ErrorCode, type Params } from '../jsonrpc.ts';
+import { paginate } from '../pagination.ts';
+import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri, transcriptUri } from '../resources.ts';
+import { type ConnectionState, effectiveHarness } from '../state.ts';
+import { addPending, fail, reply, type Step } from '../step.ts';
+
+function resourcesOf(state: ConnectionState): Resource[] {
+  const harness = effectiveHarness(state);
+  return [
+    { uri: WORKSPACE_URI, name: 'workspace', title: 'Workspace context', description: 'The workspace root, git branch and status, top-level layout and README excerpt.', mimeType: 'text/markdown' },
+    { uri: LOADOUT_URI, name: 'loadout', title: `Tool loadout of ${harness}`, description: 'Which tools this connection\'s harness may use, and the rule for each.', mimeType: 'application/json' },
+    ...state.conversations.map((id): Resource => ({ uri: transcriptUri(id), name: `conversation-${id}`, title: `Transcript of conversation ${id}`, mimeType: 'application/jsonl' })),
+  ];
+}
+
+export function listResources(state: ConnectionState, id: RequestId, params: Params): Step {
+  const page = paginate(resourcesOf(state), params.cursor, state.config.pageSize);
+  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
+  return reply(state, id, page.nextCursor ? { resources: page.items, nextCursor: page.nextCursor } : { resources: page.items });
+}
+
+export function listResourceTemplates(state: ConnectionState, id: RequestId, params: Params): Step {
+  const templates: ResourceTemplate[] = [{
+    uriTemplate: TRANSCRIPT_TEMPLATE, name: 'conversation-transcript', title: 'Conversation transcript',
+    description: 'The transcript of a conversation this connection started, as JSON lines (one entry per line, in order).',
+    mimeType: 'application/jsonl',
+  }];
+  const page = paginate(templates, params.cursor, state.config.pageSize);
+  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
+  return reply(state, id, page.nextCursor ? { resourceTemplates: page.items, nextCursor: page.nextCursor } : { resourceTemplates: page.items });
+}
+
+export function readResource(state: ConnectionState, id: RequestId, params: Params): Step {
+  const uri = params.uri;
+  if (typeof uri !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'resources/read needs params.uri (a string)');
+  if (uri === LOADOUT_URI) {
+    return reply(state, id, { contents: [{ uri, mimeType: 'application/json', text: JSON.stringify(loadoutDocument(state), null, 2) }] });
+  }
+  if (uri === WORKSPACE_URI) {
+    const added = addPending(state, { kind: 'resource', requestId: id, uri });
+    return { state: added.state, replies: [], effects: [{ kind: 'readWorkspace', ticket: added.ticket }] };
+  }
+  // Transcripts are read from the durable store once harness tasks land; until then no conversation
+  // exists, and another principal's conversation must look exactly like one that never existed.
+  const conversation = parseTranscriptUri(uri);
+  const known = conversation !== null && state.conversations.includes(conversation);
+  return fail(state, id, ErrorCode.ResourceNotFound, known ? `Transcript of conversation ${conversation} is not readable yet` : `Resource not found: ${uri}`, { uri });
+}
+
+function loadoutDocument(state: ConnectionState) {
+  const harness = harnessById(effectiveHarness(state));
+  return {
+    harness: harness.id,
+    description: harness.description,
+    tools: toolNames.map((name) => {
+      const rule = harness.policy[name];
+      return {
+        name,
+        verdict: rule.verdict,
+        rule: decideTool(harness, name).rule,
+        ...(rule.paths ? { paths: rule.paths.map((p) => ({ under: p.under, verdict: p.verdict, why: p.why })) } : {}),
+      };
+    }),
+  };
+}
+
+export function renderWorkspace(ctx: WorkspaceContext): string {
+  const lines = [`# Workspace ${ctx.root}`, ''];
+  if (ctx.git) {
+    lines.push(`Git branch: ${ctx.git.branch ?? '(detached or unknown)'}`);
+    lines.push('', 'Git status:', '```', ctx.git.status && ctx.git.status.trim() !== '' ? ctx.git.status.trimEnd() : '(clean)', '```');
+  } else {
+    lines.push('Not a git repository.');
+  }
+  lines.push('', '## Top-level layout', '', ...(ctx.layout.length > 0 ? ctx.layout.map((e) => `- ${e}`) : ['(empty)']));
+  if (ctx.readme) lines.push('', `## ${ctx.readme.path} (excerpt)`, '', ctx.readme.excerpt);
+  return lines.join('\n');
+}

@@ -1,0 +1,114 @@
+// `tools/list` and `tools/call`: the harness's loadout, argument validation, the permission decision,
+// and the `runTool` effect whose result becomes the reply.
+
+import type { CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
+import { harnessById } from '../../harness/catalog.ts';
+import { decideTool, loadout } from '../../harness/policy.ts';
+import type { ToolOutcome } from '../../tools/contract.ts';
+import { toolCatalog } from '../../tools/catalog.ts';
+import { isToolName, type ToolName } from '../../tools/definition.ts';
+import { checkToolArguments } from '../arguments.ts';
+import { ErrorCode, type Params, requestLine } from '../jsonrpc.ts';
+import { paginate } from '../pagination.ts';
+import { type ConnectionState, effectiveHarness } from '../state.ts';
+import { addPending, fail, reply, type Step } from '../step.ts';
+import { versionFeatures } from '../version.ts';
+
+export function listTools(state: ConnectionState, id: RequestId, params: Params): Step {
+  const features = versionFeatures(state.protocolVersion ?? '2025-06-18');
+  const tools = loadout(harnessById(effectiveHarness(state))).map((name): Tool => {
+    const def = toolCatalog[name];
+    const tool: Tool = { name: def.name, description: def.description, inputSchema: def.inputSchema };
+    if (features.titles) tool.title = def.title;
+    if (features.annotations) tool.annotations = def.annotations;
+    if (features.structuredContent && def.outputSchema) tool.outputSchema = def.outputSchema;
+    return tool;
+  });
+  const page = paginate(tools, params.cursor, state.config.pageSize);
+  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
+  return reply(state, id, page.nextCursor ? { tools: page.items, nextCursor: page.nextCursor } : { tools: page.items });
+}
+
+export function callTool(state: ConnectionState, id: RequestId, params: Params): Step {
+  const name = params.name;
+  if (typeof name !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'tools/call needs params.name (a string)');
+  if (!isToolName(name)) return fail(state, id, ErrorCode.InvalidParams, `Unknown tool: ${name}`);
+  const args = params.arguments ?? {};
+  if (typeof args !== 'object' || args === null || Array.isArray(args)) {
+    return fail(state, id, ErrorCode.InvalidParams, 'tools/call params.arguments must be an object');
+  }
+  const checked = checkToolArguments(name, args);
+  if (!checked.ok) return fail(state, id, ErrorCode.InvalidParams, checked.message);
+  const progressToken = progressTokenOf(params);
+  const harness = harnessById(effectiveHarness(state));
+  const decision = decideTool(harness, name);
+  if (decision.verdict === 'deny') return reply(state, id, toolError(`Denied by harness policy: ${decision.rule}`));
+  if (name === 'harness_task') {
+    return reply(state, id, toolError('harness_task is not available in this version of super-pi yet: running tasks in a harness (the agent loop, durable conversations) is still being built. Use the file and shell tools directly, or the harness prompts.'));
+  }
+  const typedArgs = args as Record<string, unknown>;
+  if (decision.verdict === 'ask') {
+    if (canElicit(state)) return askPerson(state, id, name, typedArgs, decision.rule, progressToken);
+    if (state.config.principal.kind !== 'local') {
+      return reply(state, id, toolError(`Denied by harness policy: ${decision.rule}; this client cannot be asked (it did not declare elicitation), so the call is refused`));
+    }
+    // A local host confirms each tool call with its user before sending it, so `ask` is already satisfied.
+  }
+  return startTool(state, id, name, typedArgs, progressToken);
+}
+
+export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number): Step {
+  const added = addPending(state, progressToken === undefined ? { kind: 'tool', requestId: id, tool } : { kind: 'tool', requestId: id, tool, progressToken });
+  return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, tool, args, harness: effectiveHarness(state) }] };
+}
+
+function askPerson(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, rule: string, progressToken?: string | number): Step {
+  const outgoingId = `superpi-confirm-${state.nextTicket}`;
+  const added = addPending(state, { kind: 'confirm', requestId: id, tool, args, outgoingId, ...(progressToken === undefined ? {} : { progressToken }) });
+  const summary = tool === 'bash' ? `run the command: ${String(args.command)}` : `use ${tool} with ${JSON.stringify(args).slice(0, 300)}`;
+  const line = requestLine(outgoingId, 'elicitation/create', {
+    message: `Super-Pi wants to ${summary}\n(${rule})`,
+    requestedSchema: {
+      type: 'object',
+      properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: false } },
+      required: ['allow'],
+    },
+  });
+  return { state: added.state, replies: [line], effects: [] };
+}
+
+/** The person's answer to a confirmation: accept with allow=true runs the tool; anything else refuses it. */
+export function confirmationAnswered(state: ConnectionState, ticket: number, answer: unknown, error?: { message: string }): Step {
+  const pending = state.pending.get(ticket);
+  if (!pending || pending.kind !== 'confirm') return { state, replies: [], effects: [] };
+  const rest = new Map(state.pending);
+  rest.delete(ticket);
+  const base: ConnectionState = { ...state, pending: rest };
+  const a = answer as { action?: unknown; content?: { allow?: unknown } } | undefined;
+  if (!error && a?.action === 'accept' && a.content?.allow === true) {
+    return startTool(base, pending.requestId, pending.tool, pending.args, pending.progressToken);
+  }
+  const why = error ? `the confirmation request failed: ${error.message}` : a?.action === 'accept' ? 'the person did not allow it' : `the person answered "${String(a?.action ?? 'nothing')}"`;
+  return reply(base, pending.requestId, toolError(`Not run: ${pending.tool} needs the person's confirmation and ${why}`));
+}
+
+export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallToolResult {
+  const result: CallToolResult = { content: [{ type: 'text', text: outcome.text }] };
+  if (outcome.structured && versionFeatures(state.protocolVersion ?? '2025-06-18').structuredContent) result.structuredContent = outcome.structured;
+  if (outcome.isError) result.isError = true;
+  return result;
+}
+
+function toolError(text: string): CallToolResult {
+  return { content: [{ type: 'text', text }], isError: true };
+}
+
+function canElicit(state: ConnectionState): boolean {
+  return state.clientCapabilities.elicitation !== undefined && versionFeatures(state.protocolVersion ?? '2025-06-18').elicitation;
+}
+
+export function progressTokenOf(params: Params): string | number | undefined {
+  const meta = params._meta as { progressToken?: unknown } | undefined;
+  const token = meta?.progressToken;
+  return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}

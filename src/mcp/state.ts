@@ -1,0 +1,74 @@
+// One connection's protocol state. Plain data, replaced (never mutated) by every step of the core,
+// so that a checkpoint is a snapshot and a step can be tested as a table row.
+
+import type { ClientCapabilities, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { DEFAULT_HARNESS, type HarnessId } from '../harness/ids.ts';
+import type { ToolName } from '../tools/definition.ts';
+import type { LogLevel } from './logging-level.ts';
+import type { ProtocolVersion } from './version.ts';
+
+/** Who is calling: the local user (stdio), a bearer-token principal, or an anonymous remote caller. */
+export type Principal = { kind: 'local' } | { kind: 'token'; name: string } | { kind: 'anonymous' };
+
+/** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates). */
+export const DEFAULT_PAGE_SIZE = 50;
+
+export interface ConnectionConfig {
+  readonly server: { readonly name: string; readonly version: string };
+  /** The server's configured harness (`--harness`), used when the connection names none. */
+  readonly harness: HarnessId;
+  /** The workspace root, for display in instructions and the workspace resource. */
+  readonly workspace: string;
+  readonly principal: Principal;
+  readonly pageSize: number;
+}
+
+export type Pending =
+  | { kind: 'tool'; requestId: RequestId; tool: ToolName; progressToken?: string | number }
+  /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
+  | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
+  | { kind: 'resource'; requestId: RequestId; uri: string }
+  | { kind: 'completion'; requestId: RequestId };
+
+export interface ConnectionState {
+  readonly config: ConnectionConfig;
+  readonly phase: 'awaiting-initialize' | 'ready';
+  readonly protocolVersion: ProtocolVersion | null;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly clientInfo: Implementation | null;
+  /** The harness this connection chose (initialize `_meta`), overriding the configured one. */
+  readonly harness: HarnessId | null;
+  /** The threshold the client set with `logging/setLevel`; null: no log notifications to the client. */
+  readonly logLevel: LogLevel | null;
+  /** Work in flight, by ticket. */
+  readonly pending: ReadonlyMap<number, Pending>;
+  readonly nextTicket: number;
+  /** Conversations this connection started (filled by harness tasks). */
+  readonly conversations: readonly string[];
+}
+
+export function initialState(config: Partial<ConnectionConfig> & Pick<ConnectionConfig, 'workspace'>): ConnectionState {
+  return {
+    config: {
+      server: config.server ?? { name: 'super-pi', version: '0.1.0' },
+      harness: config.harness ?? DEFAULT_HARNESS,
+      workspace: config.workspace,
+      principal: config.principal ?? { kind: 'local' },
+      pageSize: config.pageSize ?? DEFAULT_PAGE_SIZE,
+    },
+    phase: 'awaiting-initialize',
+    protocolVersion: null,
+    clientCapabilities: {},
+    clientInfo: null,
+    harness: null,
+    logLevel: null,
+    pending: new Map(),
+    nextTicket: 1,
+    conversations: [],
+  };
+}
+
+/** The harness a direct tool call runs under: the connection's, else the configured one. */
+export function effectiveHarness(state: ConnectionState): HarnessId {
+  return state.harness ?? state.config.harness;
+}

@@ -1,0 +1,22 @@
+// The eight tools in listing order. Pure data: importing this loads no tool body.
+
+import type { ToolDefinition, ToolName } from './definition.ts';
+import { bashDefinition } from './definitions/bash.ts';
+import { editDefinition } from './definitions/edit.ts';
+import { findDefinition } from './definitions/find.ts';
+import { grepDefinition } from './definitions/grep.ts';
+import { harnessTaskDefinition } from './definitions/harness-task.ts';
+import { lsDefinition } from './definitions/ls.ts';
+import { readDefinition } from './definitions/read.ts';
+import { writeDefinition } from './definitions/write.ts';
+
+export const toolCatalog: Readonly<Record<ToolName, ToolDefinition>> = {
+  read: readDefinition,
+  write: writeDefinition,
+  edit: editDefinition,
+  bash: bashDefinition,
+  grep: grepDefinition,
+  find: findDefinition,
+  ls: lsDefinition,
+  harness_task: harnessTaskDefinition,
+};

@@ -1,0 +1,49 @@
+// Helpers for golden tests of the pure core: feed lines, collect reply lines and effects.
+
+import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
+import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
+import { type ConnectionState, initialState } from '../../src/mcp/state.ts';
+
+export interface Run {
+  state: ConnectionState;
+  replies: unknown[];
+  effects: Effect[];
+}
+
+export const fresh = (over: Partial<Parameters<typeof initialState>[0]> = {}): ConnectionState =>
+  initialState({ workspace: '/ws', ...over });
+
+export function feed(state: ConnectionState, ...lines: (string | object)[]): Run {
+  const run: Run = { state, replies: [], effects: [] };
+  for (const l of lines) {
+    const step = handleMcpLine(typeof l === 'string' ? l : JSON.stringify(l), run.state);
+    run.state = step.state;
+    run.replies.push(...step.replies.map((r) => JSON.parse(r)));
+    run.effects.push(...step.effects);
+  }
+  return run;
+}
+
+export function fold(state: ConnectionState, ...results: EffectResult[]): Run {
+  const run: Run = { state, replies: [], effects: [] };
+  for (const r of results) {
+    const step = handleEffectResult(r, run.state);
+    run.state = step.state;
+    run.replies.push(...step.replies.map((x) => JSON.parse(x)));
+    run.effects.push(...step.effects);
+  }
+  return run;
+}
+
+export const init = (version = '2025-06-18', capabilities: object = {}, extra: object = {}) => ({
+  jsonrpc: '2.0', id: 0, method: 'initialize',
+  params: { protocolVersion: version, capabilities, clientInfo: { name: 'golden', version: '1' }, ...extra },
+});
+
+/** A session past initialize (and its reply), at `version`. */
+export function ready(version = '2025-06-18', capabilities: object = {}, over: Partial<Parameters<typeof initialState>[0]> = {}): ConnectionState {
+  return feed(fresh(over), init(version, capabilities), { jsonrpc: '2.0', method: 'notifications/initialized' }).state;
+}
+
+export const req = (id: number | string, method: string, params?: object) =>
+  params === undefined ? { jsonrpc: '2.0', id, method } : { jsonrpc: '2.0', id, method, params };
