@@ -73,7 +73,7 @@ lifecycle('logs the requested version at debug level', () => {
   const r = feed(fresh(), init('2024-11-05'));
   const log = r.effects.find((e) => e.kind === 'log');
   assert.ok(log && log.kind === 'log' && log.level === 'debug');
-  assert.is((log as { data: { requestedVersion: string } }).data.requestedVersion, '2024-11-05');
+  assert.is((log as { data?: Record<string, unknown> }).data?.requestedVersion, '2024-11-05');
 });
 
 lifecycle('declares tools, prompts, resources, logging and completions', () => {

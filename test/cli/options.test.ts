@@ -1,0 +1,38 @@
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { OptionsError, parseOptions } from '../../src/cli/options.ts';
+
+const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
+  const c = parseOptions(argv, env, '/cwd');
+  if (c.kind !== 'serve') throw new Error('expected serve');
+  return c.options;
+};
+
+test('defaults: the current directory and super-pi-code', () => {
+  const o = serve([]);
+  assert.equal(o.workspaces, ['/cwd']);
+  assert.is(o.harness, 'super-pi-code');
+  assert.is(o.logLevel, 'info');
+});
+
+test('flags win over the environment, which wins over defaults', () => {
+  const env = { SUPERPI_WORKSPACE: '/a:/b', SUPERPI_HARNESS: 'super-pi-planner', SUPERPI_LOG_LEVEL: 'debug' };
+  assert.equal(serve([], env).workspaces, ['/a', '/b']);
+  assert.is(serve([], env).harness, 'super-pi-planner');
+  assert.is(serve([], env).logLevel, 'debug');
+  const o = serve(['--workspace', '/x', '--harness', 'super-pi-librarian'], env);
+  assert.equal(o.workspaces, ['/x']);
+  assert.is(o.harness, 'super-pi-librarian');
+});
+
+test('refuses an unknown harness, an unknown flag and a bad number with a clear error', () => {
+  assert.throws(() => parseOptions(['--harness', 'evil'], {}, '/'), (e: unknown) => e instanceof OptionsError && /unknown harness "evil"/.test((e as Error).message));
+  assert.throws(() => parseOptions(['--frobnicate'], {}, '/'), (e: unknown) => e instanceof OptionsError);
+  assert.throws(() => parseOptions(['--page-size', '0'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--page-size/.test((e as Error).message));
+});
+
+test('--tool-timeout is in seconds', () => {
+  assert.is(serve(['--tool-timeout', '3']).toolTimeoutMs, 3000);
+});
+
+test.run();

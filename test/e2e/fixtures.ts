@@ -1,0 +1,78 @@
+// Shared set-up for end-to-end tests: a temporary workspace with a little project in it, and the
+// official SDK client connected to `examples/stdio.ts` over stdio.
+
+import { execFileSync } from 'node:child_process';
+import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+
+export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
+export const stdioEntry = path.join(repoRoot, 'examples/stdio.ts');
+
+export interface Sandbox {
+  /** Parent temp dir; holds `ws` (the workspace) and `ws-evil` (a prefix sibling) and `outside`. */
+  base: string;
+  ws: string;
+  cleanup(): Promise<void>;
+}
+
+export async function makeSandbox(): Promise<Sandbox> {
+  const base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'superpi-e2e-')));
+  const ws = path.join(base, 'ws');
+  await mkdir(path.join(ws, 'src'), { recursive: true });
+  await mkdir(path.join(base, 'ws-evil'), { recursive: true });
+  await mkdir(path.join(base, 'outside'), { recursive: true });
+  await writeFile(path.join(base, 'ws-evil', 'secret.txt'), 'sibling secret\n');
+  await writeFile(path.join(base, 'outside', 'secret.txt'), 'outside secret\n');
+  await writeFile(path.join(ws, 'README.md'), '# Demo project\n\nA tiny project for tests.\n');
+  await writeFile(path.join(ws, 'src', 'greet.ts'), 'export function greet(name: string) {\n  return `hello ${name}`;\n}\n');
+  await writeFile(path.join(ws, 'src', 'math.ts'), 'export const add = (a: number, b: number) => a + b;\n');
+  await writeFile(path.join(ws, '.gitignore'), 'build/\n*.log\n');
+  await mkdir(path.join(ws, 'build'), { recursive: true });
+  await writeFile(path.join(ws, 'build', 'greet.js'), 'function greet() {}\n');
+  await writeFile(path.join(ws, 'debug.log'), 'greet greet greet\n');
+  const git = (...args: string[]) => execFileSync('git', args, { cwd: ws, stdio: 'ignore' });
+  git('init', '-q', '-b', 'main');
+  git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'add', '-A');
+  git('-c', 'user.email=t@example.com', '-c', 'user.name=t', 'commit', '-qm', 'init');
+  return { base, ws, cleanup: () => rm(base, { recursive: true, force: true }) };
+}
+
+export interface Connected {
+  client: Client;
+  transport: StdioClientTransport;
+  stderr: () => string;
+  close(): Promise<void>;
+}
+
+export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}): Promise<Connected> {
+  const transport = new StdioClientTransport({
+    command: process.execPath,
+    args: ['--import', 'tsx', stdioEntry, '--workspace', ws, ...extraArgs],
+    cwd: repoRoot,
+    stderr: 'pipe',
+  });
+  let stderr = '';
+  transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
+  const client = new Client({ name: 'super-pi-e2e', version: '1.0.0' }, { capabilities });
+  await client.connect(transport);
+  return {
+    client,
+    transport,
+    stderr: () => stderr,
+    async close() {
+      await client.close();
+    },
+  };
+}
+
+/** The text of a tool result's first content item. */
+export function textOf(result: unknown): string {
+  const content = (result as { content: { type: string; text?: string }[] }).content;
+  const first = content[0];
+  if (!first || first.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`);
+  return first.text;
+}
