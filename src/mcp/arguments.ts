@@ -1,11 +1,13 @@
 // Tool-argument validation against each tool's JSON Schema (Ajv), before anything runs.
 // Validators are compiled on first use: compiling all eight up front would cost every cold start.
 
-import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv';
+import type { ErrorObject, ValidateFunction } from 'ajv';
+import { Ajv2020 } from 'ajv/dist/2020.js';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolName } from '../tools/definition.ts';
 
-const ajv = new Ajv({ allErrors: false, strict: false });
+// Draft 2020-12, the JSON Schema dialect MCP names; strict mode off so unknown annotations pass.
+const ajv = new Ajv2020({ allErrors: false, strict: false });
 const compiled = new Map<ToolName, ValidateFunction>();
 
 export type ArgumentCheck = { ok: true } | { ok: false; message: string };

@@ -353,3 +353,14 @@ resources('refuses completion for an unknown prompt or argument with -32602', ()
 });
 
 resources.run();
+
+const schemas = suite('argument schemas (draft 2020-12)');
+
+schemas('edit needs oldText and newText together (dependentRequired)', () => {
+  const r = feed(ready(), req(1, 'tools/call', { name: 'edit', arguments: { path: 'a', oldText: 'x' } }));
+  const error = (r.replies[0] as { error: { code: number; message: string } }).error;
+  assert.is(error.code, -32602);
+  assert.match(error.message, /newText/);
+});
+
+schemas.run();

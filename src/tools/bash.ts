@@ -1,0 +1,330 @@
+// The `bash` tool: runs a command in the workspace in its own process group, keeps only a bounded tail of
+// its output in memory (the full output spills to a temp file when too big), and kills the whole group.
+
+import { spawn } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { constants, createWriteStream, type WriteStream } from 'node:fs';
+import { access } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { finished } from 'node:stream/promises';
+import { ToolError, type ToolBody } from './contract.ts';
+import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS } from './definitions/bash.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from './truncate.ts';
+
+export interface BashArgs {
+  command: string;
+  /** Seconds; BASH_DEFAULT_TIMEOUT_SECONDS when absent, 0 for none. */
+  timeout?: number;
+}
+
+/** Between SIGTERM and SIGKILL when a command is stopped, so it can clean up a little. */
+export const KILL_GRACE_MS = 500;
+/** Once the shell has exited, how long its output pipes may stay open (held by an escaped process). */
+export const STDIO_DRAIN_MS = 200;
+/** Minimum interval between progress reports. */
+export const PROGRESS_INTERVAL_MS = 250;
+/**
+ * Output kept in memory. Twice the byte limit is enough for truncateTail to give the same lines it would
+ * give for the whole output: anything earlier could never fit in the last DEFAULT_MAX_BYTES.
+ */
+export const TAIL_KEEP_BYTES = 2 * DEFAULT_MAX_BYTES;
+/** Prefix of the temp files that hold the full output of a truncated command. */
+export const FULL_OUTPUT_PREFIX = 'super-pi-bash-';
+
+type StopReason = 'timeout' | 'abort';
+
+interface RunEnd {
+  code: number | null;
+  signal: NodeJS.Signals | null;
+  stoppedBy: StopReason | null;
+}
+
+export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
+  if (typeof args.command !== 'string' || args.command.trim() === '') throw new ToolError('command must be a non-empty string');
+  const timeoutSeconds = args.timeout ?? BASH_DEFAULT_TIMEOUT_SECONDS;
+  if (typeof timeoutSeconds !== 'number' || !Number.isFinite(timeoutSeconds) || timeoutSeconds < 0 || timeoutSeconds > BASH_MAX_TIMEOUT_SECONDS) {
+    throw new ToolError(`timeout must be a number of seconds from 0 (no timeout) to ${BASH_MAX_TIMEOUT_SECONDS}`);
+  }
+  if (ctx.signal.aborted) return { text: 'Command aborted', isError: true };
+
+  const shell = await shellPath();
+  const output = new CommandOutput();
+  const progress = new ProgressReporter(output, ctx.onProgress);
+  let end: RunEnd;
+  try {
+    end = await run(shell, args.command, {
+      cwd: ctx.workspace,
+      timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
+      signal: ctx.signal,
+      output,
+      onOutput: () => progress.poke(),
+    });
+  } catch (err) {
+    await output.finish();
+    throw new ToolError(`could not run ${shell}: ${(err as Error).message}`, { cause: err });
+  } finally {
+    progress.stop();
+  }
+
+  const text = await output.finish();
+  if (end.stoppedBy === 'abort') return { text: withStatus(text, 'Command aborted'), isError: true };
+  if (end.stoppedBy === 'timeout') return { text: withStatus(text, `Command timed out after ${timeoutSeconds} seconds`), isError: true };
+  if (end.code === null) return { text: withStatus(text, `Command killed by signal ${end.signal ?? 'unknown'}`), isError: true };
+  if (end.code !== 0) return { text: withStatus(text, `Command exited with code ${end.code}`), isError: true };
+  return { text: text === '' ? '(no output)' : text };
+};
+
+function withStatus(text: string, status: string): string {
+  if (text === '') return status;
+  return `${text.endsWith('\n') ? text.slice(0, -1) : text}\n\n${status}`;
+}
+
+interface RunOptions {
+  cwd: string;
+  timeoutMs: number | null;
+  signal: AbortSignal;
+  output: CommandOutput;
+  onOutput: () => void;
+}
+
+/**
+ * Runs `command` in a new process group and resolves when the shell has exited and its output is in.
+ * Whatever is still in the group when the shell exits is killed, so nothing outlives the call.
+ */
+function run(shell: string, command: string, opts: RunOptions): Promise<RunEnd> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(shell, ['-c', command], { cwd: opts.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const timers: NodeJS.Timeout[] = [];
+    let stoppedBy: StopReason | null = null;
+    let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
+    let settled = false;
+
+    const killGroup = (sig: NodeJS.Signals): void => {
+      if (child.pid === undefined) return;
+      try {
+        process.kill(-child.pid, sig);
+      } catch (err) {
+        // ESRCH: the group is already empty. Anything else (EPERM from a setuid member): at least hit the shell.
+        if ((err as NodeJS.ErrnoException).code !== 'ESRCH' && exited === null) child.kill(sig);
+      }
+    };
+    const stop = (reason: StopReason): void => {
+      if (stoppedBy !== null || exited !== null) return;
+      stoppedBy = reason;
+      killGroup('SIGTERM');
+      timers.push(setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
+    };
+    const onAbort = (): void => stop('abort');
+    const settle = (done: () => void): void => {
+      if (settled) return;
+      settled = true;
+      for (const t of timers) clearTimeout(t);
+      opts.signal.removeEventListener('abort', onAbort);
+      done();
+    };
+    const finish = (): void => {
+      if (exited !== null) settle(() => resolve({ ...(exited as NonNullable<typeof exited>), stoppedBy }));
+    };
+
+    const resume = (): void => {
+      child.stdout.resume();
+      child.stderr.resume();
+    };
+    const onData = (chunk: Buffer): void => {
+      if (settled) return;
+      if (!opts.output.append(chunk)) {
+        // The spill file is behind: stop reading (the pipe fills, the command blocks) until it drains.
+        child.stdout.pause();
+        child.stderr.pause();
+        opts.output.onceDrained(resume);
+      }
+      opts.onOutput();
+    };
+    child.stdout.on('data', onData);
+    child.stderr.on('data', onData);
+
+    if (opts.timeoutMs !== null) timers.push(setTimeout(() => stop('timeout'), opts.timeoutMs));
+    opts.signal.addEventListener('abort', onAbort, { once: true });
+    if (opts.signal.aborted) stop('abort');
+
+    child.once('error', (err) => {
+      killGroup('SIGKILL');
+      settle(() => reject(err));
+    });
+    child.once('exit', (code, signal) => {
+      exited = { code, signal };
+      killGroup('SIGKILL');
+      // A process that left the group (setsid) may hold the pipes open; do not wait on it forever.
+      timers.push(setTimeout(() => {
+        child.stdout.destroy();
+        child.stderr.destroy();
+        finish();
+      }, STDIO_DRAIN_MS));
+    });
+    child.once('close', finish);
+  });
+}
+
+/**
+ * The command's output: byte and line totals, a rolling tail of at most about TAIL_KEEP_BYTES, and, once
+ * the output passes the truncation limits, the full output in a temp file.
+ */
+class CommandOutput {
+  #chunks: Buffer[] = [];
+  #held = 0;
+  #totalBytes = 0;
+  #newlines = 0;
+  /** Bytes since the last newline. */
+  #openLineBytes = 0;
+  /** Length of the last complete line. */
+  #lastLineBytes = 0;
+  #file: WriteStream | null = null;
+  #filePath: string | null = null;
+  #fileError: Error | null = null;
+
+  get totalBytes(): number { return this.#totalBytes; }
+  get totalLines(): number { return this.#newlines + (this.#openLineBytes > 0 ? 1 : 0); }
+
+  /** False when the spill file asks the writer to wait (see onceDrained). */
+  append(chunk: Buffer): boolean {
+    this.#totalBytes += chunk.length;
+    let from = 0;
+    for (let nl = chunk.indexOf(10); nl !== -1; nl = chunk.indexOf(10, from)) {
+      this.#newlines++;
+      this.#lastLineBytes = this.#openLineBytes + (nl - from);
+      this.#openLineBytes = 0;
+      from = nl + 1;
+    }
+    this.#openLineBytes += chunk.length - from;
+    this.#chunks.push(chunk);
+    this.#held += chunk.length;
+
+    let flowing = true;
+    if (this.#file !== null) {
+      if (this.#fileError === null) flowing = this.#file.write(chunk);
+    } else if (this.#totalBytes > DEFAULT_MAX_BYTES || this.totalLines > DEFAULT_MAX_LINES) {
+      // Spill before anything is dropped from memory, so the file starts at the first byte.
+      flowing = this.#spill();
+    }
+    while (this.#chunks.length > 1 && this.#held - (this.#chunks[0] as Buffer).length >= TAIL_KEEP_BYTES) {
+      this.#held -= (this.#chunks.shift() as Buffer).length;
+    }
+    return flowing;
+  }
+
+  onceDrained(resume: () => void): void {
+    const file = this.#file;
+    if (file === null || this.#fileError !== null) {
+      resume();
+      return;
+    }
+    const done = (): void => {
+      file.off('drain', done);
+      file.off('error', done);
+      resume();
+    };
+    file.once('drain', done);
+    file.once('error', done);
+  }
+
+  /** Closes the spill file and returns the tail as the model sees it, notice included ('' for no output). */
+  async finish(): Promise<string> {
+    if (this.#file !== null && !this.#file.closed) {
+      this.#file.end();
+      try {
+        await finished(this.#file);
+      } catch (err) {
+        this.#fileError ??= err as Error;
+      }
+    }
+    const tail = Buffer.concat(this.#chunks).toString('utf8');
+    const truncation = truncateTail(tail);
+    if (!truncation.truncated) return tail;
+    const where = this.#fileError === null
+      ? `Full output: ${this.#filePath}`
+      : `Full output could not be saved: ${this.#fileError.message}`;
+    const total = this.totalLines;
+    const finalLine = this.#openLineBytes > 0 ? this.#openLineBytes : this.#lastLineBytes;
+    let notice: string;
+    if (truncation.outputLines === 1 && finalLine > truncation.outputBytes) {
+      notice = `[Showing last ${formatSize(truncation.outputBytes)} of line ${total} (line is ${formatSize(finalLine)}). ${where}]`;
+    } else {
+      const first = total - truncation.outputLines + 1;
+      const limit = truncation.truncatedBy === 'bytes' ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : '';
+      notice = `[Showing lines ${first}-${total} of ${total}${limit}. ${where}]`;
+    }
+    return `${truncation.content}\n\n${notice}`;
+  }
+
+  #spill(): boolean {
+    this.#filePath = path.join(os.tmpdir(), `${FULL_OUTPUT_PREFIX}${randomBytes(8).toString('hex')}.log`);
+    const file = createWriteStream(this.#filePath, { flags: 'wx', mode: 0o600 });
+    file.on('error', (err) => {
+      this.#fileError ??= err;
+    });
+    this.#file = file;
+    let flowing = true;
+    for (const chunk of this.#chunks) flowing = file.write(chunk);
+    return flowing;
+  }
+}
+
+/** Reports bytes of output so far, at most every PROGRESS_INTERVAL_MS, and only when there is news. */
+class ProgressReporter {
+  #timer: NodeJS.Timeout | undefined;
+  #lastAt = 0;
+  #lastBytes = 0;
+  #stopped = false;
+
+  constructor(
+    private readonly output: CommandOutput,
+    private readonly onProgress: ((p: { progress: number; message?: string }) => void) | undefined,
+  ) {}
+
+  poke(): void {
+    if (this.onProgress === undefined || this.#timer !== undefined || this.#stopped) return;
+    const wait = PROGRESS_INTERVAL_MS - (Date.now() - this.#lastAt);
+    if (wait <= 0) this.#report();
+    else this.#timer = setTimeout(() => this.#report(), wait);
+  }
+
+  stop(): void {
+    this.#stopped = true;
+    clearTimeout(this.#timer);
+    this.#timer = undefined;
+  }
+
+  #report(): void {
+    this.#timer = undefined;
+    const bytes = this.output.totalBytes;
+    if (this.#stopped || bytes === this.#lastBytes) return;
+    this.#lastAt = Date.now();
+    this.#lastBytes = bytes;
+    this.onProgress?.({ progress: bytes, message: `${formatSize(bytes)} of output, ${this.output.totalLines} lines` });
+  }
+}
+
+let shellLookup: Promise<string> | undefined;
+
+/** bash from PATH (or /bin, /usr/bin), else /bin/sh; looked up once. */
+function shellPath(): Promise<string> {
+  shellLookup ??= findShell();
+  return shellLookup;
+}
+
+async function findShell(): Promise<string> {
+  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/bin', '/usr/bin'];
+  for (const dir of dirs) {
+    // A relative PATH entry would depend on the server's cwd, not the workspace.
+    if (!path.isAbsolute(dir)) continue;
+    const candidate = path.join(dir, 'bash');
+    if (await isExecutable(candidate)) return candidate;
+  }
+  return '/bin/sh';
+}
+
+function isExecutable(file: string): Promise<boolean> {
+  // Any failure (absent, not executable) means "not this one": the caller tries the next candidate.
+  return access(file, constants.X_OK).then(() => true, () => false);
+}

@@ -1,0 +1,45 @@
+// The public face of the `bash` tool: name, description for the model, input schema and hints.
+// Pure data; the body lives in ../bash.ts.
+
+import type { ToolDefinition } from '../definition.ts';
+
+/** Seconds a command may run when the caller gives no `timeout` (pi's default); 0 disables the timer. */
+export const BASH_DEFAULT_TIMEOUT_SECONDS = 180;
+/** The largest timeout a Node timer can hold, in whole seconds. */
+export const BASH_MAX_TIMEOUT_SECONDS = 2_147_483;
+
+export const bashDefinition: ToolDefinition = {
+  name: 'bash',
+  title: 'Run a shell command',
+  description: [
+    'Execute a bash command with the workspace root as the working directory. Returns stdout and stderr interleaved.',
+    'stdin is closed, so interactive commands fail instead of waiting for input.',
+    'Output is truncated to the last 2000 lines or 50KB (whichever is hit first); when that happens the full output',
+    'is saved to a temp file whose path is given at the end, so you can read or grep it.',
+    `The command is killed (with everything it started) after \`timeout\` seconds: ${BASH_DEFAULT_TIMEOUT_SECONDS} by default,`,
+    '0 disables the timer. Background processes do not outlive the command: when it finishes, whatever it left',
+    'running in its process group is killed.',
+    'A non-zero exit code is reported as an error ending in "Command exited with code N".',
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    properties: {
+      command: { type: 'string', minLength: 1, description: 'Shell command to execute (run with `bash -c`).' },
+      timeout: {
+        type: 'number',
+        minimum: 0,
+        maximum: BASH_MAX_TIMEOUT_SECONDS,
+        description: `Timeout in seconds (default ${BASH_DEFAULT_TIMEOUT_SECONDS}); 0 disables the timer.`,
+      },
+    },
+    required: ['command'],
+    additionalProperties: false,
+  },
+  annotations: {
+    readOnlyHint: false,
+    destructiveHint: true,
+    idempotentHint: false,
+    // A command can reach the network and anything else on the machine.
+    openWorldHint: true,
+  },
+};

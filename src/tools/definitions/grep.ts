@@ -1,0 +1,72 @@
+// The public face of the `grep` tool: name, description for the model, input/output schemas and hints.
+// Pure data; the body lives in ../grep.ts.
+
+import type { ToolDefinition } from '../definition.ts';
+
+/** Matches returned when the caller gives no `limit`. */
+export const GREP_DEFAULT_LIMIT = 100;
+/** Characters of a matched or context line shown before it is cut. */
+export const GREP_MAX_LINE_LENGTH = 500;
+/** Files larger than this are skipped (and counted) rather than read. */
+export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+export const grepDefinition: ToolDefinition = {
+  name: 'grep',
+  title: 'Search file contents',
+  description: [
+    'Search file contents for a JavaScript regular expression (or a literal string with literal=true).',
+    'Returns matching lines as `path:line: text` (context lines as `path-line- text`), paths relative to the workspace.',
+    'Respects .gitignore files (root and nested) and skips .git/ and node_modules/; hidden files are searched;',
+    `binary files and files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)}MB are skipped and counted.`,
+    'Symbolic links met while walking are not followed (neither linked files nor linked directories are searched).',
+    `Output stops at \`limit\` matches (default ${GREP_DEFAULT_LIMIT}) or 50KB, whichever is hit first; a notice then says`,
+    'so and how to get more (raise limit, or narrow with path/glob/pattern). Long lines are cut to',
+    `${GREP_MAX_LINE_LENGTH} characters; use the read tool to see them whole.`,
+  ].join(' '),
+  inputSchema: {
+    type: 'object',
+    properties: {
+      pattern: { type: 'string', minLength: 1, description: 'Regular expression (JavaScript syntax) or, with literal=true, a plain string.' },
+      path: { type: 'string', minLength: 1, description: "Directory or file to search, relative to the workspace (default: '.')." },
+      glob: {
+        type: 'string',
+        minLength: 1,
+        description: "Only search files whose path matches this glob, e.g. '*.ts' (any depth) or 'src/**/*.spec.ts'.",
+      },
+      ignoreCase: { type: 'boolean', description: 'Case-insensitive search (default: false).' },
+      literal: { type: 'boolean', description: 'Treat pattern as a literal string instead of a regex (default: false).' },
+      context: { type: 'integer', minimum: 0, description: 'Lines to show before and after each match (default: 0).' },
+      limit: { type: 'integer', minimum: 1, description: `Maximum number of matches to return (default: ${GREP_DEFAULT_LIMIT}).` },
+    },
+    required: ['pattern'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      matches: {
+        type: 'array',
+        description: 'Matching lines in output order; context lines appear in the text output only.',
+        items: {
+          type: 'object',
+          properties: {
+            path: { type: 'string', description: 'File path relative to the workspace, with / separators.' },
+            line: { type: 'integer', minimum: 1, description: '1-based line number.' },
+            text: { type: 'string', description: `The matching line, cut at ${GREP_MAX_LINE_LENGTH} characters.` },
+          },
+          required: ['path', 'line', 'text'],
+          additionalProperties: false,
+        },
+      },
+      truncated: { type: 'boolean', description: 'True when more matches exist than were returned (limit, 50KB or walk cap).' },
+    },
+    required: ['matches', 'truncated'],
+    additionalProperties: false,
+  },
+  annotations: {
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+};

@@ -1,0 +1,45 @@
+// The `read` tool's public face: a file's text, windowed by offset/limit and cut at 2000 lines / 50 KB.
+// Pure data for the protocol core; the body is ../read.ts.
+
+import type { ToolDefinition } from '../definition.ts';
+
+export const readDefinition: ToolDefinition = {
+  name: 'read',
+  title: 'Read file',
+  description:
+    'Read the contents of a text file in the workspace. Returns the raw text (no line numbers). ' +
+    'Output is truncated to 2000 lines or 50KB, whichever is hit first; when that happens the output ends with a notice ' +
+    'such as "[Showing lines 1-2000 of 5120. Use offset=2001 to continue.]". ' +
+    'Use offset (1-indexed line number) and limit (number of lines) to read part of a large file; ' +
+    'when you need the whole file, keep calling with the offset from the notice until it is complete. ' +
+    'Binary files (images included) are not shown. For a directory, use ls instead.',
+  inputSchema: {
+    type: 'object',
+    properties: {
+      path: {
+        type: 'string',
+        minLength: 1,
+        description: 'Path of the file to read, relative to the workspace root (or absolute inside it).',
+      },
+      offset: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Line number to start reading from, 1-indexed (default: 1).',
+      },
+      limit: {
+        type: 'integer',
+        minimum: 1,
+        description: 'Maximum number of lines to return (default and ceiling: 2000; 50KB applies as well).',
+      },
+    },
+    required: ['path'],
+    additionalProperties: false,
+  },
+  annotations: {
+    title: 'Read file',
+    readOnlyHint: true,
+    destructiveHint: false,
+    idempotentHint: true,
+    openWorldHint: false,
+  },
+};

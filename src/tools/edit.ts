@@ -1,0 +1,353 @@
+// The `edit` tool: exact-text replacements in one file, all matched against the original and applied
+// together or not at all, keeping the file's line endings and BOM; answers with a unified diff summary.
+
+import { constants } from 'node:fs';
+import { readFile, stat, writeFile } from 'node:fs/promises';
+import { ToolError, type ToolBody } from './contract.ts';
+import { truncateHead } from './truncate.ts';
+import { displayPath, resolveInWorkspace } from './workspace.ts';
+
+export interface EditReplacement {
+  oldText: string;
+  newText: string;
+}
+
+export interface EditArgs {
+  path: string;
+  oldText?: string;
+  newText?: string;
+  edits?: EditReplacement[];
+}
+
+/** The structuredContent of a successful edit (matches editDefinition.outputSchema). */
+export interface EditSummary {
+  [key: string]: unknown;
+  path: string;
+  replacements: number;
+  firstChangedLine: number;
+  linesAdded: number;
+  linesRemoved: number;
+  diff: string;
+}
+
+/** Lines of unchanged context around each change in the diff. */
+const CONTEXT_LINES = 3;
+/** A NUL byte this early means the file is not text, and a text edit would corrupt it. */
+const BINARY_SNIFF_BYTES = 8 * 1024;
+
+export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
+  const requested = replacementsOf(args);
+  const shown = args.path;
+  const real = await resolveInWorkspace(ctx.workspace, args.path);
+  throwIfCancelled(ctx.signal);
+
+  const info = await stat(real).catch((err: unknown) => {
+    throw fsError(err, shown, 'read');
+  });
+  if (info.isDirectory()) throw new ToolError(`${shown} is a directory; edit changes files (use ls to see what is inside it)`);
+  if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); it cannot be edited`);
+  const bytes = await readFile(real).catch((err: unknown) => {
+    throw fsError(err, shown, 'read');
+  });
+  throwIfCancelled(ctx.signal);
+
+  const raw = decodeText(bytes, shown);
+  const bom = raw.startsWith('\uFEFF') ? '\uFEFF' : '';
+  const withoutBom = raw.slice(bom.length);
+  const ending = detectLineEnding(withoutBom);
+  const original = toLF(withoutBom);
+  const edits = requested.map((r) => ({ label: r.label, oldText: toLF(r.oldText), newText: toLF(r.newText) }));
+  for (const e of edits) {
+    if (e.oldText === e.newText) throw new ToolError(`${prefix(e.label)}oldText and newText are identical, so nothing would change in ${shown}.`);
+  }
+
+  const matches = locate(original, edits, shown, requested.length > 1);
+  const updated = applyMatches(original, matches);
+  if (updated === original) {
+    throw new ToolError(`No changes made to ${shown}: the replacement produced identical content.`);
+  }
+  const summary = summarise(original, updated, matches, displayPath(ctx.workspace, real));
+
+  throwIfCancelled(ctx.signal);
+  const output = bom + (ending === '\r\n' ? updated.replace(/\n/g, '\r\n') : updated);
+  // O_NOFOLLOW: the path is fully resolved, so a symlink appearing here was swapped in since — do not follow it out.
+  const flag = constants.O_WRONLY | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
+  await writeFile(real, output, { encoding: 'utf8', flag }).catch((err: unknown) => {
+    throw fsError(err, shown, 'write');
+  });
+
+  const what = matches.length === 1 ? `Successfully replaced text in ${shown}.` : `Successfully applied ${matches.length} edits to ${shown}.`;
+  const text = `${what} Lines +${summary.linesAdded} -${summary.linesRemoved}, first change at line ${summary.firstChangedLine}.\n\n${summary.diff}`;
+  return { text, structured: summary };
+};
+
+interface Requested extends EditReplacement {
+  /** `edits[i]` when the caller sent an array, empty for the single oldText/newText form. */
+  label: string;
+}
+
+/** Checks the argument shape the schema cannot express: exactly one of the pair or a non-empty `edits`. */
+function replacementsOf(args: EditArgs): Requested[] {
+  const hasPair = args.oldText !== undefined || args.newText !== undefined;
+  const hasEdits = args.edits !== undefined;
+  if (hasPair && hasEdits) {
+    throw new ToolError('Give either oldText and newText (one replacement) or edits (several), not both.');
+  }
+  if (!hasPair && !hasEdits) {
+    throw new ToolError('Nothing to edit: give oldText and newText, or edits, a non-empty array of {oldText, newText}.');
+  }
+  let list: Requested[];
+  if (hasPair) {
+    if (typeof args.oldText !== 'string' || typeof args.newText !== 'string') {
+      throw new ToolError('oldText and newText must both be given as strings (newText may be empty to delete the text).');
+    }
+    list = [{ label: '', oldText: args.oldText, newText: args.newText }];
+  } else {
+    if (!Array.isArray(args.edits) || args.edits.length === 0) {
+      throw new ToolError('edits must be a non-empty array of {oldText, newText}.');
+    }
+    list = args.edits.map((e: unknown, i) => {
+      const item = e as Partial<EditReplacement> | null;
+      if (typeof item !== 'object' || item === null || typeof item.oldText !== 'string' || typeof item.newText !== 'string') {
+        throw new ToolError(`edits[${i}] must be an object with string oldText and newText.`);
+      }
+      return { label: `edits[${i}]`, oldText: item.oldText, newText: item.newText };
+    });
+  }
+  for (const r of list) {
+    if (r.oldText.length === 0) throw new ToolError(`${prefix(r.label)}oldText is empty; give the exact text to replace.`);
+  }
+  return list;
+}
+
+interface Match {
+  /** Position in the caller's list, for messages. */
+  index: number;
+  label: string;
+  start: number;
+  end: number;
+  newText: string;
+}
+
+/** Finds each edit's single occurrence in the original; all must match exactly once and not overlap. */
+function locate(content: string, edits: Requested[], shown: string, several: boolean): Match[] {
+  const untouched = several ? ' No edits were applied.' : '';
+  const matches: Match[] = [];
+  for (const [index, e] of edits.entries()) {
+    const at = content.indexOf(e.oldText);
+    if (at === -1) {
+      throw new ToolError(`${prefix(e.label)}oldText was not found in ${shown}. It must match the file exactly, ` +
+        `including all whitespace, indentation and line breaks; read the file again and copy the text.${untouched}`);
+    }
+    const count = countOccurrences(content, e.oldText);
+    if (count > 1) {
+      throw new ToolError(`${prefix(e.label)}Found ${count} occurrences of the oldText in ${shown}. The text must be unique: ` +
+        `include more surrounding lines to make it unique.${untouched}`);
+    }
+    matches.push({ index, label: e.label, start: at, end: at + e.oldText.length, newText: e.newText });
+  }
+  matches.sort((a, b) => a.start - b.start);
+  for (let i = 1; i < matches.length; i++) {
+    const before = matches[i - 1] as Match;
+    const after = matches[i] as Match;
+    if (after.start < before.end) {
+      const [first, second] = before.index < after.index ? [before.label, after.label] : [after.label, before.label];
+      throw new ToolError(`${first} and ${second} overlap in ${shown}; each edit must replace a separate part of the file. ` +
+        `Merge them into one edit.${untouched}`);
+    }
+  }
+  return matches;
+}
+
+/** Counts occurrences, overlapping ones too: any second position makes the match ambiguous. */
+function countOccurrences(haystack: string, needle: string): number {
+  let count = 0;
+  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) count++;
+  return count;
+}
+
+function applyMatches(content: string, matches: Match[]): string {
+  let out = '';
+  let pos = 0;
+  for (const m of matches) {
+    out += content.slice(pos, m.start) + m.newText;
+    pos = m.end;
+  }
+  return out + content.slice(pos);
+}
+
+/** One run of changed lines: old lines [oldStart, oldStart+removed.length) became `added` at newStart (0-based). */
+interface Block {
+  oldStart: number;
+  removed: string[];
+  newStart: number;
+  added: string[];
+}
+
+function summarise(original: string, updated: string, matches: Match[], relPath: string): EditSummary {
+  const blocks = changedBlocks(original, matches);
+  const oldLines = fileLines(original);
+  const newLineCount = fileLines(updated).length;
+  const first = blocks[0] as Block;
+  let diff = `--- a/${relPath}\n+++ b/${relPath}\n${hunks(blocks, oldLines).join('\n')}`;
+  const cut = truncateHead(diff);
+  if (cut.truncated) diff = `${cut.content}\n[Diff truncated: showing ${cut.outputLines} of ${cut.totalLines} lines]`;
+  return {
+    path: relPath,
+    replacements: matches.length,
+    firstChangedLine: Math.max(1, Math.min(first.newStart + 1, newLineCount)),
+    linesAdded: blocks.reduce((n, b) => n + b.added.length, 0),
+    linesRemoved: blocks.reduce((n, b) => n + b.removed.length, 0),
+    diff,
+  };
+}
+
+/**
+ * The changed lines, derived from the known replacement spans rather than a general diff: each group
+ * of matches sharing lines is widened to whole lines, then lines equal at both ends are trimmed off.
+ */
+function changedBlocks(content: string, matches: Match[]): Block[] {
+  const blocks: Block[] = [];
+  let lineShift = 0;
+  let linesBefore = 0;
+  let counted = 0;
+  for (let i = 0; i < matches.length; ) {
+    const lineStart = content.lastIndexOf('\n', (matches[i] as Match).start - 1);
+    const from = (matches[i] as Match).start === 0 || lineStart === -1 ? 0 : lineStart + 1;
+    let to = lineEnd(content, (matches[i] as Match).end);
+    let replaced = content.slice(from, (matches[i] as Match).start) + (matches[i] as Match).newText;
+    let pos = (matches[i] as Match).end;
+    i++;
+    while (i < matches.length && (matches[i] as Match).start <= to) {
+      const m = matches[i] as Match;
+      replaced += content.slice(pos, m.start) + m.newText;
+      pos = m.end;
+      to = lineEnd(content, m.end);
+      i++;
+    }
+    replaced += content.slice(pos, to);
+
+    linesBefore += countNewlines(content, counted, from);
+    counted = from;
+    const oldBlock = content.slice(from, to).split('\n');
+    const newBlock = replaced.split('\n');
+    let head = 0;
+    while (head < oldBlock.length && head < newBlock.length && oldBlock[head] === newBlock[head]) head++;
+    let tail = 0;
+    while (tail < oldBlock.length - head && tail < newBlock.length - head &&
+      oldBlock[oldBlock.length - 1 - tail] === newBlock[newBlock.length - 1 - tail]) tail++;
+    blocks.push({
+      oldStart: linesBefore + head,
+      removed: oldBlock.slice(head, oldBlock.length - tail),
+      newStart: linesBefore + lineShift + head,
+      added: newBlock.slice(head, newBlock.length - tail),
+    });
+    lineShift += newBlock.length - oldBlock.length;
+  }
+  return blocks;
+}
+
+function lineEnd(content: string, from: number): number {
+  const nl = content.indexOf('\n', from);
+  return nl === -1 ? content.length : nl;
+}
+
+function countNewlines(s: string, from: number, to: number): number {
+  let n = 0;
+  for (let at = s.indexOf('\n', from); at !== -1 && at < to; at = s.indexOf('\n', at + 1)) n++;
+  return n;
+}
+
+/** The file's lines; a final newline ends the last line rather than starting an empty one. */
+function fileLines(content: string): string[] {
+  const lines = content.split('\n');
+  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
+  return lines;
+}
+
+/** Unified-diff hunks with CONTEXT_LINES of context; blocks whose context would touch share a hunk. */
+function hunks(blocks: Block[], oldLines: string[]): string[] {
+  const out: string[] = [];
+  let i = 0;
+  while (i < blocks.length) {
+    const group: Block[] = [blocks[i] as Block];
+    i++;
+    while (i < blocks.length) {
+      const last = group[group.length - 1] as Block;
+      const next = blocks[i] as Block;
+      if (next.oldStart - (last.oldStart + last.removed.length) > 2 * CONTEXT_LINES) break;
+      group.push(next);
+      i++;
+    }
+    const firstBlock = group[0] as Block;
+    const lastBlock = group[group.length - 1] as Block;
+    const oldFrom = Math.max(0, firstBlock.oldStart - CONTEXT_LINES);
+    const oldTo = Math.min(oldLines.length, lastBlock.oldStart + lastBlock.removed.length + CONTEXT_LINES);
+    const newFrom = firstBlock.newStart - (firstBlock.oldStart - oldFrom);
+    const body: string[] = [];
+    let oldCount = 0;
+    let newCount = 0;
+    let cursor = oldFrom;
+    for (const b of group) {
+      for (; cursor < b.oldStart; cursor++) {
+        body.push(` ${oldLines[cursor] ?? ''}`);
+        oldCount++;
+        newCount++;
+      }
+      for (const line of b.removed) body.push(`-${line}`);
+      for (const line of b.added) body.push(`+${line}`);
+      oldCount += b.removed.length;
+      newCount += b.added.length;
+      cursor = b.oldStart + b.removed.length;
+    }
+    for (; cursor < oldTo; cursor++) {
+      body.push(` ${oldLines[cursor] ?? ''}`);
+      oldCount++;
+      newCount++;
+    }
+    // Unified-diff convention: an empty side names the line before it.
+    const oldStartShown = oldCount === 0 ? oldFrom : oldFrom + 1;
+    const newStartShown = newCount === 0 ? newFrom : newFrom + 1;
+    out.push(`@@ -${oldStartShown},${oldCount} +${newStartShown},${newCount} @@`, ...body);
+  }
+  return out;
+}
+
+function decodeText(bytes: Buffer, shown: string): string {
+  if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+    throw new ToolError(`${shown} is a binary file; edit only changes text files.`);
+  }
+  try {
+    // fatal: invalid UTF-8 would otherwise be replaced by U+FFFD and corrupt the file on write.
+    return new TextDecoder('utf-8', { fatal: true, ignoreBOM: true }).decode(bytes);
+  } catch (err) {
+    throw new ToolError(`${shown} is not valid UTF-8 text; edit would corrupt it, so it was left unchanged.`, { cause: err });
+  }
+}
+
+/** The file's line ending, judged by its first line break. */
+function detectLineEnding(text: string): '\r\n' | '\n' {
+  const nl = text.indexOf('\n');
+  return nl > 0 && text[nl - 1] === '\r' ? '\r\n' : '\n';
+}
+
+/** CRLF → LF only; a lone CR is content, not a line break, and is left as it is. */
+function toLF(text: string): string {
+  return text.replace(/\r\n/g, '\n');
+}
+
+function prefix(label: string): string {
+  return label ? `${label}: ` : '';
+}
+
+function fsError(err: unknown, shown: string, action: string): ToolError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`File not found: ${shown}. To create a new file, use write.`, { cause: err });
+  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied: cannot ${action} ${shown}`, { cause: err });
+  if (code === 'ELOOP') return new ToolError(`${shown} changed into a symbolic link while being edited; refused`, { cause: err });
+  return new ToolError(`Cannot ${action} ${shown}: ${(err as Error).message}`, { cause: err });
+}
+
+function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolError('cancelled');
+}

@@ -1,0 +1,124 @@
+// The `ls` tool: one directory's entries, sorted case-insensitively, directories marked with '/',
+// cut at `limit` entries and 50 KB, with the same listing as structured data.
+
+import { readdir, stat } from 'node:fs/promises';
+import type { Dirent } from 'node:fs';
+import path from 'node:path';
+import { ToolError, type ToolBody } from './contract.ts';
+import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
+import { displayPath, resolveInWorkspace } from './workspace.ts';
+
+export interface LsArgs {
+  /** Directory to list; default '.', the workspace root. */
+  path?: string;
+  /** Most entries to return; default 500. */
+  limit?: number;
+}
+
+export type LsEntryType = 'file' | 'directory' | 'symlink' | 'other';
+
+export interface LsEntry {
+  name: string;
+  type: LsEntryType;
+}
+
+/** The structuredContent of a listing (matches lsDefinition.outputSchema). */
+export interface LsListing {
+  [key: string]: unknown;
+  path: string;
+  entries: LsEntry[];
+  truncated: boolean;
+}
+
+export const DEFAULT_LS_LIMIT = 500;
+/** Entries examined between two looks at the cancellation signal. */
+const CANCEL_CHECK_EVERY = 256;
+
+export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
+  const limit = args.limit ?? DEFAULT_LS_LIMIT;
+  if (!Number.isInteger(limit) || limit < 1) {
+    throw new ToolError(`limit must be a whole number of at least 1 (got ${String(args.limit)})`);
+  }
+  const shown = args.path || '.';
+  const real = await resolveInWorkspace(ctx.workspace, shown);
+  throwIfCancelled(ctx.signal);
+
+  const info = await stat(real).catch((err: unknown) => {
+    throw fsError(err, shown);
+  });
+  if (!info.isDirectory()) throw new ToolError(`Not a directory: ${shown}; use read to see a file's contents`);
+  const dirents = await readdir(real, { withFileTypes: true }).catch((err: unknown) => {
+    throw fsError(err, shown);
+  });
+  throwIfCancelled(ctx.signal);
+
+  dirents.sort((a, b) => byName(a.name, b.name));
+  const chosen = dirents.slice(0, limit);
+  const entryLimitReached = dirents.length > limit;
+
+  const entries: LsEntry[] = [];
+  const lines: string[] = [];
+  for (const [i, d] of chosen.entries()) {
+    if (i % CANCEL_CHECK_EVERY === 0) throwIfCancelled(ctx.signal);
+    const type = entryType(d);
+    const isDir = type === 'directory' || (type === 'symlink' && (await linksToDirectory(ctx.workspace, path.join(real, d.name))));
+    entries.push({ name: d.name, type });
+    lines.push(isDir ? `${d.name}/` : d.name);
+  }
+
+  const listing: LsListing = { path: displayPath(ctx.workspace, real), entries, truncated: false };
+  if (entries.length === 0) return { text: '(empty directory)', structured: listing };
+
+  // The entry limit already bounds the line count; only the byte limit is left to apply.
+  const cut = truncateHead(lines.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER });
+  const notices: string[] = [];
+  if (entryLimitReached) notices.push(`${limit} entries limit reached. Use limit=${limit * 2} for more`);
+  if (cut.truncated) notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
+  listing.entries = entries.slice(0, cut.outputLines);
+  listing.truncated = notices.length > 0;
+  const text = notices.length > 0 ? `${cut.content}\n\n[${notices.join('. ')}]` : cut.content;
+  return { text, structured: listing };
+};
+
+function byName(a: string, b: string): number {
+  const folded = a.toLowerCase().localeCompare(b.toLowerCase());
+  if (folded !== 0) return folded;
+  return a < b ? -1 : a > b ? 1 : 0;
+}
+
+function entryType(d: Dirent): LsEntryType {
+  if (d.isSymbolicLink()) return 'symlink';
+  if (d.isDirectory()) return 'directory';
+  if (d.isFile()) return 'file';
+  return 'other';
+}
+
+/** A symlink gets the '/' mark only when it leads to a directory inside the workspace. */
+async function linksToDirectory(workspace: string, linkPath: string): Promise<boolean> {
+  let target: string;
+  try {
+    target = await resolveInWorkspace(workspace, linkPath);
+  } catch (err) {
+    // A link leading outside, or a loop, is still listed; it is just not followed to see what it names.
+    if (err instanceof ToolError) return false;
+    throw err;
+  }
+  try {
+    return (await stat(target)).isDirectory();
+  } catch (err) {
+    // A dangling or unreadable target does not stop the listing: the link is shown without the '/' mark.
+    if (typeof (err as NodeJS.ErrnoException | undefined)?.code === 'string') return false;
+    throw err;
+  }
+}
+
+function fsError(err: unknown, shown: string): ToolError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`Path not found: ${shown}`, { cause: err });
+  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied: cannot read directory ${shown}`, { cause: err });
+  return new ToolError(`Cannot read directory ${shown}: ${(err as Error).message}`, { cause: err });
+}
+
+function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolError('cancelled');
+}

@@ -1,0 +1,250 @@
+// The `read` tool: streams a text file and returns a window of its lines, cut at 2000 lines / 50 KB,
+// with a notice that says how to continue. Memory stays bounded by the window, whatever the file's size.
+
+import { constants } from 'node:fs';
+import { open, stat, type FileHandle } from 'node:fs/promises';
+import { ToolError, type ToolBody } from './contract.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.ts';
+import { resolveInWorkspace } from './workspace.ts';
+
+export interface ReadArgs {
+  path: string;
+  /** 1-indexed line to start at. */
+  offset?: number;
+  /** Most lines to return; the 2000-line / 50 KB limits apply as well. */
+  limit?: number;
+}
+
+const CHUNK_BYTES = 64 * 1024;
+/** A NUL byte this early means the file is not text. */
+const BINARY_SNIFF_BYTES = 8 * 1024;
+/** Once the window is full, lines are counted for the notice only this far, so a huge file costs no more than this. */
+const COUNT_SCAN_LIMIT = 64 * 1024 * 1024;
+const NEWLINE = 0x0a;
+
+export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
+  checkLineArg('offset', args.offset);
+  checkLineArg('limit', args.limit);
+  const shown = args.path;
+  const real = await resolveInWorkspace(ctx.workspace, args.path);
+  throwIfCancelled(ctx.signal);
+
+  const info = await stat(real).catch((err: unknown) => {
+    throw fsError(err, shown);
+  });
+  if (info.isDirectory()) throw new ToolError(`${shown} is a directory, not a file; use ls to list its entries`);
+  if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); only regular files can be read`);
+
+  // O_NOFOLLOW: the path is already fully resolved, so a link appearing here was swapped in since.
+  const handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
+    throw fsError(err, shown);
+  });
+  try {
+    const window = await scan(handle, {
+      start: args.offset ?? 1,
+      maxLines: Math.min(args.limit ?? DEFAULT_MAX_LINES, DEFAULT_MAX_LINES),
+      userLimited: args.limit !== undefined && args.limit <= DEFAULT_MAX_LINES,
+      maxBytes: DEFAULT_MAX_BYTES,
+    }, ctx.signal);
+    if (window.binary) {
+      const kind = window.imageType ? `, ${window.imageType}` : '';
+      throw new ToolError(`${shown} is a binary file (${formatSize(info.size)}${kind}); not shown. read returns text files only.`);
+    }
+    return { text: render(window, args, shown) };
+  } finally {
+    await handle.close();
+  }
+};
+
+interface WindowOptions {
+  start: number;
+  maxLines: number;
+  /** The caller's own `limit` (not the default) sets maxLines. */
+  userLimited: boolean;
+  maxBytes: number;
+}
+
+interface Window {
+  binary: boolean;
+  imageType?: string;
+  /** Decoded lines from `start` on, without their line breaks. */
+  lines: string[];
+  /** Why the window stopped before the end of the file, if it did. */
+  closedBy: 'lines' | 'limit' | 'bytes' | null;
+  /** Bytes of the first line that did not fit (meaningful when closedBy is 'bytes'). */
+  overflowLineBytes: number;
+  /** Lines in the file, or the lines counted before COUNT_SCAN_LIMIT stopped the count. */
+  totalLines: number;
+  totalKnown: boolean;
+  endsWithNewline: boolean;
+}
+
+/** Walks the file chunk by chunk: counts lines before the window, keeps the window, then only counts. */
+async function scan(handle: FileHandle, opts: WindowOptions, signal: AbortSignal): Promise<Window> {
+  const lines: string[] = [];
+  let outBytes = 0;
+  let closedBy: Window['closedBy'] = null;
+  let overflowLineBytes = 0;
+
+  let lineNo = 1;
+  let parts: Buffer[] = [];
+  let lineBytes = 0;
+  /** The current line can no longer fit in the window, so its bytes are counted, not kept. */
+  let dropping = false;
+  let lastByte = -1;
+  let scannedAfterClose = 0;
+  let totalKnown = true;
+  let first = true;
+
+  const inWindow = (): boolean => closedBy === null && lineNo >= opts.start;
+  const budget = (): number => opts.maxBytes - outBytes - (lines.length > 0 ? 1 : 0);
+
+  const endLine = (): void => {
+    if (inWindow()) {
+      if (lines.length >= opts.maxLines) {
+        closedBy = opts.userLimited ? 'limit' : 'lines';
+      } else if (dropping || lineBytes > budget()) {
+        closedBy = 'bytes';
+        overflowLineBytes = lineBytes;
+      } else {
+        let text = Buffer.concat(parts, lineBytes).toString('utf8');
+        // The BOM marks the encoding; it is not part of the first line's text.
+        if (lineNo === 1 && text.startsWith('\uFEFF')) text = text.slice(1);
+        outBytes += lineBytes + (lines.length > 0 ? 1 : 0);
+        lines.push(text);
+      }
+    }
+    lineNo++;
+    parts = [];
+    lineBytes = 0;
+    dropping = false;
+  };
+
+  for (;;) {
+    throwIfCancelled(signal);
+    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
+    const { bytesRead } = await handle.read(buf, 0, CHUNK_BYTES, null);
+    if (bytesRead === 0) break;
+    const chunk = buf.subarray(0, bytesRead);
+    if (first) {
+      first = false;
+      const imageType = sniffImage(chunk);
+      if (imageType || chunk.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
+        return { binary: true, imageType, lines: [], closedBy: null, overflowLineBytes: 0, totalLines: 0, totalKnown: false, endsWithNewline: false };
+      }
+    }
+    lastByte = chunk[bytesRead - 1] as number;
+
+    if (closedBy !== null) {
+      // Past the window only the count matters, and counting newlines needs no decoding.
+      lineNo += countNewlines(chunk, 0);
+      scannedAfterClose += bytesRead;
+      if (scannedAfterClose > COUNT_SCAN_LIMIT) {
+        totalKnown = false;
+        break;
+      }
+      continue;
+    }
+
+    let from = 0;
+    while (from < bytesRead) {
+      const nl = chunk.indexOf(NEWLINE, from);
+      const end = nl === -1 ? bytesRead : nl;
+      if (inWindow() && !dropping) {
+        const piece = chunk.subarray(from, end);
+        if (lineBytes + piece.length > budget()) {
+          dropping = true;
+          parts = [];
+        } else {
+          parts.push(piece);
+        }
+      }
+      lineBytes += end - from;
+      if (nl === -1) break;
+      endLine();
+      from = nl + 1;
+      if (closedBy !== null) {
+        lineNo += countNewlines(chunk, from);
+        break;
+      }
+    }
+  }
+
+  const endsWithNewline = lastByte === NEWLINE;
+  if (totalKnown) {
+    // A last line without a trailing newline still counts as a line.
+    if (closedBy === null) {
+      if (lineBytes > 0 || parts.length > 0) endLine();
+    } else if (lastByte !== -1 && !endsWithNewline) {
+      lineNo++;
+    }
+  }
+  return { binary: false, lines, closedBy, overflowLineBytes, totalLines: lineNo - 1, totalKnown, endsWithNewline };
+}
+
+function render(w: Window, args: ReadArgs, shown: string): string {
+  const start = args.offset ?? 1;
+  const total = w.totalLines;
+  if (start > Math.max(total, 1)) {
+    throw new ToolError(`Offset ${start} is beyond end of file (${total} lines total); use an offset between 1 and ${Math.max(total, 1)}`);
+  }
+  if (w.closedBy === null) return w.lines.join('\n') + (w.endsWithNewline && w.lines.length > 0 ? '\n' : '');
+
+  const shownTotal = w.totalKnown ? String(total) : `more than ${total}`;
+  if (w.closedBy === 'bytes' && w.lines.length === 0) {
+    const max = DEFAULT_MAX_BYTES;
+    return `[Line ${start} is ${formatSize(w.overflowLineBytes)}, exceeds ${formatSize(max)} limit. ` +
+      `Use bash: sed -n '${start}p' ${shellQuote(shown)} | head -c ${max}]`;
+  }
+  const end = start + w.lines.length - 1;
+  const next = end + 1;
+  const body = w.lines.join('\n');
+  switch (w.closedBy) {
+    case 'lines':
+      return `${body}\n\n[Showing lines ${start}-${end} of ${shownTotal}. Use offset=${next} to continue.]`;
+    case 'bytes':
+      return `${body}\n\n[Showing lines ${start}-${end} of ${shownTotal} (${formatSize(DEFAULT_MAX_BYTES)} limit). Use offset=${next} to continue.]`;
+    case 'limit': {
+      const more = w.totalKnown ? `${total - end} more lines` : `More than ${total - end} more lines`;
+      return `${body}\n\n[${more} in file. Use offset=${next} to continue.]`;
+    }
+  }
+}
+
+function countNewlines(chunk: Buffer, from: number): number {
+  let n = 0;
+  for (let at = chunk.indexOf(NEWLINE, from); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) n++;
+  return n;
+}
+
+function sniffImage(head: Buffer): string | undefined {
+  const starts = (bytes: number[], at = 0): boolean => bytes.every((b, i) => head[at + i] === b);
+  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
+  if (starts([0xff, 0xd8, 0xff])) return 'image/jpeg';
+  if (starts([0x47, 0x49, 0x46, 0x38])) return 'image/gif';
+  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return 'image/webp';
+  return undefined;
+}
+
+function checkLineArg(name: 'offset' | 'limit', value: number | undefined): void {
+  if (value === undefined) return;
+  if (!Number.isInteger(value) || value < 1) {
+    throw new ToolError(`${name} must be a whole number of at least 1 (got ${String(value)})`);
+  }
+}
+
+function shellQuote(s: string): string {
+  return /^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
+}
+
+function fsError(err: unknown, shown: string): ToolError {
+  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`File not found: ${shown}`, { cause: err });
+  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied reading ${shown}`, { cause: err });
+  if (code === 'ELOOP') return new ToolError(`${shown} changed into a symbolic link while being read; refused`, { cause: err });
+  return new ToolError(`Cannot read ${shown}: ${(err as Error).message}`, { cause: err });
+}
+
+function throwIfCancelled(signal: AbortSignal): void {
+  if (signal.aborted) throw new ToolError('cancelled');
+}

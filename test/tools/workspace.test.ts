@@ -1,0 +1,191 @@
+// Workspace confinement: every way out (dot-dot, absolute paths, prefix siblings, symlinks of every
+// shape) is refused with a clear error, by the resolver and by each tool body; links inside still work.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { lstat, mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { ToolError, type ToolContext } from '../../src/tools/contract.ts';
+import { displayPath, isInside, openWorkspace, resolveInWorkspace } from '../../src/tools/workspace.ts';
+import { readTool } from '../../src/tools/read.ts';
+import { writeTool } from '../../src/tools/write.ts';
+import { editTool } from '../../src/tools/edit.ts';
+import { lsTool } from '../../src/tools/ls.ts';
+
+let base = '';
+let ws = '';
+let outside = '';
+let ctx: ToolContext;
+
+const OUTSIDE_MESSAGE = /is outside the workspace .*; only paths inside it can be used$/;
+const LINK_MESSAGE = /is a symbolic link that leads outside the workspace; refused$/;
+
+test.before.each(async () => {
+  base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'super-pi-ws-')));
+  ws = path.join(base, 'ws');
+  outside = path.join(base, 'outside');
+  await mkdir(ws);
+  await mkdir(outside);
+  await writeFile(path.join(outside, 'secret.txt'), 'top secret\n');
+  ctx = { workspace: await openWorkspace(ws), signal: new AbortController().signal };
+});
+
+test.after.each(async () => {
+  await rm(base, { recursive: true, force: true });
+});
+
+async function refusal(p: Promise<unknown>): Promise<string> {
+  try {
+    await p;
+  } catch (err) {
+    assert.instance(err, ToolError);
+    return (err as ToolError).message;
+  }
+  throw new Error('expected the path to be refused, but it was accepted');
+}
+
+async function exists(p: string): Promise<boolean> {
+  try {
+    await lstat(p);
+    return true;
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return false;
+    throw err;
+  }
+}
+
+test('resolves a relative path, "." and an absolute path inside the workspace', async () => {
+  await writeFile(path.join(ws, 'a.txt'), 'a');
+  assert.is(await resolveInWorkspace(ws, 'a.txt'), path.join(ws, 'a.txt'));
+  assert.is(await resolveInWorkspace(ws, '.'), ws);
+  assert.is(await resolveInWorkspace(ws, path.join(ws, 'a.txt')), path.join(ws, 'a.txt'));
+  assert.is(await resolveInWorkspace(ws, 'sub/../a.txt'), path.join(ws, 'a.txt'));
+});
+
+test('resolves a path that does not exist yet, for write', async () => {
+  assert.is(await resolveInWorkspace(ws, 'new/dir/file.ts'), path.join(ws, 'new/dir/file.ts'));
+});
+
+test('refuses an empty path and one containing a NUL byte', async () => {
+  assert.is(await refusal(resolveInWorkspace(ws, '')), 'path must be a non-empty string');
+  assert.is(await refusal(resolveInWorkspace(ws, 'a\0b')), 'path must not contain NUL bytes');
+});
+
+test('refuses ../x', async () => {
+  const message = await refusal(resolveInWorkspace(ws, '../outside/secret.txt'));
+  assert.match(message, /^path \.\.\/outside\/secret\.txt is outside the workspace/);
+  assert.match(message, OUTSIDE_MESSAGE);
+});
+
+test('refuses a/../../x', async () => {
+  await mkdir(path.join(ws, 'a'));
+  assert.match(await refusal(resolveInWorkspace(ws, 'a/../../outside/secret.txt')), OUTSIDE_MESSAGE);
+});
+
+test('refuses an absolute path outside the workspace', async () => {
+  assert.match(await refusal(resolveInWorkspace(ws, path.join(outside, 'secret.txt'))), OUTSIDE_MESSAGE);
+  assert.match(await refusal(resolveInWorkspace(ws, '/etc/passwd')), OUTSIDE_MESSAGE);
+});
+
+test('refuses a sibling whose name merely starts with the workspace name', async () => {
+  await mkdir(path.join(base, 'ws-evil'));
+  await writeFile(path.join(base, 'ws-evil/file'), 'evil');
+  assert.match(await refusal(resolveInWorkspace(ws, path.join(base, 'ws-evil/file'))), OUTSIDE_MESSAGE);
+  assert.is(isInside(ws, path.join(base, 'ws-evil/file')), false);
+  assert.is(isInside(ws, path.join(ws, '..foo')), true);
+});
+
+test('refuses a symlink to a file outside', async () => {
+  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'leak'));
+  assert.match(await refusal(resolveInWorkspace(ws, 'leak')), LINK_MESSAGE);
+});
+
+test('refuses a path below a symlink to a directory outside', async () => {
+  await symlink(outside, path.join(ws, 'door'));
+  assert.match(await refusal(resolveInWorkspace(ws, 'door/secret.txt')), LINK_MESSAGE);
+  assert.match(await refusal(resolveInWorkspace(ws, 'door/not-yet-there.txt')), LINK_MESSAGE);
+});
+
+test('refuses a dangling symlink whose target is outside; write through it creates nothing outside', async () => {
+  await symlink(path.join(outside, 'planted.txt'), path.join(ws, 'trap'));
+  assert.match(await refusal(resolveInWorkspace(ws, 'trap')), LINK_MESSAGE);
+  assert.match(await refusal(writeTool({ path: 'trap', content: 'pwned' }, ctx)), LINK_MESSAGE);
+  assert.is(await exists(path.join(outside, 'planted.txt')), false);
+  assert.equal(await readdir(outside), ['secret.txt']);
+});
+
+test('refuses a symlink chain that ends outside', async () => {
+  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'hop2'));
+  await symlink('hop2', path.join(ws, 'hop1'));
+  await symlink('hop1', path.join(ws, 'start'));
+  assert.match(await refusal(resolveInWorkspace(ws, 'start')), LINK_MESSAGE);
+});
+
+test('refuses a relative symlink that climbs out with ..', async () => {
+  await mkdir(path.join(ws, 'sub'));
+  await symlink('../../outside/secret.txt', path.join(ws, 'sub/up'));
+  assert.match(await refusal(resolveInWorkspace(ws, 'sub/up')), LINK_MESSAGE);
+});
+
+test('refuses a symlink loop as too many levels of links', async () => {
+  await symlink('ping', path.join(ws, 'pong'));
+  await symlink('pong', path.join(ws, 'ping'));
+  await symlink('self', path.join(ws, 'self'));
+  assert.is(await refusal(resolveInWorkspace(ws, 'ping')), 'path ping has too many levels of symbolic links');
+  assert.is(await refusal(resolveInWorkspace(ws, 'self/below')), 'path self/below has too many levels of symbolic links');
+});
+
+test('follows symlinks that stay inside the workspace: file, directory, relative with .., chains', async () => {
+  await mkdir(path.join(ws, 'lib/deep'), { recursive: true });
+  await writeFile(path.join(ws, 'lib/deep/util.ts'), 'export const x = 1;\n');
+  await symlink('lib/deep/util.ts', path.join(ws, 'util-link.ts'));
+  await symlink('lib', path.join(ws, 'lib-link'));
+  await symlink('../lib/deep', path.join(ws, 'lib/deep-alias'));
+  await symlink('util-link.ts', path.join(ws, 'chain.ts'));
+  const target = path.join(ws, 'lib/deep/util.ts');
+  assert.is(await resolveInWorkspace(ws, 'util-link.ts'), target);
+  assert.is(await resolveInWorkspace(ws, 'lib-link/deep/util.ts'), target);
+  assert.is(await resolveInWorkspace(ws, 'lib/deep-alias/util.ts'), target);
+  assert.is(await resolveInWorkspace(ws, 'chain.ts'), target);
+  assert.is(displayPath(ws, target), 'lib/deep/util.ts');
+  assert.is((await readTool({ path: 'lib-link/deep/util.ts' }, ctx)).text, 'export const x = 1;\n');
+  await editTool({ path: 'chain.ts', oldText: '1', newText: '2' }, ctx);
+  assert.is(await readFile(target, 'utf8'), 'export const x = 2;\n');
+  assert.is((await lsTool({ path: 'lib-link' }, ctx)).text, 'deep/\ndeep-alias/');
+});
+
+test('read refuses every escape', async () => {
+  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'leak'));
+  await symlink(outside, path.join(ws, 'door'));
+  assert.match(await refusal(readTool({ path: '../outside/secret.txt' }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(readTool({ path: path.join(outside, 'secret.txt') }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(readTool({ path: 'leak' }, ctx)), LINK_MESSAGE);
+  assert.match(await refusal(readTool({ path: 'door/secret.txt' }, ctx)), LINK_MESSAGE);
+});
+
+test('write refuses every escape and creates nothing outside', async () => {
+  await symlink(outside, path.join(ws, 'door'));
+  assert.match(await refusal(writeTool({ path: '../outside/new.txt', content: 'x' }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(writeTool({ path: path.join(base, 'ws-evil/file'), content: 'x' }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(writeTool({ path: 'door/new.txt', content: 'x' }, ctx)), LINK_MESSAGE);
+  assert.match(await refusal(writeTool({ path: 'door/sub/dir/new.txt', content: 'x' }, ctx)), LINK_MESSAGE);
+  assert.equal(await readdir(outside), ['secret.txt']);
+  assert.is(await exists(path.join(base, 'ws-evil')), false);
+});
+
+test('edit refuses every escape and leaves the outside file unchanged', async () => {
+  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'leak'));
+  assert.match(await refusal(editTool({ path: '../outside/secret.txt', oldText: 'top', newText: 'no' }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(editTool({ path: 'leak', oldText: 'top', newText: 'no' }, ctx)), LINK_MESSAGE);
+  assert.is(await readFile(path.join(outside, 'secret.txt'), 'utf8'), 'top secret\n');
+});
+
+test('ls refuses every escape', async () => {
+  await symlink(outside, path.join(ws, 'door'));
+  assert.match(await refusal(lsTool({ path: '..' }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(lsTool({ path: outside }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(lsTool({ path: 'door' }, ctx)), LINK_MESSAGE);
+});
+
+test.run();
