@@ -13,6 +13,8 @@ export const ErrorCode = {
   ResourceNotFound: -32002,
   /** The actor or worker serving the request died before it could answer. */
   RequestAborted: -32001,
+  /** A bounded queue was full: the request was refused, not lost. */
+  ServerBusy: -32003,
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 
@@ -69,4 +71,36 @@ export function requestLine(id: RequestId, method: string, params: unknown): str
 /** A key for a request id that keeps `1` and `"1"` apart. */
 export function idKey(id: RequestId): string {
   return typeof id === 'number' ? `n:${id}` : `s:${id}`;
+}
+
+const RESPONSE_PREFIX = '{"jsonrpc":"2.0","id":';
+
+/**
+ * The id a reply line answers, read without parsing the whole line — it relies on this module's own
+ * serialisation (`resultLine`/`errorLine` write `jsonrpc`, `id`, then `result` or `error`). Undefined
+ * for notifications, server-to-client requests and responses with id null.
+ */
+export function responseIdOf(line: string): RequestId | undefined {
+  if (!line.startsWith(RESPONSE_PREFIX)) return undefined;
+  let i = RESPONSE_PREFIX.length;
+  let idText: string;
+  if (line.charCodeAt(i) === 0x22 /* " */) {
+    let j = i + 1;
+    while (j < line.length) {
+      const c = line.charCodeAt(j);
+      if (c === 0x5c /* \ */) j += 2;
+      else if (c === 0x22) break;
+      else j++;
+    }
+    idText = line.slice(i, j + 1);
+    i = j + 1;
+  } else {
+    const comma = line.indexOf(',', i);
+    if (comma === -1) return undefined;
+    idText = line.slice(i, comma);
+    i = comma;
+  }
+  if (!line.startsWith(',"result":', i) && !line.startsWith(',"error":', i)) return undefined;
+  const id: unknown = JSON.parse(idText);
+  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
 }

@@ -1,0 +1,88 @@
+// The main thread's handle on one actor living on a scheduler worker: cast, call with a timeout,
+// stop/kill, and `exited` — which makes an actor a supervisable child, like a monitored process.
+
+import type { ActorExit } from './behaviour.ts';
+
+/** Default timeout of `call`, as gen_server's 5 s. */
+export const DEFAULT_CALL_TIMEOUT_MS = 5000;
+
+export class CallTimeoutError extends Error {
+  override readonly name = 'CallTimeoutError';
+}
+export class ActorExitedError extends Error {
+  override readonly name = 'ActorExitedError';
+}
+
+/** The transport an ActorRef uses; implemented by the worker that hosts it. */
+export interface ActorHost {
+  cast(id: string, msg: unknown): void;
+  call(id: string, msg: unknown, timeoutMs: number): Promise<unknown>;
+  exit(id: string, how: 'shutdown' | 'kill'): void;
+}
+
+export class ActorRef {
+  readonly id: string;
+  readonly exited: Promise<ActorExit>;
+  readonly #host: ActorHost;
+  #resolveExit!: (reason: ActorExit) => void;
+  #exit: ActorExit | null = null;
+  #onMessage: ((msg: unknown) => void) | null = null;
+  #onRejected: ((msg: unknown, why: string) => void) | null = null;
+
+  constructor(id: string, host: ActorHost) {
+    this.id = id;
+    this.#host = host;
+    this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
+  }
+
+  get alive(): boolean {
+    return this.#exit === null;
+  }
+
+  /** Where the actor's emitted messages go (one receiver: the actor's owner). */
+  onMessage(receiver: (msg: unknown) => void): void {
+    this.#onMessage = receiver;
+  }
+
+  /** Messages its full mailbox refused. */
+  onRejected(receiver: (msg: unknown, why: string) => void): void {
+    this.#onRejected = receiver;
+  }
+
+  cast(msg: unknown): void {
+    if (this.#exit === null) this.#host.cast(this.id, msg);
+  }
+
+  call(msg: unknown, timeoutMs: number = DEFAULT_CALL_TIMEOUT_MS): Promise<unknown> {
+    if (this.#exit !== null) return Promise.reject(new ActorExitedError(`actor ${this.id} has exited`));
+    return Promise.race([
+      this.#host.call(this.id, msg, timeoutMs),
+      this.exited.then((reason) => { throw new ActorExitedError(`actor ${this.id} exited (${reason.kind}) during a call`); }),
+    ]);
+  }
+
+  /** Ask to stop: the behaviour's terminate runs, then it exits `shutdown`. */
+  stop(): void {
+    if (this.#exit === null) this.#host.exit(this.id, 'shutdown');
+  }
+
+  /** brutal_kill: dropped at once, exits `killed`. */
+  kill(): void {
+    if (this.#exit === null) this.#host.exit(this.id, 'kill');
+  }
+
+  /** Called by the host: the one and only exit of this actor. */
+  settle(reason: ActorExit): void {
+    if (this.#exit !== null) return;
+    this.#exit = reason;
+    this.#resolveExit(reason);
+  }
+
+  deliver(msg: unknown): void {
+    this.#onMessage?.(msg);
+  }
+
+  reject(msg: unknown, why: string): void {
+    this.#onRejected?.(msg, why);
+  }
+}

@@ -1,0 +1,81 @@
+// The connection actor: one per MCP session. It wraps the pure core — a line or an effect result in,
+// replies and effects out to its owner — and checkpoints the session whenever the session's identity
+// (version, capabilities, harness, principal, log level) changes, so a restart resumes the session.
+
+import type { EffectResult } from '../mcp/effects.ts';
+import { handleEffectResult, handleMcpLine, rejectMessage, type Step } from '../mcp/handle.ts';
+import type { ConnectionConfig, ConnectionState } from '../mcp/state.ts';
+import { initialState } from '../mcp/state.ts';
+import type { Behaviour, BehaviourRef } from './behaviour.ts';
+import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
+
+export const connectionBehaviourRef: BehaviourRef = { module: import.meta.url, export: 'connectionBehaviour' };
+
+export interface ConnectionActorArgs {
+  readonly config: ConnectionConfig;
+  /** The last checkpoint of this session (msgpackr), when this is a restart. */
+  readonly checkpoint?: ArrayBuffer;
+  /** Fault injection: the probability that handling a message crashes the actor. */
+  readonly crashProbability?: number;
+}
+
+export type ConnectionMessage =
+  | { k: 'line'; line: string }
+  | { k: 'unreadable'; problem: 'oversized' | 'invalid-utf8'; detail: string }
+  | { k: 'result'; result: EffectResult };
+
+/** What the actor emits after each message. */
+export interface ConnectionOutput {
+  readonly replies: string[];
+  readonly effects: Step['effects'];
+  readonly checkpoint?: ArrayBuffer;
+}
+
+/** The part of the state a restarted actor needs; in-flight work is answered by the owner instead. */
+type Checkpoint = Omit<ConnectionState, 'pending'>;
+
+interface ActorState {
+  readonly session: ConnectionState;
+  readonly crashProbability: number;
+}
+
+export class ChaosCrash extends Error {
+  override readonly name = 'ChaosCrash';
+}
+
+export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, ConnectionMessage> = {
+  init(args) {
+    const session = args.checkpoint
+      ? { ...decodeCheckpoint<Checkpoint>(args.checkpoint), pending: new Map() }
+      : initialState(args.config);
+    return { session, crashProbability: args.crashProbability ?? 0 };
+  },
+
+  handle(message, state, ctx) {
+    if (state.crashProbability > 0 && Math.random() < state.crashProbability) {
+      throw new ChaosCrash('chaos: crash-actor made this connection actor crash while handling a message');
+    }
+    const before = state.session;
+    const step = message.k === 'line' ? handleMcpLine(message.line, before)
+      : message.k === 'result' ? handleEffectResult(message.result, before)
+      : rejectMessage(message.problem, message.detail, before);
+    const after = step.state;
+    if (identityChanged(before, after)) {
+      const checkpoint = encodeCheckpoint(checkpointOf(after));
+      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint } satisfies ConnectionOutput, [checkpoint]);
+    } else if (step.replies.length > 0 || step.effects.length > 0) {
+      ctx.emit({ replies: step.replies, effects: step.effects } satisfies ConnectionOutput);
+    }
+    return { kind: 'noreply', state: { ...state, session: after } };
+  },
+};
+
+function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
+  return a.phase !== b.phase || a.protocolVersion !== b.protocolVersion || a.clientCapabilities !== b.clientCapabilities
+    || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config;
+}
+
+function checkpointOf(s: ConnectionState): Checkpoint {
+  const { pending: _pending, ...rest } = s;
+  return rest;
+}

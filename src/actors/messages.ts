@@ -1,0 +1,25 @@
+// Every message that crosses between the main thread and a scheduler worker: a typed discriminated
+// union, with correlation ids for calls and a ready handshake, as piscina does it.
+
+import type { ActorExit, BehaviourRef } from './behaviour.ts';
+
+export type ToWorker =
+  | { t: 'spawn'; id: string; behaviour: BehaviourRef; args: unknown }
+  | { t: 'cast'; id: string; msg: unknown }
+  | { t: 'call'; id: string; ref: number; msg: unknown }
+  /** `shutdown`: terminate callback, then exit shutdown; `kill`: drop at once (brutal_kill). */
+  | { t: 'exit'; id: string; how: 'shutdown' | 'kill' }
+  | { t: 'ping'; seq: number }
+  /** Fault injection and tests: make this worker hang, or exhaust its memory. */
+  | { t: 'sabotage'; how: 'hang' | 'oom' | 'throw' };
+
+export type FromWorker =
+  | { t: 'ready' }
+  | { t: 'spawned'; id: string }
+  | { t: 'out'; id: string; msg: unknown }
+  | { t: 'reply'; ref: number; ok: true; value: unknown }
+  | { t: 'reply'; ref: number; ok: false; error: string }
+  | { t: 'exited'; id: string; reason: ActorExit }
+  /** A message refused because the actor's mailbox was full. */
+  | { t: 'rejected'; id: string; msg: unknown; why: string }
+  | { t: 'pong'; seq: number; actors: number; heapUsed: number };

@@ -1,0 +1,197 @@
+// One scheduler worker thread, seen from the main thread: the ready handshake, a heartbeat that
+// detects a hung thread, memory limits, and the rule that the thread's exit is the exit of every actor on it.
+
+import { Worker } from 'node:worker_threads';
+import { ActorRef } from './actor-ref.ts';
+import type { ActorExit, BehaviourRef } from './behaviour.ts';
+import type { FromWorker, ToWorker } from './messages.ts';
+
+export interface ThreadLimits {
+  /** How often the main thread pings a worker. */
+  readonly heartbeatIntervalMs: number;
+  /** A worker that has not answered a ping for this long is hung: it is terminated. */
+  readonly heartbeatTimeoutMs: number;
+  /** V8 old-generation limit of a worker; past it the worker dies (and is replaced) instead of the process. */
+  readonly maxOldGenerationSizeMb: number;
+}
+
+export const DEFAULT_THREAD_LIMITS: ThreadLimits = {
+  heartbeatIntervalMs: 250,
+  heartbeatTimeoutMs: 1500,
+  maxOldGenerationSizeMb: 256,
+};
+
+const bootUrl = new URL('./worker-boot.mjs', import.meta.url);
+const entryUrl = new URL('./scheduler-worker.ts', import.meta.url).href;
+
+export class SchedulerThread {
+  readonly index: number;
+  readonly exited: Promise<ActorExit>;
+  readonly ready: Promise<void>;
+  readonly actors = new Map<string, ActorRef>();
+  readonly #worker: Worker;
+  readonly #calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  #nextRef = 1;
+  #isReady = false;
+  #lastPong = Date.now();
+  #pingSeq = 0;
+  #heartbeat: NodeJS.Timeout;
+  /** Why the thread is ending, when the main thread decided it (hang, stop, kill). */
+  #ending: ActorExit | null = null;
+  #errorCause: Error | null = null;
+  #heapUsed = 0;
+
+  constructor(index: number, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void) {
+    this.index = index;
+    this.#worker = new Worker(bootUrl, {
+      workerData: { entry: entryUrl },
+      resourceLimits: { maxOldGenerationSizeMb: limits.maxOldGenerationSizeMb },
+      // A worker's console output must never reach stdout, which carries protocol messages only.
+      stdout: true,
+      stderr: true,
+    });
+    this.#worker.stdout.pipe(process.stderr);
+    this.#worker.stderr.pipe(process.stderr);
+    let markReady!: () => void;
+    this.ready = new Promise((r) => (markReady = r));
+    this.exited = new Promise((resolve) => {
+      this.#worker.on('error', (err) => {
+        this.#errorCause = err;
+        log('scheduler worker error', { worker: index, error: err.message, code: (err as NodeJS.ErrnoException).code });
+      });
+      this.#worker.on('exit', (code) => {
+        clearInterval(this.#heartbeat);
+        const reason: ActorExit = this.#ending ?? {
+          kind: 'crash',
+          cause: { name: this.#errorCause?.name ?? 'WorkerExit', message: this.#errorCause ? `scheduler worker ${index} died: ${this.#errorCause.message}` : `scheduler worker ${index} exited with code ${code}` },
+        };
+        this.#failAll(reason);
+        resolve(reason);
+      });
+    });
+    this.#worker.on('message', (m: FromWorker) => {
+      if (m.t === 'ready') {
+        this.#isReady = true;
+        this.#lastPong = Date.now();
+        markReady();
+        return;
+      }
+      this.#receive(m);
+    });
+    this.#heartbeat = setInterval(() => {
+      if (!this.#isReady) return;
+      if (Date.now() - this.#lastPong > limits.heartbeatTimeoutMs) {
+        // A busy main thread may not have read a pong that is already queued: let the poll phase run
+        // once more (setImmediate comes after it) before calling the worker hung.
+        setImmediate(() => {
+          const silentForMs = Date.now() - this.#lastPong;
+          if (silentForMs <= limits.heartbeatTimeoutMs) return;
+          log('scheduler worker missed its heartbeat; terminating it', { worker: index, silentForMs });
+          this.#end({ kind: 'crash', cause: { name: 'HeartbeatTimeout', message: `scheduler worker ${index} did not answer a heartbeat for ${limits.heartbeatTimeoutMs} ms` } });
+        });
+        return;
+      }
+      this.#post({ t: 'ping', seq: ++this.#pingSeq });
+    }, limits.heartbeatIntervalMs);
+    this.#heartbeat.unref();
+  }
+
+  get isReady(): boolean {
+    return this.#isReady && this.#ending === null;
+  }
+
+  /** Not yet ending: it may still be booting. */
+  get alive(): boolean {
+    return this.#ending === null;
+  }
+
+  get heapUsed(): number {
+    return this.#heapUsed;
+  }
+
+  spawn(id: string, behaviour: BehaviourRef, args: unknown): ActorRef {
+    const ref = new ActorRef(id, {
+      cast: (actor, msg) => this.#post({ t: 'cast', id: actor, msg }),
+      call: (actor, msg, timeoutMs) => this.#call(actor, msg, timeoutMs),
+      exit: (actor, how) => this.#post({ t: 'exit', id: actor, how }),
+    });
+    this.actors.set(id, ref);
+    this.#post({ t: 'spawn', id, behaviour, args });
+    return ref;
+  }
+
+  /** Fault injection and tests: make the thread hang, exhaust its memory, or throw. */
+  sabotage(how: 'hang' | 'oom' | 'throw'): void {
+    this.#post({ t: 'sabotage', how });
+  }
+
+  /** Graceful stop: the thread is terminated; its actors exit `shutdown`. */
+  stop(): void {
+    this.#end({ kind: 'shutdown' });
+  }
+
+  kill(): void {
+    this.#end({ kind: 'killed' });
+  }
+
+  #end(reason: ActorExit): void {
+    if (this.#ending !== null) return;
+    this.#ending = reason;
+    void this.#worker.terminate();
+  }
+
+  #post(msg: ToWorker): void {
+    if (this.#ending === null) this.#worker.postMessage(msg);
+  }
+
+  #call(id: string, msg: unknown, timeoutMs: number): Promise<unknown> {
+    const ref = this.#nextRef++;
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.#calls.delete(ref);
+        reject(new Error(`call to actor ${id} timed out after ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.#calls.set(ref, { resolve, reject, timer });
+      this.#post({ t: 'call', id, ref, msg });
+    });
+  }
+
+  #receive(m: Exclude<FromWorker, { t: 'ready' }>): void {
+    switch (m.t) {
+      case 'out': return this.actors.get(m.id)?.deliver(m.msg);
+      case 'spawned': return;
+      case 'reply': {
+        const pending = this.#calls.get(m.ref);
+        if (!pending) return;
+        this.#calls.delete(m.ref);
+        clearTimeout(pending.timer);
+        if (m.ok) pending.resolve(m.value);
+        else pending.reject(new Error(m.error));
+        return;
+      }
+      case 'exited': {
+        const ref = this.actors.get(m.id);
+        this.actors.delete(m.id);
+        ref?.settle(m.reason);
+        return;
+      }
+      case 'rejected': return this.actors.get(m.id)?.reject(m.msg, m.why);
+      case 'pong':
+        this.#lastPong = Date.now();
+        this.#heapUsed = m.heapUsed;
+        return;
+    }
+  }
+
+  #failAll(reason: ActorExit): void {
+    for (const [ref, call] of this.#calls) {
+      clearTimeout(call.timer);
+      call.reject(new Error(`scheduler worker ${this.index} exited during a call`));
+      this.#calls.delete(ref);
+    }
+    const cause = reason.kind === 'crash' ? reason : { kind: 'crash' as const, cause: { name: 'WorkerExit', message: `scheduler worker ${this.index} stopped (${reason.kind})` } };
+    // Every actor on the thread exits with it; a worker stopped on purpose takes its actors down as shutdown.
+    for (const ref of this.actors.values()) ref.settle(reason.kind === 'shutdown' ? reason : cause);
+    this.actors.clear();
+  }
+}

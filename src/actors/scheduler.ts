@@ -1,0 +1,81 @@
+// The scheduler pool: a fixed set of scheduler worker threads (default one per core, at least two) and
+// the placement of actors on them — many actors per thread, never one thread per session.
+
+import os from 'node:os';
+import type { ActorRef } from './actor-ref.ts';
+import type { BehaviourRef } from './behaviour.ts';
+import { DEFAULT_THREAD_LIMITS, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
+
+/** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
+export const SPAWN_WAIT_MS = 10_000;
+
+export function defaultThreadCount(): number {
+  return Math.max(2, os.availableParallelism());
+}
+
+export interface SchedulerOptions {
+  readonly threads: number;
+  readonly limits: ThreadLimits;
+  readonly log: (msg: string, data?: Record<string, unknown>) => void;
+}
+
+export class Scheduler {
+  readonly #options: SchedulerOptions;
+  readonly #slots: (SchedulerThread | null)[];
+  #waiters: (() => void)[] = [];
+  #nextActor = 1;
+
+  constructor(options: Partial<SchedulerOptions> & Pick<SchedulerOptions, 'log'>) {
+    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log };
+    this.#slots = Array.from({ length: this.#options.threads }, () => null);
+  }
+
+  get threadCount(): number {
+    return this.#options.threads;
+  }
+
+  /** Starts (or restarts) the thread in one slot; the supervisor calls this as the slot's child start. */
+  startThread(slot: number): SchedulerThread {
+    const thread = new SchedulerThread(slot, this.#options.limits, this.#options.log);
+    this.#slots[slot] = thread;
+    void thread.exited.then(() => {
+      if (this.#slots[slot] === thread) this.#slots[slot] = null;
+    });
+    void thread.ready.then(() => this.#wake());
+    return thread;
+  }
+
+  /** Places an actor on the live thread with the fewest actors, preferring threads that are ready. */
+  async spawn(behaviour: BehaviourRef, args: unknown, prefix = 'actor'): Promise<ActorRef> {
+    const deadline = Date.now() + SPAWN_WAIT_MS;
+    for (;;) {
+      const thread = this.#pick();
+      if (thread) return thread.spawn(`${prefix}-${this.#nextActor++}`, behaviour, args);
+      if (Date.now() > deadline) throw new Error(`no scheduler thread came up within ${SPAWN_WAIT_MS} ms`);
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, 50);
+        this.#waiters.push(() => { clearTimeout(timer); resolve(); });
+      });
+    }
+  }
+
+  /** Live threads, for health reports and fault injection. */
+  threads(): SchedulerThread[] {
+    return this.#slots.filter((t): t is SchedulerThread => t !== null);
+  }
+
+  #pick(): SchedulerThread | null {
+    const live = this.threads().filter((t) => t.alive);
+    const ready = live.filter((t) => t.isReady);
+    const pool = ready.length > 0 ? ready : live;
+    let best: SchedulerThread | null = null;
+    for (const t of pool) if (!best || t.actors.size < best.actors.size) best = t;
+    return best;
+  }
+
+  #wake(): void {
+    const waiters = this.#waiters;
+    this.#waiters = [];
+    for (const w of waiters) w();
+  }
+}

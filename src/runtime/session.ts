@@ -1,0 +1,164 @@
+// One MCP session served by a connection actor on a scheduler worker. The session (main thread) keeps
+// what must survive the actor: the transport's send, the requests in flight — so that each is answered
+// with an error if the actor dies — and the latest checkpoint that a restarted actor resumes from.
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ActorRef } from '../actors/actor-ref.ts';
+import type { ActorExit } from '../actors/behaviour.ts';
+import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
+import type { Scheduler } from '../actors/scheduler.ts';
+import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
+import type { ConnectionConfig } from '../mcp/state.ts';
+import type { FrameEvent } from '../transports/line-framer.ts';
+import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
+import { type EffectDeps, EffectRunner } from './effect-runner.ts';
+import type { Logger } from './logger.ts';
+
+/** Messages held for a session while its actor is being restarted; past this, requests are refused. */
+export const MAX_BUFFERED_MESSAGES = 10_000;
+
+export interface SessionDeps {
+  readonly id: string;
+  readonly scheduler: Scheduler;
+  readonly effects: EffectDeps;
+  readonly config: ConnectionConfig;
+  readonly logger: Logger;
+  readonly send: (line: string) => void;
+  /** Fault injection: probability that the connection actor crashes on a message. */
+  readonly crashProbability?: number;
+}
+
+export class Session {
+  readonly id: string;
+  readonly #deps: SessionDeps;
+  #actor: ActorRef | null = null;
+  #runner: EffectRunner | null = null;
+  #checkpoint: ArrayBuffer | undefined;
+  /** Client requests not yet answered, by id key. */
+  readonly #inFlight = new Map<string, RequestId>();
+  #buffer: ConnectionMessage[] = [];
+  #closed = false;
+  #restarts = 0;
+
+  constructor(deps: SessionDeps) {
+    this.id = deps.id;
+    this.#deps = deps;
+  }
+
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
+  async start(): Promise<ActorRef> {
+    const args: ConnectionActorArgs = {
+      config: this.#deps.config,
+      ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
+      ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
+    };
+    const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
+    if (this.#checkpoint) this.#restarts++;
+    const runner = new EffectRunner(this.#deps.effects, (result) => actor.cast({ k: 'result', result } satisfies ConnectionMessage));
+    this.#actor = actor;
+    this.#runner = runner;
+    actor.onMessage((out) => this.#output(out as ConnectionOutput, runner));
+    actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
+    // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
+    void actor.exited.then((reason) => this.#actorExited(actor, runner, reason));
+    const buffered = this.#buffer;
+    this.#buffer = [];
+    for (const msg of buffered) actor.cast(msg);
+    return actor;
+  }
+
+  receiveFrame(frame: FrameEvent): void {
+    if (this.#closed) return;
+    let msg: ConnectionMessage;
+    if (frame.kind === 'line') {
+      this.#track(frame.text);
+      msg = { k: 'line', line: frame.text };
+    } else {
+      msg = frame.kind === 'oversized'
+        ? { k: 'unreadable', problem: 'oversized', detail: oversizedDetail(frame.bytes, frame.limit) }
+        : { k: 'unreadable', problem: 'invalid-utf8', detail: invalidUtf8Detail(frame.bytes) };
+    }
+    if (this.#actor?.alive) {
+      this.#actor.cast(msg);
+    } else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) {
+      this.#buffer.push(msg);
+    } else {
+      this.#refuse(msg, 'the session is restarting and its buffer is full; retry later');
+    }
+  }
+
+  /** Ends the session: work in flight is aborted (commands killed), the actor stops. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const runner = this.#runner;
+    this.#actor?.stop();
+    if (runner) await runner.close('the session closed');
+  }
+
+  /** Notes requests (ids) and cancellations; parse errors are the actor's to answer. */
+  #track(line: string): void {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(line);
+    } catch {
+      // Not JSON: the actor answers it with -32700; there is no id to track.
+      return;
+    }
+    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+      if (typeof m !== 'object' || m === null) continue;
+      const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+      if (typeof method !== 'string') continue;
+      if (typeof id === 'string' || typeof id === 'number') this.#inFlight.set(idKey(id), id);
+      else if (method === 'notifications/cancelled') {
+        const target = params?.requestId;
+        if (typeof target === 'string' || typeof target === 'number') this.#inFlight.delete(idKey(target));
+      }
+    }
+  }
+
+  #output(out: ConnectionOutput, runner: EffectRunner): void {
+    if (runner !== this.#runner) return;
+    if (out.checkpoint) this.#checkpoint = out.checkpoint;
+    for (const line of out.replies) {
+      const id = responseIdOf(line);
+      if (id !== undefined) this.#inFlight.delete(idKey(id));
+      this.#deps.send(line);
+    }
+    for (const effect of out.effects) runner.run(effect);
+  }
+
+  #actorExited(actor: ActorRef, runner: EffectRunner, reason: ActorExit): void {
+    if (actor !== this.#actor) return;
+    this.#actor = null;
+    void runner.close('the session actor exited');
+    if (this.#closed) return;
+    const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
+    this.#deps.logger.log('warning', 'connection actor exited; answering its requests in flight', { session: this.id, reason: why, inFlight: this.#inFlight.size });
+    for (const id of this.#inFlight.values()) {
+      this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: the session's actor ${why} while this request was in flight; its outcome is unknown. The session resumes from its checkpoint: retry the request.`));
+    }
+    this.#inFlight.clear();
+  }
+
+  #refuse(msg: ConnectionMessage, why: string): void {
+    if (msg.k !== 'line') return;
+    let id: unknown;
+    try {
+      id = (JSON.parse(msg.line) as { id?: unknown }).id;
+    } catch {
+      // Unparseable lines carry no id to answer.
+      return;
+    }
+    if (typeof id !== 'string' && typeof id !== 'number') return;
+    this.#inFlight.delete(idKey(id));
+    this.#deps.send(errorLine(id, ErrorCode.ServerBusy, `Request refused: ${why}`));
+  }
+}

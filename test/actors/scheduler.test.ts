@@ -1,0 +1,187 @@
+// The actor runtime on real scheduler worker threads: spawn, call, cast, exits, and the rule that a
+// worker's death (thrown, killed, hung, out of memory) is the exit of every actor on it.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ActorRef } from '../../src/actors/actor-ref.ts';
+import type { BehaviourRef } from '../../src/actors/behaviour.ts';
+import { Scheduler } from '../../src/actors/scheduler.ts';
+
+const fixtures = new URL('./fixtures/test-behaviours.ts', import.meta.url).href;
+const echo: BehaviourRef = { module: fixtures, export: 'echoBehaviour' };
+const log = () => {};
+
+function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }) {
+  const scheduler = new Scheduler({ threads, log, ...(limits ? { limits } : {}) });
+  for (let i = 0; i < threads; i++) scheduler.startThread(i);
+  return { scheduler, stop: async () => { for (const t of scheduler.threads()) { t.stop(); await t.exited; } } };
+}
+
+const within = <T>(p: Promise<T>, ms: number, what: string): Promise<T> =>
+  Promise.race([p, new Promise<T>((_, reject) => setTimeout(() => reject(new Error(`${what}: not within ${ms} ms`)), ms))]);
+
+const actors = suite('actors on scheduler threads');
+
+actors('a call gets the behaviour reply; casts run in order, one at a time', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'hi' });
+  assert.equal(await a.call({ op: 'echo', value: 7 }), { greeting: 'hi', value: 7 });
+  const seen: unknown[] = [];
+  a.onMessage((m) => seen.push(m));
+  for (let i = 0; i < 100; i++) a.cast({ op: 'emit', value: i });
+  assert.is(await a.call({ op: 'count' }), 102);
+  assert.equal(seen, Array.from({ length: 100 }, (_, i) => i));
+  await stop();
+});
+
+actors('a handler that throws is a crash exit carrying the cause', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'x' });
+  a.cast({ op: 'crash' });
+  const reason = await within(a.exited, 2000, 'exit');
+  assert.is(reason.kind, 'crash');
+  assert.match(reason.kind === 'crash' ? reason.cause.message : '', /echo asked to crash/);
+  assert.is(a.alive, false);
+  await stop();
+});
+
+actors('a stop outcome replies, runs terminate and exits normal', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'x' });
+  const seen: unknown[] = [];
+  a.onMessage((m) => seen.push(m));
+  assert.is(await a.call({ op: 'stop' }), 'bye');
+  assert.equal(await a.exited, { kind: 'normal' });
+  assert.equal(seen, [{ terminated: 'normal' }]);
+  await stop();
+});
+
+actors('stop() asks for shutdown (terminate runs); kill() drops the actor at once', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'x' });
+  const b = await scheduler.spawn(echo, { greeting: 'y' });
+  await a.call({ op: 'count' });
+  await b.call({ op: 'count' });
+  const seen: unknown[] = [];
+  a.onMessage((m) => seen.push(m));
+  a.stop();
+  b.kill();
+  assert.equal(await a.exited, { kind: 'shutdown' });
+  assert.equal(await b.exited, { kind: 'killed' });
+  assert.equal(seen, [{ terminated: 'shutdown' }]);
+  await stop();
+});
+
+actors('an init that throws is a crash exit', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn({ module: fixtures, export: 'failingInitBehaviour' }, null);
+  const reason = await within(a.exited, 5000, 'exit');
+  assert.is(reason.kind, 'crash');
+  await stop();
+});
+
+actors('a call to an actor that is busy past the timeout fails with a timeout', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'x' });
+  a.cast({ op: 'busy', ms: 400 });
+  try {
+    await a.call({ op: 'count' }, 100);
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, /timed out/);
+  }
+  await stop();
+});
+
+actors('a full mailbox refuses further casts instead of growing', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'x' });
+  let rejected = 0;
+  a.onRejected(() => rejected++);
+  a.cast({ op: 'busy', ms: 500 });
+  await new Promise((r) => setTimeout(r, 50));
+  for (let i = 0; i < 12_000; i++) a.cast({ op: 'count' });
+  await within(a.call({ op: 'count' }, 10_000).catch(() => 0), 10_000, 'drain');
+  assert.ok(rejected >= 1000, `expected refusals past the mailbox limit, got ${rejected}`);
+  await stop();
+});
+
+actors('many actors share a few threads', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const refs: ActorRef[] = [];
+  for (let i = 0; i < 2000; i++) refs.push(await scheduler.spawn(echo, { greeting: String(i) }));
+  const replies = await Promise.all(refs.map((r, i) => r.call({ op: 'echo', value: i })));
+  assert.is(replies.length, 2000);
+  assert.equal(replies[1999], { greeting: '1999', value: 1999 });
+  assert.is(scheduler.threads().length, 2);
+  const sizes = scheduler.threads().map((t) => t.actors.size);
+  assert.ok(Math.abs((sizes[0] ?? 0) - (sizes[1] ?? 0)) <= 1, `placement should balance: ${sizes.join('/')}`);
+  await stop();
+});
+
+actors.run();
+
+const deaths = suite('a worker death is the exit of every actor on it');
+
+async function actorsOnOneThread(scheduler: Scheduler, n: number) {
+  const refs: ActorRef[] = [];
+  for (let i = 0; i < n; i++) refs.push(await scheduler.spawn(echo, { greeting: String(i) }));
+  await Promise.all(refs.map((r) => r.call({ op: 'count' })));
+  const thread = scheduler.threads()[0]!;
+  return { thread, mine: refs.filter((r) => thread.actors.has(r.id)), others: refs.filter((r) => !thread.actors.has(r.id)) };
+}
+
+deaths('an uncaught exception in the worker crashes all its actors, and only them', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const { thread, mine, others } = await actorsOnOneThread(scheduler, 10);
+  thread.sabotage('throw');
+  const reasons = await within(Promise.all(mine.map((r) => r.exited)), 5000, 'exits');
+  assert.ok(reasons.every((r) => r.kind === 'crash'));
+  assert.ok(others.every((r) => r.alive));
+  assert.is((await others[0]!.call({ op: 'echo', value: 1 }) as { value: number }).value, 1);
+  await stop();
+});
+
+deaths('a worker stuck in an infinite loop is detected by its heartbeat and its actors exit', async () => {
+  const { scheduler, stop } = withScheduler(2, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 500, maxOldGenerationSizeMb: 256 });
+  const { thread, mine } = await actorsOnOneThread(scheduler, 6);
+  thread.sabotage('hang');
+  const started = Date.now();
+  const reason = await within(thread.exited, 5000, 'hung worker exit');
+  assert.is(reason.kind, 'crash');
+  assert.match(reason.kind === 'crash' ? reason.cause.message : '', /heartbeat/);
+  assert.ok(Date.now() - started < 3000);
+  for (const r of mine) assert.is((await r.exited).kind, 'crash');
+  await stop();
+});
+
+deaths('a worker that exhausts its memory limit dies alone; the process lives on', async () => {
+  const { scheduler, stop } = withScheduler(2, { heartbeatIntervalMs: 250, heartbeatTimeoutMs: 10_000, maxOldGenerationSizeMb: 64 });
+  const { thread, mine } = await actorsOnOneThread(scheduler, 4);
+  thread.sabotage('oom');
+  const reason = await within(thread.exited, 20_000, 'oom worker exit');
+  assert.is(reason.kind, 'crash');
+  for (const r of mine) assert.is((await r.exited).kind, 'crash');
+  const fresh = scheduler.startThread(thread.index);
+  await fresh.ready;
+  const a = await scheduler.spawn(echo, { greeting: 'again' });
+  assert.equal(await a.call({ op: 'echo', value: 2 }), { greeting: 'again', value: 2 });
+  await stop();
+});
+
+deaths('a pending call fails when the worker dies under it', async () => {
+  const { scheduler, stop } = withScheduler(1);
+  const a = await scheduler.spawn(echo, { greeting: 'x' });
+  a.cast({ op: 'busy', ms: 2000 });
+  const call = a.call({ op: 'count' }, 10_000);
+  scheduler.threads()[0]!.kill();
+  try {
+    await within(call, 3000, 'call');
+    assert.unreachable();
+  } catch (err) {
+    assert.match((err as Error).message, /exit/);
+  }
+  await stop();
+});
+
+deaths.run();
