@@ -1,9 +1,11 @@
 // Server options from flags, then environment, then defaults — merged in this one place.
 
+import os from 'node:os';
 import { parseArgs } from 'node:util';
 import { DEFAULT_HARNESS, type HarnessId, harnessIds, isHarnessId } from '../harness/ids.ts';
 import type { LogLevel } from '../mcp/logging-level.ts';
 import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
+import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
 import { parseLogLevel } from '../runtime/logger.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
 
@@ -18,7 +20,15 @@ export interface ServerOptions {
   readonly maxMessageBytes: number;
   readonly pageSize: number;
   readonly toolTimeoutMs: number;
+  /** Scheduler worker threads hosting the actors. */
+  readonly threads: number;
+  /** Tool-pool threads for grep, find and large reads. */
+  readonly toolThreads: number;
+  readonly chaos: ChaosOptions;
 }
+
+/** Default thread counts: one per core, at least two. */
+export const defaultThreads = (): number => Math.max(2, os.availableParallelism());
 
 export const usage = `Usage: super-pi [options]        (serves MCP over stdio)
 
@@ -29,6 +39,9 @@ Options (flags override environment variables, which override defaults):
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
   --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
+  --threads N              scheduler worker threads hosting the actors   default: one per core, at least 2
+  --tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least 2
+  --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | crash-actor=<probability>   default: off
   --help                   print this text
   --version                print the version`;
 
@@ -52,6 +65,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-message-bytes': { type: 'string' },
         'page-size': { type: 'string' },
         'tool-timeout': { type: 'string' },
+        threads: { type: 'string' },
+        'tool-threads': { type: 'string' },
+        chaos: { type: 'string', multiple: true },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -71,6 +87,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   } catch (err) {
     throw new OptionsError((err as Error).message);
   }
+  let chaos: ChaosOptions;
+  try {
+    chaos = parseChaos(values.chaos ?? []);
+  } catch (err) {
+    throw new OptionsError((err as Error).message);
+  }
   return {
     kind: 'serve',
     options: {
@@ -80,6 +102,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),
       pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
       toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,
+      threads: positiveInt('--threads', values.threads, defaultThreads()),
+      toolThreads: positiveInt('--tool-threads', values['tool-threads'], defaultThreads()),
+      chaos,
     },
   };
 }

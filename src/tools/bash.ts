@@ -4,12 +4,13 @@
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { constants, createWriteStream, type WriteStream } from 'node:fs';
-import { access } from 'node:fs/promises';
+import { access, lstat, readdir, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
 import { ToolError, type ToolBody } from './contract.ts';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS } from './definitions/bash.ts';
+import { errnoCode } from './fs-errors.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from './truncate.ts';
 
 export interface BashArgs {
@@ -31,6 +32,11 @@ export const PROGRESS_INTERVAL_MS = 250;
 export const TAIL_KEEP_BYTES = 2 * DEFAULT_MAX_BYTES;
 /** Prefix of the temp files that hold the full output of a truncated command. */
 export const FULL_OUTPUT_PREFIX = 'super-pi-bash-';
+/**
+ * Full-output files left in the temp directory, the newest included: each new one deletes the oldest beyond
+ * this, so a long session does not fill the disk while recent outputs stay readable.
+ */
+export const MAX_FULL_OUTPUT_FILES = 20;
 
 type StopReason = 'timeout' | 'abort';
 
@@ -182,6 +188,8 @@ class CommandOutput {
   #file: WriteStream | null = null;
   #filePath: string | null = null;
   #fileError: Error | null = null;
+  /** Why older full-output files could not be deleted, if something stopped that. */
+  #cleanupError: Error | null = null;
 
   get totalBytes(): number { return this.#totalBytes; }
   get totalLines(): number { return this.#newlines + (this.#openLineBytes > 0 ? 1 : 0); }
@@ -238,12 +246,17 @@ class CommandOutput {
         this.#fileError ??= err as Error;
       }
     }
+    if (this.#filePath !== null) {
+      // A new full-output file is written: the oldest beyond MAX_FULL_OUTPUT_FILES make room for it.
+      this.#cleanupError ??= await pruneFullOutputs(path.dirname(this.#filePath), this.#filePath);
+    }
     const tail = Buffer.concat(this.#chunks).toString('utf8');
     const truncation = truncateTail(tail);
     if (!truncation.truncated) return tail;
-    const where = this.#fileError === null
+    let where = this.#fileError === null
       ? `Full output: ${this.#filePath}`
       : `Full output could not be saved: ${this.#fileError.message}`;
+    if (this.#cleanupError !== null) where += `. Older full-output files could not be deleted: ${this.#cleanupError.message}`;
     const total = this.totalLines;
     const finalLine = this.#openLineBytes > 0 ? this.#openLineBytes : this.#lastLineBytes;
     let notice: string;
@@ -268,6 +281,39 @@ class CommandOutput {
     for (const chunk of this.#chunks) flowing = file.write(chunk);
     return flowing;
   }
+}
+
+/**
+ * Deletes this user's oldest full-output files in `dir` beyond MAX_FULL_OUTPUT_FILES; `newest`, just written,
+ * always stays. Resolves to the system error that stopped it, if one did, for the notice: a failed cleanup
+ * must not cost the caller the command's output.
+ */
+async function pruneFullOutputs(dir: string, newest: string): Promise<Error | null> {
+  const uid = process.getuid?.();
+  try {
+    const older: { file: string; mtimeMs: number }[] = [];
+    for (const name of await readdir(dir)) {
+      const file = path.join(dir, name);
+      if (!name.startsWith(FULL_OUTPUT_PREFIX) || !name.endsWith('.log') || file === newest) continue;
+      const info = await lstat(file).catch(alreadyGone);
+      // Only this user's regular files: in a shared temp directory, other users' files are theirs to keep.
+      if (info === null || !info.isFile() || (uid !== undefined && info.uid !== uid)) continue;
+      older.push({ file, mtimeMs: info.mtimeMs });
+    }
+    older.sort((a, b) => b.mtimeMs - a.mtimeMs);
+    for (const { file } of older.slice(MAX_FULL_OUTPUT_FILES - 1)) await unlink(file).catch(alreadyGone);
+    return null;
+  } catch (err) {
+    // A failed system call (EACCES, EROFS, …) goes into the notice instead; anything else is a bug and is thrown.
+    if (err instanceof Error && errnoCode(err) !== undefined) return err;
+    throw err;
+  }
+}
+
+/** ENOENT: a concurrent call (or the system's temp cleaner) deleted the file first, which is the outcome wanted. */
+function alreadyGone(err: unknown): null {
+  if (errnoCode(err) === 'ENOENT') return null;
+  throw err;
 }
 
 /** Reports bytes of output so far, at most every PROGRESS_INTERVAL_MS, and only when there is news. */

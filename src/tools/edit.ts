@@ -4,6 +4,7 @@
 import { constants } from 'node:fs';
 import { readFile, stat, writeFile } from 'node:fs/promises';
 import { ToolError, type ToolBody } from './contract.ts';
+import { fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { truncateHead } from './truncate.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 
@@ -34,6 +35,11 @@ export interface EditSummary {
 const CONTEXT_LINES = 3;
 /** A NUL byte this early means the file is not text, and a text edit would corrupt it. */
 const BINARY_SNIFF_BYTES = 8 * 1024;
+/** A missing file is most likely one the model meant to create, so the message points at write. */
+const EDIT_WORDING: FsWording = {
+  notFound: (shown) => `File not found: ${shown}. To create a new file, use write.`,
+  swappedWhile: 'edited',
+};
 
 export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
   const requested = replacementsOf(args);
@@ -42,12 +48,12 @@ export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
   throwIfCancelled(ctx.signal);
 
   const info = await stat(real).catch((err: unknown) => {
-    throw fsError(err, shown, 'read');
+    throw fsError(err, shown, 'read', EDIT_WORDING);
   });
   if (info.isDirectory()) throw new ToolError(`${shown} is a directory; edit changes files (use ls to see what is inside it)`);
   if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); it cannot be edited`);
   const bytes = await readFile(real).catch((err: unknown) => {
-    throw fsError(err, shown, 'read');
+    throw fsError(err, shown, 'read', EDIT_WORDING);
   });
   throwIfCancelled(ctx.signal);
 
@@ -73,7 +79,7 @@ export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
   // O_NOFOLLOW: the path is fully resolved, so a symlink appearing here was swapped in since — do not follow it out.
   const flag = constants.O_WRONLY | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
   await writeFile(real, output, { encoding: 'utf8', flag }).catch((err: unknown) => {
-    throw fsError(err, shown, 'write');
+    throw fsError(err, shown, 'write', EDIT_WORDING);
   });
 
   const what = matches.length === 1 ? `Successfully replaced text in ${shown}.` : `Successfully applied ${matches.length} edits to ${shown}.`;
@@ -338,16 +344,4 @@ function toLF(text: string): string {
 
 function prefix(label: string): string {
   return label ? `${label}: ` : '';
-}
-
-function fsError(err: unknown, shown: string, action: string): ToolError {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`File not found: ${shown}. To create a new file, use write.`, { cause: err });
-  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied: cannot ${action} ${shown}`, { cause: err });
-  if (code === 'ELOOP') return new ToolError(`${shown} changed into a symbolic link while being edited; refused`, { cause: err });
-  return new ToolError(`Cannot ${action} ${shown}: ${(err as Error).message}`, { cause: err });
-}
-
-function throwIfCancelled(signal: AbortSignal): void {
-  if (signal.aborted) throw new ToolError('cancelled');
 }

@@ -5,6 +5,7 @@ import { readdir, stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import path from 'node:path';
 import { ToolError, type ToolBody } from './contract.ts';
+import { errnoCode, fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 
@@ -33,6 +34,8 @@ export interface LsListing {
 export const DEFAULT_LS_LIMIT = 500;
 /** Entries examined between two looks at the cancellation signal. */
 const CANCEL_CHECK_EVERY = 256;
+/** ls names what it lists a path, not a file: it is meant to be a directory. */
+const LS_WORDING: FsWording = { notFound: (shown) => `Path not found: ${shown}` };
 
 export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
   const limit = args.limit ?? DEFAULT_LS_LIMIT;
@@ -44,11 +47,11 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
   throwIfCancelled(ctx.signal);
 
   const info = await stat(real).catch((err: unknown) => {
-    throw fsError(err, shown);
+    throw fsError(err, shown, 'read directory', LS_WORDING);
   });
   if (!info.isDirectory()) throw new ToolError(`Not a directory: ${shown}; use read to see a file's contents`);
   const dirents = await readdir(real, { withFileTypes: true }).catch((err: unknown) => {
-    throw fsError(err, shown);
+    throw fsError(err, shown, 'read directory', LS_WORDING);
   });
   throwIfCancelled(ctx.signal);
 
@@ -107,18 +110,7 @@ async function linksToDirectory(workspace: string, linkPath: string): Promise<bo
     return (await stat(target)).isDirectory();
   } catch (err) {
     // A dangling or unreadable target does not stop the listing: the link is shown without the '/' mark.
-    if (typeof (err as NodeJS.ErrnoException | undefined)?.code === 'string') return false;
+    if (errnoCode(err) !== undefined) return false;
     throw err;
   }
-}
-
-function fsError(err: unknown, shown: string): ToolError {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`Path not found: ${shown}`, { cause: err });
-  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied: cannot read directory ${shown}`, { cause: err });
-  return new ToolError(`Cannot read directory ${shown}: ${(err as Error).message}`, { cause: err });
-}
-
-function throwIfCancelled(signal: AbortSignal): void {
-  if (signal.aborted) throw new ToolError('cancelled');
 }

@@ -4,6 +4,7 @@
 import { constants } from 'node:fs';
 import { open, stat, type FileHandle } from 'node:fs/promises';
 import { ToolError, type ToolBody } from './contract.ts';
+import { fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.ts';
 import { resolveInWorkspace } from './workspace.ts';
 
@@ -21,6 +22,8 @@ const BINARY_SNIFF_BYTES = 8 * 1024;
 /** Once the window is full, lines are counted for the notice only this far, so a huge file costs no more than this. */
 const COUNT_SCAN_LIMIT = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
+/** read opens with O_NOFOLLOW, so ELOOP there means a link was swapped in (see fs-errors.ts). */
+const READ_WORDING: FsWording = { notFound: (shown) => `File not found: ${shown}`, swappedWhile: 'read' };
 
 export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
   checkLineArg('offset', args.offset);
@@ -30,14 +33,14 @@ export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
   throwIfCancelled(ctx.signal);
 
   const info = await stat(real).catch((err: unknown) => {
-    throw fsError(err, shown);
+    throw fsError(err, shown, 'read', READ_WORDING);
   });
   if (info.isDirectory()) throw new ToolError(`${shown} is a directory, not a file; use ls to list its entries`);
   if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); only regular files can be read`);
 
   // O_NOFOLLOW: the path is already fully resolved, so a link appearing here was swapped in since.
   const handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
-    throw fsError(err, shown);
+    throw fsError(err, shown, 'read', READ_WORDING);
   });
   try {
     const window = await scan(handle, {
@@ -235,16 +238,4 @@ function checkLineArg(name: 'offset' | 'limit', value: number | undefined): void
 
 function shellQuote(s: string): string {
   return /^[\w./@%+=:,-]+$/.test(s) ? s : `'${s.replace(/'/g, `'\\''`)}'`;
-}
-
-function fsError(err: unknown, shown: string): ToolError {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'ENOENT' || code === 'ENOTDIR') return new ToolError(`File not found: ${shown}`, { cause: err });
-  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied reading ${shown}`, { cause: err });
-  if (code === 'ELOOP') return new ToolError(`${shown} changed into a symbolic link while being read; refused`, { cause: err });
-  return new ToolError(`Cannot read ${shown}: ${(err as Error).message}`, { cause: err });
-}
-
-function throwIfCancelled(signal: AbortSignal): void {
-  if (signal.aborted) throw new ToolError('cancelled');
 }

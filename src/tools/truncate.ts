@@ -33,55 +33,74 @@ function splitLines(text: string): string[] {
   return lines;
 }
 
+/** What both directions need to know before choosing lines: the text split up, its size, the limits. */
+interface Measured {
+  lines: string[];
+  totalLines: number;
+  totalBytes: number;
+  maxLines: number;
+  maxBytes: number;
+}
+
+function measure(text: string, limits: TruncationLimits): Measured {
+  const lines = splitLines(text);
+  return {
+    lines,
+    totalLines: text === '' ? 0 : lines.length,
+    totalBytes: byteLength(text),
+    maxLines: limits.maxLines ?? DEFAULT_MAX_LINES,
+    maxBytes: limits.maxBytes ?? DEFAULT_MAX_BYTES,
+  };
+}
+
+/** The whole text when it is within both limits, otherwise null. */
+function whole(text: string, m: Measured): Truncation | null {
+  if (m.totalLines > m.maxLines || m.totalBytes > m.maxBytes) return null;
+  return { content: text, truncated: false, truncatedBy: null, totalLines: m.totalLines, totalBytes: m.totalBytes,
+    outputLines: m.totalLines, outputBytes: m.totalBytes, firstLineExceedsLimit: false };
+}
+
+function cut(m: Measured, kept: string[], truncatedBy: 'lines' | 'bytes', firstLineExceedsLimit: boolean): Truncation {
+  const content = kept.join('\n');
+  return { content, truncated: true, truncatedBy, totalLines: m.totalLines, totalBytes: m.totalBytes,
+    outputLines: kept.length, outputBytes: byteLength(content), firstLineExceedsLimit };
+}
+
 /** Keeps the first lines of `text` within the limits, never cutting a line in half. */
 export function truncateHead(text: string, limits: TruncationLimits = {}): Truncation {
-  const maxLines = limits.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
-  const totalBytes = byteLength(text);
-  const lines = splitLines(text);
-  const totalLines = text === '' ? 0 : lines.length;
-  if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    return { content: text, truncated: false, truncatedBy: null, totalLines, totalBytes,
-      outputLines: totalLines, outputBytes: totalBytes, firstLineExceedsLimit: false };
-  }
+  const m = measure(text, limits);
+  const fits = whole(text, m);
+  if (fits !== null) return fits;
   const kept: string[] = [];
   let bytes = 0;
   let truncatedBy: 'lines' | 'bytes' = 'lines';
-  for (const line of lines) {
-    if (kept.length >= maxLines) { truncatedBy = 'lines'; break; }
+  for (const line of m.lines) {
+    if (kept.length >= m.maxLines) { truncatedBy = 'lines'; break; }
     const cost = byteLength(line) + (kept.length > 0 ? 1 : 0);
-    if (bytes + cost > maxBytes) { truncatedBy = 'bytes'; break; }
+    if (bytes + cost > m.maxBytes) { truncatedBy = 'bytes'; break; }
     kept.push(line);
     bytes += cost;
   }
-  const content = kept.join('\n');
-  return { content, truncated: true, truncatedBy, totalLines, totalBytes, outputLines: kept.length,
-    outputBytes: byteLength(content), firstLineExceedsLimit: kept.length === 0 && lines.length > 0 };
+  return cut(m, kept, truncatedBy, kept.length === 0 && m.lines.length > 0);
 }
 
 /** Keeps the last lines of `text` within the limits (command output: the end matters most). */
 export function truncateTail(text: string, limits: TruncationLimits = {}): Truncation {
-  const maxLines = limits.maxLines ?? DEFAULT_MAX_LINES;
-  const maxBytes = limits.maxBytes ?? DEFAULT_MAX_BYTES;
-  const totalBytes = byteLength(text);
-  const lines = splitLines(text);
-  const totalLines = text === '' ? 0 : lines.length;
-  if (totalLines <= maxLines && totalBytes <= maxBytes) {
-    return { content: text, truncated: false, truncatedBy: null, totalLines, totalBytes,
-      outputLines: totalLines, outputBytes: totalBytes, firstLineExceedsLimit: false };
-  }
+  const m = measure(text, limits);
+  const fits = whole(text, m);
+  if (fits !== null) return fits;
   const kept: string[] = [];
   let bytes = 0;
   let truncatedBy: 'lines' | 'bytes' = 'lines';
-  for (let i = lines.length - 1; i >= 0; i--) {
-    if (kept.length >= maxLines) { truncatedBy = 'lines'; break; }
-    const line = lines[i] as string;
+  for (let i = m.lines.length - 1; i >= 0; i--) {
+    if (kept.length >= m.maxLines) { truncatedBy = 'lines'; break; }
+    const line = m.lines[i] as string;
     const cost = byteLength(line) + (kept.length > 0 ? 1 : 0);
-    if (bytes + cost > maxBytes) {
+    if (bytes + cost > m.maxBytes) {
       truncatedBy = 'bytes';
       if (kept.length === 0) {
         // One enormous last line: keep its tail so the caller sees something.
-        const tail = lastBytes(line, maxBytes);
+        const tail = lastBytes(line, m.maxBytes);
         kept.unshift(tail);
         bytes = byteLength(tail);
       }
@@ -90,9 +109,7 @@ export function truncateTail(text: string, limits: TruncationLimits = {}): Trunc
     kept.unshift(line);
     bytes += cost;
   }
-  const content = kept.join('\n');
-  return { content, truncated: true, truncatedBy, totalLines, totalBytes, outputLines: kept.length,
-    outputBytes: byteLength(content), firstLineExceedsLimit: false };
+  return cut(m, kept, truncatedBy, false);
 }
 
 function lastBytes(line: string, maxBytes: number): string {

@@ -5,12 +5,19 @@ import { constants } from 'node:fs';
 import { lstat, mkdir, open } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError, type ToolBody } from './contract.ts';
+import { errnoCode, fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { resolveInWorkspace } from './workspace.ts';
 
 export interface WriteArgs {
   path: string;
   content: string;
 }
+
+/** No not-found wording: write creates what is missing, so ENOENT can only come from a race and reads best raw. */
+const WRITE_WORDING: FsWording = {
+  isDirectory: (shown) => `${shown} is a directory; give the path of a file to write`,
+  swappedWhile: 'written',
+};
 
 export const writeTool: ToolBody<WriteArgs> = async (args, ctx) => {
   if (typeof args.content !== 'string') throw new ToolError('content must be a string: the complete text of the file');
@@ -20,7 +27,7 @@ export const writeTool: ToolBody<WriteArgs> = async (args, ctx) => {
 
   const existing = await lstat(real).catch((err: unknown) => {
     if (isNotFound(err)) return null;
-    throw fsError(err, shown, 'inspect');
+    throw fsError(err, shown, 'inspect', WRITE_WORDING);
   });
   if (existing?.isDirectory()) {
     throw new ToolError(`${shown} is a directory; give the path of a file to write (for example ${joinShown(shown, 'file.txt')})`);
@@ -30,23 +37,23 @@ export const writeTool: ToolBody<WriteArgs> = async (args, ctx) => {
   }
 
   await mkdir(path.dirname(real), { recursive: true }).catch((err: unknown) => {
-    const code = (err as NodeJS.ErrnoException | undefined)?.code;
+    const code = errnoCode(err);
     if (code === 'EEXIST' || code === 'ENOTDIR') {
       throw new ToolError(`Cannot create the parent directory of ${shown}: a file is in the way of one of its directories`, { cause: err });
     }
-    throw fsError(err, shown, 'create the parent directory of');
+    throw fsError(err, shown, 'create the parent directory of', WRITE_WORDING);
   });
   throwIfCancelled(ctx.signal);
 
   // O_NOFOLLOW: the path is fully resolved, so a symlink appearing here was swapped in since — do not follow it out.
   const flags = constants.O_WRONLY | constants.O_CREAT | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
   const handle = await open(real, flags, 0o666).catch((err: unknown) => {
-    throw fsError(err, shown, 'open');
+    throw fsError(err, shown, 'open', WRITE_WORDING);
   });
   try {
     await handle.writeFile(args.content, 'utf8');
   } catch (err) {
-    throw fsError(err, shown, 'write');
+    throw fsError(err, shown, 'write', WRITE_WORDING);
   } finally {
     await handle.close();
   }
@@ -59,18 +66,6 @@ function joinShown(dir: string, name: string): string {
 }
 
 function isNotFound(err: unknown): boolean {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
+  const code = errnoCode(err);
   return code === 'ENOENT' || code === 'ENOTDIR';
-}
-
-function fsError(err: unknown, shown: string, action: string): ToolError {
-  const code = (err as NodeJS.ErrnoException | undefined)?.code;
-  if (code === 'EACCES' || code === 'EPERM') return new ToolError(`Permission denied: cannot ${action} ${shown}`, { cause: err });
-  if (code === 'EISDIR') return new ToolError(`${shown} is a directory; give the path of a file to write`, { cause: err });
-  if (code === 'ELOOP') return new ToolError(`${shown} changed into a symbolic link while being written; refused`, { cause: err });
-  return new ToolError(`Cannot ${action} ${shown}: ${(err as Error).message}`, { cause: err });
-}
-
-function throwIfCancelled(signal: AbortSignal): void {
-  if (signal.aborted) throw new ToolError('cancelled');
 }

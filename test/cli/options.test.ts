@@ -35,4 +35,13 @@ test('--tool-timeout is in seconds', () => {
   assert.is(serve(['--tool-timeout', '3']).toolTimeoutMs, 3000);
 });
 
+
+
+test('--chaos is off by default and parses kill-worker and crash-actor', () => {
+  assert.equal(serve([]).chaos, {});
+  assert.equal(serve(['--chaos', 'kill-worker=500', '--chaos', 'crash-actor=0.01']).chaos, { killWorkerEveryMs: 500, crashActorProbability: 0.01 });
+  assert.throws(() => parseOptions(['--chaos', 'melt-cpu=1'], {}, '/'), (e: unknown) => e instanceof OptionsError && /unknown --chaos mode "melt-cpu"/.test((e as Error).message));
+  assert.throws(() => parseOptions(['--chaos', 'crash-actor=2'], {}, '/'), (e: unknown) => e instanceof OptionsError && /probability/.test((e as Error).message));
+});
+
 test.run();

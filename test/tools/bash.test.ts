@@ -1,26 +1,14 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, readFile, realpath, rm } from 'node:fs/promises';
+import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
 import { readFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { bashTool } from '../../src/tools/bash.ts';
+import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILES } from '../../src/tools/bash.ts';
 import { bashDefinition } from '../../src/tools/definitions/bash.ts';
-import type { ToolContext, ToolProgress } from '../../src/tools/contract.ts';
-
-async function inWorkspace(body: (ws: string) => Promise<void>): Promise<void> {
-  const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'bash-test-')));
-  try {
-    await body(ws);
-  } finally {
-    await rm(ws, { recursive: true, force: true });
-  }
-}
-
-function context(ws: string, extra: Partial<ToolContext> = {}): ToolContext {
-  return { workspace: ws, signal: new AbortController().signal, ...extra };
-}
+import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
+import { context, inSandbox } from './sandbox.ts';
 
 /** Running means it exists and is not a zombie (the container's init may be slow to reap, or never). */
 function isRunning(pid: number): boolean {
@@ -45,32 +33,32 @@ async function gone(pid: number, withinMs = 2000): Promise<boolean> {
 }
 
 test('bash returns stdout and stderr interleaved', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'echo out1; echo err1 >&2; sleep 0.05; echo out2' }, context(ws));
     assert.is(r.text, 'out1\nerr1\nout2\n');
     assert.not.ok(r.isError);
   }));
 
 test('bash says "(no output)" for a silent command', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     assert.equal(await bashTool({ command: 'true' }, context(ws)), { text: '(no output)' });
   }));
 
 test('bash runs in the workspace root', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'pwd -P' }, context(ws));
     assert.is(r.text.trim(), ws);
   }));
 
 test('a non-zero exit code is an error ending in "Command exited with code N"', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'echo oops; exit 3' }, context(ws));
     assert.is(r.isError, true);
     assert.is(r.text, 'oops\n\nCommand exited with code 3');
   }));
 
 test('a timeout kills the whole process group and reports "Command timed out after N seconds"', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const started = Date.now();
     const r = await bashTool({ command: 'sleep 100 & echo $!; sleep 100; wait', timeout: 1 }, context(ws));
     const elapsed = Date.now() - started;
@@ -83,7 +71,7 @@ test('a timeout kills the whole process group and reports "Command timed out aft
   }));
 
 test('background processes do not outlive a command that finishes normally', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'sleep 100 & echo $!' }, context(ws));
     assert.not.ok(r.isError);
     const pid = Number(r.text.trim());
@@ -92,7 +80,7 @@ test('background processes do not outlive a command that finishes normally', () 
   }));
 
 test('an abort through the signal kills the command and reports "Command aborted" with the output so far', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const started = Date.now();
@@ -106,7 +94,7 @@ test('an abort through the signal kills the command and reports "Command aborted
   }));
 
 test('an already aborted signal runs nothing', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const controller = new AbortController();
     controller.abort();
     const r = await bashTool({ command: 'touch ran' }, context(ws, { signal: controller.signal }));
@@ -117,7 +105,7 @@ test('an already aborted signal runs nothing', () =>
   }));
 
 test('big output keeps the last 2000 lines and saves the full output to a temp file', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'seq 1 100000' }, context(ws));
     assert.not.ok(r.isError);
     const [body, notice] = r.text.split('\n\n');
@@ -138,7 +126,7 @@ test('big output keeps the last 2000 lines and saves the full output to a temp f
   }));
 
 test('one huge line keeps its last 50KB and says how long the line was', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: "head -c 200000 /dev/zero | tr '\\0' a" }, context(ws));
     const [body, notice] = r.text.split('\n\n');
     assert.is(body, 'a'.repeat(50 * 1024));
@@ -153,7 +141,7 @@ test('one huge line keeps its last 50KB and says how long the line was', () =>
   }));
 
 test('output over the byte limit with short lines reports the 50KB limit', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'for i in $(seq 1 1500); do printf "%099d\\n" $i; done' }, context(ws));
     const [body, notice] = r.text.split('\n\n');
     const lines = (body as string).split('\n');
@@ -165,8 +153,41 @@ test('output over the byte limit with short lines reports the 50KB limit', () =>
     await rm((m as RegExpExecArray)[2] as string, { force: true });
   }));
 
+test('keeps the newest MAX_FULL_OUTPUT_FILES full-output files and deletes older ones, nothing else', () =>
+  inSandbox({}, async ({ root, ws }) => {
+    // A temp directory of its own (os.tmpdir() follows TMPDIR), so no other test's files are in play.
+    const tmp = path.join(root, 'tmp');
+    await mkdir(tmp);
+    const seeded = Array.from({ length: MAX_FULL_OUTPUT_FILES + 5 }, (_, i) => `${FULL_OUTPUT_PREFIX}seed${String(i).padStart(2, '0')}.log`);
+    const anHourAgo = Date.now() / 1000 - 3600;
+    for (const [i, name] of seeded.entries()) {
+      await writeFile(path.join(tmp, name), 'old output');
+      await utimes(path.join(tmp, name), anHourAgo + i, anHourAgo + i);
+    }
+    await writeFile(path.join(tmp, 'unrelated.log'), '');
+    await writeFile(path.join(tmp, `${FULL_OUTPUT_PREFIX}notes.txt`), '');
+    await mkdir(path.join(tmp, `${FULL_OUTPUT_PREFIX}dir.log`));
+
+    const savedTmpdir = process.env.TMPDIR;
+    process.env.TMPDIR = tmp;
+    let r: ToolOutcome;
+    try {
+      r = await bashTool({ command: 'seq 1 3000' }, context(ws));
+    } finally {
+      if (savedTmpdir === undefined) delete process.env.TMPDIR;
+      else process.env.TMPDIR = savedTmpdir;
+    }
+
+    const newest = /Full output: (.+)\]$/.exec(r.text)?.[1];
+    assert.ok(newest !== undefined && path.dirname(newest) === tmp, r.text);
+    assert.is(await readFile(newest, 'utf8'), Array.from({ length: 3000 }, (_, i) => `${i + 1}\n`).join(''));
+    const kept = seeded.slice(seeded.length - (MAX_FULL_OUTPUT_FILES - 1));
+    const expected = [...kept, path.basename(newest), 'unrelated.log', `${FULL_OUTPUT_PREFIX}notes.txt`, `${FULL_OUTPUT_PREFIX}dir.log`];
+    assert.equal((await readdir(tmp)).sort(), expected.sort());
+  }));
+
 test('progress is reported as bytes of output, throttled', () =>
-  inWorkspace(async (ws) => {
+  inSandbox({}, async ({ ws }) => {
     const reports: ToolProgress[] = [];
     const r = await bashTool(
       { command: 'for i in 1 2 3 4; do echo tick$i; sleep 0.2; done' },

@@ -1,29 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { ToolError, type ToolContext } from '../../src/tools/contract.ts';
 import { findDefinition } from '../../src/tools/definitions/find.ts';
 import { findTool, type FindArgs } from '../../src/tools/find.ts';
-
-async function inWorkspace(files: Record<string, string>, body: (ws: string) => Promise<void>): Promise<void> {
-  const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'find-test-')));
-  try {
-    for (const [rel, content] of Object.entries(files)) {
-      await mkdir(path.dirname(path.join(ws, rel)), { recursive: true });
-      await writeFile(path.join(ws, rel), content);
-    }
-    await body(ws);
-  } finally {
-    await rm(ws, { recursive: true, force: true });
-  }
-}
-
-function context(ws: string, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { workspace: ws, signal };
-}
+import { context, failure, inSandbox, rejection } from './sandbox.ts';
 
 const validateOutput = new Ajv().compile(findDefinition.outputSchema as object);
 
@@ -33,53 +15,43 @@ async function find(ws: string, args: FindArgs) {
   return outcome;
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ToolError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, ToolError);
-    return err as ToolError;
-  }
-  throw new Error('expected a ToolError');
-}
-
 test('find matches a slash-less glob against names at any depth, sorted, as workspace paths', () =>
-  inWorkspace({ 'z.ts': '', 'src/b.ts': '', 'src/a.ts': '', 'src/deep/c.ts': '', 'src/d.js': '', '.eslintrc.ts': '' }, async (ws) => {
+  inSandbox({ 'z.ts': '', 'src/b.ts': '', 'src/a.ts': '', 'src/deep/c.ts': '', 'src/d.js': '', '.eslintrc.ts': '' }, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.ts' });
     assert.is(r.text, '.eslintrc.ts\nsrc/a.ts\nsrc/b.ts\nsrc/deep/c.ts\nz.ts');
     assert.equal(r.structured, { paths: ['.eslintrc.ts', 'src/a.ts', 'src/b.ts', 'src/deep/c.ts', 'z.ts'], truncated: false });
   }));
 
 test('find matches a glob with / against the path relative to the search directory', () =>
-  inWorkspace({ 'src/a.spec.ts': '', 'src/x/b.spec.ts': '', 'src/x/b.ts': '', 'lib/c.spec.ts': '' }, async (ws) => {
+  inSandbox({ 'src/a.spec.ts': '', 'src/x/b.spec.ts': '', 'src/x/b.ts': '', 'lib/c.spec.ts': '' }, async ({ ws }) => {
     assert.equal((await find(ws, { pattern: 'src/**/*.spec.ts' })).structured?.paths, ['src/a.spec.ts', 'src/x/b.spec.ts']);
     assert.equal((await find(ws, { pattern: 'x/*.ts', path: 'src' })).structured?.paths, ['src/x/b.spec.ts', 'src/x/b.ts']);
   }));
 
 test('find lists matching directories with a trailing slash', () =>
-  inWorkspace({ 'src/components/a.tsx': '', 'lib/components.md': '' }, async (ws) => {
+  inSandbox({ 'src/components/a.tsx': '', 'lib/components.md': '' }, async ({ ws }) => {
     assert.equal((await find(ws, { pattern: 'components*' })).structured?.paths, ['lib/components.md', 'src/components/']);
   }));
 
 test('find respects the root and nested .gitignore files, with negation (!keep.log)', () =>
-  inWorkspace({
+  inSandbox({
     '.gitignore': '*.log\n!keep.log\ndist/\n',
     'a.log': '', 'keep.log': '', 'dist/bundle.log': '',
     'pkg/.gitignore': 'local.log\n', 'pkg/local.log': '', 'pkg/keep.log': '',
     'node_modules/m/x.log': '', '.git/logs/HEAD.log': '',
-  }, async (ws) => {
+  }, async ({ ws }) => {
     assert.equal((await find(ws, { pattern: '*.log' })).structured?.paths, ['keep.log', 'pkg/keep.log']);
   }));
 
 test('find says "No files found matching pattern" when nothing matches', () =>
-  inWorkspace({ 'a.txt': '' }, async (ws) => {
+  inSandbox({ 'a.txt': '' }, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.rs' });
     assert.is(r.text, 'No files found matching pattern');
     assert.equal(r.structured, { paths: [], truncated: false });
   }));
 
 test('find stops at limit and tells how to get more', () =>
-  inWorkspace({ 'a.md': '', 'b.md': '', 'c.md': '', 'd.md': '' }, async (ws) => {
+  inSandbox({ 'a.md': '', 'b.md': '', 'c.md': '', 'd.md': '' }, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.md', limit: 2 });
     assert.is(r.text, 'a.md\nb.md\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]');
     assert.equal(r.structured, { paths: ['a.md', 'b.md'], truncated: true });
@@ -88,7 +60,7 @@ test('find stops at limit and tells how to get more', () =>
 test('find truncates its text output at 50KB and keeps the structured paths in step', async () => {
   const files: Record<string, string> = {};
   for (let i = 0; i < 600; i++) files[`dir/${'n'.repeat(100)}${String(i).padStart(3, '0')}.txt`] = '';
-  await inWorkspace(files, async (ws) => {
+  await inSandbox(files, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.txt' });
     const [body] = r.text.split('\n\n');
     assert.ok(Buffer.byteLength(body as string) <= 50 * 1024);
@@ -100,38 +72,27 @@ test('find truncates its text output at 50KB and keeps the structured paths in s
   });
 });
 
-test('find does not follow a symlinked directory out of the workspace', async () => {
-  const outside = await realpath(await mkdtemp(path.join(os.tmpdir(), 'find-outside-')));
-  try {
+test('find does not follow a symlinked directory out of the workspace', () =>
+  inSandbox({ 'a.ts': '' }, async ({ ws, outside }) => {
     await writeFile(path.join(outside, 'secret.ts'), '');
-    await inWorkspace({ 'a.ts': '' }, async (ws) => {
-      await symlink(outside, path.join(ws, 'escape'));
-      assert.equal((await find(ws, { pattern: '*.ts' })).structured?.paths, ['a.ts']);
-      const err = await refusal(findTool({ pattern: '*.ts', path: 'escape' }, context(ws)));
-      assert.match(err.message, /outside the workspace/);
-    });
-  } finally {
-    await rm(outside, { recursive: true, force: true });
-  }
-});
+    await symlink(outside, path.join(ws, 'escape'));
+    assert.equal((await find(ws, { pattern: '*.ts' })).structured?.paths, ['a.ts']);
+    const err = await failure(findTool({ pattern: '*.ts', path: 'escape' }, context(ws)));
+    assert.match(err.message, /outside the workspace/);
+  }));
 
 test('find refuses a path outside the workspace, a missing path and a file as path', () =>
-  inWorkspace({ 'a.ts': '' }, async (ws) => {
-    assert.match((await refusal(findTool({ pattern: '*', path: '/etc' }, context(ws)))).message, /outside the workspace/);
-    assert.is((await refusal(findTool({ pattern: '*', path: 'missing' }, context(ws)))).message, 'Path not found: missing');
-    assert.match((await refusal(findTool({ pattern: '*', path: 'a.ts' }, context(ws)))).message, /is not a directory/);
+  inSandbox({ 'a.ts': '' }, async ({ ws }) => {
+    assert.match((await failure(findTool({ pattern: '*', path: '/etc' }, context(ws)))).message, /outside the workspace/);
+    assert.is((await failure(findTool({ pattern: '*', path: 'missing' }, context(ws)))).message, 'Path not found: missing');
+    assert.match((await failure(findTool({ pattern: '*', path: 'a.ts' }, context(ws)))).message, /is not a directory/);
   }));
 
 test('find honours an aborted signal', () =>
-  inWorkspace({ 'a.ts': '' }, async (ws) => {
+  inSandbox({ 'a.ts': '' }, async ({ ws }) => {
     const controller = new AbortController();
     controller.abort(new Error('cancelled'));
-    let thrown: unknown;
-    try {
-      await findTool({ pattern: '*' }, context(ws, controller.signal));
-    } catch (err) {
-      thrown = err;
-    }
+    const thrown = await rejection(findTool({ pattern: '*' }, context(ws, { signal: controller.signal })));
     assert.is((thrown as Error).message, 'cancelled');
   }));
 

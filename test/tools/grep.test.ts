@@ -1,34 +1,11 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { ToolError, type ToolContext } from '../../src/tools/contract.ts';
 import { grepDefinition } from '../../src/tools/definitions/grep.ts';
 import { grepTool, type GrepArgs } from '../../src/tools/grep.ts';
-
-async function workspace(files: Record<string, string | Buffer>): Promise<string> {
-  const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'grep-test-')));
-  for (const [rel, content] of Object.entries(files)) {
-    await mkdir(path.dirname(path.join(ws, rel)), { recursive: true });
-    await writeFile(path.join(ws, rel), content);
-  }
-  return ws;
-}
-
-function context(ws: string, signal: AbortSignal = new AbortController().signal): ToolContext {
-  return { workspace: ws, signal };
-}
-
-async function inWorkspace(files: Record<string, string | Buffer>, body: (ws: string) => Promise<void>): Promise<void> {
-  const ws = await workspace(files);
-  try {
-    await body(ws);
-  } finally {
-    await rm(ws, { recursive: true, force: true });
-  }
-}
+import { context, failure, inSandbox, rejection } from './sandbox.ts';
 
 const validateOutput = new Ajv().compile(grepDefinition.outputSchema as object);
 
@@ -38,18 +15,8 @@ async function grep(ws: string, args: GrepArgs) {
   return outcome;
 }
 
-async function refusal(promise: Promise<unknown>): Promise<ToolError> {
-  try {
-    await promise;
-  } catch (err) {
-    assert.instance(err, ToolError);
-    return err as ToolError;
-  }
-  throw new Error('expected a ToolError');
-}
-
 test('grep prints path:line: text for each match and returns them as structured data', () =>
-  inWorkspace({ 'src/a.ts': 'const x = 1;\nconst needle = 2;\n', 'b.txt': 'needle here\nno\n' }, async (ws) => {
+  inSandbox({ 'src/a.ts': 'const x = 1;\nconst needle = 2;\n', 'b.txt': 'needle here\nno\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'needle' });
     assert.is(r.text, 'b.txt:1: needle here\nsrc/a.ts:2: const needle = 2;');
     assert.equal(r.structured, {
@@ -63,26 +30,26 @@ test('grep prints path:line: text for each match and returns them as structured 
   }));
 
 test('grep says "No matches found" when nothing matches', () =>
-  inWorkspace({ 'a.txt': 'hello\n' }, async (ws) => {
+  inSandbox({ 'a.txt': 'hello\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'absent' });
     assert.is(r.text, 'No matches found');
     assert.equal(r.structured, { matches: [], truncated: false });
   }));
 
 test('grep respects the root .gitignore, a nested .gitignore and a negation (!keep.log)', () =>
-  inWorkspace({
+  inSandbox({
     '.gitignore': '*.log\n!keep.log\n',
     'app.log': 'token\n', 'keep.log': 'token\n',
     'pkg/.gitignore': 'gen/\n', 'pkg/gen/out.ts': 'token\n', 'pkg/src.ts': 'token\n',
     'gen/top.ts': 'token\n',
     'node_modules/dep/index.js': 'token\n',
-  }, async (ws) => {
+  }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'token' });
     assert.equal((r.structured?.matches as { path: string }[]).map((m) => m.path), ['gen/top.ts', 'keep.log', 'pkg/src.ts']);
   }));
 
 test('grep filters files with a glob that matches names at any depth, or paths when it has a slash', () =>
-  inWorkspace({ 'a.ts': 'hit\n', 'src/b.ts': 'hit\n', 'src/c.js': 'hit\n', 'src/x/d.spec.ts': 'hit\n' }, async (ws) => {
+  inSandbox({ 'a.ts': 'hit\n', 'src/b.ts': 'hit\n', 'src/c.js': 'hit\n', 'src/x/d.spec.ts': 'hit\n' }, async ({ ws }) => {
     const ts = await grep(ws, { pattern: 'hit', glob: '*.ts' });
     assert.equal((ts.structured?.matches as { path: string }[]).map((m) => m.path), ['a.ts', 'src/b.ts', 'src/x/d.spec.ts']);
     const spec = await grep(ws, { pattern: 'hit', glob: 'src/**/*.spec.ts' });
@@ -90,13 +57,13 @@ test('grep filters files with a glob that matches names at any depth, or paths w
   }));
 
 test('grep with ignoreCase matches regardless of case; without it, case matters', () =>
-  inWorkspace({ 'a.txt': 'Hello\nHELLO\nhello\n' }, async (ws) => {
+  inSandbox({ 'a.txt': 'Hello\nHELLO\nhello\n' }, async ({ ws }) => {
     assert.is((await grep(ws, { pattern: 'hello' })).text, 'a.txt:3: hello');
     assert.is((await grep(ws, { pattern: 'hello', ignoreCase: true })).text, 'a.txt:1: Hello\na.txt:2: HELLO\na.txt:3: hello');
   }));
 
 test('grep with literal treats regex metacharacters as plain text', () =>
-  inWorkspace({ 'a.txt': 'call foo(a.b)*[1]\ncall fooXa-b\n' }, async (ws) => {
+  inSandbox({ 'a.txt': 'call foo(a.b)*[1]\ncall fooXa-b\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'foo(a.b)*[1]', literal: true });
     assert.is(r.text, 'a.txt:1: call foo(a.b)*[1]');
     assert.is((await grep(ws, { pattern: 'a.b', literal: true })).text, 'a.txt:1: call foo(a.b)*[1]');
@@ -104,7 +71,7 @@ test('grep with literal treats regex metacharacters as plain text', () =>
   }));
 
 test('grep shows context lines as path-line- text, merges overlaps and separates groups with --', () =>
-  inWorkspace({ 'a.txt': ['l1', 'l2 hit', 'l3', 'l4 hit', 'l5', 'l6', 'l7', 'l8 hit', 'l9'].join('\n') + '\n' }, async (ws) => {
+  inSandbox({ 'a.txt': ['l1', 'l2 hit', 'l3', 'l4 hit', 'l5', 'l6', 'l7', 'l8 hit', 'l9'].join('\n') + '\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'hit', context: 1 });
     assert.is(r.text, [
       'a.txt-1- l1', 'a.txt:2: l2 hit', 'a.txt-3- l3', 'a.txt:4: l4 hit', 'a.txt-5- l5',
@@ -115,7 +82,7 @@ test('grep shows context lines as path-line- text, merges overlaps and separates
   }));
 
 test('grep stops at limit and tells how to get more', () =>
-  inWorkspace({ 'a.txt': Array.from({ length: 10 }, (_, i) => `match ${i + 1}`).join('\n') }, async (ws) => {
+  inSandbox({ 'a.txt': Array.from({ length: 10 }, (_, i) => `match ${i + 1}`).join('\n') }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'match', limit: 3 });
     assert.is(r.text, 'a.txt:1: match 1\na.txt:2: match 2\na.txt:3: match 3\n\n[3 matches limit reached. Use limit=6 for more, or refine pattern]');
     assert.is((r.structured?.matches as unknown[]).length, 3);
@@ -123,62 +90,56 @@ test('grep stops at limit and tells how to get more', () =>
   }));
 
 test('grep with exactly limit matches reports no truncation', () =>
-  inWorkspace({ 'a.txt': 'match\nmatch\nmatch\n' }, async (ws) => {
+  inSandbox({ 'a.txt': 'match\nmatch\nmatch\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'match', limit: 3 });
     assert.not.match(r.text, 'limit reached');
     assert.is(r.structured?.truncated, false);
   }));
 
 test('grep refuses an invalid regex with a ToolError naming the regex error', () =>
-  inWorkspace({ 'a.txt': 'x\n' }, async (ws) => {
-    const err = await refusal(grepTool({ pattern: 'foo(' }, context(ws)));
+  inSandbox({ 'a.txt': 'x\n' }, async ({ ws }) => {
+    const err = await failure(grepTool({ pattern: 'foo(' }, context(ws)));
     assert.match(err.message, 'invalid regular expression "foo("');
     assert.match(err.message, /Unterminated group/);
   }));
 
 test('grep refuses a path outside the workspace', () =>
-  inWorkspace({ 'a.txt': 'x\n' }, async (ws) => {
-    const err = await refusal(grepTool({ pattern: 'x', path: '../' }, context(ws)));
+  inSandbox({ 'a.txt': 'x\n' }, async ({ ws }) => {
+    const err = await failure(grepTool({ pattern: 'x', path: '../' }, context(ws)));
     assert.match(err.message, /outside the workspace/);
   }));
 
 test('grep reports a missing path', () =>
-  inWorkspace({ 'a.txt': 'x\n' }, async (ws) => {
-    const err = await refusal(grepTool({ pattern: 'x', path: 'nope' }, context(ws)));
+  inSandbox({ 'a.txt': 'x\n' }, async ({ ws }) => {
+    const err = await failure(grepTool({ pattern: 'x', path: 'nope' }, context(ws)));
     assert.is(err.message, 'Path not found: nope');
   }));
 
-test('grep does not follow a symlink out of the workspace while walking, and refuses it as a path', async () => {
-  const outside = await realpath(await mkdtemp(path.join(os.tmpdir(), 'grep-outside-')));
-  try {
+test('grep does not follow a symlink out of the workspace while walking, and refuses it as a path', () =>
+  inSandbox({ 'a.txt': 'password=ok\n' }, async ({ ws, outside }) => {
     await writeFile(path.join(outside, 'secret.txt'), 'password=hunter2\n');
-    await inWorkspace({ 'a.txt': 'password=ok\n' }, async (ws) => {
-      await symlink(outside, path.join(ws, 'linkdir'));
-      await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'link.txt'));
-      const r = await grep(ws, { pattern: 'password' });
-      assert.is(r.text, 'a.txt:1: password=ok');
-      const err = await refusal(grepTool({ pattern: 'password', path: 'linkdir' }, context(ws)));
-      assert.match(err.message, /outside the workspace/);
-    });
-  } finally {
-    await rm(outside, { recursive: true, force: true });
-  }
-});
+    await symlink(outside, path.join(ws, 'linkdir'));
+    await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'link.txt'));
+    const r = await grep(ws, { pattern: 'password' });
+    assert.is(r.text, 'a.txt:1: password=ok');
+    const err = await failure(grepTool({ pattern: 'password', path: 'linkdir' }, context(ws)));
+    assert.match(err.message, /outside the workspace/);
+  }));
 
 test('grep searches a single file given as path', () =>
-  inWorkspace({ 'src/a.ts': 'one\ntwo\n', 'src/b.ts': 'two\n' }, async (ws) => {
+  inSandbox({ 'src/a.ts': 'one\ntwo\n', 'src/b.ts': 'two\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'two', path: 'src/a.ts' });
     assert.is(r.text, 'src/a.ts:2: two');
   }));
 
 test('grep skips binary files and counts them', () =>
-  inWorkspace({ 'bin.dat': Buffer.from([0x6b, 0x65, 0x79, 0x00, 0x01, 0x0a]), 'text.txt': 'key\n' }, async (ws) => {
+  inSandbox({ 'bin.dat': Buffer.from([0x6b, 0x65, 0x79, 0x00, 0x01, 0x0a]), 'text.txt': 'key\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'key' });
     assert.is(r.text, 'text.txt:1: key\n\n[Skipped 1 binary file]');
   }));
 
 test('grep cuts long lines at 500 characters with a marker', () =>
-  inWorkspace({ 'a.txt': `needle${'x'.repeat(1000)}\n` }, async (ws) => {
+  inSandbox({ 'a.txt': `needle${'x'.repeat(1000)}\n` }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'needle' });
     const match = (r.structured?.matches as { text: string }[])[0];
     assert.is(match?.text, `needle${'x'.repeat(494)}... [truncated]`);
@@ -186,7 +147,7 @@ test('grep cuts long lines at 500 characters with a marker', () =>
   }));
 
 test('grep truncates its text output at 50KB and keeps the structured matches in step', () =>
-  inWorkspace({ 'a.txt': Array.from({ length: 300 }, (_, i) => `hit ${i} ${'y'.repeat(400)}`).join('\n') }, async (ws) => {
+  inSandbox({ 'a.txt': Array.from({ length: 300 }, (_, i) => `hit ${i} ${'y'.repeat(400)}`).join('\n') }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'hit', limit: 1000 });
     const [body] = r.text.split('\n\n');
     assert.ok(Buffer.byteLength(body as string) <= 50 * 1024);
@@ -198,15 +159,10 @@ test('grep truncates its text output at 50KB and keeps the structured matches in
   }));
 
 test('grep honours an aborted signal between files', () =>
-  inWorkspace({ 'a.txt': 'x\n', 'b.txt': 'x\n' }, async (ws) => {
+  inSandbox({ 'a.txt': 'x\n', 'b.txt': 'x\n' }, async ({ ws }) => {
     const controller = new AbortController();
     controller.abort(new Error('cancelled'));
-    let thrown: unknown;
-    try {
-      await grepTool({ pattern: 'x' }, context(ws, controller.signal));
-    } catch (err) {
-      thrown = err;
-    }
+    const thrown = await rejection(grepTool({ pattern: 'x' }, context(ws, { signal: controller.signal })));
     assert.is((thrown as Error).message, 'cancelled');
   }));
 

@@ -2,147 +2,126 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, mkdtemp, open, realpath, rm, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { mkdir, open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError, type ToolContext } from '../../src/tools/contract.ts';
 import { readTool } from '../../src/tools/read.ts';
 import { readDefinition } from '../../src/tools/definitions/read.ts';
+import { context, failure, sandboxPerTest } from './sandbox.ts';
 
-let ws = '';
-let ctx: ToolContext;
-
-test.before.each(async () => {
-  ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'super-pi-read-')));
-  ctx = { workspace: ws, signal: new AbortController().signal };
-});
-
-test.after.each(async () => {
-  await rm(ws, { recursive: true, force: true });
-});
+const box = sandboxPerTest(test);
 
 const numbered = (n: number, from = 1): string[] => Array.from({ length: n }, (_, i) => `line${i + from}`);
 
-async function failure(p: Promise<unknown>): Promise<ToolError> {
-  try {
-    await p;
-  } catch (err) {
-    assert.instance(err, ToolError);
-    return err as ToolError;
-  }
-  throw new Error('expected a ToolError, but the call succeeded');
-}
-
 test('returns a small file exactly as it is, final newline included', async () => {
-  await writeFile(path.join(ws, 'a.txt'), 'alpha\n  beta\tgamma\n');
-  const r = await readTool({ path: 'a.txt' }, ctx);
+  await writeFile(path.join(box.ws, 'a.txt'), 'alpha\n  beta\tgamma\n');
+  const r = await readTool({ path: 'a.txt' }, box.ctx);
   assert.is(r.text, 'alpha\n  beta\tgamma\n');
   assert.is(r.isError, undefined);
   assert.is(r.structured, undefined);
 });
 
 test('returns an empty string for an empty file', async () => {
-  await writeFile(path.join(ws, 'empty.txt'), '');
-  assert.is((await readTool({ path: 'empty.txt' }, ctx)).text, '');
+  await writeFile(path.join(box.ws, 'empty.txt'), '');
+  assert.is((await readTool({ path: 'empty.txt' }, box.ctx)).text, '');
 });
 
 test('reads from a 1-indexed offset and says how many lines are left when limit stops early', async () => {
-  await writeFile(path.join(ws, 'a.txt'), numbered(10).join('\n') + '\n');
-  const r = await readTool({ path: 'a.txt', offset: 3, limit: 2 }, ctx);
+  await writeFile(path.join(box.ws, 'a.txt'), numbered(10).join('\n') + '\n');
+  const r = await readTool({ path: 'a.txt', offset: 3, limit: 2 }, box.ctx);
   assert.is(r.text, 'line3\nline4\n\n[6 more lines in file. Use offset=5 to continue.]');
 });
 
 test('adds no notice when offset and limit reach the end of the file', async () => {
-  await writeFile(path.join(ws, 'a.txt'), numbered(10).join('\n'));
-  assert.is((await readTool({ path: 'a.txt', offset: 9, limit: 5 }, ctx)).text, 'line9\nline10');
-  assert.is((await readTool({ path: 'a.txt', limit: 10 }, ctx)).text, numbered(10).join('\n'));
+  await writeFile(path.join(box.ws, 'a.txt'), numbered(10).join('\n'));
+  assert.is((await readTool({ path: 'a.txt', offset: 9, limit: 5 }, box.ctx)).text, 'line9\nline10');
+  assert.is((await readTool({ path: 'a.txt', limit: 10 }, box.ctx)).text, numbered(10).join('\n'));
 });
 
 test('cuts at 2000 lines with a notice giving the offset to continue, and the continuation ends cleanly', async () => {
-  await writeFile(path.join(ws, 'long.txt'), numbered(2500).join('\n') + '\n');
-  const first = await readTool({ path: 'long.txt' }, ctx);
+  await writeFile(path.join(box.ws, 'long.txt'), numbered(2500).join('\n') + '\n');
+  const first = await readTool({ path: 'long.txt' }, box.ctx);
   assert.is(first.text, numbered(2000).join('\n') + '\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]');
-  const rest = await readTool({ path: 'long.txt', offset: 2001 }, ctx);
+  const rest = await readTool({ path: 'long.txt', offset: 2001 }, box.ctx);
   assert.is(rest.text, numbered(500, 2001).join('\n') + '\n');
 });
 
 test('a limit above 2000 is still cut at 2000 lines', async () => {
-  await writeFile(path.join(ws, 'long.txt'), numbered(2500).join('\n'));
-  const r = await readTool({ path: 'long.txt', limit: 2400 }, ctx);
+  await writeFile(path.join(box.ws, 'long.txt'), numbered(2500).join('\n'));
+  const r = await readTool({ path: 'long.txt', limit: 2400 }, box.ctx);
   assert.ok(r.text.endsWith('line2000\n\n[Showing lines 1-2000 of 2500. Use offset=2001 to continue.]'));
 });
 
 test('cuts at 50KB without splitting a line and says so in the notice', async () => {
   // 1000 lines of 99 bytes: 512 lines take 512*99 + 511 = 51199 bytes, the 513th would pass 51200.
-  await writeFile(path.join(ws, 'wide.txt'), Array.from({ length: 1000 }, () => 'x'.repeat(99)).join('\n'));
-  const r = await readTool({ path: 'wide.txt' }, ctx);
+  await writeFile(path.join(box.ws, 'wide.txt'), Array.from({ length: 1000 }, () => 'x'.repeat(99)).join('\n'));
+  const r = await readTool({ path: 'wide.txt' }, box.ctx);
   const [body, notice] = r.text.split('\n\n');
   assert.is(body?.split('\n').length, 512);
   assert.is(notice, '[Showing lines 1-512 of 1000 (50.0KB limit). Use offset=513 to continue.]');
 });
 
 test('a first line larger than 50KB is not shown; the notice suggests bash with sed and head', async () => {
-  await writeFile(path.join(ws, 'min.js'), 'y'.repeat(60 * 1024) + '\nshort\n');
-  const r = await readTool({ path: 'min.js' }, ctx);
+  await writeFile(path.join(box.ws, 'min.js'), 'y'.repeat(60 * 1024) + '\nshort\n');
+  const r = await readTool({ path: 'min.js' }, box.ctx);
   assert.is(r.text, "[Line 1 is 60.0KB, exceeds 50.0KB limit. Use bash: sed -n '1p' min.js | head -c 51200]");
-  assert.is((await readTool({ path: 'min.js', offset: 2 }, ctx)).text, 'short\n');
+  assert.is((await readTool({ path: 'min.js', offset: 2 }, box.ctx)).text, 'short\n');
 });
 
 test('refuses an offset past the end of the file, saying how many lines it has', async () => {
-  await writeFile(path.join(ws, 'a.txt'), numbered(10).join('\n') + '\n');
-  const err = await failure(readTool({ path: 'a.txt', offset: 11 }, ctx));
+  await writeFile(path.join(box.ws, 'a.txt'), numbered(10).join('\n') + '\n');
+  const err = await failure(readTool({ path: 'a.txt', offset: 11 }, box.ctx));
   assert.is(err.message, 'Offset 11 is beyond end of file (10 lines total); use an offset between 1 and 10');
 });
 
 test('refuses a non-integer or zero offset and limit', async () => {
-  await writeFile(path.join(ws, 'a.txt'), 'x\n');
-  assert.match((await failure(readTool({ path: 'a.txt', offset: 0 }, ctx))).message, /offset must be a whole number of at least 1/);
-  assert.match((await failure(readTool({ path: 'a.txt', limit: 1.5 }, ctx))).message, /limit must be a whole number of at least 1/);
+  await writeFile(path.join(box.ws, 'a.txt'), 'x\n');
+  assert.match((await failure(readTool({ path: 'a.txt', offset: 0 }, box.ctx))).message, /offset must be a whole number of at least 1/);
+  assert.match((await failure(readTool({ path: 'a.txt', limit: 1.5 }, box.ctx))).message, /limit must be a whole number of at least 1/);
 });
 
 test('refuses a binary file, naming its size', async () => {
-  await writeFile(path.join(ws, 'blob.bin'), Buffer.from([0x41, 0x00, 0x42, 0x43]));
-  const err = await failure(readTool({ path: 'blob.bin' }, ctx));
+  await writeFile(path.join(box.ws, 'blob.bin'), Buffer.from([0x41, 0x00, 0x42, 0x43]));
+  const err = await failure(readTool({ path: 'blob.bin' }, box.ctx));
   assert.is(err.message, 'blob.bin is a binary file (4B); not shown. read returns text files only.');
 });
 
 test('names the image type of an image it will not show', async () => {
   const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2040, 1)]);
-  await writeFile(path.join(ws, 'pic.png'), png);
-  const err = await failure(readTool({ path: 'pic.png' }, ctx));
+  await writeFile(path.join(box.ws, 'pic.png'), png);
+  const err = await failure(readTool({ path: 'pic.png' }, box.ctx));
   assert.is(err.message, 'pic.png is a binary file (2.0KB, image/png); not shown. read returns text files only.');
 });
 
 test('refuses a directory and points to ls', async () => {
-  await mkdir(path.join(ws, 'src'));
-  const err = await failure(readTool({ path: 'src' }, ctx));
+  await mkdir(path.join(box.ws, 'src'));
+  const err = await failure(readTool({ path: 'src' }, box.ctx));
   assert.is(err.message, 'src is a directory, not a file; use ls to list its entries');
 });
 
 test('reports a missing file as not found', async () => {
-  const err = await failure(readTool({ path: 'nope.txt' }, ctx));
+  const err = await failure(readTool({ path: 'nope.txt' }, box.ctx));
   assert.is(err.message, 'File not found: nope.txt');
 });
 
 test('drops a UTF-8 BOM and keeps CRLF line ends as they are', async () => {
-  await writeFile(path.join(ws, 'win.txt'), '\uFEFFone\r\ntwo\r\n');
-  assert.is((await readTool({ path: 'win.txt' }, ctx)).text, 'one\r\ntwo\r\n');
+  await writeFile(path.join(box.ws, 'win.txt'), '\uFEFFone\r\ntwo\r\n');
+  assert.is((await readTool({ path: 'win.txt' }, box.ctx)).text, 'one\r\ntwo\r\n');
 });
 
 test('decodes multi-byte characters split across read chunks', async () => {
   // Lines of 'a' + 1000 × 'é' (2002 bytes with the newline): the 64 KB chunk edge falls inside an 'é' of line 33.
   const line = 'a' + 'é'.repeat(1000);
-  await writeFile(path.join(ws, 'utf8.txt'), Array.from({ length: 100 }, () => line).join('\n'));
-  const r = await readTool({ path: 'utf8.txt', offset: 31, limit: 5 }, ctx);
+  await writeFile(path.join(box.ws, 'utf8.txt'), Array.from({ length: 100 }, () => line).join('\n'));
+  const r = await readTool({ path: 'utf8.txt', offset: 31, limit: 5 }, box.ctx);
   assert.is(r.text, `${Array.from({ length: 5 }, () => line).join('\n')}\n\n[65 more lines in file. Use offset=36 to continue.]`);
 });
 
 test('streams a 24 MB file: shows the first window and still counts every line', async () => {
   const line = 'z'.repeat(79);
   const total = 300_000;
-  await writeFile(path.join(ws, 'big.log'), `${line}\n`.repeat(total));
+  await writeFile(path.join(box.ws, 'big.log'), `${line}\n`.repeat(total));
   const before = process.memoryUsage().heapUsed;
-  const r = await readTool({ path: 'big.log', offset: 150_001, limit: 3 }, ctx);
+  const r = await readTool({ path: 'big.log', offset: 150_001, limit: 3 }, box.ctx);
   const grown = process.memoryUsage().heapUsed - before;
   assert.is(r.text, `${line}\n${line}\n${line}\n\n[149997 more lines in file. Use offset=150004 to continue.]`);
   // Holding the file as a string would take at least 24 MB of heap.
@@ -151,13 +130,13 @@ test('streams a 24 MB file: shows the first window and still counts every line',
 
 test('stops counting lines 64 MB past the window and says the total is a lower bound', async () => {
   const block = Buffer.from(`${'q'.repeat(1023)}\n`.repeat(1024));
-  const handle = await open(path.join(ws, 'huge.log'), 'w');
+  const handle = await open(path.join(box.ws, 'huge.log'), 'w');
   try {
     for (let i = 0; i < 72; i++) await handle.write(block);
   } finally {
     await handle.close();
   }
-  const r = await readTool({ path: 'huge.log', limit: 1 }, ctx);
+  const r = await readTool({ path: 'huge.log', limit: 1 }, box.ctx);
   const m = /^q{1023}\n\n\[More than (\d+) more lines in file\. Use offset=2 to continue\.\]$/.exec(r.text);
   assert.ok(m, r.text.slice(1020));
   const counted = Number(m?.[1]);
@@ -165,15 +144,15 @@ test('stops counting lines 64 MB past the window and says the total is a lower b
 });
 
 test('accepts an absolute path inside the workspace', async () => {
-  await writeFile(path.join(ws, 'abs.txt'), 'inside\n');
-  assert.is((await readTool({ path: path.join(ws, 'abs.txt') }, ctx)).text, 'inside\n');
+  await writeFile(path.join(box.ws, 'abs.txt'), 'inside\n');
+  assert.is((await readTool({ path: path.join(box.ws, 'abs.txt') }, box.ctx)).text, 'inside\n');
 });
 
 test('stops with a cancelled error when the signal is already aborted', async () => {
-  await writeFile(path.join(ws, 'a.txt'), 'x\n');
+  await writeFile(path.join(box.ws, 'a.txt'), 'x\n');
   const controller = new AbortController();
   controller.abort();
-  const err = await failure(readTool({ path: 'a.txt' }, { workspace: ws, signal: controller.signal }));
+  const err = await failure(readTool({ path: 'a.txt' }, context(box.ws, { signal: controller.signal })));
   assert.is(err.message, 'cancelled');
 });
 

@@ -3,47 +3,30 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { lstat, mkdir, mkdtemp, readFile, readdir, realpath, rm, symlink, writeFile } from 'node:fs/promises';
-import os from 'node:os';
+import { lstat, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { ToolError, type ToolContext } from '../../src/tools/contract.ts';
+import type { ToolContext } from '../../src/tools/contract.ts';
 import { displayPath, isInside, openWorkspace, resolveInWorkspace } from '../../src/tools/workspace.ts';
 import { readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 import { editTool } from '../../src/tools/edit.ts';
 import { lsTool } from '../../src/tools/ls.ts';
-
-let base = '';
-let ws = '';
-let outside = '';
-let ctx: ToolContext;
+import { context, failure, sandboxPerTest } from './sandbox.ts';
 
 const OUTSIDE_MESSAGE = /is outside the workspace .*; only paths inside it can be used$/;
 const LINK_MESSAGE = /is a symbolic link that leads outside the workspace; refused$/;
 
+const box = sandboxPerTest(test);
+let ctx: ToolContext;
+
 test.before.each(async () => {
-  base = await realpath(await mkdtemp(path.join(os.tmpdir(), 'super-pi-ws-')));
-  ws = path.join(base, 'ws');
-  outside = path.join(base, 'outside');
-  await mkdir(ws);
-  await mkdir(outside);
-  await writeFile(path.join(outside, 'secret.txt'), 'top secret\n');
-  ctx = { workspace: await openWorkspace(ws), signal: new AbortController().signal };
+  await writeFile(path.join(box.outside, 'secret.txt'), 'top secret\n');
+  // Opened the way the server opens its workspace, so the tool bodies get what they get in use.
+  ctx = context(await openWorkspace(box.ws));
 });
 
-test.after.each(async () => {
-  await rm(base, { recursive: true, force: true });
-});
-
-async function refusal(p: Promise<unknown>): Promise<string> {
-  try {
-    await p;
-  } catch (err) {
-    assert.instance(err, ToolError);
-    return (err as ToolError).message;
-  }
-  throw new Error('expected the path to be refused, but it was accepted');
-}
+/** The message of the ToolError a refused path must give. */
+const refusal = async (p: Promise<unknown>): Promise<string> => (await failure(p)).message;
 
 async function exists(p: string): Promise<boolean> {
   try {
@@ -56,99 +39,99 @@ async function exists(p: string): Promise<boolean> {
 }
 
 test('resolves a relative path, "." and an absolute path inside the workspace', async () => {
-  await writeFile(path.join(ws, 'a.txt'), 'a');
-  assert.is(await resolveInWorkspace(ws, 'a.txt'), path.join(ws, 'a.txt'));
-  assert.is(await resolveInWorkspace(ws, '.'), ws);
-  assert.is(await resolveInWorkspace(ws, path.join(ws, 'a.txt')), path.join(ws, 'a.txt'));
-  assert.is(await resolveInWorkspace(ws, 'sub/../a.txt'), path.join(ws, 'a.txt'));
+  await writeFile(path.join(box.ws, 'a.txt'), 'a');
+  assert.is(await resolveInWorkspace(box.ws, 'a.txt'), path.join(box.ws, 'a.txt'));
+  assert.is(await resolveInWorkspace(box.ws, '.'), box.ws);
+  assert.is(await resolveInWorkspace(box.ws, path.join(box.ws, 'a.txt')), path.join(box.ws, 'a.txt'));
+  assert.is(await resolveInWorkspace(box.ws, 'sub/../a.txt'), path.join(box.ws, 'a.txt'));
 });
 
 test('resolves a path that does not exist yet, for write', async () => {
-  assert.is(await resolveInWorkspace(ws, 'new/dir/file.ts'), path.join(ws, 'new/dir/file.ts'));
+  assert.is(await resolveInWorkspace(box.ws, 'new/dir/file.ts'), path.join(box.ws, 'new/dir/file.ts'));
 });
 
 test('refuses an empty path and one containing a NUL byte', async () => {
-  assert.is(await refusal(resolveInWorkspace(ws, '')), 'path must be a non-empty string');
-  assert.is(await refusal(resolveInWorkspace(ws, 'a\0b')), 'path must not contain NUL bytes');
+  assert.is(await refusal(resolveInWorkspace(box.ws, '')), 'path must be a non-empty string');
+  assert.is(await refusal(resolveInWorkspace(box.ws, 'a\0b')), 'path must not contain NUL bytes');
 });
 
 test('refuses ../x', async () => {
-  const message = await refusal(resolveInWorkspace(ws, '../outside/secret.txt'));
+  const message = await refusal(resolveInWorkspace(box.ws, '../outside/secret.txt'));
   assert.match(message, /^path \.\.\/outside\/secret\.txt is outside the workspace/);
   assert.match(message, OUTSIDE_MESSAGE);
 });
 
 test('refuses a/../../x', async () => {
-  await mkdir(path.join(ws, 'a'));
-  assert.match(await refusal(resolveInWorkspace(ws, 'a/../../outside/secret.txt')), OUTSIDE_MESSAGE);
+  await mkdir(path.join(box.ws, 'a'));
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'a/../../outside/secret.txt')), OUTSIDE_MESSAGE);
 });
 
 test('refuses an absolute path outside the workspace', async () => {
-  assert.match(await refusal(resolveInWorkspace(ws, path.join(outside, 'secret.txt'))), OUTSIDE_MESSAGE);
-  assert.match(await refusal(resolveInWorkspace(ws, '/etc/passwd')), OUTSIDE_MESSAGE);
+  assert.match(await refusal(resolveInWorkspace(box.ws, path.join(box.outside, 'secret.txt'))), OUTSIDE_MESSAGE);
+  assert.match(await refusal(resolveInWorkspace(box.ws, '/etc/passwd')), OUTSIDE_MESSAGE);
 });
 
 test('refuses a sibling whose name merely starts with the workspace name', async () => {
-  await mkdir(path.join(base, 'ws-evil'));
-  await writeFile(path.join(base, 'ws-evil/file'), 'evil');
-  assert.match(await refusal(resolveInWorkspace(ws, path.join(base, 'ws-evil/file'))), OUTSIDE_MESSAGE);
-  assert.is(isInside(ws, path.join(base, 'ws-evil/file')), false);
-  assert.is(isInside(ws, path.join(ws, '..foo')), true);
+  await mkdir(path.join(box.root, 'ws-evil'));
+  await writeFile(path.join(box.root, 'ws-evil/file'), 'evil');
+  assert.match(await refusal(resolveInWorkspace(box.ws, path.join(box.root, 'ws-evil/file'))), OUTSIDE_MESSAGE);
+  assert.is(isInside(box.ws, path.join(box.root, 'ws-evil/file')), false);
+  assert.is(isInside(box.ws, path.join(box.ws, '..foo')), true);
 });
 
 test('refuses a symlink to a file outside', async () => {
-  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'leak'));
-  assert.match(await refusal(resolveInWorkspace(ws, 'leak')), LINK_MESSAGE);
+  await symlink(path.join(box.outside, 'secret.txt'), path.join(box.ws, 'leak'));
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'leak')), LINK_MESSAGE);
 });
 
 test('refuses a path below a symlink to a directory outside', async () => {
-  await symlink(outside, path.join(ws, 'door'));
-  assert.match(await refusal(resolveInWorkspace(ws, 'door/secret.txt')), LINK_MESSAGE);
-  assert.match(await refusal(resolveInWorkspace(ws, 'door/not-yet-there.txt')), LINK_MESSAGE);
+  await symlink(box.outside, path.join(box.ws, 'door'));
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'door/secret.txt')), LINK_MESSAGE);
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'door/not-yet-there.txt')), LINK_MESSAGE);
 });
 
 test('refuses a dangling symlink whose target is outside; write through it creates nothing outside', async () => {
-  await symlink(path.join(outside, 'planted.txt'), path.join(ws, 'trap'));
-  assert.match(await refusal(resolveInWorkspace(ws, 'trap')), LINK_MESSAGE);
+  await symlink(path.join(box.outside, 'planted.txt'), path.join(box.ws, 'trap'));
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'trap')), LINK_MESSAGE);
   assert.match(await refusal(writeTool({ path: 'trap', content: 'pwned' }, ctx)), LINK_MESSAGE);
-  assert.is(await exists(path.join(outside, 'planted.txt')), false);
-  assert.equal(await readdir(outside), ['secret.txt']);
+  assert.is(await exists(path.join(box.outside, 'planted.txt')), false);
+  assert.equal(await readdir(box.outside), ['secret.txt']);
 });
 
 test('refuses a symlink chain that ends outside', async () => {
-  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'hop2'));
-  await symlink('hop2', path.join(ws, 'hop1'));
-  await symlink('hop1', path.join(ws, 'start'));
-  assert.match(await refusal(resolveInWorkspace(ws, 'start')), LINK_MESSAGE);
+  await symlink(path.join(box.outside, 'secret.txt'), path.join(box.ws, 'hop2'));
+  await symlink('hop2', path.join(box.ws, 'hop1'));
+  await symlink('hop1', path.join(box.ws, 'start'));
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'start')), LINK_MESSAGE);
 });
 
 test('refuses a relative symlink that climbs out with ..', async () => {
-  await mkdir(path.join(ws, 'sub'));
-  await symlink('../../outside/secret.txt', path.join(ws, 'sub/up'));
-  assert.match(await refusal(resolveInWorkspace(ws, 'sub/up')), LINK_MESSAGE);
+  await mkdir(path.join(box.ws, 'sub'));
+  await symlink('../../outside/secret.txt', path.join(box.ws, 'sub/up'));
+  assert.match(await refusal(resolveInWorkspace(box.ws, 'sub/up')), LINK_MESSAGE);
 });
 
 test('refuses a symlink loop as too many levels of links', async () => {
-  await symlink('ping', path.join(ws, 'pong'));
-  await symlink('pong', path.join(ws, 'ping'));
-  await symlink('self', path.join(ws, 'self'));
-  assert.is(await refusal(resolveInWorkspace(ws, 'ping')), 'path ping has too many levels of symbolic links');
-  assert.is(await refusal(resolveInWorkspace(ws, 'self/below')), 'path self/below has too many levels of symbolic links');
+  await symlink('ping', path.join(box.ws, 'pong'));
+  await symlink('pong', path.join(box.ws, 'ping'));
+  await symlink('self', path.join(box.ws, 'self'));
+  assert.is(await refusal(resolveInWorkspace(box.ws, 'ping')), 'path ping has too many levels of symbolic links');
+  assert.is(await refusal(resolveInWorkspace(box.ws, 'self/below')), 'path self/below has too many levels of symbolic links');
 });
 
 test('follows symlinks that stay inside the workspace: file, directory, relative with .., chains', async () => {
-  await mkdir(path.join(ws, 'lib/deep'), { recursive: true });
-  await writeFile(path.join(ws, 'lib/deep/util.ts'), 'export const x = 1;\n');
-  await symlink('lib/deep/util.ts', path.join(ws, 'util-link.ts'));
-  await symlink('lib', path.join(ws, 'lib-link'));
-  await symlink('../lib/deep', path.join(ws, 'lib/deep-alias'));
-  await symlink('util-link.ts', path.join(ws, 'chain.ts'));
-  const target = path.join(ws, 'lib/deep/util.ts');
-  assert.is(await resolveInWorkspace(ws, 'util-link.ts'), target);
-  assert.is(await resolveInWorkspace(ws, 'lib-link/deep/util.ts'), target);
-  assert.is(await resolveInWorkspace(ws, 'lib/deep-alias/util.ts'), target);
-  assert.is(await resolveInWorkspace(ws, 'chain.ts'), target);
-  assert.is(displayPath(ws, target), 'lib/deep/util.ts');
+  await mkdir(path.join(box.ws, 'lib/deep'), { recursive: true });
+  await writeFile(path.join(box.ws, 'lib/deep/util.ts'), 'export const x = 1;\n');
+  await symlink('lib/deep/util.ts', path.join(box.ws, 'util-link.ts'));
+  await symlink('lib', path.join(box.ws, 'lib-link'));
+  await symlink('../lib/deep', path.join(box.ws, 'lib/deep-alias'));
+  await symlink('util-link.ts', path.join(box.ws, 'chain.ts'));
+  const target = path.join(box.ws, 'lib/deep/util.ts');
+  assert.is(await resolveInWorkspace(box.ws, 'util-link.ts'), target);
+  assert.is(await resolveInWorkspace(box.ws, 'lib-link/deep/util.ts'), target);
+  assert.is(await resolveInWorkspace(box.ws, 'lib/deep-alias/util.ts'), target);
+  assert.is(await resolveInWorkspace(box.ws, 'chain.ts'), target);
+  assert.is(displayPath(box.ws, target), 'lib/deep/util.ts');
   assert.is((await readTool({ path: 'lib-link/deep/util.ts' }, ctx)).text, 'export const x = 1;\n');
   await editTool({ path: 'chain.ts', oldText: '1', newText: '2' }, ctx);
   assert.is(await readFile(target, 'utf8'), 'export const x = 2;\n');
@@ -156,35 +139,35 @@ test('follows symlinks that stay inside the workspace: file, directory, relative
 });
 
 test('read refuses every escape', async () => {
-  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'leak'));
-  await symlink(outside, path.join(ws, 'door'));
+  await symlink(path.join(box.outside, 'secret.txt'), path.join(box.ws, 'leak'));
+  await symlink(box.outside, path.join(box.ws, 'door'));
   assert.match(await refusal(readTool({ path: '../outside/secret.txt' }, ctx)), OUTSIDE_MESSAGE);
-  assert.match(await refusal(readTool({ path: path.join(outside, 'secret.txt') }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(readTool({ path: path.join(box.outside, 'secret.txt') }, ctx)), OUTSIDE_MESSAGE);
   assert.match(await refusal(readTool({ path: 'leak' }, ctx)), LINK_MESSAGE);
   assert.match(await refusal(readTool({ path: 'door/secret.txt' }, ctx)), LINK_MESSAGE);
 });
 
 test('write refuses every escape and creates nothing outside', async () => {
-  await symlink(outside, path.join(ws, 'door'));
+  await symlink(box.outside, path.join(box.ws, 'door'));
   assert.match(await refusal(writeTool({ path: '../outside/new.txt', content: 'x' }, ctx)), OUTSIDE_MESSAGE);
-  assert.match(await refusal(writeTool({ path: path.join(base, 'ws-evil/file'), content: 'x' }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(writeTool({ path: path.join(box.root, 'ws-evil/file'), content: 'x' }, ctx)), OUTSIDE_MESSAGE);
   assert.match(await refusal(writeTool({ path: 'door/new.txt', content: 'x' }, ctx)), LINK_MESSAGE);
   assert.match(await refusal(writeTool({ path: 'door/sub/dir/new.txt', content: 'x' }, ctx)), LINK_MESSAGE);
-  assert.equal(await readdir(outside), ['secret.txt']);
-  assert.is(await exists(path.join(base, 'ws-evil')), false);
+  assert.equal(await readdir(box.outside), ['secret.txt']);
+  assert.is(await exists(path.join(box.root, 'ws-evil')), false);
 });
 
 test('edit refuses every escape and leaves the outside file unchanged', async () => {
-  await symlink(path.join(outside, 'secret.txt'), path.join(ws, 'leak'));
+  await symlink(path.join(box.outside, 'secret.txt'), path.join(box.ws, 'leak'));
   assert.match(await refusal(editTool({ path: '../outside/secret.txt', oldText: 'top', newText: 'no' }, ctx)), OUTSIDE_MESSAGE);
   assert.match(await refusal(editTool({ path: 'leak', oldText: 'top', newText: 'no' }, ctx)), LINK_MESSAGE);
-  assert.is(await readFile(path.join(outside, 'secret.txt'), 'utf8'), 'top secret\n');
+  assert.is(await readFile(path.join(box.outside, 'secret.txt'), 'utf8'), 'top secret\n');
 });
 
 test('ls refuses every escape', async () => {
-  await symlink(outside, path.join(ws, 'door'));
+  await symlink(box.outside, path.join(box.ws, 'door'));
   assert.match(await refusal(lsTool({ path: '..' }, ctx)), OUTSIDE_MESSAGE);
-  assert.match(await refusal(lsTool({ path: outside }, ctx)), OUTSIDE_MESSAGE);
+  assert.match(await refusal(lsTool({ path: box.outside }, ctx)), OUTSIDE_MESSAGE);
   assert.match(await refusal(lsTool({ path: 'door' }, ctx)), LINK_MESSAGE);
 });
 

@@ -2,6 +2,7 @@
 // answered with a diff summary. Pure data for the protocol core; the body is ../edit.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { pathProperty } from './common.ts';
 
 const replacement = {
   oldText: {
@@ -27,11 +28,7 @@ export const editDefinition: ToolDefinition = {
   inputSchema: {
     type: 'object',
     properties: {
-      path: {
-        type: 'string',
-        minLength: 1,
-        description: 'Path of the file to edit, relative to the workspace root (or absolute inside it).',
-      },
+      path: pathProperty('Path of the file to edit, relative to the workspace root (or absolute inside it).'),
       ...replacement,
       edits: {
         type: 'array',

@@ -2,6 +2,7 @@
 // Pure data; the body lives in ../find.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 /** Paths returned when the caller gives no `limit`. */
 export const FIND_DEFAULT_LIMIT = 1000;
@@ -25,8 +26,8 @@ export const findDefinition: ToolDefinition = {
         minLength: 1,
         description: "Glob pattern to match, e.g. '*.ts', '**/*.json' or 'src/**/*.spec.ts'.",
       },
-      path: { type: 'string', minLength: 1, description: "Directory to search in, relative to the workspace (default: '.')." },
-      limit: { type: 'integer', minimum: 1, description: `Maximum number of results (default: ${FIND_DEFAULT_LIMIT}).` },
+      path: pathProperty("Directory to search in, relative to the workspace (default: '.')."),
+      limit: positiveIntegerProperty(`Maximum number of results (default: ${FIND_DEFAULT_LIMIT}).`),
     },
     required: ['pattern'],
     additionalProperties: false,
@@ -44,10 +45,5 @@ export const findDefinition: ToolDefinition = {
     required: ['paths', 'truncated'],
     additionalProperties: false,
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: readOnlyLocal,
 };

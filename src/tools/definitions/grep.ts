@@ -2,6 +2,7 @@
 // Pure data; the body lives in ../grep.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 /** Matches returned when the caller gives no `limit`. */
 export const GREP_DEFAULT_LIMIT = 100;
@@ -27,7 +28,7 @@ export const grepDefinition: ToolDefinition = {
     type: 'object',
     properties: {
       pattern: { type: 'string', minLength: 1, description: 'Regular expression (JavaScript syntax) or, with literal=true, a plain string.' },
-      path: { type: 'string', minLength: 1, description: "Directory or file to search, relative to the workspace (default: '.')." },
+      path: pathProperty("Directory or file to search, relative to the workspace (default: '.')."),
       glob: {
         type: 'string',
         minLength: 1,
@@ -36,7 +37,7 @@ export const grepDefinition: ToolDefinition = {
       ignoreCase: { type: 'boolean', description: 'Case-insensitive search (default: false).' },
       literal: { type: 'boolean', description: 'Treat pattern as a literal string instead of a regex (default: false).' },
       context: { type: 'integer', minimum: 0, description: 'Lines to show before and after each match (default: 0).' },
-      limit: { type: 'integer', minimum: 1, description: `Maximum number of matches to return (default: ${GREP_DEFAULT_LIMIT}).` },
+      limit: positiveIntegerProperty(`Maximum number of matches to return (default: ${GREP_DEFAULT_LIMIT}).`),
     },
     required: ['pattern'],
     additionalProperties: false,
@@ -63,10 +64,5 @@ export const grepDefinition: ToolDefinition = {
     required: ['matches', 'truncated'],
     additionalProperties: false,
   },
-  annotations: {
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: readOnlyLocal,
 };

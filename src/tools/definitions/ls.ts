@@ -2,6 +2,7 @@
 // Pure data for the protocol core; the body is ../ls.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const lsDefinition: ToolDefinition = {
   name: 'ls',
@@ -17,11 +18,7 @@ export const lsDefinition: ToolDefinition = {
         type: 'string',
         description: "Directory to list, relative to the workspace root (default: '.', the root itself).",
       },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        description: 'Maximum number of entries to return (default: 500).',
-      },
+      limit: positiveIntegerProperty('Maximum number of entries to return (default: 500).'),
     },
     additionalProperties: false,
   },
@@ -47,11 +44,5 @@ export const lsDefinition: ToolDefinition = {
     required: ['path', 'entries', 'truncated'],
     additionalProperties: false,
   },
-  annotations: {
-    title: 'List directory',
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: { title: 'List directory', ...readOnlyLocal },
 };

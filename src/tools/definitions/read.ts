@@ -2,6 +2,7 @@
 // Pure data for the protocol core; the body is ../read.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const readDefinition: ToolDefinition = {
   name: 'read',
@@ -16,30 +17,12 @@ export const readDefinition: ToolDefinition = {
   inputSchema: {
     type: 'object',
     properties: {
-      path: {
-        type: 'string',
-        minLength: 1,
-        description: 'Path of the file to read, relative to the workspace root (or absolute inside it).',
-      },
-      offset: {
-        type: 'integer',
-        minimum: 1,
-        description: 'Line number to start reading from, 1-indexed (default: 1).',
-      },
-      limit: {
-        type: 'integer',
-        minimum: 1,
-        description: 'Maximum number of lines to return (default and ceiling: 2000; 50KB applies as well).',
-      },
+      path: pathProperty('Path of the file to read, relative to the workspace root (or absolute inside it).'),
+      offset: positiveIntegerProperty('Line number to start reading from, 1-indexed (default: 1).'),
+      limit: positiveIntegerProperty('Maximum number of lines to return (default and ceiling: 2000; 50KB applies as well).'),
     },
     required: ['path'],
     additionalProperties: false,
   },
-  annotations: {
-    title: 'Read file',
-    readOnlyHint: true,
-    destructiveHint: false,
-    idempotentHint: true,
-    openWorldHint: false,
-  },
+  annotations: { title: 'Read file', ...readOnlyLocal },
 };

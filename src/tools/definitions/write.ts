@@ -2,6 +2,7 @@
 // Pure data for the protocol core; the body is ../write.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { pathProperty } from './common.ts';
 
 export const writeDefinition: ToolDefinition = {
   name: 'write',
@@ -13,11 +14,7 @@ export const writeDefinition: ToolDefinition = {
   inputSchema: {
     type: 'object',
     properties: {
-      path: {
-        type: 'string',
-        minLength: 1,
-        description: 'Path of the file to write, relative to the workspace root (or absolute inside it).',
-      },
+      path: pathProperty('Path of the file to write, relative to the workspace root (or absolute inside it).'),
       content: {
         type: 'string',
         description: 'The complete new content of the file.',
