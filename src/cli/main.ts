@@ -1,7 +1,6 @@
 // The command line: parse options, open the workspace, serve MCP over stdio until the host hangs up.
 
-import { initialState } from '../mcp/state.ts';
-import { Connection } from '../runtime/connection.ts';
+import { Application } from '../runtime/application.ts';
 import { createLogger } from '../runtime/logger.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
@@ -37,13 +36,35 @@ export async function main(argv: readonly string[]): Promise<number> {
     process.stderr.write(`super-pi: ${(err as Error).message}\n`);
     return 2;
   }
-  logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid });
-  await serveStdio({ input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes }, (send) =>
-    new Connection(
-      initialState({ workspace, harness: options.harness, pageSize: options.pageSize, server: { name: 'super-pi', version: SERVER_VERSION } }),
-      { workspace, logger, toolTimeoutMs: options.toolTimeoutMs },
+  const app = await Application.start({
+    workspace,
+    harness: options.harness,
+    pageSize: options.pageSize,
+    toolTimeoutMs: options.toolTimeoutMs,
+    threads: options.threads,
+    toolThreads: options.toolThreads,
+    chaos: options.chaos,
+    logger,
+    serverVersion: SERVER_VERSION,
+    onGiveUp: (message) => {
+      process.stderr.write(`${message}\n`);
+      process.exit(1);
+    },
+  });
+  logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
+  await serveStdio({ input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes }, async (send) => {
+    const session = await app.openSession({
       send,
-    ));
+      principal: { kind: 'local' },
+      // stdio has exactly one session: if it is given up, the server has nothing left to serve.
+      onGiveUp: (message) => {
+        process.stderr.write(`super-pi: ${message}; exiting\n`);
+        process.exit(1);
+      },
+    });
+    return { receiveFrame: (frame) => session.receiveFrame(frame), drain: (ms) => session.drain(ms), close: () => app.closeSession(session) };
+  });
+  await app.stop();
   logger.log('info', 'input closed; exiting');
   return 0;
 }

@@ -39,6 +39,7 @@ export class Session {
   #buffer: ConnectionMessage[] = [];
   #closed = false;
   #restarts = 0;
+  #idleWaiters: (() => void)[] = [];
 
   constructor(deps: SessionDeps) {
     this.id = deps.id;
@@ -95,6 +96,18 @@ export class Session {
     }
   }
 
+  /** Resolves once no request is in flight (all answered), or after `ms`. */
+  drain(ms: number): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
   /** Ends the session: work in flight is aborted (commands killed), the actor stops. */
   async close(): Promise<void> {
     this.#closed = true;
@@ -132,6 +145,7 @@ export class Session {
       if (id !== undefined) this.#inFlight.delete(idKey(id));
       this.#deps.send(line);
     }
+    if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
     for (const effect of out.effects) runner.run(effect);
   }
 
@@ -146,6 +160,13 @@ export class Session {
       this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: the session's actor ${why} while this request was in flight; its outcome is unknown. The session resumes from its checkpoint: retry the request.`));
     }
     this.#inFlight.clear();
+    this.#notifyIdle();
+  }
+
+  #notifyIdle(): void {
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
   }
 
   #refuse(msg: ConnectionMessage, why: string): void {

@@ -4,9 +4,14 @@
 import type { Readable, Writable } from 'node:stream';
 import { LineFramer } from './line-framer.ts';
 
+/** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
+export const EOF_DRAIN_MS = 2000;
+
 export interface LineSession {
   receiveFrame(frame: ReturnType<LineFramer['push']>[number]): void;
-  close(graceMs?: number): Promise<void>;
+  /** Resolves when no request is in flight, or after `ms`. */
+  drain?(ms: number): Promise<void>;
+  close(): Promise<void>;
 }
 
 export interface StdioTransportOptions {
@@ -15,8 +20,11 @@ export interface StdioTransportOptions {
   readonly maxMessageBytes: number;
 }
 
-/** Serves one session over a pair of streams; resolves when the input ends and the session has closed. */
-export function serveStdio(options: StdioTransportOptions, makeSession: (send: (line: string) => void) => LineSession): Promise<void> {
+/**
+ * Serves one session over a pair of streams; resolves when the input ends and the session has closed.
+ * Input is not read until the session is open (the stream buffers it meanwhile).
+ */
+export async function serveStdio(options: StdioTransportOptions, openSession: (send: (line: string) => void) => LineSession | Promise<LineSession>): Promise<void> {
   const framer = new LineFramer(options.maxMessageBytes);
   let outputOpen = true;
   options.output.on('error', () => {
@@ -26,14 +34,14 @@ export function serveStdio(options: StdioTransportOptions, makeSession: (send: (
   const send = (line: string) => {
     if (outputOpen) options.output.write(`${line}\n`);
   };
-  const session = makeSession(send);
+  const session = await openSession(send);
   return new Promise((resolve) => {
     options.input.on('data', (chunk: Buffer) => {
       for (const frame of framer.push(chunk)) session.receiveFrame(frame);
     });
     options.input.on('end', () => {
       for (const frame of framer.end()) session.receiveFrame(frame);
-      void session.close().then(resolve);
+      void (session.drain ? session.drain(EOF_DRAIN_MS) : Promise.resolve()).then(() => session.close()).then(resolve);
     });
   });
 }

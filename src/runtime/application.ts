@@ -1,0 +1,225 @@
+// The running server as an OTP application: the supervision tree, and the sessions opened on it.
+//
+//   root (one_for_one)
+//   ├── schedulers (one_for_one)   one child per scheduler worker thread (permanent)
+//   ├── tools                      the piscina tool pool ("dirty schedulers")
+//   └── sessions (dynamic)         one supervisor per session (temporary), each with one child:
+//       └── session-N (one_for_one, its own restart intensity)
+//           └── connection         the connection actor (transient), on a scheduler thread
+
+import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
+import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
+import type { HarnessId } from '../harness/ids.ts';
+import { Scheduler } from '../actors/scheduler.ts';
+import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
+import type { Principal } from '../mcp/state.ts';
+import { type ChaosOptions, describeChaos } from './chaos.ts';
+import type { Logger } from './logger.ts';
+import { Session } from './session.ts';
+import { ToolPool } from './tool-pool.ts';
+
+/** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
+ * booting (a bug) loops about three times a second per slot, and is stopped within two seconds. */
+export const SCHEDULER_MAX_RESTARTS = 10;
+export const SCHEDULER_RESTART_PERIOD_MS = 2000;
+/** One session's actor restarts tolerated per period: a crash on every message is a loop and ends the
+ * session within a second; sporadic crashes (a bad message now and then) are absorbed. */
+export const SESSION_MAX_RESTARTS = 10;
+export const SESSION_RESTART_PERIOD_MS = 1000;
+/** How long a stopping connection actor gets before it is killed. */
+export const SESSION_SHUTDOWN_MS = 2000;
+
+export interface ApplicationOptions {
+  readonly workspace: string;
+  readonly harness: HarnessId;
+  readonly pageSize: number;
+  readonly toolTimeoutMs: number;
+  readonly threads: number;
+  readonly toolThreads: number;
+  readonly chaos: ChaosOptions;
+  readonly logger: Logger;
+  readonly serverVersion: string;
+  /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
+  readonly onGiveUp: (message: string) => void;
+}
+
+export interface SessionOptions {
+  readonly send: (line: string) => void;
+  readonly principal: Principal;
+  /** The session's own supervisor gave up on it (its actor kept crashing). */
+  readonly onGiveUp?: (message: string) => void;
+}
+
+export class Application {
+  readonly scheduler: Scheduler;
+  readonly tools: ToolPool;
+  readonly #options: ApplicationOptions;
+  readonly #started = Date.now();
+  #root: Supervisor | null = null;
+  #sessions: DynamicSupervisor | null = null;
+  readonly #open = new Map<string, Session>();
+  #nextSession = 1;
+  #restarts = 0;
+  #chaosTimer: NodeJS.Timeout | null = null;
+
+  private constructor(options: ApplicationOptions) {
+    this.#options = options;
+    this.scheduler = new Scheduler({
+      threads: options.threads,
+      limits: DEFAULT_THREAD_LIMITS,
+      log: (message, data) => options.logger.log('warning', message, data),
+    });
+    this.tools = new ToolPool({ maxThreads: options.toolThreads });
+  }
+
+  static async start(options: ApplicationOptions): Promise<Application> {
+    const app = new Application(options);
+    await app.#boot();
+    return app;
+  }
+
+  get sessionCount(): number {
+    return this.#open.size;
+  }
+
+  health() {
+    return {
+      status: this.#root ? 'ok' : 'stopped',
+      uptimeMs: Date.now() - this.#started,
+      sessions: this.#open.size,
+      workers: this.scheduler.threads().map((t) => ({ index: t.index, ready: t.isReady, actors: t.actors.size, heapUsed: t.heapUsed })),
+      toolThreads: this.tools.threads,
+      restarts: this.#restarts,
+    };
+  }
+
+  /** Opens a session: a per-session supervisor under `sessions`, whose child is the connection actor. */
+  async openSession(options: SessionOptions): Promise<Session> {
+    const sessions = this.#sessions;
+    if (!sessions) throw new Error('the application is not running');
+    const id = `session-${this.#nextSession++}`;
+    const session = new Session({
+      id,
+      scheduler: this.scheduler,
+      effects: { workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.execute },
+      config: {
+        server: { name: 'super-pi', version: this.#options.serverVersion },
+        harness: this.#options.harness,
+        workspace: this.#options.workspace,
+        principal: options.principal,
+        pageSize: this.#options.pageSize,
+      },
+      logger: this.#options.logger,
+      send: options.send,
+      ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
+    });
+    this.#open.set(id, session);
+    const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
+    const handle = await sessions.startChild(id, () => Supervisor.start(
+      { strategy: 'one_for_one', maxRestarts: SESSION_MAX_RESTARTS, periodMs: SESSION_RESTART_PERIOD_MS, name: id },
+      [connection],
+      { onEvent: (e) => this.#observe(e) },
+    ));
+    void handle.exited.then((reason) => this.#sessionEnded(session, reason, options.onGiveUp));
+    return session;
+  }
+
+  /** Closes a session: its work in flight is aborted, its supervisor and actor stop. */
+  async closeSession(session: Session): Promise<void> {
+    if (!this.#open.has(session.id)) return;
+    this.#open.delete(session.id);
+    await Promise.all([session.close(), this.#sessions?.terminateChild(session.id).catch((err: unknown) => {
+      this.#options.logger.log('debug', 'session supervisor already gone', { session: session.id, error: (err as Error).message });
+    })]);
+  }
+
+  async stop(): Promise<void> {
+    if (this.#chaosTimer) clearInterval(this.#chaosTimer);
+    await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
+    const root = this.#root;
+    this.#root = null;
+    if (root) {
+      root.stop();
+      await root.exited;
+    }
+  }
+
+  async #boot(): Promise<void> {
+    const { logger, chaos } = this.#options;
+    const warning = describeChaos(chaos);
+    if (warning) logger.log('warning', warning);
+    const schedulerSlots: ChildSpec[] = Array.from({ length: this.scheduler.threadCount }, (_, slot) => ({
+      id: `scheduler-${slot}`,
+      start: () => this.scheduler.startThread(slot),
+      restart: 'permanent',
+      shutdown: 2000,
+    }));
+    const children: ChildSpec[] = [
+      {
+        id: 'schedulers',
+        type: 'supervisor',
+        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', maxRestarts: SCHEDULER_MAX_RESTARTS, periodMs: SCHEDULER_RESTART_PERIOD_MS }, schedulerSlots, { onEvent: (e) => this.#observe(e) }),
+      },
+      { id: 'tools', start: () => this.#toolPoolHandle(), restart: 'permanent', shutdown: 5000 },
+      {
+        id: 'sessions',
+        type: 'supervisor',
+        start: async () => {
+          this.#sessions = await DynamicSupervisor.start({ name: 'sessions', child: { restart: 'temporary', type: 'supervisor' } }, { onEvent: (e) => this.#observe(e) });
+          return this.#sessions;
+        },
+      },
+    ];
+    this.#root = await startRoot({ strategy: 'one_for_one' }, children, {
+      onEvent: (e) => this.#observe(e),
+      onGiveUp: (message) => {
+        logger.log('critical', message);
+        this.#options.onGiveUp(message);
+      },
+    });
+    if (chaos.killWorkerEveryMs !== undefined) {
+      this.#chaosTimer = setInterval(() => {
+        const live = this.scheduler.threads().filter((t) => t.isReady);
+        const victim = live[Math.floor(Math.random() * live.length)];
+        if (!victim) return;
+        logger.log('warning', 'chaos: killing a scheduler worker', { worker: victim.index, actors: victim.actors.size });
+        victim.kill();
+      }, chaos.killWorkerEveryMs);
+      this.#chaosTimer.unref();
+    }
+  }
+
+  #toolPoolHandle(): ChildHandle {
+    let settle!: (r: ExitReason) => void;
+    const exited = new Promise<ExitReason>((r) => (settle = r));
+    const end = (reason: ExitReason) => void this.tools.destroy().then(() => settle(reason), (err: unknown) => settle({ kind: 'crash', cause: err }));
+    return { exited, stop: () => end({ kind: 'shutdown' }), kill: () => end({ kind: 'killed' }) };
+  }
+
+  #sessionEnded(session: Session, reason: ExitReason, onGiveUp?: (message: string) => void): void {
+    const wasOpen = this.#open.delete(session.id);
+    if (!isAbnormal(reason)) return;
+    const message = `session ${session.id} was given up: ${describeExit(reason)}`;
+    this.#options.logger.log('error', message);
+    void session.close();
+    if (wasOpen) onGiveUp?.(message);
+  }
+
+  #observe(event: SupervisorEvent): void {
+    const { logger } = this.#options;
+    switch (event.type) {
+      case 'child-restarted':
+        this.#restarts++;
+        logger.log('info', 'restarted', { supervisor: event.supervisor, child: event.id, after: describeExit(event.reason) });
+        return;
+      case 'intensity-exceeded':
+        logger.log('error', 'restart intensity exceeded', { supervisor: event.supervisor, child: event.id, restarts: event.restarts, maxRestarts: event.maxRestarts, periodMs: event.periodMs });
+        return;
+      case 'child-start-failed':
+        logger.log('error', 'child failed to start', { supervisor: event.supervisor, child: event.id, cause: String((event.cause as Error)?.message ?? event.cause) });
+        return;
+      default:
+        logger.log('debug', event.type, { supervisor: event.supervisor, child: 'id' in event ? event.id : undefined });
+    }
+  }
+}
