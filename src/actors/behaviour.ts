@@ -26,7 +26,8 @@ export interface Behaviour<Args = unknown, S = unknown, Msg = unknown> {
   terminate?(reason: ActorExit, state: S, ctx: ActorContext): void;
 }
 
-/** Where a scheduler worker finds a behaviour: a module URL and its export name. */
+/** Where a scheduler worker finds a behaviour: a module URL and its export name, or `module: 'builtin'`
+ * and the name of one compiled into the worker (src/actors/builtin-behaviours.ts). */
 export interface BehaviourRef {
   readonly module: string;
   readonly export: string;

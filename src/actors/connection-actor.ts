@@ -9,7 +9,7 @@ import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
 
-export const connectionBehaviourRef: BehaviourRef = { module: import.meta.url, export: 'connectionBehaviour' };
+export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
 
 export interface ConnectionActorArgs {
   readonly config: ConnectionConfig;

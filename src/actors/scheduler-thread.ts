@@ -5,6 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { ActorRef } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
 import type { FromWorker, ToWorker } from './messages.ts';
+import type { ThreadEntry } from '../runtime/thread-entries.ts';
 
 export interface ThreadLimits {
   /** How often the main thread pings a worker. */
@@ -21,8 +22,6 @@ export const DEFAULT_THREAD_LIMITS: ThreadLimits = {
   maxOldGenerationSizeMb: 256,
 };
 
-const bootUrl = new URL('./worker-boot.mjs', import.meta.url);
-const entryUrl = new URL('./scheduler-worker.ts', import.meta.url).href;
 
 export class SchedulerThread {
   readonly index: number;
@@ -41,10 +40,11 @@ export class SchedulerThread {
   #errorCause: Error | null = null;
   #heapUsed = 0;
 
-  constructor(index: number, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void) {
+  constructor(index: number, entry: ThreadEntry, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void) {
     this.index = index;
-    this.#worker = new Worker(bootUrl, {
-      workerData: { entry: entryUrl },
+    this.#worker = new Worker(entry.url, {
+      ...(entry.workerData ? { workerData: entry.workerData } : {}),
+      execArgv: entry.execArgv,
       resourceLimits: { maxOldGenerationSizeMb: limits.maxOldGenerationSizeMb },
       // A worker's console output must never reach stdout, which carries protocol messages only.
       stdout: true,

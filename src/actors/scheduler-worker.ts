@@ -3,6 +3,7 @@
 
 import { parentPort } from 'node:worker_threads';
 import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, crashOf, type Outcome } from './behaviour.ts';
+import { builtinBehaviours } from './builtin-behaviours.ts';
 import { Mailbox } from './mailbox.ts';
 import type { FromWorker, ToWorker } from './messages.ts';
 
@@ -32,6 +33,10 @@ let draining = false;
 
 function loadBehaviour(ref: BehaviourRef): Promise<Behaviour> {
   const key = `${ref.module}#${ref.export}`;
+  if (ref.module === 'builtin') {
+    const builtin = builtinBehaviours[ref.export];
+    return builtin ? Promise.resolve(builtin) : Promise.reject(new Error(`no builtin behaviour "${ref.export}"`));
+  }
   let loaded = behaviours.get(key);
   if (!loaded) {
     loaded = import(ref.module).then((mod: Record<string, unknown>) => {

@@ -12,9 +12,9 @@ export const ErrorCode = {
   /** MCP: a resource URI that does not name a resource this caller may see. */
   ResourceNotFound: -32002,
   /** The actor or worker serving the request died before it could answer. */
-  RequestAborted: -32001,
+  RequestAborted: -32010,
   /** A bounded queue was full: the request was refused, not lost. */
-  ServerBusy: -32003,
+  ServerBusy: -32011,
 } as const;
 export type ErrorCodeValue = (typeof ErrorCode)[keyof typeof ErrorCode];
 

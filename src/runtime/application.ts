@@ -179,7 +179,8 @@ export class Application {
     });
     if (chaos.killWorkerEveryMs !== undefined) {
       this.#chaosTimer = setInterval(() => {
-        const live = this.scheduler.threads().filter((t) => t.isReady);
+        // Booting threads are fair game too: a storm must be able to outrun the restarts.
+        const live = this.scheduler.threads().filter((t) => t.alive);
         const victim = live[Math.floor(Math.random() * live.length)];
         if (!victim) return;
         logger.log('warning', 'chaos: killing a scheduler worker', { worker: victim.index, actors: victim.actors.size });

@@ -50,6 +50,11 @@ export class Session {
     return this.#restarts;
   }
 
+  /** The id of the current connection actor (null while it is being restarted). */
+  get actorId(): string | null {
+    return this.#actor?.alive ? this.#actor.id : null;
+  }
+
   get inFlight(): number {
     return this.#inFlight.size;
   }

@@ -12,6 +12,7 @@ import type { ToolName } from '../tools/definition.ts';
 import { resolveInWorkspace } from '../tools/workspace.ts';
 import type { ToolExecutor } from './effect-runner.ts';
 import type { PooledToolTask } from './tool-pool-worker.ts';
+import { toolPoolEntry } from './thread-entries.ts';
 import { runTool } from './tool-runner.ts';
 
 /** A `read` of a file larger than this goes to the pool. */
@@ -32,8 +33,10 @@ export class ToolPool {
   readonly #pool: Piscina<PooledToolTask, ToolOutcome>;
 
   constructor(options: ToolPoolOptions = {}) {
+    const entry = toolPoolEntry();
     this.#pool = new Piscina({
-      filename: new URL('./tool-pool-boot.mjs', import.meta.url).href,
+      filename: entry.url.href,
+      execArgv: entry.execArgv,
       minThreads: 1,
       maxThreads: options.maxThreads ?? Math.max(2, os.availableParallelism()),
       idleTimeout: TOOL_THREAD_IDLE_MS,

@@ -12,7 +12,8 @@ const echo: BehaviourRef = { module: fixtures, export: 'echoBehaviour' };
 const log = () => {};
 
 function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }) {
-  const scheduler = new Scheduler({ threads, log, ...(limits ? { limits } : {}) });
+  // Test behaviours are TypeScript files: the threads run from source.
+  const scheduler = new Scheduler({ threads, log, entry: 'source', ...(limits ? { limits } : {}) });
   for (let i = 0; i < threads; i++) scheduler.startThread(i);
   return { scheduler, stop: async () => { for (const t of scheduler.threads()) { t.stop(); await t.exited; } } };
 }

@@ -1,0 +1,9 @@
+// The behaviours compiled into every scheduler worker, found by name (BehaviourRef `module: 'builtin'`),
+// so a worker built as one bundle needs no module loading to host them.
+
+import type { Behaviour } from './behaviour.ts';
+import { connectionBehaviour } from './connection-actor.ts';
+
+export const builtinBehaviours: Readonly<Record<string, Behaviour>> = {
+  connection: connectionBehaviour as Behaviour,
+};

@@ -1,0 +1,77 @@
+// Where a thread super-pi starts finds its code: the plain-JavaScript bundle in dist/ (fast to boot)
+// while it is at least as new as every file in src/, else the TypeScript source through tsx's loader.
+
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+
+/** `built`: dist/ only; `source`: src/ through tsx (needed for behaviours written in TypeScript, as tests use); `auto`: dist/ when fresh. */
+export type EntryMode = 'auto' | 'built' | 'source';
+
+export interface ThreadEntry {
+  readonly url: URL;
+  /** Node flags for the thread: a built entry drops the TypeScript loader the main thread may run under. */
+  readonly execArgv: string[];
+  /** For a source entry: the module the boot file loads. */
+  readonly workerData?: { entry: string };
+  readonly mode: 'built' | 'source';
+}
+
+const root = findRoot(path.dirname(fileURLToPath(import.meta.url)));
+let fresh: Map<string, boolean> | null = null;
+
+export function schedulerEntry(mode: EntryMode = 'auto'): ThreadEntry {
+  return entry(mode, 'scheduler-worker', 'src/actors/scheduler-worker.ts', 'src/actors/worker-boot.mjs');
+}
+
+/** Piscina loads its `filename` itself, so a source entry is a boot file that needs no workerData. */
+export function toolPoolEntry(mode: EntryMode = 'auto'): ThreadEntry {
+  return entry(mode, 'tool-pool-worker', 'src/runtime/tool-pool-worker.ts', 'src/runtime/tool-pool-boot.mjs');
+}
+
+function entry(mode: EntryMode, bundle: string, source: string, boot: string): ThreadEntry {
+  const built = path.join(root, 'dist', `${bundle}.js`);
+  if (mode === 'built' || (mode === 'auto' && isFresh(built))) return { url: pathToFileURL(built), execArgv: withoutTsx(process.execArgv), mode: 'built' };
+  return { url: pathToFileURL(path.join(root, boot)), execArgv: [...process.execArgv], workerData: { entry: pathToFileURL(path.join(root, source)).href }, mode: 'source' };
+}
+
+/** Drops `--import tsx…` / `--require …tsx…` pairs (each thread would otherwise start its own loader thread). */
+function withoutTsx(argv: readonly string[]): string[] {
+  const out: string[] = [];
+  for (let i = 0; i < argv.length; i++) {
+    const flag = argv[i] as string;
+    const value = argv[i + 1];
+    if ((flag === '--import' || flag === '--require' || flag === '--loader') && value !== undefined && /tsx/.test(value)) {
+      i++;
+      continue;
+    }
+    if (/^--(import|require|loader)=.*tsx/.test(flag)) continue;
+    out.push(flag);
+  }
+  return out;
+}
+
+function isFresh(file: string): boolean {
+  fresh ??= new Map();
+  const known = fresh.get(file);
+  if (known !== undefined) return known;
+  const result = existsSync(file) && statSync(file).mtimeMs >= newestMtime(path.join(root, 'src'));
+  fresh.set(file, result);
+  return result;
+}
+
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+function findRoot(start: string): string {
+  for (let dir = start; ; dir = path.dirname(dir)) {
+    if (existsSync(path.join(dir, 'package.json'))) return dir;
+    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${start}`);
+  }
+}
