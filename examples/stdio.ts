@@ -2,4 +2,4 @@
 
 import { main } from '../src/cli/main.ts';
 
-process.exitCode = await main(process.argv.slice(2));
+process.exitCode = await main(process.argv.slice(2), 'stdio');

@@ -1,17 +1,22 @@
-// The command line: parse options, open the workspace, serve MCP over stdio until the host hangs up.
+// The command line: parse options, open the workspace, start the application (the supervision tree),
+// then serve it over HTTP and WebSocket (default) or stdio (`--stdio`) until told to stop.
 
+import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
 import { Application } from '../runtime/application.ts';
-import { createLogger } from '../runtime/logger.ts';
-import { openWorkspace } from '../tools/workspace.ts';
+import { createLogger, type Logger } from '../runtime/logger.ts';
+import { openWorkspace, WorkspaceError } from '../tools/workspace.ts';
+import { startHttpServer } from '../transports/http.ts';
 import { serveStdio } from '../transports/stdio.ts';
-import { OptionsError, parseOptions, usage } from './options.ts';
+import { OptionsError, parseOptions, type ServerOptions, usage } from './options.ts';
 
 export const SERVER_VERSION = '0.1.0';
+/** On SIGTERM/SIGINT, calls in flight get this long to finish before they are aborted. */
+export const DRAIN_GRACE_MS = 10_000;
 
-export async function main(argv: readonly string[]): Promise<number> {
+export async function main(argv: readonly string[], defaultTransport: 'stdio' | 'http' = 'http'): Promise<number> {
   let command;
   try {
-    command = parseOptions(argv);
+    command = parseOptions(argv, process.env, process.cwd(), defaultTransport);
   } catch (err) {
     if (err instanceof OptionsError) {
       process.stderr.write(`super-pi: ${err.message}\n`);
@@ -30,11 +35,16 @@ export async function main(argv: readonly string[]): Promise<number> {
   const options = command.options;
   const logger = createLogger(options.logLevel);
   let workspace: string;
+  let tokens: TokenTable;
   try {
     workspace = await openWorkspace(options.workspaces[0] as string);
+    tokens = await loadTokens(options);
   } catch (err) {
-    process.stderr.write(`super-pi: ${(err as Error).message}\n`);
-    return 2;
+    if (err instanceof TokenConfigError || err instanceof WorkspaceError || (err as NodeJS.ErrnoException).code === 'ENOENT') {
+      process.stderr.write(`super-pi: ${(err as Error).message}\n`);
+      return 2;
+    }
+    throw err;
   }
   const app = await Application.start({
     workspace,
@@ -46,11 +56,16 @@ export async function main(argv: readonly string[]): Promise<number> {
     chaos: options.chaos,
     logger,
     serverVersion: SERVER_VERSION,
+    allowAnonymousWrites: options.allowAnonymousWrites,
     onGiveUp: (message) => {
       process.stderr.write(`${message}\n`);
       process.exit(1);
     },
   });
+  return options.transport === 'stdio' ? serveOverStdio(app, options, logger, workspace) : serveOverHttp(app, options, logger, workspace, tokens);
+}
+
+async function serveOverStdio(app: Application, options: ServerOptions, logger: Logger, workspace: string): Promise<number> {
   logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
   await serveStdio({ input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes }, async (send) => {
     const session = await app.openSession({
@@ -64,7 +79,51 @@ export async function main(argv: readonly string[]): Promise<number> {
     });
     return { receiveFrame: (frame) => session.receiveFrame(frame), drain: (ms) => session.drain(ms), close: () => app.closeSession(session) };
   });
-  await app.stop();
   logger.log('info', 'input closed; exiting');
+  await app.stop();
   return 0;
+}
+
+async function serveOverHttp(app: Application, options: ServerOptions, logger: Logger, workspace: string, tokens: TokenTable): Promise<number> {
+  const server = await startHttpServer({
+    host: options.host,
+    port: options.port,
+    app,
+    logger,
+    tokens,
+    requireAuth: options.requireAuth,
+    origin: { allowedHosts: options.allowedHosts },
+    maxMessageBytes: options.maxMessageBytes,
+    maxSessions: options.maxSessions,
+    sessionIdleMs: options.sessionIdleMs,
+  });
+  const wsUrl = server.url.replace(/^http/, 'ws');
+  process.stdout.write([
+    `super-pi ${SERVER_VERSION} serving ${workspace} (harness ${options.harness}, ${tokens.size} token(s)${options.requireAuth ? ', auth required' : ''})`,
+    `  Streamable HTTP  ${server.url}`,
+    `  WebSocket        ${wsUrl}  (subprotocol "mcp")`,
+    `  Health           ${server.url.replace(/\/mcp$/, '/health')}`,
+    'Host configuration:',
+    JSON.stringify({ mcpServers: { 'super-pi': { type: 'http', url: server.url } } }, null, 2),
+    '',
+  ].join('\n'));
+  await new Promise<void>((resolve) => {
+    const stop = (signal: string) => {
+      logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
+      resolve();
+    };
+    process.once('SIGTERM', () => stop('SIGTERM'));
+    process.once('SIGINT', () => stop('SIGINT'));
+  });
+  await server.close(DRAIN_GRACE_MS);
+  await app.stop();
+  logger.log('info', 'stopped');
+  return 0;
+}
+
+async function loadTokens(options: ServerOptions): Promise<TokenTable> {
+  const table = new TokenTable();
+  if (options.tokenList) parseTokenList(options.tokenList, table);
+  if (options.tokensFile) await readTokenFile(options.tokensFile, table);
+  return table;
 }

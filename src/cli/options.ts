@@ -7,7 +7,9 @@ import type { LogLevel } from '../mcp/logging-level.ts';
 import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
 import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
 import { parseLogLevel } from '../runtime/logger.ts';
+import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from '../transports/http.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
+import { DEFAULT_ALLOWED_HOSTS } from '../transports/origin.ts';
 
 /** Default deadline of one tool call; past it the call is aborted and answered with an error. */
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
@@ -25,12 +27,27 @@ export interface ServerOptions {
   /** Tool-pool threads for grep, find and large reads. */
   readonly toolThreads: number;
   readonly chaos: ChaosOptions;
+  readonly transport: 'stdio' | 'http';
+  readonly host: string;
+  /** 0 picks a free port (printed at start). */
+  readonly port: number;
+  readonly tokensFile: string | undefined;
+  /** `SUPERPI_TOKENS`: comma-separated token=principal pairs. */
+  readonly tokenList: string | undefined;
+  readonly requireAuth: boolean;
+  readonly allowAnonymousWrites: boolean;
+  readonly allowedHosts: readonly string[];
+  readonly maxSessions: number;
+  readonly sessionIdleMs: number;
 }
+
+export const DEFAULT_HOST = '127.0.0.1';
+export const DEFAULT_PORT = 7777;
 
 /** Default thread counts: one per core, at least two. */
 export const defaultThreads = (): number => Math.max(2, os.availableParallelism());
 
-export const usage = `Usage: super-pi [options]        (serves MCP over stdio)
+export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
 
 Options (flags override environment variables, which override defaults):
   --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: current directory
@@ -42,6 +59,15 @@ Options (flags override environment variables, which override defaults):
   --threads N              scheduler worker threads hosting the actors   default: one per core, at least 2
   --tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least 2
   --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | crash-actor=<probability>   default: off
+  --stdio                  serve one session over stdio instead of HTTP and WebSocket
+  --host HOST              address to bind   default: ${DEFAULT_HOST}
+  --port N                 port; 0 picks a free one   env SUPERPI_PORT   default: ${DEFAULT_PORT}
+  --tokens FILE            bearer tokens, one "token principal" pair per line   env SUPERPI_TOKENS="tokenA=alice,tokenB=bob"
+  --require-auth           refuse callers without a valid bearer token (401)
+  --allow-anonymous-writes let anonymous remote callers use write, edit and bash   default: refused
+  --allowed-hosts LIST     comma-separated Host/Origin names accepted   default: localhost,127.0.0.1,[::1]
+  --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
+  --session-idle SECONDS   idle HTTP sessions are closed after this   default: 1800
   --help                   print this text
   --version                print the version`;
 
@@ -51,7 +77,7 @@ export class OptionsError extends Error {
 
 export type ParsedCommand = { kind: 'serve'; options: ServerOptions } | { kind: 'help' } | { kind: 'version' };
 
-export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd()): ParsedCommand {
+export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = process.env, cwd: string = process.cwd(), defaultTransport: 'stdio' | 'http' = 'http'): ParsedCommand {
   let values;
   try {
     ({ values } = parseArgs({
@@ -68,6 +94,15 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         threads: { type: 'string' },
         'tool-threads': { type: 'string' },
         chaos: { type: 'string', multiple: true },
+        stdio: { type: 'boolean' },
+        host: { type: 'string' },
+        port: { type: 'string' },
+        tokens: { type: 'string' },
+        'require-auth': { type: 'boolean' },
+        'allow-anonymous-writes': { type: 'boolean' },
+        'allowed-hosts': { type: 'string' },
+        'max-sessions': { type: 'string' },
+        'session-idle': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -105,8 +140,25 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       threads: positiveInt('--threads', values.threads, defaultThreads()),
       toolThreads: positiveInt('--tool-threads', values['tool-threads'], defaultThreads()),
       chaos,
+      transport: values.stdio ? 'stdio' : defaultTransport,
+      host: values.host ?? DEFAULT_HOST,
+      port: portNumber(values.port ?? env.SUPERPI_PORT),
+      tokensFile: values.tokens,
+      tokenList: env.SUPERPI_TOKENS,
+      requireAuth: values['require-auth'] ?? false,
+      allowAnonymousWrites: values['allow-anonymous-writes'] ?? false,
+      allowedHosts: values['allowed-hosts'] ? values['allowed-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') : DEFAULT_ALLOWED_HOSTS,
+      maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
+      sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_MS / 1000) * 1000,
     },
   };
+}
+
+function portNumber(raw: string | undefined): number {
+  if (raw === undefined) return DEFAULT_PORT;
+  const n = Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 65535) throw new OptionsError(`--port takes 0-65535, not "${raw}"`);
+  return n;
 }
 
 function positiveInt(flag: string, raw: string | undefined, fallback: number): number {

@@ -21,6 +21,8 @@ export interface ConnectionConfig {
   readonly workspace: string;
   readonly principal: Principal;
   readonly pageSize: number;
+  /** Operator opt-in (`--allow-anonymous-writes`): anonymous remote callers may use write, edit and bash. */
+  readonly allowAnonymousWrites: boolean;
 }
 
 export type Pending =
@@ -55,6 +57,7 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
       workspace: config.workspace,
       principal: config.principal ?? { kind: 'local' },
       pageSize: config.pageSize ?? DEFAULT_PAGE_SIZE,
+      allowAnonymousWrites: config.allowAnonymousWrites ?? false,
     },
     phase: 'awaiting-initialize',
     protocolVersion: null,

@@ -39,6 +39,8 @@ export interface ApplicationOptions {
   readonly chaos: ChaosOptions;
   readonly logger: Logger;
   readonly serverVersion: string;
+  /** Anonymous remote callers may use write, edit and bash (operator opt-in). */
+  readonly allowAnonymousWrites?: boolean;
   /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
   readonly onGiveUp: (message: string) => void;
 }
@@ -108,6 +110,7 @@ export class Application {
         workspace: this.#options.workspace,
         principal: options.principal,
         pageSize: this.#options.pageSize,
+        allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
       },
       logger: this.#options.logger,
       send: options.send,

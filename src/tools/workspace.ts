@@ -17,6 +17,11 @@ export function isInside(root: string, candidate: string): boolean {
   return rel !== '..' && !rel.startsWith(`..${path.sep}`);
 }
 
+/** The configured workspace cannot be served (missing, not a directory): a start-up error. */
+export class WorkspaceError extends Error {
+  override readonly name = 'WorkspaceError';
+}
+
 /** Resolves the configured workspace directory to its real path; it must exist and be a directory. */
 export async function openWorkspace(dir: string): Promise<string> {
   const abs = path.resolve(dir);
@@ -24,10 +29,10 @@ export async function openWorkspace(dir: string): Promise<string> {
   try {
     real = await realpath(abs);
   } catch (cause) {
-    throw new Error(`workspace ${abs} does not exist`, { cause });
+    throw new WorkspaceError(`workspace ${abs} does not exist`, { cause });
   }
   const info = await lstat(real);
-  if (!info.isDirectory()) throw new Error(`workspace ${abs} is not a directory`);
+  if (!info.isDirectory()) throw new WorkspaceError(`workspace ${abs} is not a directory`);
   return real;
 }
 

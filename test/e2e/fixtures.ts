@@ -48,7 +48,7 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}): Promise<Connected> {
+export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}, prepare: (c: Client) => Client = (c) => c): Promise<Connected> {
   const transport = new StdioClientTransport({
     command: process.execPath,
     args: ['--import', 'tsx', stdioEntry, '--workspace', ws, ...extraArgs],
@@ -57,7 +57,7 @@ export async function connectStdio(ws: string, extraArgs: string[] = [], capabil
   });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const client = new Client({ name: 'super-pi-e2e', version: '1.0.0' }, { capabilities });
+  const client = prepare(new Client({ name: 'super-pi-e2e', version: '1.0.0' }, { capabilities }));
   await client.connect(transport);
   return {
     client,
@@ -75,4 +75,48 @@ export function textOf(result: unknown): string {
   const first = content[0];
   if (!first || first.type !== 'text' || typeof first.text !== 'string') throw new Error(`no text content in ${JSON.stringify(result)}`);
   return first.text;
+}
+
+export interface RunningServer {
+  url: string;
+  wsUrl: string;
+  child: import('node:child_process').ChildProcess;
+  stderr: () => string;
+  stop(): Promise<number | null>;
+}
+
+/** Starts `examples/server.ts` on 127.0.0.1 and a free port; resolves once it printed its URL. */
+export async function startHttpServerProcess(ws: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+  const { spawn } = await import('node:child_process');
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'examples/server.ts'), '--port', '0', '--workspace', ws, ...extraArgs], {
+    cwd: repoRoot,
+    env: { ...process.env, ...env },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  let stdout = '';
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`server did not start; stderr: ${stderr}`)), 20_000);
+    child.stdout.on('data', (d: Buffer) => {
+      stdout += d.toString();
+      const m = /Streamable HTTP\s+(http:\/\/\S+)/.exec(stdout);
+      if (m) {
+        clearTimeout(timer);
+        resolve(m[1] as string);
+      }
+    });
+    child.once('exit', (code) => reject(new Error(`server exited with ${code}; stderr: ${stderr}`)));
+  });
+  return {
+    url,
+    wsUrl: url.replace(/^http/, 'ws'),
+    child,
+    stderr: () => stderr,
+    stop: () => new Promise((resolve) => {
+      if (child.exitCode !== null) return resolve(child.exitCode);
+      child.once('exit', (code) => resolve(code));
+      child.kill('SIGTERM');
+    }),
+  };
 }

@@ -14,6 +14,9 @@ import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
 
+/** What an anonymous remote caller may not do unless the operator opted in. */
+const anonymousForbidden: ReadonlySet<ToolName> = new Set(['write', 'edit', 'bash']);
+
 export function listTools(state: ConnectionState, id: RequestId, params: Params): Step {
   const features = versionFeatures(state.protocolVersion ?? '2025-06-18');
   const tools = loadout(harnessById(effectiveHarness(state))).map((name): Tool => {
@@ -43,6 +46,9 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   const harness = harnessById(effectiveHarness(state));
   const decision = decideTool(harness, name);
   if (decision.verdict === 'deny') return reply(state, id, toolError(`Denied by harness policy: ${decision.rule}`));
+  if (state.config.principal.kind === 'anonymous' && anonymousForbidden.has(name) && !state.config.allowAnonymousWrites) {
+    return reply(state, id, toolError(`Denied by remote policy: anonymous remote callers cannot use ${name}; authenticate with a bearer token, or the operator may start the server with --allow-anonymous-writes`));
+  }
   if (name === 'harness_task') {
     return reply(state, id, toolError('harness_task is not available in this version of super-pi yet: running tasks in a harness (the agent loop, durable conversations) is still being built. Use the file and shell tools directly, or the harness prompts.'));
   }

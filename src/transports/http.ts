@@ -1,0 +1,317 @@
+// Streamable HTTP (MCP 2025-06-18) and WebSocket on one port and one path, `/mcp`, plus `/health`.
+// The transport frames and moves bytes, checks Host/Origin, the protocol header and the bearer token,
+// and maps sessions; it never interprets a method beyond telling requests from notifications.
+
+import { randomUUID } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type WebSocket } from 'ws';
+import type { TokenTable } from '../auth/tokens.ts';
+import { ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import type { Principal } from '../mcp/state.ts';
+import { isSupportedVersion } from '../mcp/version.ts';
+import type { Application } from '../runtime/application.ts';
+import type { Logger } from '../runtime/logger.ts';
+import { Exchange, HttpSession } from './http-session.ts';
+import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
+import { SseStream } from './sse-stream.ts';
+
+/** Idle HTTP sessions (no request, no open stream) are closed after this long. */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+/** Concurrent sessions (HTTP and WebSocket together) before new ones are refused with 503. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+/** WebSocket ping interval; a socket that missed one pong is closed. */
+export const WS_PING_INTERVAL_MS = 30_000;
+/** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
+const ASSUMED_VERSION = '2025-03-26';
+
+export interface HttpServerOptions {
+  readonly host: string;
+  readonly port: number;
+  readonly app: Application;
+  readonly logger: Logger;
+  readonly tokens: TokenTable;
+  readonly requireAuth: boolean;
+  readonly origin: OriginPolicy;
+  readonly maxMessageBytes: number;
+  readonly sessionIdleMs?: number;
+  readonly maxSessions?: number;
+}
+
+export interface RunningHttpServer {
+  readonly url: string;
+  readonly port: number;
+  readonly sessions: () => number;
+  /** Stops accepting, closes every session (aborting work in flight after `graceMs`) and the sockets. */
+  close(graceMs?: number): Promise<void>;
+}
+
+export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
+  const sessions = new Map<string, HttpSession>();
+  const sockets = new Set<WebSocket>();
+  const { app, logger } = options;
+  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  let accepting = true;
+
+  const total = () => sessions.size + sockets.size;
+
+  const refuse = (res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}) => {
+    res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+    res.end(errorLine(null, ErrorCode.InvalidRequest, message));
+  };
+
+  /** Host/Origin and bearer token; null when the request was refused (and answered). */
+  const admit = (req: IncomingMessage, res: ServerResponse): Principal | null => {
+    const bad = checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin);
+    if (bad) {
+      refuse(res, 403, `Forbidden: ${bad}`);
+      return null;
+    }
+    const principal = options.tokens.resolve(req.headers.authorization);
+    if (principal === null || (options.requireAuth && principal.kind === 'anonymous')) {
+      refuse(res, 401, principal === null ? 'Unauthorized: unknown bearer token' : 'Unauthorized: a bearer token is required', {
+        'WWW-Authenticate': 'Bearer realm="super-pi"',
+      });
+      return null;
+    }
+    return principal;
+  };
+
+  const lookup = (req: IncomingMessage, res: ServerResponse, principal: Principal): HttpSession | null => {
+    const id = header(req, 'mcp-session-id');
+    if (!id) {
+      refuse(res, 400, 'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)');
+      return null;
+    }
+    const s = sessions.get(id);
+    // Another principal's session is indistinguishable from one that does not exist.
+    if (!s || !samePrincipal(s.principal, principal)) {
+      refuse(res, 404, 'Not Found: unknown or ended session; initialize a new one');
+      return null;
+    }
+    const version = header(req, 'mcp-protocol-version') ?? ASSUMED_VERSION;
+    if (!isSupportedVersion(version)) {
+      refuse(res, 400, `Bad Request: unsupported MCP-Protocol-Version "${version}"`);
+      return null;
+    }
+    s.lastSeen = Date.now();
+    return s;
+  };
+
+  const post = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
+    const accept = String(req.headers.accept ?? '');
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      refuse(res, 406, 'Not Acceptable: Accept must list application/json and text/event-stream');
+      return;
+    }
+    if (!String(req.headers['content-type'] ?? '').includes('application/json')) {
+      refuse(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
+      return;
+    }
+    const body = await readBody(req, options.maxMessageBytes);
+    if (body === null) {
+      refuse(res, 413, `Payload Too Large: the limit is ${options.maxMessageBytes} bytes (--max-message-bytes)`);
+      return;
+    }
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch (err) {
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      res.end(errorLine(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
+      return;
+    }
+    const messages = (Array.isArray(parsed) ? parsed : [parsed]) as { id?: unknown; method?: unknown; params?: { _meta?: { progressToken?: unknown } } }[];
+    const isInit = messages.some((m) => m && m.method === 'initialize');
+    let s: HttpSession | null;
+    if (isInit) {
+      if (!accepting) return refuse(res, 503, 'Service Unavailable: the server is shutting down');
+      if (total() >= maxSessions) return refuse(res, 503, `Service Unavailable: ${maxSessions} sessions are open, the limit (--max-sessions)`);
+      const id = randomUUID();
+      const session = await app.openSession({ send: (line) => sessions.get(id)?.route(line), principal });
+      s = new HttpSession(id, principal, session);
+      sessions.set(id, s);
+    } else {
+      s = lookup(req, res, principal);
+      if (!s) return;
+    }
+    const requests = messages.filter((m) => m && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number'));
+    if (requests.length === 0) {
+      s.session.receiveFrame({ kind: 'line', text: body });
+      res.writeHead(202).end();
+      return;
+    }
+    const keys = new Set(requests.map((m) => idKey(m.id as string | number)));
+    const tokens = requests.map((m) => m.params?._meta?.progressToken).filter((t): t is string | number => typeof t === 'string' || typeof t === 'number');
+    // Tool calls may stream progress and questions to the person, so they get SSE; the rest plain JSON.
+    const mode = requests.some((m) => m.method === 'tools/call') ? 'sse' : 'json';
+    const exchange = new Exchange(res, keys, mode, Array.isArray(parsed), { 'Mcp-Session-Id': s.id }, s.events);
+    s.addExchange(exchange, tokens);
+    const session = s;
+    res.on('close', () => {
+      if (exchange.finished) return;
+      session.removeExchange(exchange);
+      // The client went away mid-request: cancel what it was waiting for.
+      for (const m of requests) {
+        session.session.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: m.id, reason: 'the HTTP client disconnected' } }) });
+      }
+    });
+    // A refused initialize leaves no session behind.
+    if (isInit) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
+    s.session.receiveFrame({ kind: 'line', text: body });
+  };
+
+  const get = (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
+    if (!String(req.headers.accept ?? '').includes('text/event-stream')) {
+      refuse(res, 406, 'Not Acceptable: GET /mcp opens an event stream; Accept must list text/event-stream');
+      return;
+    }
+    const s = lookup(req, res, principal);
+    if (!s) return;
+    const stream = new SseStream(res, { 'Mcp-Session-Id': s.id });
+    const last = header(req, 'last-event-id');
+    if (last) for (const e of s.events.after(last) ?? []) stream.send(e.id, e.data);
+    s.addStandalone(stream);
+    res.on('close', () => s.removeStandalone(stream));
+  };
+
+  const end = async (s: HttpSession) => {
+    if (!sessions.delete(s.id)) return;
+    s.closeStreams();
+    await app.closeSession(s.session);
+  };
+
+  const server: Server = createServer((req, res) => {
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname === '/health' && req.method === 'GET') {
+      const bad = checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin);
+      if (bad) return refuse(res, 403, `Forbidden: ${bad}`);
+      res.writeHead(200, { 'Content-Type': 'application/json' });
+      res.end(JSON.stringify({ ...app.health(), httpSessions: sessions.size, webSockets: sockets.size }));
+      return;
+    }
+    if (url.pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
+    const principal = admit(req, res);
+    if (!principal) return;
+    const fail = (err: unknown) => {
+      logger.log('error', 'HTTP request failed', { method: req.method, error: (err as Error).stack ?? String(err) });
+      if (!res.headersSent) refuse(res, 500, 'Internal Server Error');
+      else res.end();
+    };
+    switch (req.method) {
+      case 'POST': return void post(req, res, principal).catch(fail);
+      case 'GET': return get(req, res, principal);
+      case 'DELETE': {
+        const s = lookup(req, res, principal);
+        if (!s) return;
+        void end(s).then(() => res.writeHead(200).end(), fail);
+        return;
+      }
+      default:
+        res.writeHead(405, { Allow: 'GET, POST, DELETE' }).end();
+    }
+  });
+
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: options.maxMessageBytes,
+    handleProtocols: (protocols) => (protocols.has('mcp') ? 'mcp' : false),
+  });
+
+  server.on('upgrade', (req, socket, head) => {
+    const reject = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    const url = new URL(req.url ?? '/', 'http://localhost');
+    if (url.pathname !== '/mcp') return reject(404, 'Not Found');
+    if (checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
+    const principal = options.tokens.resolve(req.headers.authorization);
+    if (principal === null || (options.requireAuth && principal.kind === 'anonymous')) return reject(401, 'Unauthorized');
+    if (!accepting) return reject(503, 'Service Unavailable');
+    if (total() >= maxSessions) return reject(503, 'Service Unavailable');
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!offered.includes('mcp')) return reject(400, 'Bad Request');
+    wss.handleUpgrade(req, socket, head, (ws) => void serveSocket(ws, principal));
+  });
+
+  const serveSocket = async (ws: WebSocket, principal: Principal) => {
+    sockets.add(ws);
+    const session = await app.openSession({ send: (line) => ws.readyState === ws.OPEN && ws.send(line), principal });
+    let alive = true;
+    ws.on('pong', () => (alive = true));
+    const ping = setInterval(() => {
+      if (!alive) return ws.terminate();
+      alive = false;
+      ws.ping();
+    }, WS_PING_INTERVAL_MS);
+    ping.unref();
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        ws.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
+        return;
+      }
+      session.receiveFrame({ kind: 'line', text: data.toString() });
+    });
+    ws.on('close', () => {
+      clearInterval(ping);
+      sockets.delete(ws);
+      void app.closeSession(session);
+    });
+    ws.on('error', (err) => logger.log('warning', 'WebSocket error', { error: err.message }));
+  };
+
+  const reaper = setInterval(() => {
+    const now = Date.now();
+    for (const s of sessions.values()) if (!s.busy && now - s.lastSeen > idleMs) void end(s);
+  }, Math.min(60_000, idleMs));
+  reaper.unref();
+
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
+  const port = (server.address() as AddressInfo).port;
+  const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
+  return {
+    url: `http://${shownHost}:${port}/mcp`,
+    port,
+    sessions: total,
+    async close(graceMs = 5000) {
+      accepting = false;
+      clearInterval(reaper);
+      server.close();
+      const deadline = Date.now() + graceMs;
+      while (Date.now() < deadline && [...sessions.values()].some((s) => s.session.inFlight > 0)) await new Promise((r) => setTimeout(r, 50));
+      await Promise.all([...sessions.values()].map(end));
+      for (const ws of sockets) ws.close(1001, 'server shutting down');
+      server.closeAllConnections();
+    },
+  };
+}
+
+function header(req: IncomingMessage, name: string): string | undefined {
+  const v = req.headers[name];
+  return Array.isArray(v) ? v[0] : v;
+}
+
+function samePrincipal(a: Principal, b: Principal): boolean {
+  if (a.kind !== b.kind) return false;
+  return a.kind !== 'token' || (b.kind === 'token' && a.name === b.name);
+}
+
+/** Resolves with the body, or null when it passes `limit` bytes (the rest is discarded). */
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      size += c.length;
+      if (size > limit) over = true;
+      else chunks.push(c);
+    });
+    req.on('end', () => resolve(over ? null : Buffer.concat(chunks).toString('utf8')));
+    req.on('error', reject);
+  });
+}

@@ -1,0 +1,68 @@
+// One Server-Sent Events stream: unique event ids per session, keep-alive comments so idle streams
+// survive proxies, and a bounded replay buffer for a client that reconnects with Last-Event-ID.
+
+import type { ServerResponse } from 'node:http';
+
+/** Interval of `: keep-alive` comments on an idle stream. */
+export const SSE_KEEPALIVE_MS = 15_000;
+/** Events kept per session for replay after a reconnect. */
+export const SSE_REPLAY_EVENTS = 1000;
+
+/** Per-session event ids and the replay buffer of the session's standalone (GET) stream. */
+export class EventLog {
+  #next = 1;
+  readonly #buffer: { id: string; data: string }[] = [];
+
+  nextId(): string {
+    return String(this.#next++);
+  }
+
+  remember(id: string, data: string): void {
+    this.#buffer.push({ id, data });
+    if (this.#buffer.length > SSE_REPLAY_EVENTS) this.#buffer.shift();
+  }
+
+  /** Events after `lastEventId`, or null when that id is no longer (or never was) in the buffer. */
+  after(lastEventId: string): { id: string; data: string }[] | null {
+    const i = this.#buffer.findIndex((e) => e.id === lastEventId);
+    return i === -1 ? null : this.#buffer.slice(i + 1);
+  }
+}
+
+export class SseStream {
+  readonly #res: ServerResponse;
+  readonly #keepAlive: NodeJS.Timeout;
+  #open = true;
+
+  constructor(res: ServerResponse, headers: Record<string, string> = {}) {
+    this.#res = res;
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', ...headers });
+    res.flushHeaders();
+    this.#keepAlive = setInterval(() => this.#write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
+    this.#keepAlive.unref();
+    res.on('close', () => this.#closed());
+  }
+
+  get open(): boolean {
+    return this.#open;
+  }
+
+  send(id: string, data: string): void {
+    this.#write(`id: ${id}\nevent: message\ndata: ${data}\n\n`);
+  }
+
+  end(): void {
+    if (!this.#open) return;
+    this.#closed();
+    this.#res.end();
+  }
+
+  #write(chunk: string): void {
+    if (this.#open) this.#res.write(chunk);
+  }
+
+  #closed(): void {
+    this.#open = false;
+    clearInterval(this.#keepAlive);
+  }
+}
