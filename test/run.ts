@@ -40,9 +40,10 @@ function runFile(file: string): Promise<FileResult> {
     }, FILE_TIMEOUT_MS);
     child.on('close', (code) => {
       clearTimeout(timer);
-      const total = sum(output, /Total:\s+(\d+)/g);
-      const passed = sum(output, /Passed:\s+(\d+)/g);
-      const skipped = sum(output, /Skipped:\s+(\d+)/g);
+      // uvu's summary lines only ("  Total:     3"), not a test's own output that happens to say "Total:".
+      const total = sum(output, /^ {2}Total: +(\d+)$/gm);
+      const passed = sum(output, /^ {2}Passed: +(\d+)$/gm);
+      const skipped = sum(output, /^ {2}Skipped: +(\d+)$/gm);
       let failed = Math.max(0, total - passed - skipped);
       // A file that crashed or exited non-zero without reporting a failure still counts as one.
       if (code !== 0 && failed === 0) failed = 1;

@@ -1,0 +1,112 @@
+// Streamable HTTP session life: the session cap, idle reaping, Last-Event-ID replay on the standalone
+// stream, and a client that disconnects mid-request (its work is cancelled, nothing crashes).
+
+import { access } from 'node:fs/promises';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
+
+const ACCEPT = 'application/json, text/event-stream';
+const init = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: { elicitation: {} }, clientInfo: { name: 's', version: '1' } } });
+
+async function open(url: string): Promise<{ id: string; headers: Record<string, string> } | number> {
+  const r = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: init });
+  await r.text();
+  if (r.status !== 200) return r.status;
+  const id = r.headers.get('mcp-session-id') as string;
+  const headers = { 'content-type': 'application/json', accept: ACCEPT, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' };
+  await (await fetch(url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }) })).text();
+  return { id, headers };
+}
+
+const sessions = suite('HTTP sessions');
+let box: Sandbox;
+let server: RunningServer;
+
+sessions.before(async () => {
+  box = await makeSandbox();
+  server = await startHttpServerProcess(box.ws, ['--max-sessions', '3', '--session-idle', '1', '--allow-anonymous-writes']);
+});
+sessions.after(async () => {
+  assert.is(await server.stop(), 0);
+  await box.cleanup();
+});
+
+sessions('past --max-sessions a new session is refused with 503 and a clear message', async () => {
+  const a = await open(server.url);
+  const b = await open(server.url);
+  const c = await open(server.url);
+  assert.ok(typeof a === 'object' && typeof b === 'object' && typeof c === 'object');
+  const r = await fetch(server.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: init });
+  assert.is(r.status, 503);
+  assert.match(await r.text(), /3 sessions are open, the limit \(--max-sessions\)/);
+  for (const s of [a, b, c]) if (typeof s === 'object') await fetch(server.url, { method: 'DELETE', headers: { 'mcp-session-id': s.id } });
+});
+
+sessions('an idle session is reaped after --session-idle; its id is then 404', async () => {
+  const s = await open(server.url);
+  assert.ok(typeof s === 'object');
+  await new Promise((r) => setTimeout(r, 2500));
+  const r = await fetch(server.url, { method: 'POST', headers: (s as { headers: Record<string, string> }).headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+  assert.is(r.status, 404);
+});
+
+sessions('a client reconnecting with Last-Event-ID gets what it missed on the standalone stream', async () => {
+  const s = await open(server.url);
+  assert.ok(typeof s === 'object');
+  const { headers } = s as { headers: Record<string, string> };
+  await (await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } }) })).text();
+  // Two stray responses: each makes the server log at debug level, which goes to the client as an event.
+  for (const stray of ['a', 'b']) {
+    const r = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: `stray-${stray}`, result: {} }) });
+    assert.is(r.status, 202);
+  }
+  const controller = new AbortController();
+  const res = await fetch(server.url, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': '1' }, signal: controller.signal });
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  let text = '';
+  const deadline = Date.now() + 3000;
+  while (!/id: 2\n/.test(text) && Date.now() < deadline) {
+    const { value, done } = await Promise.race([reader.read(), new Promise<{ value: undefined; done: true }>((r) => setTimeout(() => r({ value: undefined, done: true }), 500))]);
+    if (value) text += new TextDecoder().decode(value);
+    if (done && !value) continue;
+  }
+  controller.abort();
+  assert.match(text, /id: 2\nevent: message\ndata: .*notifications\/message/);
+  assert.not.match(text, /id: 1\n/, 'the event the client had already seen is not sent again');
+  await fetch(server.url, { method: 'DELETE', headers: { 'mcp-session-id': (s as { id: string }).id } });
+});
+
+sessions('a client that disconnects mid-request has its work cancelled; the server goes on', async () => {
+  const s = await open(server.url);
+  assert.ok(typeof s === 'object');
+  const { headers } = s as { headers: Record<string, string> };
+  const marker = path.join(box.ws, 'not-cancelled');
+  const controller = new AbortController();
+  // bash is `ask` under super-pi-code: answer the person's question on the POST's stream, then hang up.
+  const running = await fetch(server.url, {
+    method: 'POST', headers, signal: controller.signal,
+    body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'bash', arguments: { command: `sleep 2 && touch ${marker}` } } }),
+  });
+  const reader = (running.body as ReadableStream<Uint8Array>).getReader();
+  let text = '';
+  while (!/elicitation\/create/.test(text)) {
+    const { value, done } = await reader.read();
+    if (done) break;
+    text += new TextDecoder().decode(value);
+  }
+  const question = JSON.parse((/data: (.*elicitation\/create.*)/.exec(text) as RegExpExecArray)[1] as string) as { id: string };
+  await (await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { allow: true } } }) })).text();
+  await new Promise((r) => setTimeout(r, 300));
+  controller.abort();
+  await new Promise((r) => setTimeout(r, 2500));
+  assert.is(await access(marker).then(() => true, () => false), false, 'the command was killed when its client went away');
+  // (This session has meanwhile been idle past --session-idle and reaped; the server serves new ones.)
+  const again = await open(server.url);
+  assert.ok(typeof again === 'object', `a new session opens (got ${String(again)})`);
+  const health = await (await fetch(server.url.replace('/mcp', '/health'))).json() as { status: string };
+  assert.is(health.status, 'ok');
+});
+
+sessions.run();
