@@ -138,6 +138,9 @@ export class SchedulerThread {
     if (this.#ending !== null) return;
     this.#ending = reason;
     void this.#worker.terminate();
+    // The actors are gone from this moment (nothing of theirs is delivered any more): settle their exits
+    // now rather than at the thread's 'exit' event, which can come 10-150 ms later — recovery waits on it.
+    this.#failAll(reason);
   }
 
   #post(msg: ToWorker): void {
@@ -157,6 +160,8 @@ export class SchedulerThread {
   }
 
   #receive(m: Exclude<FromWorker, { t: 'ready' }>): void {
+    // A thread being terminated may still post; its actors have already exited.
+    if (this.#ending !== null && m.t !== 'pong') return;
     switch (m.t) {
       case 'out': return this.actors.get(m.id)?.deliver(m.msg);
       case 'spawned': return;

@@ -71,7 +71,7 @@ export class Session {
     const runner = new EffectRunner(this.#deps.effects, (result) => actor.cast({ k: 'result', result } satisfies ConnectionMessage));
     this.#actor = actor;
     this.#runner = runner;
-    actor.onMessage((out) => this.#output(out as ConnectionOutput, runner));
+    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor, runner));
     actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
     void actor.exited.then((reason) => this.#actorExited(actor, runner, reason));
@@ -142,8 +142,9 @@ export class Session {
     }
   }
 
-  #output(out: ConnectionOutput, runner: EffectRunner): void {
-    if (runner !== this.#runner) return;
+  #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
+    // Output of an incarnation that has exited is dropped: its requests were already answered.
+    if (actor !== this.#actor || runner !== this.#runner) return;
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
     for (const line of out.replies) {
       const id = responseIdOf(line);

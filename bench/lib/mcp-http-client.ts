@@ -1,0 +1,172 @@
+// One MCP client for every server bench/http.ts compares, so each side gets exactly the same client
+// work: raw fetch (undici, keep-alive) with the same headers, a JSON or an SSE reply parsed the same
+// way; and a WebSocket JSON-RPC client (`ws`) that keeps a window of requests in flight.
+
+import { readFileSync } from 'node:fs';
+import { WebSocket } from 'ws';
+
+export const ACCEPT = 'application/json, text/event-stream';
+export const PROTOCOL_VERSION = '2025-06-18';
+
+export interface JsonRpcReply {
+  readonly jsonrpc?: string;
+  readonly id?: number | string | null;
+  readonly method?: string;
+  readonly result?: { readonly isError?: boolean; readonly content?: { readonly type: string; readonly text?: string }[] } & Record<string, unknown>;
+  readonly error?: { readonly code: number; readonly message: string };
+}
+
+export const initializeParams = { protocolVersion: PROTOCOL_VERSION, capabilities: {}, clientInfo: { name: 'bench-http', version: '1.0.0' } };
+export const readParams = (file: string) => ({ name: 'read', arguments: { path: file } });
+
+/** Every JSON-RPC message in a reply body: a JSON object (or batch), or the `data:` of each SSE event. */
+export function parseReplyBody(contentType: string, text: string): JsonRpcReply[] {
+  if (!contentType.includes('text/event-stream')) {
+    const parsed = JSON.parse(text) as JsonRpcReply | JsonRpcReply[];
+    return Array.isArray(parsed) ? parsed : [parsed];
+  }
+  const out: JsonRpcReply[] = [];
+  for (const event of text.split(/\r?\n\r?\n/)) {
+    const data = event.split(/\r?\n/).filter((l) => l.startsWith('data:')).map((l) => l.slice(l.startsWith('data: ') ? 6 : 5));
+    if (data.length > 0 && data.join('').trim() !== '') out.push(JSON.parse(data.join('\n')) as JsonRpcReply);
+  }
+  return out;
+}
+
+/** One Streamable HTTP session: initialize + notifications/initialized, then requests one at a time. */
+export class McpHttpSession {
+  readonly url: string;
+  readonly id: string;
+  readonly #headers: Record<string, string>;
+  #nextId = 1;
+
+  private constructor(url: string, id: string) {
+    this.url = url;
+    this.id = id;
+    this.#headers = { accept: ACCEPT, 'content-type': 'application/json', 'mcp-session-id': id, 'mcp-protocol-version': PROTOCOL_VERSION };
+  }
+
+  static async open(url: string): Promise<McpHttpSession> {
+    const res = await fetch(url, {
+      method: 'POST',
+      headers: { accept: ACCEPT, 'content-type': 'application/json' },
+      body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: initializeParams }),
+    });
+    const text = await res.text();
+    const id = res.headers.get('mcp-session-id');
+    if (!res.ok || !id) throw new Error(`initialize: HTTP ${res.status}, session ${id}: ${text.slice(0, 300)}`);
+    const init = parseReplyBody(res.headers.get('content-type') ?? '', text).find((m) => m.id === 0);
+    if (!init?.result) throw new Error(`initialize: no result in ${text.slice(0, 300)}`);
+    const session = new McpHttpSession(url, id);
+    await session.notify('notifications/initialized');
+    return session;
+  }
+
+  async notify(method: string, params?: Record<string, unknown>): Promise<void> {
+    const res = await fetch(this.url, { method: 'POST', headers: this.#headers, body: JSON.stringify(params ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', method }) });
+    const text = await res.text();
+    if (res.status !== 202 && res.status !== 200) throw new Error(`${method}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+  }
+
+  /** One request; resolves with its reply (from a JSON body or an SSE stream), throws on HTTP errors. */
+  async request(method: string, params?: Record<string, unknown>): Promise<JsonRpcReply> {
+    const id = this.#nextId++;
+    const res = await fetch(this.url, { method: 'POST', headers: this.#headers, body: JSON.stringify({ jsonrpc: '2.0', id, method, params }) });
+    const text = await res.text();
+    if (!res.ok) throw new Error(`${method}: HTTP ${res.status}: ${text.slice(0, 300)}`);
+    const reply = parseReplyBody(res.headers.get('content-type') ?? '', text).find((m) => m.id === id);
+    if (!reply) throw new Error(`${method}: no reply with id ${id} in ${text.slice(0, 300)}`);
+    return reply;
+  }
+
+  /** A tools/call that must succeed. */
+  async call(name: string, args: Record<string, unknown>): Promise<JsonRpcReply> {
+    const reply = await this.request('tools/call', { name, arguments: args });
+    if (reply.error || !reply.result || reply.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(reply).slice(0, 300)}`);
+    return reply;
+  }
+
+  async close(): Promise<void> {
+    const res = await fetch(this.url, { method: 'DELETE', headers: this.#headers });
+    await res.arrayBuffer();
+  }
+}
+
+/** Runs `task(i)` for i in 0..count-1 with at most `concurrency` at a time. */
+export async function bounded<T>(count: number, concurrency: number, task: (i: number) => Promise<T>): Promise<T[]> {
+  const out = new Array<T>(count);
+  let next = 0;
+  await Promise.all(Array.from({ length: Math.min(concurrency, count) }, async () => {
+    while (next < count) {
+      const i = next++;
+      out[i] = await task(i);
+    }
+  }));
+  return out;
+}
+
+/** A JSON-RPC client over one WebSocket: requests matched to replies by id. */
+export class WsRpc {
+  readonly #ws: WebSocket;
+  readonly #waiting = new Map<number, (reply: JsonRpcReply) => void>();
+  #nextId = 1;
+
+  private constructor(ws: WebSocket) {
+    this.#ws = ws;
+    ws.on('message', (data) => {
+      const reply = JSON.parse(data.toString()) as JsonRpcReply;
+      if (typeof reply.id !== 'number') return;
+      const waiter = this.#waiting.get(reply.id);
+      if (!waiter) return;
+      this.#waiting.delete(reply.id);
+      waiter(reply);
+    });
+  }
+
+  static connect(url: string): Promise<WsRpc> {
+    return new Promise((resolve, reject) => {
+      const ws = new WebSocket(url, 'mcp');
+      ws.once('open', () => resolve(new WsRpc(ws)));
+      ws.once('error', reject);
+    });
+  }
+
+  request(method: string, params?: Record<string, unknown>): Promise<JsonRpcReply> {
+    const id = this.#nextId++;
+    return new Promise((resolve, reject) => {
+      if (this.#ws.readyState !== WebSocket.OPEN) return reject(new Error('the WebSocket is closed'));
+      this.#waiting.set(id, resolve);
+      this.#ws.send(JSON.stringify({ jsonrpc: '2.0', id, method, params }));
+    });
+  }
+
+  notify(method: string): void {
+    this.#ws.send(JSON.stringify({ jsonrpc: '2.0', method }));
+  }
+
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      if (this.#ws.readyState === WebSocket.CLOSED) return resolve();
+      this.#ws.once('close', () => resolve());
+      this.#ws.close();
+    });
+  }
+}
+
+/** Resident set size of a process (all its threads), in bytes, from /proc/<pid>/status. */
+export function rssBytes(pid: number): number {
+  const m = /^VmRSS:\s+(\d+)\s+kB/m.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
+  if (!m) throw new Error(`no VmRSS for pid ${pid}`);
+  return Number(m[1]) * 1024;
+}
+
+/** CPU time a process (all its threads) has used, user + system, in microseconds, from /proc/<pid>/stat. */
+export function cpuMicros(pid: number): number {
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+  // Fields 14 and 15 of stat (utime, stime) are 11 and 12 after the ")"-terminated command name.
+  return ((Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS) * 1e6;
+}
+
+/** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK) is not reachable from Node). */
+const CLOCK_TICKS = 100;
