@@ -5,11 +5,11 @@
 
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
+import path from 'node:path';
 import { Piscina } from 'piscina';
 import type { HarnessId } from '../harness/ids.ts';
-import { type ToolContext, ToolError, type ToolOutcome } from '../tools/contract.ts';
+import type { ToolContext, ToolOutcome } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
-import { resolveInWorkspace } from '../tools/workspace.ts';
 import type { ToolExecutor } from './effect-runner.ts';
 import type { PooledToolTask } from './tool-pool-worker.ts';
 import { toolPoolEntry } from './thread-entries.ts';
@@ -60,12 +60,13 @@ export class ToolPool {
   async #belongsInPool(tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<boolean> {
     if (pooled.has(tool)) return true;
     if (tool !== 'read') return false;
+    // Routing only: one stat of the lexical path. Confinement is enforced by the body wherever it runs,
+    // and this answer is never shown to the caller.
     try {
-      const info = await stat(await resolveInWorkspace(ctx.workspace, String(args.path)));
-      return info.size > LARGE_READ_BYTES;
+      return (await stat(path.resolve(ctx.workspace, String(args.path)))).size > LARGE_READ_BYTES;
     } catch (err) {
-      // Unresolvable or missing: the tool body, run here, reports it properly.
-      if (err instanceof ToolError || (err as NodeJS.ErrnoException).code !== undefined) return false;
+      // Missing or unreadable: the body, run here, reports it properly.
+      if ((err as NodeJS.ErrnoException).code !== undefined) return false;
       throw err;
     }
   }
