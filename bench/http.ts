@@ -3,7 +3,9 @@
 //   1. Streamable HTTP: 1, 16 and 64 concurrent sessions, each calling `tools/call read` in a closed
 //      loop — calls/s, p50/p99 latency, server CPU per call — super-pi vs a stateful SDK server
 //      (bench/peers/sdk-http-server.ts: one McpServer + one StreamableHTTPServerTransport per session).
-//      Target: super-pi ≥ 2.5× the SDK's throughput at 64 sessions.
+//      Target: super-pi ≥ 2.5× the SDK's throughput at 64 sessions. A do-nothing HTTP server
+//      (bench/peers/http-floor-server.ts) is measured alongside: the most any server can get out of this
+//      client on this machine, hence the ceiling of the ratio.
 //   2. WebSocket (super-pi only; the SDK has no WebSocket server): one connection, 64 requests in
 //      flight, against a trivial `ws` echo server as the floor.
 //   3. Memory per idle session: N sessions (initialize + initialized, then nothing) opened on a fresh
@@ -22,7 +24,7 @@ import { bounded, cpuMicros, initializeParams, type JsonRpcReply, McpHttpSession
 import { fmt, kb, percentile, ratio, sleep, table } from './lib/stats.ts';
 
 const LEVELS = [1, 16, 64] as const;
-/** Per level and server: one warm-up run, then blocks in the order super-pi, SDK, SDK, super-pi (ABBA). */
+/** Per level and server: one warm-up run, then blocks in the order super-pi, SDK, floor, floor, SDK, super-pi. */
 const WARMUP_MS = 1000;
 const BLOCK_MS = 3000;
 const WS_IN_FLIGHT = 64;
@@ -103,6 +105,7 @@ async function startPeer(name: string, script: string, args: string[], pattern: 
 }
 
 const startSdk = (ws: string) => startPeer('SDK', 'sdk-http-server.ts', ['--workspace', ws], /SDK Streamable HTTP\s+(http:\/\/\S+)/);
+const startFloor = (ws: string) => startPeer('HTTP floor', 'http-floor-server.ts', ['--workspace', ws, '--file', FILE], /HTTP floor\s+(http:\/\/\S+)/);
 const startEcho = () => startPeer('ws echo', 'ws-echo-server.ts', [], /WebSocket echo\s+(ws:\/\/\S+)/);
 
 async function health(url: string): Promise<Record<string, unknown>> {
@@ -173,16 +176,27 @@ function checkReply(reply: JsonRpcReply): void {
 interface Comparison {
   readonly a: Sample;
   readonly b: Sample;
+  /** The optional third side (a reference), measured between the pairs. */
+  readonly c: Sample | null;
   /** a/b throughput of each back-to-back pair of blocks. */
   readonly pairRatios: number[];
 }
 
-/** Warm-up on both, then blocks A B B A; every block of A paired with the adjacent block of B. */
-async function compare(run: (side: 'a' | 'b', ms: number) => Promise<Sample>, blockMs: number): Promise<Comparison> {
+/**
+ * Warm-up on every side, then blocks A B (C C) B A: every block of A is paired with the adjacent block
+ * of B (ABBA cancels a linear drift); the reference C, if any, sits in the middle.
+ */
+async function compare(run: (side: 'a' | 'b' | 'c', ms: number) => Promise<Sample>, blockMs: number, withC: boolean): Promise<Comparison> {
   await run('a', WARMUP_MS);
   await run('b', WARMUP_MS);
+  if (withC) await run('c', WARMUP_MS);
   const a1 = await run('a', blockMs);
   const b1 = await run('b', blockMs);
+  const c = withC ? emptySample() : null;
+  if (c) {
+    add(c, await run('c', blockMs));
+    add(c, await run('c', blockMs));
+  }
   const b2 = await run('b', blockMs);
   const a2 = await run('a', blockMs);
   const a = emptySample();
@@ -191,7 +205,7 @@ async function compare(run: (side: 'a' | 'b', ms: number) => Promise<Sample>, bl
   add(a, a2);
   add(b, b1);
   add(b, b2);
-  return { a, b, pairRatios: [rate(a1) / rate(b1), rate(a2) / rate(b2)] };
+  return { a, b, c, pairRatios: [rate(a1) / rate(b1), rate(a2) / rate(b2)] };
 }
 
 const ms = (v: number) => fmt(v, v >= 10 ? 1 : 2);
@@ -206,25 +220,25 @@ interface LevelResult {
   readonly cmp: Comparison;
 }
 
-async function httpLevels(superPi: Target, sdk: Target): Promise<LevelResult[]> {
+async function httpLevels(superPi: Target, sdk: Target, floor: Target): Promise<LevelResult[]> {
   const results: LevelResult[] = [];
   for (const clients of LEVELS) {
     progress(`HTTP: ${clients} session(s) on each server`);
-    const [sp, sd] = await Promise.all([
+    const [sp, sd, fl] = await Promise.all([
       bounded(clients, OPEN_CONCURRENCY, () => McpHttpSession.open(superPi.url)),
       bounded(clients, OPEN_CONCURRENCY, () => McpHttpSession.open(sdk.url)),
+      bounded(clients, OPEN_CONCURRENCY, () => McpHttpSession.open(floor.url)),
     ]);
-    checkReply(await (sp[0] as McpHttpSession).call('read', { path: FILE }));
-    checkReply(await (sd[0] as McpHttpSession).call('read', { path: FILE }));
+    for (const sessions of [sp, sd, fl]) checkReply(await (sessions[0] as McpHttpSession).call('read', { path: FILE }));
     const cmp = await compare((side, blockMs) => {
-      const target = side === 'a' ? superPi : sdk;
-      const sessions = side === 'a' ? sp : sd;
+      const target = side === 'a' ? superPi : side === 'b' ? sdk : floor;
+      const sessions = side === 'a' ? sp : side === 'b' ? sd : fl;
       return drive(target.pid, clients, blockMs, async (w) => {
-        await (sessions[w] as McpHttpSession).call('read', readParams(FILE).arguments);
+        checkReply(await (sessions[w] as McpHttpSession).call('read', readParams(FILE).arguments));
       });
-    }, BLOCK_MS);
+    }, BLOCK_MS, true);
     results.push({ clients, cmp });
-    await Promise.all([...sp, ...sd].map((s) => s.close()));
+    await Promise.all([...sp, ...sd, ...fl].map((s) => s.close()));
   }
   return results;
 }
@@ -254,7 +268,7 @@ async function websocket(superPi: Target, echo: Target): Promise<WsResult> {
       const reply = await echoRpc.request('tools/call', readParams(FILE));
       if (reply.method !== 'tools/call') throw new Error(`unexpected echo: ${JSON.stringify(reply)}`);
     });
-  }, WS_BLOCK_MS);
+  }, WS_BLOCK_MS, false);
   await Promise.all([sp.close(), echoRpc.close()]);
   return { cmp, requestBytes, replyBytes: JSON.stringify(sample).length };
 }
@@ -326,9 +340,9 @@ const met = (ok: boolean) => (ok ? '**met**' : '**not met**');
 function report(levels: LevelResult[], ws: WsResult, mem: { sp: MemoryResult; sdk: MemoryResult }): { throughputOk: boolean; memoryOk: boolean } {
   emit('## 1. Streamable HTTP: `tools/call read` in a closed loop, one session per client');
   emit('');
-  emit(`Each client: initialize + notifications/initialized, then \`tools/call read {path: '${FILE}'}\` (${FILE_TEXT.length} bytes) again and again. Per level: ${WARMUP_MS / 1000} s of warm-up on each server, then blocks of ${BLOCK_MS / 1000} s in the order super-pi, SDK, SDK, super-pi (${(2 * BLOCK_MS) / 1000} s measured per server). "ratio": super-pi ÷ SDK over the whole level; "pairs": the ratio of each back-to-back pair of blocks. "CPU/call": the server process's CPU time (all threads, /proc) per call.`);
+  emit(`Each client: initialize + notifications/initialized, then \`tools/call read {path: '${FILE}'}\` (${FILE_TEXT.length} bytes) again and again. Per level: ${WARMUP_MS / 1000} s of warm-up on each server, then blocks of ${BLOCK_MS / 1000} s in the order super-pi, SDK, floor, floor, SDK, super-pi (${(2 * BLOCK_MS) / 1000} s measured per server). "ratio": super-pi ÷ SDK over the whole level; "pairs": the ratio of each back-to-back pair of blocks. "CPU/call": the server process's CPU time (all threads, /proc) per call. "floor": a node:http server that answers with the same SSE reply and does nothing else (no MCP, no fs): what this client can get out of any server here; "ceiling" = floor ÷ SDK, the largest ratio any server could show in this set-up.`);
   emit('');
-  const rows = levels.map(({ clients, cmp: { a, b, pairRatios } }) => [
+  const rows = levels.map(({ clients, cmp: { a, b, c, pairRatios } }) => [
     String(clients),
     fmt(rate(a)) + errorsOf(a),
     fmt(rate(b)) + errorsOf(b),
@@ -340,10 +354,14 @@ function report(levels: LevelResult[], ws: WsResult, mem: { sp: MemoryResult; sd
     ms(percentile(b.latencies, 99)),
     fmt(cpuPerCall(a)),
     fmt(cpuPerCall(b)),
+    c ? fmt(rate(c)) + errorsOf(c) : 'n/a',
+    c ? ratio(rate(c), rate(b)) : 'n/a',
+    c ? fmt(cpuPerCall(c)) : 'n/a',
   ]);
-  emit(table(['clients', 'super-pi calls/s', 'SDK calls/s', 'ratio', 'pairs', 'super-pi p50 ms', 'SDK p50 ms', 'super-pi p99 ms', 'SDK p99 ms', 'super-pi CPU/call µs', 'SDK CPU/call µs'], rows));
+  emit(table(['clients', 'super-pi calls/s', 'SDK calls/s', 'ratio', 'pairs', 'super-pi p50 ms', 'SDK p50 ms', 'super-pi p99 ms', 'SDK p99 ms', 'super-pi CPU/call µs', 'SDK CPU/call µs', 'floor calls/s', 'ceiling', 'floor CPU/call µs'], rows));
   emit('');
-  emit(`Client (this process) CPU: ${levels.map(({ clients, cmp: { a, b } }) => `${clients}: ${fmt((a.clientCpuUs / a.elapsedMs / 10))}% / ${fmt((b.clientCpuUs / b.elapsedMs / 10))}%`).join(', ')} of one core (while driving super-pi / the SDK).`);
+  const clientCpu = (x: Sample | null) => (x ? `${fmt(x.clientCpuUs / x.calls)} µs/call (${fmt(x.clientCpuUs / x.elapsedMs / 10, 0)}% of a core)` : 'n/a');
+  emit(`The client's own CPU (this process, driving super-pi / the SDK / the floor): ${levels.map(({ clients, cmp: { a, b, c } }) => `${clients} clients: ${clientCpu(a)} / ${clientCpu(b)} / ${clientCpu(c)}`).join('; ')}.`);
   emit('');
 
   emit(`## 2. WebSocket (super-pi only): one connection, ${WS_IN_FLIGHT} requests in flight`);
@@ -386,7 +404,7 @@ function report(levels: LevelResult[], ws: WsResult, mem: { sp: MemoryResult; sd
   emit('## Targets');
   emit('');
   emit(table(['target', 'measured', 'result'], [
-    [`Streamable HTTP throughput at 64 sessions: super-pi ≥ ${THROUGHPUT_TARGET}× the SDK`, `${ratio(rate(http64?.cmp.a ?? emptySample()), rate(http64?.cmp.b ?? emptySample()))} (pairs ${http64 ? range(http64.cmp.pairRatios) : 'n/a'})`, met(throughputOk)],
+    [`Streamable HTTP throughput at 64 sessions: super-pi ≥ ${THROUGHPUT_TARGET}× the SDK`, `${ratio(rate(http64?.cmp.a ?? emptySample()), rate(http64?.cmp.b ?? emptySample()))} (pairs ${http64 ? range(http64.cmp.pairRatios) : 'n/a'}; ceiling with this client: ${http64?.cmp.c ? ratio(rate(http64.cmp.c), rate(http64.cmp.b)) : 'n/a'})`, met(throughputOk)],
     ['Memory per idle session: super-pi ≤ ⅓ of the SDK', `${kb(mem.sp.perSession)} vs ${kb(mem.sdk.perSession)} = ${ratio(mem.sp.perSession, mem.sdk.perSession)}`, met(memoryOk)],
   ]));
   return { throughputOk, memoryOk };
@@ -420,13 +438,14 @@ try {
     ['command', '`npm run bench:http`   (npm run build && tsx bench/http.ts)'],
     ['super-pi', '`examples/server.ts --port 0 --workspace <tmp>` (default threads: one scheduler thread per core, at least 2), started by test/e2e/fixtures.ts'],
     ['SDK peer', '`bench/peers/sdk-http-server.ts`: node:http, one McpServer + StreamableHTTPServerTransport per session, `read` = fs.readFile'],
+    ['floors', '`bench/peers/http-floor-server.ts` (HTTP), `bench/peers/ws-echo-server.ts` (WebSocket)'],
     ['client', 'this process: fetch (undici, keep-alive), same headers and reply parsing for both; `ws` for WebSocket'],
   ]));
   emit('');
 
-  progress('starting super-pi, the SDK peer and the echo server');
-  const [superPi, sdk, echo] = await Promise.all([started(startSuperPi(box.ws)), started(startSdk(box.ws)), started(startEcho())]);
-  const levels = await httpLevels(superPi, sdk);
+  progress('starting super-pi, the SDK peer, the HTTP floor and the echo server');
+  const [superPi, sdk, floor, echo] = await Promise.all([started(startSuperPi(box.ws)), started(startSdk(box.ws)), started(startFloor(box.ws)), started(startEcho())]);
+  const levels = await httpLevels(superPi, sdk, floor);
   const ws = await websocket(superPi, echo);
   await stopAll();
 

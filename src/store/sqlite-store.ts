@@ -1,0 +1,314 @@
+// The ConversationStore on one SQLite file (better-sqlite3): WAL journal, synchronous=FULL, foreign keys,
+// a busy timeout so several processes can share the file, and every statement prepared once.
+
+import { randomUUID } from 'node:crypto';
+import Database from 'better-sqlite3';
+import { StoreError } from './errors.ts';
+import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
+import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
+import {
+  CONVERSATION_STATUSES,
+  type Conversation,
+  type ConversationPage,
+  type ConversationStatus,
+  type ConversationStore,
+  DEFAULT_ENTRIES_LIMIT,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  type EntriesOptions,
+  type Entry,
+  ENTRY_TYPES,
+  type EntryType,
+  type ListOptions,
+  MAX_ENTRIES_LIMIT,
+  MAX_LIST_LIMIT,
+  type NewConversation,
+} from './store.ts';
+
+/** How long a write waits for another connection's write lock (another process, or another store on
+ * the same file) before failing with SQLITE_BUSY. Commits take milliseconds, so this is generous. */
+export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
+
+export interface SqliteStoreOptions {
+  /** Default `DEFAULT_BUSY_TIMEOUT_MS`. */
+  readonly busyTimeoutMs?: number;
+  /** Default `DEFAULT_MAX_PAYLOAD_BYTES`. */
+  readonly maxPayloadBytes?: number;
+  /** Wall-clock milliseconds for `createdAt`, `updatedAt` and entry times. Default `Date.now`. */
+  readonly now?: () => number;
+  /** Default `MIGRATIONS`; tests pass their own. */
+  readonly migrations?: readonly Migration[];
+}
+
+interface ConversationRow {
+  id: string;
+  principal: string;
+  session_id: string;
+  harness: string;
+  status: string;
+  title: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+interface EntryRow {
+  seq: number;
+  conversation_id: string;
+  time: number;
+  type: string;
+  payload: string;
+}
+
+const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
+const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
+const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
+
+function prepareStatements(db: Database.Database) {
+  return {
+    insertConversation: db.prepare<[ConversationRow]>(
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at)`,
+    ),
+    getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
+    // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
+    list: db.prepare<[ListParams], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal ${NEWEST_FIRST}`),
+    listAfter: db.prepare<[ListParams], ConversationRow>(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND (updated_at, id) < (@updatedAt, @id) ${NEWEST_FIRST}`,
+    ),
+    listSession: db.prepare<[ListParams], ConversationRow>(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND session_id = @sessionId ${NEWEST_FIRST}`,
+    ),
+    listSessionAfter: db.prepare<[ListParams], ConversationRow>(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND session_id = @sessionId AND (updated_at, id) < (@updatedAt, @id) ${NEWEST_FIRST}`,
+    ),
+    // max(): a wall clock stepping back must not make a conversation look older than it was.
+    setStatus: db.prepare<[ConversationStatus, number, string]>('UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?'),
+    touch: db.prepare<[number, string]>('UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?'),
+    insertEntry: db.prepare<[string, number, EntryType, string]>('INSERT INTO entries (conversation_id, time, type, payload) VALUES (?, ?, ?, ?)'),
+    entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
+  };
+}
+
+interface ListParams {
+  principal: string;
+  sessionId?: string;
+  updatedAt?: number;
+  id?: string;
+  limit: number;
+}
+
+type Statements = ReturnType<typeof prepareStatements>;
+
+export class SqliteConversationStore implements ConversationStore {
+  readonly #db: Database.Database;
+  readonly #statements: Statements;
+  readonly #maxPayloadBytes: number;
+  readonly #clock: () => number;
+  readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number) => number;
+  readonly #entriesTx: (conversationId: string, principal: string, afterSeq: number, limit: number) => EntryRow[] | null;
+  #closed = false;
+
+  /**
+   * Opens (creating if needed) the database at `filename` — a path, or `':memory:'` for a private
+   * in-memory one — configures it and applies pending migrations. Throws `StoreError` (`open_failed`,
+   * `schema_too_new`, `migration_failed`) with the database already closed again.
+   */
+  static open(filename: string, options: SqliteStoreOptions = {}): SqliteConversationStore {
+    const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
+    if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new StoreError('invalid_argument', `busyTimeoutMs must be a whole number of milliseconds, not ${busyTimeoutMs}`);
+    const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes <= 0) throw new StoreError('invalid_argument', `maxPayloadBytes must be a positive whole number, not ${maxPayloadBytes}`);
+    let db: Database.Database;
+    try {
+      // `timeout` is SQLite's busy timeout: a locked database is retried for this long before SQLITE_BUSY.
+      db = new Database(filename, { timeout: busyTimeoutMs });
+    } catch (cause) {
+      throw new StoreError('open_failed', `${filename}: cannot open the database: ${String(cause)}`, { cause });
+    }
+    try {
+      configure(db, filename);
+      migrate(db, filename, options.migrations ?? MIGRATIONS);
+      return new SqliteConversationStore(db, options);
+    } catch (error) {
+      db.close();
+      throw error;
+    }
+  }
+
+  private constructor(db: Database.Database, options: SqliteStoreOptions) {
+    this.#db = db;
+    this.#statements = prepareStatements(db);
+    this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
+    this.#clock = options.now ?? Date.now;
+    const s = this.#statements;
+    // IMMEDIATE: take the write lock before reading anything, so a concurrent writer makes this wait
+    // (busy timeout) instead of failing on a stale snapshot.
+    const appendTx = db.transaction((conversationId: string, type: EntryType, json: string, time: number): number => {
+      if (s.touch.run(time, conversationId).changes === 0) throw new StoreError('not_found', `no conversation ${conversationId}`);
+      return Number(s.insertEntry.run(conversationId, time, type, json).lastInsertRowid);
+    });
+    this.#appendTx = (...args) => appendTx.immediate(...args);
+    // One read transaction, so the ownership check and the rows come from the same snapshot.
+    const entriesTx = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number): EntryRow[] | null => {
+      if (s.getConversation.get(conversationId, principal) === undefined) return null;
+      return s.entriesAfter.all(conversationId, afterSeq, limit);
+    });
+    this.#entriesTx = (...args) => entriesTx.deferred(...args);
+  }
+
+  createConversation(input: NewConversation): Conversation {
+    this.#assertOpen();
+    for (const field of ['principal', 'sessionId', 'harness'] as const) {
+      if (typeof input[field] !== 'string' || input[field] === '') throw new StoreError('invalid_argument', `${field} must be a non-empty string`);
+    }
+    const now = this.#now();
+    const conversation: Conversation = {
+      id: randomUUID(),
+      principal: input.principal,
+      sessionId: input.sessionId,
+      harness: input.harness,
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+      title: input.title ?? null,
+    };
+    this.#statements.insertConversation.run(toRow(conversation));
+    return conversation;
+  }
+
+  getConversation(id: string, principal: string): Conversation | null {
+    this.#assertOpen();
+    const row = this.#statements.getConversation.get(id, principal);
+    return row === undefined ? null : fromRow(row);
+  }
+
+  listConversations(principal: string, opts: ListOptions = {}): ConversationPage {
+    this.#assertOpen();
+    const limit = pageLimit(opts.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, 'limit');
+    let after: ListPosition | null = null;
+    if (opts.cursor !== undefined) {
+      after = decodeListCursor(opts.cursor);
+      if (after === null) throw new StoreError('invalid_cursor', 'Invalid cursor: pass a nextCursor from an earlier page, unchanged');
+    }
+    const s = this.#statements;
+    // One row more than the page, to learn whether another page follows without a COUNT.
+    const params: ListParams = { principal, limit: limit + 1, ...(opts.sessionId === undefined ? {} : { sessionId: opts.sessionId }), ...(after ?? {}) };
+    const statement = opts.sessionId === undefined ? (after ? s.listAfter : s.list) : after ? s.listSessionAfter : s.listSession;
+    const rows = statement.all(params);
+    const items = rows.slice(0, limit).map(fromRow);
+    const last = items.at(-1);
+    if (rows.length <= limit || last === undefined) return { items };
+    return { items, nextCursor: encodeListCursor({ updatedAt: last.updatedAt, id: last.id }) };
+  }
+
+  setStatus(id: string, status: ConversationStatus): void {
+    this.#assertOpen();
+    if (!CONVERSATION_STATUSES.includes(status)) throw new StoreError('invalid_argument', `unknown status "${String(status)}"; one of ${CONVERSATION_STATUSES.join(', ')}`);
+    if (this.#statements.setStatus.run(status, this.#now(), id).changes === 0) throw new StoreError('not_found', `no conversation ${id}`);
+  }
+
+  append(conversationId: string, type: EntryType, payload: unknown): Entry {
+    this.#assertOpen();
+    if (!ENTRY_TYPES.includes(type)) throw new StoreError('invalid_argument', `unknown entry type "${String(type)}"; one of ${ENTRY_TYPES.join(', ')}`);
+    const json = this.#serialize(payload);
+    const time = this.#now();
+    const seq = this.#appendTx(conversationId, type, json, time);
+    // Hand back what a later read will return, not the caller's object (which it may go on mutating).
+    return { seq, conversationId, time, type, payload: JSON.parse(json) };
+  }
+
+  entries(conversationId: string, principal: string, opts: EntriesOptions = {}): Entry[] | null {
+    this.#assertOpen();
+    const afterSeq = opts.afterSeq ?? 0;
+    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new StoreError('invalid_argument', `afterSeq must be a whole number ≥ 0, not ${afterSeq}`);
+    const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
+    const rows = this.#entriesTx(conversationId, principal, afterSeq, limit);
+    return rows === null ? null : rows.map(entryFromRow);
+  }
+
+  lastEntry(conversationId: string): Entry | null {
+    this.#assertOpen();
+    const row = this.#statements.lastEntry.get(conversationId);
+    return row === undefined ? null : entryFromRow(row);
+  }
+
+  close(): void {
+    if (this.#closed) return;
+    this.#closed = true;
+    this.#db.close();
+  }
+
+  #assertOpen(): void {
+    if (this.#closed) throw new StoreError('closed', 'the conversation store is closed');
+  }
+
+  #now(): number {
+    // The columns are STRICT INTEGER: an injected clock with fractions must not make a write fail.
+    return Math.trunc(this.#clock());
+  }
+
+  #serialize(payload: unknown): string {
+    let json: string | undefined;
+    try {
+      json = JSON.stringify(payload);
+    } catch (cause) {
+      throw new StoreError('invalid_argument', `the payload is not serializable as JSON: ${String(cause)}`, { cause });
+    }
+    if (json === undefined) throw new StoreError('invalid_argument', `the payload must be a JSON value, not ${typeof payload}`);
+    const bytes = Buffer.byteLength(json, 'utf8');
+    if (bytes > this.#maxPayloadBytes) throw new StoreError('payload_too_large', `the payload is ${bytes} bytes of JSON, more than the ${this.#maxPayloadBytes} one entry may hold`);
+    return json;
+  }
+}
+
+/**
+ * WAL: readers never block the writer and a commit is one append to the log. synchronous=FULL: with WAL,
+ * NORMAL survives a crash of the process but may lose the last commits on power loss or an OS crash,
+ * because it syncs only at checkpoints; FULL syncs the log on every commit, so a reply sent after
+ * `append` returns never refers to an entry that a power cut could take back. The cost is one fsync
+ * per write, small next to a model call.
+ */
+function configure(db: Database.Database, filename: string): void {
+  if (!db.memory) {
+    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    if (mode !== 'wal') throw new StoreError('open_failed', `${filename}: cannot use the WAL journal (SQLite kept "${String(mode)}"); is it on a network filesystem?`);
+  }
+  db.pragma('synchronous = FULL');
+  db.pragma('foreign_keys = ON');
+}
+
+function pageLimit(value: number | undefined, fallback: number, max: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new StoreError('invalid_argument', `${name} must be a positive whole number, not ${value}`);
+  return Math.min(value, max);
+}
+
+function toRow(c: Conversation): ConversationRow {
+  return {
+    id: c.id, principal: c.principal, session_id: c.sessionId, harness: c.harness,
+    status: c.status, title: c.title, created_at: c.createdAt, updated_at: c.updatedAt,
+  };
+}
+
+function fromRow(row: ConversationRow): Conversation {
+  return {
+    id: row.id, principal: row.principal, sessionId: row.session_id, harness: row.harness,
+    status: known(CONVERSATION_STATUSES, row.status, `conversation ${row.id} status`),
+    createdAt: row.created_at, updatedAt: row.updated_at, title: row.title,
+  };
+}
+
+function entryFromRow(row: EntryRow): Entry {
+  return {
+    seq: row.seq, conversationId: row.conversation_id, time: row.time,
+    type: known(ENTRY_TYPES, row.type, `entry ${row.seq} type`),
+    payload: JSON.parse(row.payload),
+  };
+}
+
+/** Narrows a stored string to one of the values the store writes. */
+function known<T extends string>(values: readonly T[], value: string, what: string): T {
+  const found = values.find((v) => v === value);
+  if (found === undefined) throw new StoreError('corrupt', `${what} is "${value}", which no super-pi writes`);
+  return found;
+}

@@ -1,0 +1,115 @@
+// The durable store's one contract: conversations of harness tasks and their transcript entries. SQLite
+// implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
+
+/** Where a conversation stands. `interrupted`: its task died mid-run and no actor has resumed it yet. */
+export type ConversationStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+
+export const CONVERSATION_STATUSES: readonly ConversationStatus[] = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
+
+export interface Conversation {
+  id: string;
+  /** Who owns it; every principal-taking read treats another principal's conversation as missing. */
+  principal: string;
+  /** The MCP session that started it. */
+  sessionId: string;
+  harness: string;
+  status: ConversationStatus;
+  /** Milliseconds since the epoch (wall clock: these are shown to people and compared across processes). */
+  createdAt: number;
+  /** Bumped by `setStatus` and by every `append`, so lists show the most recently active first. */
+  updatedAt: number;
+  title: string | null;
+}
+
+export type EntryType =
+  | 'user'
+  | 'model'
+  | 'tool_call'
+  | 'tool_result'
+  | 'tool_interrupted'
+  | 'final'
+  | 'error'
+  | 'file_snapshot'
+  | 'undo';
+
+export const ENTRY_TYPES: readonly EntryType[] = ['user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo'];
+
+export interface Entry {
+  /** Unique in the store and strictly increasing in commit order, across conversations and processes. */
+  seq: number;
+  conversationId: string;
+  /** Milliseconds since the epoch. */
+  time: number;
+  type: EntryType;
+  /** A JSON value: what `JSON.parse(JSON.stringify(payload))` gives back for what was appended. */
+  payload: unknown;
+}
+
+export interface NewConversation {
+  principal: string;
+  sessionId: string;
+  harness: string;
+  title?: string | null;
+}
+
+export interface ListOptions {
+  /** Only the conversations started by this MCP session. */
+  sessionId?: string;
+  /** Items per page: default `DEFAULT_LIST_LIMIT`, at most `MAX_LIST_LIMIT` (larger values are lowered to it). */
+  limit?: number;
+  /** The `nextCursor` of the previous page, unchanged. */
+  cursor?: string;
+}
+
+export interface ConversationPage {
+  /** Most recently updated first (ties: by id, descending). */
+  items: Conversation[];
+  /** Present when more items follow; pass it back as `cursor`. */
+  nextCursor?: string;
+}
+
+export interface EntriesOptions {
+  /** Only entries with a larger seq: default 0 (from the start). */
+  afterSeq?: number;
+  /** At most this many entries: default `DEFAULT_ENTRIES_LIMIT`, at most `MAX_ENTRIES_LIMIT` (larger values are lowered to it). */
+  limit?: number;
+}
+
+/** Conversations per list page when the caller names no limit. */
+export const DEFAULT_LIST_LIMIT = 50;
+/** The largest list page, whatever the caller asks: bounds one read's memory. */
+export const MAX_LIST_LIMIT = 500;
+/** Entries per `entries` call when the caller names no limit; page on with `afterSeq`. */
+export const DEFAULT_ENTRIES_LIMIT = 1000;
+/** The most entries one `entries` call returns, whatever the caller asks. */
+export const MAX_ENTRIES_LIMIT = 10_000;
+/** The largest payload one entry may carry, as UTF-8 JSON (a file snapshot is the big case). */
+export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Synchronous by design: every write is committed — durable on disk, not just visible — when the call
+ * returns, so a caller can send a reply that depends on an entry right after `append` returns. Failures
+ * are thrown as `StoreError` (errors.ts) or, for the storage engine's own failures, its error.
+ *
+ * Principal isolation: the reads that take a principal answer another principal's conversation exactly
+ * as they answer a missing one. The methods without a principal (`setStatus`, `append`, `lastEntry`) are
+ * for the task actor that runs a conversation, which got its id from an isolated call.
+ */
+export interface ConversationStore {
+  /** A new conversation, status `running`, with a fresh random id. */
+  createConversation(input: NewConversation): Conversation;
+  /** The conversation, or null when it does not exist or belongs to another principal. */
+  getConversation(id: string, principal: string): Conversation | null;
+  /** The principal's conversations, most recently updated first; throws `invalid_cursor` on a forged cursor. */
+  listConversations(principal: string, opts?: ListOptions): ConversationPage;
+  /** Throws `not_found` when there is no such conversation. */
+  setStatus(id: string, status: ConversationStatus): void;
+  /** Appends an entry and bumps the conversation's `updatedAt`; committed before it returns. Throws `not_found`. */
+  append(conversationId: string, type: EntryType, payload: unknown): Entry;
+  /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
+  entries(conversationId: string, principal: string, opts?: EntriesOptions): Entry[] | null;
+  /** The entry with the largest seq, or null when there is none (or no such conversation). */
+  lastEntry(conversationId: string): Entry | null;
+  /** Releases the database; idempotent. Any other call afterwards throws `closed`. */
+  close(): void;
+}

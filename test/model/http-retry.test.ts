@@ -1,0 +1,210 @@
+import { inspect } from 'node:util';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AnthropicProvider } from '../../src/model/anthropic.ts';
+import { DEFAULT_RETRY_POLICY, backoffMs, parseRetryAfter, postJson, resolveRetryPolicy } from '../../src/model/http-retry.ts';
+import { OpenAICompatibleProvider } from '../../src/model/openai-compatible.ts';
+import { ModelError, type ModelRequest } from '../../src/model/types.ts';
+import { startScriptedServer } from './fixtures/scripted-server.ts';
+
+const ok = { body: { choices: [{ finish_reason: 'stop', message: { content: 'fine' } }] } };
+const request: ModelRequest = { system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] };
+/** Fast retries, so the tests measure behaviour rather than the production backoff. */
+const quick = { backoffBaseMs: 10, maxBackoffMs: 2_000 };
+
+async function rejection(promise: Promise<unknown>): Promise<ModelError> {
+  const err = await promise.then(
+    () => undefined,
+    (e: unknown) => e,
+  );
+  assert.instance(err, ModelError, `expected a ModelError, got ${inspect(err)}`);
+  return err as ModelError;
+}
+
+test('429 with Retry-After: waits the given seconds, then retries and succeeds', async () => {
+  const server = await startScriptedServer([{ status: 429, headers: { 'retry-after': '1' }, body: { error: { message: 'slow down' } } }, ok]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm', retry: quick });
+    const started = Date.now();
+    const turn = await provider.complete(request);
+    assert.is(turn.text, 'fine');
+    assert.is(server.requests.length, 2);
+    assert.ok(Date.now() - started >= 950, 'the Retry-After second was honoured');
+  } finally {
+    await server.close();
+  }
+});
+
+test('500 three times: a retryable ModelError naming provider, status, the server message and the attempts', async () => {
+  const boom = { status: 500, body: { error: { message: 'upstream exploded' } } };
+  const server = await startScriptedServer([boom, boom, boom, ok]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm', retry: { ...quick, maxRetries: 2 } });
+    const err = await rejection(provider.complete(request));
+    assert.is(server.requests.length, 3);
+    assert.is(err.provider, 'openai-compatible');
+    assert.is(err.status, 500);
+    assert.is(err.retryable, true);
+    assert.match(err.message, /^openai-compatible: HTTP 500: upstream exploded \(POST http:\/\/127\.0\.0\.1:\d+\/chat\/completions; gave up after 3 attempts\)$/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('400: no retry, not retryable, the Anthropic error type and message kept', async () => {
+  const server = await startScriptedServer([
+    { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } } },
+    ok,
+  ]);
+  try {
+    const provider = new AnthropicProvider({ apiKey: 'sk-ant-test-key', model: 'm', baseUrl: server.url, retry: quick });
+    const err = await rejection(provider.complete(request));
+    assert.is(server.requests.length, 1);
+    assert.is(err.status, 400);
+    assert.is(err.retryable, false);
+    assert.match(err.message, /^anthropic: HTTP 400: invalid_request_error: max_tokens: too large \(POST /);
+  } finally {
+    await server.close();
+  }
+});
+
+test('a long error body is truncated', async () => {
+  const server = await startScriptedServer([{ status: 422, body: 'x'.repeat(5000) }]);
+  try {
+    const err = await rejection(postJson({ provider: 'p', url: `${server.url}/x`, headers: {}, body: {} }));
+    assert.ok(err.message.length < 700, `message of ${err.message.length} characters`);
+    assert.match(err.message, /x…/);
+  } finally {
+    await server.close();
+  }
+});
+
+test('timeout: each attempt has its deadline, timeouts are retried, then a ModelError says so', async () => {
+  const server = await startScriptedServer([{ hang: true }, { hang: true }]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm', retry: { ...quick, timeoutMs: 150, maxRetries: 1 } });
+    const started = Date.now();
+    const err = await rejection(provider.complete(request));
+    assert.is(server.requests.length, 2);
+    assert.is(err.retryable, true);
+    assert.is(err.status, undefined);
+    assert.match(err.message, /^openai-compatible: no complete response within 150 ms .*gave up after 2 attempts/);
+    assert.ok(Date.now() - started < 2_000);
+  } finally {
+    await server.close();
+  }
+});
+
+test('abort via AbortSignal: the request stops promptly and the server sees the connection close', async () => {
+  const server = await startScriptedServer([{ hang: true }]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm' });
+    const controller = new AbortController();
+    const started = Date.now();
+    setTimeout(() => controller.abort(new Error('task cancelled')), 100);
+    const err = await rejection(provider.complete({ ...request, signal: controller.signal }));
+    const elapsed = Date.now() - started;
+    assert.ok(elapsed < 1_000, `took ${elapsed} ms`);
+    assert.match(err.message, /^openai-compatible: request aborted by the caller/);
+    assert.is(err.retryable, false);
+    assert.is((err.cause as Error).message, 'task cancelled');
+    const closedAt = await server.requests[0]?.closed;
+    assert.ok(closedAt !== undefined && closedAt - started < 1_000, 'the server saw the client go');
+  } finally {
+    await server.close();
+  }
+});
+
+test('abort during a backoff wait stops at once, without waiting for Retry-After', async () => {
+  const server = await startScriptedServer([{ status: 503, headers: { 'retry-after': '20' } }, ok]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm' });
+    const controller = new AbortController();
+    setTimeout(() => controller.abort(), 150);
+    const started = Date.now();
+    const err = await rejection(provider.complete({ ...request, signal: controller.signal }));
+    assert.ok(Date.now() - started < 1_000);
+    assert.match(err.message, /aborted/);
+    assert.is(server.requests.length, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test('an already aborted signal sends nothing', async () => {
+  const server = await startScriptedServer([ok]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm' });
+    const err = await rejection(provider.complete({ ...request, signal: AbortSignal.abort() }));
+    assert.match(err.message, /aborted/);
+    assert.is(server.requests.length, 0);
+  } finally {
+    await server.close();
+  }
+});
+
+test('the API key never appears in an error, even when the server echoes it', async () => {
+  const key = 'sk-live-0123456789abcdef';
+  const server = await startScriptedServer([
+    { status: 401, body: { error: { message: `Incorrect API key provided: ${key}.` } } },
+    // The key straddles the truncation limit: scrubbing must happen before the cut.
+    { status: 403, body: `${'y'.repeat(490)} ${key} trailing` },
+    { status: 401, body: { type: 'error', error: { type: 'authentication_error', message: `invalid x-api-key ${key}` } } },
+  ]);
+  try {
+    const openai = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm', apiKey: key, retry: quick });
+    const anthropic = new AnthropicProvider({ baseUrl: server.url, model: 'm', apiKey: key, retry: quick });
+    const errors = [await rejection(openai.complete(request)), await rejection(openai.complete(request)), await rejection(anthropic.complete(request))];
+    assert.match(errors[0]?.message ?? '', /Incorrect API key provided: \[redacted\]/);
+    for (const err of errors) {
+      assert.not.ok(inspect(err, { depth: 10 }).includes(key), err.message);
+      assert.not.ok(inspect(err, { depth: 10 }).includes(key.slice(0, 12)), `a prefix of the key leaked: ${err.message}`);
+    }
+  } finally {
+    await server.close();
+  }
+  // Nothing listens at the closed server's port: a network error, retried, and still no key.
+  const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm', apiKey: key, retry: { ...quick, maxRetries: 1 } });
+  const err = await rejection(provider.complete(request));
+  assert.is(err.retryable, true);
+  assert.match(err.message, /network error: fetch failed: .*ECONNREFUSED.*gave up after 2 attempts/);
+  assert.not.ok(inspect(err, { depth: 10 }).includes(key));
+});
+
+test('a 200 that is not JSON is a ModelError, not retried', async () => {
+  const server = await startScriptedServer([{ body: '<html>proxy login</html>' }, ok]);
+  try {
+    const err = await rejection(postJson({ provider: 'p', url: server.url, headers: {}, body: {}, policy: quick }));
+    assert.match(err.message, /^p: HTTP 200: response is not JSON: <html>proxy login<\/html>/);
+    assert.is(server.requests.length, 1);
+  } finally {
+    await server.close();
+  }
+});
+
+test('Retry-After forms: retry-after-ms, seconds, HTTP date, garbage', () => {
+  const now = Date.parse('2025-01-01T00:00:00Z');
+  assert.is(parseRetryAfter(new Headers({ 'retry-after-ms': '250' }), now), 250);
+  assert.is(parseRetryAfter(new Headers({ 'retry-after': '3' }), now), 3000);
+  assert.is(parseRetryAfter(new Headers({ 'retry-after': 'Wed, 01 Jan 2025 00:00:05 GMT' }), now), 5000);
+  assert.is(parseRetryAfter(new Headers({ 'retry-after': 'soon' }), now), undefined);
+  assert.is(parseRetryAfter(new Headers(), now), undefined);
+});
+
+test('backoff: doubles with jitter between half and all, capped; Retry-After capped too', () => {
+  const policy = { ...DEFAULT_RETRY_POLICY, backoffBaseMs: 100, maxBackoffMs: 1_000 };
+  assert.is(backoffMs(0, undefined, policy, () => 0), 50);
+  assert.is(backoffMs(0, undefined, policy, () => 1), 100);
+  assert.is(backoffMs(2, undefined, policy, () => 1), 400);
+  assert.is(backoffMs(10, undefined, policy, () => 1), 1_000);
+  assert.is(backoffMs(0, 3_600_000, policy), 1_000);
+  assert.is(backoffMs(0, 200, policy), 200);
+});
+
+test('a bad retry policy field is named', () => {
+  assert.throws(() => resolveRetryPolicy('p', { maxRetries: -1 }), /p: retry policy: maxRetries must be a non-negative integer, got -1/);
+  assert.throws(() => resolveRetryPolicy('p', { timeoutMs: 0 }), /timeoutMs/);
+  assert.equal(resolveRetryPolicy('p'), { ...DEFAULT_RETRY_POLICY });
+});
+
+test.run();

@@ -1,0 +1,136 @@
+// Schema migrations: applied on a fresh file, a no-op on re-open, all-or-nothing, and a database from
+// a newer super-pi refused untouched.
+
+import Database from 'better-sqlite3';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { databasePath, openStore } from '../../src/store/location.ts';
+import { latestVersion, migrate, type Migration, MIGRATIONS, migrationsProblem, schemaVersion } from '../../src/store/migrations.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { removeHome, tempHome, throwsStoreError } from './helpers.ts';
+
+let home: string;
+test.before.each(async () => {
+  home = await tempHome();
+});
+test.after.each(async () => {
+  await removeHome(home);
+});
+
+function raw(file: string): Database.Database {
+  return new Database(file);
+}
+
+function tables(db: Database.Database): string[] {
+  return db.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map((r) => r.name);
+}
+
+function indexes(db: Database.Database): string[] {
+  return db.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map((r) => r.name);
+}
+
+/** The real migrations followed by extra ones that count their runs. */
+function withCountedExtras(extra: number, runs: number[]): Migration[] {
+  const list: Migration[] = [...MIGRATIONS];
+  for (let i = 0; i < extra; i++) {
+    const version = MIGRATIONS.length + i + 1;
+    list.push({
+      version, description: `extra table ${version}`,
+      up(db) {
+        runs.push(version);
+        db.exec(`CREATE TABLE extra_${version} (x INTEGER) STRICT`);
+      },
+    });
+  }
+  return list;
+}
+
+test('the real migration list is well formed', () => {
+  assert.is(migrationsProblem(MIGRATIONS), null);
+  assert.is(latestVersion(), MIGRATIONS.length);
+});
+
+test('a fresh file gets every migration: user_version, tables, indexes, WAL', () => {
+  openStore({ home }).close();
+  const db = raw(databasePath(home));
+  assert.is(schemaVersion(db), latestVersion());
+  assert.equal(tables(db), ['conversations', 'entries']);
+  assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'entries_by_conversation']);
+  assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
+  db.close();
+});
+
+test('re-opening is a no-op: data kept, no migration runs again', () => {
+  const runs: number[] = [];
+  const migrations = withCountedExtras(1, runs);
+  const file = databasePath(home);
+  const first = SqliteConversationStore.open(file, { migrations });
+  const c = first.createConversation({ principal: 'alice', sessionId: 's1', harness: 'super-pi-code' });
+  first.close();
+  assert.equal(runs, [MIGRATIONS.length + 1]);
+
+  const second = SqliteConversationStore.open(file, { migrations });
+  assert.equal(second.getConversation(c.id, 'alice'), c);
+  second.close();
+  assert.equal(runs, [MIGRATIONS.length + 1], 'nothing ran on re-open');
+
+  const db = raw(file);
+  assert.equal(migrate(db, file, migrations), { from: migrations.length, to: migrations.length });
+  db.close();
+});
+
+test('an older database gets only the migrations it lacks', () => {
+  const file = databasePath(home);
+  openStore({ home }).close();
+  const runs: number[] = [];
+  const migrations = withCountedExtras(2, runs);
+  const db = raw(file);
+  assert.equal(migrate(db, file, migrations), { from: MIGRATIONS.length, to: MIGRATIONS.length + 2 });
+  assert.equal(runs, [MIGRATIONS.length + 1, MIGRATIONS.length + 2]);
+  assert.is(schemaVersion(db), MIGRATIONS.length + 2);
+  db.close();
+});
+
+test('a failing migration rolls every pending one back and names itself', () => {
+  const file = databasePath(home);
+  const migrations: Migration[] = [
+    ...MIGRATIONS,
+    { version: MIGRATIONS.length + 1, description: 'adds a table', up: (db) => db.exec('CREATE TABLE added (x INTEGER)') },
+    { version: MIGRATIONS.length + 2, description: 'breaks', up: () => { throw new Error('disk on fire'); } },
+  ];
+  const error = throwsStoreError(() => SqliteConversationStore.open(file, { migrations }), 'migration_failed');
+  assert.match(error.message, `migration ${MIGRATIONS.length + 2} ("breaks") failed; the database stays at version 0: Error: disk on fire`);
+  assert.instance(error.cause, Error);
+  const db = raw(file);
+  assert.is(schemaVersion(db), 0);
+  assert.equal(tables(db), [], 'not even the first migrations were kept');
+  db.close();
+});
+
+test('a database with a newer user_version is refused, with a clear error, and left untouched', () => {
+  const file = databasePath(home);
+  openStore({ home }).close();
+  const newer = latestVersion() + 1;
+  const db = raw(file);
+  db.pragma(`user_version = ${newer}`);
+  db.close();
+
+  const error = throwsStoreError(() => openStore({ home }), 'schema_too_new');
+  assert.is(
+    error.message,
+    `${file}: the database has schema version ${newer}, but this super-pi knows versions up to ${latestVersion()}; ` +
+      'it was written by a newer super-pi. Use that version, or point SUPERPI_HOME at another directory.',
+  );
+  const after = raw(file);
+  assert.is(schemaVersion(after), newer);
+  after.close();
+});
+
+test('a malformed migration list is refused before anything runs', () => {
+  const gap: Migration[] = [{ version: 1, description: 'one', up: () => {} }, { version: 3, description: 'three', up: () => {} }];
+  assert.is(migrationsProblem(gap), 'migration #2 ("three") has version 3; versions must run 1, 2, 3… in order');
+  throwsStoreError(() => SqliteConversationStore.open(databasePath(home), { migrations: gap }), 'invalid_migrations');
+  assert.is(migrationsProblem([{ version: 1, description: ' ', up: () => {} }]), 'migration 1 has no description');
+});
+
+test.run();
