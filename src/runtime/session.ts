@@ -81,11 +81,12 @@ export class Session {
     return actor;
   }
 
-  receiveFrame(frame: FrameEvent): void {
+  /** `parsed`: the line already parsed by the transport (HTTP parses to route), so it is not parsed twice here. */
+  receiveFrame(frame: FrameEvent, parsed?: unknown): void {
     if (this.#closed) return;
     let msg: ConnectionMessage;
     if (frame.kind === 'line') {
-      this.#track(frame.text);
+      this.#track(frame.text, parsed);
       msg = { k: 'line', line: frame.text };
     } else {
       msg = frame.kind === 'oversized'
@@ -122,13 +123,15 @@ export class Session {
   }
 
   /** Notes requests (ids) and cancellations; parse errors are the actor's to answer. */
-  #track(line: string): void {
-    let parsed: unknown;
-    try {
-      parsed = JSON.parse(line);
-    } catch {
-      // Not JSON: the actor answers it with -32700; there is no id to track.
-      return;
+  #track(line: string, alreadyParsed?: unknown): void {
+    let parsed: unknown = alreadyParsed;
+    if (parsed === undefined) {
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        // Not JSON: the actor answers it with -32700; there is no id to track.
+        return;
+      }
     }
     for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
       if (typeof m !== 'object' || m === null) continue;
