@@ -28,6 +28,8 @@ export class ActorRef {
   #exit: ActorExit | null = null;
   #onMessage: ((msg: unknown) => void) | null = null;
   #onRejected: ((msg: unknown, why: string) => void) | null = null;
+  /** Set when a linked actor's abnormal exit brought this one down: its exit carries that cause. */
+  #linkCause: ActorExit | null = null;
 
   constructor(id: string, host: ActorHost) {
     this.id = id;
@@ -71,11 +73,35 @@ export class ActorRef {
     if (this.#exit === null) this.#host.exit(this.id, 'kill');
   }
 
+  /**
+   * Links two actors, as OTP's link/1: when either exits abnormally (crash or killed), the other is
+   * brought down too, and its exit is a crash naming the linked actor. A normal or shutdown exit does
+   * not propagate. Links are bidirectional; linking to an actor that has already exited abnormally
+   * brings this one down at once.
+   */
+  link(other: ActorRef): void {
+    const propagate = (from: ActorRef, to: ActorRef) => {
+      void from.exited.then((reason) => {
+        if (reason.kind === 'crash' || reason.kind === 'killed') to.#downBecause(from.id, reason);
+      });
+    };
+    propagate(this, other);
+    propagate(other, this);
+  }
+
+  #downBecause(linked: string, reason: ActorExit): void {
+    if (this.#exit !== null || this.#linkCause !== null) return;
+    const why = reason.kind === 'crash' ? reason.cause.message : 'killed';
+    this.#linkCause = { kind: 'crash', cause: { name: 'LinkedExit', message: `linked actor ${linked} exited: ${why}` } };
+    this.#host.exit(this.id, 'kill');
+  }
+
   /** Called by the host: the one and only exit of this actor. */
   settle(reason: ActorExit): void {
     if (this.#exit !== null) return;
-    this.#exit = reason;
-    this.#resolveExit(reason);
+    const final = reason.kind === 'killed' && this.#linkCause !== null ? this.#linkCause : reason;
+    this.#exit = final;
+    this.#resolveExit(final);
   }
 
   deliver(msg: unknown): void {

@@ -110,6 +110,24 @@ actors('a full mailbox refuses further casts instead of growing', async () => {
   await stop();
 });
 
+actors('linked actors: a crash takes the partner down with a crash naming the link; a normal exit does not', async () => {
+  const { scheduler, stop } = withScheduler(2);
+  const a = await scheduler.spawn(echo, { greeting: 'a' });
+  const b = await scheduler.spawn(echo, { greeting: 'b' });
+  const c = await scheduler.spawn(echo, { greeting: 'c' });
+  const d = await scheduler.spawn(echo, { greeting: 'd' });
+  a.link(b);
+  c.link(d);
+  a.cast({ op: 'crash' });
+  const reason = await within(b.exited, 3000, 'linked exit');
+  assert.is(reason.kind, 'crash');
+  assert.match(reason.kind === 'crash' ? reason.cause.message : '', new RegExp(`linked actor ${a.id} exited: echo asked to crash`));
+  assert.is(await c.call({ op: 'stop' }), 'bye');
+  assert.equal(await c.exited, { kind: 'normal' });
+  assert.equal(await d.call({ op: 'echo', value: 1 }), { greeting: 'd', value: 1 }, 'a normal exit does not propagate');
+  await stop();
+});
+
 actors('many actors share a few threads', async () => {
   const { scheduler, stop } = withScheduler(2);
   const refs: ActorRef[] = [];
