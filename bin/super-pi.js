@@ -1,7 +1,26 @@
 #!/usr/bin/env node
-// The `super-pi` command: runs the TypeScript entry point through tsx's loader.
-import { register } from 'tsx/esm/api';
+// The `super-pi` command. Runs the bundle in dist/ when it is at least as new as every file in src/
+// (cold start without a TypeScript loader), else the TypeScript source through tsx.
+import { existsSync, readdirSync, statSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 
-register();
-const { main } = await import('../src/cli/main.ts');
-process.exitCode = await main(process.argv.slice(2));
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
+const bundle = path.join(root, 'dist', 'super-pi.js');
+
+function newest(dir) {
+  let t = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, e.name);
+    t = Math.max(t, e.isDirectory() ? newest(full) : statSync(full).mtimeMs);
+  }
+  return t;
+}
+
+if (existsSync(bundle) && statSync(bundle).mtimeMs >= newest(path.join(root, 'src'))) {
+  await import(pathToFileURL(bundle).href);
+} else {
+  const { register } = await import('tsx/esm/api');
+  register();
+  await import(pathToFileURL(path.join(root, 'src', 'cli', 'bin.ts')).href);
+}
