@@ -13,6 +13,8 @@ export type Effect =
   | { kind: 'cancel'; ticket: number }
   /** Gather the workspace context resource; answer with `workspaceContext`. */
   | { kind: 'readWorkspace'; ticket: number }
+  /** Read a conversation's transcript (this connection's principal); answer with `transcript`. */
+  | { kind: 'readTranscript'; ticket: number; conversationId: string }
   /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
   | { kind: 'completePath'; ticket: number; prefix: string }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
@@ -30,5 +32,7 @@ export type EffectResult =
   | { kind: 'toolProgress'; ticket: number; progress: ToolProgress }
   | { kind: 'workspaceContext'; ticket: number; context: WorkspaceContext }
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
+  /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */
+  | { kind: 'transcript'; ticket: number; jsonl: string | null }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
   | { kind: 'effectFailed'; ticket: number; code: number; message: string };

@@ -165,8 +165,16 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   }
   const next = removePending(state, result.ticket);
   switch (result.kind) {
-    case 'toolDone':
-      return { state: next, replies: [resultLine(pending.requestId, toolResult(result.outcome, next))], effects: [] };
+    case 'toolDone': {
+      const started = pending.kind === 'tool' && pending.tool === 'harness_task' ? result.outcome.structured?.conversation_id : undefined;
+      const after = typeof started === 'string' && !next.conversations.includes(started) ? { ...next, conversations: [...next.conversations, started] } : next;
+      return { state: after, replies: [resultLine(pending.requestId, toolResult(result.outcome, after))], effects: [] };
+    }
+    case 'transcript': {
+      const uri = pending.kind === 'resource' ? pending.uri : '';
+      if (result.jsonl === null) return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+      return reply(next, pending.requestId, { contents: [{ uri, mimeType: 'application/jsonl', text: result.jsonl }] });
+    }
     case 'workspaceContext':
       return reply(next, pending.requestId, {
         contents: [{ uri: pending.kind === 'resource' ? pending.uri : '', mimeType: 'text/markdown', text: renderWorkspace(result.context) }],

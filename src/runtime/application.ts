@@ -16,6 +16,8 @@ import type { Principal } from '../mcp/state.ts';
 import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from './logger.ts';
 import { Session } from './session.ts';
+import { openStore } from '../store/location.ts';
+import type { ConversationStore } from '../store/store.ts';
 import { ToolPool } from './tool-pool.ts';
 
 /** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
@@ -63,6 +65,7 @@ export class Application {
   #nextSession = 1;
   #restarts = 0;
   #chaosTimer: NodeJS.Timeout | null = null;
+  #store: ConversationStore | null = null;
 
   private constructor(options: ApplicationOptions) {
     this.#options = options;
@@ -103,7 +106,11 @@ export class Application {
     const session = new Session({
       id,
       scheduler: this.scheduler,
-      effects: { workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.execute },
+      effects: {
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.execute,
+        task: { store: () => this.#conversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
+          forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env },
+      },
       config: {
         server: { name: 'super-pi', version: this.#options.serverVersion },
         harness: this.#options.harness,
@@ -136,6 +143,12 @@ export class Application {
     })]);
   }
 
+  /** The conversation store, opened on first use (so a server that runs no task never creates one). */
+  #conversationStore(): ConversationStore {
+    this.#store ??= openStore();
+    return this.#store;
+  }
+
   async stop(): Promise<void> {
     if (this.#chaosTimer) clearInterval(this.#chaosTimer);
     await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
@@ -145,6 +158,8 @@ export class Application {
       root.stop();
       await root.exited;
     }
+    this.#store?.close();
+    this.#store = null;
   }
 
   async #boot(): Promise<void> {
@@ -225,5 +240,17 @@ export class Application {
       default:
         logger.log('debug', event.type, { supervisor: event.supervisor, child: 'id' in event ? event.id : undefined });
     }
+  }
+}
+
+/**
+ * Who owns a conversation in the store. Anonymous callers are told apart by session: two anonymous
+ * clients must not see each other's conversations.
+ */
+function principalKey(principal: Principal, sessionId: string): string {
+  switch (principal.kind) {
+    case 'local': return 'local';
+    case 'token': return `token:${principal.name}`;
+    case 'anonymous': return `anonymous:${sessionId}`;
   }
 }

@@ -5,7 +5,11 @@
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import type { ToolContext, ToolOutcome } from '../tools/contract.ts';
+import { ModelError } from '../model/types.ts';
+import { selectModelProvider } from '../model/select.ts';
+import type { ConversationStore } from '../store/store.ts';
+import { runAgentTask } from '../task/agent-loop.ts';
+import type { ToolContext, ToolOutcome, ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from './logger.ts';
 import { completePath } from './path-completion.ts';
@@ -17,6 +21,17 @@ export const ABORT_GRACE_MS = 2000;
 
 export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext) => Promise<ToolOutcome>;
 
+/** What harness tasks need: the store (opened on first use), who the caller is, which session. */
+export interface TaskContext {
+  readonly store: () => ConversationStore;
+  /** The store's owner key for this caller. */
+  readonly principal: string;
+  readonly local: boolean;
+  readonly forbidWrites: boolean;
+  readonly sessionId: string;
+  readonly env: NodeJS.ProcessEnv;
+}
+
 export interface EffectDeps {
   /** Real path of the workspace root. */
   readonly workspace: string;
@@ -25,6 +40,8 @@ export interface EffectDeps {
   readonly toolTimeoutMs: number;
   /** Where tool bodies run; in this thread by default. */
   readonly executeTool?: ToolExecutor;
+  /** Without it, harness_task answers that tasks are not configured. */
+  readonly task?: TaskContext;
 }
 
 export class EffectRunner {
@@ -58,6 +75,13 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const context = await gatherWorkspaceContext(this.#deps.workspace);
           this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
+        });
+      case 'readTranscript':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const entries = task ? task.store().entries(effect.conversationId, task.principal) : null;
+          const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
+          this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
         });
       case 'completePath':
         return this.#track(effect.ticket, async () => {
@@ -103,11 +127,10 @@ export class EffectRunner {
       };
       signal.addEventListener('abort', onAbort, { once: true });
       try {
-        const outcome = await execute(effect.tool, effect.args, effect.harness, {
-          workspace: this.#deps.workspace,
-          signal,
-          onProgress: (progress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); },
-        });
+        const onProgress = (progress: ToolProgress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); };
+        const outcome = effect.tool === 'harness_task'
+          ? await this.#runTask(effect.args, signal, onProgress, execute)
+          : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress });
         answer({ kind: 'toolDone', ticket, outcome });
       } catch (err) {
         // A body stopped by its signal may reject with the abort reason: that is a stop, not a bug.
@@ -119,6 +142,36 @@ export class EffectRunner {
         signal.removeEventListener('abort', onAbort);
       }
     }, (err) => ({ kind: 'toolDone', ticket, outcome: { text: `Internal error in tool ${effect.tool}: ${(err as Error).message}`, isError: true } }));
+  }
+
+  async #runTask(args: Record<string, unknown>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
+    const task = this.#deps.task;
+    if (!task) return { text: 'harness_task is not configured in this server (no conversation store).', isError: true };
+    if (args.undo === true) return { text: 'undo is not built yet: super-pi does not record file snapshots for undo in this version.', isError: true };
+    let provider;
+    try {
+      provider = selectModelProvider({ env: task.env });
+    } catch (err) {
+      if (err instanceof ModelError) return { text: err.message, isError: true };
+      throw err;
+    }
+    return runAgentTask({
+      harness: args.harness as HarnessId,
+      prompt: String(args.prompt),
+      ...(typeof args.conversation_id === 'string' ? { conversationId: args.conversation_id } : {}),
+      ...(typeof args.max_turns === 'number' ? { maxTurns: args.max_turns } : {}),
+      principal: task.principal,
+      local: task.local,
+      forbidWrites: task.forbidWrites,
+      sessionId: task.sessionId,
+    }, {
+      store: task.store(),
+      provider,
+      workspace: this.#deps.workspace,
+      executeTool: (tool, toolArgs, harness, ctx) => execute(tool, toolArgs, harness, ctx),
+      signal,
+      onProgress,
+    });
   }
 
   /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */

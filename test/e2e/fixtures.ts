@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const stdioEntry = path.join(repoRoot, 'examples/stdio.ts');
@@ -48,8 +48,9 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}, prepare: (c: Client) => Client = (c) => c): Promise<Connected> {
+export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}, prepare: (c: Client) => Client = (c) => c, env?: Record<string, string>): Promise<Connected> {
   const transport = new StdioClientTransport({
+    ...(env ? { env: { ...getDefaultEnvironment(), ...env } } : {}),
     command: process.execPath,
     args: ['--import', 'tsx', stdioEntry, '--workspace', ws, ...extraArgs],
     cwd: repoRoot,

@@ -92,10 +92,10 @@ e2e('bash runs in the workspace and reports a failing exit code as a tool error'
   assert.match(textOf(bad), /code 3/);
 });
 
-e2e('harness_task is listed but answers plainly that it is not available yet', async () => {
+e2e('harness_task without a configured model says exactly how to configure one', async () => {
   const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } });
   assert.is(r.isError, true);
-  assert.match(textOf(r), /not available/);
+  assert.match(textOf(r), /SUPERPI_MODEL_URL/);
 });
 
 e2e('bad arguments are JSON-RPC -32602, not a tool result', async () => {

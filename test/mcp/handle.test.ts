@@ -214,11 +214,21 @@ tools('denies a tool the harness forbids, naming the harness and the rule', () =
   assert.equal(r.effects.filter((e) => e.kind === 'runTool'), []);
 });
 
-tools('answers harness_task with a plain tool error until tasks land', () => {
+tools('harness_task runs as an effect; the conversation it started becomes this connection\'s resource', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
-  const result = (r.replies[0] as { result: { isError: boolean; content: { text: string }[] } }).result;
-  assert.is(result.isError, true);
-  assert.match(result.content[0]!.text, /not available/);
+  const run = r.effects.find((e) => e.kind === 'runTool') as { ticket: number; tool: string };
+  assert.is(run.tool, 'harness_task');
+  const done = fold(r.state, { kind: 'toolDone', ticket: run.ticket, outcome: { text: 'the plan', structured: { conversation_id: 'c1', harness: 'super-pi-planner', status: 'completed', turns: 1, tool_calls: 0 } } });
+  assert.equal(done.state.conversations, ['c1']);
+  const listed = feed(done.state, req(2, 'resources/list'));
+  assert.ok((listed.replies[0] as { result: { resources: { uri: string }[] } }).result.resources.some((x) => x.uri === 'superpi://conversation/c1/transcript'));
+  const read = feed(done.state, req(3, 'resources/read', { uri: 'superpi://conversation/c1/transcript' }));
+  const effect = read.effects.find((e) => e.kind === 'readTranscript') as { ticket: number; conversationId: string };
+  assert.is(effect.conversationId, 'c1');
+  const text = fold(read.state, { kind: 'transcript', ticket: effect.ticket, jsonl: '{"seq":1}' });
+  assert.equal((text.replies[0] as { result: unknown }).result, { contents: [{ uri: 'superpi://conversation/c1/transcript', mimeType: 'application/jsonl', text: '{"seq":1}' }] });
+  const gone = fold(read.state, { kind: 'transcript', ticket: effect.ticket, jsonl: null });
+  assert.is((gone.replies[0] as { error: { code: number } }).error.code, -32002);
 });
 
 tools('validates harness_task arguments: harness is an enum of the harness ids', () => {

@@ -48,11 +48,14 @@ export function readResource(state: ConnectionState, id: RequestId, params: Para
     const added = addPending(state, { kind: 'resource', requestId: id, uri });
     return { state: added.state, replies: [], effects: [{ kind: 'readWorkspace', ticket: added.ticket }] };
   }
-  // Transcripts are read from the durable store once harness tasks land; until then no conversation
-  // exists, and another principal's conversation must look exactly like one that never existed.
+  // Only conversations this connection started are readable here; the store checks the principal too.
+  // Another principal's conversation must look exactly like one that never existed.
   const conversation = parseTranscriptUri(uri);
-  const known = conversation !== null && state.conversations.includes(conversation);
-  return fail(state, id, ErrorCode.ResourceNotFound, known ? `Transcript of conversation ${conversation} is not readable yet` : `Resource not found: ${uri}`, { uri });
+  if (conversation !== null && state.conversations.includes(conversation)) {
+    const added = addPending(state, { kind: 'resource', requestId: id, uri });
+    return { state: added.state, replies: [], effects: [{ kind: 'readTranscript', ticket: added.ticket, conversationId: conversation }] };
+  }
+  return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
 }
 
 function loadoutDocument(state: ConnectionState) {

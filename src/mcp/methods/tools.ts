@@ -49,9 +49,6 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (state.config.principal.kind === 'anonymous' && anonymousForbidden.has(name) && !state.config.allowAnonymousWrites) {
     return reply(state, id, toolError(`Denied by remote policy: anonymous remote callers cannot use ${name}; authenticate with a bearer token, or the operator may start the server with --allow-anonymous-writes`));
   }
-  if (name === 'harness_task') {
-    return reply(state, id, toolError('harness_task is not available in this version of super-pi yet: running tasks in a harness (the agent loop, durable conversations) is still being built. Use the file and shell tools directly, or the harness prompts.'));
-  }
   const typedArgs = args as Record<string, unknown>;
   if (decision.verdict === 'ask') {
     if (canElicit(state)) return askPerson(state, id, name, typedArgs, decision.rule, progressToken);

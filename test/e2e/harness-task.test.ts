@@ -1,0 +1,166 @@
+// harness_task end to end: the official SDK client over stdio; a scripted OpenAI-compatible model on
+// 127.0.0.1 (a test fixture serving canned turns) drives a task that reads, edits and runs a command in
+// a temporary workspace; every step lands in the SQLite store and reads back as a JSON-lines transcript.
+
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { type Connected, connectStdio, makeSandbox, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
+
+const toolTurn = (calls: { name: string; arguments: object }[]): ScriptStep => ({
+  body: {
+    choices: [{
+      finish_reason: 'tool_calls',
+      message: { role: 'assistant', content: null, tool_calls: calls.map((c, i) => ({ id: `call-${c.name}-${i}`, type: 'function', function: { name: c.name, arguments: JSON.stringify(c.arguments) } })) },
+    }],
+  },
+});
+const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
+
+const tasks = suite('harness_task');
+let box: Sandbox;
+let home: string;
+
+tasks.before(async () => {
+  box = await makeSandbox();
+  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
+});
+tasks.after(async () => {
+  await box.cleanup();
+  await rm(home, { recursive: true, force: true });
+});
+
+async function withModel(script: ScriptStep[], body: (c: Connected, requests: { body: unknown }[]) => Promise<void>) {
+  const model = await startScriptedServer(script);
+  const c = await connectStdio(box.ws, [], {}, (x) => x, { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test-secret', SUPERPI_HOME: home });
+  try {
+    await body(c, model.requests);
+  } finally {
+    await c.close();
+    await model.close();
+  }
+}
+
+tasks('a super-pi-code task reads, edits and runs a command, then answers; the transcript has every step once, in order', async () => {
+  await withModel([
+    toolTurn([{ name: 'read', arguments: { path: 'src/greet.ts' } }]),
+    toolTurn([{ name: 'edit', arguments: { path: 'src/greet.ts', oldText: 'hello', newText: 'howdy' } }, { name: 'bash', arguments: { command: 'grep -c howdy src/greet.ts' } }]),
+    answer('Changed the greeting to howdy.'),
+  ], async (c, requests) => {
+    const progress: number[] = [];
+    const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'Say howdy instead of hello.' } }, undefined, { onprogress: (p) => progress.push(p.progress) });
+    assert.not.ok(r.isError, textOf(r));
+    assert.is(textOf(r), 'Changed the greeting to howdy.');
+    const s = r.structuredContent as { conversation_id: string; harness: string; status: string; turns: number; tool_calls: number };
+    assert.equal({ ...s, conversation_id: 'x' }, { conversation_id: 'x', harness: 'super-pi-code', status: 'completed', turns: 3, tool_calls: 3 });
+    assert.match(await readFile(path.join(box.ws, 'src/greet.ts'), 'utf8'), /howdy/);
+    assert.ok(progress.length >= 3, 'progress per step');
+    // The model saw the tools and the results of its calls.
+    const second = requests[1]?.body as { tools: { function: { name: string } }[]; messages: { role: string; content: string | null }[]; model: string };
+    assert.is(second.model, 'scripted');
+    assert.ok(second.tools.some((t) => t.function.name === 'edit'));
+    assert.ok(second.messages.some((m) => m.role === 'tool' && /export function greet/.test(m.content ?? '')));
+    const third = requests[2]?.body as { messages: { role: string; content: string | null }[] };
+    assert.ok(third.messages.some((m) => m.role === 'tool' && /^1\b/.test(m.content ?? '')), 'bash ran in the workspace');
+    // The transcript, as this connection's resource.
+    const uri = `superpi://conversation/${s.conversation_id}/transcript`;
+    const { resources } = await c.client.listResources();
+    assert.ok(resources.some((x) => x.uri === uri));
+    const t = await c.client.readResource({ uri });
+    const entries = (t.contents[0] as { text: string }).text.split('\n').map((l) => JSON.parse(l) as { seq: number; type: string });
+    assert.equal(entries.map((e) => e.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'model', 'final']);
+    assert.ok(entries.every((e, i) => i === 0 || e.seq > (entries[i - 1] as { seq: number }).seq), 'strictly increasing seq');
+  });
+});
+
+tasks('a planner task whose model tries to write is denied, and says so in the transcript', async () => {
+  await withModel([
+    toolTurn([{ name: 'write', arguments: { path: 'plan.md', content: 'x' } }]),
+    answer('I cannot write; here is the plan instead.'),
+  ], async (c, requests) => {
+    const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'Plan and write it down.' } });
+    assert.not.ok(r.isError, textOf(r));
+    const firstTools = (requests[0]?.body as { tools: { function: { name: string } }[] }).tools.map((t) => t.function.name);
+    assert.equal(firstTools, ['read', 'grep', 'find', 'ls'], 'the planner is offered its loadout only');
+    const back = (requests[1]?.body as { messages: { role: string; content: string | null }[] }).messages.find((m) => m.role === 'tool');
+    assert.match(back?.content ?? '', /super-pi-planner: write is denied/);
+    await readFile(path.join(box.ws, 'plan.md')).then(() => assert.unreachable('nothing was written'), () => undefined);
+  });
+});
+
+tasks('a conversation continues with conversation_id; an unknown id is a clear tool error', async () => {
+  await withModel([answer('first'), answer('second')], async (c, requests) => {
+    const first = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'one' } });
+    const id = (first.structuredContent as { conversation_id: string }).conversation_id;
+    const second = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'two', conversation_id: id } });
+    assert.is(textOf(second), 'second');
+    const history = (requests[1]?.body as { messages: { role: string; content: string | null }[] }).messages.filter((m) => m.role !== 'system').map((m) => m.content);
+    assert.equal(history, ['one', 'first', 'two']);
+    const unknown = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'x', conversation_id: 'no-such' } });
+    assert.is(unknown.isError, true);
+    assert.match(textOf(unknown), /conversation no-such not found/);
+  });
+});
+
+tasks('a model error ends the task with an error that names the provider and status, never the key', async () => {
+  await withModel([{ status: 401, body: { error: { message: 'bad key sk-test-secret' } } }], async (c) => {
+    const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'x' } });
+    assert.is(r.isError, true);
+    assert.match(textOf(r), /openai-compatible.*401/);
+    assert.not.match(textOf(r), /sk-test-secret/);
+  });
+});
+
+tasks('over HTTP, principal B can neither read, list nor continue principal A\'s conversation', async () => {
+  const model = await startScriptedServer([answer('for alice only')]);
+  const server = await startHttpServerProcess(box.ws, [], {
+    SUPERPI_TOKENS: 'alice-token-123=alice,bob-token-4567=bob', SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home,
+  });
+  const connect = async (token: string) => {
+    const client = new Client({ name: token, version: '1' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+    return client;
+  };
+  try {
+    const alice = await connect('alice-token-123');
+    const done = await alice.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'secret plan' } });
+    const id = (done.structuredContent as { conversation_id: string }).conversation_id;
+    const uri = `superpi://conversation/${id}/transcript`;
+    assert.match((await alice.readResource({ uri })).contents[0] ? 'ok' : '', /ok/);
+    const bob = await connect('bob-token-4567');
+    assert.not.ok((await bob.listResources()).resources.some((r) => r.uri.includes(id)), 'not listed');
+    await bob.readResource({ uri }).then(() => assert.unreachable('read'), (err: { code?: number }) => assert.is(err.code, -32002));
+    const stolen = await bob.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'continue', conversation_id: id } });
+    assert.is(stolen.isError, true);
+    assert.match(textOf(stolen), new RegExp(`conversation ${id} not found`));
+    await alice.close();
+    await bob.close();
+  } finally {
+    await server.stop();
+    await model.close();
+  }
+});
+
+tasks('an anonymous remote caller cannot write through a task either', async () => {
+  const model = await startScriptedServer([toolTurn([{ name: 'write', arguments: { path: 'pwned.txt', content: 'x' } }]), answer('done')]);
+  const server = await startHttpServerProcess(box.ws, [], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  try {
+    const client = new Client({ name: 'anon', version: '1' }, { capabilities: {} });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    await client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'write a file' } });
+    const back = (model.requests[1]?.body as { messages: { role: string; content: string | null }[] }).messages.find((m) => m.role === 'tool');
+    assert.match(back?.content ?? '', /anonymous remote callers cannot use write/);
+    await readFile(path.join(box.ws, 'pwned.txt')).then(() => assert.unreachable('nothing was written'), () => undefined);
+    await client.close();
+  } finally {
+    await server.stop();
+    await model.close();
+  }
+});
+
+tasks.run();
