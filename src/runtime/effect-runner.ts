@@ -9,7 +9,8 @@ import { ModelError } from '../model/types.ts';
 import { selectModelProvider } from '../model/select.ts';
 import type { ConversationStore } from '../store/store.ts';
 import { runAgentTask } from '../task/agent-loop.ts';
-import type { ToolContext, ToolOutcome, ToolProgress } from '../tools/contract.ts';
+import { undoConversation } from '../task/undo.ts';
+import { type ToolContext, ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from './logger.ts';
 import { completePath } from './path-completion.ts';
@@ -145,9 +146,21 @@ export class EffectRunner {
   }
 
   async #runTask(args: Record<string, unknown>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
+    try {
+      return await this.#task(args, signal, onProgress, execute);
+    } catch (err) {
+      if (err instanceof ToolError) return { text: err.message, isError: true };
+      throw err;
+    }
+  }
+
+  async #task(args: Record<string, unknown>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
     const task = this.#deps.task;
     if (!task) return { text: 'harness_task is not configured in this server (no conversation store).', isError: true };
-    if (args.undo === true) return { text: 'undo is not built yet: super-pi does not record file snapshots for undo in this version.', isError: true };
+    if (args.undo === true) {
+      if (typeof args.conversation_id !== 'string') return { text: 'undo needs conversation_id: the conversation whose changes to revert.', isError: true };
+      return undoConversation(task.store(), args.conversation_id, task.principal, this.#deps.workspace);
+    }
     let provider;
     try {
       provider = selectModelProvider({ env: task.env });

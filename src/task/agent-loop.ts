@@ -11,6 +11,7 @@ import type { ConversationStore, Entry } from '../store/store.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import { isToolName, type ToolName } from '../tools/definition.ts';
+import { currentContent, type FileSnapshot } from './undo.ts';
 
 /** Model turns a task may take unless `max_turns` says fewer. */
 export const DEFAULT_MAX_TURNS = 25;
@@ -97,7 +98,7 @@ export async function runAgentTask(input: TaskInput, deps: TaskDeps): Promise<To
       toolCalls++;
       deps.onProgress?.({ progress: turn, total: maxTurns, message: `turn ${turn}: ${call.name}` });
       store.append(id, 'tool_call', { id: call.id, name: call.name, arguments: call.arguments });
-      const outcome = await runCall(call, input, deps, signal);
+      const outcome = await runCall(call, input, deps, signal, id);
       const text = outcome.text.length > MAX_RESULT_CHARS ? `${outcome.text.slice(0, MAX_RESULT_CHARS)}\n[result cut at ${MAX_RESULT_CHARS} characters]` : outcome.text;
       store.append(id, 'tool_result', { id: call.id, name: call.name, text, isError: outcome.isError === true });
       messages.push({ role: 'tool', content: outcome.isError ? `Error: ${text}` : text, toolCallId: call.id });
@@ -114,7 +115,7 @@ export async function runAgentTask(input: TaskInput, deps: TaskDeps): Promise<To
 }
 
 /** One tool call under the harness policy; a denial or a bad call is a result the model reads. */
-async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal: AbortSignal): Promise<ToolOutcome> {
+async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal: AbortSignal, conversationId: string): Promise<ToolOutcome> {
   if (call.parseError) return { text: call.parseError, isError: true };
   if (!isToolName(call.name) || call.name === 'harness_task') return { text: `There is no tool "${call.name}" in this task.`, isError: true };
   const decision = decideTool(harnessById(input.harness), call.name);
@@ -126,7 +127,15 @@ async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal:
     return { text: `Denied: ${decision.rule}; a remote task cannot ask the person yet, so the call is refused`, isError: true };
   }
   try {
-    return await deps.executeTool(call.name, call.arguments, input.harness, { workspace: deps.workspace, signal });
+    const snapshotted = input.harness === 'super-pi-code' && (call.name === 'write' || call.name === 'edit');
+    const target = String(call.arguments.path);
+    const before = snapshotted ? await currentContent(deps.workspace, target) : null;
+    const outcome = await deps.executeTool(call.name, call.arguments, input.harness, { workspace: deps.workspace, signal });
+    if (snapshotted && !outcome.isError) {
+      const snapshot: FileSnapshot = { path: target, before, after: await currentContent(deps.workspace, target) };
+      deps.store.append(conversationId, 'file_snapshot', snapshot);
+    }
+    return outcome;
   } catch (err) {
     if (err instanceof ToolError) return { text: err.message, isError: true };
     throw err;

@@ -73,7 +73,7 @@ tasks('a super-pi-code task reads, edits and runs a command, then answers; the t
     assert.ok(resources.some((x) => x.uri === uri));
     const t = await c.client.readResource({ uri });
     const entries = (t.contents[0] as { text: string }).text.split('\n').map((l) => JSON.parse(l) as { seq: number; type: string });
-    assert.equal(entries.map((e) => e.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'tool_call', 'tool_result', 'tool_call', 'tool_result', 'model', 'final']);
+    assert.equal(entries.map((e) => e.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'tool_call', 'file_snapshot', 'tool_result', 'tool_call', 'tool_result', 'model', 'final']);
     assert.ok(entries.every((e, i) => i === 0 || e.seq > (entries[i - 1] as { seq: number }).seq), 'strictly increasing seq');
   });
 });
@@ -103,7 +103,7 @@ tasks('a conversation continues with conversation_id; an unknown id is a clear t
     assert.equal(history, ['one', 'first', 'two']);
     const unknown = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'x', conversation_id: 'no-such' } });
     assert.is(unknown.isError, true);
-    assert.match(textOf(unknown), /conversation no-such not found/);
+    assert.is(textOf(unknown), 'conversation no-such not found');
   });
 });
 
@@ -161,6 +161,44 @@ tasks('an anonymous remote caller cannot write through a task either', async () 
     await server.stop();
     await model.close();
   }
+});
+
+tasks('undo reverts a conversation\'s changes newest first, and refuses (naming it) a file changed since', async () => {
+  await withModel([
+    toolTurn([{ name: 'write', arguments: { path: 'notes/new.md', content: 'created\n' } }, { name: 'edit', arguments: { path: 'src/math.ts', oldText: 'a + b', newText: 'b + a' } }, { name: 'edit', arguments: { path: 'README.md', oldText: 'Demo', newText: 'Changed' } }]),
+    answer('done'),
+  ], async (c) => {
+    const math = await readFile(path.join(box.ws, 'src/math.ts'), 'utf8');
+    const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'change things' } });
+    const id = (r.structuredContent as { conversation_id: string }).conversation_id;
+    assert.match(await readFile(path.join(box.ws, 'src/math.ts'), 'utf8'), /b \+ a/);
+    // Someone else edits README.md after the task.
+    const { writeFile } = await import('node:fs/promises');
+    await writeFile(path.join(box.ws, 'README.md'), 'someone else was here\n');
+    const u = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'undo', conversation_id: id, undo: true } });
+    assert.is(u.isError, true, 'a refused file makes the undo an error');
+    assert.match(textOf(u), /Refused \(changed since by someone else\): README\.md/);
+    assert.is(await readFile(path.join(box.ws, 'src/math.ts'), 'utf8'), math, 'the edit was reverted');
+    await readFile(path.join(box.ws, 'notes/new.md')).then(() => assert.unreachable('the created file was removed'), () => undefined);
+    assert.is(await readFile(path.join(box.ws, 'README.md'), 'utf8'), 'someone else was here\n', 'the other change was kept');
+  });
+});
+
+tasks('notifications/cancelled stops a task and marks its conversation cancelled', async () => {
+  await withModel([toolTurn([{ name: 'bash', arguments: { command: 'sleep 5' } }]), answer('too late')], async (c) => {
+    const controller = new AbortController();
+    const call = c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'wait' } }, undefined, { signal: controller.signal });
+    setTimeout(() => controller.abort('user'), 800);
+    await call.then(() => assert.unreachable('cancelled'), () => undefined);
+    await new Promise((r) => setTimeout(r, 1500));
+    const { resources } = await c.client.listResources();
+    assert.is(resources.filter((x) => x.uri.startsWith('superpi://conversation/')).length, 0, 'a cancelled call sends no result, so the connection never learnt the id');
+    const { SqliteConversationStore } = await import('../../src/store/sqlite-store.ts');
+    const store = SqliteConversationStore.open(path.join(home, 'super-pi.db'));
+    const latest = store.listConversations('local').items[0];
+    assert.is(latest?.status, 'cancelled');
+    store.close();
+  });
 });
 
 tasks.run();

@@ -1,0 +1,63 @@
+// Undo for super-pi-code: the content of every file is recorded before the task changes it (and after),
+// and undo reverts a conversation's changes newest first — refusing, and naming, any file that someone
+// else has changed since.
+
+import { readFile, rm, writeFile } from 'node:fs/promises';
+import type { ConversationStore } from '../store/store.ts';
+import { ToolError, type ToolOutcome } from '../tools/contract.ts';
+import { resolveInWorkspace } from '../tools/workspace.ts';
+
+/** Files larger than this are not snapshotted (and so cannot be undone): the store keeps whole contents. */
+export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
+
+export interface FileSnapshot {
+  readonly path: string;
+  /** null: the file did not exist. */
+  readonly before: string | null;
+  readonly after: string | null;
+}
+
+/** The file's content now, or null when it does not exist. */
+export async function currentContent(workspace: string, userPath: string): Promise<string | null> {
+  const real = await resolveInWorkspace(workspace, userPath);
+  try {
+    const buf = await readFile(real);
+    if (buf.length > MAX_SNAPSHOT_BYTES) throw new ToolError(`${userPath} is larger than ${MAX_SNAPSHOT_BYTES} bytes; super-pi-code does not change files it cannot undo`);
+    return buf.toString('utf8');
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    throw err;
+  }
+}
+
+export async function undoConversation(store: ConversationStore, conversationId: string, principal: string, workspace: string): Promise<ToolOutcome> {
+  const entries = store.entries(conversationId, principal);
+  if (entries === null) throw new ToolError(`conversation ${conversationId} not found`);
+  const undone = new Set(entries.filter((e) => e.type === 'undo').flatMap((e) => (e.payload as { reverted: number[] }).reverted));
+  const snapshots = entries.filter((e) => e.type === 'file_snapshot' && !undone.has(e.seq)).reverse();
+  if (snapshots.length === 0) return { text: `Nothing to undo in conversation ${conversationId}.` };
+  const reverted: number[] = [];
+  const revertedPaths: string[] = [];
+  const refused: string[] = [];
+  const seenRefused = new Set<string>();
+  for (const e of snapshots) {
+    const snap = e.payload as FileSnapshot;
+    // Once a newer change to a file was refused, older changes to it cannot be reverted either.
+    if (seenRefused.has(snap.path)) continue;
+    const now = await currentContent(workspace, snap.path);
+    if (now !== snap.after) {
+      seenRefused.add(snap.path);
+      refused.push(snap.path);
+      continue;
+    }
+    const real = await resolveInWorkspace(workspace, snap.path);
+    if (snap.before === null) await rm(real, { force: true });
+    else await writeFile(real, snap.before);
+    reverted.push(e.seq);
+    revertedPaths.push(snap.path);
+  }
+  store.append(conversationId, 'undo', { reverted, refused });
+  const lines = [`Reverted ${reverted.length} change(s) of conversation ${conversationId}, newest first: ${[...new Set(revertedPaths)].join(', ') || '(none)'}.`];
+  if (refused.length > 0) lines.push(`Refused (changed since by someone else): ${refused.join(', ')}.`);
+  return { text: lines.join('\n'), isError: refused.length > 0, structured: { conversation_id: conversationId, reverted: reverted.length, refused } };
+}
