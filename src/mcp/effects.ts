@@ -8,7 +8,9 @@ import type { LogLevel } from './logging-level.ts';
 
 export type Effect =
   /** Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). */
-  | { kind: 'runTool'; ticket: number; tool: ToolName; args: Record<string, unknown>; harness: HarnessId }
+  | { kind: 'runTool'; ticket: number; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities }
+  /** The client's answer to a `clientRequest` (result, or error when it failed or cannot be asked). */
+  | { kind: 'clientResponse'; ticket: number; key: number; result?: unknown; error?: { code: number; message: string } }
   /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */
   | { kind: 'cancel'; ticket: number }
   /** Gather the workspace context resource; answer with `workspaceContext`. */
@@ -19,6 +21,12 @@ export type Effect =
   | { kind: 'completePath'; ticket: number; prefix: string }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown> };
+
+/** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
+export interface ClientAbilities {
+  readonly sampling: boolean;
+  readonly elicitation: boolean;
+}
 
 export interface WorkspaceContext {
   root: string;
@@ -34,5 +42,7 @@ export type EffectResult =
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
   /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */
   | { kind: 'transcript'; ticket: number; jsonl: string | null }
+  /** Work in flight (ticket) needs to ask the client: `sampling/createMessage` or `elicitation/create`. */
+  | { kind: 'clientRequest'; ticket: number; key: number; method: 'sampling/createMessage' | 'elicitation/create'; params: unknown }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
   | { kind: 'effectFailed'; ticket: number; code: number; message: string };

@@ -3,15 +3,15 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { EffectResult } from './effects.ts';
-import { type Classified, ErrorCode, classify, errorLine, idKey, notificationLine, type Params, resultLine } from './jsonrpc.ts';
+import { type Classified, ErrorCode, classify, errorLine, idKey, notificationLine, type Params, requestLine, resultLine } from './jsonrpc.ts';
 import { isLogLevel, passes } from './logging-level.ts';
 import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
-import type { ConnectionState } from './state.ts';
-import { concat, fail, removePending, reply, silent, type Step } from './step.ts';
+import type { ConnectionState, Pending } from './state.ts';
+import { addPending, concat, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
 
 export type { Step } from './step.ts';
@@ -110,6 +110,10 @@ function handleNotification(method: string, params: Params, state: ConnectionSta
 function handleResponse(msg: Extract<Classified, { kind: 'response' }>, state: ConnectionState): Step {
   for (const [ticket, pending] of state.pending) {
     if (pending.kind === 'confirm' && pending.outgoingId === msg.id) return confirmationAnswered(state, ticket, msg.result, msg.error);
+    if (pending.kind === 'outgoing' && pending.outgoingId === msg.id) {
+      const answer = msg.error ? { error: { code: msg.error.code, message: msg.error.message } } : { result: msg.result };
+      return silent(removePending(state, ticket), [{ kind: 'clientResponse', ticket: pending.owner, key: pending.key, ...answer }]);
+    }
   }
   return silent(state, [{ kind: 'log', level: 'debug', message: 'response to no request in flight, ignored', data: { id: msg.id } }]);
 }
@@ -118,7 +122,7 @@ function cancel(state: ConnectionState, params: Params): Step {
   const requestId = params.requestId;
   if (typeof requestId !== 'string' && typeof requestId !== 'number') return silent(state);
   for (const [ticket, pending] of state.pending) {
-    if (idKey(pending.requestId) !== idKey(requestId)) continue;
+    if (pending.kind === 'outgoing' || idKey(pending.requestId) !== idKey(requestId)) continue;
     const next = removePending(state, ticket);
     if (pending.kind === 'confirm') {
       // Withdraw the question put to the person; nothing was started.
@@ -127,6 +131,19 @@ function cancel(state: ConnectionState, params: Params): Step {
     return silent(next, [{ kind: 'cancel', ticket }]);
   }
   return silent(state);
+}
+
+/** Sends a request to the client for work in flight, if the client can answer it; else answers the work at once. */
+function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, owner: Pending, state: ConnectionState): Step {
+  const caps = state.clientCapabilities;
+  const features = versionFeatures(state.protocolVersion ?? '2025-06-18');
+  const able = result.method === 'sampling/createMessage' ? caps.sampling !== undefined : caps.elicitation !== undefined && features.elicitation;
+  if (owner.kind !== 'tool' || !able) {
+    return silent(state, [{ kind: 'clientResponse', ticket: result.ticket, key: result.key, error: { code: ErrorCode.MethodNotFound, message: `the client did not declare ${result.method === 'sampling/createMessage' ? 'sampling' : 'elicitation'}` } }]);
+  }
+  const outgoingId = `superpi-ask-${state.nextTicket}`;
+  const added = addPending(state, { kind: 'outgoing', owner: result.ticket, key: result.key, outgoingId });
+  return { state: added.state, replies: [requestLine(outgoingId, result.method, result.params)], effects: [] };
 }
 
 function setLevel(state: ConnectionState, id: RequestId, params: Params): Step {
@@ -138,7 +155,7 @@ function setLevel(state: ConnectionState, id: RequestId, params: Params): Step {
 
 function isInFlight(state: ConnectionState, id: RequestId): boolean {
   const key = idKey(id);
-  for (const pending of state.pending.values()) if (idKey(pending.requestId) === key) return true;
+  for (const pending of state.pending.values()) if (pending.kind !== 'outgoing' && idKey(pending.requestId) === key) return true;
   return false;
 }
 
@@ -150,6 +167,7 @@ export function handleEffectResult(result: EffectResult, state: ConnectionState)
 function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   const pending = state.pending.get(result.ticket);
   if (!pending) return silent(state); // cancelled, or already answered: a cancelled call sends no reply
+  if (result.kind === 'clientRequest') return askClient(result, pending, state);
   if (result.kind === 'toolProgress') {
     if (pending.kind !== 'tool' || pending.progressToken === undefined) return silent(state);
     const p = result.progress;
@@ -163,7 +181,10 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       effects: [],
     };
   }
-  const next = removePending(state, result.ticket);
+  if (pending.kind === 'outgoing') return silent(state);
+  let next = removePending(state, result.ticket);
+  // Questions the finished work left open are withdrawn from the books (their answers are not awaited).
+  for (const [t, p] of next.pending) if (p.kind === 'outgoing' && p.owner === result.ticket) next = removePending(next, t);
   switch (result.kind) {
     case 'toolDone': {
       const started = pending.kind === 'tool' && pending.tool === 'harness_task' ? result.outcome.structured?.conversation_id : undefined;

@@ -30,7 +30,9 @@ export type Pending =
   /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
   | { kind: 'resource'; requestId: RequestId; uri: string }
-  | { kind: 'completion'; requestId: RequestId };
+  | { kind: 'completion'; requestId: RequestId }
+  /** A request to the client made on behalf of work in flight (a task's sampling or question): `owner` is that work's ticket. */
+  | { kind: 'outgoing'; owner: number; key: number; outgoingId: string };
 
 export interface ConnectionState {
   readonly config: ConnectionConfig;

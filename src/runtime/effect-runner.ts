@@ -2,6 +2,7 @@
 // reads, path completions, logs — and hands each result back. One runner per actor incarnation, so
 // a late result from before a restart can never be mistaken for a new ticket's.
 
+import type { CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -51,6 +52,9 @@ export class EffectRunner {
   /** Work in flight by ticket: its abort controller, and a promise that settles when it has stopped. */
   readonly #work = new Map<number, { controller: AbortController; done: Promise<void> }>();
   #closed = false;
+  /** Requests to the client awaiting their answer, by `ticket:key`. */
+  readonly #asks = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
+  #nextAsk = 1;
 
   constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
     this.#deps = deps;
@@ -77,6 +81,14 @@ export class EffectRunner {
           const context = await gatherWorkspaceContext(this.#deps.workspace);
           this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
         });
+      case 'clientResponse': {
+        const waiting = this.#asks.get(`${effect.ticket}:${effect.key}`);
+        if (!waiting) return;
+        this.#asks.delete(`${effect.ticket}:${effect.key}`);
+        if (effect.error) waiting.reject(new Error(`the client answered ${effect.error.code}: ${effect.error.message}`));
+        else waiting.resolve(effect.result);
+        return;
+      }
       case 'readTranscript':
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
@@ -130,7 +142,7 @@ export class EffectRunner {
       try {
         const onProgress = (progress: ToolProgress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); };
         const outcome = effect.tool === 'harness_task'
-          ? await this.#runTask(effect.args, signal, onProgress, execute)
+          ? await this.#runTask(effect, signal, onProgress, execute)
           : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress });
         answer({ kind: 'toolDone', ticket, outcome });
       } catch (err) {
@@ -145,16 +157,44 @@ export class EffectRunner {
     }, (err) => ({ kind: 'toolDone', ticket, outcome: { text: `Internal error in tool ${effect.tool}: ${(err as Error).message}`, isError: true } }));
   }
 
-  async #runTask(args: Record<string, unknown>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
+  /** Asks the client (through the core, which knows what it declared) on behalf of the work of `ticket`. */
+  #askClient(ticket: number, method: 'sampling/createMessage' | 'elicitation/create', params: unknown, signal?: AbortSignal): Promise<unknown> {
+    const key = this.#nextAsk++;
+    return new Promise((resolve, reject) => {
+      const id = `${ticket}:${key}`;
+      const onAbort = () => {
+        this.#asks.delete(id);
+        reject(new Error('aborted'));
+      };
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#asks.set(id, {
+        resolve: (v) => { signal?.removeEventListener('abort', onAbort); resolve(v); },
+        reject: (e) => { signal?.removeEventListener('abort', onAbort); reject(e); },
+      });
+      this.#deliver({ kind: 'clientRequest', ticket, key, method, params });
+    });
+  }
+
+  /** The person's yes or no, through elicitation (the same question the core asks for direct calls). */
+  async #confirm(ticket: number, message: string, signal: AbortSignal): Promise<boolean> {
+    const answer = await this.#askClient(ticket, 'elicitation/create', {
+      message,
+      requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: false } }, required: ['allow'] },
+    }, signal) as { action?: unknown; content?: { allow?: unknown } } | undefined;
+    return answer?.action === 'accept' && answer.content?.allow === true;
+  }
+
+  async #runTask(effect: Extract<Effect, { kind: 'runTool' }>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
     try {
-      return await this.#task(args, signal, onProgress, execute);
+      return await this.#task(effect, signal, onProgress, execute);
     } catch (err) {
       if (err instanceof ToolError) return { text: err.message, isError: true };
       throw err;
     }
   }
 
-  async #task(args: Record<string, unknown>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
+  async #task(effect: Extract<Effect, { kind: 'runTool' }>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
+    const args = effect.args;
     const task = this.#deps.task;
     if (!task) return { text: 'harness_task is not configured in this server (no conversation store).', isError: true };
     if (args.undo === true) {
@@ -163,7 +203,11 @@ export class EffectRunner {
     }
     let provider;
     try {
-      provider = selectModelProvider({ env: task.env });
+      provider = selectModelProvider({
+        env: task.env,
+        clientCapabilities: effect.client.sampling ? { sampling: {} } : {},
+        sample: (params, opts) => this.#askClient(effect.ticket, 'sampling/createMessage', params, opts.signal) as Promise<CreateMessageResult>,
+      });
     } catch (err) {
       if (err instanceof ModelError) return { text: err.message, isError: true };
       throw err;
@@ -182,6 +226,7 @@ export class EffectRunner {
       provider,
       workspace: this.#deps.workspace,
       executeTool: (tool, toolArgs, harness, ctx) => execute(tool, toolArgs, harness, ctx),
+      ...(effect.client.elicitation ? { confirm: (message: string) => this.#confirm(effect.ticket, message, signal) } : {}),
       signal,
       onProgress,
     });

@@ -42,6 +42,8 @@ export interface TaskDeps {
   readonly signal: AbortSignal;
   readonly onProgress?: (p: ToolProgress) => void;
   readonly wallMs?: number;
+  /** Asks the person (elicitation) when the policy says `ask`; absent: the client cannot be asked. */
+  readonly confirm?: (message: string) => Promise<boolean>;
 }
 
 /** Runs (or continues) a conversation; the outcome is harness_task's tool result. */
@@ -124,7 +126,16 @@ async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal:
     return { text: `Denied by remote policy: anonymous remote callers cannot use ${call.name}, inside a task either`, isError: true };
   }
   if (decision.verdict === 'ask' && !input.local) {
-    return { text: `Denied: ${decision.rule}; a remote task cannot ask the person yet, so the call is refused`, isError: true };
+    // A local host confirms the harness_task call itself; a remote caller is asked call by call.
+    if (!deps.confirm) return { text: `Denied: ${decision.rule}; this client cannot be asked (no elicitation), so the call is refused`, isError: true };
+    const what = call.name === 'bash' ? `run the command: ${String(call.arguments.command)}` : `use ${call.name} with ${JSON.stringify(call.arguments).slice(0, 300)}`;
+    let allowed: boolean;
+    try {
+      allowed = await deps.confirm(`A ${input.harness} task wants to ${what}\n(${decision.rule})`);
+    } catch (err) {
+      return { text: `Not run: the person could not be asked (${(err as Error).message})`, isError: true };
+    }
+    if (!allowed) return { text: `Not run: the person did not allow ${call.name}`, isError: true };
   }
   try {
     const snapshotted = input.harness === 'super-pi-code' && (call.name === 'write' || call.name === 'edit');

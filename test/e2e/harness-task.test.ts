@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Connected, connectStdio, makeSandbox, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
 
 const toolTurn = (calls: { name: string; arguments: object }[]): ScriptStep => ({
@@ -199,6 +200,56 @@ tasks('notifications/cancelled stops a task and marks its conversation cancelled
     assert.is(latest?.status, 'cancelled');
     store.close();
   });
+});
+
+tasks('the same kind of task driven through MCP sampling, answered by the test client', async () => {
+  const asked: string[] = [];
+  const turns = [
+    'Let me look.\n<tool_call>{"name": "read", "arguments": {"path": "src/greet.ts"}}</tool_call>',
+    'greet returns a greeting.',
+  ];
+  const prepare = (client: Client) => {
+    client.setRequestHandler(CreateMessageRequestSchema, async (req) => {
+      asked.push(JSON.stringify(req.params.messages));
+      return { role: 'assistant', model: 'test-client', content: { type: 'text', text: turns[asked.length - 1] ?? 'out of script' } };
+    });
+    return client;
+  };
+  const c = await connectStdio(box.ws, [], { sampling: {} }, prepare, { SUPERPI_HOME: home });
+  try {
+    const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-librarian', prompt: 'What does greet do?' } });
+    assert.not.ok(r.isError, textOf(r));
+    assert.is(textOf(r), 'greet returns a greeting.');
+    assert.is(asked.length, 2);
+    assert.match(asked[1] as string, /Tool result for read/);
+    assert.match(asked[1] as string, /export function greet/);
+  } finally {
+    await c.close();
+  }
+});
+
+tasks('a remote task asks the person (elicitation) before an `ask` tool, and runs it when allowed', async () => {
+  const model = await startScriptedServer([toolTurn([{ name: 'bash', arguments: { command: 'echo asked-and-allowed' } }]), answer('ran it')]);
+  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-writes'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  try {
+    const questions: string[] = [];
+    const client = new Client({ name: 'asker', version: '1' }, { capabilities: { elicitation: {} } });
+    client.setRequestHandler(ElicitRequestSchema, async (req) => {
+      questions.push(req.params.message);
+      return { action: 'accept', content: { allow: true } };
+    });
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
+    const r = await client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'run it' } });
+    assert.is(textOf(r), 'ran it');
+    assert.equal(questions.length, 1);
+    assert.match(questions[0] as string, /super-pi-code task wants to run the command: echo asked-and-allowed/);
+    const back = (model.requests[1]?.body as { messages: { role: string; content: string | null }[] }).messages.find((m) => m.role === 'tool');
+    assert.match(back?.content ?? '', /asked-and-allowed/);
+    await client.close();
+  } finally {
+    await server.stop();
+    await model.close();
+  }
 });
 
 tasks.run();
