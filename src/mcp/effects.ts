@@ -42,6 +42,8 @@ export type EffectResult =
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
   /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */
   | { kind: 'transcript'; ticket: number; jsonl: string | null }
+  /** A resource changed (a transcript got an entry): subscribers get `notifications/resources/updated`. No ticket. */
+  | { kind: 'resourceUpdated'; uri: string }
   /** Work in flight (ticket) needs to ask the client: `sampling/createMessage` or `elicitation/create`. */
   | { kind: 'clientRequest'; ticket: number; key: number; method: 'sampling/createMessage' | 'elicitation/create'; params: unknown }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */

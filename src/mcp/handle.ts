@@ -10,6 +10,7 @@ import { initialize } from './methods/initialize.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
+import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, concat, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
@@ -28,6 +29,8 @@ const requestHandlers: Readonly<Record<string, RequestHandler>> = {
   'resources/templates/list': listResourceTemplates,
   'completion/complete': complete,
   'logging/setLevel': setLevel,
+  'resources/subscribe': subscribe,
+  'resources/unsubscribe': unsubscribe,
 };
 
 /** Handles one raw JSON-RPC message (one line of the transport, without its newline). */
@@ -146,6 +149,21 @@ function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, own
   return { state: added.state, replies: [requestLine(outgoingId, result.method, result.params)], effects: [] };
 }
 
+/** Transcripts of this connection's conversations can be subscribed to; anything else is not found. */
+function subscribe(state: ConnectionState, id: RequestId, params: Params): Step {
+  const uri = params.uri;
+  if (typeof uri !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'resources/subscribe needs params.uri (a string)');
+  const conversation = parseTranscriptUri(uri);
+  if (conversation === null || !state.conversations.includes(conversation)) return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+  return reply(state.subscriptions.includes(uri) ? state : { ...state, subscriptions: [...state.subscriptions, uri] }, id, {});
+}
+
+function unsubscribe(state: ConnectionState, id: RequestId, params: Params): Step {
+  const uri = params.uri;
+  if (typeof uri !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'resources/unsubscribe needs params.uri (a string)');
+  return reply({ ...state, subscriptions: state.subscriptions.filter((u) => u !== uri) }, id, {});
+}
+
 function setLevel(state: ConnectionState, id: RequestId, params: Params): Step {
   if (!isLogLevel(params.level)) {
     return fail(state, id, ErrorCode.InvalidParams, 'logging/setLevel needs params.level: one of debug, info, notice, warning, error, critical, alert, emergency');
@@ -165,6 +183,11 @@ export function handleEffectResult(result: EffectResult, state: ConnectionState)
 }
 
 function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
+  if (result.kind === 'resourceUpdated') {
+    return state.subscriptions.includes(result.uri)
+      ? { state, replies: [notificationLine('notifications/resources/updated', { uri: result.uri })], effects: [] }
+      : silent(state);
+  }
   const pending = state.pending.get(result.ticket);
   if (!pending) return silent(state); // cancelled, or already answered: a cancelled call sends no reply
   if (result.kind === 'clientRequest') return askClient(result, pending, state);

@@ -49,6 +49,8 @@ export interface ConnectionState {
   readonly nextTicket: number;
   /** Conversations this connection started (filled by harness tasks). */
   readonly conversations: readonly string[];
+  /** Resource URIs this connection subscribed to. */
+  readonly subscriptions: readonly string[];
 }
 
 export function initialState(config: Partial<ConnectionConfig> & Pick<ConnectionConfig, 'workspace'>): ConnectionState {
@@ -70,6 +72,7 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
     pending: new Map(),
     nextTicket: 1,
     conversations: [],
+    subscriptions: [],
   };
 }
 

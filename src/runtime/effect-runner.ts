@@ -5,6 +5,7 @@
 import type { CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
+import { transcriptUri } from '../mcp/resources.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import { ModelError } from '../model/types.ts';
 import { selectModelProvider } from '../model/select.ts';
@@ -226,6 +227,7 @@ export class EffectRunner {
       provider,
       workspace: this.#deps.workspace,
       executeTool: (tool, toolArgs, harness, ctx) => execute(tool, toolArgs, harness, ctx),
+      onAppend: (conversationId) => this.#deliver({ kind: 'resourceUpdated', uri: transcriptUri(conversationId) }),
       ...(effect.client.elicitation ? { confirm: (message: string) => this.#confirm(effect.ticket, message, signal) } : {}),
       signal,
       onProgress,

@@ -42,12 +42,15 @@ export interface TaskDeps {
   readonly signal: AbortSignal;
   readonly onProgress?: (p: ToolProgress) => void;
   readonly wallMs?: number;
+  /** Called after every entry appended to the conversation (for transcript subscriptions). */
+  readonly onAppend?: (conversationId: string) => void;
   /** Asks the person (elicitation) when the policy says `ask`; absent: the client cannot be asked. */
   readonly confirm?: (message: string) => Promise<boolean>;
 }
 
 /** Runs (or continues) a conversation; the outcome is harness_task's tool result. */
-export async function runAgentTask(input: TaskInput, deps: TaskDeps): Promise<ToolOutcome> {
+export async function runAgentTask(input: TaskInput, taskDeps: TaskDeps): Promise<ToolOutcome> {
+  const deps = withAppendHook(taskDeps);
   const { store } = deps;
   const harness = harnessById(input.harness);
   let messages: ChatMessage[] = [];
@@ -114,6 +117,28 @@ export async function runAgentTask(input: TaskInput, deps: TaskDeps): Promise<To
     store.append(conversationId, 'error', { message: why });
     return finish('cancelled', `Stopped: ${why}.`, turns, true);
   }
+}
+
+/** The store as the loop sees it: every append is followed by `onAppend`. */
+function withAppendHook(deps: TaskDeps): TaskDeps {
+  const hook = deps.onAppend;
+  if (!hook) return deps;
+  const inner = deps.store;
+  const store: ConversationStore = {
+    createConversation: (input) => inner.createConversation(input),
+    getConversation: (id, principal) => inner.getConversation(id, principal),
+    listConversations: (principal, opts) => inner.listConversations(principal, opts),
+    setStatus: (id, status) => inner.setStatus(id, status),
+    append: (conversationId, type, payload) => {
+      const entry = inner.append(conversationId, type, payload);
+      hook(conversationId);
+      return entry;
+    },
+    entries: (id, principal, opts) => inner.entries(id, principal, opts),
+    lastEntry: (id) => inner.lastEntry(id),
+    close: () => inner.close(),
+  };
+  return { ...deps, store };
 }
 
 /** One tool call under the harness policy; a denial or a bad call is a result the model reads. */

@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { CreateMessageRequestSchema, ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
+import { CreateMessageRequestSchema, ElicitRequestSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Connected, connectStdio, makeSandbox, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
 
 const toolTurn = (calls: { name: string; arguments: object }[]): ScriptStep => ({
@@ -94,14 +94,18 @@ tasks('a planner task whose model tries to write is denied, and says so in the t
   });
 });
 
-tasks('a conversation continues with conversation_id; an unknown id is a clear tool error', async () => {
+tasks('a conversation continues with conversation_id (a subscriber hears each new entry); an unknown id is a clear tool error', async () => {
   await withModel([answer('first'), answer('second')], async (c, requests) => {
     const first = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'one' } });
     const id = (first.structuredContent as { conversation_id: string }).conversation_id;
+    const updates: string[] = [];
+    c.client.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => { updates.push(n.params.uri); });
+    await c.client.subscribeResource({ uri: `superpi://conversation/${id}/transcript` });
     const second = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'two', conversation_id: id } });
     assert.is(textOf(second), 'second');
     const history = (requests[1]?.body as { messages: { role: string; content: string | null }[] }).messages.filter((m) => m.role !== 'system').map((m) => m.content);
     assert.equal(history, ['one', 'first', 'two']);
+    assert.ok(updates.length >= 3 && updates.every((u) => u.includes(id)), `updates for user, model, final (${updates.length})`);
     const unknown = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'x', conversation_id: 'no-such' } });
     assert.is(unknown.isError, true);
     assert.is(textOf(unknown), 'conversation no-such not found');

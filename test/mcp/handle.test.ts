@@ -362,6 +362,22 @@ resources('refuses completion for an unknown prompt or argument with -32602', ()
   for (const x of r.replies) assert.is((x as { error: { code: number } }).error.code, -32602);
 });
 
+resources('resources/subscribe on an own transcript, then updates; another uri is not found', () => {
+  const r = feed(ready(), req(1, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
+  const run = r.effects.find((e) => e.kind === 'runTool') as { ticket: number };
+  const uri = 'superpi://conversation/c9/transcript';
+  const progress = fold(r.state, { kind: 'resourceUpdated', uri });
+  assert.equal(progress.replies, [], 'no subscription yet, no notification');
+  const done = fold(r.state, { kind: 'toolDone', ticket: run.ticket, outcome: { text: 'ok', structured: { conversation_id: 'c9' } } });
+  const sub = feed(done.state, req(2, 'resources/subscribe', { uri }), req(3, 'resources/subscribe', { uri: 'superpi://conversation/other/transcript' }));
+  assert.equal(sub.replies[0], { jsonrpc: '2.0', id: 2, result: {} });
+  assert.is((sub.replies[1] as { error: { code: number } }).error.code, -32002);
+  const note = fold(sub.state, { kind: 'resourceUpdated', uri });
+  assert.equal(note.replies, [{ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri } }]);
+  const off = feed(sub.state, req(4, 'resources/unsubscribe', { uri }));
+  assert.equal(fold(off.state, { kind: 'resourceUpdated', uri }).replies, []);
+});
+
 resources.run();
 
 const schemas = suite('argument schemas (draft 2020-12)');

@@ -44,7 +44,7 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
     capabilities: {
       tools: { listChanged: false },
       prompts: { listChanged: false },
-      resources: { subscribe: false, listChanged: false },
+      resources: { subscribe: true, listChanged: false },
       logging: {},
       ...(features.completions ? { completions: {} } : {}),
     },
