@@ -11,9 +11,16 @@ const fixtures = new URL('./fixtures/test-behaviours.ts', import.meta.url).href;
 const echo: BehaviourRef = { module: fixtures, export: 'echoBehaviour' };
 const log = () => {};
 
+/** Every scheduler a test started; stopped after each test even when the test failed, so no thread outlives it. */
+const started: Scheduler[] = [];
+async function stopAll(): Promise<void> {
+  for (const s of started.splice(0)) for (const t of s.threads()) { t.kill(); await t.exited; }
+}
+
 function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }) {
   // Test behaviours are TypeScript files: the threads run from source.
   const scheduler = new Scheduler({ threads, log, entry: 'source', ...(limits ? { limits } : {}) });
+  started.push(scheduler);
   for (let i = 0; i < threads; i++) scheduler.startThread(i);
   return { scheduler, stop: async () => { for (const t of scheduler.threads()) { t.stop(); await t.exited; } } };
 }
@@ -25,6 +32,7 @@ function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
 }
 
 const actors = suite('actors on scheduler threads');
+actors.after.each(stopAll);
 
 actors('a call gets the behaviour reply; casts run in order, one at a time', async () => {
   const { scheduler, stop } = withScheduler(2);
@@ -119,7 +127,7 @@ actors('linked actors: a crash takes the partner down with a crash naming the li
   a.link(b);
   c.link(d);
   a.cast({ op: 'crash' });
-  const reason = await within(b.exited, 3000, 'linked exit');
+  const reason = await within(b.exited, 15_000, 'linked exit');
   assert.is(reason.kind, 'crash');
   assert.match(reason.kind === 'crash' ? reason.cause.message : '', new RegExp(`linked actor ${a.id} exited: echo asked to crash`));
   assert.is(await c.call({ op: 'stop' }), 'bye');
@@ -144,6 +152,7 @@ actors('many actors share a few threads', async () => {
 actors.run();
 
 const deaths = suite('a worker death is the exit of every actor on it');
+deaths.after.each(stopAll);
 
 async function actorsOnOneThread(scheduler: Scheduler, n: number) {
   const refs: ActorRef[] = [];
