@@ -3,16 +3,14 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { findPrompt, listedPrompt, promptEntries, renderPrompt } from '../../harness/prompts.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
-import { paginate } from '../pagination.ts';
+import { listReply } from './list-reply.ts';
 import type { ConnectionState } from '../state.ts';
 import { fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
 
 export function listPrompts(state: ConnectionState, id: RequestId, params: Params): Step {
   const withTitle = versionFeatures(state.protocolVersion ?? '2025-06-18').titles;
-  const page = paginate(promptEntries.map((p) => listedPrompt(p, withTitle)), params.cursor, state.config.pageSize);
-  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
-  return reply(state, id, page.nextCursor ? { prompts: page.items, nextCursor: page.nextCursor } : { prompts: page.items });
+  return listReply(state, id, 'prompts', promptEntries.map((p) => listedPrompt(p, withTitle)), params.cursor);
 }
 
 export function getPrompt(state: ConnectionState, id: RequestId, params: Params): Step {

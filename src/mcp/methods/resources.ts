@@ -7,7 +7,7 @@ import { decideTool } from '../../harness/policy.ts';
 import { toolNames } from '../../tools/definition.ts';
 import type { WorkspaceContext } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
-import { paginate } from '../pagination.ts';
+import { listReply } from './list-reply.ts';
 import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri, transcriptUri } from '../resources.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
@@ -22,9 +22,7 @@ function resourcesOf(state: ConnectionState): Resource[] {
 }
 
 export function listResources(state: ConnectionState, id: RequestId, params: Params): Step {
-  const page = paginate(resourcesOf(state), params.cursor, state.config.pageSize);
-  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
-  return reply(state, id, page.nextCursor ? { resources: page.items, nextCursor: page.nextCursor } : { resources: page.items });
+  return listReply(state, id, 'resources', resourcesOf(state), params.cursor);
 }
 
 export function listResourceTemplates(state: ConnectionState, id: RequestId, params: Params): Step {
@@ -33,9 +31,7 @@ export function listResourceTemplates(state: ConnectionState, id: RequestId, par
     description: 'The transcript of a conversation this connection started, as JSON lines (one entry per line, in order).',
     mimeType: 'application/jsonl',
   }];
-  const page = paginate(templates, params.cursor, state.config.pageSize);
-  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
-  return reply(state, id, page.nextCursor ? { resourceTemplates: page.items, nextCursor: page.nextCursor } : { resourceTemplates: page.items });
+  return listReply(state, id, 'resourceTemplates', templates, params.cursor);
 }
 
 export function readResource(state: ConnectionState, id: RequestId, params: Params): Step {

@@ -9,7 +9,7 @@ import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { ErrorCode, type Params, requestLine } from '../jsonrpc.ts';
-import { paginate } from '../pagination.ts';
+import { listReply } from './list-reply.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
@@ -27,9 +27,7 @@ export function listTools(state: ConnectionState, id: RequestId, params: Params)
     if (features.structuredContent && def.outputSchema) tool.outputSchema = def.outputSchema;
     return tool;
   });
-  const page = paginate(tools, params.cursor, state.config.pageSize);
-  if (!page.ok) return fail(state, id, ErrorCode.InvalidParams, page.message);
-  return reply(state, id, page.nextCursor ? { tools: page.items, nextCursor: page.nextCursor } : { tools: page.items });
+  return listReply(state, id, 'tools', tools, params.cursor);
 }
 
 export function callTool(state: ConnectionState, id: RequestId, params: Params): Step {
