@@ -1,6 +1,6 @@
-// The one codec for what crosses threads. Protocol lines cross as strings (structured clone of a
-// string is as cheap as anything: measured ~55 us per 1 KB round trip); session checkpoints cross as
-// msgpackr records, packed into an exact-size buffer that is transferred, not copied.
+// The one codec for what crosses threads. Protocol lines cross as the strings they already are
+// (bench/actors.ts, 1 KB: a string round trip 42 µs, a cloned object 64 µs, msgpackr 116 µs); session
+// checkpoints cross as msgpackr records (20% smaller than JSON), in an exact-size transferred buffer.
 
 import { Packr } from 'msgpackr';
 

@@ -7,7 +7,7 @@ import type { HarnessId } from '../harness/ids.ts';
 import { decideTool, loadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
-import type { ConversationStore, Entry } from '../store/store.ts';
+import type { ConversationStore, Entry, EntryType } from '../store/store.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import { isToolName, type ToolName } from '../tools/definition.ts';
@@ -19,6 +19,9 @@ export const DEFAULT_MAX_TURNS = 25;
 export const DEFAULT_TASK_WALL_MS = 15 * 60_000;
 /** Characters of one tool result sent back to the model (the tools already truncate at 50 KB). */
 const MAX_RESULT_CHARS = 60_000;
+
+/** Appends an entry to the task's conversation. */
+type EntryWriter = (type: EntryType, payload: unknown) => void;
 
 export interface TaskInput {
   readonly harness: HarnessId;
@@ -49,8 +52,7 @@ export interface TaskDeps {
 }
 
 /** Runs (or continues) a conversation; the outcome is harness_task's tool result. */
-export async function runAgentTask(input: TaskInput, taskDeps: TaskDeps): Promise<ToolOutcome> {
-  const deps = withAppendHook(taskDeps);
+export async function runAgentTask(input: TaskInput, deps: TaskDeps): Promise<ToolOutcome> {
   const { store } = deps;
   const harness = harnessById(input.harness);
   let messages: ChatMessage[] = [];
@@ -64,8 +66,13 @@ export async function runAgentTask(input: TaskInput, taskDeps: TaskDeps): Promis
     conversation = store.createConversation({ principal: input.principal, sessionId: input.sessionId, harness: input.harness, title: input.prompt.slice(0, 80) });
   }
   const id = conversation.id;
+  /** Every entry goes through here: durable first, then subscribers hear of it. */
+  const record: EntryWriter = (type, payload) => {
+    store.append(id, type, payload);
+    deps.onAppend?.(id);
+  };
   store.setStatus(id, 'running');
-  store.append(id, 'user', { text: input.prompt });
+  record('user', { text: input.prompt });
   messages.push({ role: 'user', content: input.prompt });
 
   const tools: ToolSpec[] = loadout(harness).filter((t) => t !== 'harness_task')
@@ -81,68 +88,46 @@ export async function runAgentTask(input: TaskInput, taskDeps: TaskDeps): Promis
   };
 
   for (let turn = 1; turn <= maxTurns; turn++) {
-    if (signal.aborted) return stopped(id, turn - 1);
+    if (signal.aborted) return stopped(turn - 1);
     deps.onProgress?.({ progress: turn, total: maxTurns, message: `turn ${turn}: asking the model` });
     let reply;
     try {
       reply = await deps.provider.complete({ system: harness.systemPrompt, messages, tools, signal });
     } catch (err) {
-      if (signal.aborted) return stopped(id, turn - 1);
+      if (signal.aborted) return stopped(turn - 1);
       const message = err instanceof ModelError ? err.message : `the model call failed: ${(err as Error).message}`;
-      store.append(id, 'error', { message });
+      record('error', { message });
       return finish('failed', message, turn - 1, true);
     }
-    store.append(id, 'model', { text: reply.text, toolCalls: reply.toolCalls, stopReason: reply.stopReason });
+    record('model', { text: reply.text, toolCalls: reply.toolCalls, stopReason: reply.stopReason });
     messages.push({ role: 'assistant', content: reply.text, ...(reply.toolCalls.length > 0 ? { toolCalls: reply.toolCalls } : {}) });
     if (reply.toolCalls.length === 0) {
-      store.append(id, 'final', { text: reply.text });
+      record('final', { text: reply.text });
       return finish('completed', reply.text, turn, false);
     }
     for (const call of reply.toolCalls) {
-      if (signal.aborted) return stopped(id, turn);
+      if (signal.aborted) return stopped(turn);
       toolCalls++;
       deps.onProgress?.({ progress: turn, total: maxTurns, message: `turn ${turn}: ${call.name}` });
-      store.append(id, 'tool_call', { id: call.id, name: call.name, arguments: call.arguments });
-      const outcome = await runCall(call, input, deps, signal, id);
+      record('tool_call', { id: call.id, name: call.name, arguments: call.arguments });
+      const outcome = await runCall(call, input, deps, signal, record);
       const text = outcome.text.length > MAX_RESULT_CHARS ? `${outcome.text.slice(0, MAX_RESULT_CHARS)}\n[result cut at ${MAX_RESULT_CHARS} characters]` : outcome.text;
-      store.append(id, 'tool_result', { id: call.id, name: call.name, text, isError: outcome.isError === true });
+      record('tool_result', { id: call.id, name: call.name, text, isError: outcome.isError === true });
       messages.push({ role: 'tool', content: outcome.isError ? `Error: ${text}` : text, toolCallId: call.id });
     }
   }
-  store.append(id, 'error', { message: `stopped after ${maxTurns} turns without a final answer` });
+  record('error', { message: `stopped after ${maxTurns} turns without a final answer` });
   return finish('failed', `The task stopped after ${maxTurns} turns (max_turns) without a final answer; continue it with conversation_id ${id}.`, maxTurns, true);
 
-  function stopped(conversationId: string, turns: number): ToolOutcome {
+  function stopped(turns: number): ToolOutcome {
     const why = deadline.aborted ? `the task passed its wall time of ${(deps.wallMs ?? DEFAULT_TASK_WALL_MS) / 1000} s` : 'the task was cancelled';
-    store.append(conversationId, 'error', { message: why });
+    record('error', { message: why });
     return finish('cancelled', `Stopped: ${why}.`, turns, true);
   }
 }
 
-/** The store as the loop sees it: every append is followed by `onAppend`. */
-function withAppendHook(deps: TaskDeps): TaskDeps {
-  const hook = deps.onAppend;
-  if (!hook) return deps;
-  const inner = deps.store;
-  const store: ConversationStore = {
-    createConversation: (input) => inner.createConversation(input),
-    getConversation: (id, principal) => inner.getConversation(id, principal),
-    listConversations: (principal, opts) => inner.listConversations(principal, opts),
-    setStatus: (id, status) => inner.setStatus(id, status),
-    append: (conversationId, type, payload) => {
-      const entry = inner.append(conversationId, type, payload);
-      hook(conversationId);
-      return entry;
-    },
-    entries: (id, principal, opts) => inner.entries(id, principal, opts),
-    lastEntry: (id) => inner.lastEntry(id),
-    close: () => inner.close(),
-  };
-  return { ...deps, store };
-}
-
 /** One tool call under the harness policy; a denial or a bad call is a result the model reads. */
-async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal: AbortSignal, conversationId: string): Promise<ToolOutcome> {
+async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal: AbortSignal, record: EntryWriter): Promise<ToolOutcome> {
   if (call.parseError) return { text: call.parseError, isError: true };
   if (!isToolName(call.name) || call.name === 'harness_task') return { text: `There is no tool "${call.name}" in this task.`, isError: true };
   const decision = decideTool(harnessById(input.harness), call.name);
@@ -169,7 +154,7 @@ async function runCall(call: ToolCall, input: TaskInput, deps: TaskDeps, signal:
     const outcome = await deps.executeTool(call.name, call.arguments, input.harness, { workspace: deps.workspace, signal });
     if (snapshotted && !outcome.isError) {
       const snapshot: FileSnapshot = { path: target, before, after: await currentContent(deps.workspace, target) };
-      deps.store.append(conversationId, 'file_snapshot', snapshot);
+      record('file_snapshot', snapshot);
     }
     return outcome;
   } catch (err) {

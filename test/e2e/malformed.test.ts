@@ -2,11 +2,11 @@
 // and stdout carries nothing but protocol messages.
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { isRunning } from '../tools/sandbox.ts';
 import { makeSandbox, repoRoot, type Sandbox, stdioEntry } from './fixtures.ts';
 
 interface RawServer {
@@ -62,24 +62,12 @@ function startRaw(ws: string, args: string[] = []): RawServer {
   };
 }
 
-/** A process that exists and is not a zombie (an orphaned zombie may wait long for a reaper here). */
-function alive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw err;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3) !== 'Z';
-}
-
 async function diesWithin(pid: number, ms: number): Promise<boolean> {
   for (const until = Date.now() + ms; Date.now() < until; ) {
-    if (!alive(pid)) return true;
+    if (!isRunning(pid)) return true;
     await new Promise((r) => setTimeout(r, 50));
   }
-  return !alive(pid);
+  return !isRunning(pid);
 }
 
 const byId = (id: unknown) => (m: Record<string, unknown>) => m.id === id && m.method === undefined;
@@ -164,7 +152,7 @@ lifetime('exits when the host closes stdin, killing a running command', async ()
   const pidFile = path.join(box2.ws, 'sleeper.pid');
   for (let i = 0; i < 50 && !(await readFile(pidFile, 'utf8').then((t) => t.trim() !== '', () => false)); i++) await new Promise((r) => setTimeout(r, 100));
   const sleeper = Number((await readFile(pidFile, 'utf8')).trim());
-  assert.ok(alive(sleeper), 'the command is running before stdin closes');
+  assert.ok(isRunning(sleeper), 'the command is running before stdin closes');
   const exited = new Promise<number | null>((r) => srv.child.once('exit', (code) => r(code)));
   srv.child.stdin.end();
   const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 8000))]);

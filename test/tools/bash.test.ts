@@ -8,20 +8,8 @@ import { Ajv } from 'ajv';
 import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILES } from '../../src/tools/bash.ts';
 import { bashDefinition } from '../../src/tools/definitions/bash.ts';
 import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
-import { context, inSandbox } from './sandbox.ts';
+import { context, inSandbox, isRunning } from './sandbox.ts';
 
-/** Running means it exists and is not a zombie (the container's init may be slow to reap, or never). */
-function isRunning(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
-    throw err;
-  }
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const state = stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
-  return state !== 'Z' && state !== 'X';
-}
 
 async function gone(pid: number, withinMs = 2000): Promise<boolean> {
   const deadline = Date.now() + withinMs;

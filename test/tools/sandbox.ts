@@ -1,3 +1,4 @@
+import { readFileSync } from 'node:fs';
 // What the tool tests share: throw-away workspaces under the OS temp directory, the ToolContext a tool
 // body is called with, and the check that a call fails with a ToolError (the kind the model gets to read).
 // Not a *.test.ts file, so the runner only loads it through the tests that import it.
@@ -100,4 +101,17 @@ export async function failure(call: Promise<unknown>): Promise<ToolError> {
   const err = await rejection(call);
   assert.instance(err, ToolError);
   return err as ToolError;
+}
+
+/** Running means it exists and is not a zombie (the container's init may be slow to reap, or never). */
+export function isRunning(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+  } catch (err) {
+    if ((err as NodeJS.ErrnoException).code === 'ESRCH') return false;
+    throw err;
+  }
+  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+  const state = stat.slice(stat.lastIndexOf(')') + 2).charAt(0);
+  return state !== 'Z' && state !== 'X';
 }
