@@ -21,28 +21,29 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
 import { bounded, cpuMicros, initializeParams, type JsonRpcReply, McpHttpSession, readParams, rssBytes, WsRpc } from './lib/mcp-http-client.ts';
+import { isMain } from './lib/report.ts';
 import { fmt, kb, percentile, ratio, sleep, table } from './lib/stats.ts';
 
-const LEVELS = [1, 16, 64] as const;
+export const LEVELS = [1, 16, 64] as const;
 /** Per level and server: one warm-up run, then blocks in the order super-pi, SDK, floor, floor, SDK, super-pi. */
-const WARMUP_MS = 1000;
-const BLOCK_MS = 3000;
-const WS_IN_FLIGHT = 64;
-const WS_BLOCK_MS = 2500;
-const IDLE_SESSIONS = 10_000;
-const MIN_IDLE_SESSIONS = 2_000;
+export const WARMUP_MS = 1000;
+export const BLOCK_MS = 3000;
+export const WS_IN_FLIGHT = 64;
+export const WS_BLOCK_MS = 2500;
+export const IDLE_SESSIONS = 10_000;
+export const MIN_IDLE_SESSIONS = 2_000;
 /** Sessions opened (and kept) before the "before" reading, so one-time costs (JIT, lazy modules) are not counted. */
-const MEMORY_WARMUP_SESSIONS = 100;
-const MEMORY_CHUNK = 1000;
+export const MEMORY_WARMUP_SESSIONS = 100;
+export const MEMORY_CHUNK = 1000;
 /** Opening idle sessions on one server stops at this deadline (at least MIN_IDLE_SESSIONS are opened). */
-const MEMORY_DEADLINE_MS = 50_000;
-const OPEN_CONCURRENCY = 64;
-const SETTLE_MS = 1500;
-const THROUGHPUT_TARGET = 2.5;
-const MEMORY_TARGET = 1 / 3;
+export const MEMORY_DEADLINE_MS = 50_000;
+export const OPEN_CONCURRENCY = 64;
+export const SETTLE_MS = 1500;
+export const THROUGHPUT_TARGET = 2.5;
+export const MEMORY_TARGET = 1 / 3;
 const TIME_BUDGET_MS = 4 * 60_000;
-const FILE = 'a.txt';
-const FILE_TEXT = Array.from({ length: 8 }, (_, i) => `line ${i + 1} of a small file that both servers read`).join('\n') + '\n';
+export const FILE = 'a.txt';
+export const FILE_TEXT = Array.from({ length: 8 }, (_, i) => `line ${i + 1} of a small file that both servers read`).join('\n') + '\n';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const benchStarted = performance.now();
@@ -56,7 +57,7 @@ const progress = (text: string) => process.stderr.write(`  [${((performance.now(
 // ---------------------------------------------------------------------------------------------------
 // The servers
 
-interface Target {
+export interface Target {
   readonly name: string;
   readonly url: string;
   readonly pid: number;
@@ -64,7 +65,7 @@ interface Target {
 }
 
 /** Stops a child: SIGTERM, then SIGKILL after `graceMs`. */
-function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
+export function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
   return new Promise((resolve) => {
     if (child.exitCode !== null || child.signalCode !== null) return resolve();
     const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
@@ -76,7 +77,7 @@ function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
   });
 }
 
-async function startSuperPi(ws: string): Promise<Target> {
+export async function startSuperPi(ws: string): Promise<Target> {
   // --max-sessions: the default (10,000) counts the warm-up sessions too; the memory phase opens 10,000 more.
   const server: RunningServer = await startHttpServerProcess(ws, ['--max-sessions', String(IDLE_SESSIONS + 1000)]);
   const child = server.child;
@@ -84,7 +85,7 @@ async function startSuperPi(ws: string): Promise<Target> {
 }
 
 /** Runs a bench/peers script under tsx; resolves once it printed a URL matching `pattern`. */
-async function startPeer(name: string, script: string, args: string[], pattern: RegExp): Promise<Target> {
+export async function startPeer(name: string, script: string, args: string[], pattern: RegExp): Promise<Target> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'peers', script), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
@@ -104,11 +105,11 @@ async function startPeer(name: string, script: string, args: string[], pattern: 
   return { name, url, pid: child.pid as number, stop: () => stopChild(child) };
 }
 
-const startSdk = (ws: string) => startPeer('SDK', 'sdk-http-server.ts', ['--workspace', ws], /SDK Streamable HTTP\s+(http:\/\/\S+)/);
-const startFloor = (ws: string) => startPeer('HTTP floor', 'http-floor-server.ts', ['--workspace', ws, '--file', FILE], /HTTP floor\s+(http:\/\/\S+)/);
-const startEcho = () => startPeer('ws echo', 'ws-echo-server.ts', [], /WebSocket echo\s+(ws:\/\/\S+)/);
+export const startSdk = (ws: string) => startPeer('SDK', 'sdk-http-server.ts', ['--workspace', ws], /SDK Streamable HTTP\s+(http:\/\/\S+)/);
+export const startFloor = (ws: string) => startPeer('HTTP floor', 'http-floor-server.ts', ['--workspace', ws, '--file', FILE], /HTTP floor\s+(http:\/\/\S+)/);
+export const startEcho = () => startPeer('ws echo', 'ws-echo-server.ts', [], /WebSocket echo\s+(ws:\/\/\S+)/);
 
-async function health(url: string): Promise<Record<string, unknown>> {
+export async function health(url: string): Promise<Record<string, unknown>> {
   const res = await fetch(url.replace(/\/mcp$/, '/health'));
   return (await res.json()) as Record<string, unknown>;
 }
@@ -116,7 +117,7 @@ async function health(url: string): Promise<Record<string, unknown>> {
 // ---------------------------------------------------------------------------------------------------
 // Load
 
-interface Sample {
+export interface Sample {
   calls: number;
   errors: number;
   firstError: string | null;
@@ -126,7 +127,7 @@ interface Sample {
   clientCpuUs: number;
 }
 
-const emptySample = (): Sample => ({ calls: 0, errors: 0, firstError: null, elapsedMs: 0, latencies: [], serverCpuUs: 0, clientCpuUs: 0 });
+export const emptySample = (): Sample => ({ calls: 0, errors: 0, firstError: null, elapsedMs: 0, latencies: [], serverCpuUs: 0, clientCpuUs: 0 });
 
 function add(into: Sample, s: Sample): void {
   into.calls += s.calls;
@@ -139,7 +140,7 @@ function add(into: Sample, s: Sample): void {
 }
 
 /** `workers` closed loops of `call` for `ms`: every call's latency, the server's and this process's CPU time. */
-async function drive(pid: number, workers: number, ms: number, call: (worker: number) => Promise<void>): Promise<Sample> {
+export async function drive(pid: number, workers: number, ms: number, call: (worker: number) => Promise<void>): Promise<Sample> {
   const sample = emptySample();
   const cpu0 = cpuMicros(pid);
   const client0 = process.cpuUsage();
@@ -165,15 +166,15 @@ async function drive(pid: number, workers: number, ms: number, call: (worker: nu
   return sample;
 }
 
-const rate = (s: Sample) => (s.calls / s.elapsedMs) * 1000;
-const cpuPerCall = (s: Sample) => s.serverCpuUs / s.calls;
+export const rate = (s: Sample) => (s.calls / s.elapsedMs) * 1000;
+export const cpuPerCall = (s: Sample) => s.serverCpuUs / s.calls;
 
-function checkReply(reply: JsonRpcReply): void {
+export function checkReply(reply: JsonRpcReply): void {
   const text = reply.result?.content?.[0]?.text;
   if (text !== FILE_TEXT) throw new Error(`unexpected read result: ${JSON.stringify(reply).slice(0, 300)}`);
 }
 
-interface Comparison {
+export interface Comparison {
   readonly a: Sample;
   readonly b: Sample;
   /** The optional third side (a reference), measured between the pairs. */
@@ -186,7 +187,7 @@ interface Comparison {
  * Warm-up on every side, then blocks A B (C C) B A: every block of A is paired with the adjacent block
  * of B (ABBA cancels a linear drift); the reference C, if any, sits in the middle.
  */
-async function compare(run: (side: 'a' | 'b' | 'c', ms: number) => Promise<Sample>, blockMs: number, withC: boolean): Promise<Comparison> {
+export async function compare(run: (side: 'a' | 'b' | 'c', ms: number) => Promise<Sample>, blockMs: number, withC: boolean): Promise<Comparison> {
   await run('a', WARMUP_MS);
   await run('b', WARMUP_MS);
   if (withC) await run('c', WARMUP_MS);
@@ -215,14 +216,14 @@ const errorsOf = (s: Sample) => (s.errors > 0 ? ` (${s.errors} errors: ${s.first
 // ---------------------------------------------------------------------------------------------------
 // 1. Streamable HTTP throughput and latency
 
-interface LevelResult {
+export interface LevelResult {
   readonly clients: number;
   readonly cmp: Comparison;
 }
 
-async function httpLevels(superPi: Target, sdk: Target, floor: Target): Promise<LevelResult[]> {
+export async function httpLevels(superPi: Target, sdk: Target, floor: Target, levels: readonly number[] = LEVELS, blockMs = BLOCK_MS): Promise<LevelResult[]> {
   const results: LevelResult[] = [];
-  for (const clients of LEVELS) {
+  for (const clients of levels) {
     progress(`HTTP: ${clients} session(s) on each server`);
     const [sp, sd, fl] = await Promise.all([
       bounded(clients, OPEN_CONCURRENCY, () => McpHttpSession.open(superPi.url)),
@@ -230,13 +231,13 @@ async function httpLevels(superPi: Target, sdk: Target, floor: Target): Promise<
       bounded(clients, OPEN_CONCURRENCY, () => McpHttpSession.open(floor.url)),
     ]);
     for (const sessions of [sp, sd, fl]) checkReply(await (sessions[0] as McpHttpSession).call('read', { path: FILE }));
-    const cmp = await compare((side, blockMs) => {
+    const cmp = await compare((side, runMs) => {
       const target = side === 'a' ? superPi : side === 'b' ? sdk : floor;
       const sessions = side === 'a' ? sp : side === 'b' ? sd : fl;
-      return drive(target.pid, clients, blockMs, async (w) => {
+      return drive(target.pid, clients, runMs, async (w) => {
         checkReply(await (sessions[w] as McpHttpSession).call('read', readParams(FILE).arguments));
       });
-    }, BLOCK_MS, true);
+    }, blockMs, true);
     results.push({ clients, cmp });
     await Promise.all([...sp, ...sd, ...fl].map((s) => s.close()));
   }
@@ -246,13 +247,13 @@ async function httpLevels(superPi: Target, sdk: Target, floor: Target): Promise<
 // ---------------------------------------------------------------------------------------------------
 // 2. WebSocket: super-pi vs an echo server, one connection, 64 in flight
 
-interface WsResult {
+export interface WsResult {
   readonly cmp: Comparison;
   readonly requestBytes: number;
   readonly replyBytes: number;
 }
 
-async function websocket(superPi: Target, echo: Target): Promise<WsResult> {
+export async function websocket(superPi: Target, echo: Target, blockMs = WS_BLOCK_MS): Promise<WsResult> {
   progress(`WebSocket: one connection, ${WS_IN_FLIGHT} in flight, super-pi vs echo`);
   const sp = await WsRpc.connect(superPi.url.replace(/^http/, 'ws'));
   const init = await sp.request('initialize', initializeParams);
@@ -262,13 +263,13 @@ async function websocket(superPi: Target, echo: Target): Promise<WsResult> {
   const sample = await sp.request('tools/call', readParams(FILE));
   checkReply(sample);
   const requestBytes = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: readParams(FILE) }).length;
-  const cmp = await compare((side, blockMs) => {
-    if (side === 'a') return drive(superPi.pid, WS_IN_FLIGHT, blockMs, async () => checkReply(await sp.request('tools/call', readParams(FILE))));
-    return drive(echo.pid, WS_IN_FLIGHT, blockMs, async () => {
+  const cmp = await compare((side, runMs) => {
+    if (side === 'a') return drive(superPi.pid, WS_IN_FLIGHT, runMs, async () => checkReply(await sp.request('tools/call', readParams(FILE))));
+    return drive(echo.pid, WS_IN_FLIGHT, runMs, async () => {
       const reply = await echoRpc.request('tools/call', readParams(FILE));
       if (reply.method !== 'tools/call') throw new Error(`unexpected echo: ${JSON.stringify(reply)}`);
     });
-  }, WS_BLOCK_MS, false);
+  }, blockMs, false);
   await Promise.all([sp.close(), echoRpc.close()]);
   return { cmp, requestBytes, replyBytes: JSON.stringify(sample).length };
 }
@@ -276,7 +277,7 @@ async function websocket(superPi: Target, echo: Target): Promise<WsResult> {
 // ---------------------------------------------------------------------------------------------------
 // 3. Memory per idle session
 
-interface MemoryResult {
+export interface MemoryResult {
   readonly name: string;
   readonly sessions: number;
   readonly openMs: number;
@@ -292,7 +293,7 @@ interface MemoryResult {
   readonly hitDeadline: boolean;
 }
 
-async function idleMemory(target: Target): Promise<MemoryResult> {
+export async function idleMemory(target: Target, idleSessions = IDLE_SESSIONS): Promise<MemoryResult> {
   await sleep(SETTLE_MS);
   const rssStart = rssBytes(target.pid);
   const warm = await bounded(MEMORY_WARMUP_SESSIONS, OPEN_CONCURRENCY, () => McpHttpSession.open(target.url));
@@ -304,12 +305,12 @@ async function idleMemory(target: Target): Promise<MemoryResult> {
   const started = performance.now();
   let opened = 0;
   let hitDeadline = false;
-  while (opened < IDLE_SESSIONS) {
+  while (opened < idleSessions) {
     if (opened >= MIN_IDLE_SESSIONS && performance.now() - started > MEMORY_DEADLINE_MS) {
       hitDeadline = true;
       break;
     }
-    const n = Math.min(MEMORY_CHUNK, IDLE_SESSIONS - opened);
+    const n = Math.min(MEMORY_CHUNK, idleSessions - opened);
     await bounded(n, OPEN_CONCURRENCY, () => McpHttpSession.open(target.url));
     opened += n;
     points.push([opened, rssBytes(target.pid)]);
@@ -412,63 +413,67 @@ function report(levels: LevelResult[], ws: WsResult, mem: { sp: MemoryResult; sd
 
 // ---------------------------------------------------------------------------------------------------
 
-const running: Target[] = [];
-const started = async <T extends Target>(p: Promise<T>): Promise<T> => {
-  const t = await p;
-  running.push(t);
-  return t;
-};
-const stopAll = async () => {
-  await Promise.all(running.splice(0).map((t) => t.stop()));
-};
+async function main(): Promise<void> {
+  const running: Target[] = [];
+  const started = async <T extends Target>(p: Promise<T>): Promise<T> => {
+    const t = await p;
+    running.push(t);
+    return t;
+  };
+  const stopAll = async () => {
+    await Promise.all(running.splice(0).map((t) => t.stop()));
+  };
 
-let box: Sandbox | null = null;
-try {
-  box = await makeSandbox();
-  await writeFile(path.join(box.ws, FILE), FILE_TEXT);
-  const cpu = os.cpus()[0]?.model.trim() ?? 'unknown';
-  emit('# Streamable HTTP and WebSocket benchmark: super-pi vs the official SDK');
-  emit('');
-  emit(table(['', ''], [
-    ['machine', cpu],
-    ['cores', String(os.availableParallelism())],
-    ['node', process.version],
-    ['SDK', `@modelcontextprotocol/sdk ${(JSON.parse(await readFile(path.join(repoRoot, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')) as { version: string }).version}, zod ${(JSON.parse(await readFile(path.join(repoRoot, 'node_modules/zod/package.json'), 'utf8')) as { version: string }).version}`],
-    ['date', new Date().toISOString()],
-    ['command', '`npm run bench:http`   (npm run build && tsx bench/http.ts)'],
-    ['super-pi', '`examples/server.ts --port 0 --workspace <tmp>` (default threads: one scheduler thread per core, at least 2), started by test/e2e/fixtures.ts'],
-    ['SDK peer', '`bench/peers/sdk-http-server.ts`: node:http, one McpServer + StreamableHTTPServerTransport per session, `read` = fs.readFile'],
-    ['floors', '`bench/peers/http-floor-server.ts` (HTTP), `bench/peers/ws-echo-server.ts` (WebSocket)'],
-    ['client', 'this process: fetch (undici, keep-alive), same headers and reply parsing for both; `ws` for WebSocket'],
-  ]));
-  emit('');
+  let box: Sandbox | null = null;
+  try {
+    box = await makeSandbox();
+    await writeFile(path.join(box.ws, FILE), FILE_TEXT);
+    const cpu = os.cpus()[0]?.model.trim() ?? 'unknown';
+    emit('# Streamable HTTP and WebSocket benchmark: super-pi vs the official SDK');
+    emit('');
+    emit(table(['', ''], [
+      ['machine', cpu],
+      ['cores', String(os.availableParallelism())],
+      ['node', process.version],
+      ['SDK', `@modelcontextprotocol/sdk ${(JSON.parse(await readFile(path.join(repoRoot, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')) as { version: string }).version}, zod ${(JSON.parse(await readFile(path.join(repoRoot, 'node_modules/zod/package.json'), 'utf8')) as { version: string }).version}`],
+      ['date', new Date().toISOString()],
+      ['command', '`npm run bench:http`   (npm run build && tsx bench/http.ts)'],
+      ['super-pi', '`examples/server.ts --port 0 --workspace <tmp>` (default threads: one scheduler thread per core, at least 2), started by test/e2e/fixtures.ts'],
+      ['SDK peer', '`bench/peers/sdk-http-server.ts`: node:http, one McpServer + StreamableHTTPServerTransport per session, `read` = fs.readFile'],
+      ['floors', '`bench/peers/http-floor-server.ts` (HTTP), `bench/peers/ws-echo-server.ts` (WebSocket)'],
+      ['client', 'this process: fetch (undici, keep-alive), same headers and reply parsing for both; `ws` for WebSocket'],
+    ]));
+    emit('');
 
-  progress('starting super-pi, the SDK peer, the HTTP floor and the echo server');
-  const [superPi, sdk, floor, echo] = await Promise.all([started(startSuperPi(box.ws)), started(startSdk(box.ws)), started(startFloor(box.ws)), started(startEcho())]);
-  const levels = await httpLevels(superPi, sdk, floor);
-  const ws = await websocket(superPi, echo);
-  await stopAll();
+    progress('starting super-pi, the SDK peer, the HTTP floor and the echo server');
+    const [superPi, sdk, floor, echo] = await Promise.all([started(startSuperPi(box.ws)), started(startSdk(box.ws)), started(startFloor(box.ws)), started(startEcho())]);
+    const levels = await httpLevels(superPi, sdk, floor);
+    const ws = await websocket(superPi, echo);
+    await stopAll();
 
-  progress('memory: fresh super-pi');
-  const spFresh = await started(startSuperPi(box.ws));
-  const spMem = await idleMemory(spFresh);
-  await stopAll();
-  progress('memory: fresh SDK peer');
-  const sdkFresh = await started(startSdk(box.ws));
-  const sdkMem = await idleMemory(sdkFresh);
-  await stopAll();
+    progress('memory: fresh super-pi');
+    const spFresh = await started(startSuperPi(box.ws));
+    const spMem = await idleMemory(spFresh);
+    await stopAll();
+    progress('memory: fresh SDK peer');
+    const sdkFresh = await started(startSdk(box.ws));
+    const sdkMem = await idleMemory(sdkFresh);
+    await stopAll();
 
-  report(levels, ws, { sp: spMem, sdk: sdkMem });
-  const totalMs = performance.now() - benchStarted;
-  emit('');
-  emit(`Run time: ${fmt(totalMs / 1000, 0)} s${totalMs > TIME_BUDGET_MS ? ` (over the ${TIME_BUDGET_MS / 60_000}-minute budget)` : ''}.`);
-  await mkdir(path.join(here, 'results'), { recursive: true });
-  await writeFile(path.join(here, 'results', 'http.md'), `${out.join('\n')}\n`);
-  progress('wrote bench/results/http.md');
-} catch (err) {
-  process.stderr.write(`bench/http.ts failed: ${(err as Error).stack ?? String(err)}\n`);
-  process.exitCode = 1;
-} finally {
-  await stopAll();
-  await box?.cleanup();
+    report(levels, ws, { sp: spMem, sdk: sdkMem });
+    const totalMs = performance.now() - benchStarted;
+    emit('');
+    emit(`Run time: ${fmt(totalMs / 1000, 0)} s${totalMs > TIME_BUDGET_MS ? ` (over the ${TIME_BUDGET_MS / 60_000}-minute budget)` : ''}.`);
+    await mkdir(path.join(here, 'results'), { recursive: true });
+    await writeFile(path.join(here, 'results', 'http.md'), `${out.join('\n')}\n`);
+    progress('wrote bench/results/http.md');
+  } catch (err) {
+    process.stderr.write(`bench/http.ts failed: ${(err as Error).stack ?? String(err)}\n`);
+    process.exitCode = 1;
+  } finally {
+    await stopAll();
+    await box?.cleanup();
+  }
 }
+
+if (isMain(import.meta.url)) await main();
