@@ -1,6 +1,7 @@
 // What the pure core asks the runtime to do (effects), and what comes back (effect results).
 // Every effect that answers carries a `ticket`; its result comes back with the same ticket.
 
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { ToolOutcome, ToolProgress } from '../tools/contract.ts';
@@ -8,7 +9,7 @@ import type { LogLevel } from './logging-level.ts';
 
 export type Effect =
   /** Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). */
-  | { kind: 'runTool'; ticket: number; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities }
+  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities }
   /** The client's answer to a `clientRequest` (result, or error when it failed or cannot be asked). */
   | { kind: 'clientResponse'; ticket: number; key: number; result?: unknown; error?: { code: number; message: string } }
   /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */

@@ -61,7 +61,7 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
 export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number): Step {
   const added = addPending(state, progressToken === undefined ? { kind: 'tool', requestId: id, tool } : { kind: 'tool', requestId: id, tool, progressToken });
   const client = { sampling: state.clientCapabilities.sampling !== undefined, elicitation: canElicit(state) };
-  return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, tool, args, harness: effectiveHarness(state), client }] };
+  return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client }] };
 }
 
 function askPerson(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, rule: string, progressToken?: string | number): Step {
