@@ -4,7 +4,7 @@
 
 import type { EffectResult } from '../mcp/effects.ts';
 import { handleEffectResult, handleMcpLine, rejectMessage, type Step } from '../mcp/handle.ts';
-import type { ConnectionConfig, ConnectionState } from '../mcp/state.ts';
+import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts';
 import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
@@ -31,8 +31,12 @@ export interface ConnectionOutput {
   readonly checkpoint?: ArrayBuffer;
 }
 
-/** The part of the state a restarted actor needs; in-flight work is answered by the owner instead. */
-type Checkpoint = Omit<ConnectionState, 'pending'>;
+/**
+ * The part of the state a restarted actor needs. Work in flight is answered by the owner instead — except
+ * harness tasks, which outlive this actor (they are actors of their own): their tickets are kept, so the
+ * restarted actor still knows which request each task answers.
+ */
+type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, Pending][] };
 
 interface ActorState {
   readonly session: ConnectionState;
@@ -46,7 +50,7 @@ export class ChaosCrash extends Error {
 export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, ConnectionMessage> = {
   init(args) {
     const session = args.checkpoint
-      ? { ...decodeCheckpoint<Checkpoint>(args.checkpoint), pending: new Map() }
+      ? resumed(decodeCheckpoint<Checkpoint>(args.checkpoint))
       : initialState(args.config);
     return { session, crashProbability: args.crashProbability ?? 0 };
   },
@@ -72,10 +76,24 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
 
 function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
   return a.phase !== b.phase || a.protocolVersion !== b.protocolVersion || a.clientCapabilities !== b.clientCapabilities
-    || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config;
+    || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config
+    || (a.pending !== b.pending && taskCount(a) !== taskCount(b));
+}
+
+const isTask = (p: Pending): boolean => p.kind === 'tool' && p.tool === 'harness_task';
+
+function taskCount(s: ConnectionState): number {
+  let n = 0;
+  for (const p of s.pending.values()) if (isTask(p)) n++;
+  return n;
 }
 
 function checkpointOf(s: ConnectionState): Checkpoint {
-  const { pending: _pending, ...rest } = s;
-  return rest;
+  const { pending, ...rest } = s;
+  return { ...rest, tasks: [...pending].filter(([, p]) => isTask(p)) };
+}
+
+function resumed(checkpoint: Checkpoint): ConnectionState {
+  const { tasks, ...rest } = checkpoint;
+  return { ...rest, pending: new Map(tasks) };
 }
