@@ -3,7 +3,9 @@
 
 import type { Behaviour } from './behaviour.ts';
 import { connectionBehaviour } from './connection-actor.ts';
+import { taskBehaviour } from './task-actor.ts';
 
 export const builtinBehaviours: Readonly<Record<string, Behaviour>> = {
   connection: connectionBehaviour as Behaviour,
+  task: taskBehaviour as Behaviour,
 };

@@ -3,9 +3,12 @@
 //   root (one_for_one)
 //   ├── schedulers (one_for_one)   one child per scheduler worker thread (permanent)
 //   ├── tools                      the piscina tool pool ("dirty schedulers")
-//   └── sessions (dynamic)         one supervisor per session (temporary), each with one child:
-//       └── session-N (one_for_one, its own restart intensity)
-//           └── connection         the connection actor (transient), on a scheduler thread
+//   ├── sessions (dynamic)         one supervisor per session (temporary), each with one child:
+//   │   └── session-N (one_for_one, its own restart intensity)
+//   │       └── connection         the connection actor (transient), on a scheduler thread
+//   └── tasks (dynamic)            one supervisor per harness task (temporary), each with one child:
+//       └── task-N (one_for_one, its own restart intensity)
+//           └── task               the task actor (transient), on a scheduler thread
 
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
@@ -18,6 +21,7 @@ import type { Logger } from './logger.ts';
 import { Session } from './session.ts';
 import { openStore } from '../store/location.ts';
 import type { ConversationStore } from '../store/store.ts';
+import type { TaskRun } from './task-run.ts';
 import { ToolPool } from './tool-pool.ts';
 
 /** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
@@ -30,6 +34,9 @@ export const SESSION_MAX_RESTARTS = 10;
 export const SESSION_RESTART_PERIOD_MS = 1000;
 /** How long a stopping connection actor gets before it is killed. */
 export const SESSION_SHUTDOWN_MS = 2000;
+/** One task's actor restarts tolerated per period; past it the task is answered as interrupted (resumable). */
+export const TASK_MAX_RESTARTS = 10;
+export const TASK_RESTART_PERIOD_MS = 10_000;
 
 export interface ApplicationOptions {
   readonly workspace: string;
@@ -61,10 +68,13 @@ export class Application {
   readonly #started = Date.now();
   #root: Supervisor | null = null;
   #sessions: DynamicSupervisor | null = null;
+  #tasks: DynamicSupervisor | null = null;
+  #nextTask = 1;
   readonly #open = new Map<string, Session>();
   #nextSession = 1;
   #restarts = 0;
   #chaosTimer: NodeJS.Timeout | null = null;
+  #taskChaosTimer: NodeJS.Timeout | null = null;
   #store: ConversationStore | null = null;
 
   private constructor(options: ApplicationOptions) {
@@ -109,7 +119,8 @@ export class Application {
       effects: {
         workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.execute,
         task: { store: () => this.#conversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
-          forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env },
+          forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
+          supervise: (run) => this.#superviseTask(run) },
       },
       config: {
         server: { name: 'super-pi', version: this.#options.serverVersion },
@@ -143,6 +154,29 @@ export class Application {
     })]);
   }
 
+  /**
+   * Starts a task's actor under its own supervisor (transient: restarted after a crash, from the durable
+   * transcript). The supervisor is removed once the task has answered; if it gives up, the task is
+   * answered as interrupted.
+   */
+  async #superviseTask(run: TaskRun): Promise<void> {
+    const tasks = this.#tasks;
+    if (!tasks) throw new Error('the application is not running');
+    const id = `task-${this.#nextTask++}`;
+    const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
+    const handle = await tasks.startChild(id, () => Supervisor.start(
+      { strategy: 'one_for_one', maxRestarts: TASK_MAX_RESTARTS, periodMs: TASK_RESTART_PERIOD_MS, name: id },
+      [child],
+      { onEvent: (e) => this.#observe(e) },
+    ));
+    void handle.exited.then((reason) => {
+      if (isAbnormal(reason)) run.gaveUp(`its actor kept failing (${describeExit(reason)})`);
+    });
+    void run.outcome.then(() => tasks.terminateChild(id).catch(() => {
+      // Already gone (it gave up, or the tree is stopping).
+    }));
+  }
+
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): ConversationStore {
     this.#store ??= openStore();
@@ -151,6 +185,7 @@ export class Application {
 
   async stop(): Promise<void> {
     if (this.#chaosTimer) clearInterval(this.#chaosTimer);
+    if (this.#taskChaosTimer) clearInterval(this.#taskChaosTimer);
     await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
     const root = this.#root;
     this.#root = null;
@@ -187,6 +222,14 @@ export class Application {
           return this.#sessions;
         },
       },
+      {
+        id: 'tasks',
+        type: 'supervisor',
+        start: async () => {
+          this.#tasks = await DynamicSupervisor.start({ name: 'tasks', child: { restart: 'temporary', type: 'supervisor' } }, { onEvent: (e) => this.#observe(e) });
+          return this.#tasks;
+        },
+      },
     ];
     this.#root = await startRoot({ strategy: 'one_for_one' }, children, {
       onEvent: (e) => this.#observe(e),
@@ -206,6 +249,19 @@ export class Application {
       }, chaos.killWorkerEveryMs);
       this.#chaosTimer.unref();
     }
+    if (chaos.killTaskWorkerEveryMs !== undefined) {
+      this.#taskChaosTimer = setInterval(() => this.#killATaskWorker(), chaos.killTaskWorkerEveryMs);
+      this.#taskChaosTimer.unref();
+    }
+  }
+
+  /** Fault injection: terminates the scheduler worker that hosts a running task actor (if any runs). */
+  #killATaskWorker(): void {
+    const actors = [...this.#open.values()].flatMap((s) => s.tasks?.running ?? []).map((r) => r.actorId).filter((id): id is string => id !== null);
+    const victim = this.scheduler.threads().find((t) => t.alive && actors.some((id) => t.actors.has(id)));
+    if (!victim) return;
+    this.#options.logger.log('warning', 'chaos: killing the scheduler worker of a task', { worker: victim.index, actors: victim.actors.size });
+    victim.kill();
   }
 
   #toolPoolHandle(): ChildHandle {

@@ -2,19 +2,15 @@
 // reads, path completions, logs — and hands each result back. One runner per actor incarnation, so
 // a late result from before a restart can never be mistaken for a new ticket's.
 
-import type { CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
-import { transcriptUri } from '../mcp/resources.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import { ModelError } from '../model/types.ts';
-import { selectModelProvider } from '../model/select.ts';
 import type { ConversationStore } from '../store/store.ts';
-import { runAgentTask } from '../task/agent-loop.ts';
 import { undoConversation } from '../task/undo.ts';
 import { type ToolContext, ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from './logger.ts';
+import type { TaskRun } from './task-run.ts';
 import { completePath } from './path-completion.ts';
 import { runTool } from './tool-runner.ts';
 import { gatherWorkspaceContext } from './workspace-context.ts';
@@ -33,6 +29,10 @@ export interface TaskContext {
   readonly forbidWrites: boolean;
   readonly sessionId: string;
   readonly env: NodeJS.ProcessEnv;
+  /** Starts a task under its supervisor (the task's actor is restarted if it dies). */
+  readonly supervise: (run: TaskRun) => Promise<void>;
+  /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */
+  readonly taskWallMs?: number;
 }
 
 export interface EffectDeps {
@@ -53,9 +53,6 @@ export class EffectRunner {
   /** Work in flight by ticket: its abort controller, and a promise that settles when it has stopped. */
   readonly #work = new Map<number, { controller: AbortController; done: Promise<void> }>();
   #closed = false;
-  /** Requests to the client awaiting their answer, by `ticket:key`. */
-  readonly #asks = new Map<string, { resolve: (v: unknown) => void; reject: (e: Error) => void }>();
-  #nextAsk = 1;
 
   constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
     this.#deps = deps;
@@ -82,14 +79,9 @@ export class EffectRunner {
           const context = await gatherWorkspaceContext(this.#deps.workspace);
           this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
         });
-      case 'clientResponse': {
-        const waiting = this.#asks.get(`${effect.ticket}:${effect.key}`);
-        if (!waiting) return;
-        this.#asks.delete(`${effect.ticket}:${effect.key}`);
-        if (effect.error) waiting.reject(new Error(`the client answered ${effect.error.code}: ${effect.error.message}`));
-        else waiting.resolve(effect.result);
+      case 'clientResponse':
+        // Questions to the client are asked only by harness tasks, whose session answers them.
         return;
-      }
       case 'readTranscript':
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
@@ -143,7 +135,7 @@ export class EffectRunner {
       try {
         const onProgress = (progress: ToolProgress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); };
         const outcome = effect.tool === 'harness_task'
-          ? await this.#runTask(effect, signal, onProgress, execute)
+          ? await this.#runTask(effect)
           : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress });
         answer({ kind: 'toolDone', ticket, outcome });
       } catch (err) {
@@ -158,80 +150,19 @@ export class EffectRunner {
     }, (err) => ({ kind: 'toolDone', ticket, outcome: { text: `Internal error in tool ${effect.tool}: ${(err as Error).message}`, isError: true } }));
   }
 
-  /** Asks the client (through the core, which knows what it declared) on behalf of the work of `ticket`. */
-  #askClient(ticket: number, method: 'sampling/createMessage' | 'elicitation/create', params: unknown, signal?: AbortSignal): Promise<unknown> {
-    const key = this.#nextAsk++;
-    return new Promise((resolve, reject) => {
-      const id = `${ticket}:${key}`;
-      const onAbort = () => {
-        this.#asks.delete(id);
-        reject(new Error('aborted'));
-      };
-      signal?.addEventListener('abort', onAbort, { once: true });
-      this.#asks.set(id, {
-        resolve: (v) => { signal?.removeEventListener('abort', onAbort); resolve(v); },
-        reject: (e) => { signal?.removeEventListener('abort', onAbort); reject(e); },
-      });
-      this.#deliver({ kind: 'clientRequest', ticket, key, method, params });
-    });
-  }
-
-  /** The person's yes or no, through elicitation (the same question the core asks for direct calls). */
-  async #confirm(ticket: number, message: string, signal: AbortSignal): Promise<boolean> {
-    const answer = await this.#askClient(ticket, 'elicitation/create', {
-      message,
-      requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: false } }, required: ['allow'] },
-    }, signal) as { action?: unknown; content?: { allow?: unknown } } | undefined;
-    return answer?.action === 'accept' && answer.content?.allow === true;
-  }
-
-  async #runTask(effect: Extract<Effect, { kind: 'runTool' }>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
+  /** harness_task here is undo only: tasks themselves run as task actors (session-tasks.ts). */
+  async #runTask(effect: Extract<Effect, { kind: 'runTool' }>): Promise<ToolOutcome> {
+    const args = effect.args;
+    const task = this.#deps.task;
+    if (!task) return { text: 'harness_task is not configured in this server (no conversation store).', isError: true };
+    if (args.undo !== true) return { text: 'harness_task runs as a task actor; this runner only undoes (pass undo: true).', isError: true };
+    if (typeof args.conversation_id !== 'string') return { text: 'undo needs conversation_id: the conversation whose changes to revert.', isError: true };
     try {
-      return await this.#task(effect, signal, onProgress, execute);
+      return await undoConversation(task.store(), args.conversation_id, task.principal, this.#deps.workspace);
     } catch (err) {
       if (err instanceof ToolError) return { text: err.message, isError: true };
       throw err;
     }
-  }
-
-  async #task(effect: Extract<Effect, { kind: 'runTool' }>, signal: AbortSignal, onProgress: (p: ToolProgress) => void, execute: ToolExecutor): Promise<ToolOutcome> {
-    const args = effect.args;
-    const task = this.#deps.task;
-    if (!task) return { text: 'harness_task is not configured in this server (no conversation store).', isError: true };
-    if (args.undo === true) {
-      if (typeof args.conversation_id !== 'string') return { text: 'undo needs conversation_id: the conversation whose changes to revert.', isError: true };
-      return undoConversation(task.store(), args.conversation_id, task.principal, this.#deps.workspace);
-    }
-    let provider;
-    try {
-      provider = selectModelProvider({
-        env: task.env,
-        clientCapabilities: effect.client.sampling ? { sampling: {} } : {},
-        sample: (params, opts) => this.#askClient(effect.ticket, 'sampling/createMessage', params, opts.signal) as Promise<CreateMessageResult>,
-      });
-    } catch (err) {
-      if (err instanceof ModelError) return { text: err.message, isError: true };
-      throw err;
-    }
-    return runAgentTask({
-      harness: args.harness as HarnessId,
-      prompt: String(args.prompt),
-      ...(typeof args.conversation_id === 'string' ? { conversationId: args.conversation_id } : {}),
-      ...(typeof args.max_turns === 'number' ? { maxTurns: args.max_turns } : {}),
-      principal: task.principal,
-      local: task.local,
-      forbidWrites: task.forbidWrites,
-      sessionId: task.sessionId,
-    }, {
-      store: task.store(),
-      provider,
-      workspace: this.#deps.workspace,
-      executeTool: (tool, toolArgs, harness, ctx) => execute(tool, toolArgs, harness, ctx),
-      onAppend: (conversationId) => this.#deliver({ kind: 'resourceUpdated', uri: transcriptUri(conversationId) }),
-      ...(effect.client.elicitation ? { confirm: (message: string) => this.#confirm(effect.ticket, message, signal) } : {}),
-      signal,
-      onProgress,
-    });
   }
 
   /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */

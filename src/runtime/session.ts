@@ -13,6 +13,8 @@ import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
 import type { Logger } from './logger.ts';
+import { SessionTasks } from './session-tasks.ts';
+import { runTool } from './tool-runner.ts';
 
 /** Messages held for a session while its actor is being restarted; past this, requests are refused. */
 export const MAX_BUFFERED_MESSAGES = 10_000;
@@ -40,10 +42,23 @@ export class Session {
   #closed = false;
   #restarts = 0;
   #idleWaiters: (() => void)[] = [];
+  /** Harness tasks started by this session: they outlive its connection actor. */
+  readonly #tasks: SessionTasks | null;
 
   constructor(deps: SessionDeps) {
     this.id = deps.id;
     this.#deps = deps;
+    const task = deps.effects.task;
+    this.#tasks = task ? new SessionTasks({
+      context: task, scheduler: deps.scheduler, workspace: deps.effects.workspace, toolTimeoutMs: deps.effects.toolTimeoutMs,
+      executeTool: deps.effects.executeTool ?? runTool, logger: deps.logger,
+      deliver: (result) => this.#toActor({ k: 'result', result }),
+    }) : null;
+  }
+
+  /** The tasks of this session that are running (fault injection and health look at them). */
+  get tasks(): SessionTasks | null {
+    return this.#tasks;
   }
 
   get restarts(): number {
@@ -78,6 +93,8 @@ export class Session {
     const buffered = this.#buffer;
     this.#buffer = [];
     for (const msg of buffered) actor.cast(msg);
+    // A restarted actor does not know the questions its tasks had open: they are asked again.
+    if (this.#restarts > 0) this.#tasks?.reask();
     return actor;
   }
 
@@ -102,6 +119,13 @@ export class Session {
     }
   }
 
+  /** A result for the core from work that outlives an actor (tasks): never dropped, held during a restart. */
+  #toActor(msg: ConnectionMessage): void {
+    if (this.#closed) return;
+    if (this.#actor?.alive) this.#actor.cast(msg);
+    else this.#buffer.push(msg);
+  }
+
   /** Resolves once no request is in flight (all answered), or after `ms`. */
   drain(ms: number): Promise<void> {
     if (this.#inFlight.size === 0) return Promise.resolve();
@@ -116,8 +140,10 @@ export class Session {
 
   /** Ends the session: work in flight is aborted (commands killed), the actor stops. */
   async close(): Promise<void> {
-    this.#closed = true;
     const runner = this.#runner;
+    // Tasks record that they were stopped before the session goes.
+    await this.#tasks?.close('the session closed');
+    this.#closed = true;
     this.#actor?.stop();
     if (runner) await runner.close('the session closed');
   }
@@ -155,7 +181,7 @@ export class Session {
       this.#deps.send(line);
     }
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
-    for (const effect of out.effects) runner.run(effect);
+    for (const effect of out.effects) if (!this.#tasks?.take(effect)) runner.run(effect);
   }
 
   #actorExited(actor: ActorRef, runner: EffectRunner, reason: ActorExit): void {
@@ -165,11 +191,13 @@ export class Session {
     if (this.#closed) return;
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
     this.#deps.logger.log('warning', 'connection actor exited; answering its requests in flight', { session: this.id, reason: why, inFlight: this.#inFlight.size });
-    for (const id of this.#inFlight.values()) {
+    for (const [key, id] of this.#inFlight) {
+      // A harness task is an actor of its own: it goes on, and answers through the restarted actor.
+      if (this.#tasks?.ownsRequest(key)) continue;
+      this.#inFlight.delete(key);
       this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: the session's actor ${why} while this request was in flight; its outcome is unknown. The session resumes from its checkpoint: retry the request.`));
     }
-    this.#inFlight.clear();
-    this.#notifyIdle();
+    if (this.#inFlight.size === 0) this.#notifyIdle();
   }
 
   #notifyIdle(): void {

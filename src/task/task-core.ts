@@ -1,0 +1,305 @@
+// The agent loop of a harness task as a pure state machine: the transcript so far and one event in
+// (the model's reply, a tool's outcome, a stop), the next state and the actions out (append an entry,
+// ask the model, run a tool, report progress, finish). No I/O: the task actor on a scheduler worker runs
+// this core, and its host on the main thread carries the actions out — exactly as the connection actor
+// runs the protocol core.
+//
+// A task is resumable by construction: `resumeTask(setup, entries)` rebuilds the state from the durable
+// transcript alone, so a restarted task actor continues from the last durable entry. A tool call that was
+// started but has no result is re-run when the tool is idempotent, else recorded as interrupted (and the
+// model is told so). Every step is appended before the next begins, and nothing is appended twice.
+
+import type { HarnessId } from '../harness/ids.ts';
+import { harnessById } from '../harness/catalog.ts';
+import { decideTool } from '../harness/policy.ts';
+import type { ChatMessage, ToolCall } from '../model/types.ts';
+import type { Entry, EntryType } from '../store/store.ts';
+import { toolCatalog } from '../tools/catalog.ts';
+import type { ToolOutcome } from '../tools/contract.ts';
+import { isToolName, type ToolName } from '../tools/definition.ts';
+import type { FileSnapshot } from './undo.ts';
+
+/** Characters of one tool result sent back to the model (the tools already truncate at 50 KB). */
+export const MAX_RESULT_CHARS = 60_000;
+
+export type TaskStatus = 'completed' | 'failed' | 'cancelled';
+
+/** What does not change while a task runs (it is passed again to every incarnation of the actor). */
+export interface TaskSetup {
+  readonly conversationId: string;
+  readonly harness: HarnessId;
+  readonly maxTurns: number;
+  /** The local (stdio) user, whose host confirms tool calls itself: `ask` is allowed. */
+  readonly local: boolean;
+  /** An anonymous remote caller without the operator's opt-in: write, edit and bash are refused. */
+  readonly forbidWrites: boolean;
+  /** The client declared elicitation, so `ask` can become a question to the person. */
+  readonly canConfirm: boolean;
+}
+
+export type TaskAction =
+  /** Append an entry to the conversation (durably, before any later action runs). */
+  | { readonly a: 'append'; readonly type: EntryType; readonly payload: Record<string, unknown> }
+  | { readonly a: 'progress'; readonly progress: number; readonly total: number; readonly message: string }
+  /** Ask the model; answer with a `model` or `modelFailed` event. */
+  | { readonly a: 'model'; readonly turn: number; readonly messages: readonly ChatMessage[] }
+  /** Run one tool call (asking the person first when `confirm` is set); answer with a `tool` event. */
+  | { readonly a: 'tool'; readonly call: ToolCall; readonly confirm?: string; readonly snapshot: boolean }
+  /** The task is over: set the conversation's status and answer the harness_task call. */
+  | { readonly a: 'finish'; readonly status: TaskStatus; readonly text: string; readonly isError: boolean; readonly turns: number; readonly toolCalls: number };
+
+export type TaskEvent =
+  | { readonly e: 'model'; readonly text: string; readonly toolCalls: readonly ToolCall[]; readonly stopReason: string }
+  | { readonly e: 'modelFailed'; readonly message: string }
+  | { readonly e: 'tool'; readonly id: string; readonly outcome: ToolOutcome; readonly snapshot?: FileSnapshot }
+  /** Cancellation or the wall-time limit: `why` is recorded and returned. */
+  | { readonly e: 'stop'; readonly why: string };
+
+export interface TaskState {
+  readonly setup: TaskSetup;
+  /** The model-facing history, this run included. */
+  readonly messages: readonly ChatMessage[];
+  /** Model calls begun in this run. */
+  readonly turn: number;
+  /** Tool calls begun in this run. */
+  readonly toolCalls: number;
+  /** Calls of the latest model message not yet started. */
+  readonly queue: readonly ToolCall[];
+  /** What the task waits for: a model reply, a tool's outcome (`running`), or nothing (finished). */
+  readonly waiting: 'model' | 'tool' | 'done';
+  readonly running: ToolCall | null;
+  /** The latest model message had no tool calls: its text is the final answer. */
+  readonly answered: string | null;
+}
+
+export interface TaskStep {
+  readonly state: TaskState;
+  readonly actions: readonly TaskAction[];
+}
+
+/** Entry payloads as the core writes them (read back on resume). */
+interface Payload {
+  text?: string;
+  toolCalls?: ToolCall[];
+  id?: string;
+  name?: string;
+  isError?: boolean;
+  message?: string;
+  status?: TaskStatus;
+}
+
+const INTERRUPTED = 'Error: this call was interrupted before it returned (the task was restarted after a crash); its effect is unknown. Check before you repeat it.';
+
+/** Re-running after a crash is safe only for tools that declare themselves idempotent. */
+export function isIdempotent(tool: string): boolean {
+  return isToolName(tool) && toolCatalog[tool].annotations?.idempotentHint === true;
+}
+
+/**
+ * The state of a task from its transcript: the run that the last `user` entry began, continued from its
+ * last durable entry. The host appends that `user` entry (the prompt) before the first actor starts.
+ */
+export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskStep {
+  let runStart = -1;
+  for (let i = entries.length - 1; i >= 0; i--) if (entries[i]?.type === 'user') { runStart = i; break; }
+  if (runStart < 0) throw new Error(`conversation ${setup.conversationId} has no prompt to run`);
+  const history = historyOf(entries.slice(0, runStart));
+  const run = entries.slice(runStart);
+  const messages: ChatMessage[] = [...history, { role: 'user', content: (run[0]?.payload as Payload).text ?? '' }];
+  let turn = 0;
+  let toolCalls = 0;
+  let lastModel: Payload | null = null;
+  const started = new Set<string>();
+  const resolved = new Set<string>();
+  for (const entry of run.slice(1)) {
+    const p = entry.payload as Payload;
+    switch (entry.type) {
+      case 'model':
+        turn++;
+        lastModel = p;
+        messages.push(assistant(p.text ?? '', p.toolCalls ?? []));
+        break;
+      case 'tool_call':
+        toolCalls++;
+        started.add(p.id ?? '');
+        break;
+      case 'tool_result':
+      case 'tool_interrupted':
+        resolved.add(p.id ?? '');
+        messages.push({ role: 'tool', content: entry.type === 'tool_interrupted' ? INTERRUPTED : toolText(p), toolCallId: p.id ?? '' });
+        break;
+      case 'final':
+        return finished({ setup, messages, turn, toolCalls }, 'completed', p.text ?? '', false);
+      case 'error':
+        return finished({ setup, messages, turn, toolCalls }, p.status ?? 'failed', p.message ?? 'the task failed', true);
+      default:
+        break;
+    }
+  }
+  const base: TaskState = { setup, messages, turn, toolCalls, queue: [], waiting: 'model', running: null, answered: null };
+  if (lastModel === null) return advance(base, []);
+  const calls = lastModel.toolCalls ?? [];
+  if (calls.length === 0) return advance({ ...base, answered: lastModel.text ?? '' }, []);
+  const actions: TaskAction[] = [];
+  let state = base;
+  const queue: ToolCall[] = [];
+  for (const call of calls) {
+    if (resolved.has(call.id)) continue;
+    if (!started.has(call.id)) {
+      queue.push(call);
+      continue;
+    }
+    // Started, no result: it was running when the task died.
+    if (queue.length === 0 && isIdempotent(call.name)) {
+      // Re-run in place (its tool_call entry stands; only its result will be appended).
+      const rerun = dispatch(state, call, actions);
+      if (rerun.waiting === 'tool') {
+        return { state: { ...rerun, queue: calls.filter((c) => !resolved.has(c.id) && !started.has(c.id)) }, actions };
+      }
+      state = rerun;
+      continue;
+    }
+    actions.push({ a: 'append', type: 'tool_interrupted', payload: { id: call.id, name: call.name, text: INTERRUPTED } });
+    state = { ...state, messages: [...state.messages, { role: 'tool', content: INTERRUPTED, toolCallId: call.id }] };
+  }
+  return advance({ ...state, queue }, actions);
+}
+
+/** One event in; events that do not fit the state (a late result) change nothing. */
+export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
+  if (state.waiting === 'done') return { state, actions: [] };
+  switch (event.e) {
+    case 'stop': {
+      const actions: TaskAction[] = [{ a: 'append', type: 'error', payload: { message: event.why, status: 'cancelled' } }];
+      return { state: { ...state, waiting: 'done' }, actions: [...actions, finish(state, 'cancelled', `Stopped: ${event.why}.`, true)] };
+    }
+    case 'modelFailed': {
+      if (state.waiting !== 'model') return { state, actions: [] };
+      const actions: TaskAction[] = [{ a: 'append', type: 'error', payload: { message: event.message, status: 'failed' } }];
+      return { state: { ...state, waiting: 'done' }, actions: [...actions, finish(state, 'failed', event.message, true)] };
+    }
+    case 'model': {
+      if (state.waiting !== 'model') return { state, actions: [] };
+      const calls = [...event.toolCalls];
+      const actions: TaskAction[] = [{ a: 'append', type: 'model', payload: { text: event.text, toolCalls: calls, stopReason: event.stopReason } }];
+      const next: TaskState = { ...state, messages: [...state.messages, assistant(event.text, calls)], queue: calls, answered: calls.length === 0 ? event.text : null };
+      return advance(next, actions);
+    }
+    case 'tool': {
+      if (state.waiting !== 'tool' || state.running?.id !== event.id) return { state, actions: [] };
+      const call = state.running;
+      const actions: TaskAction[] = [];
+      if (event.snapshot) actions.push({ a: 'append', type: 'file_snapshot', payload: { ...event.snapshot, id: call.id } });
+      const next = recordResult({ ...state, running: null }, call, event.outcome, actions);
+      return advance(next, actions);
+    }
+  }
+}
+
+/** Starts the next queued call, or asks the model, or finishes: whatever the state needs next. */
+function advance(state: TaskState, actions: TaskAction[]): TaskStep {
+  let s = state;
+  while (s.queue.length > 0) {
+    const [call, ...rest] = s.queue as [ToolCall, ...ToolCall[]];
+    s = { ...s, queue: rest, toolCalls: s.toolCalls + 1 };
+    actions.push({ a: 'append', type: 'tool_call', payload: { id: call.id, name: call.name, arguments: call.arguments } });
+    s = dispatch(s, call, actions);
+    if (s.waiting === 'tool') return { state: s, actions };
+  }
+  const { maxTurns } = s.setup;
+  if (s.answered !== null) {
+    actions.push({ a: 'append', type: 'final', payload: { text: s.answered } });
+    actions.push(finish(s, 'completed', s.answered, false));
+    return { state: { ...s, waiting: 'done' }, actions };
+  }
+  if (s.turn >= maxTurns) {
+    const message = `stopped after ${maxTurns} turns without a final answer`;
+    actions.push({ a: 'append', type: 'error', payload: { message, status: 'failed' } });
+    actions.push(finish(s, 'failed', `The task stopped after ${maxTurns} turns (max_turns) without a final answer; continue it with conversation_id ${s.setup.conversationId}.`, true));
+    return { state: { ...s, waiting: 'done' }, actions };
+  }
+  const turn = s.turn + 1;
+  actions.push({ a: 'progress', progress: turn, total: maxTurns, message: `turn ${turn}: asking the model` });
+  actions.push({ a: 'model', turn, messages: s.messages });
+  return { state: { ...s, turn, waiting: 'model' }, actions };
+}
+
+/**
+ * A call whose tool_call entry is appended: refused on the spot by the policy (its result is appended at
+ * once), or handed to the host to run (the state then waits for its outcome).
+ */
+function dispatch(state: TaskState, call: ToolCall, actions: TaskAction[]): TaskState {
+  const refusal = refusalOf(state.setup, call);
+  if (refusal !== null) return recordResult(state, call, { text: refusal, isError: true }, actions);
+  const { setup } = state;
+  actions.push({ a: 'progress', progress: state.turn, total: setup.maxTurns, message: `turn ${state.turn}: ${call.name}` });
+  // refusalOf checked the name.
+  const decision = decideTool(harnessById(setup.harness), call.name as ToolName);
+  const snapshot = setup.harness === 'super-pi-code' && (call.name === 'write' || call.name === 'edit');
+  const what = call.name === 'bash' ? `run the command: ${String(call.arguments.command)}` : `use ${call.name} with ${JSON.stringify(call.arguments).slice(0, 300)}`;
+  // A local host confirms the harness_task call itself; a remote caller is asked call by call.
+  const confirm = decision.verdict === 'ask' && !setup.local ? `A ${setup.harness} task wants to ${what}\n(${decision.rule})` : undefined;
+  actions.push({ a: 'tool', call, snapshot, ...(confirm === undefined ? {} : { confirm }) });
+  return { ...state, waiting: 'tool', running: call };
+}
+
+/** Why the call is not run at all, or null when it may run (perhaps after asking the person). */
+function refusalOf(setup: TaskSetup, call: ToolCall): string | null {
+  if (call.parseError) return call.parseError;
+  if (!isToolName(call.name) || call.name === 'harness_task') return `There is no tool "${call.name}" in this task.`;
+  const decision = decideTool(harnessById(setup.harness), call.name);
+  if (decision.verdict === 'deny') return `Denied by harness policy: ${decision.rule}`;
+  if (setup.forbidWrites && (call.name === 'write' || call.name === 'edit' || call.name === 'bash')) {
+    return `Denied by remote policy: anonymous remote callers cannot use ${call.name}, inside a task either`;
+  }
+  if (decision.verdict === 'ask' && !setup.local && !setup.canConfirm) {
+    return `Denied: ${decision.rule}; this client cannot be asked (no elicitation), so the call is refused`;
+  }
+  return null;
+}
+
+function recordResult(state: TaskState, call: ToolCall, outcome: ToolOutcome, actions: TaskAction[]): TaskState {
+  const text = outcome.text.length > MAX_RESULT_CHARS ? `${outcome.text.slice(0, MAX_RESULT_CHARS)}\n[result cut at ${MAX_RESULT_CHARS} characters]` : outcome.text;
+  const isError = outcome.isError === true;
+  actions.push({ a: 'append', type: 'tool_result', payload: { id: call.id, name: call.name, text, isError } });
+  return { ...state, waiting: 'model', running: null, messages: [...state.messages, { role: 'tool', content: toolText({ text, isError }), toolCallId: call.id }] };
+}
+
+function finish(state: Pick<TaskState, 'turn' | 'toolCalls'>, status: TaskStatus, text: string, isError: boolean): TaskAction {
+  return { a: 'finish', status, text, isError, turns: state.turn, toolCalls: state.toolCalls };
+}
+
+function finished(s: Pick<TaskState, 'setup' | 'messages' | 'turn' | 'toolCalls'>, status: TaskStatus, text: string, isError: boolean): TaskStep {
+  const state: TaskState = { ...s, queue: [], waiting: 'done', running: null, answered: null };
+  return { state, actions: [finish(s, status, status === 'cancelled' ? `Stopped: ${text}.` : text, isError)] };
+}
+
+const assistant = (text: string, calls: readonly ToolCall[]): ChatMessage => ({ role: 'assistant', content: text, ...(calls.length > 0 ? { toolCalls: [...calls] } : {}) });
+const toolText = (p: Payload): string => (p.isError ? `Error: ${p.text ?? ''}` : (p.text ?? ''));
+
+/**
+ * The model-facing history of earlier runs of the conversation. A call recorded without a result (its
+ * run was stopped in between) gets an "interrupted" result, so the history stays well-formed.
+ */
+export function historyOf(entries: readonly Entry[]): ChatMessage[] {
+  const messages: ChatMessage[] = [];
+  let open: ToolCall[] = [];
+  const closeOpen = () => {
+    for (const call of open) messages.push({ role: 'tool', content: INTERRUPTED, toolCallId: call.id });
+    open = [];
+  };
+  for (const e of entries) {
+    if (e.type === 'user' || e.type === 'model') closeOpen();
+    const p = e.payload as Payload;
+    if (e.type === 'user') messages.push({ role: 'user', content: p.text ?? '' });
+    else if (e.type === 'model') {
+      messages.push(assistant(p.text ?? '', p.toolCalls ?? []));
+      open = [...(p.toolCalls ?? [])];
+    } else if (e.type === 'tool_result' || e.type === 'tool_interrupted') {
+      open = open.filter((c) => c.id !== p.id);
+      messages.push({ role: 'tool', content: e.type === 'tool_interrupted' ? INTERRUPTED : toolText(p), toolCallId: p.id ?? '' });
+    }
+  }
+  closeOpen();
+  return messages;
+}
