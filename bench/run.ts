@@ -1,0 +1,309 @@
+// The benchmark suite behind `npm run bench`: builds dist/ (the server's threads boot from the bundle),
+// then runs every section of issue 6 in order, each in its own child process with a time budget, prints
+// a summary table and writes BENCHMARKS.md at the repository root.
+//
+// Each section is a module exporting `run: BenchSectionRunner` (bench/lib/report.ts). The child process
+// imports it dynamically, so a missing module, a missing `run` or a failing run is reported as
+// "failed: <error>" and the suite goes on; a section over its budget is stopped (its whole process
+// group: the servers it started too) and reported the same way.
+//
+// Usage: npm run bench                          the whole suite; writes BENCHMARKS.md
+//        npm run bench -- --quick               shorter runs (smoke test); writes nothing unless --out FILE
+//        npm run bench -- --only isolation,recovery [--out FILE]
+
+import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import type { BenchRow, BenchSection, BenchSectionRunner } from './lib/report.ts';
+import { isMain } from './lib/report.ts';
+import { fmt, table } from './lib/stats.ts';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const repoRoot = path.resolve(here, '..');
+const thisFile = fileURLToPath(import.meta.url);
+
+interface SectionSpec {
+  /** Short name, for --only and the summary table. */
+  readonly name: string;
+  /** Module under bench/. */
+  readonly file: string;
+  /** Wall time allowed, build excluded; past it the section's process group is stopped. */
+  readonly budgetS: number;
+}
+
+/** In order. The budgets add up to 545 s, so with the build the suite stays under 10 minutes. */
+export const SECTIONS: readonly SectionSpec[] = [
+  { name: 'stdio', file: 'stdio.ts', budgetS: 70 },
+  { name: 'cold-start', file: 'cold-start.ts', budgetS: 45 },
+  { name: 'http', file: 'http-section.ts', budgetS: 210 },
+  { name: 'isolation', file: 'isolation.ts', budgetS: 60 },
+  { name: 'recovery', file: 'recovery.ts', budgetS: 40 },
+  { name: 'search', file: 'search.ts', budgetS: 120 },
+];
+const SUITE_BUDGET_S = 600;
+/** After SIGTERM to a section's group, how long before SIGKILL. */
+const KILL_GRACE_MS = 5000;
+
+// ---------------------------------------------------------------------------------------------------
+// Rendering (also used by the sections when they run alone)
+
+const ratioText = (r: number | null) => (r === null || !Number.isFinite(r) ? '' : `${fmt(r, r >= 10 ? 1 : 2)}×`);
+const metText = (m: boolean | null) => (m === null ? '' : m ? 'yes' : '**no**');
+const peerText = (row: BenchRow) => (row.peer ? (row.peerName ? `${row.peer} (${row.peerName})` : row.peer) : row.peerName);
+
+/** One section as markdown: title, command, method, rows, notes. */
+export function renderSection(section: BenchSection, level = 2): string {
+  const h = '#'.repeat(level);
+  return [
+    `${h} ${section.title}`,
+    '',
+    `Command: \`${section.command}\``,
+    '',
+    section.method,
+    '',
+    table(['measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], section.rows.map((r) => [r.measure, r.ours, peerText(r), ratioText(r.ratio), r.target, metText(r.met)])),
+    '',
+    ...section.notes.flatMap((n) => [n, '']),
+  ].join('\n');
+}
+
+export function printSection(section: BenchSection): void {
+  process.stdout.write(`${renderSection(section)}\n`);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// Child mode: one section, result as JSON in a file
+
+interface ChildResult {
+  readonly ok: boolean;
+  readonly section?: BenchSection;
+  readonly error?: string;
+}
+
+async function runChild(file: string, resultPath: string, quick: boolean): Promise<never> {
+  const started = performance.now();
+  let result: ChildResult;
+  try {
+    const mod = (await import(pathToFileURL(path.join(here, file)).href)) as { run?: unknown };
+    if (typeof mod.run !== 'function') throw new Error(`bench/${file} exports no run function`);
+    const progress = (line: string) => process.stderr.write(`  [${file} ${((performance.now() - started) / 1000).toFixed(0)} s] ${line.trim()}\n`);
+    const section = await (mod.run as BenchSectionRunner)({ quick, progress });
+    result = { ok: true, section };
+  } catch (err) {
+    process.stderr.write(`bench/${file} failed: ${(err as Error).stack ?? String(err)}\n`);
+    result = { ok: false, error: (err as Error).message ?? String(err) };
+  }
+  await writeFile(resultPath, JSON.stringify(result));
+  // Keep-alive sockets or timers a section left behind must not hold the suite.
+  process.exit(result.ok ? 0 : 1);
+}
+
+// ---------------------------------------------------------------------------------------------------
+// The suite
+
+interface Outcome {
+  readonly spec: SectionSpec;
+  readonly seconds: number;
+  readonly section: BenchSection | null;
+  readonly error: string | null;
+}
+
+let current: ChildProcess | null = null;
+
+function killGroup(child: ChildProcess, signal: NodeJS.Signals): void {
+  if (child.pid === undefined) return;
+  try {
+    process.kill(-child.pid, signal);
+  } catch {
+    // the group is gone already
+  }
+}
+
+async function runSection(spec: SectionSpec, quick: boolean, scratch: string): Promise<Outcome> {
+  const resultPath = path.join(scratch, `${spec.name}.json`);
+  const started = performance.now();
+  // Its own process group (detached), so the section and every server it started can be stopped together.
+  const child = spawn(process.execPath, ['--import', 'tsx', thisFile, '--section', spec.file, '--result', resultPath, ...(quick ? ['--quick'] : [])], {
+    cwd: repoRoot,
+    detached: true,
+    stdio: ['ignore', 2, 'inherit'],
+  });
+  current = child;
+  let overBudget = false;
+  let killTimer: NodeJS.Timeout | null = null;
+  const budgetTimer = setTimeout(() => {
+    overBudget = true;
+    process.stderr.write(`  ${spec.name}: over its ${spec.budgetS} s budget; stopping it\n`);
+    killGroup(child, 'SIGTERM');
+    killTimer = setTimeout(() => killGroup(child, 'SIGKILL'), KILL_GRACE_MS);
+  }, spec.budgetS * 1000);
+  const code = await new Promise<number | null>((resolve) => {
+    child.once('exit', (c) => resolve(c));
+    child.once('error', (err) => {
+      process.stderr.write(`  ${spec.name}: could not start: ${err.message}\n`);
+      resolve(null);
+    });
+  });
+  clearTimeout(budgetTimer);
+  if (killTimer) clearTimeout(killTimer);
+  // Whatever the section left running in its group (a server its cleanup missed) goes too.
+  killGroup(child, 'SIGKILL');
+  current = null;
+  const seconds = (performance.now() - started) / 1000;
+  if (overBudget) return { spec, seconds, section: null, error: `over its ${spec.budgetS} s budget (stopped)` };
+  try {
+    const result = JSON.parse(await readFile(resultPath, 'utf8')) as ChildResult;
+    if (result.ok && result.section) return { spec, seconds, section: result.section, error: null };
+    return { spec, seconds, section: null, error: result.error ?? 'no result' };
+  } catch {
+    return { spec, seconds, section: null, error: `exited with code ${code} without a result` };
+  }
+}
+
+async function readVersion(pkg: string): Promise<string> {
+  try {
+    return (JSON.parse(await readFile(path.join(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
+  } catch {
+    return 'unknown';
+  }
+}
+
+const gb = (bytes: number) => `${fmt(bytes / 1024 ** 3, 1)} GB`;
+
+function summaryRows(outcomes: readonly Outcome[]): string[][] {
+  const rows: string[][] = [];
+  for (const o of outcomes) {
+    if (!o.section) {
+      rows.push([o.spec.name, `failed: ${o.error}`, '', '', '', '', '']);
+      continue;
+    }
+    for (const r of o.section.rows) rows.push([o.spec.name, r.measure, r.ours, peerText(r), ratioText(r.ratio), r.target, metText(r.met)]);
+  }
+  return rows;
+}
+
+function report(outcomes: readonly Outcome[], run: { date: string; totalS: number; buildS: number; loadAvg: number; sdk: string; quick: boolean }): string {
+  const cpus = os.cpus();
+  const targets: string[][] = [];
+  for (const o of outcomes) {
+    if (!o.section) {
+      targets.push([o.spec.name, `failed: ${o.error}`, '', '', 'not measured']);
+      continue;
+    }
+    for (const r of o.section.rows.filter((x) => x.target !== '')) {
+      targets.push([o.spec.name, r.measure, `${r.ours}${r.peer ? ` vs ${r.peer}` : ''}${r.ratio !== null ? ` = ${ratioText(r.ratio)}` : ''}`, r.target, r.met === null ? '' : r.met ? 'met' : '**not met**']);
+    }
+  }
+  const met = targets.filter((t) => t[4] === 'met').length;
+  const lines: string[] = [
+    '# Benchmarks',
+    '',
+    `super-pi side by side with its peers, measured in the same run (issue 6). ${met} of ${targets.length} targets met. ` +
+      `Ratios are computed pair by pair in the same run; absolute figures drift on a shared machine, ratios much less.` +
+      `${run.quick ? ' **Quick run (shortened repetitions): a smoke test, not the reference figures.**' : ''}`,
+    '',
+    '## Targets',
+    '',
+    table(['section', 'target row', 'measured', 'target', 'result'], targets),
+    '',
+    '## Run',
+    '',
+    table(['', ''], [
+      ['machine', cpus[0]?.model.trim() ?? 'unknown'],
+      ['cores', String(os.availableParallelism())],
+      ['memory', gb(os.totalmem())],
+      ['node', process.version],
+      ['SDK (peer)', `@modelcontextprotocol/sdk ${run.sdk}`],
+      ['date', run.date],
+      ['load average (1 min) at start', fmt(run.loadAvg)],
+      ['total run time', `${fmt(run.totalS, 0)} s (build ${fmt(run.buildS, 1)} s; budget ${SUITE_BUDGET_S} s)`],
+    ]),
+    '',
+    '## Commands',
+    '',
+    '- The whole suite: `npm run bench` (`tsx bench/run.ts`: runs `npm run build` first, then each section in its own process).',
+    ...outcomes.map((o) => `- ${o.spec.name}: \`${o.section?.command ?? `npm run build && npx tsx bench/${o.spec.file}`}\``),
+    '',
+    '## Time per section',
+    '',
+    table(['section', 'module', 'time', 'budget', 'result'], outcomes.map((o) => [o.spec.name, `bench/${o.spec.file}`, `${fmt(o.seconds, 0)} s`, `${o.spec.budgetS} s`, o.section ? 'ok' : `failed: ${o.error}`])),
+    '',
+    '## Summary',
+    '',
+    table(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes)),
+    '',
+  ];
+  for (const o of outcomes) {
+    if (o.section) lines.push(renderSection(o.section));
+    else lines.push(`## ${o.spec.name}\n\nCommand: \`npm run build && npx tsx bench/${o.spec.file}\`\n\n**Failed**: ${o.error}\n`);
+  }
+  return `${lines.join('\n').replace(/\n{3,}/g, '\n\n').trimEnd()}\n`;
+}
+
+async function suite(args: readonly string[]): Promise<number> {
+  const began = performance.now();
+  const quick = args.includes('--quick');
+  const onlyAt = args.indexOf('--only');
+  const only = onlyAt >= 0 ? new Set((args[onlyAt + 1] ?? '').split(',').filter(Boolean)) : null;
+  const outAt = args.indexOf('--out');
+  const outFile = outAt >= 0 ? path.resolve(args[outAt + 1] ?? '') : !quick && !only ? path.join(repoRoot, 'BENCHMARKS.md') : null;
+  const specs = SECTIONS.filter((s) => !only || only.has(s.name));
+  if (only && specs.length !== only.size) {
+    process.stderr.write(`unknown section in --only; known: ${SECTIONS.map((s) => s.name).join(', ')}\n`);
+    return 2;
+  }
+  const date = new Date().toISOString();
+  const loadAvg = os.loadavg()[0] ?? Number.NaN;
+
+  process.stderr.write('bench: npm run build\n');
+  const build = spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: ['ignore', 2, 'inherit'] });
+  const buildS = (performance.now() - began) / 1000;
+  if (build.status !== 0) {
+    process.stderr.write(`bench: npm run build failed (status ${build.status}); the server's threads would boot from source, so the figures would not be the product's\n`);
+    return 1;
+  }
+
+  const scratch = await mkdtemp(path.join(os.tmpdir(), 'superpi-bench-suite-'));
+  const outcomes: Outcome[] = [];
+  try {
+    for (const spec of specs) {
+      process.stderr.write(`bench: ${spec.name} (bench/${spec.file}, budget ${spec.budgetS} s)\n`);
+      const outcome = await runSection(spec, quick, scratch);
+      process.stderr.write(`bench: ${spec.name}: ${outcome.section ? 'done' : `failed: ${outcome.error}`} in ${fmt(outcome.seconds, 0)} s\n`);
+      outcomes.push(outcome);
+    }
+  } finally {
+    await rm(scratch, { recursive: true, force: true });
+  }
+  const totalS = (performance.now() - began) / 1000;
+
+  process.stdout.write(`\n${table(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes))}\n\n`);
+  process.stdout.write(`Total run time: ${fmt(totalS, 0)} s (budget ${SUITE_BUDGET_S} s)${totalS > SUITE_BUDGET_S ? ' — OVER BUDGET' : ''}.\n`);
+  if (outFile) {
+    await writeFile(outFile, report(outcomes, { date, totalS, buildS, loadAvg, sdk: await readVersion('@modelcontextprotocol/sdk'), quick }));
+    const shown = path.relative(process.cwd(), outFile);
+    process.stdout.write(`Wrote ${shown && !shown.startsWith('..') ? shown : outFile}.\n`);
+  } else {
+    process.stdout.write('No report written (a quick or partial run; --out FILE writes one).\n');
+  }
+  return outcomes.every((o) => o.section !== null) ? 0 : 1;
+}
+
+if (isMain(import.meta.url)) {
+  const args = process.argv.slice(2);
+  const sectionAt = args.indexOf('--section');
+  if (sectionAt >= 0) {
+    const resultAt = args.indexOf('--result');
+    await runChild(args[sectionAt + 1] ?? '', args[resultAt + 1] ?? '', args.includes('--quick'));
+  } else {
+    for (const signal of ['SIGINT', 'SIGTERM'] as const) {
+      process.once(signal, () => {
+        if (current) killGroup(current, 'SIGKILL');
+        process.exit(130);
+      });
+    }
+    process.exitCode = await suite(args);
+  }
+}
