@@ -40,7 +40,7 @@ const FULL: Plan = { blockMs: 6000, rounds: 2, warmupMs: 1500, settleMs: 1000 };
 const QUICK: Plan = { blockMs: 2000, rounds: 1, warmupMs: 500, settleMs: 800 };
 
 /** CPU time of each thread of a process, in microseconds, from /proc/<pid>/task/<tid>/stat. */
-function threadCpu(pid: number): Map<number, number> {
+export function threadCpu(pid: number): Map<number, number> {
   const out = new Map<number, number>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
