@@ -8,6 +8,7 @@ import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts
 import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
+import { settleInline } from './inline-effects.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
 
@@ -60,9 +61,10 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
       throw new ChaosCrash('chaos: crash-actor made this connection actor crash while handling a message');
     }
     const before = state.session;
-    const step = message.k === 'line' ? handleMcpLine(message.line, before)
+    // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts).
+    const step = settleInline(message.k === 'line' ? handleMcpLine(message.line, before)
       : message.k === 'result' ? handleEffectResult(message.result, before)
-      : rejectMessage(message.problem, message.detail, before);
+      : rejectMessage(message.problem, message.detail, before), before.config.workspace);
     const after = step.state;
     if (identityChanged(before, after)) {
       const checkpoint = encodeCheckpoint(checkpointOf(after));

@@ -1,12 +1,14 @@
 // The `read` tool: streams a text file and returns a window of its lines, cut at 2000 lines / 50 KB,
 // with a notice that says how to continue. Memory stays bounded by the window, whatever the file's size.
+// The body is written once as file-system steps (./fs-steps.ts): run asynchronously by the tool runner,
+// or synchronously for a small file by the connection actor's own thread (src/actors/inline-effects.ts).
 
 import { constants } from 'node:fs';
-import { open, stat, type FileHandle } from 'node:fs/promises';
-import { ToolError, type ToolBody } from './contract.ts';
+import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
+import { closeStep, type FsSteps, type OpenFile, openStep, readStep, runAsync, runSync, statStep } from './fs-steps.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.ts';
-import { resolveInWorkspace } from './workspace.ts';
+import { resolveSteps } from './workspace.ts';
 
 export interface ReadArgs {
   path: string;
@@ -17,6 +19,11 @@ export interface ReadArgs {
 }
 
 const CHUNK_BYTES = 64 * 1024;
+/**
+ * Smallest read asked for: a file's size (from stat) sizes the reads, so a small file costs a buffer of its
+ * own size rather than a 64 KB one; below 4 KB, Buffer.allocUnsafe takes its bytes from Node's shared pool.
+ */
+const MIN_CHUNK_BYTES = 4095;
 /** A NUL byte this early means the file is not text. */
 const BINARY_SNIFF_BYTES = 8 * 1024;
 /** Once the window is full, lines are counted for the notice only this far, so a huge file costs no more than this. */
@@ -26,38 +33,60 @@ const NEWLINE = 0x0a;
 const READ_WORDING: FsWording = { notFound: (shown) => `File not found: ${shown}`, swappedWhile: 'read' };
 
 export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
+  const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, Number.POSITIVE_INFINITY));
+  if (outcome === null) throw new Error('read: a read without a size bound declined the file');
+  return outcome;
+};
+
+/**
+ * The same read with synchronous system calls, for a file of at most `maxFileBytes` (null for a larger one,
+ * after confinement and stat only: nothing of it was read). Refusals throw ToolError, as readTool's do.
+ */
+export function readSmallFileSync(args: ReadArgs, workspace: string, maxFileBytes: number): ToolOutcome | null {
+  return runSync(readSteps(args, workspace, null, maxFileBytes));
+}
+
+function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | null, maxFileBytes: number): FsSteps<ToolOutcome | null> {
   checkLineArg('offset', args.offset);
   checkLineArg('limit', args.limit);
   const shown = args.path;
-  const real = await resolveInWorkspace(ctx.workspace, args.path);
-  throwIfCancelled(ctx.signal);
+  const real = yield* resolveSteps(workspace, args.path);
+  if (signal) throwIfCancelled(signal);
 
-  const info = await stat(real).catch((err: unknown) => {
+  let info;
+  try {
+    info = yield* statStep(real);
+  } catch (err) {
     throw fsError(err, shown, 'read', READ_WORDING);
-  });
+  }
   if (info.isDirectory()) throw new ToolError(`${shown} is a directory, not a file; use ls to list its entries`);
   if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); only regular files can be read`);
+  if (info.size > maxFileBytes) return null;
 
   // O_NOFOLLOW: the path is already fully resolved, so a link appearing here was swapped in since.
-  const handle = await open(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0)).catch((err: unknown) => {
-    throw fsError(err, shown, 'read', READ_WORDING);
-  });
+  let file: OpenFile;
   try {
-    const window = await scan(handle, {
+    file = yield* openStep(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
+  } catch (err) {
+    throw fsError(err, shown, 'read', READ_WORDING);
+  }
+  try {
+    const window = yield* scan(file, {
       start: args.offset ?? 1,
       maxLines: Math.min(args.limit ?? DEFAULT_MAX_LINES, DEFAULT_MAX_LINES),
       userLimited: args.limit !== undefined && args.limit <= DEFAULT_MAX_LINES,
       maxBytes: DEFAULT_MAX_BYTES,
-    }, ctx.signal);
+      sizeHint: info.size,
+    }, signal);
     if (window.binary) {
       const kind = window.imageType ? `, ${window.imageType}` : '';
       throw new ToolError(`${shown} is a binary file (${formatSize(info.size)}${kind}); not shown. read returns text files only.`);
     }
     return { text: render(window, args, shown) };
   } finally {
-    await handle.close();
+    yield* closeStep(file);
   }
-};
+}
 
 interface WindowOptions {
   start: number;
@@ -65,6 +94,8 @@ interface WindowOptions {
   /** The caller's own `limit` (not the default) sets maxLines. */
   userLimited: boolean;
   maxBytes: number;
+  /** The file's size when it was stat'ed: sizes the reads (the file may still grow or shrink meanwhile). */
+  sizeHint: number;
 }
 
 interface Window {
@@ -83,7 +114,7 @@ interface Window {
 }
 
 /** Walks the file chunk by chunk: counts lines before the window, keeps the window, then only counts. */
-async function scan(handle: FileHandle, opts: WindowOptions, signal: AbortSignal): Promise<Window> {
+function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null): FsSteps<Window> {
   const lines: string[] = [];
   let outBytes = 0;
   let closedBy: Window['closedBy'] = null;
@@ -123,11 +154,14 @@ async function scan(handle: FileHandle, opts: WindowOptions, signal: AbortSignal
     dropping = false;
   };
 
+  let consumed = 0;
   for (;;) {
-    throwIfCancelled(signal);
-    const buf = Buffer.allocUnsafe(CHUNK_BYTES);
-    const { bytesRead } = await handle.read(buf, 0, CHUNK_BYTES, null);
+    if (signal) throwIfCancelled(signal);
+    // The rest of the file as stat saw it, plus one byte, so the end shows up in one more (small) read.
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(opts.sizeHint - consumed + 1, MIN_CHUNK_BYTES)));
+    const bytesRead = yield* readStep(file, buf);
     if (bytesRead === 0) break;
+    consumed += bytesRead;
     const chunk = buf.subarray(0, bytesRead);
     if (first) {
       first = false;

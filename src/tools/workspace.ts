@@ -2,9 +2,10 @@
 // Comparison is by path components (so `/ws-evil` is not inside `/ws`), and symlinks are resolved
 // one component at a time, dangling ones included, so a link cannot lead a write or read outside.
 
-import { lstat, readlink, realpath } from 'node:fs/promises';
+import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
+import { type FsSteps, lstatStep, readlinkStep, runAsync, runSync } from './fs-steps.ts';
 
 /** Symlink hops followed while resolving one path before it is refused as a loop. */
 export const MAX_SYMLINK_HOPS = 40;
@@ -41,7 +42,17 @@ export async function openWorkspace(dir: string): Promise<string> {
  * The path need not exist (for `write`); every existing component is resolved through its symlinks,
  * and the result — and every step on the way — must stay inside the workspace.
  */
-export async function resolveInWorkspace(workspace: string, userPath: string): Promise<string> {
+export function resolveInWorkspace(workspace: string, userPath: string): Promise<string> {
+  return runAsync(resolveSteps(workspace, userPath));
+}
+
+/** The same resolution with synchronous system calls, for a thread that reads a small file inline. */
+export function resolveInWorkspaceSync(workspace: string, userPath: string): string {
+  return runSync(resolveSteps(workspace, userPath));
+}
+
+/** The resolution itself, as file-system steps (src/tools/fs-steps.ts), for either driver or a larger body. */
+export function* resolveSteps(workspace: string, userPath: string): FsSteps<string> {
   if (typeof userPath !== 'string' || userPath.length === 0) throw new ToolError('path must be a non-empty string');
   if (userPath.includes('\0')) throw new ToolError('path must not contain NUL bytes');
   const expanded = userPath.startsWith('@') ? userPath.slice(1) : userPath;
@@ -50,11 +61,10 @@ export async function resolveInWorkspace(workspace: string, userPath: string): P
     throw new ToolError(`path ${userPath} is outside the workspace ${workspace}; only paths inside it can be used`);
   }
   const hops = { count: 0 };
-  const real = await resolveComponents(workspace, candidate, hops, userPath);
-  return real;
+  return yield* resolveComponents(workspace, candidate, hops, userPath);
 }
 
-async function resolveComponents(workspace: string, absolute: string, hops: { count: number }, shown: string): Promise<string> {
+function* resolveComponents(workspace: string, absolute: string, hops: { count: number }, shown: string): FsSteps<string> {
   const rel = path.relative(workspace, absolute);
   const parts = rel === '' ? [] : rel.split(path.sep);
   let current = workspace;
@@ -62,7 +72,7 @@ async function resolveComponents(workspace: string, absolute: string, hops: { co
     const next = path.join(current, parts[i] as string);
     let info;
     try {
-      info = await lstat(next);
+      info = yield* lstatStep(next);
     } catch (err) {
       if (isNotFound(err)) {
         // Nothing below here exists, so nothing below here can be a symlink.
@@ -72,11 +82,11 @@ async function resolveComponents(workspace: string, absolute: string, hops: { co
     }
     if (info.isSymbolicLink()) {
       if (++hops.count > MAX_SYMLINK_HOPS) throw new ToolError(`path ${shown} has too many levels of symbolic links`);
-      const target = path.resolve(current, await readlink(next));
+      const target = path.resolve(current, yield* readlinkStep(next));
       if (!isInside(workspace, target)) {
         throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
       }
-      current = await resolveComponents(workspace, target, hops, shown);
+      current = yield* resolveComponents(workspace, target, hops, shown);
       if (!isInside(workspace, current)) {
         throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
       }

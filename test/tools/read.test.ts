@@ -4,7 +4,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdir, open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { readTool } from '../../src/tools/read.ts';
+import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { readDefinition } from '../../src/tools/definitions/read.ts';
 import { context, failure, sandboxPerTest } from './sandbox.ts';
 
@@ -166,6 +166,25 @@ test('the definition is read-only, names path as required and mentions the limit
   assert.match(readDefinition.description, /2000 lines/);
   assert.match(readDefinition.description, /50KB/);
   assert.match(readDefinition.description, /offset/);
+});
+
+test('the synchronous read reads a file within its bound and declines (null) a larger one, refusals first', async () => {
+  await writeFile(path.join(box.ws, 'small.txt'), 'one\ntwo\n');
+  await writeFile(path.join(box.ws, 'large.txt'), 'z'.repeat(5000));
+  assert.is(readSmallFileSync({ path: 'small.txt' }, box.ws, 4096)?.text, 'one\ntwo\n');
+  assert.is(readSmallFileSync({ path: 'large.txt' }, box.ws, 4096), null);
+  assert.is(readSmallFileSync({ path: 'large.txt' }, box.ws, 5000)?.text, 'z'.repeat(5000));
+  await mkdir(path.join(box.ws, 'd'));
+  assert.throws(() => readSmallFileSync({ path: 'd' }, box.ws, 4096), /is a directory/);
+  assert.throws(() => readSmallFileSync({ path: '../x' }, box.ws, 4096), /outside the workspace/);
+});
+
+test('a file of many chunks gives the same window read synchronously or asynchronously', async () => {
+  const text = Array.from({ length: 3000 }, (_, i) => `row ${i} ${'ü'.repeat(i % 40)}`).join('\n');
+  await writeFile(path.join(box.ws, 'rows.txt'), text);
+  const r = await readTool({ path: 'rows.txt', offset: 1500, limit: 300 }, box.ctx);
+  assert.is(r.text.split('\n')[0], `row 1499 ${'ü'.repeat(1499 % 40)}`);
+  assert.is(readSmallFileSync({ path: 'rows.txt', offset: 1500, limit: 300 }, box.ws, 1 << 20)?.text, r.text);
 });
 
 test.run();

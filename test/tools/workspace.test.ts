@@ -6,8 +6,8 @@ import * as assert from 'uvu/assert';
 import { lstat, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext } from '../../src/tools/contract.ts';
-import { displayPath, isInside, openWorkspace, resolveInWorkspace } from '../../src/tools/workspace.ts';
-import { readTool } from '../../src/tools/read.ts';
+import { displayPath, isInside, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync } from '../../src/tools/workspace.ts';
+import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 import { editTool } from '../../src/tools/edit.ts';
 import { lsTool } from '../../src/tools/ls.ts';
@@ -169,6 +169,36 @@ test('ls refuses every escape', async () => {
   assert.match(await refusal(lsTool({ path: '..' }, ctx)), OUTSIDE_MESSAGE);
   assert.match(await refusal(lsTool({ path: box.outside }, ctx)), OUTSIDE_MESSAGE);
   assert.match(await refusal(lsTool({ path: 'door' }, ctx)), LINK_MESSAGE);
+});
+
+test('the synchronous resolver and the inline read refuse every escape exactly as the asynchronous ones do', async () => {
+  await mkdir(path.join(box.ws, 'sub'));
+  await mkdir(path.join(box.root, 'ws-evil'));
+  await writeFile(path.join(box.root, 'ws-evil/file'), 'evil');
+  await writeFile(path.join(box.ws, 'inside.txt'), 'in\n');
+  await symlink(path.join(box.outside, 'secret.txt'), path.join(box.ws, 'leak'));
+  await symlink(box.outside, path.join(box.ws, 'door'));
+  await symlink(path.join(box.outside, 'planted.txt'), path.join(box.ws, 'trap'));
+  await symlink('leak', path.join(box.ws, 'hop'));
+  await symlink('../../outside/secret.txt', path.join(box.ws, 'sub/up'));
+  await symlink('ping', path.join(box.ws, 'pong'));
+  await symlink('pong', path.join(box.ws, 'ping'));
+  await symlink('inside.txt', path.join(box.ws, 'ok-link'));
+  const paths = ['', 'a\0b', '../outside/secret.txt', 'sub/../../outside/secret.txt', path.join(box.outside, 'secret.txt'), '/etc/passwd',
+    path.join(box.root, 'ws-evil/file'), 'leak', 'door/secret.txt', 'door/not-yet.txt', 'trap', 'hop', 'sub/up', 'ping', 'ok-link', '@inside.txt', 'missing/x'];
+  const settle = (f: () => unknown): string => {
+    try {
+      return `ok ${JSON.stringify(f())}`;
+    } catch (err) {
+      return `${(err as Error).name}: ${(err as Error).message}`;
+    }
+  };
+  const settleAsync = (p: Promise<unknown>): Promise<string> => p.then((v) => `ok ${JSON.stringify(v)}`, (err: Error) => `${err.name}: ${err.message}`);
+  for (const p of paths) {
+    assert.is(settle(() => resolveInWorkspaceSync(box.ws, p)), await settleAsync(resolveInWorkspace(box.ws, p)), `resolve ${JSON.stringify(p)}`);
+    assert.is(settle(() => readSmallFileSync({ path: p }, box.ws, 1 << 20)), await settleAsync(readTool({ path: p }, ctx)), `read ${JSON.stringify(p)}`);
+  }
+  assert.is(readSmallFileSync({ path: 'ok-link' }, box.ws, 1 << 20)?.text, 'in\n');
 });
 
 test.run();
