@@ -140,8 +140,8 @@ function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShar
   }
   return {
     title: 'Streamable HTTP and WebSocket vs the SDK; memory per idle session',
-    command: 'npm run build && npx tsx bench/http-section.ts   (standalone, with more detail: npm run bench:http)',
-    method: `The measuring code of \`bench/http.ts\`. super-pi (\`examples/server.ts\`, default threads), the SDK peer (\`bench/peers/sdk-http-server.ts\`: node:http, one \`McpServer\` + \`StreamableHTTPServerTransport\` per session, as the SDK documents, \`read\` = fs.readFile) and the floors each run in their own process; this process is the client (fetch with keep-alive, the same headers and reply parsing for every server; \`ws\` for WebSocket). ` +
+    command: 'npm run build && npx tsx bench/http-section.ts',
+    method: `The measuring code of \`bench/http.ts\` (\`npm run bench:http\` runs it alone, with more detail, into bench/results/http.md). super-pi (\`examples/server.ts\`, default threads), the SDK peer (\`bench/peers/sdk-http-server.ts\`: node:http, one \`McpServer\` + \`StreamableHTTPServerTransport\` per session, as the SDK documents, \`read\` = fs.readFile) and the floors each run in their own process; this process is the client (fetch with keep-alive, the same headers and reply parsing for every server; \`ws\` for WebSocket). ` +
       `HTTP: per level (${plan.levels.join(', ')} clients, one session each, \`tools/call read\` of a ${FILE_TEXT.length}-byte file in a closed loop), ${WARMUP_MS / 1000} s warm-up per server, then ${plan.blockMs / 1000} s blocks super-pi, SDK, floor, floor, SDK, super-pi; ratio = super-pi ÷ SDK calls/s (latency: super-pi ÷ SDK). ` +
       `WebSocket: one connection, ${WS_IN_FLIGHT} requests in flight, ${plan.wsBlockMs / 1000} s blocks super-pi, echo, echo, super-pi against a \`ws\` echo server (the floor; the SDK has no WebSocket server). ` +
       `Memory: a fresh process of each server, 100 sessions opened first, then ${fmt(plan.idleSessions, 0)} idle sessions (initialize + initialized), ${OPEN_CONCURRENCY} at a time; VmRSS after − before, ÷ sessions.`,

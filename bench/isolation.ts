@@ -36,7 +36,7 @@ interface Plan {
   readonly settleMs: number;
 }
 
-const FULL: Plan = { blockMs: 6000, rounds: 2, warmupMs: 1500, settleMs: 1000 };
+const FULL: Plan = { blockMs: 3000, rounds: 4, warmupMs: 1500, settleMs: 1000 };
 const QUICK: Plan = { blockMs: 2000, rounds: 1, warmupMs: 500, settleMs: 800 };
 
 /** CPU time of each thread of a process, in microseconds, from /proc/<pid>/task/<tid>/stat. */
@@ -236,7 +236,8 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
       ['all baseline', fmt(base.length, 0), ms(p(base, 50)), ms(p(base, 99)), ms(Math.max(...base)), pct(cpuShare(baseline, 'main')), pct(cpuShare(baseline, 'others'))],
       ['all loaded', fmt(busy.length, 0), ms(p(busy, 50)), ms(p(busy, 99)), ms(Math.max(...busy)), pct(cpuShare(loaded, 'main')), pct(cpuShare(loaded, 'others'))],
     ]));
-    notes.push(`CPU columns: the server process's threads from /proc/<pid>/task (share of one core over the block). ` +
+    notes.push(`Per round, loaded p99 ÷ baseline p99: ${baseline.map((x, i) => `${fmt(p((loaded[i] as Block).latencies, 99) / p(x.latencies, 99), 2)}×`).join(', ')} (the target row pools every block of each kind). ` +
+      `CPU columns: the server process's threads from /proc/<pid>/task (share of one core over the block). ` +
       `Session B's calls: grep ${load.greps}× (each ends at the ${TOOL_TIMEOUT_S} s deadline: p50 ${ms(p(load.grepMs, 50))}; reply "${(load.firstGrep ?? '').slice(0, 120)}"), ` +
       `read ${load.reads}× (p50 ${ms(p(load.readMs, 50))}, max ${ms(Math.max(...load.readMs))}; it returns the first 50 KB of lines and counts every line of the ${fmt(BIG_FILE_BYTES / 1024 / 1024, 0)} MB file for its notice: "${load.firstRead ?? ''}", ${fmt(bigLines, 0)} lines written). Thread entries: ${entryModes}.`);
     if (!met) {

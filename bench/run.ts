@@ -18,7 +18,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchRow, BenchSection, BenchSectionRunner } from './lib/report.ts';
 import { isMain } from './lib/report.ts';
-import { fmt, table } from './lib/stats.ts';
+import { fmt } from './lib/stats.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
@@ -49,6 +49,13 @@ const KILL_GRACE_MS = 5000;
 // ---------------------------------------------------------------------------------------------------
 // Rendering (also used by the sections when they run alone)
 
+/** A markdown table, every column left-aligned (the cells here are mostly text). */
+function textTable(headers: readonly string[], rows: readonly (readonly string[])[]): string {
+  const widths = headers.map((h, i) => Math.max(h.length, ...rows.map((r) => (r[i] ?? '').length)));
+  const line = (cells: readonly string[]) => `| ${headers.map((_, i) => (cells[i] ?? '').padEnd(widths[i] ?? 0)).join(' | ')} |`;
+  return [line(headers), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
+}
+
 const ratioText = (r: number | null) => (r === null || !Number.isFinite(r) ? '' : `${fmt(r, r >= 10 ? 1 : 2)}×`);
 const metText = (m: boolean | null) => (m === null ? '' : m ? 'yes' : '**no**');
 const peerText = (row: BenchRow) => (row.peer ? (row.peerName ? `${row.peer} (${row.peerName})` : row.peer) : row.peerName);
@@ -63,7 +70,7 @@ export function renderSection(section: BenchSection, level = 2): string {
     '',
     section.method,
     '',
-    table(['measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], section.rows.map((r) => [r.measure, r.ours, peerText(r), ratioText(r.ratio), r.target, metText(r.met)])),
+    textTable(['measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], section.rows.map((r) => [r.measure, r.ours, peerText(r), ratioText(r.ratio), r.target, metText(r.met)])),
     '',
     ...section.notes.flatMap((n) => [n, '']),
   ].join('\n');
@@ -206,11 +213,11 @@ function report(outcomes: readonly Outcome[], run: { date: string; totalS: numbe
     '',
     '## Targets',
     '',
-    table(['section', 'target row', 'measured', 'target', 'result'], targets),
+    textTable(['section', 'target row', 'measured', 'target', 'result'], targets),
     '',
     '## Run',
     '',
-    table(['', ''], [
+    textTable(['', ''], [
       ['machine', cpus[0]?.model.trim() ?? 'unknown'],
       ['cores', String(os.availableParallelism())],
       ['memory', gb(os.totalmem())],
@@ -228,11 +235,11 @@ function report(outcomes: readonly Outcome[], run: { date: string; totalS: numbe
     '',
     '## Time per section',
     '',
-    table(['section', 'module', 'time', 'budget', 'result'], outcomes.map((o) => [o.spec.name, `bench/${o.spec.file}`, `${fmt(o.seconds, 0)} s`, `${o.spec.budgetS} s`, o.section ? 'ok' : `failed: ${o.error}`])),
+    textTable(['section', 'module', 'time', 'budget', 'result'], outcomes.map((o) => [o.spec.name, `bench/${o.spec.file}`, `${fmt(o.seconds, 0)} s`, `${o.spec.budgetS} s`, o.section ? 'ok' : `failed: ${o.error}`])),
     '',
     '## Summary',
     '',
-    table(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes)),
+    textTable(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes)),
     '',
   ];
   for (const o of outcomes) {
@@ -279,7 +286,7 @@ async function suite(args: readonly string[]): Promise<number> {
   }
   const totalS = (performance.now() - began) / 1000;
 
-  process.stdout.write(`\n${table(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes))}\n\n`);
+  process.stdout.write(`\n${textTable(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes))}\n\n`);
   process.stdout.write(`Total run time: ${fmt(totalS, 0)} s (budget ${SUITE_BUDGET_S} s)${totalS > SUITE_BUDGET_S ? ' — OVER BUDGET' : ''}.\n`);
   if (outFile) {
     await writeFile(outFile, report(outcomes, { date, totalS, buildS, loadAvg, sdk: await readVersion('@modelcontextprotocol/sdk'), quick }));
