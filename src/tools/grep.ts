@@ -1,12 +1,18 @@
 // The `grep` tool: searches file contents with a JavaScript RegExp over a .gitignore-aware walk of the
 // workspace (no ripgrep needed), printing ripgrep-style `path:line: text` lines and structured matches.
+//
+// Most files of a search hold no match, so the work per file is kept to what proves that: the file is
+// read (synchronously, into one reused buffer, see walk.ts), and when the pattern has a literal part
+// every match must contain, that is looked for in the raw bytes; a file without it is never decoded.
+// Otherwise a pattern that cannot match across a newline is run once over the whole text. Only a file
+// that passes is split into lines and matched line by line, exactly as before.
 
-import { constants, type Stats } from 'node:fs';
-import { open, stat } from 'node:fs/promises';
+import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { stat } from 'node:fs/promises';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from './definitions/grep.ts';
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
-import { compileGlob, walkTree } from './walk.ts';
+import { compileGlob, nextTurn, walkTree, YIELD_EVERY_MS } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 
 export interface GrepArgs {
@@ -34,10 +40,21 @@ export const BINARY_SNIFF_BYTES = 8192;
 const ABORT_CHECK_LINES = 1024;
 const CUT_MARKER = '... [truncated]';
 
-type Candidate = { kind: 'text'; text: string } | { kind: 'binary' | 'large' | 'unreadable' };
+/** Bytes of the read buffer a search starts with; it grows to the largest file read (at most GREP_MAX_FILE_BYTES). */
+const INITIAL_BUFFER_BYTES = 256 * 1024;
+/** Shortest literal worth a byte search before decoding. */
+const MIN_REQUIRED_LITERAL = 3;
+
+type Candidate = { kind: 'text'; text: string } | { kind: 'binary' | 'large' | 'unreadable' | 'no-match' };
 
 interface Search {
   readonly regex: RegExp;
+  /** ASCII bytes every matching line contains (case-sensitive searches only), or null. */
+  readonly required: Buffer | null;
+  /** The pattern with the `m` flag, run once over a whole file, when no match can span a newline; or null. */
+  readonly wholeText: RegExp | null;
+  /** The read buffer, reused from file to file. */
+  buffer: Buffer;
   readonly limit: number;
   readonly context: number;
   readonly signal: AbortSignal;
@@ -54,8 +71,12 @@ interface Search {
 
 export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
   if (typeof args.pattern !== 'string' || args.pattern.length === 0) throw new ToolError('pattern must be a non-empty string');
+  const regex = compilePattern(args.pattern, args.ignoreCase === true, args.literal === true);
   const search: Search = {
-    regex: compilePattern(args.pattern, args.ignoreCase === true, args.literal === true),
+    regex,
+    required: regex.ignoreCase ? null : searchNeedle(regex.source),
+    wholeText: lineBound(regex.source) ? new RegExp(regex.source, `${regex.flags}m`) : null,
+    buffer: Buffer.allocUnsafe(INITIAL_BUFFER_BYTES),
     limit: wholeNumber(args.limit, GREP_DEFAULT_LIMIT, 1, 'limit'),
     context: wholeNumber(args.context, 0, 0, 'context'),
     signal: ctx.signal,
@@ -77,16 +98,24 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
     const searchDir = displayPath(ctx.workspace, target);
     const globMatches = args.glob ? compileGlob(args.glob) : null;
     const tree = walkTree(ctx.workspace, target, { signal: ctx.signal });
-    for await (const entry of tree) {
-      if (entry.kind !== 'file') continue;
-      if (globMatches && !globMatches(entry.path, searchDir)) continue;
-      await searchFile(search, entry.absolute, entry.path);
-      if (search.limitReached) break;
+    let turn = performance.now();
+    search: for await (const batch of tree.batches()) {
+      for (const entry of batch) {
+        if (entry.kind !== 'file') continue;
+        if (globMatches && !globMatches(entry.path, searchDir)) continue;
+        searchFile(search, entry.absolute, entry.path);
+        if (search.limitReached) break search;
+        // A batch of large files can take a while; let the event loop see an abort in between.
+        if (performance.now() - turn >= YIELD_EVERY_MS) {
+          await nextTurn();
+          turn = performance.now();
+        }
+      }
     }
     walkCapped = tree.capped;
   } else {
     // An explicitly named file is searched whatever the glob says, as ripgrep does.
-    await searchFile(search, target, displayPath(ctx.workspace, target));
+    searchFile(search, target, displayPath(ctx.workspace, target));
   }
   ctx.signal.throwIfAborted();
   return render(search, walkCapped);
@@ -125,9 +154,10 @@ async function statTarget(target: string, shown: string): Promise<Stats> {
   }
 }
 
-async function searchFile(search: Search, absolute: string, shown: string): Promise<void> {
+function searchFile(search: Search, absolute: string, shown: string): void {
   search.signal.throwIfAborted();
-  const candidate = await readCandidate(absolute);
+  const candidate = readCandidate(search, absolute);
+  if (candidate.kind === 'no-match') return;
   if (candidate.kind !== 'text') {
     search[candidate.kind]++;
     return;
@@ -227,29 +257,196 @@ function withoutCR(line: string): string {
   return line.endsWith('\r') ? line.slice(0, -1) : line;
 }
 
-async function readCandidate(absolute: string): Promise<Candidate> {
-  let handle;
+/**
+ * Reads a file into the search's buffer and tells what it is: binary (a NUL in its first
+ * BINARY_SNIFF_BYTES), too large, unreadable, text that cannot match (a cheap proof), or text to search.
+ */
+function readCandidate(search: Search, absolute: string): Candidate {
+  let fd: number;
   try {
     // O_NOFOLLOW: a file swapped for a symlink mid-walk is not read; O_NONBLOCK: a FIFO cannot hang us.
-    handle = await open(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     if (isErrno(err)) return { kind: 'unreadable' };
     throw err;
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     if (!info.isFile()) return { kind: 'unreadable' };
     if (info.size > GREP_MAX_FILE_BYTES) return { kind: 'large' };
-    const bytes = await handle.readFile();
+    const length = readAll(search, fd, info.size);
+    if (length < 0) return { kind: 'large' };
+    const bytes = search.buffer.subarray(0, length);
     if (bytes.subarray(0, BINARY_SNIFF_BYTES).includes(0)) return { kind: 'binary' };
-    return { kind: 'text', text: bytes.toString('utf8') };
+    if (search.required !== null && !bytes.includes(search.required)) return { kind: 'no-match' };
+    const text = bytes.toString('utf8');
+    if (search.wholeText !== null && !search.wholeText.test(text)) return { kind: 'no-match' };
+    return { kind: 'text', text };
   } catch (err) {
     // An I/O error on one file is reported in the skipped count instead of failing the whole search.
     if (isErrno(err)) return { kind: 'unreadable' };
     throw err;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
+}
+
+/**
+ * Reads the whole file into `search.buffer` (grown as needed) and returns its length, or -1 when it
+ * turns out longer than GREP_MAX_FILE_BYTES. Like fs.readFile, it reads `size` bytes (a size of 0, as
+ * some special files report, means: until the end).
+ */
+function readAll(search: Search, fd: number, size: number): number {
+  const want = size > 0 ? size : GREP_MAX_FILE_BYTES + 1;
+  let length = 0;
+  for (;;) {
+    if (length === search.buffer.length) {
+      if (length >= GREP_MAX_FILE_BYTES + 1) return -1;
+      const grown = Buffer.allocUnsafe(Math.min(GREP_MAX_FILE_BYTES + 1, Math.max(search.buffer.length * 2, want)));
+      search.buffer.copy(grown, 0, 0, length);
+      search.buffer = grown;
+    }
+    const room = Math.min(search.buffer.length, want) - length;
+    if (room <= 0) break;
+    const read = readSync(fd, search.buffer, length, room, null);
+    if (read === 0) break;
+    length += read;
+    if (length >= want) break;
+  }
+  return length > GREP_MAX_FILE_BYTES ? -1 : length;
+}
+
+/**
+ * Runs of ASCII characters that every match of the pattern contains, each at least MIN_REQUIRED_LITERAL
+ * long. Conservative: an alternation anywhere gives none; a group, class, escape sequence or assertion
+ * ends a run; a quantified character leaves it. (An ASCII character in the decoded text always comes
+ * from that byte in the file, so a search of the raw bytes is exact.)
+ */
+export function requiredLiterals(source: string): string[] {
+  if (source.includes('|')) return [];
+  const runs: string[] = [];
+  let run = '';
+  const end = () => {
+    if (run.length >= MIN_REQUIRED_LITERAL) runs.push(run);
+    run = '';
+  };
+  for (let i = 0; i < source.length; i++) {
+    const c = source[i] as string;
+    if (c === '\\') {
+      const next = source[i + 1];
+      if (next === undefined) return [];
+      i++;
+      if (!/[A-Za-z0-9]/.test(next)) {
+        // An escaped punctuation character stands for itself; anything else outside ASCII ends the run.
+        if (next.charCodeAt(0) >= 0x20 && next.charCodeAt(0) <= 0x7e) run += next;
+        else end();
+        continue;
+      }
+      // \d, \x41, \u{1F600}, \p{L}, \k<name>, \12...: not literal; skip what the escape spans.
+      end();
+      const open = source[i + 1];
+      if (open === '{' || open === '<') {
+        const close = source.indexOf(open === '{' ? '}' : '>', i + 1);
+        if (close < 0) return [];
+        i = close;
+      } else {
+        while (i + 1 < source.length && /[A-Za-z0-9]/.test(source[i + 1] as string)) i++;
+      }
+      continue;
+    }
+    if (c === '[' || c === '(') {
+      end();
+      const close = c === '[' ? classEnd(source, i) : groupEnd(source, i);
+      if (close < 0) return [];
+      i = close;
+      continue;
+    }
+    if (c === '*' || c === '+' || c === '?' || c === '{') {
+      // The quantified character is optional or repeated: it leaves the run, which ends here.
+      run = run.slice(0, -1);
+      end();
+      if (c === '{') {
+        const close = source.indexOf('}', i);
+        if (close >= 0 && /^\{\d+(,\d*)?\}$/.test(source.slice(i, close + 1))) i = close;
+      }
+      continue;
+    }
+    if (c === '.' || c === '^' || c === '$' || c === ')' || c === ']' || c === '}' || c.charCodeAt(0) > 0x7e || c.charCodeAt(0) < 0x20) {
+      end();
+      continue;
+    }
+    run += c;
+  }
+  end();
+  return runs;
+}
+
+/** Printable ASCII from (roughly) rarest to commonest in source code and prose; a guess that only steers speed. */
+const RARE_TO_COMMON = '`~^|@#%!?&$\\QZJXKVYWqzjxkBGPFUMHLDCNROSIETAvywbgpfmu9876543210<>[]{}+*-/=:;\'"hldcnrosiat_().,e ';
+
+/**
+ * The bytes to look for before decoding a file: the suffix of a required literal that begins with its
+ * rarest character (Buffer#indexOf scans for the first byte, then compares), the rarest of all; or null.
+ */
+export function searchNeedle(source: string): Buffer | null {
+  let best: string | null = null;
+  let bestRank = Infinity;
+  for (const run of requiredLiterals(source)) {
+    for (let i = 0; i + MIN_REQUIRED_LITERAL <= run.length; i++) {
+      const found = RARE_TO_COMMON.indexOf(run[i] as string);
+      const rank = found < 0 ? RARE_TO_COMMON.length / 2 : found;
+      if (rank < bestRank || (rank === bestRank && best !== null && run.length - i > best.length)) {
+        best = run.slice(i);
+        bestRank = rank;
+      }
+    }
+  }
+  return best === null ? null : Buffer.from(best, 'latin1');
+}
+
+/** Index of the `]` closing the class opened at `open`, or -1. */
+function classEnd(source: string, open: number): number {
+  for (let i = open + 1; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === ']') return i;
+  }
+  return -1;
+}
+
+/** Index of the `)` closing the group opened at `open` (classes and escapes inside skipped), or -1. */
+function groupEnd(source: string, open: number): number {
+  let depth = 0;
+  for (let i = open; i < source.length; i++) {
+    const c = source[i];
+    if (c === '\\') i++;
+    else if (c === '[') {
+      i = classEnd(source, i);
+      if (i < 0) return -1;
+    } else if (c === '(') depth++;
+    else if (c === ')' && --depth === 0) return i;
+  }
+  return -1;
+}
+
+/**
+ * True when no match of the pattern can contain a newline, so that running it (with the `m` flag) over
+ * a whole file finds a match whenever some line has one: no lookaround (it could look past a line's
+ * end), no negated class, no escape that can stand for a newline (\s, \W, \D, \n, \x0a, \u…, \p{…},
+ * \c…, octal or back-references), no control character (a range from one could span a newline).
+ * The converse need not hold: a hit is then confirmed line by line.
+ */
+export function lineBound(source: string): boolean {
+  if (/\(\?<?[=!]/.test(source) || source.includes('[^')) return false;
+  for (let i = 0; i < source.length; i++) {
+    const code = source.charCodeAt(i);
+    if (code < 0x20 || code === 0x2028 || code === 0x2029) return false;
+    if (code !== 0x5c) continue;
+    const next = source[++i];
+    if (next === undefined) return false;
+    if (/[A-Za-z0-9]/.test(next) && !/[dwbBSk]/.test(next)) return false;
+  }
+  return true;
 }
 
 function isErrno(err: unknown): err is NodeJS.ErrnoException {

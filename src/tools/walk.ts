@@ -1,8 +1,11 @@
 // Enumerates a directory tree inside the workspace the way the search tools see it: .gitignore rules at
 // every level (like git), .git/ and node_modules/ skipped, symlinks listed but never followed, and a cap.
+// The file system is read with synchronous calls, in slices: a search spends its time in many small
+// system calls, and a synchronous call costs a fraction of a promise's round trip through libuv's pool
+// (measured on a 20,000-file tree: the walk 3x faster, reading every file 6x). Between slices the walk
+// yields to the event loop, so a caller's abort or deadline is seen within YIELD_EVERY_MS.
 
-import { constants, type Dirent } from 'node:fs';
-import { lstat, open, readdir } from 'node:fs/promises';
+import { closeSync, constants, type Dirent, fstatSync, lstatSync, openSync, readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
@@ -15,6 +18,10 @@ export const MAX_WALK_ENTRIES = 200_000;
 export const ALWAYS_SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 /** A .gitignore larger than this is not a real one; it is skipped rather than read into memory. */
 const MAX_IGNORE_FILE_BYTES = 1024 * 1024;
+/** Entries handed over at a time by `batches()`. */
+const BATCH_ENTRIES = 256;
+/** Longest stretch of synchronous work (the walk's and its consumer's) between two turns of the event loop. */
+export const YIELD_EVERY_MS = 20;
 
 export type EntryKind = 'file' | 'directory' | 'symlink' | 'other';
 
@@ -22,11 +29,13 @@ export interface WalkEntry {
   /** Relative to the workspace, `/`-separated. */
   readonly path: string;
   readonly absolute: string;
+  /** The last component of the path. */
+  readonly name: string;
   readonly kind: EntryKind;
 }
 
 export interface WalkOptions {
-  /** Checked before every entry; an abort ends the walk by throwing `signal.reason`. */
+  /** Checked before every directory and batch; an abort ends the walk by throwing `signal.reason`. */
   readonly signal?: AbortSignal;
   /** Overrides MAX_WALK_ENTRIES (tests use a small cap). */
   readonly maxEntries?: number;
@@ -40,11 +49,15 @@ interface IgnoreLayer {
 
 interface OpenDir {
   readonly rel: string;
-  readonly absolute: string;
+  /** The directory's absolute path with a trailing separator. */
+  readonly prefix: string;
   readonly layers: readonly IgnoreLayer[];
   readonly entries: Dirent[];
   next: number;
 }
+
+/** Resolves on the next turn of the event loop (after pending I/O callbacks and timers). */
+export const nextTurn = (): Promise<void> => new Promise((resolve) => setImmediate(resolve));
 
 /**
  * One walk below `start` (not yielding `start` itself), in sorted depth-first order. After iterating,
@@ -67,17 +80,27 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
   get unreadableDirs(): number { return this.#unreadableDirs; }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<WalkEntry> {
+    for await (const batch of this.batches()) yield* batch;
+  }
+
+  /**
+   * The same entries, in the same order, a slice at a time. The consumer may do synchronous work on
+   * each slice: the time it takes counts towards the next turn of the event loop.
+   */
+  async *batches(): AsyncGenerator<WalkEntry[]> {
     this.#visited = 0;
     this.#capped = false;
     this.#unreadableDirs = 0;
     const max = this.options.maxEntries ?? MAX_WALK_ENTRIES;
     const signal = this.options.signal;
+    signal?.throwIfAborted();
     const startRel = relative(this.workspace, this.start);
-    const root = await this.openDir(startRel, this.start, await ancestorLayers(this.workspace, startRel));
+    const root = openDir(startRel, this.start, ancestorLayers(this.workspace, startRel));
     if (root === null) throw new ToolError(`cannot list directory ${startRel === '' ? '.' : startRel}`);
     const stack: OpenDir[] = [root];
+    let batch: WalkEntry[] = [];
+    let turn = performance.now();
     while (stack.length > 0) {
-      signal?.throwIfAborted();
       const dir = stack[stack.length - 1] as OpenDir;
       const dirent = dir.entries[dir.next++];
       if (dirent === undefined) {
@@ -86,35 +109,53 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
       }
       if (++this.#visited > max) {
         this.#capped = true;
-        return;
+        break;
       }
-      const absolute = path.join(dir.absolute, dirent.name);
-      const kind = await kindOf(dirent, absolute);
-      if (kind === 'directory' && ALWAYS_SKIPPED_DIRS.has(dirent.name)) continue;
-      const rel = dir.rel === '' ? dirent.name : `${dir.rel}/${dirent.name}`;
-      if (isIgnored(dir.layers, rel, kind === 'directory')) continue;
-      yield { path: rel, absolute, kind };
+      const name = dirent.name;
+      const absolute = dir.prefix + name;
+      const kind = kindOf(dirent, absolute);
+      if (kind === 'directory' && ALWAYS_SKIPPED_DIRS.has(name)) continue;
+      const rel = dir.rel === '' ? name : `${dir.rel}/${name}`;
+      if (dir.layers.length > 0 && isIgnored(dir.layers, rel, kind === 'directory')) continue;
+      batch.push({ path: rel, absolute, name, kind });
       if (kind === 'directory') {
-        const child = await this.openDir(rel, absolute, dir.layers);
+        signal?.throwIfAborted();
+        const child = openDir(rel, absolute, dir.layers);
         if (child === null) this.#unreadableDirs++;
         else stack.push(child);
       }
+      if (batch.length >= BATCH_ENTRIES) {
+        signal?.throwIfAborted();
+        yield batch;
+        batch = [];
+        if (performance.now() - turn >= YIELD_EVERY_MS) {
+          await nextTurn();
+          signal?.throwIfAborted();
+          turn = performance.now();
+        }
+      }
+    }
+    if (batch.length > 0) {
+      signal?.throwIfAborted();
+      yield batch;
     }
   }
+}
 
-  private async openDir(rel: string, absolute: string, inherited: readonly IgnoreLayer[]): Promise<OpenDir | null> {
-    let entries: Dirent[];
-    try {
-      entries = await readdir(absolute, { withFileTypes: true });
-    } catch (err) {
-      // A directory removed or locked while we walk is skipped (and counted), not fatal to the search.
-      if (isErrno(err)) return null;
-      throw err;
-    }
-    entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
-    const layer = await loadLayer(absolute, rel);
-    return { rel, absolute, layers: layer ? [...inherited, layer] : inherited, entries, next: 0 };
+function openDir(rel: string, absolute: string, inherited: readonly IgnoreLayer[]): OpenDir | null {
+  let entries: Dirent[];
+  try {
+    entries = readdirSync(absolute, { withFileTypes: true });
+  } catch (err) {
+    // A directory removed or locked while we walk is skipped (and counted), not fatal to the search.
+    if (isErrno(err)) return null;
+    throw err;
   }
+  entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
+  // Only a directory that lists a .gitignore can have one: no failed open in every other directory.
+  const layer = entries.some((e) => e.name === '.gitignore') ? loadLayer(absolute, rel) : null;
+  const prefix = absolute.endsWith(path.sep) ? absolute : absolute + path.sep;
+  return { rel, prefix, layers: layer ? [...inherited, layer] : inherited, entries, next: 0 };
 }
 
 /** Walks the directory `start` (absolute, real, inside `workspace`). */
@@ -130,14 +171,18 @@ export function walkTree(workspace: string, start: string, options: WalkOptions 
  */
 export function compileGlob(pattern: string): (workspacePath: string, searchDir: string) => boolean {
   const trimmed = pattern.startsWith('./') ? pattern.slice(2) : pattern;
-  let matcher: (input: string) => boolean;
+  let regex: RegExp;
   try {
-    matcher = picomatch(trimmed, { dot: true });
+    picomatch(trimmed, { dot: true });
+    regex = picomatch.makeRe(trimmed, { dot: true });
   } catch (err) {
     throw new ToolError(`invalid glob ${JSON.stringify(pattern)}: ${(err as Error).message}`, { cause: err });
   }
+  // What picomatch's matcher does, without the result object it builds for every call (a walk asks
+  // once per entry): a non-empty input equal to the glob, or one its regular expression matches.
+  const matcher = (input: string) => input !== '' && (input === trimmed || regex.test(input));
   // picomatch's own `basename` option also rewrites patterns that contain '/', so the split is done here.
-  if (!trimmed.includes('/')) return (workspacePath) => matcher(path.posix.basename(workspacePath));
+  if (!trimmed.includes('/')) return (workspacePath) => matcher(baseName(workspacePath));
   return (workspacePath, searchDir) => {
     if (matcher(workspacePath)) return true;
     if (searchDir === '' || searchDir === '.') return false;
@@ -146,48 +191,58 @@ export function compileGlob(pattern: string): (workspacePath: string, searchDir:
   };
 }
 
+function baseName(p: string): string {
+  if (p.endsWith('/')) return path.posix.basename(p);
+  const slash = p.lastIndexOf('/');
+  return slash < 0 ? p : p.slice(slash + 1);
+}
+
 function relative(workspace: string, absolute: string): string {
   const shown = displayPath(workspace, absolute);
   return shown === '.' ? '' : shown;
 }
 
 /** The ignore layers of the directories above `rel` (the workspace root down to its parent). */
-async function ancestorLayers(workspace: string, rel: string): Promise<IgnoreLayer[]> {
+function ancestorLayers(workspace: string, rel: string): IgnoreLayer[] {
   const layers: IgnoreLayer[] = [];
   if (rel === '') return layers;
   const parts = rel.split('/');
   for (let i = 0; i < parts.length; i++) {
     const base = parts.slice(0, i).join('/');
-    const layer = await loadLayer(path.join(workspace, ...parts.slice(0, i)), base);
+    const layer = loadLayer(path.join(workspace, ...parts.slice(0, i)), base);
     if (layer) layers.push(layer);
   }
   return layers;
 }
 
-async function loadLayer(dirAbsolute: string, base: string): Promise<IgnoreLayer | null> {
-  const text = await readIgnoreFile(path.join(dirAbsolute, '.gitignore'));
+function loadLayer(dirAbsolute: string, base: string): IgnoreLayer | null {
+  const text = readIgnoreFile(path.join(dirAbsolute, '.gitignore'));
   if (text === null) return null;
   // Git compares names case-sensitively unless the file system folds case (macOS, Windows by default).
   const rules = ignore({ ignorecase: process.platform === 'darwin' || process.platform === 'win32' }).add(text);
   return { base, rules };
 }
 
-async function readIgnoreFile(file: string): Promise<string | null> {
-  let handle;
+function readIgnoreFile(file: string): string | null {
+  let fd: number;
   try {
     // O_NOFOLLOW: a .gitignore symlinked out of the workspace is not read; O_NONBLOCK: a FIFO cannot hang us.
-    handle = await open(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
+    fd = openSync(file, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
   } catch (err) {
     // No .gitignore here (the usual case), or one we may not read: either way it contributes no rules.
     if (isErrno(err)) return null;
     throw err;
   }
   try {
-    const info = await handle.stat();
+    const info = fstatSync(fd);
     if (!info.isFile() || info.size > MAX_IGNORE_FILE_BYTES) return null;
-    return await handle.readFile('utf8');
+    return readFileSync(fd, 'utf8');
+  } catch (err) {
+    // Unreadable (an I/O error, or a directory named .gitignore): no rules, as when it is missing.
+    if (isErrno(err)) return null;
+    throw err;
   } finally {
-    await handle.close();
+    closeSync(fd);
   }
 }
 
@@ -203,14 +258,14 @@ function isIgnored(layers: readonly IgnoreLayer[], rel: string, isDirectory: boo
   return ignored;
 }
 
-async function kindOf(dirent: Dirent, absolute: string): Promise<EntryKind> {
+function kindOf(dirent: Dirent, absolute: string): EntryKind {
   if (dirent.isSymbolicLink()) return 'symlink';
   if (dirent.isDirectory()) return 'directory';
   if (dirent.isFile()) return 'file';
   if (dirent.isBlockDevice() || dirent.isCharacterDevice() || dirent.isFIFO() || dirent.isSocket()) return 'other';
   // Some file systems do not report the type in readdir; ask lstat (which never follows the link).
   try {
-    const info = await lstat(absolute);
+    const info = lstatSync(absolute);
     if (info.isSymbolicLink()) return 'symlink';
     if (info.isDirectory()) return 'directory';
     return info.isFile() ? 'file' : 'other';

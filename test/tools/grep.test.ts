@@ -4,7 +4,7 @@ import { symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { grepDefinition } from '../../src/tools/definitions/grep.ts';
-import { grepTool, type GrepArgs } from '../../src/tools/grep.ts';
+import { grepTool, type GrepArgs, lineBound, requiredLiterals, searchNeedle } from '../../src/tools/grep.ts';
 import { context, failure, inSandbox, rejection } from './sandbox.ts';
 
 const validateOutput = new Ajv().compile(grepDefinition.outputSchema as object);
@@ -165,6 +165,72 @@ test('grep honours an aborted signal between files', () =>
     const thrown = await rejection(grepTool({ pattern: 'x' }, context(ws, { signal: controller.signal })));
     assert.is((thrown as Error).message, 'cancelled');
   }));
+
+const lines = (r: { structured?: Record<string, unknown> }) => (r.structured?.matches as { path: string; line: number }[]).map((m) => `${m.path}:${m.line}`);
+
+test('the literal runs every match must contain: none past an alternation, none from classes, groups, escapes or quantified characters', () => {
+  assert.equal(requiredLiterals('quux_[0-9]{3}_handler\\('), ['quux_', '_handler(']);
+  assert.equal(requiredLiterals('BENCH-NEEDLE\\(7f3a\\)'), ['BENCH-NEEDLE(7f3a)']);
+  assert.equal(requiredLiterals('foo|barbaz'), []);
+  assert.equal(requiredLiterals('abcd+ef'), ['abc']);
+  assert.equal(requiredLiterals('(?:abcdef)?ghij'), ['ghij']);
+  assert.equal(requiredLiterals('abc\\x41bcdef'), ['abc']);
+  assert.equal(requiredLiterals('\\u{1F600}xyz\\p{L}uvw'), ['xyz', 'uvw']);
+  assert.equal(requiredLiterals('caf\u00e9 au lait'), ['caf', ' au lait']);
+  assert.equal(requiredLiterals('a{2,3}bcd'), ['bcd']);
+  assert.equal(searchNeedle('quux_[0-9]{3}_handler\\(')?.toString(), 'quux_');
+  assert.is(searchNeedle('ab.cd'), null);
+});
+
+test('a pattern is line-bound unless it can match a newline or look past the end of a line', () => {
+  for (const p of ['foo', 'a.*b', '^\\w+\\d$', '\\bword\\B', '[a-z]+', '(?<n>x)\\k<n>', 'x\\S+y']) assert.ok(lineBound(p), p);
+  for (const p of ['a\\sb', 'a[^z]*z', 'foo(?!bar)', '(?<=x)y', 'a\\nb', 'a\\Wb', 'a\\Db', '\\x0a', '\\u000a', '(a)\\1', '[\\t-z]', 'a\tb']) assert.not.ok(lineBound(p), p);
+});
+
+test('grep matches by lines whatever shortcut it takes: lookahead at a line end, negated classes, CRLF, ignoreCase', () =>
+  inSandbox({
+    'a.txt': 'foo\nbar foo bar\n',
+    'b.txt': 'key = 1\r\nkey = 2 \r\n',
+    'c.txt': 'Some TOKEN here\nnone\n',
+  }, async ({ ws }) => {
+    assert.equal(lines(await grep(ws, { pattern: 'foo(?!\\sbar)' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: 'foo[^z]*bar' })), ['a.txt:2']);
+    assert.equal(lines(await grep(ws, { pattern: '= \\d$' })), ['b.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: 'some token', ignoreCase: true })), ['c.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: 'TOKEN here', literal: true })), ['c.txt:1']);
+  }));
+
+test('grep reads files larger than its first buffer, and no bytes of a longer file leak into the next', () =>
+  inSandbox({
+    'a-big.txt': `${'filler line\n'.repeat(60_000)}the needle at the end\n`,
+    'b-small.txt': 'short\n',
+    'c-bin.dat': Buffer.concat([Buffer.from('needle'), Buffer.alloc(4, 0)]),
+    'd-text.txt': 'needle\n',
+  }, async ({ ws }) => {
+    const r = await grep(ws, { pattern: 'needle' });
+    assert.equal(lines(r), ['a-big.txt:60001', 'd-text.txt:1']);
+    assert.match(r.text, '[Skipped 1 binary file]');
+  }));
+
+test('grep skips and counts a file over 10 MB', () =>
+  inSandbox({ 'huge.txt': Buffer.alloc(10 * 1024 * 1024 + 1, 0x61), 'small.txt': 'aaa\n' }, async ({ ws }) => {
+    const r = await grep(ws, { pattern: 'aaa' });
+    assert.equal(lines(r), ['small.txt:1']);
+    assert.match(r.text, '[Skipped 1 file larger than 10.0MB]');
+  }));
+
+test('grep honours an abort that arrives while it walks', () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 3000; i++) files[`d${i % 30}/f${i}.txt`] = 'x\n';
+  return inSandbox(files, async ({ ws }) => {
+    const controller = new AbortController();
+    const call = grepTool({ pattern: 'absent' }, context(ws, { signal: controller.signal }));
+    setImmediate(() => controller.abort(new Error('cancelled mid-walk')));
+    const settled = await call.then(() => 'finished', (err: Error) => err.message);
+    // On a fast machine the search may finish within its first slice; it must never hang or misreport.
+    assert.ok(settled === 'cancelled mid-walk' || settled === 'finished', settled);
+  });
+});
 
 test('the grep input schema accepts every documented parameter and rejects bad or unknown ones', () => {
   const validate = new Ajv({ strict: true }).compile(grepDefinition.inputSchema);

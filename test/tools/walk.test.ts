@@ -98,4 +98,34 @@ test('compileGlob matches a pattern with / against the path from the search dire
   assert.not.ok(rel('pkg/lib/a.ts', ''));
 });
 
+test('batches() yields the same entries in the same order, each with its name, and stops at an abort between batches', () => {
+  const files: Record<string, string> = {};
+  for (let i = 0; i < 600; i++) files[`d${i % 3}/f${String(i).padStart(3, '0')}.txt`] = '';
+  return inSandbox(files, async ({ ws }) => {
+    const batched: WalkEntry[] = [];
+    for await (const batch of walkTree(ws, ws).batches()) batched.push(...batch);
+    const single: WalkEntry[] = [];
+    for await (const e of walkTree(ws, ws)) single.push(e);
+    assert.equal(batched, single);
+    assert.is(batched.length, 603);
+    assert.ok(batched.every((e) => e.name === path.posix.basename(e.path) && e.absolute === path.join(ws, e.path)));
+    const controller = new AbortController();
+    let seen = 0;
+    const thrown = await rejection((async () => {
+      for await (const batch of walkTree(ws, ws, { signal: controller.signal }).batches()) {
+        seen += batch.length;
+        controller.abort(new Error('enough'));
+      }
+    })());
+    assert.is((thrown as Error).message, 'enough');
+    assert.ok(seen > 0 && seen < 603, String(seen));
+  });
+});
+
+test('compileGlob matches a name equal to the glob, as picomatch does, and refuses an empty glob', () => {
+  assert.ok(compileGlob('[id].ts')('pages/[id].ts', ''));
+  assert.ok(compileGlob('[id].ts')('pages/i.ts', ''));
+  assert.throws(() => compileGlob('./'), /invalid glob/);
+});
+
 test.run();
