@@ -28,8 +28,10 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
   // Every match is collected (the walk cap bounds them) so the result is sorted and `truncated` exact.
   const found: string[] = [];
   const tree = walkTree(ctx.workspace, target, { signal: ctx.signal });
-  for await (const entry of tree) {
-    if (matches(entry.path, searchDir)) found.push(entry.kind === 'directory' ? `${entry.path}/` : entry.path);
+  for await (const batch of tree.batches()) {
+    for (const entry of batch) {
+      if (matches(entry.path, searchDir)) found.push(entry.kind === 'directory' ? `${entry.path}/` : entry.path);
+    }
   }
   ctx.signal.throwIfAborted();
   found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));

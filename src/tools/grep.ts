@@ -112,7 +112,8 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
         }
       }
     }
-    walkCapped = tree.capped;
+    // The walk runs up to a batch ahead of the search: a cap it met past the match limit never mattered.
+    walkCapped = tree.capped && !search.limitReached;
   } else {
     // An explicitly named file is searched whatever the glob says, as ripgrep does.
     searchFile(search, target, displayPath(ctx.workspace, target));
