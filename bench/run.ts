@@ -12,6 +12,7 @@
 //        npm run bench -- --only isolation,recovery [--out FILE]
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
+import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -169,6 +170,26 @@ async function runSection(spec: SectionSpec, quick: boolean, scratch: string): P
   }
 }
 
+function newestMtime(dir: string): number {
+  let newest = 0;
+  for (const e of readdirSync(dir, { withFileTypes: true })) {
+    const full = path.join(dir, e.name);
+    newest = Math.max(newest, e.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
+  }
+  return newest;
+}
+
+/** dist/ is what the server's threads boot from only while it is at least as new as every file in src/ (src/runtime/thread-entries.ts). */
+function distStale(): boolean {
+  const bundles = ['scheduler-worker.js', 'tool-pool-worker.js'].map((f) => path.join(repoRoot, 'dist', f));
+  if (!bundles.every((f) => existsSync(f))) return true;
+  return Math.min(...bundles.map((f) => statSync(f).mtimeMs)) < newestMtime(path.join(repoRoot, 'src'));
+}
+
+function build(): boolean {
+  return spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: ['ignore', 2, 'inherit'] }).status === 0;
+}
+
 async function readVersion(pkg: string): Promise<string> {
   try {
     return (JSON.parse(await readFile(path.join(repoRoot, 'node_modules', pkg, 'package.json'), 'utf8')) as { version: string }).version;
@@ -191,7 +212,7 @@ function summaryRows(outcomes: readonly Outcome[]): string[][] {
   return rows;
 }
 
-function report(outcomes: readonly Outcome[], run: { date: string; totalS: number; buildS: number; loadAvg: number; sdk: string; quick: boolean }): string {
+function report(outcomes: readonly Outcome[], run: { date: string; totalS: number; buildS: number; loadAvg: number; loadAvgEnd: number; sdk: string; quick: boolean; rebuilt: readonly string[] }): string {
   const cpus = os.cpus();
   const targets: string[][] = [];
   for (const o of outcomes) {
@@ -224,7 +245,8 @@ function report(outcomes: readonly Outcome[], run: { date: string; totalS: numbe
       ['node', process.version],
       ['SDK (peer)', `@modelcontextprotocol/sdk ${run.sdk}`],
       ['date', run.date],
-      ['load average (1 min) at start', fmt(run.loadAvg)],
+      ['load average (1 min), start / end', `${fmt(run.loadAvg)} / ${fmt(run.loadAvgEnd)} (other work on the machine shows here)`],
+      ['server threads boot from', `dist/, built by \`npm run build\` at the start${run.rebuilt.length > 0 ? `, and again before ${run.rebuilt.join(', ')} (src/ had changed during the run)` : ''}`],
       ['total run time', `${fmt(run.totalS, 0)} s (build ${fmt(run.buildS, 1)} s; budget ${SUITE_BUDGET_S} s)`],
     ]),
     '',
@@ -265,17 +287,25 @@ async function suite(args: readonly string[]): Promise<number> {
   const loadAvg = os.loadavg()[0] ?? Number.NaN;
 
   process.stderr.write('bench: npm run build\n');
-  const build = spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: ['ignore', 2, 'inherit'] });
+  const built = build();
   const buildS = (performance.now() - began) / 1000;
-  if (build.status !== 0) {
-    process.stderr.write(`bench: npm run build failed (status ${build.status}); the server's threads would boot from source, so the figures would not be the product's\n`);
+  if (!built) {
+    process.stderr.write(`bench: npm run build failed; the server's threads would boot from source, so the figures would not be the product's\n`);
     return 1;
   }
 
   const scratch = await mkdtemp(path.join(os.tmpdir(), 'superpi-bench-suite-'));
   const outcomes: Outcome[] = [];
+  const rebuilt: string[] = [];
   try {
     for (const spec of specs) {
+      // src/ may change while the suite runs (others work in this checkout): the threads would then boot
+      // through tsx, slower than the product does. Rebuild, and say so in the report.
+      if (distStale()) {
+        process.stderr.write(`bench: src/ changed since the build; npm run build again before ${spec.name}\n`);
+        rebuilt.push(spec.name);
+        if (!build()) process.stderr.write('bench: the rebuild failed; this section runs its threads from source\n');
+      }
       process.stderr.write(`bench: ${spec.name} (bench/${spec.file}, budget ${spec.budgetS} s)\n`);
       const outcome = await runSection(spec, quick, scratch);
       process.stderr.write(`bench: ${spec.name}: ${outcome.section ? 'done' : `failed: ${outcome.error}`} in ${fmt(outcome.seconds, 0)} s\n`);
@@ -289,7 +319,7 @@ async function suite(args: readonly string[]): Promise<number> {
   process.stdout.write(`\n${textTable(['section', 'measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], summaryRows(outcomes))}\n\n`);
   process.stdout.write(`Total run time: ${fmt(totalS, 0)} s (budget ${SUITE_BUDGET_S} s)${totalS > SUITE_BUDGET_S ? ' — OVER BUDGET' : ''}.\n`);
   if (outFile) {
-    await writeFile(outFile, report(outcomes, { date, totalS, buildS, loadAvg, sdk: await readVersion('@modelcontextprotocol/sdk'), quick }));
+    await writeFile(outFile, report(outcomes, { date, totalS, buildS, loadAvg, loadAvgEnd: os.loadavg()[0] ?? Number.NaN, sdk: await readVersion('@modelcontextprotocol/sdk'), quick, rebuilt }));
     const shown = path.relative(process.cwd(), outFile);
     process.stdout.write(`Wrote ${shown && !shown.startsWith('..') ? shown : outFile}.\n`);
   } else {
