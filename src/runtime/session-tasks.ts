@@ -26,6 +26,8 @@ export const TASK_CLOSE_GRACE_MS = 2000;
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
+const CANCELLED = 'the task was cancelled by the client';
+
 export interface SessionTasksDeps {
   readonly context: TaskContext;
   readonly scheduler: Scheduler;
@@ -49,7 +51,11 @@ interface Ask {
 export class SessionTasks {
   readonly #deps: SessionTasksDeps;
   /** Running tasks by the ticket of their harness_task call. */
-  readonly #tasks = new Map<number, { readonly requestKey: string; run: TaskRun | null; stopped: string | null }>();
+  /**
+   * Tasks by the ticket of their harness_task call, from the start until the answer has left as a reply:
+   * an outcome delivered to a connection actor that died before replying is delivered again to the next.
+   */
+  readonly #tasks = new Map<number, { readonly requestKey: string; run: TaskRun | null; stopped: string | null; outcome: ToolOutcome | null }>();
   readonly #asks = new Map<string, Ask>();
   #nextKey = 1;
 
@@ -58,13 +64,18 @@ export class SessionTasks {
   }
 
   get running(): TaskRun[] {
-    return [...this.#tasks.values()].flatMap((t) => (t.run ? [t.run] : []));
+    return [...this.#tasks.values()].flatMap((t) => (t.run && t.outcome === null ? [t.run] : []));
   }
 
-  /** True when a running task answers this request (it is not answered for when the connection actor dies). */
+  /** True when a task answers this request (it is not answered for when the connection actor dies). */
   ownsRequest(key: string): boolean {
     for (const t of this.#tasks.values()) if (t.requestKey === key) return true;
     return false;
+  }
+
+  /** A reply to this request has been sent: a task that answered it is done with. */
+  replied(key: string): void {
+    for (const [ticket, t] of this.#tasks) if (t.requestKey === key && t.outcome !== null) this.#tasks.delete(ticket);
   }
 
   /** Takes the effects that belong to tasks; false: someone else runs it. */
@@ -77,7 +88,7 @@ export class SessionTasks {
       case 'cancel': {
         const task = this.#tasks.get(effect.ticket);
         if (!task) return false;
-        task.stopped = 'the task was cancelled by the client';
+        task.stopped = CANCELLED;
         task.run?.stop(task.stopped);
         return true;
       }
@@ -95,8 +106,12 @@ export class SessionTasks {
     }
   }
 
-  /** The connection actor restarted: it does not know the questions still open, so they are asked again. */
-  reask(): void {
+  /**
+   * The connection actor restarted: answers it may have lost are delivered again, and the questions still
+   * open (which it does not know) are asked again.
+   */
+  resume(): void {
+    for (const [ticket, t] of this.#tasks) if (t.outcome !== null) this.#deps.deliver({ kind: 'toolDone', ticket, outcome: t.outcome });
     for (const ask of this.#asks.values()) {
       this.#deps.deliver({ kind: 'clientRequest', ticket: ask.ticket, key: ask.key, method: ask.method, params: ask.params });
     }
@@ -115,10 +130,12 @@ export class SessionTasks {
 
   #start(effect: RunToolEffect): void {
     const { ticket } = effect;
-    const entry = { requestKey: idKey(effect.requestId), run: null as TaskRun | null, stopped: null as string | null };
+    const entry = { requestKey: idKey(effect.requestId), run: null as TaskRun | null, stopped: null as string | null, outcome: null as ToolOutcome | null };
     this.#tasks.set(ticket, entry);
     const done = (outcome: ToolOutcome) => {
-      this.#tasks.delete(ticket);
+      entry.outcome = outcome;
+      // A cancelled call gets no reply: nothing to wait for.
+      if (entry.stopped === CANCELLED) this.#tasks.delete(ticket);
       for (const [id, ask] of this.#asks) if (ask.ticket === ticket) this.#asks.delete(id);
       this.#deps.deliver({ kind: 'toolDone', ticket, outcome });
     };

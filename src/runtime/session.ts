@@ -93,8 +93,8 @@ export class Session {
     const buffered = this.#buffer;
     this.#buffer = [];
     for (const msg of buffered) actor.cast(msg);
-    // A restarted actor does not know the questions its tasks had open: they are asked again.
-    if (this.#restarts > 0) this.#tasks?.reask();
+    // What a dead actor may have lost of its tasks' answers and questions is given to this one.
+    if (this.#restarts > 0) this.#tasks?.resume();
     return actor;
   }
 
@@ -177,7 +177,11 @@ export class Session {
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
     for (const line of out.replies) {
       const id = responseIdOf(line);
-      if (id !== undefined) this.#inFlight.delete(idKey(id));
+      if (id !== undefined) {
+        const key = idKey(id);
+        this.#inFlight.delete(key);
+        this.#tasks?.replied(key);
+      }
       this.#deps.send(line);
     }
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
