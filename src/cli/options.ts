@@ -58,7 +58,7 @@ Options (flags override environment variables, which override defaults):
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
   --threads N              scheduler worker threads hosting the actors   default: one per core, at least 2
   --tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least 2
-  --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | crash-actor=<probability>   default: off
+  --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | kill-task-worker=<ms> | crash-actor=<probability>   default: off
   --stdio                  serve one session over stdio instead of HTTP and WebSocket
   --host HOST              address to bind   default: ${DEFAULT_HOST}
   --port N                 port; 0 picks a free one   env SUPERPI_PORT   default: ${DEFAULT_PORT}

@@ -40,6 +40,8 @@ test('--tool-timeout is in seconds', () => {
 test('--chaos is off by default and parses kill-worker and crash-actor', () => {
   assert.equal(serve([]).chaos, {});
   assert.equal(serve(['--chaos', 'kill-worker=500', '--chaos', 'crash-actor=0.01']).chaos, { killWorkerEveryMs: 500, crashActorProbability: 0.01 });
+  assert.equal(serve(['--chaos', 'kill-task-worker=700']).chaos, { killTaskWorkerEveryMs: 700 });
+  assert.throws(() => parseOptions(['--chaos', 'kill-task-worker=5'], {}, '/'), (e: unknown) => e instanceof OptionsError && /kill-task-worker takes a whole number of milliseconds, at least 10/.test((e as Error).message));
   assert.throws(() => parseOptions(['--chaos', 'melt-cpu=1'], {}, '/'), (e: unknown) => e instanceof OptionsError && /unknown --chaos mode "melt-cpu"/.test((e as Error).message));
   assert.throws(() => parseOptions(['--chaos', 'crash-actor=2'], {}, '/'), (e: unknown) => e instanceof OptionsError && /probability/.test((e as Error).message));
 });
