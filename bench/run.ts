@@ -13,7 +13,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -133,9 +133,13 @@ async function runSection(spec: SectionSpec, quick: boolean, scratch: string): P
   const resultPath = path.join(scratch, `${spec.name}.json`);
   const started = performance.now();
   // Its own process group (detached), so the section and every server it started can be stopped together.
+  // Its own temp dir too: a section stopped at its budget cannot clean up after itself, the suite does.
+  const tmp = path.join(scratch, spec.name);
+  await mkdir(tmp, { recursive: true });
   const child = spawn(process.execPath, ['--import', 'tsx', thisFile, '--section', spec.file, '--result', resultPath, ...(quick ? ['--quick'] : [])], {
     cwd: repoRoot,
     detached: true,
+    env: { ...process.env, TMPDIR: tmp },
     stdio: ['ignore', 2, 'inherit'],
   });
   current = child;
@@ -160,6 +164,7 @@ async function runSection(spec: SectionSpec, quick: boolean, scratch: string): P
   killGroup(child, 'SIGKILL');
   current = null;
   const seconds = (performance.now() - started) / 1000;
+  await rm(tmp, { recursive: true, force: true });
   if (overBudget) return { spec, seconds, section: null, error: `over its ${spec.budgetS} s budget (stopped)` };
   try {
     const result = JSON.parse(await readFile(resultPath, 'utf8')) as ChildResult;
