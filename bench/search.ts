@@ -15,6 +15,7 @@
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
 import { existsSync, readdirSync, statSync } from 'node:fs';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { findTool } from '../src/tools/find.ts';
@@ -231,6 +232,7 @@ const median = (xs: readonly number[]) => percentile(xs, 50);
 export const run: BenchSectionRunner = async (options: BenchOptions = {}) => {
   const progress = options.progress ?? ((line: string) => process.stderr.write(`  ${line}\n`));
   const reps = options.quick ? QUICK_REPS : REPS;
+  const loadAtStart = os.loadavg()[0] ?? Number.NaN;
   const tree = ensureTree({ progress });
   const ws = tree.root;
   progress(`search tree ${tree.cached ? 'reused' : 'generated'} in ${(tree.ms / 1000).toFixed(1)} s: ${ws}`);
@@ -323,6 +325,8 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}) => {
       ['cache', `${tree.cached ? 'reused' : 'generated now'} (${tree.cached ? `generated in ${fmt(m.generationMs / 1000, 1)} s earlier` : `${fmt(tree.ms / 1000, 1)} s`}), ${path.dirname(ws)}`],
       ['peers', [peers.ripgrep ? peerVersion(peers.ripgrep) : 'ripgrep: not installed', peers.fd ? peerVersion(peers.fd) : 'fd: not installed'].join('; ')],
       ['super-pi server', `\`node bin/super-pi.js --stdio\`, running ${server.entry}`],
+      // On a busy machine the peers cannot spread over both cores, which favours super-pi's ratio.
+      ['load average (1 min), start → end', `${fmt(loadAtStart)} → ${fmt(os.loadavg()[0] ?? Number.NaN)} on ${os.availableParallelism()} cores`],
     ]),
     `Checked before timing: ${checks.join('; ')}.`,
     ...(spawnFloor.length > 0 ? [`Process start included in the peers' figures: spawning \`--version\` and seeing it exit takes ${spawnFloor.join(', ')} here (median).`] : []),
