@@ -299,6 +299,8 @@ function readCandidate(search: Search, absolute: string): Candidate {
  */
 function readAll(search: Search, fd: number, size: number): number {
   const want = size > 0 ? size : GREP_MAX_FILE_BYTES + 1;
+  // Room for the whole file up front when its size is known, so it is read in one call.
+  if (size > search.buffer.length) search.buffer = Buffer.allocUnsafe(Math.min(GREP_MAX_FILE_BYTES + 1, Math.max(search.buffer.length * 2, size)));
   let length = 0;
   for (;;) {
     if (length === search.buffer.length) {
