@@ -161,8 +161,10 @@ export class TaskRun {
   /** Actions in order: appends are durable before the next action runs. */
   #carryOut(inc: Incarnation, actions: readonly TaskAction[]): void {
     for (const action of actions) {
-      // An incarnation that has exited is not obeyed any more (its successor decides from the store).
-      if (this.#current !== inc || inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') return;
+      // An incarnation that has exited is not obeyed any more (its successor decides from the store); one
+      // that is stopping only records and finishes.
+      if (this.#current !== inc) return;
+      if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
       switch (action.a) {
         case 'append':
           this.#deps.store.append(this.conversationId, action.type, action.payload);
