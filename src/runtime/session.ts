@@ -8,6 +8,7 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
+import type { Effect } from '../mcp/effects.ts';
 import type { ConnectionConfig } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
@@ -42,18 +43,12 @@ export class Session {
   #closed = false;
   #restarts = 0;
   #idleWaiters: (() => void)[] = [];
-  /** Harness tasks started by this session: they outlive its connection actor. */
-  readonly #tasks: SessionTasks | null;
+  /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
+  #tasks: SessionTasks | null = null;
 
   constructor(deps: SessionDeps) {
     this.id = deps.id;
     this.#deps = deps;
-    const task = deps.effects.task;
-    this.#tasks = task ? new SessionTasks({
-      context: task, scheduler: deps.scheduler, workspace: deps.effects.workspace, toolTimeoutMs: deps.effects.toolTimeoutMs,
-      executeTool: deps.effects.executeTool ?? runTool, logger: deps.logger,
-      deliver: (result) => this.#toActor({ k: 'result', result }),
-    }) : null;
   }
 
   /** The tasks of this session that are running (fault injection and health look at them). */
@@ -185,7 +180,21 @@ export class Session {
       this.#deps.send(line);
     }
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
-    for (const effect of out.effects) if (!this.#tasks?.take(effect)) runner.run(effect);
+    for (const effect of out.effects) if (!this.#taskEffect(effect)) runner.run(effect);
+  }
+
+  /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
+  #taskEffect(effect: Effect): boolean {
+    const task = this.#deps.effects.task;
+    if (!this.#tasks && task && effect.kind === 'runTool' && effect.tool === 'harness_task') {
+      const deps = this.#deps;
+      this.#tasks = new SessionTasks({
+        context: task, scheduler: deps.scheduler, workspace: deps.effects.workspace, toolTimeoutMs: deps.effects.toolTimeoutMs,
+        executeTool: deps.effects.executeTool ?? runTool, logger: deps.logger,
+        deliver: (result) => this.#toActor({ k: 'result', result }),
+      });
+    }
+    return this.#tasks?.take(effect) ?? false;
   }
 
   #actorExited(actor: ActorRef, runner: EffectRunner, reason: ActorExit): void {
