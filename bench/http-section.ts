@@ -59,11 +59,23 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     const [superPi, sdk, floor, echo] = await Promise.all([started(startSuperPi(box.ws)), started(startSdk(box.ws)), started(startFloor(box.ws)), started(startEcho())]);
 
     const levels: LevelResult[] = [];
+    const retried: string[] = [];
     const shares = new Map<number, MainShare>();
     for (const clients of plan.levels) {
       progress(`http: ${clients} client(s)`);
-      const before = threadCpu(superPi.pid);
-      const [level] = await httpLevels(superPi, sdk, floor, [clients], plan.blockMs);
+      let before = threadCpu(superPi.pid);
+      let level: LevelResult | undefined;
+      try {
+        [level] = await httpLevels(superPi, sdk, floor, [clients], plan.blockMs);
+      } catch (err) {
+        // A keep-alive socket the server closed just as the client reused it (outside the timed calls,
+        // which count their errors): once, the level is measured again, and the notes say so.
+        if (!/ECONNRESET|socket hang up/.test((err as Error).message)) throw err;
+        retried.push(`${clients} client(s): ${(err as Error).message}`);
+        progress(`http: ${clients} client(s) again after ${(err as Error).message}`);
+        before = threadCpu(superPi.pid);
+        [level] = await httpLevels(superPi, sdk, floor, [clients], plan.blockMs);
+      }
       if (!level) throw new Error(`no result for ${clients} clients`);
       let main = 0;
       let all = 0;
@@ -86,14 +98,14 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     const sdkMem = await idleMemory(await started(startSdk(box.ws)), plan.idleSessions);
     await stopAll();
 
-    return section(plan, levels, shares, ws, spMem, sdkMem);
+    return section(plan, levels, shares, ws, spMem, sdkMem, retried);
   } finally {
     await stopAll();
     await box?.cleanup();
   }
 };
 
-function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShare>, ws: WsResult, sp: MemoryResult, sdk: MemoryResult): BenchSection {
+function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShare>, ws: WsResult, sp: MemoryResult, sdk: MemoryResult, retried: readonly string[]): BenchSection {
   const rows: BenchRow[] = [];
   for (const { clients, cmp: { a, b } } of levels) {
     const r = rate(a) / rate(b);
@@ -126,6 +138,9 @@ function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShar
   notes.push(table(['memory', 'sessions', 'opened/s', 'RSS before', 'RSS after', 'per session', 'slope'], [sp, sdk].map((m) => [
     m.name, fmt(m.sessions, 0) + (m.hitDeadline ? ' (deadline)' : ''), fmt((m.sessions / m.openMs) * 1000, 0), mb(m.rssBefore), mb(m.rssAfter), kb(m.perSession), kb(m.slope),
   ])));
+  if (retried.length > 0) notes.push(`Measured again after a connection error outside the timed calls: ${retried.join('; ')}.`);
+  const errors = levels.filter(({ cmp: { a, b, c } }) => a.errors + b.errors + (c?.errors ?? 0) > 0);
+  if (errors.length > 0) notes.push(`Errors during timed calls (counted, not timed; listed in the cells as "(N errors: …)"): ${errors.map(({ clients, cmp: { a, b, c } }) => `${clients} clients: super-pi ${a.errors}, SDK ${b.errors}, floor ${c?.errors ?? 0}`).join('; ')}.`);
   const at64 = levels.find((l) => l.clients === 64);
   if (at64 && rate(at64.cmp.a) / rate(at64.cmp.b) < THROUGHPUT_TARGET) {
     const ceiling = at64.cmp.c ? rate(at64.cmp.c) / rate(at64.cmp.b) : Number.NaN;
