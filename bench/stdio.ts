@@ -2,8 +2,9 @@
 // (absolute figures drift on a shared machine; ratios of blocks measured back to back do not):
 //   - super-pi: `node bin/super-pi.js --stdio --workspace <tmp>` (the esbuild bundle in dist/);
 //   - the SDK: bench/peers/sdk-stdio-server.mjs (McpServer + StdioServerTransport, `read` = fs.readFile);
-//   - the floors: bench/peers/stdio-floor-server.mjs, newline JSON by hand with no framework, once in one
-//     thread and once with every request crossing to a worker thread and back (`--thread`).
+//   - the floors: bench/peers/stdio-floor-server.mjs, newline JSON by hand with no framework and the file
+//     read with readFileSync, once in one thread and once with every request crossing to a worker
+//     thread and back (`--thread`).
 // Two measures, each in blocks interleaved A B C D D C B A (a linear drift cancels out of every pair):
 // calls/s with 64 requests in flight (target: super-pi ≥ 1.6× the SDK) and the p50 latency of calls made
 // one at a time (target: super-pi ≤ 1.2× the SDK). Every reply is checked: a reply that is not the
@@ -59,7 +60,7 @@ export interface ServerSpec {
 
 export const superPiSpec = (ws: string): ServerSpec => ({ name: 'super-pi', args: ['bin/super-pi.js', '--stdio', '--workspace', ws] });
 export const sdkSpec = (ws: string): ServerSpec => ({ name: 'SDK', args: ['bench/peers/sdk-stdio-server.mjs', '--workspace', ws] });
-export const floorSpec = (ws: string): ServerSpec => ({ name: 'floor', args: ['bench/peers/stdio-floor-server.mjs', '--workspace', ws] });
+const floorSpec = (ws: string): ServerSpec => ({ name: 'floor', args: ['bench/peers/stdio-floor-server.mjs', '--workspace', ws] });
 const floorThreadSpec = (ws: string): ServerSpec => ({ name: 'floor + thread', args: ['bench/peers/stdio-floor-server.mjs', '--workspace', ws, '--thread'] });
 
 export const commandOf = (spec: ServerSpec): string => `node ${spec.args.join(' ')}`;
@@ -117,6 +118,8 @@ interface Server {
   readonly pid: number;
   readonly client: RpcClient;
   readonly stderr: Tail;
+  /** Rejects (with the server's stderr) when the process exits: raced against every measure, so a crash fails the run at once. */
+  readonly exited: Promise<never>;
   /** Batch request lines written in the same turn of the event loop into one write (throughput mode). */
   batch: boolean;
 }
@@ -138,7 +141,11 @@ async function startServer(spec: ServerSpec): Promise<Server> {
     }
     pending = pending.slice(start);
   });
-  const server: Server = { spec, child, pid: child.pid as number, client, stderr, batch: false };
+  const exited = new Promise<never>((_, reject) => {
+    child.once('exit', (code, signal) => reject(new Error(`${spec.name} exited (${signal ?? code}); stderr: ${stderr}`)));
+  });
+  exited.catch(() => undefined);
+  const server: Server = { spec, child, pid: child.pid as number, client, stderr, exited, batch: false };
   let queued: string[] = [];
   const flush = () => {
     const lines = queued;
@@ -153,19 +160,15 @@ async function startServer(spec: ServerSpec): Promise<Server> {
     if (queued.length === 0) setImmediate(flush);
     queued.push(line);
   });
-  const exited = new Promise<never>((_, reject) => {
-    child.once('exit', (code, signal) => reject(new Error(`${spec.name} exited (${signal ?? code}) during start-up; stderr: ${stderr}`)));
-  });
-  exited.catch(() => undefined);
   const init = await Promise.race([client.request('initialize', INITIALIZE_PARAMS, 30_000), exited]);
   if (!init.result) throw new Error(`${spec.name}: initialize failed: ${JSON.stringify(init)}; stderr: ${stderr}`);
   child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  await readCall(client);
+  await Promise.race([readCall(client), exited]);
   return server;
 }
 
 /** Throws unless the reply is the file's text (a wrong reply fails the run; it is never counted). */
-export function checkRead(reply: RpcReply): void {
+function checkRead(reply: RpcReply): void {
   const result = reply.result as { content?: { type?: string; text?: string }[]; isError?: boolean } | undefined;
   const item = result?.content?.[0];
   if (result?.isError || item?.type !== 'text' || item.text !== FILE_TEXT) throw new Error(`unexpected reply to read: ${JSON.stringify(reply).slice(0, 300)}`);
@@ -191,12 +194,12 @@ async function throughputBlock(server: Server, ms: number, window: number): Prom
   const end = started + ms * 1000;
   let calls = 0;
   try {
-    await Promise.all(Array.from({ length: window }, async () => {
+    await Promise.race([server.exited, Promise.all(Array.from({ length: window }, async () => {
       while (nowUs() < end) {
         await readCall(server.client);
         calls++;
       }
-    }));
+    }))]);
   } finally {
     server.batch = false;
   }
@@ -214,11 +217,13 @@ interface Latency {
 async function latencyBlock(server: Server, count: number): Promise<Latency> {
   const latencies: number[] = [];
   const cpu0 = cpuMicros(server.pid);
-  for (let i = 0; i < count; i++) {
-    const t0 = nowUs();
-    await readCall(server.client);
-    latencies.push(nowUs() - t0);
-  }
+  await Promise.race([server.exited, (async () => {
+    for (let i = 0; i < count; i++) {
+      const t0 = nowUs();
+      await readCall(server.client);
+      latencies.push(nowUs() - t0);
+    }
+  })()]);
   return { latencies, cpuUs: cpuMicros(server.pid) - cpu0 };
 }
 
@@ -527,7 +532,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     );
     const notes = [
       detail,
-      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads: ${Math.max(2, os.availableParallelism())} scheduler threads); SDK \`${commandOf(specs[1] as ServerSpec)}\`; floor \`${commandOf(specs[2] as ServerSpec)}\` and \`${commandOf(specs[3] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange; "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
+      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads: ${Math.max(2, os.availableParallelism())} scheduler threads); SDK \`${commandOf(specs[1] as ServerSpec)}\`; floor \`${commandOf(specs[2] as ServerSpec)}\` and \`${commandOf(specs[3] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
       ...(tRatio >= THROUGHPUT_TARGET ? [] : [throughputNote({
         ratio: tRatio,
         ceiling: rate(tput(floor1)) / rate(tput(sdk)),

@@ -1,14 +1,14 @@
-// The floor for bench/stdio.ts and bench/cold-start.ts: newline-delimited JSON-RPC over stdin/stdout
-// with no framework — what Node itself allows. It answers `initialize`, `ping` and `tools/call` of
-// `read` (fs.readFile of the path inside the workspace on every call, the same work as the peers'
-// tool); notifications get no reply, anything else is -32601.
+// The floor for bench/stdio.ts: newline-delimited JSON-RPC over stdin/stdout with no framework — what
+// Node itself allows. It answers `initialize`, `ping` and `tools/call` of `read` (the file read on every
+// call, synchronously: for a small file one readFileSync costs less than the four thread-pool round
+// trips of an async readFile); notifications get no reply, anything else is -32601.
 // With --thread, every request line crosses to one worker thread and its reply line comes back (parse,
 // read and serialize happen there), so the floor pays the one crossing each way that a server with its
 // sessions on other threads pays.
 // Plain JavaScript so `node` runs it directly.
 // Usage: node bench/peers/stdio-floor-server.mjs --workspace DIR [--thread]
 
-import { readFile } from 'node:fs/promises';
+import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { parseArgs } from 'node:util';
 import { isMainThread, parentPort, Worker, workerData } from 'node:worker_threads';
@@ -20,7 +20,7 @@ const INITIALIZE_RESULT = {
 };
 
 /** One request line → its reply line, or null for a notification. */
-async function answer(workspace, line) {
+function answer(workspace, line) {
   let msg;
   try {
     msg = JSON.parse(line);
@@ -37,7 +37,7 @@ async function answer(workspace, line) {
     case 'tools/call': {
       if (msg.params?.name !== 'read') break;
       try {
-        const text = await readFile(path.resolve(workspace, String(msg.params.arguments?.path)), 'utf8');
+        const text = readFileSync(path.resolve(workspace, String(msg.params.arguments?.path)), 'utf8');
         return reply({ content: [{ type: 'text', text }] });
       } catch (err) {
         return reply({ content: [{ type: 'text', text: err.message }], isError: true });
@@ -61,7 +61,7 @@ if (isMainThread) {
     inFlight--;
     settle();
   };
-  let handle = (line) => void answer(workspace, line).then(send);
+  let handle = (line) => send(answer(workspace, line));
   if (values.thread) {
     const worker = new Worker(new URL(import.meta.url), { workerData: { workspace } });
     worker.on('message', send);
@@ -92,6 +92,6 @@ if (isMainThread) {
 } else {
   parentPort.on('message', (line) => {
     // Every line gets a message back (null for a notification), so the main thread can count.
-    void answer(workerData.workspace, line).then((reply) => parentPort.postMessage(reply));
+    parentPort.postMessage(answer(workerData.workspace, line));
   });
 }
