@@ -276,28 +276,43 @@ const distUrl = pathToFileURL(path.join(repoRoot, 'dist')).href + '/';
 /** A thread blocked here is waiting, not working (piscina's idle workers wait in Atomics.wait). */
 const WAITING = new Set(['(idle)', 'atomicsWaitLoop']);
 
-/** The module each line of a bundle in dist/ comes from, from the `// path` comments esbuild writes. */
-const bundleMaps = new Map<string, (line: number) => string>();
-function bundleModuleAt(url: string): ((line: number) => string) | null {
-  if (!url.startsWith(distUrl)) return null;
-  let lookup = bundleMaps.get(url);
-  if (!lookup) {
+/** Where each bundled module starts in each bundle of dist/, by file URL: taken when a profiled process starts. */
+export type BundleIndex = ReadonlyMap<string, readonly (readonly [number, string])[]>;
+
+/**
+ * The line where each module starts in every bundle of dist/, from the `// path` comments esbuild writes.
+ * Taken right after the profiled process has loaded its bundles, so a rebuild of dist/ later in the run
+ * (src/ changes under a shared tree) cannot shift the lines the profile is read with.
+ */
+export function indexBundles(): BundleIndex {
+  const index = new Map<string, [number, string][]>();
+  const dist = path.join(repoRoot, 'dist');
+  for (const file of existsSync(dist) ? readdirSync(dist).filter((f) => f.endsWith('.js')) : []) {
     const starts: [number, string][] = [];
-    readFileSync(new URL(url), 'utf8').split('\n').forEach((text, i) => {
-      const m = /^\/\/ ((?:src|node_modules|\.\.)\/\S+)$/.exec(text);
-      if (m) starts.push([i, areaOfPath(m[1] as string)]);
-    });
-    lookup = (line) => {
-      let area = 'loading the bundle';
-      for (const [i, a] of starts) {
-        if (i > line) break;
-        area = a;
-      }
-      return area;
-    };
-    bundleMaps.set(url, lookup);
+    try {
+      readFileSync(path.join(dist, file), 'utf8').split('\n').forEach((text, i) => {
+        const m = /^\/\/ ((?:src|node_modules|\.\.)\/\S+)$/.exec(text);
+        if (m) starts.push([i, areaOfPath(m[1] as string)]);
+      });
+    } catch {
+      continue; // removed by a concurrent build: its frames stay unattributed
+    }
+    index.set(`${distUrl}${file}`, starts);
   }
-  return lookup;
+  return index;
+}
+
+/** The bundled module a line of a dist/ bundle belongs to; null for a frame outside dist/. */
+function bundleModuleAt(index: BundleIndex, url: string, line: number): string | null {
+  if (!url.startsWith(distUrl)) return null;
+  const starts = index.get(url);
+  if (!starts) return 'dist/ (bundle changed during the run)';
+  let area = 'loading the bundle';
+  for (const [i, a] of starts) {
+    if (i > line) break;
+    area = a;
+  }
+  return area;
 }
 
 /** `src/tools/read.ts` → "src/tools"; `node_modules/ajv/dist/core.js` → "ajv". */
@@ -313,7 +328,7 @@ function areaOfPath(file: string): string {
  * such frame are Node's own (start-up, GC, native calls) or an unbundled package's.
  * `window`: only the samples taken between these times (the profiler's clock is the monotonic one `nowUs` reads).
  */
-export function readProfiles(dir: string, window: { readonly fromUs?: number; readonly untilUs?: number } = {}): ThreadProfile[] {
+export function readProfiles(dir: string, bundles: BundleIndex, window: { readonly fromUs?: number; readonly untilUs?: number } = {}): ThreadProfile[] {
   const fromUs = window.fromUs ?? Number.NEGATIVE_INFINITY;
   const untilUs = window.untilUs ?? Number.POSITIVE_INFINITY;
   const out: ThreadProfile[] = [];
@@ -342,7 +357,7 @@ export function readProfiles(dir: string, window: { readonly fromUs?: number; re
       let area: string | null = null;
       for (let id: number | undefined = leaf.id; id !== undefined && area === null; id = parent.get(id)) {
         const frame = (byId.get(id) as CpuProfileNode).callFrame;
-        area = bundleModuleAt(frame.url)?.(frame.lineNumber) ?? null;
+        area = bundleModuleAt(bundles, frame.url, frame.lineNumber);
       }
       if (area === null) {
         const { url, functionName } = leaf.callFrame;
@@ -376,13 +391,14 @@ async function profileUnderLoad(ws: string, ms: number, progress: (line: string)
   const dir = await mkdtemp(path.join(os.tmpdir(), 'superpi-bench-prof-'));
   try {
     const server = await startServer({ name: 'super-pi (profiled)', args: ['--cpu-prof', '--cpu-prof-dir', dir, ...superPiSpec(ws).args] });
+    const bundles = indexBundles();
     await throughputBlock(server, Math.min(500, ms), IN_FLIGHT);
     const from = nowUs();
     await throughputBlock(server, ms, IN_FLIGHT);
     const until = nowUs();
     // Closing stdin ends the process normally, which is when the profiles are written.
     await stopChild(server.child, 20_000);
-    return readProfiles(dir, { fromUs: from, untilUs: until });
+    return readProfiles(dir, bundles, { fromUs: from, untilUs: until });
   } finally {
     await rm(dir, { recursive: true, force: true });
   }
