@@ -6,8 +6,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolName } from '../tools/definition.ts';
 
-// Draft 2020-12, the JSON Schema dialect MCP names; strict mode off so unknown annotations pass.
-const ajv = new Ajv2020({ allErrors: false, strict: false });
+// Draft 2020-12, the JSON Schema dialect MCP names; strict mode off so unknown annotations pass. Made on
+// the first tools/call, not at import: every scheduler thread imports this before it reports ready.
+let ajv: Ajv2020 | null = null;
 const compiled = new Map<ToolName, ValidateFunction>();
 
 export type ArgumentCheck = { ok: true } | { ok: false; message: string };
@@ -15,6 +16,7 @@ export type ArgumentCheck = { ok: true } | { ok: false; message: string };
 export function checkToolArguments(tool: ToolName, args: unknown): ArgumentCheck {
   let validate = compiled.get(tool);
   if (!validate) {
+    ajv ??= new Ajv2020({ allErrors: false, strict: false });
     validate = ajv.compile(toolCatalog[tool].inputSchema);
     compiled.set(tool, validate);
   }

@@ -37,7 +37,8 @@ export class ToolPool {
     this.#pool = new Piscina({
       filename: entry.url.href,
       execArgv: entry.execArgv,
-      minThreads: 1,
+      // No thread until the first pooled call: a start-up does not boot a thread it may never use.
+      minThreads: 0,
       maxThreads: options.maxThreads ?? Math.max(2, os.availableParallelism()),
       idleTimeout: TOOL_THREAD_IDLE_MS,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? TOOL_THREAD_MEMORY_MB },

@@ -2,7 +2,8 @@
 // a busy timeout so several processes can share the file, and every statement prepared once.
 
 import { randomUUID } from 'node:crypto';
-import Database from 'better-sqlite3';
+import { createRequire } from 'node:module';
+import type Database from 'better-sqlite3';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
@@ -24,6 +25,13 @@ import {
   MAX_LIST_LIMIT,
   type NewConversation,
 } from './store.ts';
+
+/** The native driver, loaded when the first store opens: a server that runs no task never pays for it. */
+let driver: typeof Database | null = null;
+function loadDriver(): typeof Database {
+  driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
+  return driver;
+}
 
 /** How long a write waits for another connection's write lock (another process, or another store on
  * the same file) before failing with SQLITE_BUSY. Commits take milliseconds, so this is generous. */
@@ -121,7 +129,7 @@ export class SqliteConversationStore implements ConversationStore {
     let db: Database.Database;
     try {
       // `timeout` is SQLite's busy timeout: a locked database is retried for this long before SQLITE_BUSY.
-      db = new Database(filename, { timeout: busyTimeoutMs });
+      db = new (loadDriver())(filename, { timeout: busyTimeoutMs });
     } catch (cause) {
       throw new StoreError('open_failed', `${filename}: cannot open the database: ${String(cause)}`, { cause });
     }
