@@ -100,12 +100,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   };
 
   const post = async (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
-    const accept = String(req.headers.accept ?? '');
+    const accept = req.headers.accept ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       refuse(res, 406, 'Not Acceptable: Accept must list application/json and text/event-stream');
       return;
     }
-    if (!String(req.headers['content-type'] ?? '').includes('application/json')) {
+    if (!(req.headers['content-type'] ?? '').includes('application/json')) {
       refuse(res, 415, 'Unsupported Media Type: Content-Type must be application/json');
       return;
     }
@@ -122,10 +122,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       res.end(errorLine(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
       return;
     }
-    const messages = (Array.isArray(parsed) ? parsed : [parsed]) as { id?: unknown; method?: unknown; params?: { _meta?: { progressToken?: unknown } } }[];
-    const isInit = messages.some((m) => m && m.method === 'initialize');
+    const batch = Array.isArray(parsed);
+    const found = scanMessages(parsed, batch);
     let s: HttpSession | null;
-    if (isInit) {
+    if (found.initialize) {
       if (!accepting) return refuse(res, 503, 'Service Unavailable: the server is shutting down');
       if (total() >= maxSessions) return refuse(res, 503, `Service Unavailable: ${maxSessions} sessions are open, the limit (--max-sessions)`);
       const id = randomUUID();
@@ -136,29 +136,26 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       s = lookup(req, res, principal);
       if (!s) return;
     }
-    const requests = messages.filter((m) => m && typeof m.method === 'string' && (typeof m.id === 'string' || typeof m.id === 'number'));
-    if (requests.length === 0) {
+    if (found.requests.size === 0) {
       s.session.receiveFrame({ kind: 'line', text: body }, parsed);
       res.writeHead(202).end();
       return;
     }
-    const keys = new Set(requests.map((m) => idKey(m.id as string | number)));
-    const tokens = requests.map((m) => m.params?._meta?.progressToken).filter((t): t is string | number => typeof t === 'string' || typeof t === 'number');
-    // Tool calls may stream progress and questions to the person, so they get SSE; the rest plain JSON.
-    const mode = requests.some((m) => m.method === 'tools/call') ? 'sse' : 'json';
-    const exchange = new Exchange(res, keys, mode, Array.isArray(parsed), { 'Mcp-Session-Id': s.id }, s.events);
-    s.addExchange(exchange, tokens);
+    // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
+    const exchange = new Exchange(res, found.requests, found.toolCall ? 'sse' : 'json', batch, s.replyHeaders, s.events);
+    s.addExchange(exchange, found.progressTokens);
     const session = s;
     res.on('close', () => {
       if (exchange.finished) return;
+      exchange.abandon();
       session.removeExchange(exchange);
       // The client went away mid-request: cancel what it was waiting for.
-      for (const m of requests) {
-        session.session.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: m.id, reason: 'the HTTP client disconnected' } }) });
+      for (const id of found.ids) {
+        session.session.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
       }
     });
     // A refused initialize leaves no session behind.
-    if (isInit) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
+    if (found.initialize) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
     s.session.receiveFrame({ kind: 'line', text: body }, parsed);
   };
 
@@ -183,15 +180,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   };
 
   const server: Server = createServer((req, res) => {
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname === '/health' && req.method === 'GET') {
+    const pathname = pathOf(req.url);
+    if (pathname === '/health' && req.method === 'GET') {
       const bad = checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin);
       if (bad) return refuse(res, 403, `Forbidden: ${bad}`);
       res.writeHead(200, { 'Content-Type': 'application/json' });
       res.end(JSON.stringify({ ...app.health(), httpSessions: sessions.size, webSockets: sockets.size }));
       return;
     }
-    if (url.pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
+    if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
     const principal = admit(req, res);
     if (!principal) return;
     const fail = (err: unknown) => {
@@ -223,8 +220,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const reject = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
     };
-    const url = new URL(req.url ?? '/', 'http://localhost');
-    if (url.pathname !== '/mcp') return reject(404, 'Not Found');
+    if (pathOf(req.url) !== '/mcp') return reject(404, 'Not Found');
     if (checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
     const principal = options.tokens.resolve(req.headers.authorization);
     if (principal === null || (options.requireAuth && principal.kind === 'anonymous')) return reject(401, 'Unauthorized');
@@ -296,6 +292,42 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
  */
 function routeTo(sessions: ReadonlyMap<string, HttpSession>, id: string): (line: string) => void {
   return (line) => sessions.get(id)?.route(line);
+}
+
+/** The path of a request target: origin-form (`/mcp?x`) without parsing a URL, absolute-form through URL. */
+function pathOf(target: string | undefined): string {
+  if (target === undefined) return '/';
+  if (!target.startsWith('/')) return new URL(target, 'http://localhost').pathname;
+  const q = target.indexOf('?');
+  return q === -1 ? target : target.slice(0, q);
+}
+
+/** What the transport needs to know of a POST's messages (it never interprets them further). */
+interface Found {
+  readonly initialize: boolean;
+  /** Id keys of the requests (messages with a method and an id): each needs its answer on this POST. */
+  readonly requests: Set<string>;
+  readonly ids: (string | number)[];
+  readonly toolCall: boolean;
+  readonly progressTokens: (string | number)[];
+}
+
+function scanMessages(parsed: unknown, batch: boolean): Found {
+  const found = { initialize: false, requests: new Set<string>(), ids: [] as (string | number)[], toolCall: false, progressTokens: [] as (string | number)[] };
+  const note = (m: unknown) => {
+    if (typeof m !== 'object' || m === null) return;
+    const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
+    if (method === 'initialize') found.initialize = true;
+    if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return;
+    found.requests.add(idKey(id));
+    found.ids.push(id);
+    if (method === 'tools/call') found.toolCall = true;
+    const token = params?._meta?.progressToken;
+    if (typeof token === 'string' || typeof token === 'number') found.progressTokens.push(token);
+  };
+  if (batch) for (const m of parsed as unknown[]) note(m);
+  else note(parsed);
+  return found;
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
