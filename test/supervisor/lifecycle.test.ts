@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ChildLifecycle, type LifecycleEvent, type LifecycleState } from '../../src/supervisor/lifecycle.ts';
+import { createActor } from 'xstate';
+import { ChildLifecycle, childLifecycleMachine, LIFECYCLE_STATES, type LifecycleEvent, type LifecycleState } from '../../src/supervisor/lifecycle.ts';
 
 function walk(events: LifecycleEvent['type'][]): LifecycleState[] {
   const lifecycle = new ChildLifecycle('x');
@@ -48,6 +49,32 @@ test('an event the state does not accept throws, naming the child, the event and
   const lifecycle = new ChildLifecycle('db');
   assert.throws(() => lifecycle.send('EXITED'), (e: Error) => e.message === 'child "db": EXITED is not allowed in state starting');
   assert.is(lifecycle.state, 'starting');
+});
+
+test('every state and event moves exactly as a running xstate actor of the same machine does', () => {
+  const events: LifecycleEvent['type'][] = ['STARTED', 'START_FAILED', 'EXITED', 'RESTART', 'STOP', 'STOPPED', 'GIVE_UP'];
+  // Reach each state along a path, then try every event from it, on both.
+  const paths: Record<LifecycleState, LifecycleEvent['type'][]> = {
+    starting: [], running: ['STARTED'], restarting: ['STARTED', 'RESTART'], stopping: ['STARTED', 'STOP'], stopped: ['STARTED', 'EXITED'], failed: ['START_FAILED'],
+  };
+  for (const state of LIFECYCLE_STATES) {
+    for (const event of events) {
+      const lifecycle = new ChildLifecycle('x');
+      const actor = createActor(childLifecycleMachine).start();
+      for (const step of paths[state]) {
+        lifecycle.send(step);
+        actor.send({ type: step });
+      }
+      assert.is(lifecycle.state, state);
+      const accepted = actor.getSnapshot().can({ type: event });
+      assert.is(lifecycle.can(event), accepted, `${state} + ${event}`);
+      if (accepted) {
+        actor.send({ type: event });
+        assert.is(lifecycle.send(event), actor.getSnapshot().value, `${state} + ${event}`);
+      }
+      actor.stop();
+    }
+  }
 });
 
 test.run();
