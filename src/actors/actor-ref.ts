@@ -23,8 +23,11 @@ export interface ActorHost {
 export class ActorRef {
   readonly id: string;
   readonly exited: Promise<ActorExit>;
+  /** Resolves when the actor has run its `init` on its thread (never, if it exits first). */
+  readonly ready: Promise<void>;
   readonly #host: ActorHost;
   #resolveExit!: (reason: ActorExit) => void;
+  #resolveReady!: () => void;
   #exit: ActorExit | null = null;
   #onMessage: ((msg: unknown) => void) | null = null;
   #onRejected: ((msg: unknown, why: string) => void) | null = null;
@@ -35,6 +38,7 @@ export class ActorRef {
     this.id = id;
     this.#host = host;
     this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
+    this.ready = new Promise((resolve) => (this.#resolveReady = resolve));
   }
 
   get alive(): boolean {
@@ -102,6 +106,11 @@ export class ActorRef {
     const final = reason.kind === 'killed' && this.#linkCause !== null ? this.#linkCause : reason;
     this.#exit = final;
     this.#resolveExit(final);
+  }
+
+  /** Called by the host: the actor's `init` has run. */
+  started(): void {
+    this.#resolveReady();
   }
 
   deliver(msg: unknown): void {

@@ -164,7 +164,7 @@ export class SchedulerThread {
     if (this.#ending !== null && m.t !== 'pong') return;
     switch (m.t) {
       case 'out': return this.actors.get(m.id)?.deliver(m.msg);
-      case 'spawned': return;
+      case 'spawned': return this.actors.get(m.id)?.started();
       case 'reply': {
         const pending = this.#calls.get(m.ref);
         if (!pending) return;

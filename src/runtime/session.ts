@@ -9,7 +9,8 @@ import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessag
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect } from '../mcp/effects.ts';
-import type { ConnectionConfig } from '../mcp/state.ts';
+import { handleMcpLine } from '../mcp/handle.ts';
+import { type ConnectionConfig, type ConnectionState, initialState } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
@@ -19,6 +20,13 @@ import { runTool } from './tool-runner.ts';
 
 /** Messages held for a session while its actor is being restarted; past this, requests are refused. */
 export const MAX_BUFFERED_MESSAGES = 10_000;
+
+/**
+ * Requests a session answers itself while its first actor is still booting (a cold start): their steps
+ * are pure and effect-free, and the actor is sent the same lines, so it reaches the same state and its
+ * own replies to them are dropped. Anything else ends this and waits for the actor.
+ */
+const EARLY_METHODS: ReadonlySet<string> = new Set(['initialize', 'notifications/initialized', 'ping']);
 
 export interface SessionDeps {
   readonly id: string;
@@ -42,7 +50,12 @@ export class Session {
   #buffer: ConnectionMessage[] = [];
   #closed = false;
   #restarts = 0;
+  #started = false;
   #idleWaiters: (() => void)[] = [];
+  /** While the first actor boots: the core's state as the actor will have it after the lines sent so far. */
+  #early: ConnectionState | null = null;
+  /** Requests answered here before the actor: its replies to them are dropped; the lines, in case it dies first. */
+  readonly #answeredEarly = new Map<string, string>();
   /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
   #tasks: SessionTasks | null = null;
 
@@ -77,7 +90,16 @@ export class Session {
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
-    if (this.#checkpoint) this.#restarts++;
+    const first = !this.#started;
+    this.#started = true;
+    if (!first) this.#restarts++;
+    // The first actor of a session may wait for its thread to boot: meanwhile the session answers what it can.
+    if (first) {
+      this.#early = initialState(this.#deps.config);
+      void actor.ready.then(() => { this.#early = null; });
+    } else {
+      this.#early = null;
+    }
     const runner = new EffectRunner(this.#deps.effects, (result) => actor.cast({ k: 'result', result } satisfies ConnectionMessage));
     this.#actor = actor;
     this.#runner = runner;
@@ -85,7 +107,9 @@ export class Session {
     actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
     void actor.exited.then((reason) => this.#actorExited(actor, runner, reason));
-    const buffered = this.#buffer;
+    // Lines answered early whose answer the dead actor never confirmed: the new one must see them first.
+    const unconfirmed: ConnectionMessage[] = [...this.#answeredEarly.values()].map((line) => ({ k: 'line', line }));
+    const buffered = this.#restarts > 0 ? [...unconfirmed, ...this.#buffer] : this.#buffer;
     this.#buffer = [];
     for (const msg of buffered) actor.cast(msg);
     // What a dead actor may have lost of its tasks' answers and questions is given to this one.
@@ -98,7 +122,8 @@ export class Session {
     if (this.#closed) return;
     let msg: ConnectionMessage;
     if (frame.kind === 'line') {
-      this.#track(frame.text, parsed);
+      const message = this.#track(frame.text, parsed);
+      if (this.#early) this.#answerEarly(frame.text, message);
       msg = { k: 'line', line: frame.text };
     } else {
       msg = frame.kind === 'oversized'
@@ -143,15 +168,42 @@ export class Session {
     if (runner) await runner.close('the session closed');
   }
 
-  /** Notes requests (ids) and cancellations; parse errors are the actor's to answer. */
-  #track(line: string, alreadyParsed?: unknown): void {
+  /**
+   * A request the first actor is not up to answer yet, answered here if it is one of EARLY_METHODS. The
+   * line still goes to the actor (same lines, same pure core: same state); the actor's reply is dropped.
+   */
+  #answerEarly(line: string, message: unknown): void {
+    const method = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as { method?: unknown }).method : undefined;
+    if (typeof method !== 'string' || !EARLY_METHODS.has(method)) {
+      this.#early = null;
+      return;
+    }
+    const step = handleMcpLine(line, this.#early as ConnectionState);
+    if (step.effects.some((e) => e.kind !== 'log')) {
+      this.#early = null;
+      return;
+    }
+    this.#early = step.state;
+    for (const reply of step.replies) {
+      const id = responseIdOf(reply);
+      // Notifications (and the log effects) are left to the actor, which sends them once.
+      if (id === undefined) continue;
+      const key = idKey(id);
+      this.#answeredEarly.set(key, line);
+      this.#inFlight.delete(key);
+      this.#deps.send(reply);
+    }
+  }
+
+  /** Notes requests (ids) and cancellations; parse errors are the actor's to answer. Returns the parsed message. */
+  #track(line: string, alreadyParsed?: unknown): unknown {
     let parsed: unknown = alreadyParsed;
     if (parsed === undefined) {
       try {
         parsed = JSON.parse(line);
       } catch {
         // Not JSON: the actor answers it with -32700; there is no id to track.
-        return;
+        return undefined;
       }
     }
     for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
@@ -164,6 +216,7 @@ export class Session {
         if (typeof target === 'string' || typeof target === 'number') this.#inFlight.delete(idKey(target));
       }
     }
+    return parsed;
   }
 
   #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
@@ -174,6 +227,8 @@ export class Session {
       const id = responseIdOf(line);
       if (id !== undefined) {
         const key = idKey(id);
+        // Answered early: this reply confirms that the actor has the line; the client has its answer.
+        if (this.#answeredEarly.delete(key)) continue;
         this.#inFlight.delete(key);
         this.#tasks?.replied(key);
       }
