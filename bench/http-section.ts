@@ -151,7 +151,11 @@ function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShar
       `The README's HTTP figures section has the profile and what it would take.`);
   }
   if (memRatio > MEMORY_TARGET) {
-    notes.push(`**Memory target missed** (${fmt(memRatio, 2)}× the SDK). Per the README's profile, most of a session's cost sits on the main thread: two xstate lifecycle actors per session (the per-session supervisor's and its child's), and the \`Session\`/\`HttpSession\`/\`ActorRef\` objects; what it would take: a plain-object lifecycle for per-session supervision and leaner per-session objects.`);
+    const workerHeap = (h: Record<string, unknown>) => (Array.isArray(h.workers) ? (h.workers as { heapUsed?: number }[]).reduce((acc, w) => acc + (w.heapUsed ?? 0), 0) : Number.NaN);
+    const perWorker = (workerHeap(sp.healthAfter) - workerHeap(sp.healthBefore)) / sp.sessions;
+    notes.push(`**Memory target missed** (${fmt(memRatio, 2)}× the SDK: ${kb(sp.perSession)} per session against ≤ ${kb(sdk.perSession * MEMORY_TARGET)}). ` +
+      `${Number.isFinite(perWorker) ? `Of super-pi's ${kb(sp.perSession)}, the scheduler threads' heaps (the connection actors, from /health, without a forced GC) grew ${kb(perWorker)} per session; the other ${kb(sp.perSession - perWorker)} is the main thread's heap (the per-session \`Session\`, \`HttpSession\`, \`ActorRef\` and per-session supervision objects) and native memory (sockets, buffers). ` : ''}` +
+      `What it would take: less per-session state on the main thread, where most of the cost is; the README's HTTP figures section has the heap profile.`);
   }
   return {
     title: 'Streamable HTTP and WebSocket vs the SDK; memory per idle session',

@@ -59,7 +59,13 @@ function textTable(headers: readonly string[], rows: readonly (readonly string[]
   return [line(headers), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...rows.map(line)].join('\n');
 }
 
-const ratioText = (r: number | null) => (r === null || !Number.isFinite(r) ? '' : `${fmt(r, r >= 10 ? 1 : 2)}×`);
+/** The ratio with 2 decimals, or 3 when 2 would round it onto the target's own figure (1.598 is not "1.60×" against "≥ 1.6×"). */
+const ratioText = (r: number | null, target = '') => {
+  if (r === null || !Number.isFinite(r)) return '';
+  const two = fmt(r, r >= 10 ? 1 : 2);
+  const bound = /([\d.]+)×/.exec(target)?.[1];
+  return bound !== undefined && Number(two) === Number(bound) && r !== Number(bound) ? `${fmt(r, 3)}×` : `${two}×`;
+};
 const metText = (m: boolean | null) => (m === null ? '' : m ? 'yes' : '**no**');
 const peerText = (row: BenchRow) => (row.peer ? (row.peerName ? `${row.peer} (${row.peerName})` : row.peer) : row.peerName);
 
@@ -73,7 +79,7 @@ export function renderSection(section: BenchSection, level = 2): string {
     '',
     section.method,
     '',
-    textTable(['measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], section.rows.map((r) => [r.measure, r.ours, peerText(r), ratioText(r.ratio), r.target, metText(r.met)])),
+    textTable(['measure', 'super-pi', 'peer', 'ratio', 'target', 'met'], section.rows.map((r) => [r.measure, r.ours, peerText(r), ratioText(r.ratio, r.target), r.target, metText(r.met)])),
     '',
     ...section.notes.flatMap((n) => [n, '']),
   ].join('\n');
@@ -220,7 +226,7 @@ function summaryRows(outcomes: readonly Outcome[]): string[][] {
       rows.push([o.spec.name, `failed: ${short(o.error)}`, '', '', '', '', '']);
       continue;
     }
-    for (const r of o.section.rows) rows.push([o.spec.name, r.measure, r.ours, peerText(r), ratioText(r.ratio), r.target, metText(r.met)]);
+    for (const r of o.section.rows) rows.push([o.spec.name, r.measure, r.ours, peerText(r), ratioText(r.ratio, r.target), r.target, metText(r.met)]);
   }
   return rows;
 }
@@ -234,7 +240,7 @@ function report(outcomes: readonly Outcome[], run: { date: string; totalS: numbe
       continue;
     }
     for (const r of o.section.rows.filter((x) => x.target !== '')) {
-      targets.push([o.spec.name, r.measure, `${r.ours}${r.peer ? ` vs ${r.peer}` : ''}${r.ratio !== null ? ` = ${ratioText(r.ratio)}` : ''}`, r.target, r.met === null ? '' : r.met ? 'met' : '**not met**']);
+      targets.push([o.spec.name, r.measure, `${r.ours}${r.peer ? ` vs ${r.peer}` : ''}${r.ratio !== null ? ` = ${ratioText(r.ratio, r.target)}` : ''}`, r.target, r.met === null ? '' : r.met ? 'met' : '**not met**']);
     }
   }
   const met = targets.filter((t) => t[4] === 'met').length;
