@@ -148,6 +148,7 @@ function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShar
     notes.push(`**HTTP target missed** at 64 clients (${fmt(rate(at64.cmp.a) / rate(at64.cmp.b), 2)}×). ` +
       `${Number.isFinite(ceiling) && ceiling < THROUGHPUT_TARGET ? `Even the floor, a server that does nothing, reaches only ${fmt(ceiling, 2)}× the SDK with this client here (client and servers share the 2 cores), so ${THROUGHPUT_TARGET}× cannot be shown on this machine with this client. ` : `The floor reaches ${fmt(ceiling, 2)}× the SDK, so the client is not what caps the ratio. `}` +
       `${share ? `super-pi's main thread (HTTP parsing, session routing, SSE framing) did ${pct(share.ofProcess)} of the process's CPU and was busy ${pct(share.busy)} of the time the level ran${share.busy >= 0.8 ? ': it is the bottleneck, and more throughput needs less work per request on it or HTTP handling spread over threads' : ': it is not saturated, so the limit is CPU shared among the client, the server\'s threads and whatever else runs on the 2 cores (CPU/call above)'}. ` : ''}` +
+      `Per call, super-pi used ${fmt(cpuPerCall(at64.cmp.b) / cpuPerCall(at64.cmp.a), 2)}× less server CPU than the SDK (${fmt(cpuPerCall(at64.cmp.a))} against ${fmt(cpuPerCall(at64.cmp.b))} µs, all threads): the throughput ratio a run with both cores to itself would approach; other work on the machine during the blocks (load average in the run table) narrows it. ` +
       `The README's HTTP figures section has the profile and what it would take.`);
   }
   if (memRatio > MEMORY_TARGET) {
