@@ -15,11 +15,12 @@
 // Usage: npm run bench:http   (npm run build && tsx bench/http.ts). Writes bench/results/http.md.
 
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
+import { schedulerEntry } from '../src/runtime/thread-entries.ts';
+import { makeSandbox, repoRoot, type Sandbox } from '../test/e2e/fixtures.ts';
 import { bounded, cpuMicros, initializeParams, type JsonRpcReply, McpHttpSession, readParams, rssBytes, WsRpc } from './lib/mcp-http-client.ts';
 import { isMain } from './lib/report.ts';
 import { fmt, kb, percentile, ratio, sleep, table } from './lib/stats.ts';
@@ -32,8 +33,14 @@ export const WS_IN_FLIGHT = 64;
 export const WS_BLOCK_MS = 2500;
 export const IDLE_SESSIONS = 10_000;
 export const MIN_IDLE_SESSIONS = 2_000;
-/** Sessions opened (and kept) before the "before" reading, so one-time costs (JIT, lazy modules) are not counted. */
-export const MEMORY_WARMUP_SESSIONS = 100;
+/**
+ * Sessions opened (and kept) before the "before" reading, so one-time costs are not counted: JIT, lazy
+ * modules, and above all each V8 heap growing to its working size (young generations: super-pi runs three
+ * isolates, the SDK one). Measured every 1,000 sessions: super-pi's first 2,000 cost ~29 KB each, the next
+ * 8,000 ~9 KB; the SDK's first 2,000 ~45 KB, the next ~31-35 KB. With 100, the one-time growth was counted
+ * as per-session memory, much more so for super-pi.
+ */
+export const MEMORY_WARMUP_SESSIONS = 2000;
 export const MEMORY_CHUNK = 1000;
 /** Opening idle sessions on one server stops at this deadline (at least MIN_IDLE_SESSIONS are opened). */
 export const MEMORY_DEADLINE_MS = 50_000;
@@ -77,16 +84,43 @@ export function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> 
   });
 }
 
+/**
+ * super-pi as a user runs it: `bin/super-pi.js`, which runs the dist/ bundle (built by `npm run build`,
+ * which bench:http runs first). Through tsx instead, its keepNames transform gives every named closure a
+ * property store (~256 B each, ~1.8 KB per session) and costs CPU that the shipped server does not pay.
+ */
 export async function startSuperPi(ws: string): Promise<Target> {
-  // --max-sessions: the default (10,000) counts the warm-up sessions too; the memory phase opens 10,000 more.
-  const server: RunningServer = await startHttpServerProcess(ws, ['--max-sessions', String(IDLE_SESSIONS + 1000)]);
-  const child = server.child;
-  return { name: 'super-pi', url: server.url, pid: child.pid as number, stop: () => stopChild(child) };
+  // --max-sessions: the default (10,000) counts the warm-up sessions too.
+  const max = String(MEMORY_WARMUP_SESSIONS + IDLE_SESSIONS + 1000);
+  return startProcess('super-pi', [path.join(repoRoot, 'bin/super-pi.js'), '--port', '0', '--workspace', ws, '--max-sessions', max], /Streamable HTTP\s+(http:\/\/\S+)/);
 }
 
-/** Runs a bench/peers script under tsx; resolves once it printed a URL matching `pattern`. */
+/** How super-pi's threads run in this checkout now: from the dist/ bundle, or from src/ through tsx (dist/ stale). */
+export const superPiEntry = (): string => (schedulerEntry().mode === 'built' ? 'the dist/ bundle' : 'src/ through tsx (dist/ was stale)');
+
+/**
+ * Runs a bench/peers script as plain JavaScript, compiled by esbuild (no keepNames, as super-pi's bundle),
+ * so that neither side carries tsx's per-closure cost; resolves once it printed a URL matching `pattern`.
+ */
 export async function startPeer(name: string, script: string, args: string[], pattern: RegExp): Promise<Target> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, 'peers', script), ...args], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  return startProcess(name, [await compiledPeer(script), ...args], pattern);
+}
+
+/** The peer compiled to ESM under node_modules/.cache (so its imports resolve from the repository's node_modules). */
+async function compiledPeer(script: string): Promise<string> {
+  const { transform } = await import('esbuild');
+  const out = path.join(repoRoot, 'node_modules', '.cache', 'super-pi-bench', script.replace(/\.ts$/, '.mjs'));
+  const { code } = await transform(await readFile(path.join(here, 'peers', script), 'utf8'), { loader: 'ts', format: 'esm', target: 'node20', sourcefile: script });
+  await mkdir(path.dirname(out), { recursive: true });
+  // Written aside, then renamed: another bench run may be starting the same peer.
+  const tmp = `${out}.${process.pid}.tmp`;
+  await writeFile(tmp, code);
+  await rename(tmp, out);
+  return out;
+}
+
+async function startProcess(name: string, args: string[], pattern: RegExp): Promise<Target> {
+  const child = spawn(process.execPath, args, { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
   let stdout = '';
   let stderr = '';
   child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
@@ -438,9 +472,9 @@ async function main(): Promise<void> {
       ['SDK', `@modelcontextprotocol/sdk ${(JSON.parse(await readFile(path.join(repoRoot, 'node_modules/@modelcontextprotocol/sdk/package.json'), 'utf8')) as { version: string }).version}, zod ${(JSON.parse(await readFile(path.join(repoRoot, 'node_modules/zod/package.json'), 'utf8')) as { version: string }).version}`],
       ['date', new Date().toISOString()],
       ['command', '`npm run bench:http`   (npm run build && tsx bench/http.ts)'],
-      ['super-pi', '`examples/server.ts --port 0 --workspace <tmp>` (default threads: one scheduler thread per core, at least 2), started by test/e2e/fixtures.ts'],
-      ['SDK peer', '`bench/peers/sdk-http-server.ts`: node:http, one McpServer + StreamableHTTPServerTransport per session, `read` = fs.readFile'],
-      ['floors', '`bench/peers/http-floor-server.ts` (HTTP), `bench/peers/ws-echo-server.ts` (WebSocket)'],
+      ['super-pi', `\`bin/super-pi.js --port 0 --workspace <tmp>\` (threads from ${superPiEntry()}; default threads: one scheduler thread per core, at least 2)`],
+      ['SDK peer', '`bench/peers/sdk-http-server.ts` compiled to plain JS by esbuild: node:http, one McpServer + StreamableHTTPServerTransport per session, `read` = fs.readFile'],
+      ['floors', '`bench/peers/http-floor-server.ts` (HTTP), `bench/peers/ws-echo-server.ts` (WebSocket), compiled the same way'],
       ['client', 'this process: node:http with a keep-alive Agent (not fetch: undici cost ~500 µs of client CPU per call on these 2 cores), same headers and reply parsing for every server; `ws` for WebSocket'],
     ]));
     emit('');
