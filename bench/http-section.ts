@@ -9,7 +9,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeSandbox, type Sandbox } from '../test/e2e/fixtures.ts';
 import {
-  BLOCK_MS, cpuPerCall, FILE, FILE_TEXT, httpLevels, IDLE_SESSIONS, idleMemory, type LevelResult, LEVELS, MEMORY_TARGET, type MemoryResult,
+  BLOCK_MS, cpuPerCall, MEMORY_WARMUP_SESSIONS, superPiEntry, FILE, FILE_TEXT, httpLevels, IDLE_SESSIONS, idleMemory, type LevelResult, LEVELS, MEMORY_TARGET, type MemoryResult,
   OPEN_CONCURRENCY, rate, type Sample, startEcho, startFloor, startSdk, startSuperPi, type Target, THROUGHPUT_TARGET, WARMUP_MS, WS_BLOCK_MS, WS_IN_FLIGHT,
   websocket, type WsResult,
 } from './http.ts';
@@ -161,10 +161,10 @@ function section(plan: Plan, levels: LevelResult[], shares: Map<number, MainShar
   return {
     title: 'Streamable HTTP and WebSocket vs the SDK; memory per idle session',
     command: 'npm run build && npx tsx bench/http-section.ts',
-    method: `The measuring code of \`bench/http.ts\` (\`npm run bench:http\` runs it alone, with more detail, into bench/results/http.md). super-pi (\`examples/server.ts\`, default threads), the SDK peer (\`bench/peers/sdk-http-server.ts\`: node:http, one \`McpServer\` + \`StreamableHTTPServerTransport\` per session, as the SDK documents, \`read\` = fs.readFile) and the floors each run in their own process; this process is the client (\`bench/lib/mcp-http-client.ts\`, the same requests and reply parsing for every server; \`ws\` for WebSocket). ` +
+    method: `The measuring code of \`bench/http.ts\` (\`npm run bench:http\` runs it alone, with more detail, into bench/results/http.md). super-pi (\`startSuperPi\` of \`bench/http.ts\`, default threads, running from ${superPiEntry()}), the SDK peer (\`bench/peers/sdk-http-server.ts\`: node:http, one \`McpServer\` + \`StreamableHTTPServerTransport\` per session, as the SDK documents, \`read\` = fs.readFile) and the floors each run in their own process; this process is the client (\`bench/lib/mcp-http-client.ts\`, the same requests and reply parsing for every server; \`ws\` for WebSocket). ` +
       `HTTP: per level (${plan.levels.join(', ')} clients, one session each, \`tools/call read\` of a ${FILE_TEXT.length}-byte file in a closed loop), ${WARMUP_MS / 1000} s warm-up per server, then ${plan.blockMs / 1000} s blocks super-pi, SDK, floor, floor, SDK, super-pi; ratio = super-pi ÷ SDK calls/s (latency: super-pi ÷ SDK). ` +
       `WebSocket: one connection, ${WS_IN_FLIGHT} requests in flight, ${plan.wsBlockMs / 1000} s blocks super-pi, echo, echo, super-pi against a \`ws\` echo server (the floor; the SDK has no WebSocket server). ` +
-      `Memory: a fresh process of each server, 100 sessions opened first, then ${fmt(plan.idleSessions, 0)} idle sessions (initialize + initialized), ${OPEN_CONCURRENCY} at a time; VmRSS after − before, ÷ sessions.`,
+      `Memory: a fresh process of each server, ${fmt(MEMORY_WARMUP_SESSIONS, 0)} sessions opened first and kept (so each heap's one-time growth is not counted), then ${fmt(plan.idleSessions, 0)} idle sessions (initialize + initialized), ${OPEN_CONCURRENCY} at a time; VmRSS after − before, ÷ sessions.`,
     rows,
     notes,
   };
