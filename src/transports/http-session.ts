@@ -108,6 +108,10 @@ export class Exchange {
   }
 }
 
+/**
+ * One HTTP session on the main thread. An idle session is most of what a server holds, so what only
+ * requests in flight and open streams need is created with them and let go when they end.
+ */
 export class HttpSession {
   readonly id: string;
   readonly principal: Principal;
@@ -116,10 +120,12 @@ export class HttpSession {
   /** The headers of every reply on this session's POSTs (one object, not one per request). */
   readonly replyHeaders: Readonly<Record<string, string>>;
   lastSeen = Date.now();
-  readonly #exchanges = new Set<Exchange>();
-  readonly #standalone = new Set<SseStream>();
-  /** progressToken → the exchange whose request carried it. */
-  readonly #progressOwners = new Map<string, Exchange>();
+  /** POSTs waiting for answers, oldest first; null when there are none. */
+  #exchanges: Exchange[] | null = null;
+  /** Open GET streams, oldest first; null when there are none. */
+  #standalone: SseStream[] | null = null;
+  /** progressToken → the exchange whose request carried it; null when no request in flight carried one. */
+  #progressOwners: Map<string, Exchange> | null = null;
 
   constructor(id: string, principal: Principal, session: Session) {
     this.id = id;
@@ -129,56 +135,76 @@ export class HttpSession {
   }
 
   get busy(): boolean {
-    return this.#exchanges.size > 0 || [...this.#standalone].some((s) => s.open);
+    return this.#exchanges !== null || (this.#standalone?.some((s) => s.open) ?? false);
   }
 
   addExchange(exchange: Exchange, progressTokens: (string | number)[]): void {
-    this.#exchanges.add(exchange);
-    for (const t of progressTokens) this.#progressOwners.set(JSON.stringify(t), exchange);
+    (this.#exchanges ??= []).push(exchange);
+    if (progressTokens.length === 0) return;
+    const owners = (this.#progressOwners ??= new Map());
+    for (const t of progressTokens) owners.set(JSON.stringify(t), exchange);
   }
 
   removeExchange(exchange: Exchange): void {
-    this.#exchanges.delete(exchange);
-    for (const [t, ex] of this.#progressOwners) if (ex === exchange) this.#progressOwners.delete(t);
+    this.#exchanges = without(this.#exchanges, exchange);
+    const owners = this.#progressOwners;
+    if (owners === null) return;
+    for (const [t, ex] of owners) if (ex === exchange) owners.delete(t);
+    if (owners.size === 0) this.#progressOwners = null;
   }
 
   addStandalone(stream: SseStream): void {
-    this.#standalone.add(stream);
+    (this.#standalone ??= []).push(stream);
   }
 
   removeStandalone(stream: SseStream): void {
-    this.#standalone.delete(stream);
+    this.#standalone = without(this.#standalone, stream);
   }
 
   /** Every line the session sends comes through here. */
   route(line: string): void {
     const id = responseIdOf(line);
+    const exchanges = this.#exchanges;
     if (id !== undefined) {
       const key = idKey(id);
-      for (const ex of this.#exchanges) {
-        if (ex.requests.has(key)) {
-          ex.answer(key, line);
-          if (ex.finished) this.removeExchange(ex);
-          return;
+      if (exchanges !== null) {
+        for (const ex of exchanges) {
+          if (ex.requests.has(key)) {
+            ex.answer(key, line);
+            if (ex.finished) this.removeExchange(ex);
+            return;
+          }
         }
       }
       return; // its POST is gone (the client disconnected); the request was cancelled
     }
-    if (line.startsWith('{"jsonrpc":"2.0","method":"notifications/progress"')) {
+    if (this.#progressOwners !== null && line.startsWith('{"jsonrpc":"2.0","method":"notifications/progress"')) {
       const token = (JSON.parse(line) as { params?: { progressToken?: unknown } }).params?.progressToken;
       const owner = this.#progressOwners.get(JSON.stringify(token));
       if (owner?.push(line)) return;
     }
-    // Server requests (elicitation) and other notifications: a streaming POST, else the GET stream.
-    for (const ex of [...this.#exchanges].reverse()) if (ex.push(line)) return;
+    // Server requests (elicitation) and other notifications: the newest POST that may stream, else the GET stream.
+    if (exchanges !== null) for (let i = exchanges.length - 1; i >= 0; i--) if ((exchanges[i] as Exchange).push(line)) return;
     const eventId = this.events.nextId();
     this.events.remember(eventId, line);
-    const stream = [...this.#standalone].reverse().find((s) => s.open);
-    stream?.send(eventId, line);
+    const streams = this.#standalone ?? [];
+    for (let i = streams.length - 1; i >= 0; i--) {
+      const stream = streams[i] as SseStream;
+      if (stream.open) return stream.send(eventId, line);
+    }
   }
 
   closeStreams(): void {
-    for (const s of this.#standalone) s.end();
-    this.#standalone.clear();
+    const streams = this.#standalone;
+    this.#standalone = null;
+    for (const s of streams ?? []) s.end();
   }
+}
+
+/** `list` without `item`; null rather than an empty list, so an idle session holds no array. */
+function without<T>(list: T[] | null, item: T): T[] | null {
+  if (list === null) return null;
+  const i = list.indexOf(item);
+  if (i !== -1) list.splice(i, 1);
+  return list.length === 0 ? null : list;
 }

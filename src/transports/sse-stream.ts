@@ -11,21 +11,24 @@ export const SSE_REPLAY_EVENTS = 1000;
 /** Per-session event ids and the replay buffer of the session's standalone (GET) stream. */
 export class EventLog {
   #next = 1;
-  readonly #buffer: { id: string; data: string }[] = [];
+  /** Created with the first event to remember: most sessions never send one on their GET stream. */
+  #buffer: { id: string; data: string }[] | null = null;
 
   nextId(): string {
     return String(this.#next++);
   }
 
   remember(id: string, data: string): void {
-    this.#buffer.push({ id, data });
-    if (this.#buffer.length > SSE_REPLAY_EVENTS) this.#buffer.shift();
+    const buffer = (this.#buffer ??= []);
+    buffer.push({ id, data });
+    if (buffer.length > SSE_REPLAY_EVENTS) buffer.shift();
   }
 
   /** Events after `lastEventId`, or null when that id is no longer (or never was) in the buffer. */
   after(lastEventId: string): { id: string; data: string }[] | null {
-    const i = this.#buffer.findIndex((e) => e.id === lastEventId);
-    return i === -1 ? null : this.#buffer.slice(i + 1);
+    const buffer = this.#buffer ?? [];
+    const i = buffer.findIndex((e) => e.id === lastEventId);
+    return i === -1 ? null : buffer.slice(i + 1);
   }
 }
 
