@@ -7,16 +7,22 @@
  * their answer; DynamicSupervisor counts pending starts against its maxChildren.
  */
 export class Mailbox {
-  #tail: Promise<void> = Promise.resolve();
+  /** The last operation's end; the shared settled promise when nothing is queued (an idle mailbox holds nothing). */
+  #tail: Promise<void> = IDLE;
 
   /** Runs `op` after every operation posted before it has settled; settles as `op` does. */
   post<T>(op: () => Promise<T>): Promise<T> {
     const run = this.#tail.then(op);
     // The tail only orders the next operation; `run`'s outcome, failure included, is the poster's.
-    this.#tail = run.then(
-      () => undefined,
-      () => undefined,
-    );
+    const tail = run.then(idle, idle);
+    this.#tail = tail;
+    void tail.then(() => {
+      if (this.#tail === tail) this.#tail = IDLE;
+    });
     return run;
   }
 }
+
+const IDLE: Promise<void> = Promise.resolve();
+
+function idle(): void {}

@@ -12,7 +12,7 @@ import { restartIntensity } from './restart-intensity.ts';
 import { shouldRestart } from './restart-strategy.ts';
 import { callStart, type Incarnation, type StartOutcome, type SupervisedChild } from './supervised-child.ts';
 import type { SupervisorEvent, SupervisorOptions } from './supervisor-events.ts';
-import { exitOf, shutdownHandle } from './shutdown.ts';
+import { shutdownHandle } from './shutdown.ts';
 
 /** One row of `whichChildren()`, in start order. */
 export interface ChildInfo {
@@ -46,8 +46,8 @@ export abstract class SupervisorCore implements ChildHandle {
   readonly #mailbox = new Mailbox();
   #phase: Phase = 'starting';
   #exitSettled = false;
-  /** Times of the restarts inside the current period (see restartIntensity). */
-  #restarts: number[] = [];
+  /** Times of the restarts inside the current period (see restartIntensity); shared empty list until the first. */
+  #restarts: readonly number[] = NO_RESTARTS;
 
   protected constructor(flags: CoreFlags, options: SupervisorOptions) {
     this.name = flags.name;
@@ -219,8 +219,13 @@ export abstract class SupervisorCore implements ChildHandle {
     return false;
   }
 
+  /**
+   * One reaction on the child's `exited` (a rejection read as a crash, as exitOf does): a supervisor
+   * watches every child for its whole life, so this is per-child memory, kept to two closures.
+   */
   #watch(child: SupervisedChild, incarnation: Incarnation): void {
-    void exitOf(incarnation.handle).then((reason) => this.#postInternal(() => this.#childExited(child, incarnation, reason)));
+    const exited = (reason: ExitReason): void => this.#postInternal(() => this.#childExited(child, incarnation, reason));
+    void incarnation.handle.exited.then(exited, (cause: unknown) => exited(crash(cause)));
   }
 
   async #childExited(child: SupervisedChild, incarnation: Incarnation, reason: ExitReason): Promise<void> {
@@ -290,6 +295,8 @@ export abstract class SupervisorCore implements ChildHandle {
     this.emit({ type: 'supervisor-exited', supervisor: this.name, reason });
   }
 }
+
+const NO_RESTARTS: readonly number[] = Object.freeze([]);
 
 /** Errors with no caller and no supervisor left to carry them go to the process's warnings (stderr by default). */
 function reportDefect(supervisor: string, error: unknown): void {

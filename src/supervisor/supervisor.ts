@@ -21,8 +21,12 @@ export interface ChildCounts {
 
 export class Supervisor extends SupervisorCore {
   readonly strategy: Strategy;
-  /** Start order. A temporary child leaves when it exits or is stopped; others stay, `stopped`, until deleted. */
-  #children: SupervisedChild[] = [];
+  /**
+   * Start order. A temporary child leaves when it exits or is stopped; others stay, `stopped`, until deleted.
+   * Replaced, never grown in place: an array grown by push reserves room for 17, and a server keeps one
+   * supervisor with one child per session.
+   */
+  #children: readonly SupervisedChild[] = [];
 
   private constructor(flags: ResolvedSupervisorFlags, options: SupervisorOptions) {
     super(flags, options);
@@ -73,7 +77,7 @@ export class Supervisor extends SupervisorCore {
           : this.error('already_present', `child "${existing.id}" is already present (not running); use restartChild or deleteChild`);
       }
       const child = new SupervisedChild(checked.spec);
-      this.#children.push(child);
+      this.#children = this.#children.concat(child);
       const outcome = await this.startIncarnation(child);
       if (!outcome.ok) {
         this.#remove(child);
@@ -171,7 +175,7 @@ export class Supervisor extends SupervisorCore {
   async #startAll(specs: readonly ResolvedChildSpec[]): Promise<void> {
     for (const spec of specs) {
       const child = new SupervisedChild(spec);
-      this.#children.push(child);
+      this.#children = this.#children.concat(child);
       const outcome = await this.startIncarnation(child);
       if (!outcome.ok) {
         // OTP: a supervisor whose child cannot start does not start; undo what was started, newest first.

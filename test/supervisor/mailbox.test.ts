@@ -30,4 +30,22 @@ test('a failing operation rejects for its poster only; the next one still runs',
   assert.is(await next, 42);
 });
 
+test('after going idle, a mailbox still orders what is posted next (posted during and after the last operation)', async () => {
+  const mailbox = new Mailbox();
+  const seen: number[] = [];
+  await mailbox.post(async () => void seen.push(1));
+  await new Promise((r) => setImmediate(r));
+  const hold = gate();
+  const a = mailbox.post(async () => {
+    await hold.promise;
+    seen.push(2);
+  });
+  const b = mailbox.post(async () => void seen.push(3));
+  hold.open();
+  // Posted while the tail of `a`/`b` is settling: must still come after them.
+  const c = mailbox.post(async () => void seen.push(4));
+  await Promise.all([a, b, c]);
+  assert.equal(seen, [1, 2, 3, 4]);
+});
+
 test.run();
