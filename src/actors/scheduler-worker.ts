@@ -3,6 +3,7 @@
 
 import { parentPort } from 'node:worker_threads';
 import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, crashOf, type Outcome } from './behaviour.ts';
+import { precompileToolValidators } from '../mcp/arguments.ts';
 import { builtinBehaviours } from './builtin-behaviours.ts';
 import { Mailbox } from './mailbox.ts';
 import type { FromWorker, ToWorker } from './messages.ts';
@@ -183,5 +184,9 @@ port.on('message', (m: ToWorker) => {
 });
 
 post({ t: 'ready' });
+
+/** After this long a freshly booted thread compiles the tool validators (off a cold start's critical path). */
+const WARM_UP_DELAY_MS = 300;
+setTimeout(() => precompileToolValidators(), WARM_UP_DELAY_MS).unref();
 
 export default null;

@@ -13,6 +13,17 @@ const compiled = new Map<ToolName, ValidateFunction>();
 
 export type ArgumentCheck = { ok: true } | { ok: false; message: string };
 
+/**
+ * Compiles every tool's validator now (about 100 ms): a scheduler thread calls this once it is ready and
+ * idle, so its first tools/call does not pay for it, while a cold start still does not wait for it.
+ */
+export function precompileToolValidators(): void {
+  ajv ??= new Ajv2020({ allErrors: false, strict: false });
+  for (const tool of Object.keys(toolCatalog) as ToolName[]) {
+    if (!compiled.has(tool)) compiled.set(tool, ajv.compile(toolCatalog[tool].inputSchema));
+  }
+}
+
 export function checkToolArguments(tool: ToolName, args: unknown): ArgumentCheck {
   let validate = compiled.get(tool);
   if (!validate) {
