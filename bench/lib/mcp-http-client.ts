@@ -47,8 +47,24 @@ interface HttpReply {
   readonly text: string;
 }
 
-/** One HTTP exchange: the whole reply body (an SSE stream ends when the server ends it). */
-function exchange(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<HttpReply> {
+/**
+ * One HTTP exchange: the whole reply body (an SSE stream ends when the server ends it). A request sent on a
+ * kept-alive socket that the server closed meanwhile (its keep-alive timeout ran out while this session
+ * idled between blocks) is sent once more on a new socket, as Node's documentation advises; never a
+ * request the server may have read (then the error is the server's, and it counts).
+ */
+async function exchange(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<HttpReply> {
+  try {
+    return await exchangeOnce(url, method, headers, body);
+  } catch (err) {
+    if (!(err instanceof StaleSocketError)) throw err;
+    return exchangeOnce(url, method, headers, body);
+  }
+}
+
+class StaleSocketError extends Error {}
+
+function exchangeOnce(url: URL, method: string, headers: Record<string, string>, body?: string): Promise<HttpReply> {
   return new Promise((resolve, reject) => {
     const req = httpRequest({ agent, host: url.hostname, port: url.port, path: url.pathname, method, headers: body === undefined ? headers : { ...headers, 'content-length': String(Buffer.byteLength(body)) } }, (res) => {
       const chunks: Buffer[] = [];
@@ -59,7 +75,10 @@ function exchange(url: URL, method: string, headers: Record<string, string>, bod
       });
       res.on('error', reject);
     });
-    req.on('error', reject);
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      const stale = req.reusedSocket && err.code === 'ECONNRESET';
+      reject(stale ? new StaleSocketError(err.message, { cause: err }) : err);
+    });
     req.end(body);
   });
 }
