@@ -8,7 +8,7 @@ import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { closeStep, type FsSteps, type OpenFile, openStep, readStep, runAsync, runSync, statStep } from './fs-steps.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.ts';
-import { resolveSteps } from './workspace.ts';
+import { resolveWithStats } from './workspace.ts';
 
 export interface ReadArgs {
   path: string;
@@ -20,10 +20,13 @@ export interface ReadArgs {
 
 const CHUNK_BYTES = 64 * 1024;
 /**
- * Smallest read asked for: a file's size (from stat) sizes the reads, so a small file costs a buffer of its
- * own size rather than a 64 KB one; below 4 KB, Buffer.allocUnsafe takes its bytes from Node's shared pool.
+ * Smallest read asked for while the file is not yet read to the size stat gave: a file's size sizes the
+ * reads, so a small file costs a buffer of its own size rather than a 64 KB one; below 4 KB,
+ * Buffer.allocUnsafe takes its bytes from Node's shared pool.
  */
 const MIN_CHUNK_BYTES = 4095;
+/** The read that confirms the end, once stat's size is read: small, as it should find nothing. */
+const END_PROBE_BYTES = 64;
 /** A NUL byte this early means the file is not text. */
 const BINARY_SNIFF_BYTES = 8 * 1024;
 /** Once the window is full, lines are counted for the notice only this far, so a huge file costs no more than this. */
@@ -50,14 +53,18 @@ function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | nul
   checkLineArg('offset', args.offset);
   checkLineArg('limit', args.limit);
   const shown = args.path;
-  const real = yield* resolveSteps(workspace, args.path);
+  const { real, stats } = yield* resolveWithStats(workspace, args.path);
   if (signal) throwIfCancelled(signal);
 
-  let info;
-  try {
-    info = yield* statStep(real);
-  } catch (err) {
-    throw fsError(err, shown, 'read', READ_WORDING);
+  // Resolution has already lstat'ed the final, non-link path (one system call and one Stats fewer);
+  // the workspace root itself, or a path that did not exist then, is stat'ed here.
+  let info = stats;
+  if (info === null) {
+    try {
+      info = yield* statStep(real);
+    } catch (err) {
+      throw fsError(err, shown, 'read', READ_WORDING);
+    }
   }
   if (info.isDirectory()) throw new ToolError(`${shown} is a directory, not a file; use ls to list its entries`);
   if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); only regular files can be read`);
@@ -141,7 +148,7 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
         closedBy = 'bytes';
         overflowLineBytes = lineBytes;
       } else {
-        let text = Buffer.concat(parts, lineBytes).toString('utf8');
+        let text = (parts.length === 1 ? (parts[0] as Buffer) : Buffer.concat(parts, lineBytes)).toString('utf8');
         // The BOM marks the encoding; it is not part of the first line's text.
         if (lineNo === 1 && text.startsWith('\uFEFF')) text = text.slice(1);
         outBytes += lineBytes + (lines.length > 0 ? 1 : 0);
@@ -155,13 +162,17 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
   };
 
   let consumed = 0;
+  /** The file turned out longer than stat said (it grew, or stat cannot know, as for some special files). */
+  let beyondHint = false;
   for (;;) {
     if (signal) throwIfCancelled(signal);
-    // The rest of the file as stat saw it, plus one byte, so the end shows up in one more (small) read.
-    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, Math.max(opts.sizeHint - consumed + 1, MIN_CHUNK_BYTES)));
+    // The rest of the file as stat saw it, plus one byte; then a small read that should find the end.
+    const want = consumed < opts.sizeHint ? Math.max(opts.sizeHint - consumed + 1, MIN_CHUNK_BYTES) : beyondHint ? CHUNK_BYTES : END_PROBE_BYTES;
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, want));
     const bytesRead = yield* readStep(file, buf);
     if (bytesRead === 0) break;
     consumed += bytesRead;
+    if (consumed > opts.sizeHint) beyondHint = true;
     const chunk = buf.subarray(0, bytesRead);
     if (first) {
       first = false;

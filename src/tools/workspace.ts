@@ -2,6 +2,7 @@
 // Comparison is by path components (so `/ws-evil` is not inside `/ws`), and symlinks are resolved
 // one component at a time, dangling ones included, so a link cannot lead a write or read outside.
 
+import type { Stats } from 'node:fs';
 import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
@@ -12,10 +13,15 @@ export const MAX_SYMLINK_HOPS = 40;
 
 /** True when `candidate` is `root` itself or lies below it (component-wise, not by string prefix). */
 export function isInside(root: string, candidate: string): boolean {
+  return relativeInside(root, candidate) !== null;
+}
+
+/** `candidate` relative to `root` ('' for the root itself) when it is inside, else null. */
+function relativeInside(root: string, candidate: string): string | null {
   const rel = path.relative(root, candidate);
-  if (rel === '') return true;
-  if (path.isAbsolute(rel)) return false;
-  return rel !== '..' && !rel.startsWith(`..${path.sep}`);
+  if (rel === '') return rel;
+  if (path.isAbsolute(rel)) return null;
+  return rel !== '..' && !rel.startsWith(`..${path.sep}`) ? rel : null;
 }
 
 /** The configured workspace cannot be served (missing, not a directory): a start-up error. */
@@ -53,21 +59,34 @@ export function resolveInWorkspaceSync(workspace: string, userPath: string): str
 
 /** The resolution itself, as file-system steps (src/tools/fs-steps.ts), for either driver or a larger body. */
 export function* resolveSteps(workspace: string, userPath: string): FsSteps<string> {
+  return (yield* resolveWithStats(workspace, userPath)).real;
+}
+
+/** What resolution learnt: the real path, and its lstat when its last step read one (null otherwise). */
+export interface Resolved {
+  readonly real: string;
+  /** The real path's own lstat: it is not a symbolic link, so this is what stat would say. */
+  readonly stats: Stats | null;
+}
+
+/** The resolution, keeping the final lstat so a body need not stat the same path again. */
+export function* resolveWithStats(workspace: string, userPath: string): FsSteps<Resolved> {
   if (typeof userPath !== 'string' || userPath.length === 0) throw new ToolError('path must be a non-empty string');
   if (userPath.includes('\0')) throw new ToolError('path must not contain NUL bytes');
   const expanded = userPath.startsWith('@') ? userPath.slice(1) : userPath;
-  const candidate = path.resolve(workspace, expanded);
-  if (!isInside(workspace, candidate)) {
+  const rel = relativeInside(workspace, path.resolve(workspace, expanded));
+  if (rel === null) {
     throw new ToolError(`path ${userPath} is outside the workspace ${workspace}; only paths inside it can be used`);
   }
   const hops = { count: 0 };
-  return yield* resolveComponents(workspace, candidate, hops, userPath);
+  return yield* resolveComponents(workspace, rel, hops, userPath);
 }
 
-function* resolveComponents(workspace: string, absolute: string, hops: { count: number }, shown: string): FsSteps<string> {
-  const rel = path.relative(workspace, absolute);
+/** Resolves `rel` (inside `workspace`, as relativeInside gives it) one component at a time. */
+function* resolveComponents(workspace: string, rel: string, hops: { count: number }, shown: string): FsSteps<Resolved> {
   const parts = rel === '' ? [] : rel.split(path.sep);
   let current = workspace;
+  let stats: Stats | null = null;
   for (let i = 0; i < parts.length; i++) {
     const next = path.join(current, parts[i] as string);
     let info;
@@ -76,25 +95,28 @@ function* resolveComponents(workspace: string, absolute: string, hops: { count: 
     } catch (err) {
       if (isNotFound(err)) {
         // Nothing below here exists, so nothing below here can be a symlink.
-        return path.join(next, ...parts.slice(i + 1));
+        return { real: path.join(next, ...parts.slice(i + 1)), stats: null };
       }
       throw new ToolError(`cannot resolve ${shown}: ${(err as Error).message}`, { cause: err });
     }
     if (info.isSymbolicLink()) {
       if (++hops.count > MAX_SYMLINK_HOPS) throw new ToolError(`path ${shown} has too many levels of symbolic links`);
-      const target = path.resolve(current, yield* readlinkStep(next));
-      if (!isInside(workspace, target)) {
+      const target = relativeInside(workspace, path.resolve(current, yield* readlinkStep(next)));
+      if (target === null) {
         throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
       }
-      current = yield* resolveComponents(workspace, target, hops, shown);
+      const resolved = yield* resolveComponents(workspace, target, hops, shown);
+      current = resolved.real;
+      stats = resolved.stats;
       if (!isInside(workspace, current)) {
         throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
       }
     } else {
       current = next;
+      stats = info;
     }
   }
-  return current;
+  return { real: current, stats };
 }
 
 /** The path as the model should see it: relative to the workspace, `.` for the root. */
