@@ -33,6 +33,8 @@ export class SchedulerThread {
   #nextRef = 1;
   #isReady = false;
   #lastPong = Date.now();
+  /** When the unanswered ping was sent (0: none outstanding). */
+  #lastPing = 0;
   #pingSeq = 0;
   #heartbeat: NodeJS.Timeout;
   /** Why the thread is ending, when the main thread decided it (hang, stop, kill). */
@@ -80,17 +82,22 @@ export class SchedulerThread {
     });
     this.#heartbeat = setInterval(() => {
       if (!this.#isReady) return;
-      if (Date.now() - this.#lastPong > limits.heartbeatTimeoutMs) {
+      // Hung means a ping sent long enough ago is still unanswered: a main thread that was itself blocked
+      // (and so sent no pings) must not take its own pause for the worker's.
+      const outstanding = this.#lastPing > this.#lastPong;
+      if (outstanding && Date.now() - this.#lastPing > limits.heartbeatTimeoutMs) {
         // A busy main thread may not have read a pong that is already queued: let the poll phase run
         // once more (setImmediate comes after it) before calling the worker hung.
         setImmediate(() => {
-          const silentForMs = Date.now() - this.#lastPong;
-          if (silentForMs <= limits.heartbeatTimeoutMs) return;
+          if (this.#lastPong >= this.#lastPing) return;
+          const silentForMs = Date.now() - this.#lastPing;
           log('scheduler worker missed its heartbeat; terminating it', { worker: index, silentForMs });
           this.#end({ kind: 'crash', cause: { name: 'HeartbeatTimeout', message: `scheduler worker ${index} did not answer a heartbeat for ${limits.heartbeatTimeoutMs} ms` } });
         });
         return;
       }
+      if (outstanding) return;
+      this.#lastPing = Date.now();
       this.#post({ t: 'ping', seq: ++this.#pingSeq });
     }, limits.heartbeatIntervalMs);
     this.#heartbeat.unref();

@@ -6,7 +6,9 @@ import { Ajv2020 } from 'ajv/dist/2020.js';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolName } from '../tools/definition.ts';
 
-// Draft 2020-12, the JSON Schema dialect MCP names; strict mode off so unknown annotations pass. Made on
+// Draft 2020-12, the JSON Schema dialect MCP names; strict mode off so unknown annotations pass; the
+// schemas are our own constants, checked against the meta-schema by test/mcp/arguments.test.ts, not at
+// run time (that quarters a thread's first compile). Made on
 // the first tools/call, not at import: every scheduler thread imports this before it reports ready.
 let ajv: Ajv2020 | null = null;
 const compiled = new Map<ToolName, ValidateFunction>();
@@ -18,7 +20,7 @@ export type ArgumentCheck = { ok: true } | { ok: false; message: string };
  * idle, so its first tools/call does not pay for it, while a cold start still does not wait for it.
  */
 export function precompileToolValidators(): void {
-  ajv ??= new Ajv2020({ allErrors: false, strict: false });
+  ajv ??= new Ajv2020({ allErrors: false, strict: false, validateSchema: false });
   for (const tool of Object.keys(toolCatalog) as ToolName[]) {
     if (!compiled.has(tool)) compiled.set(tool, ajv.compile(toolCatalog[tool].inputSchema));
   }
@@ -27,7 +29,7 @@ export function precompileToolValidators(): void {
 export function checkToolArguments(tool: ToolName, args: unknown): ArgumentCheck {
   let validate = compiled.get(tool);
   if (!validate) {
-    ajv ??= new Ajv2020({ allErrors: false, strict: false });
+    ajv ??= new Ajv2020({ allErrors: false, strict: false, validateSchema: false });
     validate = ajv.compile(toolCatalog[tool].inputSchema);
     compiled.set(tool, validate);
   }

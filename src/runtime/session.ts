@@ -55,7 +55,7 @@ export class Session {
   /** While the first actor boots: the core's state as the actor will have it after the lines sent so far. */
   #early: ConnectionState | null = null;
   /** Requests answered here before the actor: its replies to them are dropped; the lines, in case it dies first. */
-  readonly #answeredEarly = new Map<string, string>();
+  #answeredEarly: Map<string, string> | null = null;
   /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
   #tasks: SessionTasks | null = null;
 
@@ -108,7 +108,7 @@ export class Session {
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
     void actor.exited.then((reason) => this.#actorExited(actor, runner, reason));
     // Lines answered early whose answer the dead actor never confirmed: the new one must see them first.
-    const unconfirmed: ConnectionMessage[] = [...this.#answeredEarly.values()].map((line) => ({ k: 'line', line }));
+    const unconfirmed: ConnectionMessage[] = [...(this.#answeredEarly?.values() ?? [])].map((line) => ({ k: 'line', line }));
     const buffered = this.#restarts > 0 ? [...unconfirmed, ...this.#buffer] : this.#buffer;
     this.#buffer = [];
     for (const msg of buffered) actor.cast(msg);
@@ -189,7 +189,7 @@ export class Session {
       // Notifications (and the log effects) are left to the actor, which sends them once.
       if (id === undefined) continue;
       const key = idKey(id);
-      this.#answeredEarly.set(key, line);
+      (this.#answeredEarly ??= new Map()).set(key, line);
       this.#inFlight.delete(key);
       this.#deps.send(reply);
     }
@@ -228,7 +228,10 @@ export class Session {
       if (id !== undefined) {
         const key = idKey(id);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
-        if (this.#answeredEarly.delete(key)) continue;
+        if (this.#answeredEarly?.delete(key)) {
+          if (this.#answeredEarly.size === 0) this.#answeredEarly = null;
+          continue;
+        }
         this.#inFlight.delete(key);
         this.#tasks?.replied(key);
       }
