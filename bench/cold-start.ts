@@ -189,12 +189,9 @@ function missedNote(m: { ours: number; sdk: number; floor: number; ready: number
     lines.push(profileTable(t, 6));
   }
   lines.push([
-    'What it would take, from these profiles (the parts outside src/cli, bin/ and scripts/ are for their owners):',
-    '(1) not booting every thread before the first reply: the connection actor needs one scheduler thread, but `Application.start` boots all of them (one per core, at least 2) and the tool pool\'s first thread (`minThreads: 1`, src/runtime/tool-pool.ts) at once, each a Node start of its own competing for the same cores — boot one scheduler thread first and the rest after the first session is up, and let the pool start its first thread on the first grep/find (`minThreads: 0`);',
-    '(2) smaller: each scheduler thread loads ajv (with fast-uri) and builds its Ajv2020 instance when its bundle loads (`new Ajv2020` at the top of src/mcp/arguments.ts), before it reports ready: build it on the first `tools/call` instead;',
-    '(3) on the main thread, imports that no stdio start needs: better-sqlite3 (src/store/sqlite-store.ts; the store opens on the first harness_task, so a dynamic import there) and the HTTP and WebSocket transport with ws, loaded by a stdio start only because src/cli/main.ts imports it statically and src/cli/options.ts takes two defaults from it (a dynamic import and esbuild\'s code splitting would leave it out; a few ms, not done);',
-    '(4) or, further: answer `initialize` on the main thread while the scheduler threads boot, since it needs nothing an actor holds.',
-    'Already done here: the npm dependencies are bundled into dist/ (scripts/build.mjs), which took the CPU time from spawn to the reply from ~730 ms to ~400 ms on this machine.',
+    'Done so far: the npm dependencies are bundled into dist/ (scripts/build.mjs: CPU from spawn to the reply ~730 → ~400 ms); the SQLite driver, Ajv and the tool pool\'s first thread load on first use, not at start; and a session whose first actor is still booting answers `initialize` itself (src/runtime/session.ts), so the reply no longer waits for a scheduler thread (the second phase above).',
+    'What is left is the main thread\'s own start: Node\'s start-up and evaluating the bundle (the runtime, the supervisor with xstate, the transports with ws, the thread entries) before stdin is read.',
+    'What it would take: a V8 startup snapshot of the bundle (`node --build-snapshot`, Node ≥ 18.20), so a start deserialises the heap instead of parsing and evaluating the code; and leaving out of a stdio start what it never uses (the HTTP and WebSocket transport with ws, behind a dynamic import with esbuild\'s code splitting).',
   ].join(' '));
   return lines;
 }
