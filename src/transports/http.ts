@@ -12,6 +12,7 @@ import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion } from '../mcp/version.ts';
 import type { Application } from '../runtime/application.ts';
 import type { Logger } from '../runtime/logger.ts';
+import type { Session } from '../runtime/session.ts';
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { SseStream } from './sse-stream.ts';
@@ -231,9 +232,25 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     wss.handleUpgrade(req, socket, head, (ws) => void serveSocket(ws, principal));
   });
 
+  /** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
+  const WS_EARLY_FRAMES = 1000;
+
   const serveSocket = async (ws: WebSocket, principal: Principal) => {
     sockets.add(ws);
-    const session = await app.openSession({ send: (line) => ws.readyState === ws.OPEN && ws.send(line), principal });
+    // Listen before the session exists: `ws` drops messages nobody listens to, and a client sends its
+    // initialize as soon as the socket opens. Frames that arrive while the session opens wait here.
+    let session: Session | null = null;
+    const early: string[] = [];
+    let closed = false;
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        ws.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
+        return;
+      }
+      if (session) session.receiveFrame({ kind: 'line', text: data.toString() });
+      else if (early.length < WS_EARLY_FRAMES) early.push(data.toString());
+      else ws.close(1013, `more than ${WS_EARLY_FRAMES} messages before the session opened; try again later`);
+    });
     let alive = true;
     ws.on('pong', () => (alive = true));
     const ping = setInterval(() => {
@@ -242,19 +259,27 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       ws.ping();
     }, WS_PING_INTERVAL_MS);
     ping.unref();
-    ws.on('message', (data, isBinary) => {
-      if (isBinary) {
-        ws.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
-        return;
-      }
-      session.receiveFrame({ kind: 'line', text: data.toString() });
-    });
     ws.on('close', () => {
+      closed = true;
       clearInterval(ping);
       sockets.delete(ws);
-      void app.closeSession(session);
+      if (session) void app.closeSession(session);
     });
     ws.on('error', (err) => logger.log('warning', 'WebSocket error', { error: err.message }));
+    let opened: Session;
+    try {
+      opened = await app.openSession({ send: (line) => ws.readyState === ws.OPEN && ws.send(line), principal });
+    } catch (err) {
+      logger.log('error', 'could not open a WebSocket session', { error: (err as Error).message });
+      ws.close(1011, 'the server could not open a session');
+      return;
+    }
+    if (closed) {
+      void app.closeSession(opened);
+      return;
+    }
+    session = opened;
+    for (const text of early.splice(0)) opened.receiveFrame({ kind: 'line', text });
   };
 
   const reaper = setInterval(() => {
