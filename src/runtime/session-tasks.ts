@@ -8,6 +8,7 @@ import type { CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
+import { confirmationRequest, isAllowed } from '../mcp/confirmation.ts';
 import { idKey } from '../mcp/jsonrpc.ts';
 import { transcriptUri } from '../mcp/resources.ts';
 import { selectModelProvider } from '../model/select.ts';
@@ -191,11 +192,7 @@ export class SessionTasks {
       onProgress: (progress) => this.#deps.deliver({ kind: 'toolProgress', ticket, progress }),
       onAppend: updated,
       confirm: async (message, signal) => {
-        const answer = await this.#ask(ticket, 'elicitation/create', {
-          message,
-          requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: false } }, required: ['allow'] },
-        }, signal) as { action?: unknown; content?: { allow?: unknown } } | undefined;
-        return answer?.action === 'accept' && answer.content?.allow === true;
+        return isAllowed(await this.#ask(ticket, 'elicitation/create', confirmationRequest(message), signal));
       },
     });
     try {

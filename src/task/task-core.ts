@@ -12,11 +12,12 @@
 import type { HarnessId } from '../harness/ids.ts';
 import { harnessById } from '../harness/catalog.ts';
 import { decideTool } from '../harness/policy.ts';
+import { describeCall } from '../mcp/confirmation.ts';
 import type { ChatMessage, ToolCall } from '../model/types.ts';
 import type { Entry, EntryType } from '../store/store.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
-import { isToolName, type ToolName } from '../tools/definition.ts';
+import { isToolName } from '../tools/definition.ts';
 import type { FileSnapshot } from './undo.ts';
 
 /** Characters of one tool result sent back to the model (the tools already truncate at 50 KB). */
@@ -229,33 +230,31 @@ function advance(state: TaskState, actions: TaskAction[]): TaskStep {
  * once), or handed to the host to run (the state then waits for its outcome).
  */
 function dispatch(state: TaskState, call: ToolCall, actions: TaskAction[]): TaskState {
-  const refusal = refusalOf(state.setup, call);
-  if (refusal !== null) return recordResult(state, call, { text: refusal, isError: true }, actions);
   const { setup } = state;
+  const verdict = verdictOf(setup, call);
+  if ('refusal' in verdict) return recordResult(state, call, { text: verdict.refusal, isError: true }, actions);
   actions.push({ a: 'progress', progress: state.turn, total: setup.maxTurns, message: `turn ${state.turn}: ${call.name}` });
-  // refusalOf checked the name.
-  const decision = decideTool(harnessById(setup.harness), call.name as ToolName);
   const snapshot = setup.harness === 'super-pi-code' && (call.name === 'write' || call.name === 'edit');
-  const what = call.name === 'bash' ? `run the command: ${String(call.arguments.command)}` : `use ${call.name} with ${JSON.stringify(call.arguments).slice(0, 300)}`;
-  // A local host confirms the harness_task call itself; a remote caller is asked call by call.
-  const confirm = decision.verdict === 'ask' && !setup.local ? `A ${setup.harness} task wants to ${what}\n(${decision.rule})` : undefined;
+  const confirm = verdict.ask === null ? undefined : `A ${setup.harness} task wants to ${describeCall(call.name, call.arguments)}\n(${verdict.ask})`;
   actions.push({ a: 'tool', call, snapshot, ...(confirm === undefined ? {} : { confirm }) });
   return { ...state, waiting: 'tool', running: call };
 }
 
-/** Why the call is not run at all, or null when it may run (perhaps after asking the person). */
-function refusalOf(setup: TaskSetup, call: ToolCall): string | null {
-  if (call.parseError) return call.parseError;
-  if (!isToolName(call.name) || call.name === 'harness_task') return `There is no tool "${call.name}" in this task.`;
+/**
+ * Whether the call runs: refused outright (why), or run — after asking the person when `ask` names the
+ * rule. A local host confirms the harness_task call itself; a remote caller is asked call by call.
+ */
+function verdictOf(setup: TaskSetup, call: ToolCall): { refusal: string } | { ask: string | null } {
+  if (call.parseError) return { refusal: call.parseError };
+  if (!isToolName(call.name) || call.name === 'harness_task') return { refusal: `There is no tool "${call.name}" in this task.` };
   const decision = decideTool(harnessById(setup.harness), call.name);
-  if (decision.verdict === 'deny') return `Denied by harness policy: ${decision.rule}`;
+  if (decision.verdict === 'deny') return { refusal: `Denied by harness policy: ${decision.rule}` };
   if (setup.forbidWrites && (call.name === 'write' || call.name === 'edit' || call.name === 'bash')) {
-    return `Denied by remote policy: anonymous remote callers cannot use ${call.name}, inside a task either`;
+    return { refusal: `Denied by remote policy: anonymous remote callers cannot use ${call.name}, inside a task either` };
   }
-  if (decision.verdict === 'ask' && !setup.local && !setup.canConfirm) {
-    return `Denied: ${decision.rule}; this client cannot be asked (no elicitation), so the call is refused`;
-  }
-  return null;
+  if (decision.verdict !== 'ask' || setup.local) return { ask: null };
+  if (!setup.canConfirm) return { refusal: `Denied: ${decision.rule}; this client cannot be asked (no elicitation), so the call is refused` };
+  return { ask: decision.rule };
 }
 
 function recordResult(state: TaskState, call: ToolCall, outcome: ToolOutcome, actions: TaskAction[]): TaskState {

@@ -8,6 +8,7 @@ import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
+import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts';
 import { ErrorCode, type Params, requestLine } from '../jsonrpc.ts';
 import { listReply } from './list-reply.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
@@ -67,15 +68,7 @@ export function startTool(state: ConnectionState, id: RequestId, tool: ToolName,
 function askPerson(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, rule: string, progressToken?: string | number): Step {
   const outgoingId = `superpi-confirm-${state.nextTicket}`;
   const added = addPending(state, { kind: 'confirm', requestId: id, tool, args, outgoingId, ...(progressToken === undefined ? {} : { progressToken }) });
-  const summary = tool === 'bash' ? `run the command: ${String(args.command)}` : `use ${tool} with ${JSON.stringify(args).slice(0, 300)}`;
-  const line = requestLine(outgoingId, 'elicitation/create', {
-    message: `Super-Pi wants to ${summary}\n(${rule})`,
-    requestedSchema: {
-      type: 'object',
-      properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: false } },
-      required: ['allow'],
-    },
-  });
+  const line = requestLine(outgoingId, 'elicitation/create', confirmationRequest(`Super-Pi wants to ${describeCall(tool, args)}\n(${rule})`));
   return { state: added.state, replies: [line], effects: [] };
 }
 
@@ -87,7 +80,7 @@ export function confirmationAnswered(state: ConnectionState, ticket: number, ans
   rest.delete(ticket);
   const base: ConnectionState = { ...state, pending: rest };
   const a = answer as { action?: unknown; content?: { allow?: unknown } } | undefined;
-  if (!error && a?.action === 'accept' && a.content?.allow === true) {
+  if (!error && isAllowed(a)) {
     return startTool(base, pending.requestId, pending.tool, pending.args, pending.progressToken);
   }
   const why = error ? `the confirmation request failed: ${error.message}` : a?.action === 'accept' ? 'the person did not allow it' : `the person answered "${String(a?.action ?? 'nothing')}"`;
