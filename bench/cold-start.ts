@@ -14,7 +14,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { fmt, nowUs, percentile, table } from './lib/stats.ts';
-import { commandOf, ensureBuilt, indexBundles, INITIALIZE_PARAMS, killAll, makeWorkspace, profileTable, readProfiles, type ServerSpec, sdkSpec, spawnNode, stopChild, superPiSpec, Tail, type ThreadProfile } from './stdio.ts';
+import { commandOf, ensureBuilt, indexBundles, INITIALIZE_PARAMS, killAll, makeWorkspace, profileTable, readProfiles, type ServerSpec, sdkSpec, spawnNode, stopStdioChild, superPiSpec, Tail, type ThreadProfile } from './stdio.ts';
 
 const TARGET = 0.5;
 const RUNS = 15;
@@ -169,7 +169,7 @@ async function profiledStart(ws: string, progress: (line: string) => void): Prom
     });
     const reply = nowUs();
     const bundles = indexBundles();
-    await stopChild(child, 20_000);
+    await stopStdioChild(child, 20_000);
     return { replyMs: (reply - started) / 1000, threads: readProfiles(dir, bundles, { untilUs: reply }) };
   } finally {
     await rm(dir, { recursive: true, force: true });

@@ -23,6 +23,7 @@ import { schedulerEntry } from '../src/runtime/thread-entries.ts';
 import { makeSandbox, repoRoot, type Sandbox } from '../test/e2e/fixtures.ts';
 import { bounded, cpuMicros, initializeParams, type JsonRpcReply, McpHttpSession, readParams, rssBytes, WsRpc } from './lib/mcp-http-client.ts';
 import { isMain } from './lib/report.ts';
+import { stopChild as stopChildProcess } from './lib/processes.ts';
 import { fmt, kb, percentile, ratio, sleep, table } from './lib/stats.ts';
 
 export const LEVELS = [1, 16, 64] as const;
@@ -72,17 +73,7 @@ export interface Target {
 }
 
 /** Stops a child: SIGTERM, then SIGKILL after `graceMs`. */
-export function stopChild(child: ChildProcess, graceMs = 20_000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.kill('SIGTERM');
-  });
-}
+export const stopChild = (child: ChildProcess, graceMs = 20_000): Promise<void> => stopChildProcess(child, graceMs, 'SIGTERM');
 
 /**
  * super-pi as a user runs it: `bin/super-pi.js`, which runs the dist/ bundle (built by `npm run build`,

@@ -12,7 +12,6 @@
 //        npm run bench -- --only isolation,recovery [--out FILE]
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, statSync } from 'node:fs';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -20,6 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchRow, BenchSection, BenchSectionRunner } from './lib/report.ts';
 import { isMain } from './lib/report.ts';
 import { fmt } from './lib/stats.ts';
+import { distIsFresh } from '../src/runtime/thread-entries.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');
@@ -183,21 +183,6 @@ async function runSection(spec: SectionSpec, quick: boolean, scratch: string): P
   }
 }
 
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-/** dist/ is what the server's threads boot from only while it is at least as new as every file in src/ (src/runtime/thread-entries.ts). */
-function distStale(): boolean {
-  const bundles = ['scheduler-worker.js', 'tool-pool-worker.js'].map((f) => path.join(repoRoot, 'dist', f));
-  if (!bundles.every((f) => existsSync(f))) return true;
-  return Math.min(...bundles.map((f) => statSync(f).mtimeMs)) < newestMtime(path.join(repoRoot, 'src'));
-}
 
 function build(): boolean {
   return spawnSync('npm', ['run', 'build'], { cwd: repoRoot, stdio: ['ignore', 2, 'inherit'] }).status === 0;
@@ -321,7 +306,7 @@ async function suite(args: readonly string[]): Promise<number> {
     for (const spec of specs) {
       // src/ may change while the suite runs (others work in this checkout): the threads would then boot
       // through tsx, slower than the product does. Rebuild, and say so in the report.
-      if (distStale()) {
+      if (!distIsFresh()) {
         process.stderr.write(`bench: src/ changed since the build; npm run build again before ${spec.name}\n`);
         rebuilt.push(spec.name);
         if (!build()) process.stderr.write('bench: the rebuild failed; this section runs its threads from source\n');

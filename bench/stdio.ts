@@ -13,7 +13,7 @@
 // Usage: npx tsx bench/stdio.ts [--quick]   (needs dist/: `npm run build`; built here when stale)
 
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { existsSync, readdirSync, readFileSync, statSync } from 'node:fs';
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -21,7 +21,9 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import { cpuMicros } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { type Call, RpcClient, type RpcReply } from './lib/rpc-client.ts';
+import { stopChild as stopChildProcess } from './lib/processes.ts';
 import { fmt, nowUs, percentile, table } from './lib/stats.ts';
+import { distIsFresh } from '../src/runtime/thread-entries.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..');
@@ -91,17 +93,7 @@ export function spawnNode(args: readonly string[]): ChildProcess {
 }
 
 /** Stops a child: stdin closed (a stdio server's normal end), SIGKILL after `graceMs`. */
-export function stopChild(child: ChildProcess, graceMs = 3000): Promise<void> {
-  return new Promise((resolve) => {
-    if (child.exitCode !== null || child.signalCode !== null) return resolve();
-    const timer = setTimeout(() => child.kill('SIGKILL'), graceMs);
-    child.once('exit', () => {
-      clearTimeout(timer);
-      resolve();
-    });
-    child.stdin?.end();
-  });
-}
+export const stopStdioChild = (child: ChildProcess, graceMs = 3000): Promise<void> => stopChildProcess(child, graceMs, 'stdin');
 
 /** Kills every child still running (SIGKILL) and waits for each to exit. */
 export async function killAll(): Promise<void> {
@@ -397,7 +389,7 @@ async function profileUnderLoad(ws: string, ms: number, progress: (line: string)
     await throughputBlock(server, ms, IN_FLIGHT);
     const until = nowUs();
     // Closing stdin ends the process normally, which is when the profiles are written.
-    await stopChild(server.child, 20_000);
+    await stopStdioChild(server.child, 20_000);
     return readProfiles(dir, bundles, { fromUs: from, untilUs: until });
   } finally {
     await rm(dir, { recursive: true, force: true });
@@ -437,14 +429,8 @@ function latencyNote(m: { ratio: number; ours: number; sdk: number; crossing: nu
 }
 
 /** True while dist/super-pi.js exists and is at least as new as every file in src/ (what bin/super-pi.js checks). */
-export function distFresh(): boolean {
-  const bundle = path.join(repoRoot, 'dist', 'super-pi.js');
-  const newest = (dir: string): number => readdirSync(dir, { withFileTypes: true }).reduce((t, e) => {
-    const full = path.join(dir, e.name);
-    return Math.max(t, e.isDirectory() ? newest(full) : statSync(full).mtimeMs);
-  }, 0);
-  return existsSync(bundle) && statSync(bundle).mtimeMs >= newest(path.join(repoRoot, 'src'));
-}
+/** dist/ is what bin/super-pi.js and its threads boot from only while it is at least as new as src/. */
+export const distFresh = distIsFresh;
 
 /**
  * Builds dist/ when it is missing or older than src/ (bin/super-pi.js and its threads would otherwise run
@@ -493,7 +479,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
       progress(`one at a time: ${s.spec.name}, ${plan.latencyCalls} calls`);
       latencies.get(s)?.push(await latencyBlock(s, plan.latencyCalls));
     }
-    await Promise.all(servers.map((s) => stopChild(s.child)));
+    await Promise.all(servers.map((s) => stopStdioChild(s.child)));
 
     const tput = (s: Server) => sum(blocks.get(s) ?? []);
     const lat = (s: Server) => (latencies.get(s) ?? []).flatMap((l) => l.latencies);

@@ -60,6 +60,16 @@ function isFresh(file: string): boolean {
   return result;
 }
 
+/**
+ * Whether every bundle in dist/ is at least as new as every file in src/, read now (no cache): what a
+ * long-running tool (the benchmarks) checks before it starts a server from dist/.
+ */
+export function distIsFresh(): boolean {
+  const bundles = ['scheduler-worker', 'tool-pool-worker', 'super-pi'].map((b) => path.join(root, 'dist', `${b}.js`));
+  if (!bundles.every((f) => existsSync(f))) return false;
+  return Math.min(...bundles.map((f) => statSync(f).mtimeMs)) >= newestMtime(path.join(root, 'src'));
+}
+
 function newestMtime(dir: string): number {
   let newest = 0;
   for (const e of readdirSync(dir, { withFileTypes: true })) {
