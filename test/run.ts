@@ -3,11 +3,12 @@
 // Usage: npm test [-- filter]   (filter: substring of the test file path)
 
 import { spawn } from 'node:child_process';
-import { readdir } from 'node:fs/promises';
+import { readdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
-const root = path.dirname(fileURLToPath(import.meta.url));
+/** The folder searched for `*.test.ts`: this one, or SUPERPI_TEST_ROOT (the runner's own test points it at fixtures). */
+const root = process.env.SUPERPI_TEST_ROOT ?? path.dirname(fileURLToPath(import.meta.url));
 /** Test files run at once; the machine has two cores. */
 const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2);
 /** A test file that runs longer than this is killed and counted as failed. */
@@ -23,9 +24,22 @@ async function findTests(dir: string): Promise<string[]> {
   return out.sort();
 }
 
-interface FileResult { file: string; passed: number; failed: number; output: string; code: number | null }
+interface FileResult { file: string; passed: number; failed: number; skipped: number; output: string; code: number | null }
 
-function runFile(file: string): Promise<FileResult> {
+/** A committed `.only` hides every other test of its file, so a file that uses one fails as a whole. */
+const ONLY_CALL = /^\s*(?:test|describe|it|[A-Za-z_$][\w$]*)\.only\(/m;
+
+async function runFile(file: string): Promise<FileResult> {
+  const source = await readFile(file, 'utf8');
+  const result = await spawnFile(file);
+  if (ONLY_CALL.test(source)) {
+    result.output += `\n[runner] ${path.relative(root, file)} uses .only, which hides its other tests; counted as a failure\n`;
+    result.failed += 1;
+  }
+  return result;
+}
+
+function spawnFile(file: string): Promise<FileResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', file], {
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
@@ -44,10 +58,16 @@ function runFile(file: string): Promise<FileResult> {
       const total = sum(output, /^ {2}Total: +(\d+)$/gm);
       const passed = sum(output, /^ {2}Passed: +(\d+)$/gm);
       const skipped = sum(output, /^ {2}Skipped: +(\d+)$/gm);
-      let failed = Math.max(0, total - passed - skipped);
+      // uvu's Total counts the tests that ran (skipped ones are not in it), so failures are Total - Passed.
+      let failed = Math.max(0, total - passed);
       // A file that crashed or exited non-zero without reporting a failure still counts as one.
       if (code !== 0 && failed === 0) failed = 1;
-      resolve({ file, passed, failed, output, code });
+      // A file that ran no test at all proves nothing: it counts as a failure.
+      if (total === 0 && failed === 0) {
+        output += `\n[runner] ${path.relative(root, file)} ran no test\n`;
+        failed = 1;
+      }
+      resolve({ file, passed, failed, skipped, output, code });
     });
   });
 }
@@ -68,13 +88,15 @@ async function worker(): Promise<void> {
     const r = await runFile(file);
     results.push(r);
     const rel = path.relative(root, file);
-    process.stdout.write(`${r.failed === 0 ? 'ok  ' : 'FAIL'} ${rel}  (${r.passed} passed, ${r.failed} failed)\n`);
+    const skipped = r.skipped > 0 ? `, ${r.skipped} skipped` : '';
+    process.stdout.write(`${r.failed === 0 ? 'ok  ' : 'FAIL'} ${rel}  (${r.passed} passed, ${r.failed} failed${skipped})\n`);
     if (r.failed > 0) process.stdout.write(r.output.replace(/^/gm, '    | ') + '\n');
   }
 }
 await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
+const skippedTotal = results.reduce((a, r) => a + r.skipped, 0);
 if (files.length === 0) process.stdout.write('no test files found\n');
-process.stdout.write(`${passed} passed, ${failed} failed\n`);
+process.stdout.write(`${passed} passed, ${failed} failed${skippedTotal > 0 ? `, ${skippedTotal} skipped` : ''}\n`);
 process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;

@@ -1,0 +1,64 @@
+// The test runner's closing line is what CI reads: it must count a failure as a failure whatever else a
+// file does (skips, .only, no tests, a crash). Each case runs test/run.ts on a fixture folder of its own.
+
+import { spawnSync } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+
+const here = path.dirname(fileURLToPath(import.meta.url));
+const runner = path.join(here, '..', 'run.ts');
+const uvu = pathToFileURL(path.join(here, '..', '..', 'node_modules', 'uvu', 'dist', 'index.mjs')).href;
+const uvuAssert = pathToFileURL(path.join(here, '..', '..', 'node_modules', 'uvu', 'assert', 'index.mjs')).href;
+
+function runOn(files: Record<string, string>): { lastLine: string; code: number | null; output: string } {
+  const dir = mkdtempSync(path.join(tmpdir(), 'superpi-runner-'));
+  try {
+    for (const [name, body] of Object.entries(files)) {
+      writeFileSync(path.join(dir, name), `import { test } from '${uvu}';\nimport * as assert from '${uvuAssert}';\n${body}\ntest.run();\n`);
+    }
+    const r = spawnSync(process.execPath, ['--import', 'tsx', runner], {
+      env: { ...process.env, SUPERPI_TEST_ROOT: dir }, encoding: 'utf8', timeout: 60_000,
+    });
+    const lines = r.stdout.trim().split('\n');
+    return { lastLine: lines[lines.length - 1] ?? '', code: r.status, output: r.stdout + r.stderr };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+test('two failures and a skip are two failures, and the skip is shown', () => {
+  const r = runOn({ 'a.test.ts': `test('p', () => assert.ok(true));\ntest('f1', () => assert.ok(false));\ntest('f2', () => assert.ok(false));\ntest.skip('s', () => {});` });
+  assert.is(r.lastLine, '1 passed, 2 failed, 1 skipped', r.output);
+  assert.is(r.code, 1);
+});
+
+test('a file that uses .only fails, whatever its tests do', () => {
+  const r = runOn({ 'b.test.ts': `test('p', () => assert.ok(true));\ntest.only('o', () => assert.ok(true));` });
+  assert.match(r.lastLine, /^\d+ passed, 1 failed/, r.output);
+  assert.match(r.output, /uses \.only/);
+  assert.is(r.code, 1);
+});
+
+test('a file with no test counts as a failure', () => {
+  const r = runOn({ 'c.test.ts': '' });
+  assert.is(r.lastLine, '0 passed, 1 failed', r.output);
+  assert.is(r.code, 1);
+});
+
+test('a file that throws before its summary counts as a failure', () => {
+  const r = runOn({ 'd.test.ts': `test('p', () => assert.ok(true));\nthrow new Error('boom');` });
+  assert.is(r.lastLine, '0 passed, 1 failed', r.output);
+  assert.is(r.code, 1);
+});
+
+test('passing files sum, and the run exits 0', () => {
+  const r = runOn({ 'e.test.ts': `test('p', () => assert.ok(true));`, 'f.test.ts': `test('q', () => assert.ok(true));\ntest('r', () => assert.ok(true));` });
+  assert.is(r.lastLine, '3 passed, 0 failed', r.output);
+  assert.is(r.code, 0);
+});
+
+test.run();
