@@ -98,5 +98,5 @@ const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
 const skippedTotal = results.reduce((a, r) => a + r.skipped, 0);
 if (files.length === 0) process.stdout.write('no test files found\n');
-process.stdout.write(`${passed} passed, ${failed} failed${skippedTotal > 0 ? `, ${skippedTotal} skipped` : ''}\n`);
+process.stdout.write(`${passed} passed, ${failed} failed, ${skippedTotal} skipped\n`);
 process.exitCode = failed > 0 || files.length === 0 ? 1 : 0;

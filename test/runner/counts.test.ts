@@ -45,19 +45,19 @@ test('a file that uses .only fails, whatever its tests do', () => {
 
 test('a file with no test counts as a failure', () => {
   const r = runOn({ 'c.test.ts': '' });
-  assert.is(r.lastLine, '0 passed, 1 failed', r.output);
+  assert.is(r.lastLine, '0 passed, 1 failed, 0 skipped', r.output);
   assert.is(r.code, 1);
 });
 
 test('a file that throws before its summary counts as a failure', () => {
   const r = runOn({ 'd.test.ts': `test('p', () => assert.ok(true));\nthrow new Error('boom');` });
-  assert.is(r.lastLine, '0 passed, 1 failed', r.output);
+  assert.is(r.lastLine, '0 passed, 1 failed, 0 skipped', r.output);
   assert.is(r.code, 1);
 });
 
 test('passing files sum, and the run exits 0', () => {
   const r = runOn({ 'e.test.ts': `test('p', () => assert.ok(true));`, 'f.test.ts': `test('q', () => assert.ok(true));\ntest('r', () => assert.ok(true));` });
-  assert.is(r.lastLine, '3 passed, 0 failed', r.output);
+  assert.is(r.lastLine, '3 passed, 0 failed, 0 skipped', r.output);
   assert.is(r.code, 0);
 });
 
