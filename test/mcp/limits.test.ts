@@ -10,6 +10,7 @@ import {
   MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, nestsDeeperThan,
 } from '../../src/mcp/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
+import { toolCatalog } from '../../src/tools/catalog.ts';
 import { feed, fold, fresh, init, ready, req } from './golden.ts';
 
 type Reply = { id: unknown; result?: unknown; error?: { code: number; message: string } };
@@ -62,6 +63,12 @@ names('a harness inherited through _meta\'s prototype is not the caller\'s choic
   const r = feed(fresh(), init('2025-06-18', {}, { _meta: meta }));
   assert.ok(only(r.replies).result);
   assert.is(r.state.harness, null);
+});
+
+names('the tool catalogue answers no Object.prototype name', () => {
+  const catalogue = toolCatalog as Readonly<Record<string, unknown>>;
+  for (const name of prototypeNames) assert.is(catalogue[name], undefined, name);
+  assert.equal(Object.keys(toolCatalog), ['read', 'write', 'edit', 'bash', 'grep', 'find', 'ls', 'harness_task']);
 });
 
 names.run();

@@ -159,12 +159,12 @@ class Driver {
       assert.equal(responses.map((r) => r.id), [null], 'unparseable: one -32700 with id null');
       return;
     }
-    const batch = Array.isArray(parsed);
-    if (batch && (before.protocolVersion === null || before.protocolVersion === '2025-06-18' || parsed.length === 0 || parsed.length > MAX_BATCH_LENGTH)) {
+    const batch: unknown[] | null = Array.isArray(parsed) ? parsed : null;
+    if (batch && (before.protocolVersion === null || before.protocolVersion === '2025-06-18' || batch.length === 0 || batch.length > MAX_BATCH_LENGTH)) {
       assert.equal(responses.map((r) => r.id), [null], 'a batch refused whole: one reply with id null');
       return;
     }
-    const items: unknown[] = batch ? parsed : [parsed];
+    const items: unknown[] = batch ?? [parsed];
     for (const m of items) this.expect(m);
     if (!batch && kindOf(parsed) === 'notification') assert.equal(responses, [], `a notification is never answered: ${text}`);
     assert.ok(responses.length <= items.length, 'at most one answer per message');
