@@ -7,10 +7,11 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { encodeCheckpoint } from '../../src/actors/codec.ts';
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
 import { handleEffectResult, handleMcpLine, type Step } from '../../src/mcp/handle.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
-import { MAX_BATCH_LENGTH, MAX_REQUEST_ID_LENGTH } from '../../src/mcp/limits.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH } from '../../src/mcp/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { fresh, ready } from './golden.ts';
 
@@ -84,6 +85,12 @@ const anyLine = fc.oneof(
   { weight: 1, arbitrary: fc.json({ maxDepth: 3 }) },
   { weight: 1, arbitrary: fc.string({ maxLength: 20 }) },
   { weight: 1, arbitrary: fc.constantFrom(...prototypeNames).map((n) => `{"jsonrpc":"2.0","id":1,"method":"${n}"}`) },
+  { weight: 1, arbitrary: fc.tuple(fc.integer({ min: MAX_JSON_DEPTH - 4, max: 5000 }), fc.constantFrom('initialize', 'tools/call', 'notifications/progress'), fc.boolean()).map(([levels, method, inBatch]) => {
+    // Built as text: JSON.stringify itself overflows on values this deep.
+    const deep = `${'{"x":['.repeat(levels)}${']}'.repeat(levels)}`;
+    const message = `{"jsonrpc":"2.0",${method.startsWith('notifications/') ? '' : '"id":"deep",'}"method":"${method}","params":{"protocolVersion":"2025-03-26","capabilities":${deep},"arguments":${deep}}}`;
+    return inBatch ? `[${message},{"jsonrpc":"2.0","id":"next","method":"ping"}]` : message;
+  }) },
 );
 const anyStart = fc.record({
   phase: fc.constantFrom('fresh', '2025-06-18', '2025-03-26', '2024-11-05'),
@@ -154,6 +161,8 @@ class Driver {
     const before = this.state;
     const step = handleMcpLine(text, before);
     const outputs = this.apply(step);
+    // What the connection actor would checkpoint stays encodable (a deep value overflowed the encoder).
+    encodeCheckpoint({ ...this.state, pending: [...this.state.pending] });
     const responses = outputs.filter((o) => o.response);
     if (parsed === undefined) {
       assert.equal(responses.map((r) => r.id), [null], 'unparseable: one -32700 with id null');
