@@ -17,6 +17,12 @@ export type Outcome<S> =
 export interface ActorContext {
   readonly self: string;
   emit(message: unknown, transfer?: ArrayBuffer[]): void;
+  /**
+   * Ends this actor's turn and hands `message` back to it first thing on its next turn, before anything
+   * else in its mailbox: long work is cut into pieces between which the thread serves other actors and
+   * its heartbeat (a yield, as a BEAM process yields when its reductions are spent).
+   */
+  continueWith(message: unknown): void;
 }
 
 export interface Behaviour<Args = unknown, S = unknown, Msg = unknown> {

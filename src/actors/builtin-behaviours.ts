@@ -5,7 +5,8 @@ import type { Behaviour } from './behaviour.ts';
 import { connectionBehaviour } from './connection-actor.ts';
 import { taskBehaviour } from './task-actor.ts';
 
-export const builtinBehaviours: Readonly<Record<string, Behaviour>> = {
-  connection: connectionBehaviour as Behaviour,
-  task: taskBehaviour as Behaviour,
-};
+// A Map: a name that happens to be an Object.prototype member (`constructor`) must find nothing.
+export const builtinBehaviours: ReadonlyMap<string, Behaviour> = new Map([
+  ['connection', connectionBehaviour as Behaviour],
+  ['task', taskBehaviour as Behaviour],
+]);

@@ -3,7 +3,7 @@
 // (version, capabilities, harness, principal, log level) changes, so a restart resumes the session.
 
 import type { EffectResult } from '../mcp/effects.ts';
-import { handleEffectResult, handleMcpLine, rejectMessage, type Step } from '../mcp/handle.ts';
+import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
 import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts';
 import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
@@ -11,6 +11,12 @@ import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
 import { settleInline } from './inline-effects.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
+
+/**
+ * Elements of a JSON-RPC batch handled per turn of the actor. Between slices the thread serves its other
+ * actors and answers its heartbeat, so a long batch (up to MAX_BATCH_LENGTH) never holds the thread.
+ */
+export const BATCH_SLICE_LENGTH = 50;
 
 export interface ConnectionActorArgs {
   readonly config: ConnectionConfig;
@@ -23,7 +29,9 @@ export interface ConnectionActorArgs {
 export type ConnectionMessage =
   | { k: 'line'; line: string }
   | { k: 'unreadable'; problem: 'oversized' | 'invalid-utf8'; detail: string }
-  | { k: 'result'; result: EffectResult };
+  | { k: 'result'; result: EffectResult }
+  /** The rest of a batch this actor began: handed back to itself (`continueWith`), never sent by others. */
+  | { k: 'batch'; rest: BatchRest };
 
 /** What the actor emits after each message. */
 export interface ConnectionOutput {
@@ -62,9 +70,9 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     }
     const before = state.session;
     // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts).
-    const step = settleInline(message.k === 'line' ? handleMcpLine(message.line, before)
-      : message.k === 'result' ? handleEffectResult(message.result, before)
-      : rejectMessage(message.problem, message.detail, before), before.config.workspace);
+    const sliced = coreStep(message, before);
+    if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
+    const step = settleInline(sliced, before.config.workspace);
     const after = step.state;
     if (identityChanged(before, after)) {
       const checkpoint = encodeCheckpoint(checkpointOf(after));
@@ -75,6 +83,15 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     return { kind: 'noreply', state: { ...state, session: after } };
   },
 };
+
+function coreStep(message: ConnectionMessage, state: ConnectionState): SlicedStep {
+  switch (message.k) {
+    case 'line': return handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH);
+    case 'batch': return continueBatch(message.rest, state, BATCH_SLICE_LENGTH);
+    case 'result': return handleEffectResult(message.result, state);
+    case 'unreadable': return rejectMessage(message.problem, message.detail, state);
+  }
+}
 
 function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
   return a.phase !== b.phase || a.protocolVersion !== b.protocolVersion || a.clientCapabilities !== b.clientCapabilities

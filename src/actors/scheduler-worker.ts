@@ -18,6 +18,8 @@ interface Cell {
   behaviour: Behaviour | null;
   state: unknown;
   readonly mailbox: Mailbox<Envelope>;
+  /** Handed back by the actor itself (`continueWith`): runs before the mailbox, on its next turn. */
+  continuation: Envelope | null;
   readonly ctx: ActorContext;
   queued: boolean;
   alive: boolean;
@@ -35,7 +37,7 @@ let draining = false;
 function loadBehaviour(ref: BehaviourRef): Promise<Behaviour> {
   const key = `${ref.module}#${ref.export}`;
   if (ref.module === 'builtin') {
-    const builtin = builtinBehaviours[ref.export];
+    const builtin = builtinBehaviours.get(ref.export);
     return builtin ? Promise.resolve(builtin) : Promise.reject(new Error(`no builtin behaviour "${ref.export}"`));
   }
   let loaded = behaviours.get(key);
@@ -52,8 +54,14 @@ function loadBehaviour(ref: BehaviourRef): Promise<Behaviour> {
 
 function spawn(id: string, ref: BehaviourRef, args: unknown): void {
   const cell: Cell = {
-    id, behaviour: null, state: undefined, mailbox: new Mailbox(), queued: false, alive: true,
-    ctx: { self: id, emit: (msg, transfer) => post({ t: 'out', id, msg }, transfer) },
+    id, behaviour: null, state: undefined, mailbox: new Mailbox(), continuation: null, queued: false, alive: true,
+    ctx: {
+      self: id,
+      emit: (msg, transfer) => post({ t: 'out', id, msg }, transfer),
+      continueWith: (msg) => {
+        cell.continuation = { kind: 'cast', msg };
+      },
+    },
   };
   cells.set(id, cell);
   loadBehaviour(ref).then((behaviour) => {
@@ -102,11 +110,14 @@ function drain(): void {
     const cell = runQueue.shift() as Cell;
     cell.queued = false;
     for (let r = 0; r < REDUCTIONS_PER_TURN && cell.alive; r++) {
-      const envelope = cell.mailbox.shift();
+      const envelope = cell.continuation ?? cell.mailbox.shift();
       if (!envelope) break;
+      cell.continuation = null;
       run(cell, envelope);
+      // The actor asked to yield: its turn ends here, and the thread goes round the event loop first.
+      if (cell.continuation) break;
     }
-    if (cell.alive && cell.mailbox.size > 0) {
+    if (cell.alive && (cell.mailbox.size > 0 || cell.continuation)) {
       cell.queued = true;
       runQueue.push(cell);
     }
@@ -150,6 +161,7 @@ function exit(cell: Cell, reason: ActorExit, runTerminate: boolean): void {
     }
   }
   cell.mailbox.clear();
+  cell.continuation = null;
   post({ t: 'exited', id: cell.id, reason });
 }
 

@@ -128,15 +128,14 @@ const planner: Harness = {
   },
 };
 
-export const harnesses: Readonly<Record<HarnessId, Harness>> = {
-  'super-pi-code': code,
-  'super-pi-assistant': assistant,
-  'super-pi-librarian': librarian,
-  'super-pi-planner': planner,
-};
+// A Map: harness ids arrive from callers (initialize `_meta`, `harness_task` arguments); even after
+// `isHarnessId`, a lookup must not be able to reach Object.prototype.
+const harnesses: ReadonlyMap<HarnessId, Harness> = new Map([code, assistant, librarian, planner].map((h) => [h.id, h]));
 
 export function harnessById(id: HarnessId): Harness {
-  return harnesses[id];
+  const harness = harnesses.get(id);
+  if (!harness) throw new Error(`no harness ${id} in the catalogue`);
+  return harness;
 }
 
-export const allHarnesses: readonly Harness[] = harnessIds.map((id) => harnesses[id]);
+export const allHarnesses: readonly Harness[] = harnessIds.map(harnessById);

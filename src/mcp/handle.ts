@@ -2,8 +2,9 @@
 // Pure: no I/O, no timers, no awaits. Lines in, lines out, effects named for the runtime to run.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { EffectResult } from './effects.ts';
+import type { Effect, EffectResult } from './effects.ts';
 import { type Classified, ErrorCode, classify, errorLine, idKey, notificationLine, type Params, requestLine, resultLine } from './jsonrpc.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT, nestsDeeperThan } from './limits.ts';
 import { isLogLevel, passes } from './logging-level.ts';
 import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
@@ -12,37 +13,73 @@ import { listResourceTemplates, listResources, readResource, renderWorkspace } f
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
 import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
-import { addPending, concat, fail, removePending, reply, silent, type Step } from './step.ts';
+import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
 
 export type { Step } from './step.ts';
 
 type RequestHandler = (state: ConnectionState, id: RequestId, params: Params) => Step;
 
-const requestHandlers: Readonly<Record<string, RequestHandler>> = {
-  'tools/list': listTools,
-  'tools/call': callTool,
-  'prompts/list': listPrompts,
-  'prompts/get': getPrompt,
-  'resources/list': listResources,
-  'resources/read': readResource,
-  'resources/templates/list': listResourceTemplates,
-  'completion/complete': complete,
-  'logging/setLevel': setLevel,
-  'resources/subscribe': subscribe,
-  'resources/unsubscribe': unsubscribe,
-};
+// A Map, never an object literal: a method name is caller input, and `toString` or `__proto__` must not
+// find Object.prototype's members (that crashed the connection actor).
+const requestHandlers: ReadonlyMap<string, RequestHandler> = new Map<string, RequestHandler>([
+  ['tools/list', listTools],
+  ['tools/call', callTool],
+  ['prompts/list', listPrompts],
+  ['prompts/get', getPrompt],
+  ['resources/list', listResources],
+  ['resources/read', readResource],
+  ['resources/templates/list', listResourceTemplates],
+  ['completion/complete', complete],
+  ['logging/setLevel', setLevel],
+  ['resources/subscribe', subscribe],
+  ['resources/unsubscribe', unsubscribe],
+]);
 
-/** Handles one raw JSON-RPC message (one line of the transport, without its newline). */
+/** The part of a batch not handled yet: handed back to `continueBatch` once the caller has yielded its thread. */
+export interface BatchRest {
+  readonly items: readonly unknown[];
+  readonly next: number;
+}
+
+/** A step that may leave part of a batch for later (`rest`), so one batch cannot hold a thread for long. */
+export type SlicedStep = Step & { readonly rest?: BatchRest };
+
+/** Handles one raw JSON-RPC message (one line of the transport, without its newline), a whole batch at once. */
 export function handleMcpLine(line: string, state: ConnectionState): Step {
+  return handleMcpLineSliced(line, state, Number.POSITIVE_INFINITY);
+}
+
+/**
+ * As `handleMcpLine`, but handles at most `sliceLength` elements of a batch; the rest comes back as
+ * `rest`, for `continueBatch` after the caller has let other work run.
+ */
+export function handleMcpLineSliced(line: string, state: ConnectionState, sliceLength: number): SlicedStep {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch (err) {
     return fail(state, null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`);
   }
-  if (Array.isArray(parsed)) return withClientLogs(handleBatch(parsed, state));
-  return withClientLogs(handleMessage(classify(parsed), state));
+  if (Array.isArray(parsed)) return handleBatch(parsed, state, sliceLength);
+  return withClientLogs(handleMessage(parsed, state));
+}
+
+/** Handles the next slice of a batch left by `handleMcpLineSliced`. */
+export function continueBatch(rest: BatchRest, state: ConnectionState, sliceLength: number): SlicedStep {
+  const end = Math.min(rest.items.length, rest.next + Math.max(1, sliceLength));
+  // Replies and effects are gathered into one array each: concatenating step by step was quadratic.
+  const replies: string[] = [];
+  const effects: Effect[] = [];
+  let current = state;
+  for (let i = rest.next; i < end; i++) {
+    const step = handleMessage(rest.items[i], current);
+    current = step.state;
+    for (const r of step.replies) replies.push(r);
+    for (const e of step.effects) effects.push(e);
+  }
+  const step = withClientLogs({ state: current, replies, effects });
+  return end < rest.items.length ? { ...step, rest: { items: rest.items, next: end } } : step;
 }
 
 /** A message the transport could not turn into text: too large, or not UTF-8. Its id is unknowable. */
@@ -65,19 +102,23 @@ function withClientLogs(step: Step): Step {
   return lines.length === 0 ? step : { ...step, replies: [...step.replies, ...lines] };
 }
 
-function handleBatch(items: unknown[], state: ConnectionState): Step {
+function handleBatch(items: unknown[], state: ConnectionState, sliceLength: number): SlicedStep {
   if (state.protocolVersion === null || !versionFeatures(state.protocolVersion).batches) {
     const version = state.protocolVersion ?? 'an uninitialized session';
     return fail(state, null, ErrorCode.InvalidRequest, `Invalid request: JSON-RPC batch arrays are not accepted in ${version}; send one message per line`);
   }
   if (items.length === 0) return fail(state, null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch');
+  if (items.length > MAX_BATCH_LENGTH) {
+    return fail(state, null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${items.length} messages exceeds MAX_BATCH_LENGTH (${MAX_BATCH_LENGTH}); send at most ${MAX_BATCH_LENGTH} per batch`);
+  }
   // Each element is handled in order; each reply goes out as its own line (tool results arrive later anyway).
-  let step: Step = silent(state);
-  for (const item of items) step = concat(step, handleMessage(classify(item), step.state));
-  return step;
+  return continueBatch({ items, next: 0 }, state, sliceLength);
 }
 
-function handleMessage(msg: Classified, state: ConnectionState): Step {
+/** One message (a line, or an element of a batch): bounded in depth first, then classified and handled. */
+function handleMessage(raw: unknown, state: ConnectionState): Step {
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) return tooDeep(classify(raw), state);
+  const msg = classify(raw);
   switch (msg.kind) {
     case 'invalid':
       return fail(state, msg.id, ErrorCode.InvalidRequest, `Invalid request: ${msg.reason}`);
@@ -90,16 +131,38 @@ function handleMessage(msg: Classified, state: ConnectionState): Step {
   }
 }
 
+/**
+ * A message nesting deeper than MAX_JSON_DEPTH is never kept or handed on (recursive encoders would
+ * overflow on it): a request is refused as invalid params, a response answers its question with an
+ * error (so nothing waits for it), a notification is dropped.
+ */
+function tooDeep(msg: Classified, state: ConnectionState): Step {
+  const why = `the message nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels of objects and arrays`;
+  switch (msg.kind) {
+    case 'request':
+      return fail(state, msg.id, ErrorCode.InvalidParams, `Invalid params: ${why}`);
+    case 'response':
+      return handleResponse({ kind: 'response', id: msg.id, error: { code: ErrorCode.InvalidParams, message: `the client's answer was refused: ${why}` } }, state);
+    case 'notification':
+      return silent(state, [{ kind: 'log', level: 'warning', message: `notification ${msg.method} dropped: ${why}` }]);
+    case 'invalid':
+      return fail(state, msg.id, ErrorCode.InvalidRequest, `Invalid request: ${why}`);
+  }
+}
+
 function handleRequest(id: RequestId, method: string, params: Params, state: ConnectionState): Step {
   if (method === 'ping') return reply(state, id, {});
   if (method === 'initialize') return initialize(state, id, params);
   if (state.phase !== 'ready') {
     return fail(state, id, ErrorCode.InvalidRequest, `Server not initialized: send initialize before ${method}`);
   }
-  const handler = requestHandlers[method];
+  const handler = requestHandlers.get(method);
   if (!handler) return fail(state, id, ErrorCode.MethodNotFound, `Method not found: ${method}`);
   if (isInFlight(state, id)) {
     return fail(state, id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(id)} is already used by a request in flight`);
+  }
+  if (state.pending.size >= MAX_REQUESTS_IN_FLIGHT) {
+    return fail(state, id, ErrorCode.ServerBusy, `Server busy: this session already has MAX_REQUESTS_IN_FLIGHT (${MAX_REQUESTS_IN_FLIGHT}) requests in flight; wait for some to finish`);
   }
   return handler(state, id, params);
 }

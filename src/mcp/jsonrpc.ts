@@ -1,6 +1,7 @@
 // JSON-RPC 2.0 framing for MCP: classifying one parsed message, the error catalogue, reply builders.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { MAX_REQUEST_ID_LENGTH } from './limits.ts';
 
 /** The error catalogue: stable codes, one place. */
 export const ErrorCode = {
@@ -27,7 +28,8 @@ export type Classified =
   | { kind: 'invalid'; id: RequestId | null; reason: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
-const isId = (v: unknown): v is RequestId => typeof v === 'string' || (typeof v === 'number' && Number.isFinite(v));
+const isId = (v: unknown): v is RequestId =>
+  (typeof v === 'string' && v.length <= MAX_REQUEST_ID_LENGTH) || (typeof v === 'number' && Number.isFinite(v));
 
 /** Classifies one parsed JSON value (not an array) as a JSON-RPC message, or says why it is not one. */
 export function classify(msg: unknown): Classified {
@@ -39,7 +41,9 @@ export function classify(msg: unknown): Classified {
     if (msg.params !== undefined && !isObject(msg.params)) return { kind: 'invalid', id, reason: 'params must be an object' };
     const params = (msg.params ?? {}) as Params;
     if (!('id' in msg)) return { kind: 'notification', method: msg.method, params };
-    if (!isId(msg.id)) return { kind: 'invalid', id: null, reason: 'id must be a string or a number' };
+    if (!isId(msg.id)) {
+      return { kind: 'invalid', id: null, reason: typeof msg.id === 'string' ? `id is longer than MAX_REQUEST_ID_LENGTH (${MAX_REQUEST_ID_LENGTH}) characters` : 'id must be a string or a number' };
+    }
     return { kind: 'request', id: msg.id, method: msg.method, params };
   }
   if (isId(msg.id) && ('result' in msg || 'error' in msg)) {

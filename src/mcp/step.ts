@@ -33,7 +33,3 @@ export function removePending(state: ConnectionState, ticket: number): Connectio
   next.delete(ticket);
   return { ...state, pending: next };
 }
-
-export function concat(a: Step, b: Step): Step {
-  return { state: b.state, replies: [...a.replies, ...b.replies], effects: [...a.effects, ...b.effects] };
-}

@@ -10,6 +10,7 @@ import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect } from '../mcp/effects.ts';
 import { handleMcpLine } from '../mcp/handle.ts';
+import { MAX_BATCH_LENGTH } from '../mcp/limits.ts';
 import { type ConnectionConfig, type ConnectionState, initialState } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
@@ -206,7 +207,8 @@ export class Session {
         return undefined;
       }
     }
-    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+    // A batch past MAX_BATCH_LENGTH is refused whole (one reply, id null): none of its ids will be answered.
+    for (const m of Array.isArray(parsed) ? (parsed.length > MAX_BATCH_LENGTH ? [] : parsed) : [parsed]) {
       if (typeof m !== 'object' || m === null) continue;
       const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
       if (typeof method !== 'string') continue;

@@ -10,7 +10,9 @@ import { lsDefinition } from './definitions/ls.ts';
 import { readDefinition } from './definitions/read.ts';
 import { writeDefinition } from './definitions/write.ts';
 
-export const toolCatalog: Readonly<Record<ToolName, ToolDefinition>> = {
+// No prototype: tool names come from callers, and even past `isToolName` a lookup must not be able to
+// reach Object.prototype's members (`toolCatalog['constructor']` is undefined, not a function).
+export const toolCatalog: Readonly<Record<ToolName, ToolDefinition>> = Object.freeze(Object.assign(Object.create(null) as object, {
   read: readDefinition,
   write: writeDefinition,
   edit: editDefinition,
@@ -19,4 +21,4 @@ export const toolCatalog: Readonly<Record<ToolName, ToolDefinition>> = {
   find: findDefinition,
   ls: lsDefinition,
   harness_task: harnessTaskDefinition,
-};
+}));

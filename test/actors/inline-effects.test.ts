@@ -19,7 +19,11 @@ const box = sandboxPerTest(test);
 /** The connection behaviour driven by hand: every output it emits, collected. */
 function actor(workspace: string) {
   const outputs: ConnectionOutput[] = [];
-  const ctx: ActorContext = { self: 'test', emit: (msg) => outputs.push(msg as ConnectionOutput) };
+  const ctx: ActorContext = {
+    self: 'test',
+    emit: (msg) => outputs.push(msg as ConnectionOutput),
+    continueWith: () => { throw new Error('these tests send no batches'); },
+  };
   let state = connectionBehaviour.init({ config: { ...initialState({ workspace }).config } }, ctx);
   const send = (msg: object): ConnectionOutput[] => {
     outputs.length = 0;

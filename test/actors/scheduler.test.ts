@@ -149,6 +149,30 @@ actors('many actors share a few threads', async () => {
   await stop();
 });
 
+actors('an actor that yields with continueWith lets the thread answer its heartbeat and other actors between slices', async () => {
+  // 20 slices of 100 ms: 2 s of work on a thread whose heartbeat gives up after 500 ms of silence.
+  const { scheduler, stop } = withScheduler(1, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 500, maxOldGenerationSizeMb: 256 });
+  const worker = await scheduler.spawn(echo, { greeting: 'worker' });
+  const neighbour = await scheduler.spawn(echo, { greeting: 'neighbour' });
+  const seen: unknown[] = [];
+  let finished = () => {};
+  const done = new Promise<void>((resolve) => { finished = resolve; });
+  worker.onMessage((m) => {
+    seen.push(m);
+    if (m === 'after the slices') finished();
+  });
+  worker.cast({ op: 'slices', n: 20, ms: 100 });
+  worker.cast({ op: 'emit', value: 'after the slices' });
+  assert.equal(await neighbour.call({ op: 'echo', value: 1 }), { greeting: 'neighbour', value: 1 });
+  assert.ok(!seen.includes('sliced'), 'the neighbour was answered while the slices were still running');
+  await within(done, 10_000, 'all slices');
+  assert.ok(worker.alive && scheduler.threads()[0]?.actors.has(worker.id), 'the thread was not taken for hung');
+  assert.is(await worker.call({ op: 'count' }), 22);
+  // A continuation runs before the mailbox: the message cast after the slices comes out after them.
+  assert.equal(seen, ['sliced', 'after the slices']);
+  await stop();
+});
+
 actors.run();
 
 const deaths = suite('a worker death is the exit of every actor on it');

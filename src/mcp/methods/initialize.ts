@@ -5,6 +5,7 @@ import { harnessById } from '../../harness/catalog.ts';
 import { harnessIds, isHarnessId } from '../../harness/ids.ts';
 import { loadout } from '../../harness/policy.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
+import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../limits.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { fail, reply, type Step } from '../step.ts';
 import { negotiateVersion, versionFeatures } from '../version.ts';
@@ -23,8 +24,16 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
   if (typeof capabilities !== 'object' || capabilities === null || Array.isArray(capabilities)) {
     return fail(state, id, ErrorCode.InvalidParams, 'initialize params.capabilities must be an object');
   }
-  const meta = params._meta as Record<string, unknown> | undefined;
-  const chosen = meta?.[HARNESS_META_KEY];
+  // Kept for the session's lifetime and in every checkpoint: bounded (the depth is bounded for every message).
+  const capabilitiesBytes = JSON.stringify(capabilities).length;
+  if (capabilitiesBytes > MAX_CLIENT_CAPABILITIES_BYTES) {
+    return fail(state, id, ErrorCode.InvalidParams, `initialize params.capabilities are ${capabilitiesBytes} bytes of JSON, more than MAX_CLIENT_CAPABILITIES_BYTES (${MAX_CLIENT_CAPABILITIES_BYTES})`);
+  }
+  const clientInfo = keptClientInfo(params.clientInfo);
+  if (typeof clientInfo === 'string') return fail(state, id, ErrorCode.InvalidParams, clientInfo);
+  const meta = isRecord(params._meta) ? params._meta : undefined;
+  // An own property only: `_meta` is caller input, and its prototype is not the caller's choice.
+  const chosen = meta && Object.hasOwn(meta, HARNESS_META_KEY) ? meta[HARNESS_META_KEY] : undefined;
   if (chosen !== undefined && !isHarnessId(chosen)) {
     return fail(state, id, ErrorCode.InvalidParams, `Unknown harness ${JSON.stringify(chosen)} in _meta["${HARNESS_META_KEY}"]; known harnesses: ${harnessIds.join(', ')}`);
   }
@@ -35,7 +44,7 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
     phase: 'ready',
     protocolVersion: version,
     clientCapabilities: capabilities as ClientCapabilities,
-    clientInfo: isImplementation(params.clientInfo) ? params.clientInfo : null,
+    clientInfo,
     harness: chosen ?? null,
   };
   const harness = harnessById(effectiveHarness(next));
@@ -60,6 +69,19 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
   }]);
 }
 
-function isImplementation(v: unknown): v is Implementation {
-  return typeof v === 'object' && v !== null && typeof (v as Implementation).name === 'string' && typeof (v as Implementation).version === 'string';
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * What the session keeps of `clientInfo`: name, version and title, each bounded; null when it is not an
+ * Implementation (it is informational, so a missing one is no error). A string: why it is refused.
+ */
+function keptClientInfo(v: unknown): Implementation | null | string {
+  if (!isRecord(v) || typeof v.name !== 'string' || typeof v.version !== 'string') return null;
+  const kept: Implementation = typeof v.title === 'string' ? { name: v.name, version: v.version, title: v.title } : { name: v.name, version: v.version };
+  for (const [field, text] of Object.entries(kept)) {
+    if (typeof text === 'string' && text.length > MAX_CLIENT_INFO_STRING_LENGTH) {
+      return `initialize params.clientInfo.${field} is ${text.length} characters, more than MAX_CLIENT_INFO_STRING_LENGTH (${MAX_CLIENT_INFO_STRING_LENGTH})`;
+    }
+  }
+  return kept;
 }

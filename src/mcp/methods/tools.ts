@@ -10,6 +10,7 @@ import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts';
 import { ErrorCode, type Params, requestLine } from '../jsonrpc.ts';
+import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../limits.ts';
 import { listReply } from './list-reply.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
@@ -42,6 +43,12 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   const checked = checkToolArguments(name, args);
   if (!checked.ok) return fail(state, id, ErrorCode.InvalidParams, checked.message);
   const progressToken = progressTokenOf(params);
+  if (typeof progressToken === 'string' && progressToken.length > MAX_REQUEST_ID_LENGTH) {
+    return fail(state, id, ErrorCode.InvalidParams, `_meta.progressToken is longer than MAX_REQUEST_ID_LENGTH (${MAX_REQUEST_ID_LENGTH}) characters`);
+  }
+  if (name === 'harness_task' && conversationsHeld(state) >= MAX_SESSION_CONVERSATIONS) {
+    return fail(state, id, ErrorCode.InvalidParams, `This session has started MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS}) conversations; open a new session to start more`);
+  }
   const harness = harnessById(effectiveHarness(state));
   const decision = decideTool(harness, name);
   if (decision.verdict === 'deny') return reply(state, id, toolError(`Denied by harness policy: ${decision.rule}`));
@@ -96,6 +103,13 @@ export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallTo
 
 function toolError(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
+}
+
+/** Conversations the session lists, and harness tasks in flight that will each add one. */
+function conversationsHeld(state: ConnectionState): number {
+  let held = state.conversations.length;
+  for (const p of state.pending.values()) if ((p.kind === 'tool' || p.kind === 'confirm') && p.tool === 'harness_task') held++;
+  return held;
 }
 
 function canElicit(state: ConnectionState): boolean {

@@ -1,0 +1,66 @@
+// The connection actor driven by hand: a long batch is handled in slices with a yield between them,
+// and what the actor checkpoints stays encodable whatever the client sent.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ActorContext } from '../../src/actors/behaviour.ts';
+import { decodeCheckpoint } from '../../src/actors/codec.ts';
+import { BATCH_SLICE_LENGTH, connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/actors/connection-actor.ts';
+import { initialState } from '../../src/mcp/state.ts';
+
+function actor() {
+  const outputs: ConnectionOutput[] = [];
+  const continued: ConnectionMessage[] = [];
+  const ctx: ActorContext = {
+    self: 'test',
+    emit: (msg) => outputs.push(msg as ConnectionOutput),
+    continueWith: (msg) => continued.push(msg as ConnectionMessage),
+  };
+  let state = connectionBehaviour.init({ config: { ...initialState({ workspace: '/ws' }).config } }, ctx);
+  /** Handles one message: what it emitted, and the message it handed back to itself (if any). */
+  const handle = (message: ConnectionMessage) => {
+    outputs.length = 0;
+    continued.length = 0;
+    state = connectionBehaviour.handle(message, state, ctx, 'cast').state;
+    return { outputs: [...outputs], continued: continued[0] };
+  };
+  const line = (text: string) => handle({ k: 'line', line: text });
+  return { handle, line };
+}
+
+const init = (capabilities: string) =>
+  `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":${capabilities}}}`;
+
+test('a batch longer than BATCH_SLICE_LENGTH is handled a slice per turn, the rest handed back to the actor', () => {
+  const a = actor();
+  a.line(init('{}'));
+  const n = BATCH_SLICE_LENGTH * 2 + 7;
+  let step = a.line(JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))));
+  const ids: unknown[] = [];
+  const perTurn: number[] = [];
+  for (;;) {
+    const replies = step.outputs.flatMap((o) => o.replies);
+    perTurn.push(replies.length);
+    ids.push(...replies.map((r) => (JSON.parse(r) as { id: unknown }).id));
+    if (!step.continued) break;
+    assert.is(step.continued.k, 'batch');
+    step = a.handle(step.continued);
+  }
+  assert.equal(perTurn, [BATCH_SLICE_LENGTH, BATCH_SLICE_LENGTH, 7]);
+  assert.equal(ids, Array.from({ length: n }, (_, i) => i));
+});
+
+test('an initialize nesting 5,000 levels is refused without a crash; the next initialize checkpoints', () => {
+  const a = actor();
+  const deep = `${'{"x":'.repeat(4999)}{}${'}'.repeat(4999)}`;
+  const refused = a.line(init(deep));
+  const reply = JSON.parse(refused.outputs[0]?.replies[0] as string) as { error: { code: number; message: string } };
+  assert.is(reply.error.code, -32602);
+  assert.match(reply.error.message, 'MAX_JSON_DEPTH');
+  const accepted = a.line(init('{"sampling":{}}'));
+  const checkpoint = accepted.outputs[0]?.checkpoint;
+  assert.ok(checkpoint, 'the session identity changed, so the actor checkpoints it');
+  assert.equal(decodeCheckpoint<{ clientCapabilities: unknown }>(checkpoint).clientCapabilities, { sampling: {} });
+});
+
+test.run();
