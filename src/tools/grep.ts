@@ -1,5 +1,6 @@
-// The `grep` tool: searches file contents with a JavaScript RegExp over a .gitignore-aware walk of the
-// workspace (no ripgrep needed), printing ripgrep-style `path:line: text` lines and structured matches.
+// The `grep` tool: searches file contents with an RE2 pattern (re2js: linear time in the text, so no
+// pattern can make a search backtrack for hours) over a .gitignore-aware walk of the workspace (no
+// ripgrep needed), printing ripgrep-style `path:line: text` lines and structured matches.
 //
 // Most files of a search hold no match, so the work per file is kept to what proves that: the file is
 // read (synchronously, into one reused buffer, see walk.ts), and when the pattern has a literal part
@@ -9,6 +10,7 @@
 
 import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
 import { stat } from 'node:fs/promises';
+import { RE2JS, RE2JSSyntaxException } from 're2js';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from './definitions/grep.ts';
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
@@ -47,12 +49,27 @@ const MIN_REQUIRED_LITERAL = 3;
 
 type Candidate = { kind: 'text'; text: string } | { kind: 'binary' | 'large' | 'unreadable' | 'no-match' };
 
+/** Whether a text holds a match: a line, or (for `Search.wholeText`) a whole file. */
+interface TextTest {
+  test(text: string): boolean;
+}
+
+/** A compiled `grep` pattern: its RE2 source, the test run on each line, and the whole-file test. */
+interface Pattern {
+  /** RE2 syntax; a literal search's text with its metacharacters escaped. */
+  readonly source: string;
+  readonly ignoreCase: boolean;
+  readonly line: TextTest;
+  /** Run once over a whole file when no match can span a newline (see `lineBound`); else null. */
+  readonly whole: TextTest | null;
+}
+
 interface Search {
-  readonly regex: RegExp;
+  readonly regex: TextTest;
   /** ASCII bytes every matching line contains (case-sensitive searches only), or null. */
   readonly required: Buffer | null;
-  /** The pattern with the `m` flag, run once over a whole file, when no match can span a newline; or null. */
-  readonly wholeText: RegExp | null;
+  /** The pattern in multi-line mode, run once over a whole file, when no match can span a newline; or null. */
+  readonly wholeText: TextTest | null;
   /** The read buffer, reused from file to file. */
   buffer: Buffer;
   readonly limit: number;
@@ -71,11 +88,11 @@ interface Search {
 
 export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
   if (typeof args.pattern !== 'string' || args.pattern.length === 0) throw new ToolError('pattern must be a non-empty string');
-  const regex = compilePattern(args.pattern, args.ignoreCase === true, args.literal === true);
+  const pattern = compilePattern(args.pattern, args.ignoreCase === true, args.literal === true);
   const search: Search = {
-    regex,
-    required: regex.ignoreCase ? null : searchNeedle(regex.source),
-    wholeText: lineBound(regex.source) ? new RegExp(regex.source, `${regex.flags}m`) : null,
+    regex: pattern.line,
+    required: pattern.ignoreCase ? null : searchNeedle(pattern.source),
+    wholeText: pattern.whole,
     buffer: Buffer.allocUnsafe(INITIAL_BUFFER_BYTES),
     limit: wholeNumber(args.limit, GREP_DEFAULT_LIMIT, 1, 'limit'),
     context: wholeNumber(args.context, 0, 0, 'context'),
@@ -122,19 +139,60 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
   return render(search, walkCapped);
 };
 
-function compilePattern(pattern: string, ignoreCase: boolean, literal: boolean): RegExp {
-  const source = literal ? pattern.replace(/[.*+?^${}()|[\]\\]/g, '\\$&') : pattern;
-  const flags = ignoreCase ? 'i' : '';
-  try {
-    return new RegExp(source, `${flags}u`);
-  } catch {
-    // Unicode mode rejects some escapes plain mode accepts (e.g. `\-`, a lone `{`); try plain before failing.
-    try {
-      return new RegExp(source, flags);
-    } catch (err) {
-      throw new ToolError(`invalid regular expression ${JSON.stringify(pattern)}: ${(err as Error).message}`, { cause: err });
-    }
+const RE2_METACHARACTERS = /[.*+?^${}()|[\]\\]/g;
+
+function compilePattern(pattern: string, ignoreCase: boolean, literal: boolean): Pattern {
+  const source = literal ? pattern.replace(RE2_METACHARACTERS, '\\$&') : pattern;
+  const bound = lineBound(source);
+  if (literal && !ignoreCase) {
+    // A case-sensitive literal needs no automaton: String#includes is linear and the fastest there is.
+    const includes: TextTest = { test: (text) => text.includes(pattern) };
+    return { source, ignoreCase, line: includes, whole: bound ? includes : null };
   }
+  const flags = ignoreCase ? RE2JS.CASE_INSENSITIVE : 0;
+  const line = compileRE2(pattern, source, flags);
+  return { source, ignoreCase, line, whole: bound ? wholeTextTest(source, flags) : null };
+}
+
+function compileRE2(pattern: string, source: string, flags: number): RE2JS {
+  try {
+    return RE2JS.compile(source, flags);
+  } catch (err) {
+    if (!(err instanceof RE2JSSyntaxException)) throw err;
+    const construct = unsupportedConstruct(source, err.input ?? '');
+    const detail = err.input ? `${err.error}: ${err.input}` : err.error;
+    const head = `invalid regular expression ${JSON.stringify(pattern)}: `;
+    throw new ToolError(construct === null
+      ? `${head}${detail}. grep uses RE2 syntax (linear-time matching; see https://github.com/google/re2/wiki/Syntax)`
+      : `${head}${construct} is not supported: grep uses RE2 syntax, which matches in linear time and has no backreferences or lookaround (RE2: ${detail})`,
+    { cause: err });
+  }
+}
+
+/**
+ * Names the backtracking-only (or JavaScript-only) construct an RE2 syntax error points at, so the
+ * caller learns what to rewrite; null when the pattern is simply malformed.
+ */
+function unsupportedConstruct(source: string, at: string): string | null {
+  if (/^\\[1-9]/.test(at) || at === '\\k' || (at === '(?P' && source.includes('(?P='))) return 'a backreference (`\\1`, `\\k<name>`, `(?P=name)`)';
+  if (at === '(?=' || at === '(?!') return `a lookahead (\`${at}…)\`)`;
+  if (at.startsWith('(?<=') || at.startsWith('(?<!')) return `a lookbehind (\`${at.slice(0, 4)}…)\`)`;
+  if (at === '(?>') return 'an atomic group (`(?>…)`)';
+  if (/^[*+?}]\+$/.test(at) || /^\{[\d,]*\}\+$/.test(at)) return 'a possessive quantifier (`*+`, `++`, `?+`)';
+  if (at === '\\u') return 'the `\\u` escape (write `\\x{2603}` instead)';
+  if (at === '\\c') return 'the `\\c` control escape (write `\\x01` instead)';
+  return null;
+}
+
+/**
+ * The whole-file test: the pattern with `^`/`$` at line ends. RE2's `$` ends a line only before `\n`,
+ * while lines are matched without their `\r`: a file with CRs, when the pattern has a `$`, is let
+ * through to the line-by-line match rather than wrongly refused.
+ */
+function wholeTextTest(source: string, flags: number): TextTest {
+  const multiline = RE2JS.compile(source, flags | RE2JS.MULTILINE);
+  const dollar = source.includes('$');
+  return { test: (text) => (dollar && text.includes('\r')) || multiline.test(text) };
 }
 
 function wholeNumber(value: number | undefined, fallback: number, min: number, name: string): number {
@@ -321,12 +379,13 @@ function readAll(search: Search, fd: number, size: number): number {
 
 /**
  * Runs of ASCII characters that every match of the pattern contains, each at least MIN_REQUIRED_LITERAL
- * long. Conservative: an alternation anywhere gives none; a group, class, escape sequence or assertion
- * ends a run; a quantified character leaves it. (An ASCII character in the decoded text always comes
- * from that byte in the file, so a search of the raw bytes is exact.)
+ * long. Conservative: an alternation, a quoted run (`\Q…\E`, whose backslashes are literal) or an
+ * inline flag that could turn on case folding (`(?i)`) anywhere gives none; a group, class, escape
+ * sequence or assertion ends a run; a quantified character leaves it. (An ASCII character in the
+ * decoded text always comes from that byte in the file, so a search of the raw bytes is exact.)
  */
 export function requiredLiterals(source: string): string[] {
-  if (source.includes('|')) return [];
+  if (source.includes('|') || source.includes('\\Q') || /\(\?[imsU-]*i/.test(source)) return [];
   const runs: string[] = [];
   let run = '';
   const end = () => {
@@ -407,12 +466,22 @@ export function searchNeedle(source: string): Buffer | null {
   return best === null ? null : Buffer.from(best, 'latin1');
 }
 
-/** Index of the `]` closing the class opened at `open`, or -1. */
+/**
+ * Index of the `]` closing the class opened at `open`, or -1. As in RE2, a `]` first in the class (after
+ * any `^`) stands for itself, and a POSIX class `[:name:]` inside it is skipped whole.
+ */
 function classEnd(source: string, open: number): number {
-  for (let i = open + 1; i < source.length; i++) {
+  let i = open + 1;
+  if (source[i] === '^') i++;
+  if (source[i] === ']') i++;
+  for (; i < source.length; i++) {
     const c = source[i];
     if (c === '\\') i++;
-    else if (c === ']') return i;
+    else if (c === '[' && source[i + 1] === ':') {
+      const close = source.indexOf(':]', i + 2);
+      if (close < 0) return -1;
+      i = close + 1;
+    } else if (c === ']') return i;
   }
   return -1;
 }
@@ -433,23 +502,27 @@ function groupEnd(source: string, open: number): number {
 }
 
 /**
- * True when no match of the pattern can contain a newline, so that running it (with the `m` flag) over
+ * True when no match of the pattern can contain a newline, so that running it in multi-line mode over
  * a whole file finds a match whenever some line has one: no lookaround (it could look past a line's
- * end), no negated class, no escape that can stand for a newline (\s, \W, \D, \n, \x0a, \u…, \p{…},
- * \c…, octal or back-references), no control character (a range from one could span a newline).
+ * end), no negated class, no POSIX class (`[[:space:]]` holds a newline), no `s` flag (a `.` that
+ * matches a newline), no escape that can stand for a newline (\s, \W, \D, \n, \x0a, \p…, \Q…,
+ * octal), no control character, escaped or not (a range from one could span a newline).
  * The converse need not hold: a hit is then confirmed line by line.
  */
 export function lineBound(source: string): boolean {
-  if (/\(\?<?[=!]/.test(source) || source.includes('[^')) return false;
+  if (/\(\?<?[=!]/.test(source) || source.includes('[^') || source.includes('[:') || /\(\?[imsU-]*s/.test(source)) return false;
   for (let i = 0; i < source.length; i++) {
-    const code = source.charCodeAt(i);
-    if (code < 0x20 || code === 0x2028 || code === 0x2029) return false;
-    if (code !== 0x5c) continue;
+    if (isControl(source.charCodeAt(i))) return false;
+    if (source[i] !== '\\') continue;
     const next = source[++i];
-    if (next === undefined) return false;
-    if (/[A-Za-z0-9]/.test(next) && !/[dwbBSk]/.test(next)) return false;
+    if (next === undefined || isControl(next.charCodeAt(0))) return false;
+    if (/[A-Za-z0-9]/.test(next) && !/[dwbBS]/.test(next)) return false;
   }
   return true;
+}
+
+function isControl(code: number): boolean {
+  return code < 0x20 || code === 0x2028 || code === 0x2029;
 }
 
 function isErrno(err: unknown): err is NodeJS.ErrnoException {

@@ -100,7 +100,45 @@ test('grep refuses an invalid regex with a ToolError naming the regex error', ()
   inSandbox({ 'a.txt': 'x\n' }, async ({ ws }) => {
     const err = await failure(grepTool({ pattern: 'foo(' }, context(ws)));
     assert.match(err.message, 'invalid regular expression "foo("');
-    assert.match(err.message, /Unterminated group/);
+    assert.match(err.message, /missing closing \)/);
+    assert.match(err.message, /grep uses RE2 syntax/);
+  }));
+
+test('grep finishes a catastrophic-backtracking pattern in linear time: ^(a+)+$ against a 40-a line ending in b', () =>
+  // A backtracking engine tries 2^40 splits of the a's for that line (days); RE2 reads it once.
+  inSandbox({ 'evil.txt': `${'a'.repeat(40)}b\n`.repeat(200), 'fine.txt': 'aaaa\n' }, async ({ ws }) => {
+    const r = await grep(ws, { pattern: '^(a+)+$' });
+    assert.equal(lines(r), ['fine.txt:1']);
+  }));
+
+test('grep refuses what RE2 cannot match in linear time, naming the construct and the syntax it uses', () =>
+  inSandbox({ 'a.txt': 'aa\n' }, async ({ ws }) => {
+    const cases: [string, RegExp][] = [
+      ['(a)\\1', /a backreference/],
+      ['(?<n>a)\\k<n>', /a backreference/],
+      ['(?=a)', /a lookahead \(`\(\?=…\)`\)/],
+      ['a(?!b)', /a lookahead \(`\(\?!…\)`\)/],
+      ['(?<=a)a', /a lookbehind/],
+      ['(?<!b)a', /a lookbehind/],
+      ['(?>a)', /an atomic group/],
+      ['a++', /a possessive quantifier/],
+    ];
+    for (const [pattern, construct] of cases) {
+      const err = await failure(grepTool({ pattern }, context(ws)));
+      assert.match(err.message, `invalid regular expression ${JSON.stringify(pattern)}`, pattern);
+      assert.match(err.message, construct, err.message);
+      assert.match(err.message, 'is not supported: grep uses RE2 syntax, which matches in linear time', pattern);
+    }
+  }));
+
+test('grep speaks RE2 syntax: named groups, \\x{…}, POSIX classes, inline flags, \\Q…\\E', () =>
+  inSandbox({ 'a.txt': 'Hello World\nsnowman \u2603\nfoo.bar(1)\nplain\n' }, async ({ ws }) => {
+    assert.equal(lines(await grep(ws, { pattern: '(?P<w>World)' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '(?<w>World)' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '\\x{2603}' })), ['a.txt:2']);
+    assert.equal(lines(await grep(ws, { pattern: '^[[:upper:]][[:lower:]]+ ' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '(?i)HELLO' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '\\Qfoo.bar(1)\\E' })), ['a.txt:3']);
   }));
 
 test('grep refuses a path outside the workspace', () =>
@@ -182,18 +220,36 @@ test('the literal runs every match must contain: none past an alternation, none 
   assert.is(searchNeedle('ab.cd'), null);
 });
 
-test('a pattern is line-bound unless it can match a newline or look past the end of a line', () => {
-  for (const p of ['foo', 'a.*b', '^\\w+\\d$', '\\bword\\B', '[a-z]+', '(?<n>x)\\k<n>', 'x\\S+y']) assert.ok(lineBound(p), p);
-  for (const p of ['a\\sb', 'a[^z]*z', 'foo(?!bar)', '(?<=x)y', 'a\\nb', 'a\\Wb', 'a\\Db', '\\x0a', '\\u000a', '(a)\\1', '[\\t-z]', 'a\tb']) assert.not.ok(lineBound(p), p);
+test('the required literals follow RE2 syntax: a leading ] is in the class, POSIX classes, (?i) and \\Q…\\E give none', () => {
+  assert.equal(requiredLiterals('[]abc]xyz'), ['xyz']);
+  assert.equal(requiredLiterals('[^]abc]xyz'), ['xyz']);
+  assert.equal(requiredLiterals('[[:alpha:]abc]xyz'), ['xyz']);
+  assert.equal(requiredLiterals('(?i)abcdef'), []);
+  assert.equal(requiredLiterals('x(?i:y)abcdef'), []);
+  assert.equal(requiredLiterals('\\Qa\\.bcd\\E'), []);
 });
 
-test('grep matches by lines whatever shortcut it takes: lookahead at a line end, negated classes, CRLF, ignoreCase', () =>
+test('grep never refuses a file its pattern matches because of a literal shortcut (class with ], (?i), \\Q…\\E)', () =>
+  inSandbox({ 'a.txt': 'bxyz\n', 'b.txt': 'SAY HELLO\n', 'c.txt': 'path a\\.bcd here\n' }, async ({ ws }) => {
+    assert.equal(lines(await grep(ws, { pattern: '[]abc]xyz' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '(?i)hello' })), ['b.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '\\Qa\\.bcd\\E' })), ['c.txt:1']);
+  }));
+
+test('a pattern is line-bound unless it can match a newline or look past the end of a line', () => {
+  for (const p of ['foo', 'a.*b', '^\\w+\\d$', '\\bword\\B', '[a-z]+', '(?P<n>x)y', 'x\\S+y', '(?i)ab']) assert.ok(lineBound(p), p);
+  for (const p of ['a\\sb', 'a[^z]*z', 'foo(?!bar)', '(?<=x)y', 'a\\nb', 'a\\Wb', 'a\\Db', '\\x0a', '\\x{0a}', '\\pC', '(a)\\1', '[\\t-z]', 'a\tb',
+    'a[[:space:]]b', '(?s)a.b', 'x(?is:.)y', '\\Qa\nb\\E', 'a\\\nb']) assert.not.ok(lineBound(p), p);
+});
+
+test('grep matches by lines whatever shortcut it takes: anchors at a line end, negated classes, CRLF, ignoreCase', () =>
   inSandbox({
     'a.txt': 'foo\nbar foo bar\n',
     'b.txt': 'key = 1\r\nkey = 2 \r\n',
     'c.txt': 'Some TOKEN here\nnone\n',
   }, async ({ ws }) => {
-    assert.equal(lines(await grep(ws, { pattern: 'foo(?!\\sbar)' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: 'foo$' })), ['a.txt:1']);
+    assert.equal(lines(await grep(ws, { pattern: '(?s)foo.bar' })), ['a.txt:2']);
     assert.equal(lines(await grep(ws, { pattern: 'foo[^z]*bar' })), ['a.txt:2']);
     assert.equal(lines(await grep(ws, { pattern: '= \\d$' })), ['b.txt:1']);
     assert.equal(lines(await grep(ws, { pattern: 'some token', ignoreCase: true })), ['c.txt:1']);

@@ -15,7 +15,8 @@ export const grepDefinition: ToolDefinition = {
   name: 'grep',
   title: 'Search file contents',
   description: [
-    'Search file contents for a JavaScript regular expression (or a literal string with literal=true).',
+    'Search file contents for a regular expression in RE2 syntax (or a literal string with literal=true).',
+    'RE2 matches in linear time and has no backreferences or lookaround (\\1, (?=…), (?<=…) are refused); named groups are (?P<name>…) or (?<name>…), code points \\x{2603}, inline flags (?i).',
     'Returns matching lines as `path:line: text` (context lines as `path-line- text`), paths relative to the workspace.',
     'Respects .gitignore files (root and nested) and skips .git/ and node_modules/; hidden files are searched;',
     `binary files and files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)}MB are skipped and counted.`,
@@ -27,7 +28,7 @@ export const grepDefinition: ToolDefinition = {
   inputSchema: {
     type: 'object',
     properties: {
-      pattern: { type: 'string', minLength: 1, description: 'Regular expression (JavaScript syntax) or, with literal=true, a plain string.' },
+      pattern: { type: 'string', minLength: 1, description: 'Regular expression (RE2 syntax: no backreferences or lookaround) or, with literal=true, a plain string.' },
       path: pathProperty("Directory or file to search, relative to the workspace (default: '.')."),
       glob: {
         type: 'string',
