@@ -53,6 +53,7 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     toolTimeoutMs: options.toolTimeoutMs,
     threads: options.threads,
     toolThreads: options.toolThreads,
+    toolShare: options.toolShare,
     chaos: options.chaos,
     logger,
     serverVersion: SERVER_VERSION,

@@ -6,6 +6,7 @@ import { DEFAULT_HARNESS, type HarnessId, harnessIds, isHarnessId } from '../har
 import type { LogLevel } from '../mcp/logging-level.ts';
 import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
 import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
+import { defaultPrincipalShare } from '../runtime/fair-share.ts';
 import { parseLogLevel } from '../runtime/logger.ts';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from '../transports/http.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
@@ -26,6 +27,8 @@ export interface ServerOptions {
   readonly threads: number;
   /** Tool-pool threads for grep, find and large reads. */
   readonly toolThreads: number;
+  /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
+  readonly toolShare: number;
   readonly chaos: ChaosOptions;
   readonly transport: 'stdio' | 'http';
   readonly host: string;
@@ -58,6 +61,7 @@ Options (flags override environment variables, which override defaults):
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
   --threads N              scheduler worker threads hosting the actors   default: one per core, at least 2
   --tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least 2
+  --tool-share N           tool-pool calls one principal may run at once   default: tool threads - 1, at least 1
   --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | kill-task-worker=<ms> | crash-actor=<probability>   default: off
   --stdio                  serve one session over stdio instead of HTTP and WebSocket
   --host HOST              address to bind   default: ${DEFAULT_HOST}
@@ -93,6 +97,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'tool-timeout': { type: 'string' },
         threads: { type: 'string' },
         'tool-threads': { type: 'string' },
+        'tool-share': { type: 'string' },
         chaos: { type: 'string', multiple: true },
         stdio: { type: 'boolean' },
         host: { type: 'string' },
@@ -128,6 +133,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   } catch (err) {
     throw new OptionsError((err as Error).message);
   }
+  const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreads());
   return {
     kind: 'serve',
     options: {
@@ -138,7 +144,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
       toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,
       threads: positiveInt('--threads', values.threads, defaultThreads()),
-      toolThreads: positiveInt('--tool-threads', values['tool-threads'], defaultThreads()),
+      toolThreads,
+      toolShare: positiveInt('--tool-share', values['tool-share'], defaultPrincipalShare(toolThreads)),
       chaos,
       transport: values.stdio ? 'stdio' : defaultTransport,
       host: values.host ?? DEFAULT_HOST,

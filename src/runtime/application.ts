@@ -45,6 +45,8 @@ export interface ApplicationOptions {
   readonly toolTimeoutMs: number;
   readonly threads: number;
   readonly toolThreads: number;
+  /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
+  readonly toolShare?: number;
   readonly chaos: ChaosOptions;
   readonly logger: Logger;
   readonly serverVersion: string;
@@ -84,7 +86,7 @@ export class Application {
       limits: DEFAULT_THREAD_LIMITS,
       log: (message, data) => options.logger.log('warning', message, data),
     });
-    this.tools = new ToolPool({ maxThreads: options.toolThreads });
+    this.tools = new ToolPool({ maxThreads: options.toolThreads, ...(options.toolShare === undefined ? {} : { principalShare: options.toolShare }) });
   }
 
   static async start(options: ApplicationOptions): Promise<Application> {
@@ -117,7 +119,7 @@ export class Application {
       id,
       scheduler: this.scheduler,
       effects: {
-        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.execute,
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id }),
         task: { store: () => this.#conversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
           supervise: (run) => this.#superviseTask(run) },
@@ -297,6 +299,11 @@ export class Application {
         logger.log('debug', event.type, { supervisor: event.supervisor, child: 'id' in event ? event.id : undefined });
     }
   }
+}
+
+/** Whose share of the tool pool a session's calls use: anonymous callers share one, so more sessions buy no more threads. */
+function poolPrincipal(principal: Principal): string {
+  return principal.kind === 'anonymous' ? 'anonymous' : principalKey(principal, '');
 }
 
 /**

@@ -1,7 +1,8 @@
 // The tool pool: CPU-heavy or hang-prone tool bodies (grep, find, large reads) run on piscina threads
 // with a memory limit, and a deadline or cancellation stops the thread itself. Everything else — and
 // `bash`, whose child processes must be killed from a thread that outlives them, and the writing tools,
-// which a stopped thread could leave half-written — runs in the calling thread.
+// which a stopped thread could leave half-written — runs in the calling thread. Threads are shared
+// fairly (./fair-share.ts): one principal cannot hold them all, whatever it submits.
 
 import { stat } from 'node:fs/promises';
 import os from 'node:os';
@@ -11,8 +12,9 @@ import type { HarnessId } from '../harness/ids.ts';
 import type { ToolContext, ToolOutcome } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { ToolExecutor } from './effect-runner.ts';
+import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
 import type { PooledToolTask } from './tool-pool-worker.ts';
-import { toolPoolEntry } from './thread-entries.ts';
+import { type ThreadEntry, toolPoolEntry } from './thread-entries.ts';
 import { runTool } from './tool-runner.ts';
 
 /** A `read` of a file larger than this goes to the pool. */
@@ -24,35 +26,56 @@ export const TOOL_THREAD_IDLE_MS = 30_000;
 
 const pooled: ReadonlySet<ToolName> = new Set(['grep', 'find']);
 
+/** Whom `ToolPool.execute` (an executor not bound to a session) runs calls for. */
+export const UNBOUND_CALLER: PoolCaller = { principal: 'unbound', session: 'unbound' };
+
 export interface ToolPoolOptions {
+  /** Default: one per core, at least 2. */
   readonly maxThreads?: number;
   readonly memoryMb?: number;
+  /** Pooled calls one principal may run at once (default: all threads but one, at least 1; see fair-share.ts). */
+  readonly principalShare?: number;
+  /** The code a thread runs (default: the tool-pool worker); tests give one with controllable tasks. */
+  readonly entry?: ThreadEntry;
 }
 
 export class ToolPool {
   readonly #pool: Piscina<PooledToolTask, ToolOutcome>;
+  readonly #share: FairShare;
 
   constructor(options: ToolPoolOptions = {}) {
-    const entry = toolPoolEntry();
+    const entry = options.entry ?? toolPoolEntry();
+    const maxThreads = options.maxThreads ?? Math.max(2, os.availableParallelism());
     this.#pool = new Piscina({
       filename: entry.url.href,
       execArgv: entry.execArgv,
       // No thread until the first pooled call: a start-up does not boot a thread it may never use.
       minThreads: 0,
-      maxThreads: options.maxThreads ?? Math.max(2, os.availableParallelism()),
+      maxThreads,
       idleTimeout: TOOL_THREAD_IDLE_MS,
       resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? TOOL_THREAD_MEMORY_MB },
     });
+    // At most maxThreads calls are handed to piscina at once, so its own queue stays empty: who waits,
+    // and in what order, is decided here.
+    this.#share = new FairShare({ slots: maxThreads, ...(options.principalShare === undefined ? {} : { perPrincipal: options.principalShare }) });
   }
 
   get threads(): number {
     return this.#pool.threads.length;
   }
 
-  readonly execute: ToolExecutor = async (tool, args, harness, ctx) => {
-    if (!(await this.#belongsInPool(tool, args, ctx))) return runTool(tool, args, harness, ctx);
-    return this.#runPooled(tool, args, harness, ctx);
-  };
+  /** Pooled calls one principal may run at once. */
+  get principalShare(): number {
+    return this.#share.perPrincipal;
+  }
+
+  /** Runs calls for UNBOUND_CALLER; a session's calls go through `executorFor` its caller. */
+  readonly execute: ToolExecutor = (tool, args, harness, ctx) => this.#execute(tool, args, harness, ctx, UNBOUND_CALLER);
+
+  /** An executor whose pooled calls count against `caller`'s share of the threads. */
+  executorFor(caller: PoolCaller): ToolExecutor {
+    return (tool, args, harness, ctx) => this.#execute(tool, args, harness, ctx, caller);
+  }
 
   async destroy(): Promise<void> {
     await this.#pool.destroy();
@@ -72,18 +95,31 @@ export class ToolPool {
     }
   }
 
-  async #runPooled(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext): Promise<ToolOutcome> {
+  async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
+    if (!(await this.#belongsInPool(tool, args, ctx))) return runTool(tool, args, harness, ctx);
+    let release: Release;
+    try {
+      release = await this.#share.acquire(caller, ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) return stopped(ctx.signal);
+      if (err instanceof PoolQueueFull) return { text: `The ${tool} call was refused: ${err.message}.`, isError: true };
+      throw err;
+    }
     try {
       return await this.#pool.run({ tool, args, harness, workspace: ctx.workspace }, { signal: ctx.signal });
     } catch (err) {
-      if (ctx.signal.aborted) {
-        const reason: unknown = ctx.signal.reason;
-        return { text: `Stopped: ${reason instanceof Error ? reason.message : String(reason)}`, isError: true };
-      }
+      if (ctx.signal.aborted) return stopped(ctx.signal);
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
         return { text: `The ${tool} call ran out of memory (limit ${TOOL_THREAD_MEMORY_MB} MB per tool thread); narrow it (a smaller path, a glob, a limit).`, isError: true };
       }
       throw err;
+    } finally {
+      release();
     }
   }
+}
+
+function stopped(signal: AbortSignal): ToolOutcome {
+  const reason: unknown = signal.reason;
+  return { text: `Stopped: ${reason instanceof Error ? reason.message : String(reason)}`, isError: true };
 }

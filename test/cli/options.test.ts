@@ -35,6 +35,13 @@ test('--tool-timeout is in seconds', () => {
   assert.is(serve(['--tool-timeout', '3']).toolTimeoutMs, 3000);
 });
 
+test('--tool-share defaults to all tool threads but one (at least one) and takes a positive number', () => {
+  assert.is(serve(['--tool-threads', '4']).toolShare, 3);
+  assert.is(serve(['--tool-threads', '1']).toolShare, 1);
+  assert.is(serve(['--tool-share', '2']).toolShare, 2);
+  assert.throws(() => parseOptions(['--tool-share', '0'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--tool-share/.test((e as Error).message));
+});
+
 
 
 test('--chaos is off by default and parses kill-worker and crash-actor', () => {

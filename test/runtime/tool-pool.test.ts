@@ -1,12 +1,21 @@
-// The tool pool on real piscina threads: same results as in-thread, and a runaway regex is stopped
-// by its deadline without stalling the main thread.
+// The tool pool on real piscina threads: same results as in-thread, a call that holds its thread is
+// stopped by its deadline without stalling the main thread, and one principal cannot take every thread.
 
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { ThreadEntry } from '../../src/runtime/thread-entries.ts';
 import { ToolPool } from '../../src/runtime/tool-pool.ts';
+
+/** Pool threads whose calls hold their thread for `args.holdMs` (see fixtures/held-tool-worker.mjs). */
+const heldEntry: ThreadEntry = {
+  url: pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'held-tool-worker.mjs')),
+  execArgv: [],
+  mode: 'built',
+};
 
 let ws: string;
 let pool: ToolPool;
@@ -38,20 +47,72 @@ test('a large read goes through the pool and is truncated with a continuation no
   assert.match(r.text, /offset=2001/);
 });
 
-test('a catastrophic regex is stopped at its deadline while the main thread keeps ticking', async () => {
-  const controller = new AbortController();
-  let ticks = 0;
-  const ticker = setInterval(() => ticks++, 20);
-  setTimeout(() => controller.abort(new Error('deadline passed')), 500);
-  const started = Date.now();
-  const r = await pool.execute('grep', { pattern: '^(a+)+$' }, 'super-pi-code', ctx(controller.signal));
-  clearInterval(ticker);
-  assert.is(r.isError, true);
-  assert.match(r.text, /Stopped: deadline passed/);
-  assert.ok(Date.now() - started < 3000, 'stopped promptly');
-  assert.ok(ticks >= 15, `main thread should keep running (ticks: ${ticks})`);
-  const after = await pool.execute('grep', { pattern: 'gamma' }, 'super-pi-code', ctx());
-  assert.not.ok(after.isError, 'the pool still serves after a thread was stopped');
+test('a catastrophic-backtracking grep on the pool simply finishes: ^(a+)+$ over 40 a\'s and a b', async () => {
+  const r = await pool.execute('grep', { pattern: '^(a+)+$', path: 'evil.txt' }, 'super-pi-code', ctx());
+  assert.not.ok(r.isError, r.text);
+  assert.is(r.text, 'No matches found');
+});
+
+test('a call that holds its thread is stopped at its deadline while the main thread keeps ticking', async () => {
+  const held = new ToolPool({ maxThreads: 2, entry: heldEntry });
+  try {
+    const controller = new AbortController();
+    let ticks = 0;
+    const ticker = setInterval(() => ticks++, 20);
+    setTimeout(() => controller.abort(new Error('deadline passed')), 500);
+    const started = Date.now();
+    const r = await held.execute('grep', { id: 'forever' }, 'super-pi-code', ctx(controller.signal));
+    clearInterval(ticker);
+    assert.is(r.isError, true);
+    assert.match(r.text, /Stopped: deadline passed/);
+    assert.ok(Date.now() - started < 3000, 'stopped promptly');
+    assert.ok(ticks >= 15, `main thread should keep running (ticks: ${ticks})`);
+    const after = await held.execute('grep', { id: 'next', holdMs: 0 }, 'super-pi-code', ctx());
+    assert.is(after.text, 'next', 'the pool still serves after a thread was stopped');
+  } finally {
+    await held.destroy();
+  }
+});
+
+test('by default a principal may run all pool threads but one', async () => {
+  const held = new ToolPool({ maxThreads: 3, entry: heldEntry });
+  assert.is(held.principalShare, 2);
+  await held.destroy();
+});
+
+test('one principal cannot hold every thread: B\'s call runs while A\'s queue is still long', async () => {
+  const held = new ToolPool({ maxThreads: 2, entry: heldEntry });
+  try {
+    const finished: string[] = [];
+    const call = (principal: string, id: string, holdMs: number) =>
+      held.executorFor({ principal, session: `${principal}-session` })('grep', { id, holdMs }, 'super-pi-code', ctx())
+        .then((r) => { finished.push(r.text); });
+    const a = [1, 2, 3, 4, 5].map((n) => call('token:alice', `A${n}`, 200));
+    const b = call('token:bob', 'B', 0);
+    await Promise.all([...a, b]);
+    // Unshared, B would wait behind all five (two threads: A1+A2, A3+A4, A5+B) and finish last.
+    assert.ok(finished.indexOf('B') <= 1, `B finished ${finished.indexOf('B') + 1}th: ${finished.join(' ')}`);
+    // A's calls ran one at a time, in order.
+    assert.equal(finished.filter((id) => id.startsWith('A')), ['A1', 'A2', 'A3', 'A4', 'A5']);
+  } finally {
+    await held.destroy();
+  }
+});
+
+test('the sessions of one principal share its share (all anonymous callers are one principal): a second session waits, another principal does not', async () => {
+  const held = new ToolPool({ maxThreads: 2, entry: heldEntry });
+  try {
+    const finished: string[] = [];
+    const call = (principal: string, session: string, id: string, holdMs: number) =>
+      held.executorFor({ principal, session })('grep', { id, holdMs }, 'super-pi-code', ctx()).then((r) => { finished.push(r.text); });
+    const first = call('anonymous', 's1', 'anon-1', 300);
+    const second = call('anonymous', 's2', 'anon-2', 0);
+    const token = call('token:carol', 'c', 'carol', 0);
+    await Promise.all([first, second, token]);
+    assert.equal(finished, ['carol', 'anon-1', 'anon-2']);
+  } finally {
+    await held.destroy();
+  }
 });
 
 test.run();
