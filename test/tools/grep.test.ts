@@ -5,6 +5,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { grepDefinition } from '../../src/tools/definitions/grep.ts';
 import { grepTool, type GrepArgs, lineBound, requiredLiterals, searchNeedle } from '../../src/tools/grep.ts';
+import { runTool } from '../../src/runtime/tool-runner.ts';
 import { context, failure, inSandbox, rejection } from './sandbox.ts';
 
 const validateOutput = new Ajv().compile(grepDefinition.outputSchema as object);
@@ -129,6 +130,10 @@ test('grep refuses what RE2 cannot match in linear time, naming the construct an
       assert.match(err.message, construct, err.message);
       assert.match(err.message, 'is not supported: grep uses RE2 syntax, which matches in linear time', pattern);
     }
+    // As a tool call: a result the model reads (isError), not a protocol error.
+    const r = await runTool('grep', { pattern: '(a)\\1' }, 'super-pi-code', context(ws));
+    assert.is(r.isError, true);
+    assert.match(r.text, 'a backreference');
   }));
 
 test('grep speaks RE2 syntax: named groups, \\x{…}, POSIX classes, inline flags, \\Q…\\E', () =>
