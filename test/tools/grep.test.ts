@@ -225,6 +225,16 @@ test('the literal runs every match must contain: none past an alternation, none 
   assert.is(searchNeedle('ab.cd'), null);
 });
 
+test('a plain word searched with ignoreCase folds case exactly as an RE2 pattern does (ſ for s, the Kelvin sign for k)', () =>
+  inSandbox({ 'a.txt': '\u017ftop here\nSTOP\n\u212aelvin\nkelvin\nnothing\n' }, async ({ ws }) => {
+    // `stop` and `kelvin` take the plain-word path; `st[o]p` and `k[e]lvin` go through RE2.
+    assert.equal(lines(await grep(ws, { pattern: 'stop', ignoreCase: true })), ['a.txt:1', 'a.txt:2']);
+    assert.equal(lines(await grep(ws, { pattern: 'st[o]p', ignoreCase: true })), ['a.txt:1', 'a.txt:2']);
+    assert.equal(lines(await grep(ws, { pattern: 'kelvin', ignoreCase: true })), ['a.txt:3', 'a.txt:4']);
+    assert.equal(lines(await grep(ws, { pattern: 'k[e]lvin', ignoreCase: true })), ['a.txt:3', 'a.txt:4']);
+    assert.equal(lines(await grep(ws, { pattern: 'KELVIN', ignoreCase: true, literal: true })), ['a.txt:3', 'a.txt:4']);
+  }));
+
 test('the required literals follow RE2 syntax: a leading ] is in the class, POSIX classes, (?i) and \\Q…\\E give none', () => {
   assert.equal(requiredLiterals('[]abc]xyz'), ['xyz']);
   assert.equal(requiredLiterals('[^]abc]xyz'), ['xyz']);
