@@ -1,5 +1,5 @@
 // Runs inside a tool-pool thread (a "dirty scheduler"): one tool body per task. Abort and deadline are
-// enforced from outside — piscina stops the whole thread — which is what preempts a runaway regex.
+// enforced from outside — piscina stops the whole thread — which is what preempts a runaway search.
 
 import { readlinkSync } from 'node:fs';
 import os from 'node:os';

@@ -1,9 +1,10 @@
-// Threat model rule: one caller cannot starve the others — no pattern makes a `grep` run for longer
-// than its input takes to read (linear-time matching), and no principal holds every tool-pool thread
-// (fair share of the pool), so another principal's call is answered while the first one's work goes on.
+// Threat model, resource fairness (issue 10, item 11). Rule: one caller cannot starve the others — no
+// pattern makes a `grep` run longer than reading its input takes (linear-time matching, RE2), and no
+// principal holds every tool-pool thread (a fair share of the pool), so another principal's call is
+// answered while the first one's work goes on.
 // Caller classes: token principals (A floods, B must be served) and anonymous remote callers (all of
-// whose sessions together count as one principal). Workspace content (the file searched) is the lever.
-// Through the real server over Streamable HTTP, with two tool threads. No timing assertions: a starved
+// whose sessions together count as one principal); workspace content (the file searched) is the lever.
+// Through the real server over Streamable HTTP with two tool threads. No timing assertions: a starved
 // call would be answered only at the tool deadline (600 s), long after the runner kills this file.
 
 import { writeFile, mkdir } from 'node:fs/promises';
