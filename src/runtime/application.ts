@@ -86,7 +86,7 @@ export class Application {
       limits: DEFAULT_THREAD_LIMITS,
       log: (message, data) => options.logger.log('warning', message, data),
     });
-    this.tools = new ToolPool({ maxThreads: options.toolThreads, ...(options.toolShare === undefined ? {} : { principalShare: options.toolShare }) });
+    this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
   }
 
   static async start(options: ApplicationOptions): Promise<Application> {

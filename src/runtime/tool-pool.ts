@@ -57,7 +57,7 @@ export class ToolPool {
     });
     // At most maxThreads calls are handed to piscina at once, so its own queue stays empty: who waits,
     // and in what order, is decided here.
-    this.#share = new FairShare({ slots: maxThreads, ...(options.principalShare === undefined ? {} : { perPrincipal: options.principalShare }) });
+    this.#share = new FairShare({ slots: maxThreads, perPrincipal: options.principalShare });
   }
 
   get threads(): number {
