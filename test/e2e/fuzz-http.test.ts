@@ -11,14 +11,14 @@ import { FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, fuzzCase, Rng, rssOf, s
 const ACCEPT = 'application/json, text/event-stream';
 /** POSTs in flight at once. */
 const CONCURRENCY = 8;
-/** A POST unanswered after this long counts as hung (nothing in the run is slow). */
-const POST_DEADLINE_MS = 10_000;
+/** A POST unanswered after this long counts as hung (nothing in the run is slow; the margin is for a loaded machine). */
+const POST_DEADLINE_MS = 20_000;
 /** The run stops early once this many POSTs failed: enough to report, and a broken server fails fast. */
 const ENOUGH_FAILURES = 20;
 
 const initBody = (version: string) => JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: version, capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } });
 
-async function post(url: string, body: string | Buffer, headers: Record<string, string> = {}) {
+async function post(url: string, body: string | ArrayBuffer, headers: Record<string, string> = {}) {
   const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...headers }, body, signal: AbortSignal.timeout(POST_DEADLINE_MS) });
   return { status: res.status, headers: res.headers, text: await res.text() };
 }
@@ -50,7 +50,7 @@ test(`HTTP: ${FUZZ_MESSAGES} generated POSTs each get a response; then a fresh c
       const c = fuzzCase(rng, { bytes: true, cancelUnusedIdsOnly: true });
       const r = rng.int(100);
       const headers = r < 90 ? rng.pick(sessions) : r < 95 ? {} : { 'mcp-session-id': 'no-such-session', 'mcp-protocol-version': '2025-06-18' };
-      return { body: c.kind === 'text' ? c.text : c.bytes, headers };
+      return { body: c.kind === 'text' ? c.text : new Uint8Array(c.bytes).buffer, headers };
     });
     const statuses = new Map<number, number>();
     const failures: string[] = [];
