@@ -8,6 +8,7 @@ import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { TokenTable } from '../auth/tokens.ts';
 import { type Classified, classify, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../mcp/limits.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
 import type { Application } from '../runtime/application.ts';
@@ -21,12 +22,6 @@ import { SseStream } from './sse-stream.ts';
 /** Idle HTTP sessions (no request, no open stream) are closed after this long. */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export { DEFAULT_MAX_SESSIONS } from './session-quota.ts';
-/**
- * Messages in one POSTed batch (2025-03-26 and older); a longer batch is refused whole with 400 and
- * -32600. Each message of a batch is its own turn of the session's actor, so this bounds the work one
- * POST queues rather than the time a thread is held.
- */
-export const MAX_BATCH_MESSAGES = 1000;
 /** WebSocket ping interval; a socket that missed one pong is closed. */
 export const WS_PING_INTERVAL_MS = 30_000;
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
@@ -199,8 +194,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       deliver.push(raw[i]);
     }
     const toCore = () => {
-      // A batch reaches the core one message at a time (what the core does with a batch anyway): each is
-      // its own turn of the actor, so a long batch cannot hold a scheduler thread for all of its messages.
+      // A batch reaches the core one message at a time (the core would handle it so, in order): the ids
+      // refused here are simply left out, and each message is its own turn of the session's actor.
       if (!batch) {
         if (deliver.length === 1) session.session.receiveFrame({ kind: 'line', text: body }, parsed);
         return;
@@ -416,7 +411,7 @@ function pathOf(target: string | undefined): string {
 
 /**
  * The messages of a POST body, each classified as the core classifies it, or the 400 body that refuses
- * the whole POST. A POST must be one JSON-RPC object or a non-empty batch of at most MAX_BATCH_MESSAGES
+ * the whole POST. A POST must be one JSON-RPC object or a non-empty batch of at most MAX_BATCH_LENGTH
  * objects, every one of them a valid message: whatever the core could only answer with an error whose id
  * is null is answered here, on the POST that sent it, and the core never sees any of that POST.
  */
@@ -424,8 +419,14 @@ function messagesOf(parsed: unknown): { messages: Classified[]; raw: unknown[] }
   const batch = Array.isArray(parsed);
   const raw: unknown[] = batch ? parsed : [parsed];
   if (batch && raw.length === 0) return { refusal: errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch') };
-  if (raw.length > MAX_BATCH_MESSAGES) {
-    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${raw.length} messages; the limit is ${MAX_BATCH_MESSAGES}`) };
+  if (raw.length > MAX_BATCH_LENGTH) {
+    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${raw.length} messages exceeds MAX_BATCH_LENGTH (${MAX_BATCH_LENGTH}); send at most ${MAX_BATCH_LENGTH} per batch`) };
+  }
+  // Batch elements are handed on re-serialised, and a recursive JSON.stringify must never meet a value
+  // deep enough to overflow; the core refuses anything this deep anyway (a single message reaches it as
+  // the body's own text, and is refused there with its id).
+  if (batch && raw.some((m) => nestsDeeperThan(m, MAX_JSON_DEPTH))) {
+    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch element nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels (nothing in this batch was run)`) };
   }
   const messages = raw.map(classify);
   const invalid = messages.filter((m): m is Extract<Classified, { kind: 'invalid' }> => m.kind === 'invalid');

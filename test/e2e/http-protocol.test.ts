@@ -5,6 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
+import { MAX_BATCH_LENGTH } from '../../src/mcp/limits.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -105,6 +106,17 @@ http('item 12: under 2025-03-26 a batch is answered as one array on its POST; an
   assert.is(errors.length, 1);
   assert.is(errors[0]?.error?.code, -32600);
   assert.match(errors[0]?.error?.message ?? '', /nothing in this batch was run/);
+  // Too long, or an element nested past MAX_JSON_DEPTH: refused whole, on the POST.
+  const long = await post(open.url, `[${Array.from({ length: MAX_BATCH_LENGTH + 1 }, (_, i) => ping(1000 + i)).join(',')}]`, s.headers);
+  assert.is(long.status, 400);
+  assert.match(messagesOf(long.text)[0]?.error?.message ?? '', /MAX_BATCH_LENGTH/);
+  const deepBatch = await post(open.url, `[${ping(7)},{"jsonrpc":"2.0","id":8,"method":"ping","params":{"a":${'['.repeat(5000)}${']'.repeat(5000)}}}]`, s.headers);
+  assert.is(deepBatch.status, 400);
+  assert.match(messagesOf(deepBatch.text)[0]?.error?.message ?? '', /MAX_JSON_DEPTH/);
+  // A single request that deep is the core's to refuse (-32602, with its id): on its own POST too.
+  const deepOne = await post(open.url, `{"jsonrpc":"2.0","id":9,"method":"ping","params":{"a":${'['.repeat(5000)}${']'.repeat(5000)}}}`, s.headers);
+  assert.is(deepOne.status, 200);
+  assert.equal([messagesOf(deepOne.text)[0]?.id, messagesOf(deepOne.text)[0]?.error?.code], [9, -32602]);
   // The same id twice in one batch: the second is refused, the first answered.
   const twice = messagesOf((await post(open.url, `[${ping(6)},${ping(6)}]`, s.headers)).text);
   assert.equal(twice.map((m) => (m.error ? m.error.code : 'ok')).sort(), [-32600, 'ok'].sort());
