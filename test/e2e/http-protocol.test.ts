@@ -1,6 +1,13 @@
-// Streamable HTTP as an independent client sees it (plain fetch, no SDK): every POST that carries a
-// request is answered on that POST — batches, bodies that are not messages, reused request ids, a second
-// initialize — and /health and the session caps treat each caller class as documented.
+// Streamable HTTP as an independent client sees it (plain fetch, no SDK), issue 10 items 9 and 12-15.
+// Rules, and the caller classes they concern (anonymous remote callers and token principals alike
+// unless said otherwise):
+// - every POST that carries a request is answered on that POST, errors included (item 12);
+// - a request id in flight belongs to one POST: reusing it is refused there, the first is untouched (13);
+// - initialize on an existing session is refused as on stdio; no second session opens (14);
+// - /health tells callers without a valid token nothing but {status} when tokens or --require-auth are
+//   configured (15: anonymous callers, callers with a wrong token);
+// - anonymous callers together, and each token principal, have their own session cap, so anonymous
+//   callers cannot take the sessions token principals need (9).
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
