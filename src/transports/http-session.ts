@@ -18,6 +18,9 @@ import { EventLog, SseStream } from './sse-stream.ts';
  */
 export const SSE_OPEN_AFTER_MS = 1000;
 
+/** Ids of unanswered requests whose POST closed, kept per session so a late answer reaches no other POST. */
+export const ABANDONED_IDS_KEPT = 1000;
+
 /** A POST waiting for the replies to its requests. */
 export class Exchange {
   readonly requests: Set<string>;
@@ -135,6 +138,12 @@ export class HttpSession {
    * core), so a reply's id names exactly one exchange.
    */
   #inFlight: Map<string, Exchange> | null = null;
+  /**
+   * Ids of requests whose POST closed before their answer (oldest first): a late answer to one of them
+   * must not reach a later POST that reused the id, so the id stays taken until that answer comes (it
+   * may never: a cancelled request is not answered — MCP forbids reusing an id in a session anyway).
+   */
+  #abandoned: Set<string> | null = null;
   /** progressToken → the exchange whose request carried it; null when no request in flight carried one. */
   #progressOwners: Map<string, Exchange> | null = null;
 
@@ -150,9 +159,9 @@ export class HttpSession {
     return this.#exchanges !== null || (this.#standalone?.some((s) => s.open) ?? false);
   }
 
-  /** Is a request with this id key waiting for its answer on some POST of this session? */
+  /** Is a request with this id key waiting for its answer, on some POST or after its POST closed? */
   inFlight(key: string): boolean {
-    return this.#inFlight?.has(key) ?? false;
+    return (this.#inFlight?.has(key) ?? false) || (this.#abandoned?.has(key) ?? false);
   }
 
   addExchange(exchange: Exchange, progressTokens: (string | number)[]): void {
@@ -168,13 +177,24 @@ export class HttpSession {
     this.#exchanges = without(this.#exchanges, exchange);
     const inFlight = this.#inFlight;
     if (inFlight !== null) {
-      for (const key of exchange.requests) if (inFlight.get(key) === exchange) inFlight.delete(key);
+      for (const key of exchange.requests) {
+        if (inFlight.get(key) !== exchange) continue;
+        inFlight.delete(key);
+        this.#abandon(key);
+      }
       if (inFlight.size === 0) this.#inFlight = null;
     }
     const owners = this.#progressOwners;
     if (owners === null) return;
     for (const [t, ex] of owners) if (ex === exchange) owners.delete(t);
     if (owners.size === 0) this.#progressOwners = null;
+  }
+
+  #abandon(key: string): void {
+    const abandoned = (this.#abandoned ??= new Set());
+    abandoned.add(key);
+    // Bounded: past the limit the oldest is forgotten (its answer, if it ever comes, is then routed by id).
+    if (abandoned.size > ABANDONED_IDS_KEPT) abandoned.delete(abandoned.values().next().value as string);
   }
 
   addStandalone(stream: SseStream): void {
@@ -192,7 +212,11 @@ export class HttpSession {
     if (id !== undefined) {
       const key = idKey(id);
       const ex = this.#inFlight?.get(key);
-      if (ex === undefined) return; // its POST is gone (the client disconnected); the request was cancelled
+      if (ex === undefined) {
+        // Its POST is gone (the client disconnected): the answer is dropped, and the id is free again.
+        if (this.#abandoned?.delete(key) && this.#abandoned.size === 0) this.#abandoned = null;
+        return;
+      }
       this.#inFlight?.delete(key);
       ex.answer(key, line);
       if (ex.finished) this.removeExchange(ex);

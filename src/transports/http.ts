@@ -182,7 +182,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       if (m.kind === 'request') {
         const key = idKey(m.id);
         if (requests.has(key) || session.inFlight(key)) {
-          refusedHere.push(errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(m.id)} is already used by a request in flight in this session`));
+          refusedHere.push(errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(m.id)} is already used in this session by a request in flight (or by one whose POST closed before its answer); use a new id`));
           continue;
         }
         requests.add(key);

@@ -149,7 +149,7 @@ http('item 13: a request id in flight on one POST is -32600 on a second POST; th
   const [dup] = messagesOf(second.text);
   assert.is(dup?.id, 7);
   assert.is(dup?.error?.code, -32600);
-  assert.match(dup?.error?.message ?? '', /already used by a request in flight/);
+  assert.match(dup?.error?.message ?? '', /already used in this session by a request in flight/);
   // Another id meanwhile is fine.
   assert.equal(messagesOf((await post(open.url, ping(8), s.headers)).text)[0]?.result, {});
   const question = messagesOf(text).find((m) => m.method === 'elicitation/create') as Message;
