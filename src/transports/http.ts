@@ -1,6 +1,8 @@
 // Streamable HTTP (MCP 2025-06-18) and WebSocket on one port and one path, `/mcp`, plus `/health`.
 // The transport frames and moves bytes, checks Host/Origin, the protocol header and the bearer token,
-// and maps sessions; it never interprets a method beyond telling requests from notifications.
+// and maps sessions. It classifies each POSTed message with the core's own classifier — so that what the
+// core could only answer with id null is answered on its POST, and each request id maps to one POST —
+// and never interprets a method beyond initialize (opens a session) and tools/call (may stream).
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
