@@ -81,9 +81,9 @@ export const stopChild = (child: ChildProcess, graceMs = 20_000): Promise<void> 
  * property store (~256 B each, ~1.8 KB per session) and costs CPU that the shipped server does not pay.
  */
 export async function startSuperPi(ws: string): Promise<Target> {
-  // --max-sessions: the default (10,000) counts the warm-up sessions too.
+  // --max-sessions: the default (10,000) counts the warm-up sessions too; every bench session is anonymous.
   const max = String(MEMORY_WARMUP_SESSIONS + IDLE_SESSIONS + 1000);
-  return startProcess('super-pi', [path.join(repoRoot, 'bin/super-pi.js'), '--port', '0', '--workspace', ws, '--max-sessions', max], /Streamable HTTP\s+(http:\/\/\S+)/);
+  return startProcess('super-pi', [path.join(repoRoot, 'bin/super-pi.js'), '--port', '0', '--workspace', ws, '--max-sessions', max, '--max-anonymous-sessions', max], /Streamable HTTP\s+(http:\/\/\S+)/);
 }
 
 /** How super-pi's threads run in this checkout now: from the dist/ bundle, or from src/ through tsx (dist/ stale). */

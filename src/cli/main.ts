@@ -96,6 +96,8 @@ async function serveOverHttp(app: Application, options: ServerOptions, logger: L
     origin: { allowedHosts: options.allowedHosts },
     maxMessageBytes: options.maxMessageBytes,
     maxSessions: options.maxSessions,
+    maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
+    maxAnonymousSessions: options.maxAnonymousSessions,
     sessionIdleMs: options.sessionIdleMs,
   });
   const wsUrl = server.url.replace(/^http/, 'ws');

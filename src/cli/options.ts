@@ -9,6 +9,7 @@ import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
 import { defaultPrincipalShare } from '../runtime/fair-share.ts';
 import { parseLogLevel } from '../runtime/logger.ts';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from '../transports/http.ts';
+import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../transports/origin.ts';
 
@@ -41,6 +42,8 @@ export interface ServerOptions {
   readonly allowAnonymousWrites: boolean;
   readonly allowedHosts: readonly string[];
   readonly maxSessions: number;
+  readonly maxSessionsPerPrincipal: number;
+  readonly maxAnonymousSessions: number;
   readonly sessionIdleMs: number;
 }
 
@@ -71,6 +74,8 @@ Options (flags override environment variables, which override defaults):
   --allow-anonymous-writes let anonymous remote callers use write, edit and bash   default: refused
   --allowed-hosts LIST     comma-separated Host/Origin names accepted   default: localhost,127.0.0.1,[::1]
   --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
+  --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
+  --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: 1800
   --help                   print this text
   --version                print the version`;
@@ -107,6 +112,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'allow-anonymous-writes': { type: 'boolean' },
         'allowed-hosts': { type: 'string' },
         'max-sessions': { type: 'string' },
+        'max-sessions-per-principal': { type: 'string' },
+        'max-anonymous-sessions': { type: 'string' },
         'session-idle': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
@@ -156,6 +163,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       allowAnonymousWrites: values['allow-anonymous-writes'] ?? false,
       allowedHosts: values['allowed-hosts'] ? values['allowed-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') : DEFAULT_ALLOWED_HOSTS,
       maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
+      maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
+      maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_MS / 1000) * 1000,
     },
   };

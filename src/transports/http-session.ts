@@ -5,6 +5,7 @@
 import type { ServerResponse } from 'node:http';
 import { idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
+import type { ProtocolVersion } from '../mcp/version.ts';
 import type { Session } from '../runtime/session.ts';
 import { EventLog, SseStream } from './sse-stream.ts';
 
@@ -16,6 +17,9 @@ import { EventLog, SseStream } from './sse-stream.ts';
  * comments) after this long, well before any client or proxy gives up waiting for headers.
  */
 export const SSE_OPEN_AFTER_MS = 1000;
+
+/** Ids of unanswered requests whose POST closed, kept per session so a late answer reaches no other POST. */
+export const ABANDONED_IDS_KEPT = 1000;
 
 /** A POST waiting for the replies to its requests. */
 export class Exchange {
@@ -34,8 +38,10 @@ export class Exchange {
   #answered: string[] | null = null;
   #finished = false;
 
-  constructor(res: ServerResponse, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, events: EventLog) {
+  /** `refused`: answers already decided by the transport (a reused id), sent with the core's answers. */
+  constructor(res: ServerResponse, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, events: EventLog, refused: readonly string[] = []) {
     this.#res = res;
+    this.#replies.push(...refused);
     this.requests = requests;
     this.#batch = batch;
     this.#headers = headers;
@@ -116,6 +122,8 @@ export class HttpSession {
   readonly id: string;
   readonly principal: Principal;
   readonly session: Session;
+  /** The version `initialize` negotiated: it decides whether this session's POSTs may be batches. */
+  readonly version: ProtocolVersion;
   readonly events = new EventLog();
   /** The headers of every reply on this session's POSTs (one object, not one per request). */
   readonly replyHeaders: Readonly<Record<string, string>>;
@@ -124,13 +132,26 @@ export class HttpSession {
   #exchanges: Exchange[] | null = null;
   /** Open GET streams, oldest first; null when there are none. */
   #standalone: SseStream[] | null = null;
+  /**
+   * Request id key → the POST that carried it and waits for its answer; null when none is in flight.
+   * An id is in flight on one POST at a time (a second POST reusing it is refused before it reaches the
+   * core), so a reply's id names exactly one exchange.
+   */
+  #inFlight: Map<string, Exchange> | null = null;
+  /**
+   * Ids of requests whose POST closed before their answer (oldest first): a late answer to one of them
+   * must not reach a later POST that reused the id, so the id stays taken until that answer comes (it
+   * may never: a cancelled request is not answered — MCP forbids reusing an id in a session anyway).
+   */
+  #abandoned: Set<string> | null = null;
   /** progressToken → the exchange whose request carried it; null when no request in flight carried one. */
   #progressOwners: Map<string, Exchange> | null = null;
 
-  constructor(id: string, principal: Principal, session: Session) {
+  constructor(id: string, principal: Principal, session: Session, version: ProtocolVersion) {
     this.id = id;
     this.principal = principal;
     this.session = session;
+    this.version = version;
     this.replyHeaders = { 'Mcp-Session-Id': id };
   }
 
@@ -138,8 +159,15 @@ export class HttpSession {
     return this.#exchanges !== null || (this.#standalone?.some((s) => s.open) ?? false);
   }
 
+  /** Is a request with this id key waiting for its answer, on some POST or after its POST closed? */
+  inFlight(key: string): boolean {
+    return (this.#inFlight?.has(key) ?? false) || (this.#abandoned?.has(key) ?? false);
+  }
+
   addExchange(exchange: Exchange, progressTokens: (string | number)[]): void {
     (this.#exchanges ??= []).push(exchange);
+    const inFlight = (this.#inFlight ??= new Map());
+    for (const key of exchange.requests) inFlight.set(key, exchange);
     if (progressTokens.length === 0) return;
     const owners = (this.#progressOwners ??= new Map());
     for (const t of progressTokens) owners.set(JSON.stringify(t), exchange);
@@ -147,10 +175,26 @@ export class HttpSession {
 
   removeExchange(exchange: Exchange): void {
     this.#exchanges = without(this.#exchanges, exchange);
+    const inFlight = this.#inFlight;
+    if (inFlight !== null) {
+      for (const key of exchange.requests) {
+        if (inFlight.get(key) !== exchange) continue;
+        inFlight.delete(key);
+        this.#abandon(key);
+      }
+      if (inFlight.size === 0) this.#inFlight = null;
+    }
     const owners = this.#progressOwners;
     if (owners === null) return;
     for (const [t, ex] of owners) if (ex === exchange) owners.delete(t);
     if (owners.size === 0) this.#progressOwners = null;
+  }
+
+  #abandon(key: string): void {
+    const abandoned = (this.#abandoned ??= new Set());
+    abandoned.add(key);
+    // Bounded: past the limit the oldest is forgotten (its answer, if it ever comes, is then routed by id).
+    if (abandoned.size > ABANDONED_IDS_KEPT) abandoned.delete(abandoned.values().next().value as string);
   }
 
   addStandalone(stream: SseStream): void {
@@ -167,23 +211,25 @@ export class HttpSession {
     const exchanges = this.#exchanges;
     if (id !== undefined) {
       const key = idKey(id);
-      if (exchanges !== null) {
-        for (const ex of exchanges) {
-          if (ex.requests.has(key)) {
-            ex.answer(key, line);
-            if (ex.finished) this.removeExchange(ex);
-            return;
-          }
-        }
+      const ex = this.#inFlight?.get(key);
+      if (ex === undefined) {
+        // Its POST is gone (the client disconnected): the answer is dropped, and the id is free again.
+        if (this.#abandoned?.delete(key) && this.#abandoned.size === 0) this.#abandoned = null;
+        return;
       }
-      return; // its POST is gone (the client disconnected); the request was cancelled
+      this.#inFlight?.delete(key);
+      ex.answer(key, line);
+      if (ex.finished) this.removeExchange(ex);
+      return;
     }
     if (this.#progressOwners !== null && line.startsWith('{"jsonrpc":"2.0","method":"notifications/progress"')) {
       const token = (JSON.parse(line) as { params?: { progressToken?: unknown } }).params?.progressToken;
       const owner = this.#progressOwners.get(JSON.stringify(token));
       if (owner?.push(line)) return;
     }
-    // Server requests (elicitation) and other notifications: the newest POST that may stream, else the GET stream.
+    // Server requests (elicitation) and other notifications: the newest POST that may stream, else the GET
+    // stream. (Errors with id null never come this way from a POST's messages: the transport answers
+    // every message the core could not read on its POST itself, before the core sees it — see http.ts.)
     if (exchanges !== null) for (let i = exchanges.length - 1; i >= 0; i--) if ((exchanges[i] as Exchange).push(line)) return;
     const eventId = this.events.nextId();
     this.events.remember(eventId, line);

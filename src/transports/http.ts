@@ -1,26 +1,29 @@
 // Streamable HTTP (MCP 2025-06-18) and WebSocket on one port and one path, `/mcp`, plus `/health`.
 // The transport frames and moves bytes, checks Host/Origin, the protocol header and the bearer token,
-// and maps sessions; it never interprets a method beyond telling requests from notifications.
+// and maps sessions. It classifies each POSTed message with the core's own classifier — so that what the
+// core could only answer with id null is answered on its POST, and each request id maps to one POST —
+// and never interprets a method beyond initialize (opens a session) and tools/call (may stream).
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { TokenTable } from '../auth/tokens.ts';
-import { ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import { type Classified, classify, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../mcp/limits.ts';
 import type { Principal } from '../mcp/state.ts';
-import { isSupportedVersion } from '../mcp/version.ts';
+import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
 import type { Application } from '../runtime/application.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Session } from '../runtime/session.ts';
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
+import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, SessionQuota } from './session-quota.ts';
 import { SseStream } from './sse-stream.ts';
 
 /** Idle HTTP sessions (no request, no open stream) are closed after this long. */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
-/** Concurrent sessions (HTTP and WebSocket together) before new ones are refused with 503. */
-export const DEFAULT_MAX_SESSIONS = 10_000;
+export { DEFAULT_MAX_SESSIONS } from './session-quota.ts';
 /** WebSocket ping interval; a socket that missed one pong is closed. */
 export const WS_PING_INTERVAL_MS = 30_000;
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
@@ -37,6 +40,8 @@ export interface HttpServerOptions {
   readonly maxMessageBytes: number;
   readonly sessionIdleMs?: number;
   readonly maxSessions?: number;
+  readonly maxSessionsPerPrincipal?: number;
+  readonly maxAnonymousSessions?: number;
 }
 
 export interface RunningHttpServer {
@@ -51,7 +56,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const sessions = new Map<string, HttpSession>();
   const sockets = new Set<WebSocket>();
   const { app, logger } = options;
-  const maxSessions = options.maxSessions ?? DEFAULT_MAX_SESSIONS;
+  const quota = new SessionQuota({
+    maxSessions: options.maxSessions ?? DEFAULT_MAX_SESSIONS,
+    maxSessionsPerPrincipal: options.maxSessionsPerPrincipal ?? DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+    maxAnonymousSessions: options.maxAnonymousSessions ?? DEFAULT_MAX_ANONYMOUS_SESSIONS,
+    tokensConfigured: options.tokens.size > 0,
+  });
+  // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
+  // --require-auth (a loopback server for its own user); else only callers with a valid token.
+  const healthIsPublic = options.tokens.size === 0 && !options.requireAuth;
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
   let accepting = true;
 
@@ -124,40 +137,104 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       return;
     }
     const batch = Array.isArray(parsed);
-    const found = scanMessages(parsed, batch);
+    const shape = messagesOf(parsed);
+    if ('refusal' in shape) {
+      res.writeHead(400, { 'Content-Type': 'application/json' });
+      res.end(shape.refusal);
+      return;
+    }
+    const { messages, raw } = shape;
+    // initialize opens a session only when the POST names none; with one, it goes to that session's core,
+    // which refuses it as it would on stdio ("already initialized") and leaves the session as it was.
+    const opening = header(req, 'mcp-session-id') === undefined && messages.some((m) => m.kind === 'request' && m.method === 'initialize');
+    if (opening && batch) return refuseBody(res, 'Invalid request: JSON-RPC batch arrays are not accepted before initialize; send initialize alone');
     let s: HttpSession | null;
-    if (found.initialize) {
+    if (opening) {
       if (!accepting) return refuse(res, 503, 'Service Unavailable: the server is shutting down');
-      if (total() >= maxSessions) return refuse(res, 503, `Service Unavailable: ${maxSessions} sessions are open, the limit (--max-sessions)`);
+      const refused = quota.acquire(principal);
+      if (refused) return refuse(res, refused.status, refused.message);
       const id = randomUUID();
-      const session = await app.openSession({ send: routeTo(sessions, id), principal });
-      s = new HttpSession(id, principal, session);
+      let session: Session;
+      try {
+        session = await app.openSession({ send: routeTo(sessions, id), principal });
+      } catch (err) {
+        quota.release(principal);
+        throw err;
+      }
+      const init = messages.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }>;
+      s = new HttpSession(id, principal, session, negotiateVersion(init.params.protocolVersion));
       sessions.set(id, s);
     } else {
       s = lookup(req, res, principal);
       if (!s) return;
+      if (batch && !versionFeatures(s.version).batches) {
+        return refuseBody(res, `Invalid request: JSON-RPC batch arrays are not accepted in ${s.version}; send one message per POST`);
+      }
     }
-    if (found.requests.size === 0) {
-      s.session.receiveFrame({ kind: 'line', text: body }, parsed);
-      res.writeHead(202).end();
+    const session = s;
+    // Each request id is in flight on one POST at a time: a reused one is answered here, on this POST,
+    // and never reaches the core, so the request already using it (and its POST) is untouched.
+    const requests = new Set<string>();
+    const delivered: (string | number)[] = [];
+    const refusedHere: string[] = [];
+    const progressTokens: (string | number)[] = [];
+    let toolCall = false;
+    const deliver: unknown[] = [];
+    for (const [i, m] of messages.entries()) {
+      if (m.kind === 'request') {
+        const key = idKey(m.id);
+        if (requests.has(key) || session.inFlight(key)) {
+          refusedHere.push(errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(m.id)} is already used in this session by a request in flight (or by one whose POST closed before its answer); use a new id`));
+          continue;
+        }
+        requests.add(key);
+        delivered.push(m.id);
+        if (m.method === 'tools/call') toolCall = true;
+        const token = (m.params._meta as { progressToken?: unknown } | undefined)?.progressToken;
+        if (typeof token === 'string' || typeof token === 'number') progressTokens.push(token);
+      }
+      deliver.push(raw[i]);
+    }
+    const toCore = () => {
+      // A batch reaches the core one message at a time (the core would handle it so, in order): the ids
+      // refused here are simply left out, and each message is its own turn of the session's actor.
+      if (!batch) {
+        if (deliver.length === 1) session.session.receiveFrame({ kind: 'line', text: body }, parsed);
+        return;
+      }
+      for (const m of deliver) session.session.receiveFrame({ kind: 'line', text: JSON.stringify(m) }, m);
+    };
+    if (requests.size === 0) {
+      toCore();
+      if (refusedHere.length === 0) {
+        res.writeHead(202).end();
+        return;
+      }
+      res.writeHead(200, { 'Content-Type': 'application/json', ...session.replyHeaders });
+      res.end(batch ? `[${refusedHere.join(',')}]` : refusedHere[0]);
       return;
     }
     // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
-    const exchange = new Exchange(res, found.requests, found.toolCall ? 'sse' : 'json', batch, s.replyHeaders, s.events);
-    s.addExchange(exchange, found.progressTokens);
-    const session = s;
+    const exchange = new Exchange(res, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.events, refusedHere);
+    session.addExchange(exchange, progressTokens);
     res.on('close', () => {
       if (exchange.finished) return;
       exchange.abandon();
       session.removeExchange(exchange);
-      // The client went away mid-request: cancel what it was waiting for.
-      for (const id of found.ids) {
+      // The client went away mid-request: cancel what it was waiting for (only what this POST sent).
+      for (const id of delivered) {
         session.session.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
       }
     });
     // A refused initialize leaves no session behind.
-    if (found.initialize) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
-    s.session.receiveFrame({ kind: 'line', text: body }, parsed);
+    if (opening) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
+    toCore();
+  };
+
+  /** A body the transport will not pass on: 400, with a JSON-RPC error saying why. */
+  const refuseBody = (res: ServerResponse, message: string) => {
+    res.writeHead(400, { 'Content-Type': 'application/json' });
+    res.end(errorLine(null, ErrorCode.InvalidRequest, message));
   };
 
   const get = (req: IncomingMessage, res: ServerResponse, principal: Principal) => {
@@ -176,6 +253,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
 
   const end = async (s: HttpSession) => {
     if (!sessions.delete(s.id)) return;
+    quota.release(s.principal);
     s.closeStreams();
     await app.closeSession(s.session);
   };
@@ -185,8 +263,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (pathname === '/health' && req.method === 'GET') {
       const bad = checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin);
       if (bad) return refuse(res, 403, `Forbidden: ${bad}`);
+      const health = app.health();
       res.writeHead(200, { 'Content-Type': 'application/json' });
-      res.end(JSON.stringify({ ...app.health(), httpSessions: sessions.size, webSockets: sockets.size }));
+      // How busy the server is tells one caller about the others: only to callers the operator knows.
+      if (!healthIsPublic && options.tokens.resolve(req.headers.authorization)?.kind !== 'token') return void res.end(JSON.stringify({ status: health.status }));
+      res.end(JSON.stringify({ ...health, httpSessions: sessions.size, webSockets: sockets.size }));
       return;
     }
     if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
@@ -226,9 +307,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const principal = options.tokens.resolve(req.headers.authorization);
     if (principal === null || (options.requireAuth && principal.kind === 'anonymous')) return reject(401, 'Unauthorized');
     if (!accepting) return reject(503, 'Service Unavailable');
-    if (total() >= maxSessions) return reject(503, 'Service Unavailable');
     const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes('mcp')) return reject(400, 'Bad Request');
+    const refused = quota.acquire(principal);
+    if (refused) return reject(refused.status, refused.status === 429 ? 'Too Many Requests' : 'Service Unavailable');
+    // The slot is the socket's from here: given back when the socket closes, upgraded or not.
+    socket.once('close', () => quota.release(principal));
     wss.handleUpgrade(req, socket, head, (ws) => void serveSocket(ws, principal));
   });
 
@@ -327,32 +411,30 @@ function pathOf(target: string | undefined): string {
   return q === -1 ? target : target.slice(0, q);
 }
 
-/** What the transport needs to know of a POST's messages (it never interprets them further). */
-interface Found {
-  readonly initialize: boolean;
-  /** Id keys of the requests (messages with a method and an id): each needs its answer on this POST. */
-  readonly requests: Set<string>;
-  readonly ids: (string | number)[];
-  readonly toolCall: boolean;
-  readonly progressTokens: (string | number)[];
-}
-
-function scanMessages(parsed: unknown, batch: boolean): Found {
-  const found = { initialize: false, requests: new Set<string>(), ids: [] as (string | number)[], toolCall: false, progressTokens: [] as (string | number)[] };
-  const note = (m: unknown) => {
-    if (typeof m !== 'object' || m === null) return;
-    const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { _meta?: { progressToken?: unknown } } };
-    if (method === 'initialize') found.initialize = true;
-    if (typeof method !== 'string' || (typeof id !== 'string' && typeof id !== 'number')) return;
-    found.requests.add(idKey(id));
-    found.ids.push(id);
-    if (method === 'tools/call') found.toolCall = true;
-    const token = params?._meta?.progressToken;
-    if (typeof token === 'string' || typeof token === 'number') found.progressTokens.push(token);
-  };
-  if (batch) for (const m of parsed as unknown[]) note(m);
-  else note(parsed);
-  return found;
+/**
+ * The messages of a POST body, each classified as the core classifies it, or the 400 body that refuses
+ * the whole POST. A POST must be one JSON-RPC object or a non-empty batch of at most MAX_BATCH_LENGTH
+ * objects, every one of them a valid message: whatever the core could only answer with an error whose id
+ * is null is answered here, on the POST that sent it, and the core never sees any of that POST.
+ */
+function messagesOf(parsed: unknown): { messages: Classified[]; raw: unknown[] } | { refusal: string } {
+  const batch = Array.isArray(parsed);
+  const raw: unknown[] = batch ? parsed : [parsed];
+  if (batch && raw.length === 0) return { refusal: errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch') };
+  if (raw.length > MAX_BATCH_LENGTH) {
+    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${raw.length} messages exceeds MAX_BATCH_LENGTH (${MAX_BATCH_LENGTH}); send at most ${MAX_BATCH_LENGTH} per batch`) };
+  }
+  // Batch elements are handed on re-serialised, and a recursive JSON.stringify must never meet a value
+  // deep enough to overflow; the core refuses anything this deep anyway (a single message reaches it as
+  // the body's own text, and is refused there with its id).
+  if (batch && raw.some((m) => nestsDeeperThan(m, MAX_JSON_DEPTH))) {
+    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch element nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels (nothing in this batch was run)`) };
+  }
+  const messages = raw.map(classify);
+  const invalid = messages.filter((m): m is Extract<Classified, { kind: 'invalid' }> => m.kind === 'invalid');
+  if (invalid.length === 0) return { messages, raw };
+  const errors = invalid.map((m) => errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: ${m.reason}${batch ? ' (nothing in this batch was run)' : ''}`));
+  return { refusal: batch ? `[${errors.join(',')}]` : (errors[0] as string) };
 }
 
 function header(req: IncomingMessage, name: string): string | undefined {
