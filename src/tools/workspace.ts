@@ -79,7 +79,17 @@ export function* resolveWithStats(workspace: string, userPath: string): FsSteps<
     throw new ToolError(`path ${userPath} is outside the workspace ${workspace}; only paths inside it can be used`);
   }
   const hops = { count: 0 };
-  return yield* resolveComponents(workspace, rel, hops, userPath);
+  const resolved = yield* resolveComponents(workspace, rel, hops, userPath);
+  // path.resolve drops a trailing '/', which would let `a.txt/` name the file a.txt; POSIX says ENOTDIR.
+  if (namesDirectory(userPath) && resolved.stats !== null && !resolved.stats.isDirectory()) {
+    throw new ToolError(`Not a directory: ${userPath} (a path ending in '/' names a directory, and ${userPath.replace(/\/+$/, '')} is a file)`);
+  }
+  return resolved;
+}
+
+/** The caller's path ends in '/', so it can only name a directory (a file there is ENOTDIR, as in POSIX). */
+export function namesDirectory(userPath: string): boolean {
+  return userPath.endsWith('/') || userPath.endsWith('/.');
 }
 
 /** Resolves `rel` (inside `workspace`, as relativeInside gives it) one component at a time. */
