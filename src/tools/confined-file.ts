@@ -15,8 +15,8 @@
 // reading a small file inline) and the asynchronous one run the same checks; writes are asynchronous only.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, fstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readlink, rename, unlink } from 'node:fs/promises';
+import { closeSync, constants, type Dirent, fstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readdir, readlink, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
 import { errnoCode, fsError, type FsWording } from './fs-errors.ts';
@@ -232,10 +232,25 @@ interface Anchor {
   readonly prefix: string;
 }
 
+/**
+ * The entries of directory `real` (a resolved path inside the workspace), listed through its checked
+ * descriptor: a directory swapped for a symlink after resolution cannot make it list another one.
+ */
+export async function listConfinedDirectory(workspace: string, real: string, shown: string, wording: FsWording = {}): Promise<Dirent[]> {
+  const anchor = await anchorDirectory(workspace, real, shown, 'read directory', wording);
+  try {
+    return await readdir(anchor.prefix, { withFileTypes: true }).catch((err: unknown) => {
+      throw fsError(err, shown, 'read directory', wording);
+    });
+  } finally {
+    await anchor.handle.close();
+  }
+}
+
 /** Opens directory `real` (inside the workspace) and checks the descriptor; see the header. */
-async function anchorDirectory(workspace: string, real: string, shown: string): Promise<Anchor> {
+async function anchorDirectory(workspace: string, real: string, shown: string, action = 'open the directory of', wording: FsWording = {}): Promise<Anchor> {
   const handle = await open(real, DIRECTORY_FLAGS).catch((err: unknown) => {
-    throw fsError(err, shown, 'open the directory of', {});
+    throw fsError(err, shown, action, wording);
   });
   try {
     const where = await procPathAsync(handle);
