@@ -111,7 +111,14 @@ function* resolveComponents(workspace: string, rel: string, hops: { count: numbe
     }
     if (info.isSymbolicLink()) {
       if (++hops.count > MAX_SYMLINK_HOPS) throw new ToolError(`path ${shown} has too many levels of symbolic links`);
-      const target = relativeInside(workspace, path.resolve(current, yield* readlinkStep(next)));
+      let link: string;
+      try {
+        link = yield* readlinkStep(next);
+      } catch (err) {
+        // It was a link a moment ago (lstat said so) and is not now: the path is being changed under us.
+        throw new ToolError(`path ${shown} changed while it was being resolved; refused (try again)`, { cause: err });
+      }
+      const target = relativeInside(workspace, path.resolve(current, link));
       if (target === null) {
         throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
       }
