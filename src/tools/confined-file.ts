@@ -333,7 +333,9 @@ export async function writeConfinedFile(workspace: string, userPath: string, con
   }
   const { real, stats: existing } = await runAsync(resolveWithStats(workspace, userPath));
   if (existing !== null) refuseNonRegular(existing, userPath, { ...wording, usedAs: wording.usedAs ?? 'written' });
-  if (real === workspace) throw new ToolError(`${userPath} is the workspace itself; give the path of a file`);
+  if (real === workspace) {
+    throw new FileRefusedError(wording.isDirectory ? wording.isDirectory(userPath) : `${userPath} is the workspace directory itself`, 'directory');
+  }
 
   const anchor = await anchorCreatingParents(workspace, path.dirname(real), userPath);
   try {
