@@ -9,7 +9,6 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import git from 'isomorphic-git';
 import { FileRefusedError, MAX_CONFINED_FILE_BYTES, readConfinedFile } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
 import { errnoCode } from '../tools/fs-errors.ts';
@@ -65,6 +64,8 @@ async function shortStatus(root: string): Promise<string | null> {
   const timeout = new Promise<null>((resolve) => {
     timer = setTimeout(() => resolve(null), GIT_STATUS_DEADLINE_MS);
   });
+  // Loaded on first use: the server's start-up does not pay for a library only this resource needs.
+  const { default: git } = await import('isomorphic-git');
   const work = git
     .statusMatrix({ fs: confinedGitFs(root, deadline), dir: root, gitdir: path.join(root, '.git'), cache: {}, refresh: false })
     .then((rows) => render(rows))
