@@ -15,13 +15,13 @@
 // reading a small file inline) and the asynchronous one run the same checks; writes are asynchronous only.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, type Dirent, fstatSync, openSync, readlinkSync, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readdir, readlink, rename, unlink } from 'node:fs/promises';
+import { closeSync, constants, type Dirent, fstatSync, openSync, type Stats } from 'node:fs';
+import { type FileHandle, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
 import { errnoCode, fsError, type FsWording } from './fs-errors.ts';
 import {
-  closeStep, descriptorOf, type FsSteps, fstatStep, lstatStep, type OpenFile, openStep, readlinkStep, readStep, runAsync,
+  closeStep, descriptorOf, type FsSteps, fstatStep, lstatStep, type OpenFile, openStep, readlinkStep, readStep, runAsync, runSync,
 } from './fs-steps.ts';
 import { formatSize } from './truncate.ts';
 import { isInside, namesDirectory, resolveInWorkspace, resolveWithStats } from './workspace.ts';
@@ -141,7 +141,7 @@ export function openRegularFileSync(workspace: string, absolute: string): { fd: 
   try {
     const stats = fstatSync(fd);
     if (!stats.isFile()) return null;
-    const where = procPathSync(fd);
+    const where = runSync(procPath(fd));
     if (where !== null && !isInside(workspace, where)) return null;
     keep = true;
     return { fd, stats };
@@ -203,26 +203,6 @@ function* procPath(file: OpenFile): FsSteps<string | null> {
   }
 }
 
-function procPathSync(fd: number): string | null {
-  if (process.platform !== 'linux') return null;
-  try {
-    return readlinkSync(`/proc/self/fd/${fd}`);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null;
-    throw err;
-  }
-}
-
-async function procPathAsync(handle: FileHandle): Promise<string | null> {
-  if (process.platform !== 'linux') return null;
-  try {
-    return await readlink(`/proc/self/fd/${handle.fd}`);
-  } catch (err) {
-    if (errnoCode(err) === 'ENOENT') return null;
-    throw err;
-  }
-}
-
 // ---- writes ----
 
 /** A directory opened and checked to be inside the workspace; `prefix` names it for calls that take a path. */
@@ -253,7 +233,7 @@ async function anchorDirectory(workspace: string, real: string, shown: string, a
     throw fsError(err, shown, action, wording);
   });
   try {
-    const where = await procPathAsync(handle);
+    const where = await runAsync(procPath(handle));
     if (where !== null) {
       if (!isInside(workspace, where)) throw escaped(shown);
       return { handle, prefix: `/proc/self/fd/${handle.fd}` };
