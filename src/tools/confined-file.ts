@@ -15,7 +15,7 @@
 // reading a small file inline) and the asynchronous one run the same checks; writes are asynchronous only.
 
 import { randomBytes } from 'node:crypto';
-import { closeSync, constants, type Dirent, fstatSync, openSync, type Stats } from 'node:fs';
+import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, type Stats } from 'node:fs';
 import { type FileHandle, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
@@ -147,6 +147,31 @@ export function openRegularFileSync(workspace: string, absolute: string): { fd: 
     return { fd, stats };
   } finally {
     if (!keep) closeSync(fd);
+  }
+}
+
+/**
+ * For the tree walk: the entries of directory `absolute` (already inside the root), listed through a
+ * descriptor checked like a file's, synchronously. Null when it cannot be opened as a directory or is not
+ * inside the workspace (a directory swapped for a symlink mid-walk): the walk skips it.
+ */
+export function listDirectorySync(workspace: string, absolute: string): Dirent[] | null {
+  let fd: number;
+  try {
+    fd = openSync(absolute, DIRECTORY_FLAGS);
+  } catch (err) {
+    if (errnoCode(err) !== undefined) return null;
+    throw err;
+  }
+  try {
+    const where = runSync(procPath(fd));
+    if (where !== null && !isInside(workspace, where)) return null;
+    return readdirSync(where === null ? absolute : `/proc/self/fd/${fd}`, { withFileTypes: true });
+  } catch (err) {
+    if (errnoCode(err) !== undefined) return null;
+    throw err;
+  } finally {
+    closeSync(fd);
   }
 }
 

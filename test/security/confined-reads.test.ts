@@ -119,7 +119,7 @@ const ALLOWED = new Map<string, string>([
   ['tools/confined-file.ts', 'the confined path itself'],
   ['tools/fs-steps.ts', 'the drivers that carry out the confined path\'s steps'],
   ['auth/tokens.ts', 'the operator\'s token file, named by a flag'],
-  ['tools/walk.ts', 'reads .gitignore rules (O_NOFOLLOW|O_NONBLOCK, fstat, bounded); their text never reaches a caller'],
+  ['tools/walk.ts', 'reads .gitignore rules from a descriptor the confined path opened (readFileSync(fd)); their text never reaches a caller'],
 ]);
 
 /** A call (not a method of an adapter that itself calls the confined path: `async readFile(`). */
