@@ -69,8 +69,10 @@ async function shortStatus(root: string): Promise<string | null> {
   const work = git
     .statusMatrix({ fs: confinedGitFs(root, deadline), dir: root, gitdir: path.join(root, '.git'), cache: {}, refresh: false })
     .then((rows) => render(rows))
-    // Unreadable, refused (a file outside, too large, not regular) or past the deadline: the status is unavailable, not an error of the resource.
-    .catch((err: unknown) => (err instanceof Error ? null : Promise.reject(err)));
+    // Unreadable, refused (a file outside, too large, not regular), a repository isomorphic-git cannot
+    // read, or past the deadline: the status is unavailable (shown as such), not a failure of the resource.
+    // Nothing may reject here: after the deadline nobody awaits this promise any more.
+    .catch(() => null);
   try {
     return await Promise.race([work, timeout]);
   } finally {
