@@ -211,7 +211,14 @@ function* checkDescriptor(workspace: string, file: OpenFile, real: string, stats
     if (!isInside(workspace, where)) throw escaped(shown);
     return;
   }
-  // No /proc: the name, resolved again now, must still name this very file.
+  yield* checkIdentity(workspace, real, stats, shown);
+}
+
+/**
+ * The check where there is no /proc (exported for its test): the name, resolved again now, must still
+ * name this very file — the device and inode of the descriptor (`stats`, from fstat).
+ */
+export function* checkIdentity(workspace: string, real: string, stats: Stats, shown: string): FsSteps<void> {
   const again = yield* resolveWithStats(workspace, real);
   const now = again.stats ?? (yield* lstatStep(again.real));
   if (now.dev !== stats.dev || now.ino !== stats.ino) throw escaped(shown);
