@@ -3,6 +3,7 @@
 // symbolic link that leads outside never returns (or changes) outside content. The table below lists every
 // such path in the code; each gets a workspace whose link leads to a secret outside. A guard test scans
 // src/ for direct file-reading calls outside an allow-list, so a new unconfined read fails here.
+// (Prompts render harness data and read no files, so they have no row.)
 // Caller classes: the local user (stdio), token principals, anonymous remote callers (the workspace resource,
 // completion), and workspace content (the link itself comes from a cloned repository).
 
