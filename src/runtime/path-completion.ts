@@ -1,6 +1,6 @@
 // Completes a workspace-relative path prefix from the directory it names (for prompt arguments).
 
-import { readdir } from 'node:fs/promises';
+import { listConfinedDirectory } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
 import { resolveInWorkspace } from '../tools/workspace.ts';
 
@@ -19,8 +19,10 @@ export async function completePath(workspace: string, prefix: string): Promise<{
     if (err instanceof ToolError) return { values: [], hasMore: false };
     throw err;
   }
-  const entries = await readdir(dir, { withFileTypes: true }).catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'ENOENT' || err.code === 'ENOTDIR' || err.code === 'EACCES') return [];
+  // Listed through the directory's checked descriptor: only names inside the workspace are offered.
+  const entries = await listConfinedDirectory(workspace, dir, prefix).catch((err: unknown) => {
+    // A prefix naming nothing listable (missing, a file, unreadable, swapped out) completes to nothing.
+    if (err instanceof ToolError) return [];
     throw err;
   });
   const matches = entries

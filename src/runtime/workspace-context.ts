@@ -1,17 +1,21 @@
-// Gathers the workspace context resource: root, git branch and status, top-level layout, README excerpt.
+// Gathers the workspace context resource: root, git branch and status (read without running git:
+// ./git-summary.ts), top-level layout, README excerpt (read through the confined path, bounded).
 
-import { execFile } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
-import path from 'node:path';
+import { readdir } from 'node:fs/promises';
 import type { WorkspaceContext } from '../mcp/effects.ts';
+import { closeStep, runAsync } from '../tools/fs-steps.ts';
+import { openConfined, readHead } from '../tools/confined-file.ts';
+import { ToolError } from '../tools/contract.ts';
+import { gitSummary } from './git-summary.ts';
+
+export { GIT_STATUS_LINES } from './git-summary.ts';
 
 /** Entries of the top-level layout listed; more are summarised as a count. */
 export const LAYOUT_LIMIT = 100;
 /** Lines of the README shown. */
 export const README_EXCERPT_LINES = 40;
-/** Lines of `git status --short` shown. */
-export const GIT_STATUS_LINES = 50;
-const GIT_TIMEOUT_MS = 5000;
+/** Bytes of the README read at most: the excerpt comes from its head, whatever its size. */
+export const README_EXCERPT_BYTES = 16 * 1024;
 
 export async function gatherWorkspaceContext(root: string): Promise<WorkspaceContext> {
   const [git, layout, readme] = await Promise.all([gitSummary(root), topLevel(root), readmeExcerpt(root)]);
@@ -32,31 +36,24 @@ async function readmeExcerpt(root: string): Promise<WorkspaceContext['readme']> 
   const entries = await readdir(root);
   const name = entries.find((n) => /^readme(\.(md|markdown|txt|rst))?$/i.test(n));
   if (!name) return null;
-  const text = await readFile(path.join(root, name), 'utf8').catch((err: NodeJS.ErrnoException) => {
-    if (err.code === 'EISDIR' || err.code === 'EACCES') return null;
+  let head: Buffer;
+  try {
+    // Confined: a README that links outside, or is a FIFO or a device, is refused before a byte is read.
+    head = await runAsync((function* () {
+      const opened = yield* openConfined(root, name);
+      try {
+        return yield* readHead(opened, README_EXCERPT_BYTES);
+      } finally {
+        yield* closeStep(opened.file);
+      }
+    })());
+  } catch (err) {
+    // Any refusal or failed read means no excerpt; the rest of the context is still worth having.
+    if (err instanceof ToolError) return null;
     throw err;
-  });
-  if (text === null) return null;
-  const lines = text.split('\n');
+  }
+  const lines = head.toString('utf8').split('\n');
+  const cut = lines.length > README_EXCERPT_LINES || head.length === README_EXCERPT_BYTES;
   const excerpt = lines.slice(0, README_EXCERPT_LINES).join('\n');
-  return { path: name, excerpt: lines.length > README_EXCERPT_LINES ? `${excerpt}\n...` : excerpt };
-}
-
-async function gitSummary(root: string): Promise<WorkspaceContext['git']> {
-  const inside = await git(root, ['rev-parse', '--is-inside-work-tree']);
-  if (inside?.trim() !== 'true') return null;
-  const branch = (await git(root, ['rev-parse', '--abbrev-ref', 'HEAD']))?.trim() ?? null;
-  const status = await git(root, ['status', '--short']);
-  const lines = status === null ? null : status.split('\n').filter((l) => l !== '');
-  const shown = lines === null ? null
-    : lines.length > GIT_STATUS_LINES ? [...lines.slice(0, GIT_STATUS_LINES), `... and ${lines.length - GIT_STATUS_LINES} more`].join('\n')
-    : lines.join('\n');
-  return { branch: branch === 'HEAD' ? null : branch, status: shown };
-}
-
-/** Runs git; null when git is missing or the command fails (not a repository, no commits yet). */
-function git(cwd: string, args: string[]): Promise<string | null> {
-  return new Promise((resolve) => {
-    execFile('git', args, { cwd, timeout: GIT_TIMEOUT_MS, maxBuffer: 1024 * 1024 }, (err, stdout) => resolve(err ? null : stdout));
-  });
+  return { path: name, excerpt: cut ? `${excerpt}\n...` : excerpt };
 }

@@ -2,10 +2,9 @@
 // and undo reverts a conversation's changes newest first — refusing, and naming, any file that someone
 // else has changed since.
 
-import { readFile, rm, writeFile } from 'node:fs/promises';
 import type { ConversationStore } from '../store/store.ts';
+import { FileRefusedError, isMissing, readConfinedFile, removeConfinedFile, writeConfinedFile } from '../tools/confined-file.ts';
 import { ToolError, type ToolOutcome } from '../tools/contract.ts';
-import { resolveInWorkspace } from '../tools/workspace.ts';
 
 /** Files larger than this are not snapshotted (and so cannot be undone): the store keeps whole contents. */
 export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
@@ -19,13 +18,15 @@ export interface FileSnapshot {
 
 /** The file's content now, or null when it does not exist. */
 export async function currentContent(workspace: string, userPath: string): Promise<string | null> {
-  const real = await resolveInWorkspace(workspace, userPath);
+  // The confined read: a FIFO or device is refused on its descriptor instead of hanging the snapshot.
   try {
-    const buf = await readFile(real);
-    if (buf.length > MAX_SNAPSHOT_BYTES) throw new ToolError(`${userPath} is larger than ${MAX_SNAPSHOT_BYTES} bytes; super-pi-code does not change files it cannot undo`);
-    return buf.toString('utf8');
+    const { bytes } = await readConfinedFile(workspace, userPath, MAX_SNAPSHOT_BYTES, { usedAs: 'snapshotted for undo' });
+    return bytes.toString('utf8');
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
+    if (isMissing(err)) return null;
+    if (err instanceof FileRefusedError && err.reason === 'too-large') {
+      throw new ToolError(`${userPath} is larger than ${MAX_SNAPSHOT_BYTES} bytes; super-pi-code does not change files it cannot undo`, { cause: err });
+    }
     throw err;
   }
 }
@@ -50,9 +51,8 @@ export async function undoConversation(store: ConversationStore, conversationId:
       refused.push(snap.path);
       continue;
     }
-    const real = await resolveInWorkspace(workspace, snap.path);
-    if (snap.before === null) await rm(real, { force: true });
-    else await writeFile(real, snap.before);
+    if (snap.before === null) await removeConfinedFile(workspace, snap.path);
+    else await writeConfinedFile(workspace, snap.path, snap.before);
     reverted.push(e.seq);
     revertedPaths.push(snap.path);
   }

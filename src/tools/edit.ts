@@ -1,12 +1,11 @@
 // The `edit` tool: exact-text replacements in one file, all matched against the original and applied
 // together or not at all, keeping the file's line endings and BOM; answers with a unified diff summary.
 
-import { constants } from 'node:fs';
-import { readFile, stat, writeFile } from 'node:fs/promises';
+import { type ConfinedWording, MAX_CONFINED_FILE_BYTES, readConfinedFile, writeConfinedFile } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
-import { fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
+import { throwIfCancelled } from './fs-errors.ts';
 import { truncateHead } from './truncate.ts';
-import { displayPath, resolveInWorkspace } from './workspace.ts';
+import { displayPath } from './workspace.ts';
 
 export interface EditReplacement {
   oldText: string;
@@ -36,25 +35,21 @@ const CONTEXT_LINES = 3;
 /** A NUL byte this early means the file is not text, and a text edit would corrupt it. */
 const BINARY_SNIFF_BYTES = 8 * 1024;
 /** A missing file is most likely one the model meant to create, so the message points at write. */
-const EDIT_WORDING: FsWording = {
+const EDIT_WORDING: ConfinedWording = {
   notFound: (shown) => `File not found: ${shown}. To create a new file, use write.`,
+  isDirectory: (shown) => `${shown} is a directory; edit changes files (use ls to see what is inside it)`,
   swappedWhile: 'edited',
+  usedAs: 'edited',
 };
+/** Largest file edit reads whole (it needs all of it in memory to match and rewrite). */
+export const EDIT_MAX_FILE_BYTES = MAX_CONFINED_FILE_BYTES;
 
 export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
   const requested = replacementsOf(args);
   const shown = args.path;
-  const real = await resolveInWorkspace(ctx.workspace, args.path);
-  throwIfCancelled(ctx.signal);
-
-  const info = await stat(real).catch((err: unknown) => {
-    throw fsError(err, shown, 'read', EDIT_WORDING);
-  });
-  if (info.isDirectory()) throw new ToolError(`${shown} is a directory; edit changes files (use ls to see what is inside it)`);
-  if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); it cannot be edited`);
-  const bytes = await readFile(real).catch((err: unknown) => {
-    throw fsError(err, shown, 'read', EDIT_WORDING);
-  });
+  // Read through the confined path: a regular file inside the workspace, checked on its descriptor, bounded.
+  const { bytes, opened } = await readConfinedFile(ctx.workspace, args.path, EDIT_MAX_FILE_BYTES, EDIT_WORDING);
+  const real = opened.real;
   throwIfCancelled(ctx.signal);
 
   const raw = decodeText(bytes, shown);
@@ -76,11 +71,8 @@ export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
 
   throwIfCancelled(ctx.signal);
   const output = bom + (ending === '\r\n' ? updated.replace(/\n/g, '\r\n') : updated);
-  // O_NOFOLLOW: the path is fully resolved, so a symlink appearing here was swapped in since — do not follow it out.
-  const flag = constants.O_WRONLY | constants.O_TRUNC | (constants.O_NOFOLLOW ?? 0);
-  await writeFile(real, output, { encoding: 'utf8', flag }).catch((err: unknown) => {
-    throw fsError(err, shown, 'write', EDIT_WORDING);
-  });
+  // Atomic and confined: the old content or the new after any crash, never a mix, and never outside.
+  await writeConfinedFile(ctx.workspace, args.path, output, { wording: EDIT_WORDING });
 
   const what = matches.length === 1 ? `Successfully replaced text in ${shown}.` : `Successfully applied ${matches.length} edits to ${shown}.`;
   const text = `${what} Lines +${summary.linesAdded} -${summary.linesRemoved}, first change at line ${summary.firstChangedLine}.\n\n${summary.diff}`;

@@ -3,7 +3,7 @@
 // thread, src/actors/inline-effects.ts): the same checks in the same order both ways, so confinement
 // and the tools' behaviour cannot drift apart between the two.
 
-import { closeSync, lstatSync, openSync, readlinkSync, readSync, type Stats, statSync } from 'node:fs';
+import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, type Stats, statSync } from 'node:fs';
 import { type FileHandle, lstat, open, readlink, stat } from 'node:fs/promises';
 
 /** An open file: a descriptor when run synchronously, a FileHandle when run asynchronously. Opaque to the steps. */
@@ -12,6 +12,8 @@ export type OpenFile = number | FileHandle;
 export type FsRequest =
   | { readonly op: 'lstat' | 'stat' | 'readlink'; readonly path: string }
   | { readonly op: 'open'; readonly path: string; readonly flags: number }
+  /** The type, size and identity of an open file: what the descriptor is, whatever its name now names. */
+  | { readonly op: 'fstat'; readonly file: OpenFile }
   /** Reads up to `buffer.length` bytes at the current position; answers with the count read (0 at the end). */
   | { readonly op: 'read'; readonly file: OpenFile; readonly buffer: Buffer }
   | { readonly op: 'close'; readonly file: OpenFile };
@@ -39,6 +41,10 @@ export function* openStep(path: string, flags: number): FsSteps<OpenFile> {
   const file = yield { op: 'open', path, flags };
   if (typeof file !== 'number' && !isFileHandle(file)) throw new TypeError(`open answered ${typeof file}`);
   return file;
+}
+
+export function* fstatStep(file: OpenFile): FsSteps<Stats> {
+  return asStats(yield { op: 'fstat', file });
 }
 
 export function* readStep(file: OpenFile, buffer: Buffer): FsSteps<number> {
@@ -89,6 +95,7 @@ function answerSync(req: FsRequest): FsAnswer {
     case 'stat': return statSync(req.path);
     case 'readlink': return readlinkSync(req.path);
     case 'open': return openSync(req.path, req.flags);
+    case 'fstat': return fstatSync(fdOf(req.file));
     case 'read': return readSync(fdOf(req.file), req.buffer, 0, req.buffer.length, null);
     case 'close':
       closeSync(fdOf(req.file));
@@ -102,6 +109,7 @@ async function answerAsync(req: FsRequest): Promise<FsAnswer> {
     case 'stat': return stat(req.path);
     case 'readlink': return readlink(req.path);
     case 'open': return open(req.path, req.flags);
+    case 'fstat': return handleOf(req.file).stat();
     case 'read': return (await handleOf(req.file).read(req.buffer, 0, req.buffer.length, null)).bytesRead;
     case 'close':
       await handleOf(req.file).close();
@@ -116,6 +124,11 @@ function asStats(answer: FsAnswer): Stats {
 
 function isFileHandle(value: FsAnswer): value is FileHandle {
   return typeof value === 'object' && value !== null && 'fd' in value && 'read' in value;
+}
+
+/** The descriptor number behind an open file, whichever driver opened it (for /proc/self/fd/N). */
+export function descriptorOf(file: OpenFile): number {
+  return typeof file === 'number' ? file : file.fd;
 }
 
 function fdOf(file: OpenFile): number {

@@ -8,7 +8,8 @@
 // Otherwise a pattern that cannot match across a newline is run once over the whole text. Only a file
 // that passes is split into lines and matched line by line, exactly as before.
 
-import { closeSync, constants, fstatSync, openSync, readSync, type Stats } from 'node:fs';
+import { closeSync, readSync, type Stats } from 'node:fs';
+import { openRegularFileSync } from './confined-file.ts';
 import { stat } from 'node:fs/promises';
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
@@ -84,6 +85,8 @@ interface Search {
   binary: number;
   large: number;
   unreadable: number;
+  /** Every file is opened through the confined path, whose descriptor check needs the root. */
+  readonly workspace: string;
 }
 
 export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
@@ -104,6 +107,7 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
     binary: 0,
     large: 0,
     unreadable: 0,
+    workspace: ctx.workspace,
   };
   const userPath = args.path ?? '.';
   const target = await resolveInWorkspace(ctx.workspace, userPath);
@@ -336,17 +340,12 @@ function withoutCR(line: string): string {
  * BINARY_SNIFF_BYTES), too large, unreadable, text that cannot match (a cheap proof), or text to search.
  */
 function readCandidate(search: Search, absolute: string): Candidate {
-  let fd: number;
+  // The confined open (src/tools/confined-file.ts): no link followed, no FIFO waited on, a regular file
+  // whose descriptor is inside the workspace even if a directory on its path was swapped mid-walk.
+  const opened = openRegularFileSync(search.workspace, absolute);
+  if (opened === null) return { kind: 'unreadable' };
+  const { fd, stats: info } = opened;
   try {
-    // O_NOFOLLOW: a file swapped for a symlink mid-walk is not read; O_NONBLOCK: a FIFO cannot hang us.
-    fd = openSync(absolute, constants.O_RDONLY | constants.O_NOFOLLOW | constants.O_NONBLOCK);
-  } catch (err) {
-    if (isErrno(err)) return { kind: 'unreadable' };
-    throw err;
-  }
-  try {
-    const info = fstatSync(fd);
-    if (!info.isFile()) return { kind: 'unreadable' };
     if (info.size > GREP_MAX_FILE_BYTES) return { kind: 'large' };
     const length = readAll(search, fd, info.size);
     if (length < 0) return { kind: 'large' };

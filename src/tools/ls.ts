@@ -1,9 +1,10 @@
 // The `ls` tool: one directory's entries, sorted case-insensitively, directories marked with '/',
 // cut at `limit` entries and 50 KB, with the same listing as structured data.
 
-import { readdir, stat } from 'node:fs/promises';
+import { stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import path from 'node:path';
+import { listConfinedDirectory } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode, fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
@@ -50,9 +51,8 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
     throw fsError(err, shown, 'read directory', LS_WORDING);
   });
   if (!info.isDirectory()) throw new ToolError(`Not a directory: ${shown}; use read to see a file's contents`);
-  const dirents = await readdir(real, { withFileTypes: true }).catch((err: unknown) => {
-    throw fsError(err, shown, 'read directory', LS_WORDING);
-  });
+  // Listed through the checked descriptor of the directory, not its name (src/tools/confined-file.ts).
+  const dirents = await listConfinedDirectory(ctx.workspace, real, shown, LS_WORDING);
   throwIfCancelled(ctx.signal);
 
   dirents.sort((a, b) => byName(a.name, b.name));

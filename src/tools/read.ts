@@ -3,12 +3,11 @@
 // The body is written once as file-system steps (./fs-steps.ts): run asynchronously by the tool runner,
 // or synchronously for a small file by the connection actor's own thread (src/actors/inline-effects.ts).
 
-import { constants } from 'node:fs';
+import { type ConfinedWording, openConfined } from './confined-file.ts';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
-import { fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
-import { closeStep, type FsSteps, type OpenFile, openStep, readStep, runAsync, runSync, statStep } from './fs-steps.ts';
+import { throwIfCancelled } from './fs-errors.ts';
+import { closeStep, type FsSteps, type OpenFile, readStep, runAsync, runSync } from './fs-steps.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.ts';
-import { resolveWithStats } from './workspace.ts';
 
 export interface ReadArgs {
   path: string;
@@ -33,7 +32,12 @@ const BINARY_SNIFF_BYTES = 8 * 1024;
 const COUNT_SCAN_LIMIT = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
 /** read opens with O_NOFOLLOW, so ELOOP there means a link was swapped in (see fs-errors.ts). */
-const READ_WORDING: FsWording = { notFound: (shown) => `File not found: ${shown}`, swappedWhile: 'read' };
+const READ_WORDING: ConfinedWording = {
+  notFound: (shown) => `File not found: ${shown}`,
+  isDirectory: (shown) => `${shown} is a directory, not a file; use ls to list its entries`,
+  swappedWhile: 'read',
+  usedAs: 'read',
+};
 
 export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
   const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, Number.POSITIVE_INFINITY));
@@ -53,31 +57,15 @@ function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | nul
   checkLineArg('offset', args.offset);
   checkLineArg('limit', args.limit);
   const shown = args.path;
-  const { real, stats } = yield* resolveWithStats(workspace, args.path);
-  if (signal) throwIfCancelled(signal);
-
-  // Resolution has already lstat'ed the final, non-link path (one system call and one Stats fewer);
-  // the workspace root itself, or a path that did not exist then, is stat'ed here.
-  let info = stats;
-  if (info === null) {
-    try {
-      info = yield* statStep(real);
-    } catch (err) {
-      throw fsError(err, shown, 'read', READ_WORDING);
-    }
-  }
-  if (info.isDirectory()) throw new ToolError(`${shown} is a directory, not a file; use ls to list its entries`);
-  if (!info.isFile()) throw new ToolError(`${shown} is not a regular file (device, socket or pipe); only regular files can be read`);
-  if (info.size > maxFileBytes) return null;
-
-  // O_NOFOLLOW: the path is already fully resolved, so a link appearing here was swapped in since.
-  let file: OpenFile;
-  try {
-    file = yield* openStep(real, constants.O_RDONLY | (constants.O_NOFOLLOW ?? 0));
-  } catch (err) {
-    throw fsError(err, shown, 'read', READ_WORDING);
+  // Resolved, opened without blocking and checked on the descriptor: a regular file inside the workspace.
+  const opened = yield* openConfined(workspace, args.path, READ_WORDING);
+  const { file, stats: info } = opened;
+  if (info.size > maxFileBytes) {
+    yield* closeStep(file);
+    return null;
   }
   try {
+    if (signal) throwIfCancelled(signal);
     const window = yield* scan(file, {
       start: args.offset ?? 1,
       maxLines: Math.min(args.limit ?? DEFAULT_MAX_LINES, DEFAULT_MAX_LINES),

@@ -79,7 +79,17 @@ export function* resolveWithStats(workspace: string, userPath: string): FsSteps<
     throw new ToolError(`path ${userPath} is outside the workspace ${workspace}; only paths inside it can be used`);
   }
   const hops = { count: 0 };
-  return yield* resolveComponents(workspace, rel, hops, userPath);
+  const resolved = yield* resolveComponents(workspace, rel, hops, userPath);
+  // path.resolve drops a trailing '/', which would let `a.txt/` name the file a.txt; POSIX says ENOTDIR.
+  if (namesDirectory(userPath) && resolved.stats !== null && !resolved.stats.isDirectory()) {
+    throw new ToolError(`Not a directory: ${userPath} (a path ending in '/' names a directory, and ${userPath.replace(/\/+$/, '')} is a file)`);
+  }
+  return resolved;
+}
+
+/** The caller's path ends in '/', so it can only name a directory (a file there is ENOTDIR, as in POSIX). */
+export function namesDirectory(userPath: string): boolean {
+  return userPath.endsWith('/') || userPath.endsWith('/.');
 }
 
 /** Resolves `rel` (inside `workspace`, as relativeInside gives it) one component at a time. */
@@ -101,7 +111,14 @@ function* resolveComponents(workspace: string, rel: string, hops: { count: numbe
     }
     if (info.isSymbolicLink()) {
       if (++hops.count > MAX_SYMLINK_HOPS) throw new ToolError(`path ${shown} has too many levels of symbolic links`);
-      const target = relativeInside(workspace, path.resolve(current, yield* readlinkStep(next)));
+      let link: string;
+      try {
+        link = yield* readlinkStep(next);
+      } catch (err) {
+        // It was a link a moment ago (lstat said so) and is not now: the path is being changed under us.
+        throw new ToolError(`path ${shown} changed while it was being resolved; refused (try again)`, { cause: err });
+      }
+      const target = relativeInside(workspace, path.resolve(current, link));
       if (target === null) {
         throw new ToolError(`path ${shown} is a symbolic link that leads outside the workspace; refused`);
       }
