@@ -24,12 +24,13 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     }
     throw err;
   }
+  // Asked-for output goes to stdout (so `super-pi --help | less` works); only errors go to stderr.
   if (command.kind === 'help') {
-    process.stderr.write(`${usage}\n`);
+    process.stdout.write(`${usage}\n`);
     return 0;
   }
   if (command.kind === 'version') {
-    process.stderr.write(`super-pi ${SERVER_VERSION}\n`);
+    process.stdout.write(`super-pi ${SERVER_VERSION}\n`);
     return 0;
   }
   const options = command.options;
