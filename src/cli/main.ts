@@ -4,6 +4,7 @@
 import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
 import { Application } from '../runtime/application.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
+import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace, WorkspaceError } from '../tools/workspace.ts';
 import { startHttpServer } from '../transports/http.ts';
 import { serveStdio } from '../transports/stdio.ts';
@@ -47,6 +48,9 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     }
     throw err;
   }
+  // Probed once, now rather than on the first call, so the operator reads in the log what is in force.
+  const isolation = await bashIsolation();
+  logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
   const app = await Application.start({
     workspace,
     harness: options.harness,
