@@ -118,10 +118,36 @@ test('SIGTERM to npx (npx tsx examples/stdio.ts, over real pipes as most hosts u
       const npx = groupMembers(host.group).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('npm exec'));
       assert.ok(npx !== undefined, 'npx is running');
       process.kill(npx, 'SIGTERM');
-      assert.equal((await host.reply(2, EXIT_WITHIN_MS)).result, { content: [{ type: 'text', text: 'done\n' }] });
+      const reply = await host.reply(2, EXIT_WITHIN_MS);
+      assert.equal(reply.result, { content: [{ type: 'text', text: 'done\n' }] }, `${JSON.stringify(reply)}\n${host.stderr()}`);
       await logged(host, 'drained; exiting');
       // npm itself ends by the signal (its shell died of it and npm re-raises it); what matters is what is
       // left: only this test's `sh` and `cat`, which still hold the host's end of the pipe.
+      const deadline = Date.now() + EXIT_WITHIN_MS;
+      const rest = () => groupMembers(host.group).filter((pid) => pid !== host.group && readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'cat\0');
+      while (rest().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
+      assert.equal(rest(), [], host.stderr());
+    } finally {
+      host.cleanup();
+    }
+  }));
+
+test('a wrapper between the host and the server (sharing its stdin) that is SIGKILLed makes the server drain and exit', () =>
+  inSandbox({}, async ({ ws }) => {
+    // The inner sh is the wrapper (`; :` keeps it from exec-ing node); a SIGKILL to it is passed on to no
+    // one. `cat |` keeps the server's stdin open after it dies, as a host that has not noticed yet would.
+    const host = startStdio('/bin/sh', ['-c', `cat | /bin/sh -c "${process.execPath} --import tsx examples/stdio.ts --workspace '${ws}'; :"`]);
+    try {
+      await started(host);
+      host.send(bashCall(2, 'sleep 1; echo done'));
+      await new Promise((r) => setTimeout(r, 300));
+      const wrapper = groupMembers(host.group).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/bin/sh\0-c\0/'));
+      assert.ok(wrapper !== undefined, 'the inner sh runs');
+      process.kill(wrapper, 'SIGKILL');
+      const reply = await host.reply(2, EXIT_WITHIN_MS);
+      assert.equal(reply.result, { content: [{ type: 'text', text: 'done\n' }] }, `${JSON.stringify(reply)}\n${host.stderr()}`);
+      await logged(host, 'the process the host launched has ended: draining');
+      await logged(host, 'drained; exiting');
       const deadline = Date.now() + EXIT_WITHIN_MS;
       const rest = () => groupMembers(host.group).filter((pid) => pid !== host.group && readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'cat\0');
       while (rest().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));

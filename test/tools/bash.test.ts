@@ -1,5 +1,6 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -113,6 +114,25 @@ test('on Linux with namespaces, a command is the first process of a PID namespac
     // The shell, ls, grep (and the subshell of the pipe): a handful, not the machine's process list.
     assert.ok((count as number) <= 5, r.text);
   });
+});
+
+test('as a user other than root, the probe runs commands in a PID namespace inside a user namespace (or says why not)', async () => {
+  if (process.getuid?.() !== 0) {
+    console.log('  (not root: the other tests already ran the probe as this user)');
+    return;
+  }
+  const probe = `const m = await import(${JSON.stringify(path.resolve('src/tools/bash-isolation.ts'))}); console.log(JSON.stringify(await m.probeBashIsolation()))`;
+  const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', probe], {
+    encoding: 'utf8', timeout: 30_000, env: { ...process.env, HOME: os.tmpdir() },
+  });
+  assert.is(r.status, 0, r.stderr);
+  const isolation = JSON.parse(r.stdout.trim().split('\n').pop() as string) as BashIsolation;
+  if (isolation.kind === 'pid-namespace') {
+    assert.is(isolation.userNamespace, true);
+    assert.ok(isolation.launcher.includes('--map-root-user'), JSON.stringify(isolation));
+  } else {
+    assert.match(isolation.reason, /--user --map-root-user/);
+  }
 });
 
 test('the process-group fallback still kills background processes that stay in the group, and runs the command normally', () =>
