@@ -42,15 +42,22 @@ const NAMESPACE_FLAGS = ['--pid', '--fork', '--kill-child', '--mount-proc'];
 const USER_NAMESPACE_FLAGS = ['--user', '--map-root-user', ...NAMESPACE_FLAGS];
 
 let chosen: Promise<BashIsolation> | undefined;
+let known: BashIsolation | null = null;
 
 /** The isolation in force: probed on the first call, then the same answer for the life of the process. */
 export function bashIsolation(): Promise<BashIsolation> {
-  chosen ??= probeBashIsolation();
+  chosen ??= probeBashIsolation().then((isolation) => (known = isolation));
   return chosen;
+}
+
+/** The isolation in force if the probe has answered, for reports that cannot wait (health); else null. */
+export function knownBashIsolation(): BashIsolation | null {
+  return known;
 }
 
 /** Replaces the isolation in force (tests use it to run the process-group fallback on Linux too). */
 export function useBashIsolation(isolation: BashIsolation): void {
+  known = isolation;
   chosen = Promise.resolve(isolation);
 }
 

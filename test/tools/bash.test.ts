@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
 import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES } from '../../src/tools/bash.ts';
-import { type BashIsolation, bashIsolation, commandEnvironment, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
+import { type BashIsolation, bashIsolation, commandEnvironment, knownBashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
 import { bashDefinition } from '../../src/tools/definitions/bash.ts';
 import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
 import { context, inSandbox } from './sandbox.ts';
@@ -133,6 +133,11 @@ test('as a user other than root, the probe runs commands in a PID namespace insi
   } else {
     assert.match(isolation.reason, /--user --map-root-user/);
   }
+});
+
+test('the isolation in force is known synchronously once probed (health reports it)', async () => {
+  const isolation = await bashIsolation();
+  assert.equal(knownBashIsolation(), isolation);
 });
 
 test('the process-group fallback still kills background processes that stay in the group, and runs the command normally', () =>
