@@ -46,7 +46,8 @@ export const MAX_FULL_OUTPUT_FILES = 20;
 export const MAX_FULL_OUTPUT_FILE_BYTES = 64 * 1024 * 1024;
 /**
  * Total size of the full-output files kept: after a new one is written, the oldest are deleted until the
- * newest (always kept) and the rest fit under this, whatever their count.
+ * newest (always kept) and the rest fit under this, whatever their count. A file still being written (its
+ * command is running) is bounded by MAX_FULL_OUTPUT_FILE_BYTES alone until its command ends.
  */
 export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
 
@@ -315,7 +316,8 @@ class CommandOutput {
 
 /**
  * Deletes this user's oldest full-output files in `dir` beyond MAX_FULL_OUTPUT_FILES, or beyond
- * MAX_FULL_OUTPUT_TOTAL_BYTES in all; `newest`, just written, always stays. Resolves to the system error that stopped it, if one did, for the notice: a failed cleanup
+ * MAX_FULL_OUTPUT_TOTAL_BYTES in all; `newest`, just written, always stays. Resolves to the system error
+ * that stopped it, if one did, for the notice: a failed cleanup
  * must not cost the caller the command's output.
  */
 async function pruneFullOutputs(dir: string, newest: string): Promise<Error | null> {
