@@ -4,14 +4,21 @@
 import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
 import { Application } from '../runtime/application.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
+import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace, WorkspaceError } from '../tools/workspace.ts';
 import { startHttpServer } from '../transports/http.ts';
 import { serveStdio } from '../transports/stdio.ts';
+import { watchLauncher } from './launcher-watch.ts';
 import { OptionsError, parseOptions, type ServerOptions, usage } from './options.ts';
 
 export const SERVER_VERSION = '0.1.0';
 /** On SIGTERM/SIGINT, calls in flight get this long to finish before they are aborted. */
 export const DRAIN_GRACE_MS = 10_000;
+/**
+ * After the stdio server has finished (drained, answered, stopped), how long anything left behind (a
+ * stuck handle) may keep the process alive before it exits anyway: a host must see it end.
+ */
+export const STDIO_EXIT_GRACE_MS = 3000;
 
 export async function main(argv: readonly string[], defaultTransport: 'stdio' | 'http' = 'http'): Promise<number> {
   let command;
@@ -24,12 +31,13 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     }
     throw err;
   }
+  // Asked-for output goes to stdout (so `super-pi --help | less` works); only errors go to stderr.
   if (command.kind === 'help') {
-    process.stderr.write(`${usage}\n`);
+    process.stdout.write(`${usage}\n`);
     return 0;
   }
   if (command.kind === 'version') {
-    process.stderr.write(`super-pi ${SERVER_VERSION}\n`);
+    process.stdout.write(`super-pi ${SERVER_VERSION}\n`);
     return 0;
   }
   const options = command.options;
@@ -46,6 +54,9 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     }
     throw err;
   }
+  // Probed once, now rather than on the first call, so the operator reads in the log what is in force.
+  const isolation = await bashIsolation();
+  logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
   const app = await Application.start({
     workspace,
     harness: options.harness,
@@ -68,7 +79,30 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
 
 async function serveOverStdio(app: Application, options: ServerOptions, logger: Logger, workspace: string): Promise<number> {
   logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
-  await serveStdio({ input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes }, async (send) => {
+  // SIGTERM or SIGINT (or the wrapper the host launched going away) drains as HTTP does; a second signal
+  // cuts the drain short. Either way the requests left are answered with an error and the exit code is 0.
+  const stop = new AbortController();
+  let hurry: () => void = () => undefined;
+  const hurried = new Promise<void>((resolve) => (hurry = resolve));
+  const onSignal = (signal: NodeJS.Signals): void => {
+    if (stop.signal.aborted) {
+      logger.log('info', `${signal} again: answering what is left now`);
+      hurry();
+      return;
+    }
+    logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS });
+    stop.abort();
+  };
+  process.on('SIGTERM', onSignal);
+  process.on('SIGINT', onSignal);
+  const launcher = await watchLauncher((gone) => {
+    if (stop.signal.aborted) return;
+    logger.log('info', 'the process the host launched has ended: draining', { launcher: gone.pid, graceMs: DRAIN_GRACE_MS });
+    stop.abort();
+  });
+  if (launcher.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: launcher.launchers.map((l) => l.pid) });
+  const io = { input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes, stop: stop.signal, stopDrainMs: DRAIN_GRACE_MS };
+  await serveStdio(io, async (send) => {
     const session = await app.openSession({
       send,
       principal: { kind: 'local' },
@@ -78,10 +112,22 @@ async function serveOverStdio(app: Application, options: ServerOptions, logger: 
         process.exit(1);
       },
     });
-    return { receiveFrame: (frame) => session.receiveFrame(frame), drain: (ms) => session.drain(ms), close: () => app.closeSession(session) };
+    return {
+      receiveFrame: (frame) => session.receiveFrame(frame),
+      drain: (ms) => Promise.race([session.drain(ms), hurried]),
+      answerInFlight: (reason) => session.answerInFlight(reason),
+      close: () => app.closeSession(session),
+    };
   });
-  logger.log('info', 'input closed; exiting');
+  launcher.stop();
+  logger.log('info', stop.signal.aborted ? 'drained; exiting' : 'input closed; exiting');
   await app.stop();
+  process.off('SIGTERM', onSignal);
+  process.off('SIGINT', onSignal);
+  setTimeout(() => {
+    logger.log('warning', `still running ${STDIO_EXIT_GRACE_MS} ms after the server stopped; exiting`);
+    process.exit(0);
+  }, STDIO_EXIT_GRACE_MS).unref();
   return 0;
 }
 

@@ -23,6 +23,7 @@ import { openStore } from '../store/location.ts';
 import type { ConversationStore } from '../store/store.ts';
 import type { TaskRun } from './task-run.ts';
 import { ToolPool } from './tool-pool.ts';
+import { knownBashIsolation } from '../tools/bash-isolation.ts';
 
 /** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
  * booting (a bug) loops about three times a second per slot, and is stopped within two seconds. */
@@ -107,6 +108,7 @@ export class Application {
       workers: this.scheduler.threads().map((t) => ({ index: t.index, ready: t.isReady, actors: t.actors.size, heapUsed: t.heapUsed })),
       toolThreads: this.tools.threads,
       restarts: this.#restarts,
+      bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
     };
   }
 

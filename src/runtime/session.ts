@@ -50,6 +50,8 @@ export class Session {
   readonly #inFlight = new Map<string, RequestId>();
   #buffer: ConnectionMessage[] = [];
   #closed = false;
+  /** Set by answerInFlight: every request has had its answer, and the actor's output is dropped. */
+  #silenced = false;
   #restarts = 0;
   #started = false;
   #idleWaiters: (() => void)[] = [];
@@ -159,6 +161,19 @@ export class Session {
     });
   }
 
+  /**
+   * Answers every request still in flight with an error (the server is stopping): none is left unanswered.
+   * The session sends nothing after this, so a late result cannot answer a request a second time.
+   */
+  answerInFlight(reason: string): void {
+    this.#silenced = true;
+    for (const [key, id] of this.#inFlight) {
+      this.#inFlight.delete(key);
+      this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`));
+    }
+    this.#notifyIdle();
+  }
+
   /** Ends the session: work in flight is aborted (commands killed), the actor stops. */
   async close(): Promise<void> {
     const runner = this.#runner;
@@ -222,6 +237,7 @@ export class Session {
   }
 
   #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
+    if (this.#silenced) return;
     // Output of an incarnation that has exited is dropped: its requests were already answered.
     if (actor !== this.#actor || runner !== this.#runner) return;
     if (out.checkpoint) this.#checkpoint = out.checkpoint;

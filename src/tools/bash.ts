@@ -1,13 +1,15 @@
-// The `bash` tool: runs a command in the workspace in its own process group, keeps only a bounded tail of
-// its output in memory (the full output spills to a temp file when too big), and kills the whole group.
+// The `bash` tool: runs a command in the workspace where all its descendants can be killed (a PID namespace,
+// else its own process group: see bash-isolation.ts), without the server's own environment variables; keeps
+// only a bounded tail of its output in memory (the full output spills to a size-capped temp file).
 
 import { spawn } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { constants, createWriteStream, type WriteStream } from 'node:fs';
-import { access, lstat, readdir, unlink } from 'node:fs/promises';
+import { createWriteStream, type WriteStream } from 'node:fs';
+import { lstat, readdir, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
+import { type BashIsolation, bashIsolation, commandEnvironment, commandLine, findExecutable } from './bash-isolation.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS } from './definitions/bash.ts';
 import { errnoCode } from './fs-errors.ts';
@@ -37,6 +39,17 @@ export const FULL_OUTPUT_PREFIX = 'super-pi-bash-';
  * this, so a long session does not fill the disk while recent outputs stay readable.
  */
 export const MAX_FULL_OUTPUT_FILES = 20;
+/**
+ * Largest full-output file: past it the file stops growing (the output is still read, and its tail kept in
+ * memory), and the notice says the file holds only the beginning. One runaway command cannot fill the disk.
+ */
+export const MAX_FULL_OUTPUT_FILE_BYTES = 64 * 1024 * 1024;
+/**
+ * Total size of the full-output files kept: after a new one is written, the oldest are deleted until the
+ * newest (always kept) and the rest fit under this, whatever their count. A file still being written (its
+ * command is running) is bounded by MAX_FULL_OUTPUT_FILE_BYTES alone until its command ends.
+ */
+export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
 
 type StopReason = 'timeout' | 'abort';
 
@@ -55,11 +68,12 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
   if (ctx.signal.aborted) return { text: 'Command aborted', isError: true };
 
   const shell = await shellPath();
+  const isolation = await bashIsolation();
   const output = new CommandOutput();
   const progress = new ProgressReporter(output, ctx.onProgress);
   let end: RunEnd;
   try {
-    end = await run(shell, args.command, {
+    end = await run(isolation, shell, args.command, {
       cwd: ctx.workspace,
       timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
       signal: ctx.signal,
@@ -95,12 +109,16 @@ interface RunOptions {
 }
 
 /**
- * Runs `command` in a new process group and resolves when the shell has exited and its output is in.
- * Whatever is still in the group when the shell exits is killed, so nothing outlives the call.
+ * Runs `command` in a new process group (and, when `isolation` says so, a PID namespace whose first process
+ * is the shell) and resolves when the shell has exited and its output is in. Whatever is still in the group
+ * when the shell exits is killed; in a namespace the kernel has already killed everything else in it.
+ * The spawn happens on the calling thread, which matters: the namespace's kill-on-parent-death signal
+ * fires when that thread ends, so `bash` must run on a thread that lives as long as the call (the main one).
  */
-function run(shell: string, command: string, opts: RunOptions): Promise<RunEnd> {
+function run(isolation: BashIsolation, shell: string, command: string, opts: RunOptions): Promise<RunEnd> {
   return new Promise((resolve, reject) => {
-    const child = spawn(shell, ['-c', command], { cwd: opts.cwd, detached: true, stdio: ['ignore', 'pipe', 'pipe'] });
+    const { file, args } = commandLine(isolation, shell, command);
+    const child = spawn(file, args, { cwd: opts.cwd, detached: true, env: commandEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
     const timers: NodeJS.Timeout[] = [];
     let stoppedBy: StopReason | null = null;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
@@ -187,6 +205,8 @@ class CommandOutput {
   #lastLineBytes = 0;
   #file: WriteStream | null = null;
   #filePath: string | null = null;
+  /** Bytes given to the spill file; it stops at MAX_FULL_OUTPUT_FILE_BYTES. */
+  #fileBytes = 0;
   #fileError: Error | null = null;
   /** Why older full-output files could not be deleted, if something stopped that. */
   #cleanupError: Error | null = null;
@@ -210,7 +230,7 @@ class CommandOutput {
 
     let flowing = true;
     if (this.#file !== null) {
-      if (this.#fileError === null) flowing = this.#file.write(chunk);
+      if (this.#fileError === null) flowing = this.#writeCapped(chunk);
     } else if (this.#totalBytes > DEFAULT_MAX_BYTES || this.totalLines > DEFAULT_MAX_LINES) {
       // Spill before anything is dropped from memory, so the file starts at the first byte.
       flowing = this.#spill();
@@ -253,9 +273,11 @@ class CommandOutput {
     const tail = Buffer.concat(this.#chunks).toString('utf8');
     const truncation = truncateTail(tail);
     if (!truncation.truncated) return tail;
-    let where = this.#fileError === null
-      ? `Full output: ${this.#filePath}`
-      : `Full output could not be saved: ${this.#fileError.message}`;
+    let where = this.#fileError !== null
+      ? `Full output could not be saved: ${this.#fileError.message}`
+      : this.#fileBytes < this.#totalBytes
+        ? `Full output (only its first ${formatSize(this.#fileBytes)} of ${formatSize(this.#totalBytes)}: the file is capped at ${formatSize(MAX_FULL_OUTPUT_FILE_BYTES)}): ${this.#filePath}`
+        : `Full output: ${this.#filePath}`;
     if (this.#cleanupError !== null) where += `. Older full-output files could not be deleted: ${this.#cleanupError.message}`;
     const total = this.totalLines;
     const finalLine = this.#openLineBytes > 0 ? this.#openLineBytes : this.#lastLineBytes;
@@ -278,30 +300,53 @@ class CommandOutput {
     });
     this.#file = file;
     let flowing = true;
-    for (const chunk of this.#chunks) flowing = file.write(chunk);
+    for (const chunk of this.#chunks) flowing = this.#writeCapped(chunk);
     return flowing;
+  }
+
+  /** Writes what still fits under MAX_FULL_OUTPUT_FILE_BYTES; true (keep reading) once nothing more fits. */
+  #writeCapped(chunk: Buffer): boolean {
+    const room = MAX_FULL_OUTPUT_FILE_BYTES - this.#fileBytes;
+    if (room <= 0 || this.#file === null) return true;
+    const part = chunk.length <= room ? chunk : chunk.subarray(0, room);
+    this.#fileBytes += part.length;
+    return this.#file.write(part);
   }
 }
 
 /**
- * Deletes this user's oldest full-output files in `dir` beyond MAX_FULL_OUTPUT_FILES; `newest`, just written,
- * always stays. Resolves to the system error that stopped it, if one did, for the notice: a failed cleanup
+ * Deletes this user's oldest full-output files in `dir` beyond MAX_FULL_OUTPUT_FILES, or beyond
+ * MAX_FULL_OUTPUT_TOTAL_BYTES in all; `newest`, just written, always stays. Resolves to the system error
+ * that stopped it, if one did, for the notice: a failed cleanup
  * must not cost the caller the command's output.
  */
 async function pruneFullOutputs(dir: string, newest: string): Promise<Error | null> {
   const uid = process.getuid?.();
   try {
-    const older: { file: string; mtimeMs: number }[] = [];
+    const newestBytes = (await lstat(newest).catch(alreadyGone))?.size ?? 0;
+    const older: { file: string; mtimeMs: number; size: number }[] = [];
     for (const name of await readdir(dir)) {
       const file = path.join(dir, name);
       if (!name.startsWith(FULL_OUTPUT_PREFIX) || !name.endsWith('.log') || file === newest) continue;
       const info = await lstat(file).catch(alreadyGone);
       // Only this user's regular files: in a shared temp directory, other users' files are theirs to keep.
       if (info === null || !info.isFile() || (uid !== undefined && info.uid !== uid)) continue;
-      older.push({ file, mtimeMs: info.mtimeMs });
+      older.push({ file, mtimeMs: info.mtimeMs, size: info.size });
     }
     older.sort((a, b) => b.mtimeMs - a.mtimeMs);
-    for (const { file } of older.slice(MAX_FULL_OUTPUT_FILES - 1)) await unlink(file).catch(alreadyGone);
+    // The newest files are kept as long as both limits hold; from the first that breaks one, all older go.
+    let kept = 1;
+    let keptBytes = newestBytes;
+    let full = false;
+    for (const { file, size } of older) {
+      full ||= kept >= MAX_FULL_OUTPUT_FILES || keptBytes + size > MAX_FULL_OUTPUT_TOTAL_BYTES;
+      if (full) {
+        await unlink(file).catch(alreadyGone);
+      } else {
+        kept++;
+        keptBytes += size;
+      }
+    }
     return null;
   } catch (err) {
     // A failed system call (EACCES, EROFS, …) goes into the notice instead; anything else is a bug and is thrown.
@@ -360,17 +405,5 @@ function shellPath(): Promise<string> {
 }
 
 async function findShell(): Promise<string> {
-  const dirs = [...(process.env.PATH ?? '').split(path.delimiter), '/bin', '/usr/bin'];
-  for (const dir of dirs) {
-    // A relative PATH entry would depend on the server's cwd, not the workspace.
-    if (!path.isAbsolute(dir)) continue;
-    const candidate = path.join(dir, 'bash');
-    if (await isExecutable(candidate)) return candidate;
-  }
-  return '/bin/sh';
-}
-
-function isExecutable(file: string): Promise<boolean> {
-  // Any failure (absent, not executable) means "not this one": the caller tries the next candidate.
-  return access(file, constants.X_OK).then(() => true, () => false);
+  return (await findExecutable('bash', [...(process.env.PATH ?? '').split(path.delimiter), '/bin', '/usr/bin'])) ?? '/bin/sh';
 }

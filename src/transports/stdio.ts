@@ -6,11 +6,15 @@ import { LineFramer } from './line-framer.ts';
 
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
 export const EOF_DRAIN_MS = 2000;
+/** Once the session has closed, how long the last replies may take to leave through the output stream. */
+export const OUTPUT_FLUSH_MS = 2000;
 
 export interface LineSession {
   receiveFrame(frame: ReturnType<LineFramer['push']>[number]): void;
   /** Resolves when no request is in flight, or after `ms`. */
   drain?(ms: number): Promise<void>;
+  /** Answers every request still in flight with an error saying why: nothing is left unanswered. */
+  answerInFlight?(reason: string): void;
   close(): Promise<void>;
 }
 
@@ -18,11 +22,15 @@ export interface StdioTransportOptions {
   readonly input: Readable;
   readonly output: Writable;
   readonly maxMessageBytes: number;
+  /** When aborted (SIGTERM): stop reading, let requests in flight finish for `stopDrainMs`, then end. */
+  readonly stop?: AbortSignal;
+  readonly stopDrainMs?: number;
 }
 
 /**
- * Serves one session over a pair of streams; resolves when the input ends and the session has closed.
- * Input is not read until the session is open (the stream buffers it meanwhile).
+ * Serves one session over a pair of streams; resolves when the input ends or `stop` is aborted, and the
+ * session has drained, answered what is left, closed, and its output is flushed. Input is not read until
+ * the session is open (the stream buffers it meanwhile).
  */
 export async function serveStdio(options: StdioTransportOptions, openSession: (send: (line: string) => void) => LineSession | Promise<LineSession>): Promise<void> {
   const framer = new LineFramer(options.maxMessageBytes);
@@ -36,12 +44,46 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
   };
   const session = await openSession(send);
   return new Promise((resolve) => {
-    options.input.on('data', (chunk: Buffer) => {
+    let ending = false;
+    const end = async (drainMs: number, why: string): Promise<void> => {
+      await session.drain?.(drainMs);
+      session.answerInFlight?.(why);
+      await session.close();
+      if (outputOpen) await flush(options.output, OUTPUT_FLUSH_MS);
+      resolve();
+    };
+    const onData = (chunk: Buffer): void => {
       for (const frame of framer.push(chunk)) session.receiveFrame(frame);
-    });
-    options.input.on('end', () => {
+    };
+    const onEnd = (): void => {
+      if (ending) return;
+      ending = true;
       for (const frame of framer.end()) session.receiveFrame(frame);
-      void (session.drain ? session.drain(EOF_DRAIN_MS) : Promise.resolve()).then(() => session.close()).then(resolve);
+      void end(EOF_DRAIN_MS, 'the host closed the input');
+    };
+    const onStop = (): void => {
+      if (ending) return;
+      ending = true;
+      // Nothing more is read: a partial line is not a request yet, and later requests would not be finished.
+      options.input.off('data', onData);
+      options.input.off('end', onEnd);
+      options.input.destroy();
+      void end(options.stopDrainMs ?? EOF_DRAIN_MS, 'the server is shutting down');
+    };
+    options.input.on('data', onData);
+    options.input.on('end', onEnd);
+    if (options.stop?.aborted) onStop();
+    else options.stop?.addEventListener('abort', onStop, { once: true });
+  });
+}
+
+/** Resolves once what was written to `output` has been handed to the system, or after `ms`. */
+function flush(output: Writable, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    output.write('', () => {
+      clearTimeout(timer);
+      resolve();
     });
   });
 }

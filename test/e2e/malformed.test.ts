@@ -2,11 +2,9 @@
 // and stdout carries nothing but protocol messages.
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
-import { readFile } from 'node:fs/promises';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { isRunning } from '../tools/sandbox.ts';
+import { allGone, atLeast, killLeftovers, uniqueSleep } from '../tools/processes.ts';
 import { makeSandbox, repoRoot, type Sandbox, stdioEntry } from './fixtures.ts';
 
 interface RawServer {
@@ -60,14 +58,6 @@ function startRaw(ws: string, args: string[] = []): RawServer {
       });
     },
   };
-}
-
-async function diesWithin(pid: number, ms: number): Promise<boolean> {
-  for (const until = Date.now() + ms; Date.now() < until; ) {
-    if (!isRunning(pid)) return true;
-    await new Promise((r) => setTimeout(r, 50));
-  }
-  return !isRunning(pid);
 }
 
 const byId = (id: unknown) => (m: Record<string, unknown>) => m.id === id && m.method === undefined;
@@ -148,17 +138,17 @@ lifetime('exits when the host closes stdin, killing a running command', async ()
   const srv = startRaw(box2.ws);
   srv.send(`${JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'raw', version: '1' } } })}\n`);
   await srv.next(byId(1));
-  srv.send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: 'sleep 30 & echo $! > sleeper.pid; wait' } } })}\n`);
-  const pidFile = path.join(box2.ws, 'sleeper.pid');
-  for (let i = 0; i < 50 && !(await readFile(pidFile, 'utf8').then((t) => t.trim() !== '', () => false)); i++) await new Promise((r) => setTimeout(r, 100));
-  const sleeper = Number((await readFile(pidFile, 'utf8')).trim());
-  assert.ok(isRunning(sleeper), 'the command is running before stdin closes');
+  // Found by a unique marker: the PIDs a command sees are its PID namespace's, not ours.
+  const marker = uniqueSleep();
+  srv.send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'bash', arguments: { command: `sleep ${marker} & wait` } } })}\n`);
+  await atLeast(marker, 1);
   const exited = new Promise<number | null>((r) => srv.child.once('exit', (code) => r(code)));
   srv.child.stdin.end();
   const code = await Promise.race([exited, new Promise<'timeout'>((r) => setTimeout(() => r('timeout'), 8000))]);
   if (code === 'timeout') srv.child.kill('SIGKILL');
   assert.is(code, 0, `server did not exit cleanly; stderr: ${srv.stderr()}`);
-  assert.ok(await diesWithin(sleeper, 3000), 'the command started by bash was killed');
+  assert.ok(await allGone(marker, 3000), 'the command started by bash was killed');
+  killLeftovers(marker);
   await box2.cleanup();
 });
 

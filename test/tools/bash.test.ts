@@ -1,23 +1,47 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdir, readdir, readFile, rm, utimes, writeFile } from 'node:fs/promises';
-import { readFileSync } from 'node:fs';
+import { spawnSync } from 'node:child_process';
+import { mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILES } from '../../src/tools/bash.ts';
+import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES } from '../../src/tools/bash.ts';
+import { type BashIsolation, bashIsolation, commandEnvironment, knownBashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
 import { bashDefinition } from '../../src/tools/definitions/bash.ts';
 import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
-import { context, inSandbox, isRunning } from './sandbox.ts';
+import { context, inSandbox } from './sandbox.ts';
+import { allGone, killLeftovers, uniqueSleep } from './processes.ts';
 
-
-async function gone(pid: number, withinMs = 2000): Promise<boolean> {
-  const deadline = Date.now() + withinMs;
-  while (Date.now() < deadline) {
-    if (!isRunning(pid)) return true;
-    await new Promise((r) => setTimeout(r, 25));
+/** Runs `body` with a fresh `sleep` marker and kills whatever still carries it afterwards, pass or fail. */
+async function withMarker(body: (arg: string) => Promise<void>): Promise<void> {
+  const arg = uniqueSleep();
+  try {
+    await body(arg);
+  } finally {
+    killLeftovers(arg);
   }
-  return !isRunning(pid);
+}
+
+/** Runs `body` with the full-output files in a temp directory of its own (os.tmpdir() follows TMPDIR). */
+async function withTmpdir<T>(tmp: string, body: () => Promise<T>): Promise<T> {
+  const saved = process.env.TMPDIR;
+  process.env.TMPDIR = tmp;
+  try {
+    return await body();
+  } finally {
+    if (saved === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = saved;
+  }
+}
+
+/** Runs `body` under `isolation`, then restores the probed one. */
+async function under(isolation: BashIsolation, body: () => Promise<void>): Promise<void> {
+  useBashIsolation(isolation);
+  try {
+    await body();
+  } finally {
+    useBashIsolation(await probeBashIsolation());
+  }
 }
 
 test('bash returns stdout and stderr interleaved', () =>
@@ -45,41 +69,94 @@ test('a non-zero exit code is an error ending in "Command exited with code N"', 
     assert.is(r.text, 'oops\n\nCommand exited with code 3');
   }));
 
-test('a timeout kills the whole process group and reports "Command timed out after N seconds"', () =>
-  inSandbox({}, async ({ ws }) => {
+// PIDs a command prints are its namespace's, not ours: the tests find processes by a unique marker instead.
+test('a timeout kills the whole process tree and reports "Command timed out after N seconds"', () =>
+  inSandbox({}, ({ ws }) => withMarker(async (arg) => {
     const started = Date.now();
-    const r = await bashTool({ command: 'sleep 100 & echo $!; sleep 100; wait', timeout: 1 }, context(ws));
+    const r = await bashTool({ command: `sleep ${arg} & echo started; sleep ${arg}; wait`, timeout: 1 }, context(ws));
     const elapsed = Date.now() - started;
     assert.is(r.isError, true);
-    assert.ok(r.text.endsWith('Command timed out after 1 seconds'), r.text);
+    // As the first process of its namespace the shell outlives the SIGTERM (and may say "Terminated").
+    assert.ok(r.text.startsWith('started\n') && r.text.endsWith('\n\nCommand timed out after 1 seconds'), r.text);
     assert.ok(elapsed < 4000, `took ${elapsed} ms`);
-    const grandchild = Number(r.text.split('\n')[0]);
-    assert.ok(Number.isInteger(grandchild) && grandchild > 1, r.text);
-    assert.ok(await gone(grandchild), `background sleep ${grandchild} is still running`);
-  }));
+    assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
+  })));
 
 test('background processes do not outlive a command that finishes normally', () =>
-  inSandbox({}, async ({ ws }) => {
-    const r = await bashTool({ command: 'sleep 100 & echo $!' }, context(ws));
-    assert.not.ok(r.isError);
-    const pid = Number(r.text.trim());
-    assert.ok(Number.isInteger(pid) && pid > 1, r.text);
-    assert.ok(await gone(pid), `background sleep ${pid} is still running`);
-  }));
+  inSandbox({}, ({ ws }) => withMarker(async (arg) => {
+    const r = await bashTool({ command: `sleep ${arg} & sleep 0.2; echo started` }, context(ws));
+    assert.equal(r, { text: 'started\n' });
+    assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
+  })));
 
 test('an abort through the signal kills the command and reports "Command aborted" with the output so far', () =>
-  inSandbox({}, async ({ ws }) => {
+  inSandbox({}, ({ ws }) => withMarker(async (arg) => {
     const controller = new AbortController();
     setTimeout(() => controller.abort(), 300);
     const started = Date.now();
-    const r = await bashTool({ command: 'echo started; sleep 100 & echo $!; wait' }, context(ws, { signal: controller.signal }));
+    const r = await bashTool({ command: `echo started; sleep ${arg} & wait` }, context(ws, { signal: controller.signal }));
     assert.ok(Date.now() - started < 3000);
     assert.is(r.isError, true);
-    const lines = r.text.split('\n');
-    assert.is(lines[0], 'started');
-    assert.ok(r.text.endsWith('\n\nCommand aborted'), r.text);
-    assert.ok(await gone(Number(lines[1])), 'background sleep is still running');
-  }));
+    assert.is(r.text, 'started\n\nCommand aborted');
+    assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
+  })));
+
+test('on Linux with namespaces, a command is the first process of a PID namespace of its own and sees only its own processes', async () => {
+  const isolation = await bashIsolation();
+  if (isolation.kind !== 'pid-namespace') {
+    console.log(`  (no PID namespace here: ${isolation.reason})`);
+    return;
+  }
+  await inSandbox({}, async ({ ws }) => {
+    const r = await bashTool({ command: 'echo $$; ls /proc | grep -c "^[0-9]"' }, context(ws));
+    const [pid, count] = r.text.trim().split('\n').map(Number);
+    assert.is(pid, 1);
+    // The shell, ls, grep (and the subshell of the pipe): a handful, not the machine's process list.
+    assert.ok((count as number) <= 5, r.text);
+  });
+});
+
+test('as a user other than root, the probe runs commands in a PID namespace inside a user namespace (or says why not)', async () => {
+  if (process.getuid?.() !== 0) {
+    console.log('  (not root: the other tests already ran the probe as this user)');
+    return;
+  }
+  const probe = `const m = await import(${JSON.stringify(path.resolve('src/tools/bash-isolation.ts'))}); console.log(JSON.stringify(await m.probeBashIsolation()))`;
+  const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', probe], {
+    encoding: 'utf8', timeout: 30_000, env: { ...process.env, HOME: os.tmpdir() },
+  });
+  assert.is(r.status, 0, r.stderr);
+  const isolation = JSON.parse(r.stdout.trim().split('\n').pop() as string) as BashIsolation;
+  if (isolation.kind === 'pid-namespace') {
+    assert.is(isolation.userNamespace, true);
+    assert.ok(isolation.launcher.includes('--map-root-user'), JSON.stringify(isolation));
+  } else {
+    assert.match(isolation.reason, /--user --map-root-user/);
+  }
+});
+
+test('the isolation in force is known synchronously once probed (health reports it)', async () => {
+  const isolation = await bashIsolation();
+  assert.equal(knownBashIsolation(), isolation);
+});
+
+test('the process-group fallback still kills background processes that stay in the group, and runs the command normally', () =>
+  under({ kind: 'process-group', reason: 'forced by the test' }, () =>
+    inSandbox({}, ({ ws }) => withMarker(async (arg) => {
+      const r = await bashTool({ command: `sleep ${arg} & sleep 0.2; pwd -P; [ $$ -ne 1 ] && echo not-pid-1` }, context(ws));
+      assert.equal(r, { text: `${ws}\nnot-pid-1\n` });
+      assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
+      const t = await bashTool({ command: `sleep ${arg} & echo started; sleep ${arg}`, timeout: 1 }, context(ws));
+      assert.is(t.text, 'started\n\nCommand timed out after 1 seconds');
+      assert.ok(await allGone(arg), `sleep ${arg} outlived the timeout`);
+    }))));
+
+test('the command environment drops every SUPERPI_ variable, whatever its case, and keeps the others', () => {
+  assert.equal(
+    commandEnvironment({ PATH: '/bin', HOME: '/h', SUPERPI_API_KEY: 'k', Superpi_Tokens: 't', SUPERPIX: 'kept', MY_SUPERPI_NOTE: 'kept' }),
+    { PATH: '/bin', HOME: '/h', SUPERPIX: 'kept', MY_SUPERPI_NOTE: 'kept' },
+  );
+});
 
 test('an already aborted signal runs nothing', () =>
   inSandbox({}, async ({ ws }) => {
@@ -156,15 +233,7 @@ test('keeps the newest MAX_FULL_OUTPUT_FILES full-output files and deletes older
     await writeFile(path.join(tmp, `${FULL_OUTPUT_PREFIX}notes.txt`), '');
     await mkdir(path.join(tmp, `${FULL_OUTPUT_PREFIX}dir.log`));
 
-    const savedTmpdir = process.env.TMPDIR;
-    process.env.TMPDIR = tmp;
-    let r: ToolOutcome;
-    try {
-      r = await bashTool({ command: 'seq 1 3000' }, context(ws));
-    } finally {
-      if (savedTmpdir === undefined) delete process.env.TMPDIR;
-      else process.env.TMPDIR = savedTmpdir;
-    }
+    const r: ToolOutcome = await withTmpdir(tmp, () => bashTool({ command: 'seq 1 3000' }, context(ws)));
 
     const newest = /Full output: (.+)\]$/.exec(r.text)?.[1];
     assert.ok(newest !== undefined && path.dirname(newest) === tmp, r.text);
@@ -172,6 +241,44 @@ test('keeps the newest MAX_FULL_OUTPUT_FILES full-output files and deletes older
     const kept = seeded.slice(seeded.length - (MAX_FULL_OUTPUT_FILES - 1));
     const expected = [...kept, path.basename(newest), 'unrelated.log', `${FULL_OUTPUT_PREFIX}notes.txt`, `${FULL_OUTPUT_PREFIX}dir.log`];
     assert.equal((await readdir(tmp)).sort(), expected.sort());
+  }));
+
+test('full-output files beyond MAX_FULL_OUTPUT_TOTAL_BYTES in all are deleted, oldest first, whatever their count', () =>
+  inSandbox({}, async ({ root, ws }) => {
+    const tmp = path.join(root, 'tmp');
+    await mkdir(tmp);
+    // Sparse files: their size counts, their blocks cost nothing. Four of a third of the cap: two fit beside a new one.
+    const third = Math.floor(MAX_FULL_OUTPUT_TOTAL_BYTES / 3);
+    const seeded = ['a', 'b', 'c', 'd'].map((x) => `${FULL_OUTPUT_PREFIX}big-${x}.log`);
+    const anHourAgo = Date.now() / 1000 - 3600;
+    for (const [i, name] of seeded.entries()) {
+      await writeFile(path.join(tmp, name), '');
+      await truncate(path.join(tmp, name), third);
+      await utimes(path.join(tmp, name), anHourAgo + i, anHourAgo + i);
+    }
+    const r = await withTmpdir(tmp, () => bashTool({ command: 'seq 1 3000' }, context(ws)));
+    const newest = /Full output: (.+)\]$/.exec(r.text)?.[1];
+    assert.ok(newest !== undefined, r.text);
+    assert.equal((await readdir(tmp)).sort(), [path.basename(newest), seeded[2], seeded[3]].sort());
+  }));
+
+test('a full-output file stops growing at MAX_FULL_OUTPUT_FILE_BYTES and the notice says it holds only the beginning', () =>
+  inSandbox({}, async ({ root, ws }) => {
+    const tmp = path.join(root, 'tmp');
+    await mkdir(tmp);
+    const total = MAX_FULL_OUTPUT_FILE_BYTES + 1024 * 1024;
+    // Lines of 1 KiB, numbered, so the tail shows the end of the output and the file its beginning.
+    const r = await withTmpdir(tmp, () => bashTool({ command: `seq -f '%01023.0f' 1 ${total / 1024}` }, context(ws)));
+    assert.not.ok(r.isError, r.text.slice(-300));
+    const m = /\[Showing lines (\d+)-(\d+) of (\d+) \(50\.0KB limit\)\. Full output \(only its first 64\.0MB of 65\.0MB: the file is capped at 64\.0MB\): (.+)\]$/.exec(r.text);
+    assert.ok(m, r.text.slice(-300));
+    const [, , last, count, file] = m as RegExpExecArray;
+    assert.is(Number(last), total / 1024);
+    assert.is(Number(count), total / 1024);
+    assert.ok(r.text.includes(`${String(total / 1024).padStart(1023, '0')}\n`), 'the tail has the last line');
+    assert.is((await stat(file as string)).size, MAX_FULL_OUTPUT_FILE_BYTES);
+    const head = (await readFile(file as string, 'utf8')).slice(0, 2048);
+    assert.is(head, `${'1'.padStart(1023, '0')}\n${'2'.padStart(1023, '0')}\n`);
   }));
 
 test('progress is reported as bytes of output, throttled', () =>

@@ -1,0 +1,56 @@
+import { PassThrough } from 'node:stream';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { EOF_DRAIN_MS, type LineSession, serveStdio } from '../../src/transports/stdio.ts';
+
+/** A session that records what the transport does to it, in order. */
+function recordingSession(events: string[]): LineSession {
+  return {
+    receiveFrame: (frame) => events.push(`frame ${frame.kind === 'line' ? frame.text : frame.kind}`),
+    drain: async (ms) => { events.push(`drain ${ms}`); },
+    answerInFlight: (reason) => events.push(`answer ${reason}`),
+    close: async () => { events.push('close'); },
+  };
+}
+
+test('stop: reading ends at once, then the session drains for stopDrainMs, answers what is left, closes', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const stop = new AbortController();
+  const events: string[] = [];
+  const served = serveStdio({ input, output, maxMessageBytes: 1024, stop: stop.signal, stopDrainMs: 1234 }, () => recordingSession(events));
+  await new Promise((r) => setImmediate(r));
+  input.write('{"a":1}\n{"partial');
+  await new Promise((r) => setImmediate(r));
+  stop.abort();
+  input.write('":2}\n{"b":3}\n');
+  await served;
+  assert.equal(events, ['frame {"a":1}', 'drain 1234', 'answer the server is shutting down', 'close']);
+  assert.ok(input.destroyed, 'the input is no longer read');
+});
+
+test('end of input: the last line is delivered, the session drains for EOF_DRAIN_MS, answers what is left, closes', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const events: string[] = [];
+  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, () => recordingSession(events));
+  await new Promise((r) => setImmediate(r));
+  input.end('{"a":1}\n{"b":2}');
+  await served;
+  assert.equal(events, ['frame {"a":1}', 'frame {"b":2}', `drain ${EOF_DRAIN_MS}`, 'answer the host closed the input', 'close']);
+});
+
+test('a stop after the end of input changes nothing: the session is closed once', async () => {
+  const input = new PassThrough();
+  const stop = new AbortController();
+  const events: string[] = [];
+  const served = serveStdio({ input, output: new PassThrough(), maxMessageBytes: 1024, stop: stop.signal }, () => recordingSession(events));
+  await new Promise((r) => setImmediate(r));
+  input.end();
+  await new Promise((r) => setImmediate(r));
+  stop.abort();
+  await served;
+  assert.is(events.filter((e) => e === 'close').length, 1);
+});
+
+test.run();
