@@ -4,6 +4,7 @@
 
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
+import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ConversationStore } from '../store/store.ts';
 import { undoConversation } from '../task/undo.ts';
@@ -33,6 +34,10 @@ export interface TaskContext {
   readonly supervise: (run: TaskRun) => Promise<void>;
   /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */
   readonly taskWallMs?: number;
+  /** This session hears about the conversation's new entries from now on (after a subscribe the store allowed). */
+  readonly watchTranscript?: (conversationId: string) => void;
+  /** The conversation got an entry: every session watching it hears. Without it, only this session. */
+  readonly transcriptChanged?: (conversationId: string) => void;
 }
 
 export interface EffectDeps {
@@ -88,6 +93,20 @@ export class EffectRunner {
           const entries = task ? task.store().entries(effect.conversationId, task.principal) : null;
           const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
           this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
+        });
+      case 'watchTranscript':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          // One lookup by (id, principal): another principal's conversation is found exactly as a missing one is not.
+          const found = task !== undefined && task.store().getConversation(effect.conversationId, task.principal) !== null;
+          if (found) task.watchTranscript?.(effect.conversationId);
+          this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
+        });
+      case 'completeConversation':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const { ids, total } = task ? task.store().recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
+          this.#deliver({ kind: 'conversationCompletions', ticket: effect.ticket, values: ids, total });
         });
       case 'completePath':
         return this.#track(effect.ticket, async () => {

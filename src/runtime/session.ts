@@ -8,7 +8,7 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
-import type { Effect } from '../mcp/effects.ts';
+import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { handleMcpLine } from '../mcp/handle.ts';
 import { type ConnectionConfig, type ConnectionState, initialState } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
@@ -137,6 +137,11 @@ export class Session {
     } else {
       this.#refuse(msg, 'the session is restarting and its buffer is full; retry later');
     }
+  }
+
+  /** A result for the core from outside this session (another session's task): held during a restart. */
+  deliver(result: EffectResult): void {
+    this.#toActor({ k: 'result', result });
   }
 
   /** A result for the core from work that outlives an actor (tasks): never dropped, held during a restart. */
