@@ -21,7 +21,7 @@ import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from './logger.ts';
 import { Session } from './session.ts';
 import { transcriptUri } from '../mcp/resources.ts';
-import { openStore } from '../store/location.ts';
+import { openExistingStore, openStore } from '../store/location.ts';
 import type { ConversationStore } from '../store/store.ts';
 import type { TaskRun } from './task-run.ts';
 import { ToolPool } from './tool-pool.ts';
@@ -122,7 +122,7 @@ export class Application {
       scheduler: this.scheduler,
       effects: {
         workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.execute,
-        task: { store: () => this.#conversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
+        task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
           supervise: (run) => this.#superviseTask(run),
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
@@ -187,6 +187,12 @@ export class Application {
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): ConversationStore {
     this.#store ??= openStore();
+    return this.#store;
+  }
+
+  /** The conversation store if its database exists: reading a transcript never creates one. */
+  #existingConversationStore(): ConversationStore | null {
+    this.#store ??= openExistingStore();
     return this.#store;
   }
 
