@@ -139,9 +139,15 @@ export class Session {
     }
   }
 
-  /** A result for the core from outside this session (another session's task): held during a restart. */
+  /**
+   * A result for the core from outside this session (another session's task updating a transcript this
+   * one subscribed to): held during a restart while the buffer has room, else dropped — a missed
+   * "updated" costs the subscriber one re-read at most, and another session must not fill this one's buffer.
+   */
   deliver(result: EffectResult): void {
-    this.#toActor({ k: 'result', result });
+    if (this.#closed) return;
+    if (this.#actor?.alive) this.#actor.cast({ k: 'result', result });
+    else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) this.#buffer.push({ k: 'result', result });
   }
 
   /** A result for the core from work that outlives an actor (tasks): never dropped, held during a restart. */
