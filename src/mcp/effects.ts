@@ -18,6 +18,13 @@ export type Effect =
   | { kind: 'readWorkspace'; ticket: number }
   /** Read a conversation's transcript (this connection's principal); answer with `transcript`. */
   | { kind: 'readTranscript'; ticket: number; conversationId: string }
+  /**
+   * A `resources/subscribe` to a transcript: is the conversation this principal's (any connection, any
+   * process before)? If so the runtime routes its updates here. Answer with `transcriptFound`.
+   */
+  | { kind: 'watchTranscript'; ticket: number; conversationId: string }
+  /** The principal's conversation ids starting with `prefix`, newest first; answer with `conversationCompletions`. */
+  | { kind: 'completeConversation'; ticket: number; prefix: string }
   /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
   | { kind: 'completePath'; ticket: number; prefix: string }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
@@ -43,6 +50,10 @@ export type EffectResult =
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
   /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */
   | { kind: 'transcript'; ticket: number; jsonl: string | null }
+  /** false when the conversation is not the caller's, or does not exist: the two are not told apart. */
+  | { kind: 'transcriptFound'; ticket: number; found: boolean }
+  /** At most the completion limit of ids, newest first; `total` counts every match. */
+  | { kind: 'conversationCompletions'; ticket: number; values: string[]; total: number }
   /** A resource changed (a transcript got an entry): subscribers get `notifications/resources/updated`. No ticket. */
   | { kind: 'resourceUpdated'; uri: string }
   /** Work in flight (ticket) needs to ask the client: `sampling/createMessage` or `elicitation/create`. */

@@ -212,13 +212,18 @@ function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, own
   return { state: added.state, replies: [requestLine(outgoingId, result.method, result.params)], effects: [] };
 }
 
-/** Transcripts of this connection's conversations can be subscribed to; anything else is not found. */
+/**
+ * Transcripts of the principal's conversations (from any connection, before a restart too) can be
+ * subscribed to; whether it is one is the store's answer (`watchTranscript`), asked the same way for
+ * another principal's conversation as for none. Anything else is not found.
+ */
 function subscribe(state: ConnectionState, id: RequestId, params: Params): Step {
   const uri = params.uri;
   if (typeof uri !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'resources/subscribe needs params.uri (a string)');
   const conversation = parseTranscriptUri(uri);
-  if (conversation === null || !state.conversations.includes(conversation)) return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
-  return reply(state.subscriptions.includes(uri) ? state : { ...state, subscriptions: [...state.subscriptions, uri] }, id, {});
+  if (conversation === null) return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+  const added = addPending(state, { kind: 'resource', requestId: id, uri });
+  return { state: added.state, replies: [], effects: [{ kind: 'watchTranscript', ticket: added.ticket, conversationId: conversation }] };
 }
 
 function unsubscribe(state: ConnectionState, id: RequestId, params: Params): Step {
@@ -282,6 +287,13 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       if (result.jsonl === null) return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
       return reply(next, pending.requestId, { contents: [{ uri, mimeType: 'application/jsonl', text: result.jsonl }] });
     }
+    case 'transcriptFound': {
+      const uri = pending.kind === 'resource' ? pending.uri : '';
+      if (!result.found) return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+      return reply(next.subscriptions.includes(uri) ? next : { ...next, subscriptions: [...next.subscriptions, uri] }, pending.requestId, {});
+    }
+    case 'conversationCompletions':
+      return completion(next, pending.requestId, result.values, result.values.length < result.total, result.total);
     case 'workspaceContext':
       return reply(next, pending.requestId, {
         contents: [{ uri: pending.kind === 'resource' ? pending.uri : '', mimeType: 'text/markdown', text: renderWorkspace(result.context) }],

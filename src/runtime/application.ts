@@ -10,6 +10,7 @@
 //       └── task-N (one_for_one, its own restart intensity)
 //           └── task               the task actor (transient), on a scheduler thread
 
+import { randomUUID } from 'node:crypto';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -19,11 +20,13 @@ import type { Principal } from '../mcp/state.ts';
 import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from './logger.ts';
 import { Session } from './session.ts';
-import { openStore } from '../store/location.ts';
+import { transcriptUri } from '../mcp/resources.ts';
+import { openExistingStore, openStore } from '../store/location.ts';
 import type { ConversationStore } from '../store/store.ts';
 import type { TaskRun } from './task-run.ts';
 import { ToolPool } from './tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
+import { TranscriptWatch } from './transcript-watch.ts';
 
 /** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
  * booting (a bug) loops about three times a second per slot, and is stopped within two seconds. */
@@ -79,6 +82,7 @@ export class Application {
   #chaosTimer: NodeJS.Timeout | null = null;
   #taskChaosTimer: NodeJS.Timeout | null = null;
   #store: ConversationStore | null = null;
+  readonly #transcripts = new TranscriptWatch();
 
   private constructor(options: ApplicationOptions) {
     this.#options = options;
@@ -122,9 +126,11 @@ export class Application {
       scheduler: this.scheduler,
       effects: {
         workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id }),
-        task: { store: () => this.#conversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
+        task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
-          supervise: (run) => this.#superviseTask(run) },
+          supervise: (run) => this.#superviseTask(run),
+          watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
+          transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
       },
       config: {
         server: { name: 'super-pi', version: this.#options.serverVersion },
@@ -153,6 +159,7 @@ export class Application {
   async closeSession(session: Session): Promise<void> {
     if (!this.#open.has(session.id)) return;
     this.#open.delete(session.id);
+    this.#transcripts.forget(session.id);
     await Promise.all([session.close(), this.#sessions?.terminateChild(session.id).catch((err: unknown) => {
       this.#options.logger.log('debug', 'session supervisor already gone', { session: session.id, error: (err as Error).message });
     })]);
@@ -184,6 +191,12 @@ export class Application {
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): ConversationStore {
     this.#store ??= openStore();
+    return this.#store;
+  }
+
+  /** The conversation store if its database exists: reading a transcript never creates one. */
+  #existingConversationStore(): ConversationStore | null {
+    this.#store ??= openExistingStore();
     return this.#store;
   }
 
@@ -277,6 +290,7 @@ export class Application {
 
   #sessionEnded(session: Session, reason: ExitReason, onGiveUp?: (message: string) => void): void {
     const wasOpen = this.#open.delete(session.id);
+    this.#transcripts.forget(session.id);
     if (!isAbnormal(reason)) return;
     const message = `session ${session.id} was given up: ${describeExit(reason)}`;
     this.#options.logger.log('error', message);
@@ -309,13 +323,14 @@ function poolPrincipal(principal: Principal): string {
 }
 
 /**
- * Who owns a conversation in the store. Anonymous callers are told apart by session: two anonymous
- * clients must not see each other's conversations.
+ * Who owns a conversation in the store. Anonymous callers are one principal per session: two anonymous
+ * clients must not see each other's conversations. The session id alone repeats after a restart
+ * (session-1 again), so a random part keeps a new anonymous session from inheriting an old one's.
  */
 function principalKey(principal: Principal, sessionId: string): string {
   switch (principal.kind) {
     case 'local': return 'local';
     case 'token': return `token:${principal.name}`;
-    case 'anonymous': return `anonymous:${sessionId}`;
+    case 'anonymous': return `anonymous:${sessionId}:${randomUUID()}`;
   }
 }

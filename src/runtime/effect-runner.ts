@@ -4,6 +4,7 @@
 
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
+import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ConversationStore } from '../store/store.ts';
 import { undoConversation } from '../task/undo.ts';
@@ -23,6 +24,8 @@ export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, harne
 /** What harness tasks need: the store (opened on first use), who the caller is, which session. */
 export interface TaskContext {
   readonly store: () => ConversationStore;
+  /** The store if its database exists (opened on first use), else null: reads never create one. Default: `store`. */
+  readonly existingStore?: () => ConversationStore | null;
   /** The store's owner key for this caller. */
   readonly principal: string;
   readonly local: boolean;
@@ -33,6 +36,10 @@ export interface TaskContext {
   readonly supervise: (run: TaskRun) => Promise<void>;
   /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */
   readonly taskWallMs?: number;
+  /** This session hears about the conversation's new entries from now on (after a subscribe the store allowed). */
+  readonly watchTranscript?: (conversationId: string) => void;
+  /** The conversation got an entry: every session watching it hears. Without it, only this session. */
+  readonly transcriptChanged?: (conversationId: string) => void;
 }
 
 export interface EffectDeps {
@@ -85,9 +92,26 @@ export class EffectRunner {
       case 'readTranscript':
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
-          const entries = task ? task.store().entries(effect.conversationId, task.principal) : null;
+          const store = this.#readStore();
+          const entries = task && store ? store.entries(effect.conversationId, task.principal) : null;
           const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
           this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
+        });
+      case 'watchTranscript':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          // One lookup by (id, principal): another principal's conversation is found exactly as a missing one is not.
+          const found = task !== undefined && store !== null && store.getConversation(effect.conversationId, task.principal) !== null;
+          if (found) task.watchTranscript?.(effect.conversationId);
+          this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
+        });
+      case 'completeConversation':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const { ids, total } = task && store ? store.recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
+          this.#deliver({ kind: 'conversationCompletions', ticket: effect.ticket, values: ids, total });
         });
       case 'completePath':
         return this.#track(effect.ticket, async () => {
@@ -163,6 +187,13 @@ export class EffectRunner {
       if (err instanceof ToolError) return { text: err.message, isError: true };
       throw err;
     }
+  }
+
+  /** The store for a read: none when tasks are not configured or no database was ever made. */
+  #readStore(): ConversationStore | null {
+    const task = this.#deps.task;
+    if (!task) return null;
+    return task.existingStore ? task.existingStore() : task.store();
   }
 
   /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */

@@ -171,7 +171,10 @@ export class SessionTasks {
     store.setStatus(conversationId, 'running');
     // The prompt is durable before the first actor starts: every incarnation starts from the store.
     store.append(conversationId, 'user', { text: prompt });
-    const updated = () => this.#deps.deliver({ kind: 'resourceUpdated', uri: transcriptUri(conversationId) });
+    // Every session subscribed to the transcript hears, whichever started the task.
+    const updated = context.transcriptChanged
+      ? () => context.transcriptChanged?.(conversationId)
+      : () => this.#deps.deliver({ kind: 'resourceUpdated', uri: transcriptUri(conversationId) });
     updated();
     const { ticket } = effect;
     const run = new TaskRun({

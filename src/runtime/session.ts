@@ -8,7 +8,7 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
-import type { Effect } from '../mcp/effects.ts';
+import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { handleMcpLine } from '../mcp/handle.ts';
 import { MAX_BATCH_LENGTH } from '../mcp/limits.ts';
 import { type ConnectionConfig, type ConnectionState, initialState } from '../mcp/state.ts';
@@ -140,6 +140,17 @@ export class Session {
     } else {
       this.#refuse(msg, 'the session is restarting and its buffer is full; retry later');
     }
+  }
+
+  /**
+   * A result for the core from outside this session (another session's task updating a transcript this
+   * one subscribed to): held during a restart while the buffer has room, else dropped — a missed
+   * "updated" costs the subscriber one re-read at most, and another session must not fill this one's buffer.
+   */
+  deliver(result: EffectResult): void {
+    if (this.#closed) return;
+    if (this.#actor?.alive) this.#actor.cast({ k: 'result', result });
+    else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) this.#buffer.push({ k: 'result', result });
   }
 
   /** A result for the core from work that outlives an actor (tasks): never dropped, held during a restart. */

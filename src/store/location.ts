@@ -1,7 +1,7 @@
 // Where the durable store lives: $SUPERPI_HOME, else ~/.super-pi, file super-pi.db; the directory is
 // created on first use, readable by its owner only (transcripts hold code and prompts).
 
-import { mkdirSync } from 'node:fs';
+import { existsSync, mkdirSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { StoreError } from './errors.ts';
@@ -32,6 +32,16 @@ export function storeHome(env: NodeJS.ProcessEnv = process.env): string {
 /** The database file inside a store directory. */
 export function databasePath(home: string): string {
   return path.join(home, DATABASE_FILE_NAME);
+}
+
+/**
+ * The store when its database exists, else null without creating anything: what a read needs (a
+ * transcript cannot be in a database that was never made, and a read must not make one).
+ */
+export function openExistingStore(options: OpenStoreOptions = {}): ConversationStore | null {
+  const home = options.home ?? storeHome(options.env);
+  if (home !== IN_MEMORY && !existsSync(databasePath(path.resolve(home)))) return null;
+  return openStore(options);
 }
 
 /** Opens the conversation store: creates the directory (mkdir -p) on first use, then the database in it. */

@@ -47,8 +47,70 @@ const v1: Migration = {
   },
 };
 
+// Seqs were one global counter, so a principal could read how busy everyone else was from the gaps in
+// its own transcript. Now each conversation counts 1, 2, 3…: the counter is `last_seq` on the
+// conversation row (bumped in the append transaction, so never reused), and (conversation_id, seq) is
+// unique. Existing entries are renumbered in their old order; `undo` entries name the file snapshots
+// they reverted by seq, so those numbers are translated too. The table is rebuilt because SQLite cannot
+// drop AUTOINCREMENT or add a NOT NULL column without a default; the old global seq stays as the
+// internal rowid (never shown).
+const v2: Migration = {
+  version: 2,
+  description: 'transcript seqs numbered per conversation',
+  up(db) {
+    db.exec(`
+      ALTER TABLE conversations ADD COLUMN last_seq INTEGER NOT NULL DEFAULT 0;
+      CREATE TABLE entries_v2 (
+        id               INTEGER PRIMARY KEY,
+        conversation_id  TEXT    NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq              INTEGER NOT NULL,
+        time             INTEGER NOT NULL,
+        type             TEXT    NOT NULL,
+        payload          TEXT    NOT NULL
+      ) STRICT;
+      INSERT INTO entries_v2 (id, conversation_id, seq, time, type, payload)
+        SELECT seq, conversation_id, ROW_NUMBER() OVER (PARTITION BY conversation_id ORDER BY seq), time, type, payload FROM entries;
+    `);
+    const undos = db.prepare<[], { id: number; conversation_id: string; payload: string }>("SELECT id, conversation_id, payload FROM entries_v2 WHERE type = 'undo'").all();
+    const renumbered = db.prepare<[number, string], { seq: number }>('SELECT seq FROM entries_v2 WHERE id = ? AND conversation_id = ?');
+    const rewrite = db.prepare<[string, number]>('UPDATE entries_v2 SET payload = ? WHERE id = ?');
+    for (const undo of undos) {
+      const payload: unknown = JSON.parse(undo.payload);
+      if (typeof payload !== 'object' || payload === null || !('reverted' in payload) || !Array.isArray(payload.reverted)) continue;
+      // A number that names no entry of this conversation named nothing before either: dropped, so it
+      // cannot come to mean one of the new small seqs.
+      const reverted = payload.reverted.flatMap((old: unknown) => {
+        if (typeof old !== 'number') return [];
+        const row = renumbered.get(old, undo.conversation_id);
+        return row === undefined ? [] : [row.seq];
+      });
+      rewrite.run(JSON.stringify({ ...payload, reverted }), undo.id);
+    }
+    db.exec(`
+      DROP TABLE entries;
+      ALTER TABLE entries_v2 RENAME TO entries;
+      CREATE UNIQUE INDEX entries_by_conversation ON entries (conversation_id, seq);
+      UPDATE conversations SET last_seq = coalesce((SELECT max(seq) FROM entries WHERE conversation_id = conversations.id), 0);
+    `);
+  },
+};
+
+// Which process runs a `running` conversation (ownership.ts), so that one left `running` by a process
+// that died can be found and marked `interrupted`. Rows from before have no owner (''), which counts as
+// gone: the super-pi that wrote them was stopped to be upgraded.
+const v3: Migration = {
+  version: 3,
+  description: 'the owner of a running conversation',
+  up(db) {
+    db.exec(`
+      ALTER TABLE conversations ADD COLUMN owner TEXT NOT NULL DEFAULT '';
+      CREATE INDEX conversations_running ON conversations (status) WHERE status = 'running';
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

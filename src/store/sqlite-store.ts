@@ -7,9 +7,11 @@ import type Database from 'better-sqlite3';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
+import { type Ownership, processOwnership } from './ownership.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
+  type ConversationIds,
   type ConversationPage,
   type ConversationStatus,
   type ConversationStore,
@@ -46,6 +48,8 @@ export interface SqliteStoreOptions {
   readonly now?: () => number;
   /** Default `MIGRATIONS`; tests pass their own. */
   readonly migrations?: readonly Migration[];
+  /** Who this store's process is, and whether another owner is alive. Default: `processOwnership()`. */
+  readonly ownership?: Ownership;
 }
 
 interface ConversationRow {
@@ -73,8 +77,8 @@ const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 
 function prepareStatements(db: Database.Database) {
   return {
-    insertConversation: db.prepare<[ConversationRow]>(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at)`,
+    insertConversation: db.prepare<[ConversationRow & { owner: string }]>(
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner)`,
     ),
     getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
     // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
@@ -89,12 +93,29 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND session_id = @sessionId AND (updated_at, id) < (@updatedAt, @id) ${NEWEST_FIRST}`,
     ),
     // max(): a wall clock stepping back must not make a conversation look older than it was.
-    setStatus: db.prepare<[ConversationStatus, number, string]>('UPDATE conversations SET status = ?, updated_at = max(updated_at, ?) WHERE id = ?'),
-    touch: db.prepare<[number, string]>('UPDATE conversations SET updated_at = max(updated_at, ?) WHERE id = ?'),
-    insertEntry: db.prepare<[string, number, EntryType, string]>('INSERT INTO entries (conversation_id, time, type, payload) VALUES (?, ?, ?, ?)'),
+    // The process that last changes a conversation's status owns it (ownership.ts).
+    setStatus: db.prepare<[ConversationStatus, string, number, string]>('UPDATE conversations SET status = ?, owner = ?, updated_at = max(updated_at, ?) WHERE id = ?'),
+    // The conversation's own counter: seqs run 1, 2, 3… per conversation and are never reused.
+    nextSeq: db.prepare<[number, string], { last_seq: number }>('UPDATE conversations SET last_seq = last_seq + 1, updated_at = max(updated_at, ?) WHERE id = ? RETURNING last_seq'),
+    insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
+    running: db.prepare<[], { id: string; owner: string }>("SELECT id, owner FROM conversations WHERE status = 'running'"),
+    // Only if nobody resumed it (or interrupted it) since it was found running under this owner.
+    interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),
+    idsByPrefix: db.prepare<[IdPrefixParams], { id: string }>(
+      'SELECT id FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix ORDER BY updated_at DESC, id DESC LIMIT @limit',
+    ),
+    countByPrefix: db.prepare<[Omit<IdPrefixParams, 'limit'>], { n: number }>(
+      'SELECT count(*) AS n FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix',
+    ),
     entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
   };
+}
+
+interface IdPrefixParams {
+  principal: string;
+  prefix: string;
+  limit: number;
 }
 
 interface ListParams {
@@ -112,7 +133,9 @@ export class SqliteConversationStore implements ConversationStore {
   readonly #statements: Statements;
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
+  readonly #ownership: Ownership;
   readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number) => number;
+  readonly #interruptTx: (conversationId: string, owner: string, json: string, time: number) => boolean;
   readonly #entriesTx: (conversationId: string, principal: string, afterSeq: number, limit: number) => EntryRow[] | null;
   #closed = false;
 
@@ -136,7 +159,9 @@ export class SqliteConversationStore implements ConversationStore {
     try {
       configure(db, filename);
       migrate(db, filename, options.migrations ?? MIGRATIONS);
-      return new SqliteConversationStore(db, options);
+      const store = new SqliteConversationStore(db, options);
+      store.#interruptOrphans();
+      return store;
     } catch (error) {
       db.close();
       throw error;
@@ -148,14 +173,23 @@ export class SqliteConversationStore implements ConversationStore {
     this.#statements = prepareStatements(db);
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#clock = options.now ?? Date.now;
+    this.#ownership = options.ownership ?? processOwnership();
     const s = this.#statements;
     // IMMEDIATE: take the write lock before reading anything, so a concurrent writer makes this wait
     // (busy timeout) instead of failing on a stale snapshot.
     const appendTx = db.transaction((conversationId: string, type: EntryType, json: string, time: number): number => {
-      if (s.touch.run(time, conversationId).changes === 0) throw new StoreError('not_found', `no conversation ${conversationId}`);
-      return Number(s.insertEntry.run(conversationId, time, type, json).lastInsertRowid);
+      const row = s.nextSeq.get(time, conversationId);
+      if (row === undefined) throw new StoreError('not_found', `no conversation ${conversationId}`);
+      s.insertEntry.run(conversationId, row.last_seq, time, type, json);
+      return row.last_seq;
     });
     this.#appendTx = (...args) => appendTx.immediate(...args);
+    const interruptTx = db.transaction((conversationId: string, owner: string, json: string, time: number): boolean => {
+      if (s.interrupt.run(time, conversationId, owner).changes === 0) return false;
+      appendTx(conversationId, 'interrupted', json, time);
+      return true;
+    });
+    this.#interruptTx = (...args) => interruptTx.immediate(...args);
     // One read transaction, so the ownership check and the rows come from the same snapshot.
     const entriesTx = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number): EntryRow[] | null => {
       if (s.getConversation.get(conversationId, principal) === undefined) return null;
@@ -180,7 +214,7 @@ export class SqliteConversationStore implements ConversationStore {
       updatedAt: now,
       title: input.title ?? null,
     };
-    this.#statements.insertConversation.run(toRow(conversation));
+    this.#statements.insertConversation.run({ ...toRow(conversation), owner: this.#ownership.self });
     return conversation;
   }
 
@@ -212,7 +246,28 @@ export class SqliteConversationStore implements ConversationStore {
   setStatus(id: string, status: ConversationStatus): void {
     this.#assertOpen();
     if (!CONVERSATION_STATUSES.includes(status)) throw new StoreError('invalid_argument', `unknown status "${String(status)}"; one of ${CONVERSATION_STATUSES.join(', ')}`);
-    if (this.#statements.setStatus.run(status, this.#now(), id).changes === 0) throw new StoreError('not_found', `no conversation ${id}`);
+    if (this.#statements.setStatus.run(status, this.#ownership.self, this.#now(), id).changes === 0) throw new StoreError('not_found', `no conversation ${id}`);
+  }
+
+  recentConversationIds(principal: string, prefix: string, limit: number): ConversationIds {
+    this.#assertOpen();
+    const max = pageLimit(limit, limit, MAX_LIST_LIMIT, 'limit');
+    const params = { principal, prefix };
+    const ids = this.#statements.idsByPrefix.all({ ...params, limit: max }).map((r) => r.id);
+    const total = ids.length < max ? ids.length : (this.#statements.countByPrefix.get(params)?.n ?? ids.length);
+    return { ids, total };
+  }
+
+  /**
+   * Conversations left `running` by an owner that is gone (a server killed mid-task) are marked
+   * `interrupted`, with an entry saying so, so they can be seen as such and continued.
+   */
+  #interruptOrphans(): void {
+    for (const { id, owner } of this.#statements.running.all()) {
+      if (this.#ownership.isAlive(owner)) continue;
+      const message = `The server process running this task stopped before the task finished (it was killed or crashed), so the task was interrupted. Continue it with conversation_id ${id}.`;
+      this.#interruptTx(id, owner, JSON.stringify({ message }), this.#now());
+    }
   }
 
   append(conversationId: string, type: EntryType, payload: unknown): Entry {

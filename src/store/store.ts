@@ -1,7 +1,10 @@
 // The durable store's one contract: conversations of harness tasks and their transcript entries. SQLite
 // implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
 
-/** Where a conversation stands. `interrupted`: its task died mid-run and no actor has resumed it yet. */
+/**
+ * Where a conversation stands. `interrupted`: its task died mid-run (its actor kept failing, or the
+ * process running it died — found when a store is next opened) and nobody has continued it yet.
+ */
 export type ConversationStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
 
 export const CONVERSATION_STATUSES: readonly ConversationStatus[] = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
@@ -30,12 +33,17 @@ export type EntryType =
   | 'final'
   | 'error'
   | 'file_snapshot'
-  | 'undo';
+  | 'undo'
+  /** Written by the store at open: the process that ran the conversation died mid-task (`{ message }`). */
+  | 'interrupted';
 
-export const ENTRY_TYPES: readonly EntryType[] = ['user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo'];
+export const ENTRY_TYPES: readonly EntryType[] = ['user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo', 'interrupted'];
 
 export interface Entry {
-  /** Unique in the store and strictly increasing in commit order, across conversations and processes. */
+  /**
+   * 1, 2, 3… within its conversation, in commit order (across processes), never reused. Numbered per
+   * conversation so that a transcript says nothing about how busy other conversations are.
+   */
   seq: number;
   conversationId: string;
   /** Milliseconds since the epoch. */
@@ -66,6 +74,13 @@ export interface ConversationPage {
   items: Conversation[];
   /** Present when more items follow; pass it back as `cursor`. */
   nextCursor?: string;
+}
+
+export interface ConversationIds {
+  /** Most recently updated first. */
+  ids: string[];
+  /** How many of the principal's conversations match in all (may exceed `ids.length`). */
+  total: number;
 }
 
 export interface EntriesOptions {
@@ -102,7 +117,9 @@ export interface ConversationStore {
   getConversation(id: string, principal: string): Conversation | null;
   /** The principal's conversations, most recently updated first; throws `invalid_cursor` on a forged cursor. */
   listConversations(principal: string, opts?: ListOptions): ConversationPage;
-  /** Throws `not_found` when there is no such conversation. */
+  /** The principal's conversation ids that start with `prefix`, newest first, at most `limit` (≤ `MAX_LIST_LIMIT`). */
+  recentConversationIds(principal: string, prefix: string, limit: number): ConversationIds;
+  /** Throws `not_found` when there is no such conversation. This process becomes its owner (ownership.ts). */
   setStatus(id: string, status: ConversationStatus): void;
   /** Appends an entry and bumps the conversation's `updatedAt`; committed before it returns. Throws `not_found`. */
   append(conversationId: string, type: EntryType, payload: unknown): Entry;

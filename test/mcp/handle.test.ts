@@ -339,9 +339,13 @@ resources('reads the workspace context through an effect', () => {
   assert.match(text, /- src\//);
 });
 
-resources('an unknown resource and an unknown conversation are -32002 not found', () => {
+resources('an unknown resource is -32002 at once; an unknown conversation is -32002 once the store says so', () => {
   const r = feed(ready(), req(1, 'resources/read', { uri: 'superpi://nope' }), req(2, 'resources/read', { uri: 'superpi://conversation/abc/transcript' }));
-  for (const x of r.replies) assert.is((x as { error: { code: number } }).error.code, -32002);
+  assert.is(r.replies.length, 1);
+  assert.is((r.replies[0] as { error: { code: number } }).error.code, -32002);
+  const effect = r.effects.find((e) => e.kind === 'readTranscript') as { ticket: number };
+  const gone = fold(r.state, { kind: 'transcript', ticket: effect.ticket, jsonl: null });
+  assert.is((gone.replies[0] as { error: { code: number } }).error.code, -32002);
 });
 
 resources('completes harness ids for the planner executor argument', () => {
@@ -362,14 +366,17 @@ resources('refuses completion for an unknown prompt or argument with -32602', ()
   for (const x of r.replies) assert.is((x as { error: { code: number } }).error.code, -32602);
 });
 
-resources('resources/subscribe on an own transcript, then updates; another uri is not found', () => {
+resources('resources/subscribe on a transcript the store finds, then updates; one it does not find is not found', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
   const run = r.effects.find((e) => e.kind === 'runTool') as { ticket: number };
   const uri = 'superpi://conversation/c9/transcript';
   const progress = fold(r.state, { kind: 'resourceUpdated', uri });
   assert.equal(progress.replies, [], 'no subscription yet, no notification');
   const done = fold(r.state, { kind: 'toolDone', ticket: run.ticket, outcome: { text: 'ok', structured: { conversation_id: 'c9' } } });
-  const sub = feed(done.state, req(2, 'resources/subscribe', { uri }), req(3, 'resources/subscribe', { uri: 'superpi://conversation/other/transcript' }));
+  const asked = feed(done.state, req(2, 'resources/subscribe', { uri }), req(3, 'resources/subscribe', { uri: 'superpi://conversation/other/transcript' }));
+  const [mine, other] = asked.effects.filter((e) => e.kind === 'watchTranscript') as { ticket: number; conversationId: string }[];
+  assert.equal([mine?.conversationId, other?.conversationId], ['c9', 'other']);
+  const sub = fold(asked.state, { kind: 'transcriptFound', ticket: mine!.ticket, found: true }, { kind: 'transcriptFound', ticket: other!.ticket, found: false });
   assert.equal(sub.replies[0], { jsonrpc: '2.0', id: 2, result: {} });
   assert.is((sub.replies[1] as { error: { code: number } }).error.code, -32002);
   const note = fold(sub.state, { kind: 'resourceUpdated', uri });

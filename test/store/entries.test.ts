@@ -1,5 +1,6 @@
-// Transcript entries: strictly increasing seq, seq order on read, payloads intact, paging after a seq,
-// the last entry, and refused writes that leave nothing behind.
+// Transcript entries: seqs numbered 1, 2, 3… per conversation (nothing about other conversations shows
+// through them), seq order on read, payloads intact, paging after a seq, the last entry, and refused
+// writes that leave nothing behind.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -19,15 +20,35 @@ test.after.each(() => {
 
 const alice = { principal: 'alice', sessionId: 's', harness: 'super-pi-code' };
 
-test('append assigns strictly increasing seqs across conversations; each reads back in seq order', () => {
+test('two conversations appended interleaved each number their entries 1..n, and read back in seq order', () => {
   const a = store.createConversation(alice);
   const b = store.createConversation(alice);
   const appended: Entry[] = [];
   for (let i = 0; i < 20; i++) appended.push(store.append(i % 3 === 0 ? b.id : a.id, 'model', { i }));
-  const seqs = appended.map((e) => e.seq);
-  for (let i = 1; i < seqs.length; i++) assert.ok(seqs[i]! > seqs[i - 1]!, `seq ${seqs[i]} after ${seqs[i - 1]}`);
-  assert.equal(store.entries(a.id, 'alice'), appended.filter((e) => e.conversationId === a.id));
-  assert.equal(store.entries(b.id, 'alice'), appended.filter((e) => e.conversationId === b.id));
+  const ofA = appended.filter((e) => e.conversationId === a.id);
+  const ofB = appended.filter((e) => e.conversationId === b.id);
+  assert.equal(ofA.map((e) => e.seq), Array.from({ length: ofA.length }, (_, k) => k + 1));
+  assert.equal(ofB.map((e) => e.seq), Array.from({ length: ofB.length }, (_, k) => k + 1));
+  assert.equal(store.entries(a.id, 'alice'), ofA);
+  assert.equal(store.entries(b.id, 'alice'), ofB);
+});
+
+test('a principal cannot infer another principal\'s activity from its seqs', () => {
+  // The same conversation of alice's, once with bob idle and once with bob very busy in between.
+  const transcriptOfAlice = (bobEntriesBetween: number): number[] => {
+    const s = SqliteConversationStore.open(':memory:', { now: clock.now });
+    const mine = s.createConversation(alice);
+    const his = s.createConversation({ ...alice, principal: 'bob' });
+    for (let i = 0; i < 5; i++) {
+      s.append(mine.id, 'model', { i });
+      for (let k = 0; k < bobEntriesBetween; k++) s.append(his.id, 'model', { k });
+    }
+    const seqs = (s.entries(mine.id, 'alice') ?? []).map((e) => e.seq);
+    s.close();
+    return seqs;
+  };
+  assert.equal(transcriptOfAlice(0), [1, 2, 3, 4, 5]);
+  assert.equal(transcriptOfAlice(37), [1, 2, 3, 4, 5]);
 });
 
 test('payloads of every entry type come back intact', () => {
@@ -42,6 +63,7 @@ test('payloads of every entry type come back intact', () => {
     { message: 'boom', code: -32603 },
     { path: 'src/a.ts', before: '\u0000binary-ish\u0001', existed: true },
     { revert: [1, 2, 3] },
+    { message: 'the server process died' },
   ];
   const types: EntryType[] = [...ENTRY_TYPES];
   assert.is(types.length, payloads.length);

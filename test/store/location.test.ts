@@ -7,7 +7,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DATABASE_FILE_NAME, databasePath, IN_MEMORY, openStore, storeHome } from '../../src/store/location.ts';
+import { DATABASE_FILE_NAME, databasePath, IN_MEMORY, openExistingStore, openStore, storeHome } from '../../src/store/location.ts';
 import { removeHome, tempHome, throwsStoreError } from './helpers.ts';
 
 let tmp: string;
@@ -56,6 +56,18 @@ test('IN_MEMORY: a private database per store, nothing on disk', async () => {
   one.close();
   two.close();
   assert.equal(await readdir(process.cwd()), before);
+});
+
+test('openExistingStore makes nothing: null without a database, the store once there is one', async () => {
+  const home = path.join(tmp, 'never-made');
+  assert.is(openExistingStore({ home }), null);
+  assert.not.ok(existsSync(home), 'no directory was created by a read');
+  const made = openStore({ home });
+  const c = made.createConversation({ principal: 'p', sessionId: 's', harness: 'super-pi-code' });
+  made.close();
+  const found = openExistingStore({ home });
+  assert.is(found?.getConversation(c.id, 'p')?.id, c.id);
+  found?.close();
 });
 
 test('bad limits are refused before a file is made', () => {

@@ -55,7 +55,7 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   const db = raw(databasePath(home));
   assert.is(schemaVersion(db), latestVersion());
   assert.equal(tables(db), ['conversations', 'entries']);
-  assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'entries_by_conversation']);
+  assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'conversations_running', 'entries_by_conversation']);
   assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
   db.close();
 });
@@ -124,6 +124,53 @@ test('a database with a newer user_version is refused, with a clear error, and l
   const after = raw(file);
   assert.is(schemaVersion(after), newer);
   after.close();
+});
+
+/** A database as super-pi wrote it before seqs were per conversation (schema 1): one global seq. */
+function schemaOneDatabase(file: string): Database.Database {
+  const db = raw(file);
+  migrate(db, file, MIGRATIONS.slice(0, 1));
+  const conversation = db.prepare('INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULL, 1, 1)');
+  conversation.run('conv-a', 'alice', 's1', 'super-pi-code', 'completed');
+  conversation.run('conv-b', 'bob', 's2', 'super-pi-code', 'completed');
+  const entry = db.prepare<[string, string, string]>('INSERT INTO entries (conversation_id, time, type, payload) VALUES (?, 5, ?, ?)');
+  // Interleaved as two busy principals would leave them: a gets global seqs 1, 3, 5, 6, 8; b gets 2, 4, 7.
+  entry.run('conv-a', 'user', '{"text":"edit two files"}');
+  entry.run('conv-b', 'user', '{"text":"other"}');
+  entry.run('conv-a', 'file_snapshot', '{"path":"a.txt","before":"1","after":"2","id":"c1"}');
+  entry.run('conv-b', 'model', '{"text":"b"}');
+  entry.run('conv-a', 'file_snapshot', '{"path":"b.txt","before":null,"after":"x","id":"c2"}');
+  entry.run('conv-a', 'final', '{"text":"done"}');
+  entry.run('conv-b', 'final', '{"text":"b done"}');
+  // An undo that reverted both snapshots, by their global seqs (5, 3), and a number that named nothing of a's (4 is b's).
+  entry.run('conv-a', 'undo', '{"reverted":[5,3,4],"refused":[]}');
+  return db;
+}
+
+test('a schema-1 database (one global seq) is renumbered per conversation and stays readable', () => {
+  const file = databasePath(home);
+  schemaOneDatabase(file).close();
+  const store = openStore({ home });
+  const a = store.entries('conv-a', 'alice') ?? [];
+  const b = store.entries('conv-b', 'bob') ?? [];
+  assert.equal(a.map((e) => [e.seq, e.type]), [[1, 'user'], [2, 'file_snapshot'], [3, 'file_snapshot'], [4, 'final'], [5, 'undo']]);
+  assert.equal(b.map((e) => [e.seq, e.type]), [[1, 'user'], [2, 'model'], [3, 'final']]);
+  assert.equal(a[0]?.payload, { text: 'edit two files' }, 'payloads untouched');
+  assert.equal(a[4]?.payload, { reverted: [3, 2], refused: [] }, 'undo names the same snapshots by their new seqs; the stray number is dropped');
+  // Each conversation's count goes on from where it stood.
+  assert.is(store.append('conv-a', 'user', { text: 'again' }).seq, 6);
+  assert.is(store.append('conv-b', 'user', { text: 'again' }).seq, 4);
+  store.close();
+});
+
+test('(conversation_id, seq) is unique in the schema itself', () => {
+  const file = databasePath(home);
+  schemaOneDatabase(file).close();
+  openStore({ home }).close();
+  const db = raw(file);
+  const insert = db.prepare("INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ('conv-b', 2, 9, 'model', '{}')");
+  assert.throws(() => insert.run(), /UNIQUE constraint failed: entries\.conversation_id, entries\.seq/);
+  db.close();
 });
 
 test('a malformed migration list is refused before anything runs', () => {

@@ -1,5 +1,5 @@
 // `completion/complete`: harness ids and workspace paths for prompt arguments, conversation ids for
-// the transcript template. Path completion is an effect (it lists directories).
+// the transcript template. Path and conversation completions are effects (a directory, the store).
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { findPrompt } from '../../harness/prompts.ts';
@@ -36,12 +36,15 @@ export function complete(state: ConnectionState, id: RequestId, params: Params):
   if (ref.type === 'ref/resource') {
     if (ref.uri !== TRANSCRIPT_TEMPLATE) return fail(state, id, ErrorCode.InvalidParams, `No resource template ${String(ref.uri)}`);
     if (argument.name !== 'id') return fail(state, id, ErrorCode.InvalidParams, `Template ${TRANSCRIPT_TEMPLATE} has no variable "${argument.name}"`);
-    return completion(state, id, state.conversations.filter((c) => c.startsWith(value)));
+    // The principal's conversations are in the store (other connections', earlier processes'): an effect.
+    const added = addPending(state, { kind: 'completion', requestId: id });
+    return { state: added.state, replies: [], effects: [{ kind: 'completeConversation', ticket: added.ticket, prefix: value }] };
   }
   return fail(state, id, ErrorCode.InvalidParams, 'params.ref.type must be "ref/prompt" or "ref/resource"');
 }
 
-export function completion(state: ConnectionState, id: RequestId, all: readonly string[], hasMoreBeyond = false): Step {
+/** `total`: how many match in all, when known to be more than `all` holds. */
+export function completion(state: ConnectionState, id: RequestId, all: readonly string[], hasMoreBeyond = false, total = all.length): Step {
   const values = all.slice(0, MAX_COMPLETION_VALUES);
-  return reply(state, id, { completion: { values, total: all.length, hasMore: hasMoreBeyond || all.length > values.length } });
+  return reply(state, id, { completion: { values, total: Math.max(total, all.length), hasMore: hasMoreBeyond || all.length > values.length } });
 }

@@ -1,5 +1,6 @@
 // `resources/list`, `resources/read`, `resources/templates/list`. Reading the workspace context is an
-// effect (it needs the filesystem and git); the loadout is pure; transcripts belong to their connection.
+// effect (it needs the filesystem and git); the loadout is pure; transcripts belong to their principal:
+// listed for the connection that started them, readable from any connection of the principal.
 
 import type { RequestId, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
@@ -28,7 +29,7 @@ export function listResources(state: ConnectionState, id: RequestId, params: Par
 export function listResourceTemplates(state: ConnectionState, id: RequestId, params: Params): Step {
   const templates: ResourceTemplate[] = [{
     uriTemplate: TRANSCRIPT_TEMPLATE, name: 'conversation-transcript', title: 'Conversation transcript',
-    description: 'The transcript of a conversation this connection started, as JSON lines (one entry per line, in order).',
+    description: 'The transcript of any conversation of your principal (from any connection, before a restart too), as JSON lines: one entry per line, seq 1, 2, 3… in order.',
     mimeType: 'application/jsonl',
   }];
   return listReply(state, id, 'resourceTemplates', templates, params.cursor);
@@ -44,10 +45,11 @@ export function readResource(state: ConnectionState, id: RequestId, params: Para
     const added = addPending(state, { kind: 'resource', requestId: id, uri });
     return { state: added.state, replies: [], effects: [{ kind: 'readWorkspace', ticket: added.ticket }] };
   }
-  // Only conversations this connection started are readable here; the store checks the principal too.
-  // Another principal's conversation must look exactly like one that never existed.
+  // Any conversation of the caller's principal is readable, whichever connection (or process) started
+  // it. The store answers by (principal, id) in one lookup, so another principal's conversation takes
+  // the same path to the same "not found" as one that never existed.
   const conversation = parseTranscriptUri(uri);
-  if (conversation !== null && state.conversations.includes(conversation)) {
+  if (conversation !== null) {
     const added = addPending(state, { kind: 'resource', requestId: id, uri });
     return { state: added.state, replies: [], effects: [{ kind: 'readTranscript', ticket: added.ticket, conversationId: conversation }] };
   }

@@ -1,0 +1,126 @@
+// Ownership of running conversations: a conversation left `running` by a process that is gone is marked
+// `interrupted` (with an entry saying so) when a store is next opened; one whose process still runs — in
+// particular another super-pi on the same SUPERPI_HOME — is left alone, and a reused pid is not taken
+// for the owner.
+
+import { spawn } from 'node:child_process';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { databasePath, openStore } from '../../src/store/location.ts';
+import { decodeOwner, encodeOwner, type ProcessProbe, processOwnership, systemProbe } from '../../src/store/ownership.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { removeHome, tempHome } from './helpers.ts';
+
+let home: string;
+test.before.each(async () => {
+  home = await tempHome();
+});
+test.after.each(async () => {
+  await removeHome(home);
+});
+
+const alice = { principal: 'alice', sessionId: 's', harness: 'super-pi-code' };
+
+/** A fake process table: pid → start marker. */
+function probe(table: Map<number, string>, host = 'here'): ProcessProbe {
+  return { host, exists: (pid) => table.has(pid), startOf: (pid) => table.get(pid) ?? '' };
+}
+
+test('an owner key round-trips; anything else is not a process owner', () => {
+  const id = { host: 'h', pid: 42, start: 'boot/123' };
+  assert.equal(decodeOwner(encodeOwner(id)), id);
+  for (const bad of ['', 'process:v1:', 'process:v1:[1,2]', 'process:v1:["h",-1,""]', 'lease:x']) assert.is(decodeOwner(bad), null, bad);
+});
+
+test('liveness: gone pid, reused pid and legacy owners are dead; live, other-host and unknown owners are alive', () => {
+  const table = new Map([[10, 'boot/1'], [11, 'boot/99']]);
+  const me = processOwnership(probe(table), 10);
+  assert.ok(me.isAlive(me.self), 'itself');
+  assert.ok(me.isAlive(encodeOwner({ host: 'here', pid: 11, start: 'boot/99' })), 'a live process');
+  assert.not.ok(me.isAlive(encodeOwner({ host: 'here', pid: 12, start: 'boot/5' })), 'no such pid');
+  assert.not.ok(me.isAlive(encodeOwner({ host: 'here', pid: 11, start: 'boot/7' })), 'the pid was reused by a later process');
+  assert.ok(me.isAlive(encodeOwner({ host: 'here', pid: 11, start: '' })), 'no start marker: a taken pid counts as alive');
+  assert.ok(me.isAlive(encodeOwner({ host: 'elsewhere', pid: 12, start: 'x' })), 'another host cannot be checked from here');
+  assert.ok(me.isAlive('lease:node-2'), 'an owner key of another kind');
+  assert.not.ok(me.isAlive(''), 'written before owners were recorded');
+});
+
+test('the system probe sees this process, and not one that has exited', async () => {
+  assert.ok(systemProbe.exists(process.pid));
+  const child = spawn(process.execPath, ['-e', '0']);
+  const pid = child.pid ?? 0;
+  await new Promise((resolve) => child.on('close', resolve));
+  assert.not.ok(systemProbe.exists(pid));
+  if (process.platform === 'linux') {
+    assert.match(systemProbe.startOf(process.pid), /^[0-9a-f-]+\/\d+$/);
+    assert.is(systemProbe.startOf(pid), '');
+  }
+});
+
+test('opening the store marks conversations of a dead owner interrupted, with an entry; live owners are untouched', () => {
+  const file = databasePath(home);
+  const table = new Map([[100, 'b/1'], [200, 'b/2']]);
+  const dead = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 100) });
+  const orphan = dead.createConversation(alice);
+  dead.append(orphan.id, 'user', { text: 'go' });
+  const finished = dead.createConversation(alice);
+  dead.setStatus(finished.id, 'completed');
+  const live = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 200) });
+  const running = live.createConversation(alice);
+  dead.close();
+  table.delete(100); // process 100 dies without closing anything
+
+  const third = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300) });
+  assert.is(third.getConversation(orphan.id, 'alice')?.status, 'interrupted');
+  const last = third.lastEntry(orphan.id);
+  assert.is(last?.type, 'interrupted');
+  assert.is(last?.seq, 2);
+  assert.match(String((last?.payload as { message: string }).message), `Continue it with conversation_id ${orphan.id}`);
+  assert.is(third.getConversation(finished.id, 'alice')?.status, 'completed', 'only running conversations');
+  assert.is(third.getConversation(running.id, 'alice')?.status, 'running', 'the live process keeps its task');
+  assert.is(third.lastEntry(running.id), null);
+  third.close();
+
+  // Marked once: the next open finds nothing to do.
+  const fourth = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300) });
+  assert.equal(fourth.entries(orphan.id, 'alice')?.map((e) => e.type), ['user', 'interrupted']);
+  fourth.close();
+  live.close();
+});
+
+test('continuing an interrupted conversation makes this process its owner', () => {
+  const file = databasePath(home);
+  const table = new Map([[100, 'b/1'], [300, 'b/3']]);
+  const first = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 100) });
+  const c = first.createConversation(alice);
+  first.close();
+  table.delete(100);
+  const second = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300) });
+  assert.is(second.getConversation(c.id, 'alice')?.status, 'interrupted');
+  second.setStatus(c.id, 'running');
+  second.close();
+  // Process 300 is alive: its running conversation stays running however often the store is opened.
+  openStore({ home, ownership: processOwnership(probe(table), 400) }).close();
+  const check = openStore({ home, ownership: processOwnership(probe(table), 400) });
+  assert.is(check.getConversation(c.id, 'alice')?.status, 'running');
+  check.close();
+});
+
+test('with the real probe, another live process\'s running conversation is never interrupted', async () => {
+  const store = openStore({ home });
+  const c = store.createConversation(alice);
+  store.close();
+  // A second super-pi on the same SUPERPI_HOME (another process) opens the store while this one lives.
+  const child = spawn(process.execPath, ['--import', 'tsx', '-e', `
+    import { openStore } from ${JSON.stringify(new URL('../../src/store/location.ts', import.meta.url).pathname)};
+    const s = openStore({ home: ${JSON.stringify(home)} });
+    process.stdout.write(s.getConversation(${JSON.stringify(c.id)}, 'alice').status);
+    s.close();
+  `], { stdio: ['ignore', 'pipe', 'inherit'] });
+  let out = '';
+  child.stdout.on('data', (d: Buffer) => (out += d.toString()));
+  await new Promise((resolve) => child.on('close', resolve));
+  assert.is(out, 'running');
+});
+
+test.run();
