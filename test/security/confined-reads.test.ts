@@ -121,6 +121,8 @@ const ALLOWED = new Map<string, string>([
   ['tools/fs-steps.ts', 'the drivers that carry out the confined path\'s steps'],
   ['auth/tokens.ts', 'the operator\'s token file, named by a flag'],
   ['tools/walk.ts', 'reads .gitignore rules from a descriptor the confined path opened (readFileSync(fd)); their text never reaches a caller'],
+  ['cli/launcher-watch.ts', 'reads /proc/<pid>/stat of the processes that launched the server, never a workspace file'],
+  ['store/ownership.ts', 'reads /proc/sys/kernel/random/boot_id and /proc/<pid>/stat to tell a conversation owner\'s process apart from a reused pid'],
 ]);
 
 /** A call (not a method of an adapter that itself calls the confined path: `async readFile(`). */
