@@ -10,6 +10,7 @@
 //       └── task-N (one_for_one, its own restart intensity)
 //           └── task               the task actor (transient), on a scheduler thread
 
+import { performance } from 'node:perf_hooks';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -24,6 +25,8 @@ import type { ConversationStore } from '../store/store.ts';
 import type { TaskRun } from './task-run.ts';
 import { ToolPool } from './tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
+import type { Transport } from '../observer/metrics.ts';
+import { ServerObserver } from '../observer/server-observer.ts';
 
 /** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
  * booting (a bug) loops about three times a second per slot, and is stopped within two seconds. */
@@ -55,11 +58,15 @@ export interface ApplicationOptions {
   readonly allowAnonymousWrites?: boolean;
   /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
   readonly onGiveUp: (message: string) => void;
+  /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
+  readonly metrics?: boolean;
 }
 
 export interface SessionOptions {
   readonly send: (line: string) => void;
   readonly principal: Principal;
+  /** How the session's client is connected, for the observer and metrics (default `stdio`). */
+  readonly transport?: Transport;
   /** The session's own supervisor gave up on it (its actor kept crashing). */
   readonly onGiveUp?: (message: string) => void;
 }
@@ -67,6 +74,8 @@ export interface SessionOptions {
 export class Application {
   readonly scheduler: Scheduler;
   readonly tools: ToolPool;
+  /** The tree, sessions, tasks and metrics as /observer and /metrics show them. */
+  readonly observer: ServerObserver;
   readonly #options: ApplicationOptions;
   readonly #started = Date.now();
   #root: Supervisor | null = null;
@@ -88,6 +97,7 @@ export class Application {
       log: (message, data) => options.logger.log('warning', message, data),
     });
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
+    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), started: this.#started });
   }
 
   static async start(options: ApplicationOptions): Promise<Application> {
@@ -117,14 +127,17 @@ export class Application {
     const sessions = this.#sessions;
     if (!sessions) throw new Error('the application is not running');
     const id = `session-${this.#nextSession++}`;
+    // Assigned right below: the observer reads the session's in-flight count and restarts through it.
+    let observed!: Session;
+    const send = this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session: { get inFlight() { return observed.inFlight; }, get restarts() { return observed.restarts; } } }, options.send);
     const session = new Session({
       id,
       scheduler: this.scheduler,
       effects: {
-        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id }),
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
         task: { store: () => this.#conversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
-          supervise: (run) => this.#superviseTask(run) },
+          supervise: (run) => this.#superviseTask(run, id, options.principal) },
       },
       config: {
         server: { name: 'super-pi', version: this.#options.serverVersion },
@@ -135,9 +148,10 @@ export class Application {
         allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
       },
       logger: this.#options.logger,
-      send: options.send,
+      send,
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
+    observed = session;
     this.#open.set(id, session);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await sessions.startChild(id, () => Supervisor.start(
@@ -153,6 +167,7 @@ export class Application {
   async closeSession(session: Session): Promise<void> {
     if (!this.#open.has(session.id)) return;
     this.#open.delete(session.id);
+    this.observer.sessionClosed(session.id);
     await Promise.all([session.close(), this.#sessions?.terminateChild(session.id).catch((err: unknown) => {
       this.#options.logger.log('debug', 'session supervisor already gone', { session: session.id, error: (err as Error).message });
     })]);
@@ -163,10 +178,11 @@ export class Application {
    * transcript). The supervisor is removed once the task has answered; if it gives up, the task is
    * answered as interrupted.
    */
-  async #superviseTask(run: TaskRun): Promise<void> {
+  async #superviseTask(run: TaskRun, sessionId: string, principal: Principal): Promise<void> {
     const tasks = this.#tasks;
     if (!tasks) throw new Error('the application is not running');
     const id = `task-${this.#nextTask++}`;
+    this.#taskObserved(run, id, sessionId, principal);
     const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await tasks.startChild(id, () => Supervisor.start(
       { strategy: 'one_for_one', maxRestarts: TASK_MAX_RESTARTS, periodMs: TASK_RESTART_PERIOD_MS, name: id },
@@ -183,8 +199,17 @@ export class Application {
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): ConversationStore {
-    this.#store ??= openStore();
+    this.#store ??= this.observer.observeStore(openStore());
     return this.#store;
+  }
+
+  /** The observer learns of a task, and counts its harness_task call when it is answered. */
+  #taskObserved(run: TaskRun, id: string, sessionId: string, principal: Principal): void {
+    const started = performance.now();
+    const ownerKey = principalKey(principal, sessionId);
+    const harness = this.#conversationStore().getConversation(run.conversationId, ownerKey)?.harness ?? 'other';
+    this.observer.taskStarted({ id, conversationId: run.conversationId, session: sessionId, principal, ownerKey, harness });
+    void run.outcome.then((outcome) => this.observer.callFinished('harness_task', harness, outcome, started));
   }
 
   async stop(): Promise<void> {
@@ -277,6 +302,7 @@ export class Application {
 
   #sessionEnded(session: Session, reason: ExitReason, onGiveUp?: (message: string) => void): void {
     const wasOpen = this.#open.delete(session.id);
+    this.observer.sessionClosed(session.id);
     if (!isAbnormal(reason)) return;
     const message = `session ${session.id} was given up: ${describeExit(reason)}`;
     this.#options.logger.log('error', message);
@@ -285,6 +311,7 @@ export class Application {
   }
 
   #observe(event: SupervisorEvent): void {
+    this.observer.supervisorEvent(event);
     const { logger } = this.#options;
     switch (event.type) {
       case 'child-restarted':

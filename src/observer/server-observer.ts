@@ -1,0 +1,114 @@
+// What the application tells the observer and the metrics, in one place: supervisor events, sessions
+// opening and closing, tool calls finishing, tasks starting, store appends. The application calls these
+// hooks; the HTTP routes read snapshots, transcripts and the metrics text from here.
+
+import { performance } from 'node:perf_hooks';
+import type { Principal } from '../mcp/state.ts';
+import type { ConversationStore, Entry } from '../store/store.ts';
+import type { SupervisorEvent } from '../supervisor/index.ts';
+import type { ToolOutcome } from '../tools/contract.ts';
+import type { ToolExecutor } from '../runtime/effect-runner.ts';
+import { CallWindow } from './call-window.ts';
+import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
+import { ObservedSessions, type SessionView } from './observed-sessions.ts';
+import { ObservedStore } from './observed-store.ts';
+import { ObservedTasks } from './observed-tasks.ts';
+import { CHART_SECONDS, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
+import { SupervisionModel } from './supervision-model.ts';
+
+export interface ServerObserverOptions {
+  /** False: no /metrics and no per-call accounting (`--no-metrics`); the tree, sessions and tasks are still shown. */
+  readonly metrics: boolean;
+  readonly threads: () => readonly ThreadView[];
+  readonly started: number;
+}
+
+export class ServerObserver {
+  readonly metrics: ServerMetrics | null;
+  readonly tree = new SupervisionModel();
+  readonly sessions = new ObservedSessions();
+  readonly tasks = new ObservedTasks();
+  readonly calls = new CallWindow();
+  readonly #options: ServerObserverOptions;
+  #store: ConversationStore | null = null;
+
+  constructor(options: ServerObserverOptions) {
+    this.#options = options;
+    this.metrics = options.metrics ? new ServerMetrics({
+      sessions: () => this.sessions.kinds(),
+      taskCounts: () => this.tasks.counts(),
+      deepestMailboxes: () => options.threads().map((t) => ({ thread: t.index, deepest: t.mailboxes.deepest })),
+    }) : null;
+  }
+
+  supervisorEvent(event: SupervisorEvent): void {
+    this.tree.observe(event);
+    this.metrics?.supervisorEvent(event);
+  }
+
+  sessionOpened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }, send: (line: string) => void): (line: string) => void {
+    return this.sessions.opened(id, info, send);
+  }
+
+  sessionClosed(id: string): void {
+    this.sessions.closed(id);
+  }
+
+  /** The executor with each finished call counted and timed (unchanged with metrics off). */
+  instrument(execute: ToolExecutor): ToolExecutor {
+    if (!this.metrics) return execute;
+    return async (tool, args, harness, ctx) => {
+      const started = performance.now();
+      let outcome: ToolOutcome | null = null;
+      try {
+        outcome = await execute(tool, args, harness, ctx);
+        return outcome;
+      } finally {
+        this.callFinished(tool, harness, outcome, started);
+      }
+    };
+  }
+
+  /** A call finished: `outcome` null when it threw (counted as an error). */
+  callFinished(tool: string, harness: string, outcome: ToolOutcome | null, startedAt: number): void {
+    if (!this.metrics) return;
+    const ms = performance.now() - startedAt;
+    this.metrics.toolCallFinished(tool, harness, outcome ? outcomeOf(outcome) : 'error', ms / 1000);
+    this.calls.record(ms);
+  }
+
+  taskStarted(task: { id: string; conversationId: string; session: string; principal: Principal; ownerKey: string; harness: string }): void {
+    this.tasks.started(task);
+  }
+
+  /** The store with appends timed and task progress counted. */
+  observeStore(store: ConversationStore): ConversationStore {
+    const observed = new ObservedStore(store, {
+      appended: (conversationId, type, seconds) => {
+        this.metrics?.storeAppended(seconds);
+        this.tasks.appended(conversationId, type);
+      },
+      statusSet: (conversationId, status) => this.tasks.statusSet(conversationId, status),
+    });
+    this.#store = observed;
+    return observed;
+  }
+
+  transcript(taskId: string, afterSeq: number): Entry[] | null {
+    return this.#store ? this.tasks.transcript(this.#store, taskId, afterSeq) : null;
+  }
+
+  snapshot(): ObserverSnapshot {
+    const now = Date.now();
+    return {
+      time: now,
+      uptimeMs: now - this.#options.started,
+      tree: this.tree.snapshot(),
+      workers: this.#options.threads().map((t) => workerRow(t, this.tree.restartsOf('schedulers', `scheduler-${t.index}`))),
+      sessions: this.sessions.rows(),
+      tasks: this.tasks.rows((id) => this.tree.restartsOf(id, 'task')),
+      calls: this.metrics ? this.calls.points(CHART_SECONDS) : [],
+      metrics: this.metrics !== null,
+    };
+  }
+}
