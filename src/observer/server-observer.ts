@@ -3,6 +3,7 @@
 // hooks; the HTTP routes read snapshots, transcripts and the metrics text from here.
 
 import { performance } from 'node:perf_hooks';
+import type { InlineCall } from '../actors/inline-effects.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ConversationStore, Entry } from '../store/store.ts';
 import type { SupervisorEvent } from '../supervisor/index.ts';
@@ -75,6 +76,15 @@ export class ServerObserver {
     const ms = performance.now() - startedAt;
     this.metrics.toolCallFinished(tool, harness, outcome ? outcomeOf(outcome) : 'error', ms / 1000);
     this.calls.record(ms);
+  }
+
+  /** Calls a connection actor ran on its own thread (small reads), timed there. */
+  inlineCalls(calls: readonly InlineCall[]): void {
+    if (!this.metrics) return;
+    for (const c of calls) {
+      this.metrics.toolCallFinished(c.tool, c.harness, c.isError ? 'error' : 'ok', c.ms / 1000);
+      this.calls.record(c.ms);
+    }
   }
 
   taskStarted(task: { id: string; conversationId: string; session: string; principal: Principal; ownerKey: string; harness: string }): void {

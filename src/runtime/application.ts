@@ -149,6 +149,7 @@ export class Application {
       },
       logger: this.#options.logger,
       send,
+      onInlineCalls: (calls) => this.observer.inlineCalls(calls),
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
     observed = session;
