@@ -69,7 +69,8 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     logger,
     serverVersion: SERVER_VERSION,
     allowAnonymousWrites: options.allowAnonymousWrites,
-    metrics: options.metrics,
+    // stdio serves no /metrics: nothing would read them.
+    metrics: options.metrics && options.transport !== 'stdio',
     onGiveUp: (message) => {
       process.stderr.write(`${message}\n`);
       process.exit(1);

@@ -9,6 +9,8 @@ import type { TreeNode } from './supervision-model.ts';
 
 /** Actor ids listed per scheduler thread; past this the rest are counted. */
 export const MAX_ACTORS_LISTED = 100;
+/** Sessions listed in a snapshot (the busiest first); past this the rest are counted. */
+export const MAX_SESSIONS_LISTED = 500;
 /** Seconds of the call chart sent with each snapshot. */
 export const CHART_SECONDS = 180;
 
@@ -39,6 +41,8 @@ export interface ObserverSnapshot {
   readonly tree: TreeNode;
   readonly workers: readonly WorkerRow[];
   readonly sessions: readonly SessionRow[];
+  /** All open sessions, listed or not. */
+  readonly sessionCount: number;
   readonly tasks: readonly TaskRow[];
   readonly calls: readonly CallPoint[];
   readonly metrics: boolean;

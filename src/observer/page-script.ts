@@ -94,7 +94,7 @@ export const OBSERVER_SCRIPT = String.raw`'use strict';
   }
 
   function render(s) {
-    setStatus('up ' + age(s.uptimeMs) + ' · ' + s.sessions.length + ' session(s) · ' + s.tasks.length + ' task(s) · updated ' + new Date(s.time).toLocaleTimeString() + (s.metrics ? '' : ' · metrics off'));
+    setStatus('up ' + age(s.uptimeMs) + ' · ' + s.sessionCount + ' session(s) · ' + s.tasks.length + ' task(s) · updated ' + new Date(s.time).toLocaleTimeString() + (s.metrics ? '' : ' · metrics off'));
     byId('tree').replaceChildren(treeNode(s.tree));
     fill('workers', s.workers.map(function (w) {
       var actors = el('div', 'actors');
@@ -104,11 +104,13 @@ export const OBSERVER_SCRIPT = String.raw`'use strict';
       tr.dataset.worker = String(w.index);
       return tr;
     }));
-    fill('sessions', s.sessions.map(function (x) {
+    var sessionRows = s.sessions.map(function (x) {
       var tr = row([x.id, x.transport, x.principal, x.harness, x.version || '—', age(x.ageMs), x.inFlight, x.restarts]);
       tr.dataset.session = x.id;
       return tr;
-    }));
+    });
+    if (s.sessionCount > s.sessions.length) sessionRows.push(row(['… ' + (s.sessionCount - s.sessions.length) + ' more (the busiest are listed)'], 'muted'));
+    fill('sessions', sessionRows);
     fill('tasks', s.tasks.map(function (t) {
       var tr = row([t.id, t.session, t.principal, t.harness, t.status, t.turns, t.toolCalls, t.restarts, age(t.ageMs)], t.id === selectedTask ? 'task selected' : 'task');
       tr.dataset.task = t.id;

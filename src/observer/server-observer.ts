@@ -11,10 +11,10 @@ import type { ToolOutcome } from '../tools/contract.ts';
 import type { ToolExecutor } from '../runtime/effect-runner.ts';
 import { CallWindow } from './call-window.ts';
 import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
-import { ObservedSessions, type SessionView } from './observed-sessions.ts';
+import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';
 import { ObservedStore } from './observed-store.ts';
 import { ObservedTasks } from './observed-tasks.ts';
-import { CHART_SECONDS, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
+import { CHART_SECONDS, MAX_SESSIONS_LISTED, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
 import { SupervisionModel } from './supervision-model.ts';
 
 export interface ServerObserverOptions {
@@ -115,10 +115,16 @@ export class ServerObserver {
       uptimeMs: now - this.#options.started,
       tree: this.tree.snapshot(),
       workers: this.#options.threads().map((t) => workerRow(t, this.tree.restartsOf('schedulers', `scheduler-${t.index}`))),
-      sessions: this.sessions.rows(),
+      ...listedSessions(this.sessions.rows()),
       tasks: this.tasks.rows((id) => this.tree.restartsOf(id, 'task')),
       calls: this.metrics ? this.calls.points(CHART_SECONDS) : [],
       metrics: this.metrics !== null,
     };
   }
+}
+
+/** A server with thousands of sessions sends the busiest MAX_SESSIONS_LISTED, not all of them, twice a second. */
+function listedSessions(rows: SessionRow[]): { sessions: SessionRow[]; sessionCount: number } {
+  if (rows.length <= MAX_SESSIONS_LISTED) return { sessions: rows, sessionCount: rows.length };
+  return { sessions: rows.sort((a, b) => b.inFlight - a.inFlight).slice(0, MAX_SESSIONS_LISTED), sessionCount: rows.length };
 }

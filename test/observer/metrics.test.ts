@@ -114,3 +114,37 @@ metrics('no label value carries what a caller sent: paths, patterns, commands an
 });
 
 metrics.run();
+
+const off = suite('--no-metrics');
+
+off('serves no /metrics (404, saying why) while the observer still streams its snapshots', async () => {
+  const sandbox = await makeSandbox();
+  const quiet = await startHttpServerProcess(sandbox.ws, ['--threads', '1', '--tool-threads', '1', '--no-metrics']);
+  try {
+    const base = quiet.url.replace(/\/mcp$/, '');
+    const res = await fetch(`${base}/metrics`);
+    assert.is(res.status, 404);
+    assert.match(await res.text(), /--no-metrics/);
+    const controller = new AbortController();
+    const events = await fetch(`${base}/observer/events`, { signal: controller.signal });
+    assert.is(events.status, 200);
+    // The first event, however the stream is cut into chunks.
+    const reader = (events.body as ReadableStream<Uint8Array>).getReader();
+    const decoder = new TextDecoder();
+    let text = '';
+    while (!text.includes('\n\n')) {
+      const chunk = await reader.read();
+      if (chunk.done) break;
+      text += decoder.decode(chunk.value, { stream: true });
+    }
+    controller.abort();
+    const snapshot = JSON.parse(text.slice(0, text.indexOf('\n\n')).replace(/^data: /, '')) as { metrics: boolean; tree: { id: string } };
+    assert.is(snapshot.metrics, false);
+    assert.is(snapshot.tree.id, 'root');
+  } finally {
+    await quiet.stop();
+    await sandbox.cleanup();
+  }
+});
+
+off.run();
