@@ -36,10 +36,6 @@ export function runInline(effect: Effect, workspace: string): EffectResult | nul
   return outcome === null ? null : { kind: 'toolDone', ticket: effect.ticket, outcome };
 }
 
-/**
- * Runs the step's inline effects and folds their results back into the core, in order, until only effects
- * for the owner remain: the step the actor would have produced had the owner run them all at once.
- */
 /** A tool call this thread ran inline, for the server's metrics (which the main thread keeps). */
 export interface InlineCall {
   readonly tool: string;
@@ -47,6 +43,12 @@ export interface InlineCall {
   readonly isError: boolean;
   readonly ms: number;
 }
+
+/**
+ * Runs the step's inline effects and folds their results back into the core, in order, until only effects
+ * for the owner remain: the step the actor would have produced had the owner run them all at once.
+ * `calls`, when given, receives each call run here.
+ */
 
 export function settleInline(step: Step, workspace: string, calls?: InlineCall[]): Step {
   if (!step.effects.some((e) => e.kind === 'runTool')) return step;

@@ -53,16 +53,26 @@ export class ObservedSessions {
   }
 
   /**
-   * Registers a session; returns its `send` wrapped so the negotiated version is read off the first
-   * reply that carries one (after that the wrapper only forwards).
+   * `send` wrapped so the negotiated version is read off the first reply that carries one (the
+   * initialize answer); after that the wrapper only forwards.
    */
-  opened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }, send: (line: string) => void): (line: string) => void {
-    const entry: Entry = { ...info, opened: this.#now(), version: null };
-    this.#open.set(id, entry);
+  watchVersion(id: string, send: (line: string) => void): (line: string) => void {
+    let known = false;
     return (line) => {
-      if (entry.version === null && line.includes('"protocolVersion"')) entry.version = VERSION_IN_REPLY.exec(line)?.[1] ?? null;
+      if (!known && line.includes('"protocolVersion"')) {
+        const version = VERSION_IN_REPLY.exec(line)?.[1];
+        const entry = this.#open.get(id);
+        if (version !== undefined && entry) {
+          entry.version = version;
+          known = true;
+        }
+      }
       send(line);
     };
+  }
+
+  opened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {
+    this.#open.set(id, { ...info, opened: this.#now(), version: null });
   }
 
   closed(id: string): void {

@@ -47,8 +47,13 @@ export class ServerObserver {
     this.metrics?.supervisorEvent(event);
   }
 
-  sessionOpened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }, send: (line: string) => void): (line: string) => void {
-    return this.sessions.opened(id, info, send);
+  /** The session's `send`, reading the negotiated version off the first reply that carries one. */
+  watchVersion(id: string, send: (line: string) => void): (line: string) => void {
+    return this.sessions.watchVersion(id, send);
+  }
+
+  sessionOpened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {
+    this.sessions.opened(id, info);
   }
 
   sessionClosed(id: string): void {

@@ -127,9 +127,7 @@ export class Application {
     const sessions = this.#sessions;
     if (!sessions) throw new Error('the application is not running');
     const id = `session-${this.#nextSession++}`;
-    // Assigned right below: the observer reads the session's in-flight count and restarts through it.
-    let observed!: Session;
-    const send = this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session: { get inFlight() { return observed.inFlight; }, get restarts() { return observed.restarts; } } }, options.send);
+    const send = this.observer.watchVersion(id, options.send);
     const session = new Session({
       id,
       scheduler: this.scheduler,
@@ -152,7 +150,7 @@ export class Application {
       onInlineCalls: (calls) => this.observer.inlineCalls(calls),
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
-    observed = session;
+    this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session });
     this.#open.set(id, session);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await sessions.startChild(id, () => Supervisor.start(
