@@ -51,7 +51,7 @@ export const OBSERVER_PAGE = `<!doctype html>
   <section>
     <h2>Calls per second and latency (p50 / p99)</h2>
     <svg id="chart" viewBox="0 0 600 150" preserveAspectRatio="none" role="img" aria-label="calls per second and latency"></svg>
-    <div class="legend muted"><span><i style="background:#3b5bdb"></i>calls/s</span><span><i style="background:#2f8f4e"></i>p50 ms</span><span><i style="background:#c53030"></i>p99 ms</span><span id="chart-scale"></span></div>
+    <div class="legend muted"><span><i style="background:#3b5bdb"></i>calls/s</span><span><i style="background:#2f8f4e"></i>p50 ms</span><span><i style="background:#c53030"></i>p99 ms</span><span>(latency on a log scale)</span><span id="chart-scale"></span></div>
     <h2 style="margin-top:12px">Worker threads</h2>
     <table id="workers"><thead><tr><th>thread</th><th>state</th><th>restarts</th><th>heap</th><th>deepest mailbox</th><th>actors (mailbox depth)</th></tr></thead><tbody></tbody></table>
   </section>

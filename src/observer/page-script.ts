@@ -67,13 +67,16 @@ export const OBSERVER_SCRIPT = String.raw`'use strict';
     var maxCalls = 1, maxMs = 1;
     points.forEach(function (p) { maxCalls = Math.max(maxCalls, p.calls); if (p.p99 !== null) maxMs = Math.max(maxMs, p.p99); });
     var x = function (i) { return points.length < 2 ? 0 : (i / (points.length - 1)) * W; };
-    function line(key, max, color) {
+    // Latency on a log scale: one slow call (a task) must not flatten every other.
+    var logScale = function (v) { return Math.log10(1 + v); };
+    var linear = function (v) { return v; };
+    function line(key, max, color, scale) {
       var d = '';
       var pen = false;
       points.forEach(function (p, i) {
         var v = p[key];
         if (v === null) { pen = false; return; }
-        d += (pen ? 'L' : 'M') + x(i).toFixed(1) + ' ' + (H - pad - (v / max) * (H - 2 * pad)).toFixed(1) + ' ';
+        d += (pen ? 'L' : 'M') + x(i).toFixed(1) + ' ' + (H - pad - (scale(v) / scale(max)) * (H - 2 * pad)).toFixed(1) + ' ';
         pen = true;
       });
       var path = document.createElementNS(ns, 'path');
@@ -88,7 +91,7 @@ export const OBSERVER_SCRIPT = String.raw`'use strict';
     var grid = document.createElementNS(ns, 'line');
     grid.setAttribute('x1', '0'); grid.setAttribute('x2', String(W)); grid.setAttribute('y1', String(H - pad)); grid.setAttribute('y2', String(H - pad));
     grid.setAttribute('stroke', '#dde1e8');
-    svg.replaceChildren(grid, line('calls', maxCalls, '#3b5bdb'), line('p50', maxMs, '#2f8f4e'), line('p99', maxMs, '#c53030'));
+    svg.replaceChildren(grid, line('calls', maxCalls, '#3b5bdb', linear), line('p50', maxMs, '#2f8f4e', logScale), line('p99', maxMs, '#c53030', logScale));
     var total = points.reduce(function (a, p) { return a + p.calls; }, 0);
     byId('chart-scale').textContent = 'last ' + points.length + ' s: ' + total + ' calls; peak ' + maxCalls + '/s, p99 up to ' + maxMs.toFixed(1) + ' ms';
   }

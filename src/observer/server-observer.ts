@@ -14,7 +14,7 @@ import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
 import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';
 import { ObservedStore } from './observed-store.ts';
 import { ObservedTasks } from './observed-tasks.ts';
-import { CHART_SECONDS, MAX_SESSIONS_LISTED, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
+import { CHART_SECONDS, MAX_SESSIONS_LISTED, MIN_CHART_SECONDS, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
 import { SupervisionModel } from './supervision-model.ts';
 
 export interface ServerObserverOptions {
@@ -122,7 +122,7 @@ export class ServerObserver {
       workers: this.#options.threads().map((t) => workerRow(t, this.tree.restartsOf('schedulers', `scheduler-${t.index}`))),
       ...listedSessions(this.sessions.rows()),
       tasks: this.tasks.rows((id) => this.tree.restartsOf(id, 'task')),
-      calls: this.metrics ? this.calls.points(CHART_SECONDS) : [],
+      calls: this.metrics ? this.calls.points(Math.min(CHART_SECONDS, Math.max(MIN_CHART_SECONDS, Math.ceil((now - this.#options.started) / 1000)))) : [],
       metrics: this.metrics !== null,
     };
   }

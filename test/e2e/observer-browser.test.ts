@@ -91,12 +91,23 @@ observer('shows the tree, two sessions and a task that runs and completes with i
     assert.is(await rows(page, '#tree li[data-node="connection"]'), 2, 'one connection actor under each session supervisor');
 
     const call = alice.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'What does greet say?' } });
+    // Meanwhile bob works too, so the chart has something to draw.
+    let taskDone = false;
+    const bobWorks = (async () => {
+      while (!taskDone) {
+        await bob.callTool({ name: 'read', arguments: { path: 'src/math.ts' } });
+        await bob.callTool({ name: 'ls', arguments: { path: 'src' } });
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    })();
     const running = page.locator('#tasks tr[data-status="running"]');
     await running.waitFor({ timeout: SHOWN_MS });
     await running.click();
     await page.waitForFunction(() => /\buser\b.*What does greet say/.test(document.getElementById('transcript')?.textContent ?? ''), undefined, { timeout: SHOWN_MS });
     assert.is(await rows(page, '#tree li[data-node="task-1"]'), 1, 'the task supervisor is in the tree');
     const result = await call;
+    taskDone = true;
+    await bobWorks;
     assert.is(textOf(result), 'greet says hello.');
     const done = page.locator('#tasks tr[data-task="task-1"][data-status="completed"]');
     await done.waitFor({ timeout: SHOWN_MS });
