@@ -8,7 +8,7 @@ import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts
 import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
-import { settleInline } from './inline-effects.ts';
+import { type InlineCall, settleInline } from './inline-effects.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
 
@@ -38,6 +38,8 @@ export interface ConnectionOutput {
   readonly replies: string[];
   readonly effects: Step['effects'];
   readonly checkpoint?: ArrayBuffer;
+  /** Tool calls run inline on this thread (their replies are among `replies`), for the metrics. */
+  readonly calls?: InlineCall[];
 }
 
 /**
@@ -72,13 +74,15 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts).
     const sliced = coreStep(message, before);
     if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
-    const step = settleInline(sliced, before.config.workspace);
+    const inline: InlineCall[] = [];
+    const step = settleInline(sliced, before.config.workspace, inline);
     const after = step.state;
+    const calls = inline.length > 0 ? { calls: inline } : {};
     if (identityChanged(before, after)) {
       const checkpoint = encodeCheckpoint(checkpointOf(after));
-      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint } satisfies ConnectionOutput, [checkpoint]);
+      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, ...calls } satisfies ConnectionOutput, [checkpoint]);
     } else if (step.replies.length > 0 || step.effects.length > 0) {
-      ctx.emit({ replies: step.replies, effects: step.effects } satisfies ConnectionOutput);
+      ctx.emit({ replies: step.replies, effects: step.effects, ...calls } satisfies ConnectionOutput);
     }
     return { kind: 'noreply', state: { ...state, session: after } };
   },

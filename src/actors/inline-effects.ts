@@ -36,22 +36,34 @@ export function runInline(effect: Effect, workspace: string): EffectResult | nul
   return outcome === null ? null : { kind: 'toolDone', ticket: effect.ticket, outcome };
 }
 
+/** A tool call this thread ran inline, for the server's metrics (which the main thread keeps). */
+export interface InlineCall {
+  readonly tool: string;
+  readonly harness: string;
+  readonly isError: boolean;
+  readonly ms: number;
+}
+
 /**
  * Runs the step's inline effects and folds their results back into the core, in order, until only effects
  * for the owner remain: the step the actor would have produced had the owner run them all at once.
+ * `calls`, when given, receives each call run here.
  */
-export function settleInline(step: Step, workspace: string): Step {
+
+export function settleInline(step: Step, workspace: string, calls?: InlineCall[]): Step {
   if (!step.effects.some((e) => e.kind === 'runTool')) return step;
   let state = step.state;
   const replies = [...step.replies];
   const remaining: Effect[] = [];
   const queue = [...step.effects];
   for (let effect = queue.shift(); effect !== undefined; effect = queue.shift()) {
+    const started = performance.now();
     const result = runInline(effect, workspace);
     if (result === null) {
       remaining.push(effect);
       continue;
     }
+    if (calls && effect.kind === 'runTool' && result.kind === 'toolDone') calls.push({ tool: effect.tool, harness: effect.harness, isError: result.outcome.isError === true, ms: performance.now() - started });
     const folded = handleEffectResult(result, state);
     state = folded.state;
     replies.push(...folded.replies);

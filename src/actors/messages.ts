@@ -22,4 +22,13 @@ export type FromWorker =
   | { t: 'exited'; id: string; reason: ActorExit }
   /** A message refused because the actor's mailbox was full. */
   | { t: 'rejected'; id: string; msg: unknown; why: string }
-  | { t: 'pong'; seq: number; actors: number; heapUsed: number };
+  | { t: 'pong'; seq: number; actors: number; heapUsed: number; mailboxes: MailboxDepths };
+
+/** The deepest mailbox of a thread, and the non-empty ones (deepest first, at most MAX_REPORTED_MAILBOXES): for the observer. */
+export interface MailboxDepths {
+  readonly deepest: number;
+  readonly busy: readonly (readonly [actor: string, depth: number])[];
+}
+
+/** Non-empty mailboxes a thread reports with each heartbeat; a thread with thousands of actors sends only its deepest. */
+export const MAX_REPORTED_MAILBOXES = 32;

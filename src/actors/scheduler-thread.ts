@@ -4,7 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import { ActorRef } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
-import type { FromWorker, ToWorker } from './messages.ts';
+import type { FromWorker, MailboxDepths, ToWorker } from './messages.ts';
 import type { ThreadEntry } from '../runtime/thread-entries.ts';
 
 export interface ThreadLimits {
@@ -41,6 +41,7 @@ export class SchedulerThread {
   #ending: ActorExit | null = null;
   #errorCause: Error | null = null;
   #heapUsed = 0;
+  #mailboxes: MailboxDepths = { deepest: 0, busy: [] };
 
   constructor(index: number, entry: ThreadEntry, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void) {
     this.index = index;
@@ -114,6 +115,11 @@ export class SchedulerThread {
 
   get heapUsed(): number {
     return this.#heapUsed;
+  }
+
+  /** Mailbox depths as of the last heartbeat (read-only, for metrics and the observer). */
+  get mailboxes(): MailboxDepths {
+    return this.#mailboxes;
   }
 
   spawn(id: string, behaviour: BehaviourRef, args: unknown): ActorRef {
@@ -191,6 +197,7 @@ export class SchedulerThread {
       case 'pong':
         this.#lastPong = Date.now();
         this.#heapUsed = m.heapUsed;
+        this.#mailboxes = m.mailboxes;
         return;
     }
   }

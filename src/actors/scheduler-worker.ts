@@ -6,7 +6,7 @@ import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, c
 import { precompileToolValidators } from '../mcp/arguments.ts';
 import { builtinBehaviours } from './builtin-behaviours.ts';
 import { Mailbox } from './mailbox.ts';
-import type { FromWorker, ToWorker } from './messages.ts';
+import { type FromWorker, type MailboxDepths, MAX_REPORTED_MAILBOXES, type ToWorker } from './messages.ts';
 
 /** Messages one actor handles per turn before the next actor gets the thread. */
 export const REDUCTIONS_PER_TURN = 64;
@@ -190,7 +190,7 @@ port.on('message', (m: ToWorker) => {
       if (cell) exit(cell, m.how === 'kill' ? { kind: 'killed' } : { kind: 'shutdown' }, m.how === 'shutdown');
       return;
     }
-    case 'ping': return post({ t: 'pong', seq: m.seq, actors: cells.size, heapUsed: process.memoryUsage().heapUsed });
+    case 'ping': return post({ t: 'pong', seq: m.seq, actors: cells.size, heapUsed: process.memoryUsage().heapUsed, mailboxes: mailboxDepths() });
     case 'sabotage': return sabotage(m.how);
   }
 });
@@ -202,3 +202,17 @@ const WARM_UP_DELAY_MS = 300;
 setTimeout(() => precompileToolValidators(), WARM_UP_DELAY_MS).unref();
 
 export default null;
+
+/** Rides on the heartbeat: one pass over the cells, four times a second. */
+function mailboxDepths(): MailboxDepths {
+  let deepest = 0;
+  const busy: [string, number][] = [];
+  for (const cell of cells.values()) {
+    const depth = cell.mailbox.size;
+    if (depth === 0) continue;
+    if (depth > deepest) deepest = depth;
+    busy.push([cell.id, depth]);
+  }
+  busy.sort((a, b) => b[1] - a[1]);
+  return { deepest, busy: busy.slice(0, MAX_REPORTED_MAILBOXES) };
+}

@@ -69,6 +69,8 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     logger,
     serverVersion: SERVER_VERSION,
     allowAnonymousWrites: options.allowAnonymousWrites,
+    // stdio serves no /metrics: nothing would read them.
+    metrics: options.metrics && options.transport !== 'stdio',
     onGiveUp: (message) => {
       process.stderr.write(`${message}\n`);
       process.exit(1);
@@ -145,6 +147,7 @@ async function serveOverHttp(app: Application, options: ServerOptions, logger: L
     maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
     maxAnonymousSessions: options.maxAnonymousSessions,
     sessionIdleMs: options.sessionIdleMs,
+    observers: options.observers,
   });
   const wsUrl = server.url.replace(/^http/, 'ws');
   process.stdout.write([
@@ -152,6 +155,7 @@ async function serveOverHttp(app: Application, options: ServerOptions, logger: L
     `  Streamable HTTP  ${server.url}`,
     `  WebSocket        ${wsUrl}  (subprotocol "mcp")`,
     `  Health           ${server.url.replace(/\/mcp$/, '/health')}`,
+    `  Observer         ${server.url.replace(/\/mcp$/, '/observer')}${options.metrics ? `  (metrics: ${server.url.replace(/\/mcp$/, '/metrics')})` : ''}`,
     'Host configuration:',
     JSON.stringify({ mcpServers: { 'super-pi': { type: 'http', url: server.url } } }, null, 2),
     '',

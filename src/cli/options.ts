@@ -12,6 +12,7 @@ import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from '../transports/htt
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../transports/origin.ts';
+import { parseObservers } from '../observer/observer-access.ts';
 
 /** Default deadline of one tool call; past it the call is aborted and answered with an error. */
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
@@ -45,6 +46,10 @@ export interface ServerOptions {
   readonly maxSessionsPerPrincipal: number;
   readonly maxAnonymousSessions: number;
   readonly sessionIdleMs: number;
+  /** Token principals who may read /metrics and the /observer page's data (`--observers`). */
+  readonly observers: readonly string[];
+  /** Prometheus metrics and per-call accounting; `--no-metrics` turns them off. */
+  readonly metrics: boolean;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -77,6 +82,8 @@ Options (flags override environment variables, which override defaults):
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: 1800
+  --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
+  --no-metrics             serve no /metrics and skip per-call accounting   default: metrics on
   --help                   print this text
   --version                print the version`;
 
@@ -115,6 +122,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-sessions-per-principal': { type: 'string' },
         'max-anonymous-sessions': { type: 'string' },
         'session-idle': { type: 'string' },
+        observers: { type: 'string' },
+        'no-metrics': { type: 'boolean' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -166,6 +175,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_MS / 1000) * 1000,
+      observers: parseObservers(values.observers),
+      metrics: !(values['no-metrics'] ?? false),
     },
   };
 }

@@ -11,6 +11,7 @@
 //           └── task               the task actor (transient), on a scheduler thread
 
 import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -27,6 +28,8 @@ import type { TaskRun } from './task-run.ts';
 import { ToolPool } from './tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from './transcript-watch.ts';
+import type { Transport } from '../observer/metrics.ts';
+import { ServerObserver } from '../observer/server-observer.ts';
 
 /** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
  * booting (a bug) loops about three times a second per slot, and is stopped within two seconds. */
@@ -58,11 +61,15 @@ export interface ApplicationOptions {
   readonly allowAnonymousWrites?: boolean;
   /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
   readonly onGiveUp: (message: string) => void;
+  /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
+  readonly metrics?: boolean;
 }
 
 export interface SessionOptions {
   readonly send: (line: string) => void;
   readonly principal: Principal;
+  /** How the session's client is connected, for the observer and metrics (default `stdio`). */
+  readonly transport?: Transport;
   /** The session's own supervisor gave up on it (its actor kept crashing). */
   readonly onGiveUp?: (message: string) => void;
 }
@@ -70,6 +77,8 @@ export interface SessionOptions {
 export class Application {
   readonly scheduler: Scheduler;
   readonly tools: ToolPool;
+  /** The tree, sessions, tasks and metrics as /observer and /metrics show them. */
+  readonly observer: ServerObserver;
   readonly #options: ApplicationOptions;
   readonly #started = Date.now();
   #root: Supervisor | null = null;
@@ -92,6 +101,7 @@ export class Application {
       log: (message, data) => options.logger.log('warning', message, data),
     });
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
+    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), started: this.#started });
   }
 
   static async start(options: ApplicationOptions): Promise<Application> {
@@ -121,14 +131,17 @@ export class Application {
     const sessions = this.#sessions;
     if (!sessions) throw new Error('the application is not running');
     const id = `session-${this.#nextSession++}`;
+    // Made once per session: an anonymous caller's key has a random part, and every use must agree.
+    const ownerKey = principalKey(options.principal, id);
+    const send = this.observer.watchVersion(id, options.send);
     const session = new Session({
       id,
       scheduler: this.scheduler,
       effects: {
-        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id }),
-        task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: principalKey(options.principal, id), local: options.principal.kind === 'local',
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
+        task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
-          supervise: (run) => this.#superviseTask(run),
+          supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
           transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
       },
@@ -141,9 +154,11 @@ export class Application {
         allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
       },
       logger: this.#options.logger,
-      send: options.send,
+      send,
+      onInlineCalls: (calls) => this.observer.inlineCalls(calls),
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
+    this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session });
     this.#open.set(id, session);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await sessions.startChild(id, () => Supervisor.start(
@@ -160,6 +175,7 @@ export class Application {
     if (!this.#open.has(session.id)) return;
     this.#open.delete(session.id);
     this.#transcripts.forget(session.id);
+    this.observer.sessionClosed(session.id);
     await Promise.all([session.close(), this.#sessions?.terminateChild(session.id).catch((err: unknown) => {
       this.#options.logger.log('debug', 'session supervisor already gone', { session: session.id, error: (err as Error).message });
     })]);
@@ -170,10 +186,11 @@ export class Application {
    * transcript). The supervisor is removed once the task has answered; if it gives up, the task is
    * answered as interrupted.
    */
-  async #superviseTask(run: TaskRun): Promise<void> {
+  async #superviseTask(run: TaskRun, sessionId: string, principal: Principal, ownerKey: string): Promise<void> {
     const tasks = this.#tasks;
     if (!tasks) throw new Error('the application is not running');
     const id = `task-${this.#nextTask++}`;
+    this.#taskObserved(run, id, sessionId, principal, ownerKey);
     const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await tasks.startChild(id, () => Supervisor.start(
       { strategy: 'one_for_one', maxRestarts: TASK_MAX_RESTARTS, periodMs: TASK_RESTART_PERIOD_MS, name: id },
@@ -190,14 +207,24 @@ export class Application {
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): ConversationStore {
-    this.#store ??= openStore();
+    this.#store ??= this.observer.observeStore(openStore());
     return this.#store;
   }
 
   /** The conversation store if its database exists: reading a transcript never creates one. */
   #existingConversationStore(): ConversationStore | null {
-    this.#store ??= openExistingStore();
+    if (this.#store) return this.#store;
+    const existing = openExistingStore();
+    if (existing) this.#store = this.observer.observeStore(existing);
     return this.#store;
+  }
+
+  /** The observer learns of a task, and counts its harness_task call when it is answered. */
+  #taskObserved(run: TaskRun, id: string, sessionId: string, principal: Principal, ownerKey: string): void {
+    const started = performance.now();
+    const harness = this.#conversationStore().getConversation(run.conversationId, ownerKey)?.harness ?? 'other';
+    this.observer.taskStarted({ id, conversationId: run.conversationId, session: sessionId, principal, ownerKey, harness });
+    void run.outcome.then((outcome) => this.observer.callFinished('harness_task', harness, outcome, started));
   }
 
   async stop(): Promise<void> {
@@ -291,6 +318,7 @@ export class Application {
   #sessionEnded(session: Session, reason: ExitReason, onGiveUp?: (message: string) => void): void {
     const wasOpen = this.#open.delete(session.id);
     this.#transcripts.forget(session.id);
+    this.observer.sessionClosed(session.id);
     if (!isAbnormal(reason)) return;
     const message = `session ${session.id} was given up: ${describeExit(reason)}`;
     this.#options.logger.log('error', message);
@@ -299,6 +327,7 @@ export class Application {
   }
 
   #observe(event: SupervisorEvent): void {
+    this.observer.supervisorEvent(event);
     const { logger } = this.#options;
     switch (event.type) {
       case 'child-restarted':

@@ -6,6 +6,7 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
+import type { InlineCall } from '../actors/inline-effects.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
@@ -38,6 +39,8 @@ export interface SessionDeps {
   readonly send: (line: string) => void;
   /** Fault injection: probability that the connection actor crashes on a message. */
   readonly crashProbability?: number;
+  /** Tool calls the actor ran inline (small reads): the metrics count them here. */
+  readonly onInlineCalls?: (calls: readonly InlineCall[]) => void;
 }
 
 export class Session {
@@ -252,6 +255,7 @@ export class Session {
     // Output of an incarnation that has exited is dropped: its requests were already answered.
     if (actor !== this.#actor || runner !== this.#runner) return;
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
+    if (out.calls) this.#deps.onInlineCalls?.(out.calls);
     for (const line of out.replies) {
       const id = responseIdOf(line);
       if (id !== undefined) {

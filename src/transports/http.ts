@@ -13,6 +13,8 @@ import { type Classified, classify, ErrorCode, errorLine, idKey } from '../mcp/j
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../mcp/limits.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
+import { isLoopbackHost } from '../observer/observer-access.ts';
+import { ObserverRoutes } from '../observer/observer-http.ts';
 import type { Application } from '../runtime/application.ts';
 import type { Logger } from '../runtime/logger.ts';
 import type { Session } from '../runtime/session.ts';
@@ -42,6 +44,8 @@ export interface HttpServerOptions {
   readonly maxSessions?: number;
   readonly maxSessionsPerPrincipal?: number;
   readonly maxAnonymousSessions?: number;
+  /** Token principals who may read /metrics and /observer (--observers). */
+  readonly observers?: readonly string[];
 }
 
 export interface RunningHttpServer {
@@ -66,6 +70,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
   const healthIsPublic = options.tokens.size === 0 && !options.requireAuth;
   const idleMs = options.sessionIdleMs ?? DEFAULT_SESSION_IDLE_MS;
+  const observerRoutes = new ObserverRoutes({
+    observer: app.observer, tokens: options.tokens, origin: options.origin,
+    access: { loopback: isLoopbackHost(options.host), tokensConfigured: options.tokens.size > 0, requireAuth: options.requireAuth, observers: new Set(options.observers ?? []) },
+  });
   let accepting = true;
 
   const total = () => sessions.size + sockets.size;
@@ -156,7 +164,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       const id = randomUUID();
       let session: Session;
       try {
-        session = await app.openSession({ send: routeTo(sessions, id), principal });
+        session = await app.openSession({ send: routeTo(sessions, id), principal, transport: 'http' });
       } catch (err) {
         quota.release(principal);
         throw err;
@@ -270,6 +278,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       res.end(JSON.stringify({ ...health, httpSessions: sessions.size, webSockets: sockets.size }));
       return;
     }
+    if (observerRoutes.handle(req, res, pathname)) return;
     if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
     const principal = admit(req, res);
     if (!principal) return;
@@ -352,7 +361,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ws.on('error', (err) => logger.log('warning', 'WebSocket error', { error: err.message }));
     let opened: Session;
     try {
-      opened = await app.openSession({ send: (line) => ws.readyState === ws.OPEN && ws.send(line), principal });
+      opened = await app.openSession({ send: (line) => ws.readyState === ws.OPEN && ws.send(line), principal, transport: 'websocket' });
     } catch (err) {
       logger.log('error', 'could not open a WebSocket session', { error: (err as Error).message });
       ws.close(1011, 'the server could not open a session');
@@ -385,6 +394,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     async close(graceMs = 5000) {
       accepting = false;
       clearInterval(reaper);
+      observerRoutes.close();
       server.close();
       const deadline = Date.now() + graceMs;
       while (Date.now() < deadline && [...sessions.values()].some((s) => s.session.inFlight > 0)) await new Promise((r) => setTimeout(r, 50));

@@ -53,4 +53,13 @@ test('--chaos is off by default and parses kill-worker and crash-actor', () => {
   assert.throws(() => parseOptions(['--chaos', 'crash-actor=2'], {}, '/'), (e: unknown) => e instanceof OptionsError && /probability/.test((e as Error).message));
 });
 
+test('--observers lists token principals (none by default) and --no-metrics turns metrics off (on by default)', () => {
+  const defaults = serve([]);
+  assert.equal(defaults.observers, []);
+  assert.is(defaults.metrics, true);
+  const set = serve(['--observers', 'alice, bob,,', '--no-metrics']);
+  assert.equal(set.observers, ['alice', 'bob']);
+  assert.is(set.metrics, false);
+});
+
 test.run();

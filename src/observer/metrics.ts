@@ -1,0 +1,112 @@
+// The server's Prometheus metrics (prom-client, one registry per application). Every label value comes
+// from a fixed set named here — tool and harness names from their catalogues, supervisor levels,
+// transports, principal kinds, task statuses — and anything else becomes "other": a label never carries
+// a token, a path, a prompt or any other text a caller chose.
+
+import { Counter, collectDefaultMetrics, Gauge, Histogram, Registry } from 'prom-client';
+import { isHarnessId } from '../harness/ids.ts';
+import type { SupervisorEvent } from '../supervisor/index.ts';
+import { isToolName } from '../tools/definition.ts';
+import { CONVERSATION_STATUSES, type ConversationStatus } from '../store/store.ts';
+import type { ToolOutcome } from '../tools/contract.ts';
+
+export type Transport = 'stdio' | 'http' | 'websocket';
+export type PrincipalKind = 'local' | 'token' | 'anonymous';
+export type CallOutcome = 'ok' | 'error' | 'denied';
+
+/** What the gauges read at scrape time (nothing is counted twice: the application is the source). */
+export interface MetricsSource {
+  sessions(): Iterable<{ transport: Transport; principal: PrincipalKind }>;
+  taskCounts(): ReadonlyMap<ConversationStatus, number>;
+  deepestMailboxes(): Iterable<{ thread: number; deepest: number }>;
+}
+
+/** Buckets of tool-call latency, seconds: from a cached read to a long bash command or a task. */
+export const TOOL_CALL_BUCKETS = [0.001, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 300];
+/** Buckets of one store append, seconds (a WAL-mode SQLite insert is sub-millisecond when healthy). */
+export const STORE_APPEND_BUCKETS = [0.0001, 0.00025, 0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.5];
+
+const SUPERVISOR_LEVELS: ReadonlySet<string> = new Set(['root', 'schedulers', 'tools', 'sessions', 'tasks']);
+
+/** The supervisor level of a supervisor name: per-session and per-task supervisors fold into one level each. */
+export function supervisorLevel(name: string): string {
+  if (SUPERVISOR_LEVELS.has(name)) return name;
+  if (/^session-\d+$/.test(name)) return 'session';
+  if (/^task-\d+$/.test(name)) return 'task';
+  return 'other';
+}
+
+export function toolLabel(name: string): string {
+  return isToolName(name) ? name : 'other';
+}
+
+export function harnessLabel(name: string): string {
+  return isHarnessId(name) ? name : 'other';
+}
+
+/** ok, error, or denied (a refusal by the harness or remote policy, or by the person asked). */
+export function outcomeOf(outcome: ToolOutcome): CallOutcome {
+  if (!outcome.isError) return 'ok';
+  return /^(Denied\b|Not run: )/.test(outcome.text) ? 'denied' : 'error';
+}
+
+export class ServerMetrics {
+  readonly registry = new Registry();
+  readonly #calls: Counter<'tool' | 'harness' | 'outcome'>;
+  readonly #callSeconds: Histogram<'tool'>;
+  readonly #actorRestarts: Counter<'level'>;
+  readonly #workerRestarts: Counter;
+  readonly #storeAppend: Histogram;
+
+  constructor(source: MetricsSource) {
+    const registers = [this.registry];
+    collectDefaultMetrics({ register: this.registry });
+    new Gauge({
+      name: 'superpi_sessions', help: 'Open MCP sessions, by transport and principal kind.', labelNames: ['transport', 'principal'] as const, registers,
+      collect() {
+        this.reset();
+        for (const s of source.sessions()) this.inc({ transport: s.transport, principal: s.principal });
+      },
+    });
+    new Gauge({
+      name: 'superpi_tasks', help: 'Harness tasks this process has run, by their current status.', labelNames: ['status'] as const, registers,
+      collect() {
+        const counts = source.taskCounts();
+        for (const status of CONVERSATION_STATUSES) this.set({ status }, counts.get(status) ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'superpi_mailbox_depth', help: 'The deepest actor mailbox on each scheduler thread (as of its last heartbeat).', labelNames: ['thread'] as const, registers,
+      collect() {
+        this.reset();
+        for (const t of source.deepestMailboxes()) this.set({ thread: String(t.thread) }, t.deepest);
+      },
+    });
+    this.#calls = new Counter({ name: 'superpi_tool_calls_total', help: 'Finished tool calls, by tool, harness and outcome (ok, error, denied).', labelNames: ['tool', 'harness', 'outcome'] as const, registers });
+    this.#callSeconds = new Histogram({ name: 'superpi_tool_call_duration_seconds', help: 'Tool call duration, by tool.', labelNames: ['tool'] as const, buckets: TOOL_CALL_BUCKETS, registers });
+    this.#actorRestarts = new Counter({ name: 'superpi_actor_restarts_total', help: 'Children restarted by a supervisor, by supervisor level.', labelNames: ['level'] as const, registers });
+    this.#workerRestarts = new Counter({ name: 'superpi_worker_restarts_total', help: 'Scheduler worker threads restarted.', registers });
+    this.#storeAppend = new Histogram({ name: 'superpi_store_append_duration_seconds', help: 'Duration of one transcript append to the store.', buckets: STORE_APPEND_BUCKETS, registers });
+  }
+
+  toolCallFinished(tool: string, harness: string, outcome: CallOutcome, seconds: number): void {
+    const t = toolLabel(tool);
+    this.#calls.inc({ tool: t, harness: harnessLabel(harness), outcome });
+    this.#callSeconds.observe({ tool: t }, seconds);
+  }
+
+  supervisorEvent(event: SupervisorEvent): void {
+    if (event.type !== 'child-restarted') return;
+    this.#actorRestarts.inc({ level: supervisorLevel(event.supervisor) });
+    if (event.supervisor === 'schedulers') this.#workerRestarts.inc();
+  }
+
+  storeAppended(seconds: number): void {
+    this.#storeAppend.observe(seconds);
+  }
+
+  /** The exposition text, and its content type. */
+  async scrape(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}

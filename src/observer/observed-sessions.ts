@@ -1,0 +1,97 @@
+// The open sessions as the observer and the metrics see them: transport, principal, harness, the
+// protocol version the session negotiated (read off its initialize answer as it goes out), age and
+// requests in flight. Filled by the application's hooks; it never holds what a caller sent.
+
+import type { Principal } from '../mcp/state.ts';
+import type { PrincipalKind, Transport } from './metrics.ts';
+
+/** What the directory reads of a live session. */
+export interface SessionView {
+  readonly inFlight: number;
+  readonly restarts: number;
+}
+
+export interface SessionRow {
+  readonly id: string;
+  readonly transport: Transport;
+  readonly principalKind: PrincipalKind;
+  /** The token principal's name, "anonymous" or "local". */
+  readonly principal: string;
+  readonly harness: string;
+  readonly version: string | null;
+  readonly ageMs: number;
+  readonly inFlight: number;
+  readonly restarts: number;
+}
+
+interface Entry {
+  readonly transport: Transport;
+  readonly principal: Principal;
+  readonly harness: string;
+  readonly opened: number;
+  readonly session: SessionView;
+  version: string | null;
+}
+
+/** The initialize answer's version field, as the core serialises it. */
+const VERSION_IN_REPLY = /"protocolVersion":"([0-9-]{10})"/;
+
+export function principalName(principal: Principal): string {
+  return principal.kind === 'token' ? principal.name : principal.kind;
+}
+
+export class ObservedSessions {
+  readonly #open = new Map<string, Entry>();
+  readonly #now: () => number;
+
+  constructor(now: () => number = Date.now) {
+    this.#now = now;
+  }
+
+  get size(): number {
+    return this.#open.size;
+  }
+
+  /**
+   * `send` wrapped so the negotiated version is read off the first reply that carries one (the
+   * initialize answer); after that the wrapper only forwards.
+   */
+  watchVersion(id: string, send: (line: string) => void): (line: string) => void {
+    let known = false;
+    return (line) => {
+      if (!known && line.includes('"protocolVersion"')) {
+        const version = VERSION_IN_REPLY.exec(line)?.[1];
+        const entry = this.#open.get(id);
+        if (version !== undefined && entry) {
+          entry.version = version;
+          known = true;
+        }
+      }
+      send(line);
+    };
+  }
+
+  opened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {
+    this.#open.set(id, { ...info, opened: this.#now(), version: null });
+  }
+
+  closed(id: string): void {
+    this.#open.delete(id);
+  }
+
+  principalOf(id: string): Principal | null {
+    return this.#open.get(id)?.principal ?? null;
+  }
+
+  *kinds(): Iterable<{ transport: Transport; principal: PrincipalKind }> {
+    for (const e of this.#open.values()) yield { transport: e.transport, principal: e.principal.kind };
+  }
+
+  rows(): SessionRow[] {
+    const now = this.#now();
+    return [...this.#open].map(([id, e]) => ({
+      id, transport: e.transport, principalKind: e.principal.kind, principal: principalName(e.principal), harness: e.harness,
+      version: e.version, ageMs: now - e.opened, inFlight: e.session.inFlight, restarts: e.session.restarts,
+    }));
+  }
+}

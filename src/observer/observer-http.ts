@@ -1,0 +1,132 @@
+// The HTTP side of the observer: GET /metrics (Prometheus text), GET /observer (the page and its
+// script, static and data-free), GET /observer/events (a snapshot stream, SSE, a few per second) and
+// GET /observer/transcript (a task's transcript from a seq on). Data requests carry the bearer token.
+
+import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { TokenTable } from '../auth/tokens.ts';
+import { checkHostAndOrigin, type OriginPolicy } from '../transports/origin.ts';
+import { type ObserverAccessPolicy, decideObserverAccess } from './observer-access.ts';
+import { OBSERVER_PAGE } from './page-html.ts';
+import { OBSERVER_SCRIPT } from './page-script.ts';
+import type { ServerObserver } from './server-observer.ts';
+
+/** How often a watching page gets a snapshot. */
+export const OBSERVER_UPDATE_MS = 500;
+/** Observer event streams open at once; more are refused with 503. */
+export const MAX_OBSERVER_STREAMS = 16;
+/** A stream whose client has this much unread is skipped (not buffered further) until it catches up. */
+export const MAX_OBSERVER_BACKLOG_BYTES = 1 << 20;
+
+export interface ObserverRoutesOptions {
+  readonly observer: ServerObserver;
+  readonly tokens: TokenTable;
+  readonly origin: OriginPolicy;
+  readonly access: ObserverAccessPolicy;
+}
+
+const PAGE_HEADERS = {
+  'Cache-Control': 'no-store',
+  'X-Content-Type-Options': 'nosniff',
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
+};
+
+export class ObserverRoutes {
+  readonly #options: ObserverRoutesOptions;
+  readonly #streams = new Set<ServerResponse>();
+  #timer: NodeJS.Timeout | null = null;
+
+  constructor(options: ObserverRoutesOptions) {
+    this.#options = options;
+  }
+
+  /** True when the path is one of these routes (and the request has been answered). */
+  handle(req: IncomingMessage, res: ServerResponse, pathname: string): boolean {
+    if (pathname !== '/metrics' && pathname !== '/observer' && !pathname.startsWith('/observer/')) return false;
+    if (req.method !== 'GET') {
+      res.writeHead(405, { Allow: 'GET' }).end();
+      return true;
+    }
+    const bad = checkHostAndOrigin(this.#options.origin, req.headers.host, req.headers.origin);
+    if (bad) {
+      refuse(res, 403, `Forbidden: ${bad}`);
+      return true;
+    }
+    switch (pathname) {
+      case '/observer':
+        res.writeHead(200, { 'Content-Type': 'text/html; charset=utf-8', ...PAGE_HEADERS }).end(OBSERVER_PAGE);
+        return true;
+      case '/observer/app.js':
+        res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', ...PAGE_HEADERS }).end(OBSERVER_SCRIPT);
+        return true;
+    }
+    const verdict = decideObserverAccess(this.#options.access, this.#options.tokens.resolve(req.headers.authorization));
+    if (!verdict.allowed) {
+      refuse(res, verdict.status, verdict.message, verdict.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="super-pi"' } : {});
+      return true;
+    }
+    switch (pathname) {
+      case '/metrics': this.#metrics(res); return true;
+      case '/observer/events': this.#events(res); return true;
+      case '/observer/transcript': this.#transcript(req, res); return true;
+      default: refuse(res, 404, 'Not Found'); return true;
+    }
+  }
+
+  /** Ends the event streams (the server is stopping). */
+  close(): void {
+    if (this.#timer) clearInterval(this.#timer);
+    this.#timer = null;
+    for (const res of this.#streams) res.end();
+    this.#streams.clear();
+  }
+
+  #metrics(res: ServerResponse): void {
+    const metrics = this.#options.observer.metrics;
+    if (!metrics) return refuse(res, 404, 'Not Found: metrics are off (--no-metrics)');
+    metrics.scrape().then(({ contentType, text }) => {
+      res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(text);
+    }, (err: unknown) => refuse(res, 500, `Internal Server Error: ${(err as Error).message}`));
+  }
+
+  #events(res: ServerResponse): void {
+    if (this.#streams.size >= MAX_OBSERVER_STREAMS) return refuse(res, 503, `Service Unavailable: MAX_OBSERVER_STREAMS (${MAX_OBSERVER_STREAMS}) observer streams are open`);
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive' });
+    res.write(frame(JSON.stringify(this.#options.observer.snapshot())));
+    this.#streams.add(res);
+    res.on('close', () => {
+      this.#streams.delete(res);
+      if (this.#streams.size === 0 && this.#timer) {
+        clearInterval(this.#timer);
+        this.#timer = null;
+      }
+    });
+    // One snapshot per tick for every watcher, and none while nobody watches.
+    this.#timer ??= setInterval(() => this.#broadcast(), OBSERVER_UPDATE_MS);
+    this.#timer.unref();
+  }
+
+  #broadcast(): void {
+    const data = frame(JSON.stringify(this.#options.observer.snapshot()));
+    for (const res of this.#streams) if (res.writableLength < MAX_OBSERVER_BACKLOG_BYTES) res.write(data);
+  }
+
+  #transcript(req: IncomingMessage, res: ServerResponse): void {
+    const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
+    const task = query.get('task') ?? '';
+    const after = Number(query.get('after') ?? '0');
+    if (!/^task-\d{1,15}$/.test(task) || !Number.isSafeInteger(after) || after < 0) return refuse(res, 400, 'Bad Request: task=task-N and after=SEQ (a whole number) are required');
+    const entries = this.#options.observer.transcript(task, after);
+    if (entries === null) return refuse(res, 404, 'Not Found: no such task');
+    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.end(JSON.stringify({ entries: entries.map((e) => ({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })) }));
+  }
+}
+
+function frame(json: string): string {
+  return `data: ${json}\n\n`;
+}
+
+function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.end(JSON.stringify({ error: message }));
+}

@@ -1,0 +1,135 @@
+// What the application tells the observer and the metrics, in one place: supervisor events, sessions
+// opening and closing, tool calls finishing, tasks starting, store appends. The application calls these
+// hooks; the HTTP routes read snapshots, transcripts and the metrics text from here.
+
+import { performance } from 'node:perf_hooks';
+import type { InlineCall } from '../actors/inline-effects.ts';
+import type { Principal } from '../mcp/state.ts';
+import type { ConversationStore, Entry } from '../store/store.ts';
+import type { SupervisorEvent } from '../supervisor/index.ts';
+import type { ToolOutcome } from '../tools/contract.ts';
+import type { ToolExecutor } from '../runtime/effect-runner.ts';
+import { CallWindow } from './call-window.ts';
+import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
+import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';
+import { ObservedStore } from './observed-store.ts';
+import { ObservedTasks } from './observed-tasks.ts';
+import { CHART_SECONDS, MAX_SESSIONS_LISTED, MIN_CHART_SECONDS, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
+import { SupervisionModel } from './supervision-model.ts';
+
+export interface ServerObserverOptions {
+  /** False: no /metrics and no per-call accounting (`--no-metrics`); the tree, sessions and tasks are still shown. */
+  readonly metrics: boolean;
+  readonly threads: () => readonly ThreadView[];
+  readonly started: number;
+}
+
+export class ServerObserver {
+  readonly metrics: ServerMetrics | null;
+  readonly tree = new SupervisionModel();
+  readonly sessions = new ObservedSessions();
+  readonly tasks = new ObservedTasks();
+  readonly calls = new CallWindow();
+  readonly #options: ServerObserverOptions;
+  #store: ConversationStore | null = null;
+
+  constructor(options: ServerObserverOptions) {
+    this.#options = options;
+    this.metrics = options.metrics ? new ServerMetrics({
+      sessions: () => this.sessions.kinds(),
+      taskCounts: () => this.tasks.counts(),
+      deepestMailboxes: () => options.threads().map((t) => ({ thread: t.index, deepest: t.mailboxes.deepest })),
+    }) : null;
+  }
+
+  supervisorEvent(event: SupervisorEvent): void {
+    this.tree.observe(event);
+    this.metrics?.supervisorEvent(event);
+  }
+
+  /** The session's `send`, reading the negotiated version off the first reply that carries one. */
+  watchVersion(id: string, send: (line: string) => void): (line: string) => void {
+    return this.sessions.watchVersion(id, send);
+  }
+
+  sessionOpened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {
+    this.sessions.opened(id, info);
+  }
+
+  sessionClosed(id: string): void {
+    this.sessions.closed(id);
+  }
+
+  /** The executor with each finished call counted and timed (unchanged with metrics off). */
+  instrument(execute: ToolExecutor): ToolExecutor {
+    if (!this.metrics) return execute;
+    return async (tool, args, harness, ctx) => {
+      const started = performance.now();
+      let outcome: ToolOutcome | null = null;
+      try {
+        outcome = await execute(tool, args, harness, ctx);
+        return outcome;
+      } finally {
+        this.callFinished(tool, harness, outcome, started);
+      }
+    };
+  }
+
+  /** A call finished: `outcome` null when it threw (counted as an error). */
+  callFinished(tool: string, harness: string, outcome: ToolOutcome | null, startedAt: number): void {
+    if (!this.metrics) return;
+    const ms = performance.now() - startedAt;
+    this.metrics.toolCallFinished(tool, harness, outcome ? outcomeOf(outcome) : 'error', ms / 1000);
+    this.calls.record(ms);
+  }
+
+  /** Calls a connection actor ran on its own thread (small reads), timed there. */
+  inlineCalls(calls: readonly InlineCall[]): void {
+    if (!this.metrics) return;
+    for (const c of calls) {
+      this.metrics.toolCallFinished(c.tool, c.harness, c.isError ? 'error' : 'ok', c.ms / 1000);
+      this.calls.record(c.ms);
+    }
+  }
+
+  taskStarted(task: { id: string; conversationId: string; session: string; principal: Principal; ownerKey: string; harness: string }): void {
+    this.tasks.started(task);
+  }
+
+  /** The store with appends timed and task progress counted. */
+  observeStore(store: ConversationStore): ConversationStore {
+    const observed = new ObservedStore(store, {
+      appended: (conversationId, type, seconds) => {
+        this.metrics?.storeAppended(seconds);
+        this.tasks.appended(conversationId, type);
+      },
+      statusSet: (conversationId, status) => this.tasks.statusSet(conversationId, status),
+    });
+    this.#store = observed;
+    return observed;
+  }
+
+  transcript(taskId: string, afterSeq: number): Entry[] | null {
+    return this.#store ? this.tasks.transcript(this.#store, taskId, afterSeq) : null;
+  }
+
+  snapshot(): ObserverSnapshot {
+    const now = Date.now();
+    return {
+      time: now,
+      uptimeMs: now - this.#options.started,
+      tree: this.tree.snapshot(),
+      workers: this.#options.threads().map((t) => workerRow(t, this.tree.restartsOf('schedulers', `scheduler-${t.index}`))),
+      ...listedSessions(this.sessions.rows()),
+      tasks: this.tasks.rows((id) => this.tree.restartsOf(id, 'task')),
+      calls: this.metrics ? this.calls.points(Math.min(CHART_SECONDS, Math.max(MIN_CHART_SECONDS, Math.ceil((now - this.#options.started) / 1000)))) : [],
+      metrics: this.metrics !== null,
+    };
+  }
+}
+
+/** A server with thousands of sessions sends the busiest MAX_SESSIONS_LISTED, not all of them, twice a second. */
+function listedSessions(rows: SessionRow[]): { sessions: SessionRow[]; sessionCount: number } {
+  if (rows.length <= MAX_SESSIONS_LISTED) return { sessions: rows, sessionCount: rows.length };
+  return { sessions: rows.sort((a, b) => b.inFlight - a.inFlight).slice(0, MAX_SESSIONS_LISTED), sessionCount: rows.length };
+}

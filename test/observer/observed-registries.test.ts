@@ -1,0 +1,57 @@
+// What the observer keeps of sessions and tasks: the negotiated version read off the initialize answer
+// (and nothing else of the traffic), and task counts by status that follow every status change.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { ObservedSessions } from '../../src/observer/observed-sessions.ts';
+import { MAX_FINISHED_TASKS, ObservedTasks } from '../../src/observer/observed-tasks.ts';
+
+test('a session shows the version its initialize answer carried; every line is still sent, unchanged', () => {
+  const sessions = new ObservedSessions(() => 1000);
+  const sent: string[] = [];
+  const send = sessions.watchVersion('session-1', (l) => sent.push(l));
+  sessions.opened('session-1', { transport: 'websocket', principal: { kind: 'token', name: 'alice' }, harness: 'super-pi-code', session: { inFlight: 2, restarts: 0 } });
+  const init = '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{}}}';
+  send(init);
+  send('{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"\\"protocolVersion\\":\\"1999-01-01\\""}]}}');
+  assert.equal(sent.length, 2);
+  assert.is(sent[0], init);
+  const [row] = sessions.rows();
+  assert.equal(row, { id: 'session-1', transport: 'websocket', principalKind: 'token', principal: 'alice', harness: 'super-pi-code', version: '2025-03-26', ageMs: 0, inFlight: 2, restarts: 0 });
+  sessions.closed('session-1');
+  assert.is(sessions.size, 0);
+});
+
+test('task counts by status follow status changes; turns and tool calls count model and tool_call entries', () => {
+  const tasks = new ObservedTasks(() => 0);
+  tasks.started({ id: 'task-1', conversationId: 'c1', session: 'session-1', principal: { kind: 'anonymous' }, ownerKey: 'anonymous:session-1', harness: 'super-pi-code' });
+  tasks.started({ id: 'task-2', conversationId: 'c2', session: 'session-1', principal: { kind: 'anonymous' }, ownerKey: 'anonymous:session-1', harness: 'super-pi-code' });
+  tasks.appended('c1', 'model');
+  tasks.appended('c1', 'tool_call');
+  tasks.appended('c1', 'tool_result');
+  tasks.appended('c1', 'model');
+  tasks.appended('unknown', 'model');
+  tasks.statusSet('c1', 'completed');
+  tasks.statusSet('c2', 'interrupted');
+  assert.equal([...tasks.counts()].filter(([, n]) => n > 0).sort(), [['completed', 1], ['interrupted', 1]]);
+  const row = tasks.rows(() => 0).find((r) => r.id === 'task-1');
+  assert.is(row?.turns, 2);
+  assert.is(row?.toolCalls, 1);
+});
+
+test('finished tasks past MAX_FINISHED_TASKS leave the list (oldest first); running ones stay; the counts keep them all', () => {
+  const tasks = new ObservedTasks(() => 0);
+  tasks.started({ id: 'task-0', conversationId: 'c0', session: 's', principal: { kind: 'local' }, ownerKey: 'local', harness: 'super-pi-code' });
+  for (let i = 1; i <= MAX_FINISHED_TASKS + 5; i++) {
+    tasks.started({ id: `task-${i}`, conversationId: `c${i}`, session: 's', principal: { kind: 'local' }, ownerKey: 'local', harness: 'super-pi-code' });
+    tasks.statusSet(`c${i}`, 'completed');
+  }
+  tasks.started({ id: 'task-last', conversationId: 'clast', session: 's', principal: { kind: 'local' }, ownerKey: 'local', harness: 'super-pi-code' });
+  const ids = tasks.rows(() => 0).map((r) => r.id);
+  assert.ok(ids.includes('task-0'), 'running: kept');
+  assert.not.ok(ids.includes('task-1'), 'the oldest finished one is gone');
+  assert.is(ids.filter((id) => id !== 'task-0' && id !== 'task-last').length, MAX_FINISHED_TASKS);
+  assert.is(tasks.counts().get('completed'), MAX_FINISHED_TASKS + 5);
+});
+
+test.run();
