@@ -38,6 +38,12 @@ export interface ConnectionOutput {
   readonly replies: string[];
   readonly effects: Step['effects'];
   readonly checkpoint?: ArrayBuffer;
+  /**
+   * Messages from the owner this incarnation has finished, counted from its start (a batch finishes with
+   * its last slice). The owner keeps what it sent until it is counted here: after a crash, the first
+   * message not counted is the one that was being handled, and the ones after it were never begun.
+   */
+  readonly handled: number;
 }
 
 /**
@@ -50,6 +56,7 @@ type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, 
 interface ActorState {
   readonly session: ConnectionState;
   readonly crashProbability: number;
+  readonly handled: number;
 }
 
 export class ChaosCrash extends Error {
@@ -61,7 +68,7 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     const session = args.checkpoint
       ? resumed(decodeCheckpoint<Checkpoint>(args.checkpoint))
       : initialState(args.config);
-    return { session, crashProbability: args.crashProbability ?? 0 };
+    return { session, crashProbability: args.crashProbability ?? 0, handled: 0 };
   },
 
   handle(message, state, ctx) {
@@ -74,13 +81,15 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
     const step = settleInline(sliced, before.config.workspace);
     const after = step.state;
+    // Every finished message is reported, even one with nothing to say: the owner's redelivery counts on it.
+    const handled = sliced.rest ? state.handled : state.handled + 1;
     if (identityChanged(before, after)) {
       const checkpoint = encodeCheckpoint(checkpointOf(after));
-      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint } satisfies ConnectionOutput, [checkpoint]);
-    } else if (step.replies.length > 0 || step.effects.length > 0) {
-      ctx.emit({ replies: step.replies, effects: step.effects } satisfies ConnectionOutput);
+      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, handled } satisfies ConnectionOutput, [checkpoint]);
+    } else if (step.replies.length > 0 || step.effects.length > 0 || handled !== state.handled) {
+      ctx.emit({ replies: step.replies, effects: step.effects, handled } satisfies ConnectionOutput);
     }
-    return { kind: 'noreply', state: { ...state, session: after } };
+    return { kind: 'noreply', state: { ...state, session: after, handled } };
   },
 };
 
