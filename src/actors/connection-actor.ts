@@ -24,6 +24,13 @@ export interface ConnectionActorArgs {
   readonly checkpoint?: ArrayBuffer;
   /** Fault injection: the probability that handling a message crashes the actor. */
   readonly crashProbability?: number;
+  /**
+   * Tool calls an earlier incarnation began whose work outlived it (it runs on the main thread): this one
+   * takes them over, so their results answer them here instead of the work being run again or lost.
+   */
+  readonly adopted?: readonly [number, Pending][];
+  /** Tickets below this were issued by earlier incarnations: never reused, so a late result cannot answer the wrong call. */
+  readonly ticketFloor?: number;
 }
 
 export type ConnectionMessage =
@@ -65,9 +72,11 @@ export class ChaosCrash extends Error {
 
 export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, ConnectionMessage> = {
   init(args) {
-    const session = args.checkpoint
+    const base = args.checkpoint
       ? resumed(decodeCheckpoint<Checkpoint>(args.checkpoint))
       : initialState(args.config);
+    const pending = args.adopted && args.adopted.length > 0 ? new Map([...base.pending, ...args.adopted]) : base.pending;
+    const session: ConnectionState = { ...base, pending, nextTicket: Math.max(base.nextTicket, args.ticketFloor ?? 0) };
     return { session, crashProbability: args.crashProbability ?? 0, handled: 0 };
   },
 

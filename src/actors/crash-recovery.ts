@@ -33,6 +33,8 @@ export interface TrackedRequest {
   begun: boolean;
   /** Crashes in a row that happened while it was the message being handled. */
   crashes: number;
+  /** The request's progress token, for a restarted actor that adopts its work. */
+  readonly progressToken?: string | number;
 }
 
 /** A message sent to the current incarnation and not yet counted as handled by it. */
@@ -61,8 +63,9 @@ export interface Recovery {
 
 /**
  * Decides, when an incarnation ends, the fate of each request and message it held. `inFlight` is updated in
- * place (retried requests are not begun any more, their crash counts are kept); `survives` names requests
- * whose work outlives the actor (harness tasks) and are left alone.
+ * place (retried requests are not begun any more, their crash counts are kept). `survives` names requests
+ * whose work outlives the actor and that are left alone: harness tasks, and tool calls whose work runs on
+ * the main thread (the next incarnation adopts them) — unless the message under way was theirs.
  */
 export function recover(inFlight: Map<string, TrackedRequest>, unacked: readonly Delivery[], exit: ExitKind, survives: (key: string) => boolean): Recovery {
   const answers: { key: string; id: RequestId; reason: AnswerReason }[] = [];
@@ -70,8 +73,8 @@ export function recover(inFlight: Map<string, TrackedRequest>, unacked: readonly
   const head = unacked[0];
   const cause = new Set(head?.msg.k === 'result' ? head.keys : head?.msg.k === 'line' ? head.keys : []);
   for (const [key, request] of inFlight) {
-    if (survives(key)) continue;
     const isCause = cause.has(key);
+    if (!isCause && survives(key)) continue;
     if (!request.begun && !isCause) continue;
     // A kill charges nobody; a crash while a request was handled counts against it; a bystander's row is broken.
     const crashes = isCause ? (exit === 'crash' ? request.crashes + 1 : request.crashes) : 0;
@@ -90,8 +93,12 @@ export function recover(inFlight: Map<string, TrackedRequest>, unacked: readonly
   let droppedPoison = 0;
   const rest: Delivery[] = [];
   unacked.forEach((delivery, i) => {
-    // Effect results answer tickets of the dead incarnation: the requests they were for were decided above.
-    if (delivery.msg.k === 'result' || delivery.msg.k === 'batch') return;
+    if (delivery.msg.k === 'batch') return;
+    // An effect result goes again only to a request the next incarnation adopts; the others were decided above.
+    if (delivery.msg.k === 'result') {
+      if (i > 0 && delivery.keys.length > 0 && delivery.keys.every((k) => !decided.has(k) && inFlight.has(k) && survives(k))) rest.push(delivery);
+      return;
+    }
     if (i > 0) {
       rest.push(delivery);
       return;

@@ -14,7 +14,7 @@ import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { handleMcpLine } from '../mcp/handle.ts';
 import { MAX_BATCH_LENGTH } from '../mcp/limits.ts';
-import { type ConnectionConfig, type ConnectionState, initialState } from '../mcp/state.ts';
+import { type ConnectionConfig, type ConnectionState, initialState, type Pending } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
@@ -58,8 +58,17 @@ export class Session {
   #unackedHead = 0;
   /** Messages the current actor has reported handled. */
   #handled = 0;
-  /** The current actor's tool tickets, to the requests they answer: an effect result names its request. */
-  #tickets = new Map<number, string>();
+  /** Tool tickets to the requests they answer: an effect result names its request. */
+  readonly #tickets = new Map<number, string>();
+  /**
+   * Tool calls running on the main thread (the effect runner outlives each actor), with what the core needs
+   * to answer them: a restarted actor adopts the ones still in flight, so a crash does not run them again.
+   */
+  readonly #work = new Map<number, { key: string; pending: Pending }>();
+  /** The ticket of each request in #work: its entry goes when the request is answered (or cancelled). */
+  readonly #workTicket = new Map<string, number>();
+  /** The highest ticket any incarnation issued: the next one starts above it. */
+  #maxTicket = 0;
   /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
   #givenUp: string | null = null;
   #closed = false;
@@ -100,10 +109,13 @@ export class Session {
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
   async start(): Promise<ActorRef> {
+    for (const w of [...this.#work.values()]) if (!this.#inFlight.has(w.key)) this.#settleWork(w.key);
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
       ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
+      ...(this.#work.size > 0 ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
+      ticketFloor: this.#maxTicket + 1,
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
     const first = !this.#started;
@@ -116,13 +128,14 @@ export class Session {
     } else {
       this.#early = null;
     }
-    const runner = new EffectRunner(this.#deps.effects, (result) => this.#sendTo(actor, { msg: { k: 'result', result }, keys: this.#requestOf(result), crashes: 0 }));
+    // One runner for the session's life: work it runs outlives an actor, and its results go to the current one.
+    const runner = this.#runner ?? new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result));
     this.#actor = actor;
     this.#runner = runner;
     actor.onMessage((out) => this.#output(out as ConnectionOutput, actor, runner));
     actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
-    void actor.exited.then((reason) => this.#actorExited(actor, runner, reason));
+    void actor.exited.then((reason) => this.#actorExited(actor, reason));
     // Redeliveries (messages the dead actor never finished, lines answered early among them) come first.
     const buffered = this.#buffer;
     this.#buffer = [];
@@ -193,6 +206,25 @@ export class Session {
   #requestOf(result: EffectResult): string[] {
     const key = 'ticket' in result ? this.#tickets.get(result.ticket) : undefined;
     return key === undefined ? [] : [key];
+  }
+
+  /** A request is answered (or cancelled, or decided after a crash): its work is no longer adoptable. */
+  #settleWork(key: string): void {
+    const ticket = this.#workTicket.get(key);
+    if (ticket === undefined) return;
+    this.#workTicket.delete(key);
+    this.#work.delete(ticket);
+    this.#tickets.delete(ticket);
+  }
+
+  /** A result of the session's runner: to the current actor, or held for the next one during a restart. */
+  #fromRunner(result: EffectResult): void {
+    if (this.#closed) return;
+    // The work stays adoptable until its request is answered: an actor that dies before handling this
+    // result leaves it to the next one, with the result redelivered.
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#requestOf(result), crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else this.#buffer.push(delivery);
   }
 
   /** The actor has handled `handled` messages: they leave the unacknowledged queue, their requests are begun. */
@@ -330,15 +362,20 @@ export class Session {
     // A batch past MAX_BATCH_LENGTH is refused whole (one reply, id null): none of its ids will be answered.
     for (const m of Array.isArray(parsed) ? (parsed.length > MAX_BATCH_LENGTH ? [] : parsed) : [parsed]) {
       if (typeof m !== 'object' || m === null) continue;
-      const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+      const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown; _meta?: { progressToken?: unknown } } };
       if (typeof method !== 'string') continue;
       if (typeof id === 'string' || typeof id === 'number') {
         const key = idKey(id);
         keys.push(key);
-        this.#inFlight.set(key, { id, line: batch ? JSON.stringify(m) : line, retryable: isSafeToRetry(method, params), begun: false, crashes: 0 });
+        const token = params?._meta?.progressToken;
+        const progressToken = typeof token === 'string' || typeof token === 'number' ? token : undefined;
+        this.#inFlight.set(key, { id, line: batch ? JSON.stringify(m) : line, retryable: isSafeToRetry(method, params), begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }) });
       } else if (method === 'notifications/cancelled') {
         const target = params?.requestId;
-        if (typeof target === 'string' || typeof target === 'number') this.#inFlight.delete(idKey(target));
+        if (typeof target === 'string' || typeof target === 'number') {
+          this.#inFlight.delete(idKey(target));
+          this.#settleWork(idKey(target));
+        }
       }
     }
     return { message: parsed, keys };
@@ -346,8 +383,8 @@ export class Session {
 
   #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
     if (this.#silenced) return;
-    // Output of an incarnation that has exited is dropped: its requests were already answered.
-    if (actor !== this.#actor || runner !== this.#runner) return;
+    // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
+    if (actor !== this.#actor) return;
     this.#acknowledge(out.handled);
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
     for (const line of out.replies) {
@@ -360,14 +397,23 @@ export class Session {
           continue;
         }
         this.#inFlight.delete(key);
+        this.#settleWork(key);
         this.#tasks?.replied(key);
       }
       this.#deps.send(line);
     }
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
     for (const effect of out.effects) {
+      if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
       if (effect.kind === 'runTool') this.#tickets.set(effect.ticket, idKey(effect.requestId));
-      if (!this.#taskEffect(effect)) runner.run(effect);
+      if (this.#taskEffect(effect)) continue;
+      if (effect.kind === 'runTool') {
+        const key = idKey(effect.requestId);
+        const progressToken = this.#inFlight.get(key)?.progressToken;
+        this.#workTicket.set(key, effect.ticket);
+        this.#work.set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
+      }
+      runner.run(effect);
     }
   }
 
@@ -390,19 +436,25 @@ export class Session {
    * are retried if that is safe and answered otherwise, a request that crashed two actors in a row is
    * answered as the cause (crash-recovery.ts). Harness tasks are actors of their own and go on.
    */
-  #actorExited(actor: ActorRef, runner: EffectRunner, reason: ActorExit): void {
+  #actorExited(actor: ActorRef, reason: ActorExit): void {
     if (actor !== this.#actor) return;
     this.#actor = null;
-    void runner.close('the session actor exited');
     const unacked = this.#unacked.slice(this.#unackedHead);
     this.#unacked = [];
     this.#unackedHead = 0;
     this.#handled = 0;
-    this.#tickets = new Map();
     if (this.#closed || this.#givenUp !== null) return;
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
-    const recovery = recover(this.#inFlight, unacked, exit, (key) => this.#tasks?.ownsRequest(key) ?? false);
+    const running = new Set([...this.#work.values()].map((w) => w.key));
+    const recovery = recover(this.#inFlight, unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
+    // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
+    const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
+    for (const [ticket, w] of this.#work) {
+      if (!decided.has(w.key)) continue;
+      this.#settleWork(w.key);
+      this.#runner?.run({ kind: 'cancel', ticket });
+    }
     this.#deps.logger.log('warning', 'connection actor exited; redelivering what it had not finished', {
       session: this.id, reason: why, inFlight: this.#inFlight.size + recovery.answers.length, redelivered: recovery.redeliver.length,
       answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,

@@ -6,12 +6,14 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ActorRef } from '../../src/actors/actor-ref.ts';
 import type { ActorExit } from '../../src/actors/behaviour.ts';
-import type { ConnectionMessage, ConnectionOutput } from '../../src/actors/connection-actor.ts';
+import type { ConnectionActorArgs, ConnectionMessage, ConnectionOutput } from '../../src/actors/connection-actor.ts';
 import { type Delivery, isSafeToRetry, recover, type TrackedRequest } from '../../src/actors/crash-recovery.ts';
 import type { Scheduler } from '../../src/actors/scheduler.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { initialState } from '../../src/mcp/state.ts';
+import type { ToolExecutor } from '../../src/runtime/effect-runner.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
+import type { ToolOutcome } from '../../src/tools/contract.ts';
 import { Session } from '../../src/runtime/session.ts';
 
 const call = (id: number, tool: string, args: object = {}) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } });
@@ -83,6 +85,14 @@ decide('begun requests waiting on the runtime: idempotent ones run again, others
   assert.is(inFlight.get(idKey(1))?.crashes, 0, 'a bystander\'s row of crashes is broken');
 });
 
+decide('adopted work: its request is left alone and its queued result goes again — unless that result was under way', () => {
+  const inFlight = tracked([[1, call(1, 'bash'), false, { begun: true }], [2, call(2, 'bash'), false, { begun: true }]]);
+  const done = (ticket: number, id: number): Delivery => ({ msg: { k: 'result', result: { kind: 'toolDone', ticket, outcome: { text: 'ok' } } }, keys: [idKey(id)], crashes: 0 });
+  const r = recover(inFlight, [done(7, 1), done(8, 2)], 'crash', () => true);
+  assert.equal(r.answers.map((a) => [a.id, a.reason]), [[1, 'effect-unknown']], 'the call whose result was under way is the cause');
+  assert.equal(r.redeliver.map((d) => d.keys), [[idKey(2)]], 'the other call\'s result goes to the adopting actor');
+});
+
 decide('harness tasks outlive the actor: their requests are left alone', () => {
   const inFlight = tracked([[1, call(1, 'harness_task'), false, { begun: true }]]);
   const r = recover(inFlight, [], 'crash', (key) => key === idKey(1));
@@ -117,8 +127,13 @@ const init = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', param
 function harness() {
   const casts: ConnectionMessage[][] = [];
   const refs: ActorRef[] = [];
+  const spawnArgs: ConnectionActorArgs[] = [];
+  /** Tool bodies run by the session's effect runner: each waits until the test finishes it. */
+  const running = new Map<string, (outcome: ToolOutcome) => void>();
+  const executeTool: ToolExecutor = (tool) => new Promise((resolve) => running.set(tool, resolve));
   const scheduler = {
-    spawn: async () => {
+    spawn: async (_ref: unknown, args: ConnectionActorArgs) => {
+      spawnArgs.push(args);
       const seen: ConnectionMessage[] = [];
       casts.push(seen);
       const ref = new ActorRef(`a${refs.length + 1}`, { cast: (_id, msg) => seen.push(msg as ConnectionMessage), call: () => Promise.reject(new Error('no calls')), exit: () => undefined });
@@ -127,7 +142,7 @@ function harness() {
     },
   } as unknown as Scheduler;
   const sent: string[] = [];
-  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (l) => sent.push(l), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 1000 } });
+  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (l) => sent.push(l), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool } });
   const actor = (i: number) => refs[i] as ActorRef;
   const out = (i: number, o: Partial<ConnectionOutput> & { handled: number }) => actor(i).deliver({ replies: [], effects: [], ...o } satisfies ConnectionOutput);
   const die = async (i: number, reason: ActorExit) => {
@@ -137,7 +152,7 @@ function harness() {
   };
   const linesTo = (i: number) => (casts[i] ?? []).map((m) => (m.k === 'line' ? (JSON.parse(m.line) as { id?: number }).id ?? 'note' : m.k));
   const answers = () => sent.map((l) => JSON.parse(l) as { id: number; error?: { code: number; message: string; data?: { reason: string } } });
-  return { s, sent, out, die, linesTo, answers, actor };
+  return { s, sent, out, die, linesTo, answers, actor, spawnArgs, running, casts };
 }
 const crash: ActorExit = { kind: 'crash', cause: { name: 'ChaosCrash', message: 'chaos' } };
 const ok = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, result: {} });
@@ -183,6 +198,27 @@ session('a read that crashes two incarnations in a row is answered as the cause 
   assert.is(answer?.error?.data?.reason, 'poison');
   assert.match(answer?.error?.message ?? '', /crashed twice in a row while running this request/);
   assert.equal(h.linesTo(2), [2]);
+});
+
+session('tool calls running on the main thread outlive the actor: the next one adopts them, nothing runs twice, their results answer them there', async () => {
+  const h = harness();
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'bash', { command: 'date >> log' }) });
+  h.s.receiveFrame({ kind: 'line', text: call(2, 'grep', { pattern: 'x' }) });
+  h.s.receiveFrame({ kind: 'line', text: request(3, 'ping') });
+  const runTool = (ticket: number, requestId: number, tool: 'bash' | 'grep') => ({ kind: 'runTool' as const, ticket, requestId, tool, args: {}, harness: 'super-pi-code' as const, client: { sampling: false, elicitation: false } });
+  h.out(0, { effects: [runTool(7, 1, 'bash'), runTool(8, 2, 'grep')], handled: 2 });
+  await Promise.resolve();
+  assert.equal([...h.running.keys()], ['bash', 'grep']);
+  await h.die(0, crash);
+  assert.equal(h.answers(), [], 'no request was answered with an error');
+  assert.equal(h.linesTo(1), [3], 'only the ping under way goes again: the two calls are adopted, not re-sent');
+  assert.equal(h.spawnArgs[1]?.adopted?.map(([ticket, p]) => [ticket, p.kind === 'tool' ? p.tool : p.kind]), [[7, 'bash'], [8, 'grep']]);
+  assert.ok((h.spawnArgs[1]?.ticketFloor ?? 0) > 8, 'the next actor never reuses a ticket of the dead one');
+  h.running.get('bash')?.({ text: 'ran' } satisfies ToolOutcome);
+  await new Promise((r) => setTimeout(r, 10));
+  const toSecond = (h.casts[1] ?? []).filter((m) => m.k === 'result').map((m) => (m.k === 'result' && 'ticket' in m.result ? m.result.ticket : null));
+  assert.equal(toSecond, [7], 'the bash result goes to the adopting actor');
 });
 
 session('a request begun and waiting on an effect: a crash elsewhere retries it if idempotent, answers it if not', async () => {
