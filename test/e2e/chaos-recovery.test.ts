@@ -82,7 +82,8 @@ chaos('--chaos crash-actor=0.05 (past the restart intensity): every request is a
   const wire = await server(['--chaos', 'crash-actor=0.05']);
   // The issue's bound: all answered within 10 s — each request's own deadline, not a timing assertion.
   const tally = await pipeline(wire, CALLS, CALLS, 10_000);
-  const code = await wire.exited;
+  // Bounded, so a server that never gives up fails this test instead of hanging the file.
+  const code = await Promise.race([wire.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 20_000))]);
   const stderr = wire.stderr();
   const crashes = logCount(stderr, 'connection actor exited; redelivering what it had not finished', /crash-actor made this connection actor crash/);
   console.log(`  crash-actor=0.05: ${describeTally(tally)}; ${crashes} crashes; exit ${code}`);
