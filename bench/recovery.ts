@@ -6,6 +6,9 @@
 // session on the other thread makes a call there first, so the thread the session moves to is warm, as
 // in any server with sessions on every thread; a few rounds without it show the cold case.
 // Target (issue 6): under 200 ms, judged on the worst warm round. Absolute, so no peer.
+// Then (issue 11) a second Application under `--chaos kill-worker=250`: 3,000 read/grep calls pipelined
+// (60 in flight); the share that succeeds and the p99 latency of the successful ones, against the same
+// run on the code before redelivery (figures measured once on f558321, kept below as literals).
 // Usage: npm run build && tsx bench/recovery.ts [--quick]
 
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
@@ -27,6 +30,17 @@ const COLD_ROUNDS = 6;
 const QUICK_COLD_ROUNDS = 3;
 /** The schedulers supervisor allows 10 restarts per 2 s: kills are spaced so the bench never trips it. */
 const MIN_MS_BETWEEN_KILLS = 250;
+/** Calls of the kill-worker run, and how many are kept in flight (under the pool's 64 waiting per session). */
+const STORM_CALLS = 3000;
+const QUICK_STORM_CALLS = 1000;
+const STORM_WINDOW = 60;
+const STORM_KILL_EVERY_MS = 250;
+/**
+ * The same run on f558321 (before redelivery: every request in flight on a dead actor was answered
+ * -32010), measured once on the loaded 2-core machine this was written on (2026-12-03, underKillWorker(3000)
+ * run in a copy of that tree): 2760 of 3000 succeeded, p99 142.7 ms. The same day this code: 3000 of 3000, p99 129.1 ms.
+ */
+const BEFORE = { okShare: 2760 / 3000, p99Ms: 142.7 };
 /** -32010: a request in flight on the actor when it died. */
 const ABORTED = -32010;
 const INITIALIZE = { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-recovery', version: '1.0.0' } };
@@ -36,6 +50,47 @@ const SMALL_TEXT = Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quic
 function isReadSuccess(reply: RpcReply): boolean {
   const result = reply.result as { isError?: boolean; content?: { text?: string }[] } | undefined;
   return result !== undefined && result.isError !== true && result.content?.[0]?.text === SMALL_TEXT;
+}
+
+/** One session's 3,000 pipelined read/grep calls while a scheduler worker is killed every 250 ms. */
+export async function underKillWorker(calls: number): Promise<{ ok: number; total: number; p99Ms: number; restarts: number; gaveUp: string | null }> {
+  const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'superpi-bench-storm-')));
+  let app: Application | null = null;
+  let gaveUp: string | null = null;
+  try {
+    await writeFile(path.join(workspace, SMALL_FILE), SMALL_TEXT);
+    app = await Application.start({
+      workspace, harness: 'super-pi-code', pageSize: 50, toolTimeoutMs: 30_000, threads: 2, toolThreads: 1,
+      chaos: { killWorkerEveryMs: STORM_KILL_EVERY_MS }, logger: createLogger('error'), serverVersion: 'bench', onGiveUp: (message) => { gaveUp = message; },
+    });
+    const client = new RpcClient();
+    const session = await app.openSession({ principal: { kind: 'local' }, send: client.receive, onGiveUp: (message) => { gaveUp = message; } });
+    client.attach((text) => session.receiveFrame({ kind: 'line', text }));
+    for (let attempt = 0; ; attempt++) {
+      if ((await client.request('initialize', INITIALIZE, 30_000)).result !== undefined) break;
+      if (attempt >= 5) throw new Error('initialize kept failing under kill-worker');
+    }
+    const latencies: number[] = [];
+    let ok = 0;
+    let next = 0;
+    await Promise.all(Array.from({ length: STORM_WINDOW }, async () => {
+      while (next < calls) {
+        const i = next++;
+        const params = i % 2 === 0 ? { name: 'read', arguments: { path: SMALL_FILE } } : { name: 'grep', arguments: { pattern: 'fox', path: SMALL_FILE } };
+        const t0 = nowUs();
+        const reply = await client.request('tools/call', params, 30_000).catch((err: unknown) => ({ error: { code: 0, message: String(err) } }) as RpcReply);
+        const result = reply.result as { isError?: boolean } | undefined;
+        if (result !== undefined && result.isError !== true) {
+          ok++;
+          latencies.push((nowUs() - t0) / 1000);
+        }
+      }
+    }));
+    return { ok, total: calls, p99Ms: latencies.length > 0 ? percentile(latencies, 99) : Number.NaN, restarts: app.health().restarts, gaveUp };
+  } finally {
+    await app?.stop();
+    await rm(workspace, { recursive: true, force: true });
+  }
 }
 
 export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promise<BenchSection> => {
@@ -184,6 +239,13 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
         `What it would take: compile the eight validators when a scheduler thread boots, before it reports ready (boot is off the recovery path, since actors restart on the survivor), or generate them at build time with Ajv's standalone code, so no thread ever compiles at its first call.`,
     ];
     if (!met) notes.push(`**Target missed**: the worst warm round took ${ms(max)} (p95 ${ms(percentile(warm, 95))}).`);
+    const stormCalls = options.quick ? QUICK_STORM_CALLS : STORM_CALLS;
+    progress(`recovery: ${stormCalls} pipelined read/grep calls under kill-worker=${STORM_KILL_EVERY_MS}`);
+    const storm = await underKillWorker(stormCalls);
+    const share = (x: number) => (Number.isNaN(x) ? 'not measured' : `${fmt(x * 100, 2)}%`);
+    notes.push(`Under \`--chaos kill-worker=${STORM_KILL_EVERY_MS}\` (in-process, 2 scheduler threads, 1 tool thread, one session, ${storm.total} calls alternating \`read\` and \`grep\` of a small file, ${STORM_WINDOW} in flight): ` +
+      `${storm.ok} succeeded; ${storm.restarts} restarts counted by the supervisors${storm.gaveUp ? `; gave up: ${storm.gaveUp}` : ''}. ` +
+      `"Before" is the same run on f558321, when every request in flight on a dead actor was answered -32010.`);
     return {
       title: 'Recovery: a killed scheduler thread to the next successful reply',
       command: 'npm run build && npx tsx bench/recovery.ts',
@@ -196,6 +258,8 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
         { measure: `kill → next successful reply, max of ${warm.length}`, ours: ms(max), peer: '', peerName: 'none', ratio: null, target: `< ${TARGET_MS} ms`, met },
         { measure: `kill → next successful reply, p50 of ${warm.length}`, ours: ms(percentile(warm, 50)), peer: '', peerName: 'none', ratio: null, target: '', met: null },
         { measure: `same, cold surviving thread (first call compiles its validator), max of ${cold.length}`, ours: cold.length > 0 ? ms(Math.max(...cold)) : 'n/a', peer: '', peerName: 'none', ratio: null, target: '', met: null },
+        { measure: `calls that succeed under kill-worker=${STORM_KILL_EVERY_MS}, ${storm.total} pipelined read/grep`, ours: share(storm.ok / storm.total), peer: share(BEFORE.okShare), peerName: 'before (f558321)', ratio: null, target: '≥ 99%', met: storm.ok >= 0.99 * storm.total },
+        { measure: `p99 latency of the calls that succeed, same run`, ours: Number.isNaN(storm.p99Ms) ? 'n/a' : ms(storm.p99Ms), peer: Number.isNaN(BEFORE.p99Ms) ? 'not measured' : ms(BEFORE.p99Ms), peerName: 'before (f558321)', ratio: null, target: '', met: null },
       ],
       notes,
     };

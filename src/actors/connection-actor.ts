@@ -24,6 +24,13 @@ export interface ConnectionActorArgs {
   readonly checkpoint?: ArrayBuffer;
   /** Fault injection: the probability that handling a message crashes the actor. */
   readonly crashProbability?: number;
+  /**
+   * Tool calls an earlier incarnation began whose work outlived it (it runs on the main thread): this one
+   * takes them over, so their results answer them here instead of the work being run again or lost.
+   */
+  readonly adopted?: readonly [number, Pending][];
+  /** Tickets below this were issued by earlier incarnations: never reused, so a late result cannot answer the wrong call. */
+  readonly ticketFloor?: number;
 }
 
 export type ConnectionMessage =
@@ -40,6 +47,12 @@ export interface ConnectionOutput {
   readonly checkpoint?: ArrayBuffer;
   /** Tool calls run inline on this thread (their replies are among `replies`), for the metrics. */
   readonly calls?: InlineCall[];
+  /**
+   * Messages from the owner this incarnation has finished, counted from its start (a batch finishes with
+   * its last slice). The owner keeps what it sent until it is counted here: after a crash, the first
+   * message not counted is the one that was being handled, and the ones after it were never begun.
+   */
+  readonly handled: number;
 }
 
 /**
@@ -52,6 +65,7 @@ type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, 
 interface ActorState {
   readonly session: ConnectionState;
   readonly crashProbability: number;
+  readonly handled: number;
 }
 
 export class ChaosCrash extends Error {
@@ -60,10 +74,12 @@ export class ChaosCrash extends Error {
 
 export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, ConnectionMessage> = {
   init(args) {
-    const session = args.checkpoint
+    const base = args.checkpoint
       ? resumed(decodeCheckpoint<Checkpoint>(args.checkpoint))
       : initialState(args.config);
-    return { session, crashProbability: args.crashProbability ?? 0 };
+    const pending = args.adopted && args.adopted.length > 0 ? new Map([...base.pending, ...args.adopted]) : base.pending;
+    const session: ConnectionState = { ...base, pending, nextTicket: Math.max(base.nextTicket, args.ticketFloor ?? 0) };
+    return { session, crashProbability: args.crashProbability ?? 0, handled: 0 };
   },
 
   handle(message, state, ctx) {
@@ -78,13 +94,15 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     const step = settleInline(sliced, before.config.workspace, inline);
     const after = step.state;
     const calls = inline.length > 0 ? { calls: inline } : {};
+    // Every finished message is reported, even one with nothing to say: the owner's redelivery counts on it.
+    const handled = sliced.rest ? state.handled : state.handled + 1;
     if (identityChanged(before, after)) {
       const checkpoint = encodeCheckpoint(checkpointOf(after));
-      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, ...calls } satisfies ConnectionOutput, [checkpoint]);
-    } else if (step.replies.length > 0 || step.effects.length > 0) {
-      ctx.emit({ replies: step.replies, effects: step.effects, ...calls } satisfies ConnectionOutput);
+      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, handled, ...calls } satisfies ConnectionOutput, [checkpoint]);
+    } else if (step.replies.length > 0 || step.effects.length > 0 || handled !== state.handled) {
+      ctx.emit({ replies: step.replies, effects: step.effects, handled, ...calls } satisfies ConnectionOutput);
     }
-    return { kind: 'noreply', state: { ...state, session: after } };
+    return { kind: 'noreply', state: { ...state, session: after, handled } };
   },
 };
 

@@ -22,6 +22,8 @@ export const DEFAULT_THREAD_LIMITS: ThreadLimits = {
   maxOldGenerationSizeMb: 256,
 };
 
+/** The cause name of an actor whose thread was killed on purpose (`SchedulerThread.kill`). */
+export const WORKER_KILLED = 'WorkerKilled';
 
 export class SchedulerThread {
   readonly index: number;
@@ -208,7 +210,9 @@ export class SchedulerThread {
       call.reject(new Error(`scheduler worker ${this.index} exited during a call`));
       this.#calls.delete(ref);
     }
-    const cause = reason.kind === 'crash' ? reason : { kind: 'crash' as const, cause: { name: 'WorkerExit', message: `scheduler worker ${this.index} stopped (${reason.kind})` } };
+    // A kill is named apart from other exits: it comes from outside (chaos, a supervisor), so no message it
+    // was handling is to blame for it (crash-recovery.ts charges crashes, not kills, to that message).
+    const cause = reason.kind === 'crash' ? reason : { kind: 'crash' as const, cause: { name: reason.kind === 'killed' ? WORKER_KILLED : 'WorkerExit', message: `scheduler worker ${this.index} stopped (${reason.kind})` } };
     // Every actor on the thread exits with it; a worker stopped on purpose takes its actors down as shutdown.
     for (const ref of this.actors.values()) ref.settle(reason.kind === 'shutdown' ? reason : cause);
     this.actors.clear();

@@ -66,6 +66,7 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     toolThreads: options.toolThreads,
     toolShare: options.toolShare,
     chaos: options.chaos,
+    intensities: options.intensities,
     logger,
     serverVersion: SERVER_VERSION,
     allowAnonymousWrites: options.allowAnonymousWrites,
@@ -104,17 +105,20 @@ async function serveOverStdio(app: Application, options: ServerOptions, logger: 
   });
   if (launcher.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: launcher.launchers.map((l) => l.pid) });
   const io = { input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes, stop: stop.signal, stopDrainMs: DRAIN_GRACE_MS };
-  await serveStdio(io, async (send) => {
+  let giveUp: (message: string) => void = () => undefined;
+  const gaveUp = new Promise<string>((resolve) => (giveUp = resolve));
+  const ended = await serveStdio(io, async (send) => {
     const session = await app.openSession({
       send,
       principal: { kind: 'local' },
-      // stdio has exactly one session: if it is given up, the server has nothing left to serve.
+      // stdio has exactly one session: if it is given up, the server answers what it was sent, then exits 1.
       onGiveUp: (message) => {
         process.stderr.write(`super-pi: ${message}; exiting\n`);
-        process.exit(1);
+        giveUp(message);
       },
     });
     return {
+      gaveUp,
       receiveFrame: (frame) => session.receiveFrame(frame),
       drain: (ms) => Promise.race([session.drain(ms), hurried]),
       answerInFlight: (reason) => session.answerInFlight(reason),
@@ -122,6 +126,8 @@ async function serveOverStdio(app: Application, options: ServerOptions, logger: 
     };
   });
   launcher.stop();
+  // Every reply has been flushed by now: the host sees the server end, non-zero, and can start it again.
+  if (ended === 'gave-up') process.exit(1);
   logger.log('info', stop.signal.aborted ? 'drained; exiting' : 'input closed; exiting');
   await app.stop();
   process.off('SIGTERM', onSignal);

@@ -8,6 +8,7 @@ import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
 import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
 import { defaultPrincipalShare } from '../runtime/fair-share.ts';
 import { parseLogLevel } from '../runtime/logger.ts';
+import { DEFAULT_TREE_INTENSITIES, parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from '../transports/http.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
@@ -32,6 +33,8 @@ export interface ServerOptions {
   /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
   readonly toolShare: number;
   readonly chaos: ChaosOptions;
+  /** Restart intensity of each level of the supervision tree. */
+  readonly intensities: TreeIntensities;
   readonly transport: 'stdio' | 'http';
   readonly host: string;
   /** 0 picks a free port (printed at start). */
@@ -71,6 +74,7 @@ Options (flags override environment variables, which override defaults):
   --tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least 2
   --tool-share N           tool-pool calls one principal may run at once   default: tool threads - 1, at least 1
   --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | kill-task-worker=<ms> | crash-actor=<probability>   default: off
+  --restart-intensity LEVEL=N/SECONDS   restarts a level of the supervision tree tolerates per period before it gives up, repeatable; LEVEL: root, schedulers, session, task   default: ${(['root', 'schedulers', 'session', 'task'] as const).map((l) => `${l}=${DEFAULT_TREE_INTENSITIES[l].maxRestarts}/${DEFAULT_TREE_INTENSITIES[l].periodMs / 1000}`).join(' ')}
   --stdio                  serve one session over stdio instead of HTTP and WebSocket
   --host HOST              address to bind   default: ${DEFAULT_HOST}
   --port N                 port; 0 picks a free one   env SUPERPI_PORT   default: ${DEFAULT_PORT}
@@ -111,6 +115,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'tool-threads': { type: 'string' },
         'tool-share': { type: 'string' },
         chaos: { type: 'string', multiple: true },
+        'restart-intensity': { type: 'string', multiple: true },
         stdio: { type: 'boolean' },
         host: { type: 'string' },
         port: { type: 'string' },
@@ -149,6 +154,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   } catch (err) {
     throw new OptionsError((err as Error).message);
   }
+  let intensities: TreeIntensities;
+  try {
+    intensities = parseIntensities(values['restart-intensity'] ?? []);
+  } catch (err) {
+    throw new OptionsError((err as Error).message);
+  }
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreads());
   return {
     kind: 'serve',
@@ -163,6 +174,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       toolThreads,
       toolShare: positiveInt('--tool-share', values['tool-share'], defaultPrincipalShare(toolThreads)),
       chaos,
+      intensities,
       transport: values.stdio ? 'stdio' : defaultTransport,
       host: values.host ?? DEFAULT_HOST,
       port: portNumber(values.port ?? env.SUPERPI_PORT),

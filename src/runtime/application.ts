@@ -15,6 +15,7 @@ import { performance } from 'node:perf_hooks';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
+import { DEFAULT_TREE_INTENSITIES, type TreeIntensities } from '../supervisor/intensities.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
@@ -31,19 +32,8 @@ import { TranscriptWatch } from './transcript-watch.ts';
 import type { Transport } from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 
-/** Scheduler-thread restarts tolerated per period before the tree gives up: a thread that dies while
- * booting (a bug) loops about three times a second per slot, and is stopped within two seconds. */
-export const SCHEDULER_MAX_RESTARTS = 10;
-export const SCHEDULER_RESTART_PERIOD_MS = 2000;
-/** One session's actor restarts tolerated per period: a crash on every message is a loop and ends the
- * session within a second; sporadic crashes (a bad message now and then) are absorbed. */
-export const SESSION_MAX_RESTARTS = 10;
-export const SESSION_RESTART_PERIOD_MS = 1000;
 /** How long a stopping connection actor gets before it is killed. */
 export const SESSION_SHUTDOWN_MS = 2000;
-/** One task's actor restarts tolerated per period; past it the task is answered as interrupted (resumable). */
-export const TASK_MAX_RESTARTS = 10;
-export const TASK_RESTART_PERIOD_MS = 10_000;
 
 export interface ApplicationOptions {
   readonly workspace: string;
@@ -55,6 +45,8 @@ export interface ApplicationOptions {
   /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
   readonly toolShare?: number;
   readonly chaos: ChaosOptions;
+  /** Restart intensity of each level of the tree (default DEFAULT_TREE_INTENSITIES; `--restart-intensity`). */
+  readonly intensities?: TreeIntensities;
   readonly logger: Logger;
   readonly serverVersion: string;
   /** Anonymous remote callers may use write, edit and bash (operator opt-in). */
@@ -162,7 +154,7 @@ export class Application {
     this.#open.set(id, session);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await sessions.startChild(id, () => Supervisor.start(
-      { strategy: 'one_for_one', maxRestarts: SESSION_MAX_RESTARTS, periodMs: SESSION_RESTART_PERIOD_MS, name: id },
+      { strategy: 'one_for_one', ...this.#intensity('session'), name: id },
       [connection],
       { onEvent: (e) => this.#observe(e) },
     ));
@@ -193,7 +185,7 @@ export class Application {
     this.#taskObserved(run, id, sessionId, principal, ownerKey);
     const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await tasks.startChild(id, () => Supervisor.start(
-      { strategy: 'one_for_one', maxRestarts: TASK_MAX_RESTARTS, periodMs: TASK_RESTART_PERIOD_MS, name: id },
+      { strategy: 'one_for_one', ...this.#intensity('task'), name: id },
       [child],
       { onEvent: (e) => this.#observe(e) },
     ));
@@ -255,7 +247,7 @@ export class Application {
       {
         id: 'schedulers',
         type: 'supervisor',
-        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', maxRestarts: SCHEDULER_MAX_RESTARTS, periodMs: SCHEDULER_RESTART_PERIOD_MS }, schedulerSlots, { onEvent: (e) => this.#observe(e) }),
+        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', ...this.#intensity('schedulers') }, schedulerSlots, { onEvent: (e) => this.#observe(e) }),
       },
       { id: 'tools', start: () => this.#toolPoolHandle(), restart: 'permanent', shutdown: 5000 },
       {
@@ -275,7 +267,7 @@ export class Application {
         },
       },
     ];
-    this.#root = await startRoot({ strategy: 'one_for_one' }, children, {
+    this.#root = await startRoot({ strategy: 'one_for_one', ...this.#intensity('root') }, children, {
       onEvent: (e) => this.#observe(e),
       onGiveUp: (message) => {
         logger.log('critical', message);
@@ -308,6 +300,11 @@ export class Application {
     victim.kill();
   }
 
+  #intensity(level: keyof TreeIntensities): { maxRestarts: number; periodMs: number } {
+    const { maxRestarts, periodMs } = (this.#options.intensities ?? DEFAULT_TREE_INTENSITIES)[level];
+    return { maxRestarts, periodMs };
+  }
+
   #toolPoolHandle(): ChildHandle {
     let settle!: (r: ExitReason) => void;
     const exited = new Promise<ExitReason>((r) => (settle = r));
@@ -322,6 +319,8 @@ export class Application {
     if (!isAbnormal(reason)) return;
     const message = `session ${session.id} was given up: ${describeExit(reason)}`;
     this.#options.logger.log('error', message);
+    // Before anything else: every request in flight, and every later one, is answered with why.
+    session.giveUp(message);
     void session.close();
     if (wasOpen) onGiveUp?.(message);
   }

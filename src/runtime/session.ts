@@ -1,10 +1,13 @@
 // One MCP session served by a connection actor on a scheduler worker. The session (main thread) keeps
-// what must survive the actor: the transport's send, the requests in flight — so that each is answered
-// with an error if the actor dies — and the latest checkpoint that a restarted actor resumes from.
+// what must survive the actor: the transport's send, the requests in flight and the messages the actor has
+// not finished — so that a crash costs one request, not a mailbox (crash-recovery.ts) — and the latest
+// checkpoint that a restarted actor resumes from.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
+import { type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from '../actors/crash-recovery.ts';
+import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
 import type { InlineCall } from '../actors/inline-effects.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
@@ -12,7 +15,7 @@ import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { handleMcpLine } from '../mcp/handle.ts';
 import { MAX_BATCH_LENGTH } from '../mcp/limits.ts';
-import { type ConnectionConfig, type ConnectionState, initialState } from '../mcp/state.ts';
+import { type ConnectionConfig, type ConnectionState, initialState, type Pending } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
@@ -49,9 +52,28 @@ export class Session {
   #actor: ActorRef | null = null;
   #runner: EffectRunner | null = null;
   #checkpoint: ArrayBuffer | undefined;
-  /** Client requests not yet answered, by id key. */
-  readonly #inFlight = new Map<string, RequestId>();
-  #buffer: ConnectionMessage[] = [];
+  /** Client requests not yet answered, by id key (in arrival order). */
+  readonly #inFlight = new Map<string, TrackedRequest>();
+  /** Messages for the next actor, while there is none: redeliveries first, then what arrived meanwhile. */
+  #buffer: Delivery[] = [];
+  /** Sent to the current actor and not yet counted as handled by it (from #unackedHead on). */
+  #unacked: Delivery[] = [];
+  #unackedHead = 0;
+  /** Messages the current actor has reported handled. */
+  #handled = 0;
+  /** Tool tickets to the requests they answer: an effect result names its request. */
+  readonly #tickets = new Map<number, string>();
+  /**
+   * Tool calls running on the main thread (the effect runner outlives each actor), with what the core needs
+   * to answer them: a restarted actor adopts the ones still in flight, so a crash does not run them again.
+   */
+  readonly #work = new Map<number, { key: string; pending: Pending }>();
+  /** The ticket of each request in #work: its entry goes when the request is answered (or cancelled). */
+  readonly #workTicket = new Map<string, number>();
+  /** The highest ticket any incarnation issued: the next one starts above it. */
+  #maxTicket = 0;
+  /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
+  #givenUp: string | null = null;
   #closed = false;
   /** Set by answerInFlight: every request has had its answer, and the actor's output is dropped. */
   #silenced = false;
@@ -90,10 +112,13 @@ export class Session {
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
   async start(): Promise<ActorRef> {
+    for (const w of [...this.#work.values()]) if (!this.#inFlight.has(w.key)) this.#settleWork(w.key);
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
       ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
+      ...(this.#work.size > 0 ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
+      ticketFloor: this.#maxTicket + 1,
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
     const first = !this.#started;
@@ -106,18 +131,18 @@ export class Session {
     } else {
       this.#early = null;
     }
-    const runner = new EffectRunner(this.#deps.effects, (result) => actor.cast({ k: 'result', result } satisfies ConnectionMessage));
+    // One runner for the session's life: work it runs outlives an actor, and its results go to the current one.
+    const runner = this.#runner ?? new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result));
     this.#actor = actor;
     this.#runner = runner;
     actor.onMessage((out) => this.#output(out as ConnectionOutput, actor, runner));
     actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
-    void actor.exited.then((reason) => this.#actorExited(actor, runner, reason));
-    // Lines answered early whose answer the dead actor never confirmed: the new one must see them first.
-    const unconfirmed: ConnectionMessage[] = [...(this.#answeredEarly?.values() ?? [])].map((line) => ({ k: 'line', line }));
-    const buffered = this.#restarts > 0 ? [...unconfirmed, ...this.#buffer] : this.#buffer;
+    void actor.exited.then((reason) => this.#actorExited(actor, reason));
+    // Redeliveries (messages the dead actor never finished, lines answered early among them) come first.
+    const buffered = this.#buffer;
     this.#buffer = [];
-    for (const msg of buffered) actor.cast(msg);
+    for (const delivery of buffered) this.#sendTo(actor, delivery);
     // What a dead actor may have lost of its tasks' answers and questions is given to this one.
     if (this.#restarts > 0) this.#tasks?.resume();
     return actor;
@@ -125,23 +150,28 @@ export class Session {
 
   /** `parsed`: the line already parsed by the transport (HTTP parses to route), so it is not parsed twice here. */
   receiveFrame(frame: FrameEvent, parsed?: unknown): void {
+    if (this.#givenUp !== null) {
+      if (frame.kind === 'line') this.#answerGivenUp(frame.text, parsed);
+      return;
+    }
     if (this.#closed) return;
-    let msg: ConnectionMessage;
+    let delivery: Delivery;
     if (frame.kind === 'line') {
-      const message = this.#track(frame.text, parsed);
+      const { message, keys } = this.#track(frame.text, parsed);
       if (this.#early) this.#answerEarly(frame.text, message);
-      msg = { k: 'line', line: frame.text };
+      delivery = { msg: { k: 'line', line: frame.text }, keys, crashes: 0 };
     } else {
-      msg = frame.kind === 'oversized'
+      const msg: ConnectionMessage = frame.kind === 'oversized'
         ? { k: 'unreadable', problem: 'oversized', detail: oversizedDetail(frame.bytes, frame.limit) }
         : { k: 'unreadable', problem: 'invalid-utf8', detail: invalidUtf8Detail(frame.bytes) };
+      delivery = { msg, keys: [], crashes: 0 };
     }
     if (this.#actor?.alive) {
-      this.#actor.cast(msg);
+      this.#sendTo(this.#actor, delivery);
     } else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) {
-      this.#buffer.push(msg);
+      this.#buffer.push(delivery);
     } else {
-      this.#refuse(msg, 'the session is restarting and its buffer is full; retry later');
+      this.#refuse(delivery.msg, 'the session is restarting and its buffer is full; retry later');
     }
   }
 
@@ -152,15 +182,106 @@ export class Session {
    */
   deliver(result: EffectResult): void {
     if (this.#closed) return;
-    if (this.#actor?.alive) this.#actor.cast({ k: 'result', result });
-    else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) this.#buffer.push({ k: 'result', result });
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: [], crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) this.#buffer.push(delivery);
   }
 
-  /** A result for the core from work that outlives an actor (tasks): never dropped, held during a restart. */
+  /**
+   * A result for the core from work that outlives an actor (tasks): held during a restart. One the dead
+   * actor never handled is not redelivered: `SessionTasks.resume` gives the next actor every task's outcome.
+   */
   #toActor(msg: ConnectionMessage): void {
     if (this.#closed) return;
-    if (this.#actor?.alive) this.#actor.cast(msg);
-    else this.#buffer.push(msg);
+    const delivery: Delivery = { msg, keys: [], crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else this.#buffer.push(delivery);
+  }
+
+  /** Casts to `actor` if it is still the session's actor, remembering the message until the actor has handled it. */
+  #sendTo(actor: ActorRef, delivery: Delivery): void {
+    if (actor !== this.#actor || !actor.alive) return;
+    this.#unacked.push(delivery);
+    actor.cast(delivery.msg);
+  }
+
+  /** The request an effect result answers, when the session saw the effect that asked for it. */
+  #requestOf(result: EffectResult): string[] {
+    const key = 'ticket' in result ? this.#tickets.get(result.ticket) : undefined;
+    return key === undefined ? [] : [key];
+  }
+
+  /** A request is answered (or cancelled, or decided after a crash): its work is no longer adoptable. */
+  #settleWork(key: string): void {
+    const ticket = this.#workTicket.get(key);
+    if (ticket === undefined) return;
+    this.#workTicket.delete(key);
+    this.#work.delete(ticket);
+    this.#tickets.delete(ticket);
+  }
+
+  /** A result of the session's runner: to the current actor, or held for the next one during a restart. */
+  #fromRunner(result: EffectResult): void {
+    if (this.#closed) return;
+    // The work stays adoptable until its request is answered: an actor that dies before handling this
+    // result leaves it to the next one, with the result redelivered.
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#requestOf(result), crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else this.#buffer.push(delivery);
+  }
+
+  /** The actor has handled `handled` messages: they leave the unacknowledged queue, their requests are begun. */
+  #acknowledge(handled: number): void {
+    while (this.#handled < handled && this.#unackedHead < this.#unacked.length) {
+      const delivery = this.#unacked[this.#unackedHead++] as Delivery;
+      this.#handled++;
+      for (const key of delivery.keys) {
+        const request = this.#inFlight.get(key);
+        if (request) request.begun = true;
+      }
+    }
+    // Compact once the handled prefix dominates, so the queue does not grow forever.
+    if (this.#unackedHead > 1024 && this.#unackedHead * 2 > this.#unacked.length) {
+      this.#unacked = this.#unacked.slice(this.#unackedHead);
+      this.#unackedHead = 0;
+    }
+  }
+
+  /**
+   * The session's supervisor gave it up (its actor kept crashing): every request in flight, and every one
+   * that arrives later, is answered at once with why. Nothing is left waiting for an actor that will not come.
+   */
+  giveUp(why: string): void {
+    if (this.#givenUp !== null) return;
+    this.#givenUp = why;
+    this.#buffer = [];
+    const requests = [...this.#inFlight.values()];
+    this.#inFlight.clear();
+    for (const r of requests) this.#deps.send(givenUpLine(r.id, why));
+    this.#silenced = true;
+    this.#notifyIdle();
+  }
+
+  /** True once the session's supervisor gave it up. */
+  get givenUp(): boolean {
+    return this.#givenUp !== null;
+  }
+
+  #answerGivenUp(line: string, alreadyParsed: unknown): void {
+    let parsed: unknown = alreadyParsed;
+    if (parsed === undefined) {
+      try {
+        parsed = JSON.parse(line);
+      } catch {
+        // Not JSON: no id to answer.
+        return;
+      }
+    }
+    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
+      if (typeof m !== 'object' || m === null) continue;
+      const { id, method } = m as { id?: unknown; method?: unknown };
+      if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) this.#deps.send(givenUpLine(id, this.#givenUp ?? ''));
+    }
   }
 
   /** Resolves once no request is in flight (all answered), or after `ms`. */
@@ -181,7 +302,7 @@ export class Session {
    */
   answerInFlight(reason: string): void {
     this.#silenced = true;
-    for (const [key, id] of this.#inFlight) {
+    for (const [key, { id }] of this.#inFlight) {
       this.#inFlight.delete(key);
       this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`));
     }
@@ -225,35 +346,49 @@ export class Session {
     }
   }
 
-  /** Notes requests (ids) and cancellations; parse errors are the actor's to answer. Returns the parsed message. */
-  #track(line: string, alreadyParsed?: unknown): unknown {
+  /**
+   * Notes requests (ids, and what a retry needs) and cancellations; parse errors are the actor's to answer.
+   * Returns the parsed message and the keys of the requests it carries.
+   */
+  #track(line: string, alreadyParsed?: unknown): { message: unknown; keys: string[] } {
     let parsed: unknown = alreadyParsed;
     if (parsed === undefined) {
       try {
         parsed = JSON.parse(line);
       } catch {
         // Not JSON: the actor answers it with -32700; there is no id to track.
-        return undefined;
+        return { message: undefined, keys: [] };
       }
     }
+    const keys: string[] = [];
+    const batch = Array.isArray(parsed);
     // A batch past MAX_BATCH_LENGTH is refused whole (one reply, id null): none of its ids will be answered.
     for (const m of Array.isArray(parsed) ? (parsed.length > MAX_BATCH_LENGTH ? [] : parsed) : [parsed]) {
       if (typeof m !== 'object' || m === null) continue;
-      const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown } };
+      const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown; _meta?: { progressToken?: unknown } } };
       if (typeof method !== 'string') continue;
-      if (typeof id === 'string' || typeof id === 'number') this.#inFlight.set(idKey(id), id);
-      else if (method === 'notifications/cancelled') {
+      if (typeof id === 'string' || typeof id === 'number') {
+        const key = idKey(id);
+        keys.push(key);
+        const token = params?._meta?.progressToken;
+        const progressToken = typeof token === 'string' || typeof token === 'number' ? token : undefined;
+        this.#inFlight.set(key, { id, line: batch ? JSON.stringify(m) : line, retryable: isSafeToRetry(method, params), begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }) });
+      } else if (method === 'notifications/cancelled') {
         const target = params?.requestId;
-        if (typeof target === 'string' || typeof target === 'number') this.#inFlight.delete(idKey(target));
+        if (typeof target === 'string' || typeof target === 'number') {
+          this.#inFlight.delete(idKey(target));
+          this.#settleWork(idKey(target));
+        }
       }
     }
-    return parsed;
+    return { message: parsed, keys };
   }
 
   #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
     if (this.#silenced) return;
-    // Output of an incarnation that has exited is dropped: its requests were already answered.
-    if (actor !== this.#actor || runner !== this.#runner) return;
+    // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
+    if (actor !== this.#actor) return;
+    this.#acknowledge(out.handled);
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
     if (out.calls) this.#deps.onInlineCalls?.(out.calls);
     for (const line of out.replies) {
@@ -266,12 +401,24 @@ export class Session {
           continue;
         }
         this.#inFlight.delete(key);
+        this.#settleWork(key);
         this.#tasks?.replied(key);
       }
       this.#deps.send(line);
     }
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
-    for (const effect of out.effects) if (!this.#taskEffect(effect)) runner.run(effect);
+    for (const effect of out.effects) {
+      if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
+      if (effect.kind === 'runTool') this.#tickets.set(effect.ticket, idKey(effect.requestId));
+      if (this.#taskEffect(effect)) continue;
+      if (effect.kind === 'runTool') {
+        const key = idKey(effect.requestId);
+        const progressToken = this.#inFlight.get(key)?.progressToken;
+        this.#workTicket.set(key, effect.ticket);
+        this.#work.set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
+      }
+      runner.run(effect);
+    }
   }
 
   /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
@@ -288,19 +435,40 @@ export class Session {
     return this.#tasks?.take(effect) ?? false;
   }
 
-  #actorExited(actor: ActorRef, runner: EffectRunner, reason: ActorExit): void {
+  /**
+   * The actor is gone: the messages it never began go to the next one in order, the requests it had begun
+   * are retried if that is safe and answered otherwise, a request that crashed two actors in a row is
+   * answered as the cause (crash-recovery.ts). Harness tasks are actors of their own and go on.
+   */
+  #actorExited(actor: ActorRef, reason: ActorExit): void {
     if (actor !== this.#actor) return;
     this.#actor = null;
-    void runner.close('the session actor exited');
-    if (this.#closed) return;
+    const unacked = this.#unacked.slice(this.#unackedHead);
+    this.#unacked = [];
+    this.#unackedHead = 0;
+    this.#handled = 0;
+    if (this.#closed || this.#givenUp !== null) return;
+    const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
-    this.#deps.logger.log('warning', 'connection actor exited; answering its requests in flight', { session: this.id, reason: why, inFlight: this.#inFlight.size });
-    for (const [key, id] of this.#inFlight) {
-      // A harness task is an actor of its own: it goes on, and answers through the restarted actor.
-      if (this.#tasks?.ownsRequest(key)) continue;
-      this.#inFlight.delete(key);
-      this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: the session's actor ${why} while this request was in flight; its outcome is unknown. The session resumes from its checkpoint: retry the request.`));
+    const running = new Set([...this.#work.values()].map((w) => w.key));
+    const recovery = recover(this.#inFlight, unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
+    // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
+    const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
+    for (const [ticket, w] of this.#work) {
+      if (!decided.has(w.key)) continue;
+      this.#settleWork(w.key);
+      this.#runner?.run({ kind: 'cancel', ticket });
     }
+    this.#deps.logger.log('warning', 'connection actor exited; redelivering what it had not finished', {
+      session: this.id, reason: why, inFlight: this.#inFlight.size + recovery.answers.length, redelivered: recovery.redeliver.length,
+      answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,
+    });
+    for (const { id, reason: answer } of recovery.answers) {
+      this.#deps.send(answer === 'poison'
+        ? errorLine(id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while running this request (the session's actor ${why}), so this request is taken as the cause and is not run again.`, { reason: 'poison' })
+        : errorLine(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' }));
+    }
+    this.#buffer = [...recovery.redeliver, ...this.#buffer];
     if (this.#inFlight.size === 0) this.#notifyIdle();
   }
 
@@ -312,6 +480,9 @@ export class Session {
 
   #refuse(msg: ConnectionMessage, why: string): void {
     if (msg.k !== 'line') return;
+    // A refused message will never be handled: it must not stand in the queue the actor's counts walk.
+    const at = this.#unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
+    if (at >= 0) this.#unacked.splice(at, 1);
     let id: unknown;
     try {
       id = (JSON.parse(msg.line) as { id?: unknown }).id;
@@ -323,4 +494,8 @@ export class Session {
     this.#inFlight.delete(idKey(id));
     this.#deps.send(errorLine(id, ErrorCode.ServerBusy, `Request refused: ${why}`));
   }
+}
+
+function givenUpLine(id: RequestId, why: string): string {
+  return errorLine(id, ErrorCode.RequestAborted, `Request aborted: the session was given up (${why}); this request was not run. Initialize a new session (stdio: the server exits; start it again).`, { reason: 'session-given-up' });
 }

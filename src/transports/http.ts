@@ -164,7 +164,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       const id = randomUUID();
       let session: Session;
       try {
-        session = await app.openSession({ send: routeTo(sessions, id), principal, transport: 'http' });
+        // Given up (its actor kept crashing): its requests have been answered with why; its id now answers 404.
+        session = await app.openSession({ send: routeTo(sessions, id), principal, transport: 'http', onGiveUp: () => { const given = sessions.get(id); if (given) void end(given); } });
       } catch (err) {
         quota.release(principal);
         throw err;
@@ -361,7 +362,13 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ws.on('error', (err) => logger.log('warning', 'WebSocket error', { error: err.message }));
     let opened: Session;
     try {
-      opened = await app.openSession({ send: (line) => ws.readyState === ws.OPEN && ws.send(line), principal, transport: 'websocket' });
+      opened = await app.openSession({
+        send: (line) => ws.readyState === ws.OPEN && ws.send(line),
+        principal,
+        transport: 'websocket',
+        // Its requests have been answered with why (the frames are queued ahead of the close).
+        onGiveUp: () => ws.close(1011, 'the session was given up: its actor kept crashing; open a new one'),
+      });
     } catch (err) {
       logger.log('error', 'could not open a WebSocket session', { error: (err as Error).message });
       ws.close(1011, 'the server could not open a session');

@@ -8,6 +8,13 @@ import { LineFramer } from './line-framer.ts';
 export const EOF_DRAIN_MS = 2000;
 /** Once the session has closed, how long the last replies may take to leave through the output stream. */
 export const OUTPUT_FLUSH_MS = 2000;
+/**
+ * After the session was given up: the server goes on reading (and answering, with the give-up error) until
+ * the input has been quiet this long, so requests the host had already sent get their answer before the
+ * server exits — and at most GIVE_UP_LINGER_MAX_MS in all, so a host that keeps sending cannot keep it alive.
+ */
+export const GIVE_UP_QUIET_MS = 200;
+export const GIVE_UP_LINGER_MAX_MS = 2000;
 
 export interface LineSession {
   receiveFrame(frame: ReturnType<LineFramer['push']>[number]): void;
@@ -16,6 +23,8 @@ export interface LineSession {
   /** Answers every request still in flight with an error saying why: nothing is left unanswered. */
   answerInFlight?(reason: string): void;
   close(): Promise<void>;
+  /** Resolves if the session's supervisor gives it up: the server then ends (and the host sees it end). */
+  gaveUp?: Promise<string>;
 }
 
 export interface StdioTransportOptions {
@@ -29,10 +38,11 @@ export interface StdioTransportOptions {
 
 /**
  * Serves one session over a pair of streams; resolves when the input ends or `stop` is aborted, and the
- * session has drained, answered what is left, closed, and its output is flushed. Input is not read until
- * the session is open (the stream buffers it meanwhile).
+ * session has drained, answered what is left, closed, and its output is flushed — with `gave-up` when the
+ * session was given up (the caller exits non-zero), else `ended`. Input is not read until the session is
+ * open (the stream buffers it meanwhile).
  */
-export async function serveStdio(options: StdioTransportOptions, openSession: (send: (line: string) => void) => LineSession | Promise<LineSession>): Promise<void> {
+export async function serveStdio(options: StdioTransportOptions, openSession: (send: (line: string) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
   let outputOpen = true;
   options.output.on('error', () => {
@@ -45,16 +55,31 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
   const session = await openSession(send);
   return new Promise((resolve) => {
     let ending = false;
+    let outcome: 'ended' | 'gave-up' = 'ended';
+    let lastInput = Date.now();
     const end = async (drainMs: number, why: string): Promise<void> => {
       await session.drain?.(drainMs);
       session.answerInFlight?.(why);
       await session.close();
       if (outputOpen) await flush(options.output, OUTPUT_FLUSH_MS);
-      resolve();
+      resolve(outcome);
     };
     const onData = (chunk: Buffer): void => {
+      lastInput = Date.now();
       for (const frame of framer.push(chunk)) session.receiveFrame(frame);
     };
+    void session.gaveUp?.then(async () => {
+      if (ending) return;
+      outcome = 'gave-up';
+      // The session answers what arrives now by itself; wait for the host's requests already on their way.
+      const until = Date.now() + GIVE_UP_LINGER_MAX_MS;
+      while (!ending && Date.now() < until && Date.now() - lastInput < GIVE_UP_QUIET_MS) await new Promise((r) => setTimeout(r, GIVE_UP_QUIET_MS / 4));
+      if (ending) return;
+      ending = true;
+      options.input.off('data', onData);
+      options.input.off('end', onEnd);
+      void end(0, 'the session was given up');
+    });
     const onEnd = (): void => {
       if (ending) return;
       ending = true;

@@ -81,6 +81,14 @@ for (const [mode, flag] of [['kill-worker', 'kill-worker=1000'], ['crash-actor',
       const total = tallies.reduce((t, x) => ({ ok: t.ok + x.ok, errors: t.errors + x.errors, unanswered: t.unanswered + x.unanswered }), { ok: 0, errors: 0, unanswered: 0 });
       const codes = [...new Set(tallies.flatMap((t) => [...t.codes.keys()]))];
       console.log(`  ${mode}: ${total.ok} ok, ${total.errors} errors (codes ${codes.join(', ') || 'none'}), ${total.unanswered} unanswered of ${SESSIONS * CALLS}`);
+      // First, that the faults happened, counted from outside: a really killed thread is restarted by the
+      // schedulers supervisor; a really crashed actor is reported by its session. A chaos mode that only
+      // logs, or never throws, leaves these at zero.
+      const stderrs = sessions.map((s) => s.stderr()).join('\n');
+      const faults = mode === 'kill-worker'
+        ? stderrs.split('\n').filter((l) => l.includes(': restarted') && l.includes('"supervisor":"schedulers"')).length
+        : stderrs.split('\n').filter((l) => l.includes('connection actor exited') && l.includes('crash-actor made this connection actor crash')).length;
+      assert.ok(faults >= 2, `at least 2 ${mode === 'kill-worker' ? 'thread restarts' : 'actor crashes'} in the run (${faults})`);
       assert.is(total.unanswered, 0, 'every request is answered');
       assert.is(total.ok + total.errors, SESSIONS * CALLS);
       assert.ok(total.ok >= 0.9 * SESSIONS * CALLS, `at least 90% succeed (${total.ok})`);

@@ -67,7 +67,7 @@ early('anything else waits for the actor, and so does everything after it; the a
   session.receiveFrame(frame(line(2, 'tools/list')));
   session.receiveFrame(frame(line(3, 'ping')));
   assert.equal(ids(sent), [1], 'tools/list is not answered here, and the ping after it waits its turn');
-  const out: ConnectionOutput = { replies: [reply(1, { protocolVersion: '2025-06-18' }), reply(2, { tools: [] }), reply(3)], effects: [] };
+  const out: ConnectionOutput = { replies: [reply(1, { protocolVersion: '2025-06-18' }), reply(2, { tools: [] }), reply(3)], effects: [], handled: 3 };
   (refs[0] as ActorRef).deliver(out);
   assert.equal(ids(sent), [1, 2, 3], 'the actor\'s initialize reply is not sent twice');
   assert.is(session.inFlight, 0);
@@ -93,7 +93,7 @@ early('an actor that dies before confirming an early answer: its successor is se
   const toSecond = (casts[1] ?? []).map((m) => (m.k === 'line' ? (JSON.parse(m.line) as { method: string }).method : m.k));
   assert.equal(toSecond, ['initialize', 'tools/list']);
   assert.equal(ids(sent), [1], 'no -32010 for a request already answered');
-  (refs[1] as ActorRef).deliver({ replies: [reply(1), reply(2, { tools: [] })], effects: [] } satisfies ConnectionOutput);
+  (refs[1] as ActorRef).deliver({ replies: [reply(1), reply(2, { tools: [] })], effects: [], handled: 2 } satisfies ConnectionOutput);
   assert.equal(ids(sent), [1, 2]);
 });
 

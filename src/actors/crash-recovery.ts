@@ -1,0 +1,140 @@
+// What a session does with its requests when its connection actor dies (README, "Crash semantics"):
+// messages the dead incarnation had not begun go to the next one in order; of the requests it had begun,
+// the idempotent ones run again and the others are answered "effect unknown"; a request that was being
+// handled at two crashes in a row is poison: answered, never delivered again. Pure: the Session applies it.
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { idKey } from '../mcp/jsonrpc.ts';
+import { toolCatalog } from '../tools/catalog.ts';
+import { isToolName } from '../tools/definition.ts';
+import type { ConnectionMessage } from './connection-actor.ts';
+
+/** Methods without side effects besides `* /list`: running one twice answers the same. */
+const SIDE_EFFECT_FREE_METHODS: ReadonlySet<string> = new Set(['ping', 'prompts/get', 'resources/read', 'completion/complete']);
+
+/**
+ * Whether a request may run again after a crash: a method without side effects, or a `tools/call` of a tool
+ * whose annotations say it is idempotent (read, ls, grep, find, and write — same content, same file).
+ */
+export function isSafeToRetry(method: string, params: unknown): boolean {
+  if (SIDE_EFFECT_FREE_METHODS.has(method) || method.endsWith('/list')) return true;
+  if (method !== 'tools/call' || typeof params !== 'object' || params === null) return false;
+  const name = (params as { name?: unknown }).name;
+  return typeof name === 'string' && isToolName(name) && toolCatalog[name].annotations.idempotentHint;
+}
+
+/** A client request the session passed on and has not seen answered. */
+export interface TrackedRequest {
+  readonly id: RequestId;
+  /** The request alone as a line (a batch element re-serialised), for a retry. */
+  readonly line: string;
+  readonly retryable: boolean;
+  /** The incarnation it was sent to finished the message that carried it: its work may be under way. */
+  begun: boolean;
+  /** Crashes in a row that happened while it was the message being handled. */
+  crashes: number;
+  /** The request's progress token, for a restarted actor that adopts its work. */
+  readonly progressToken?: string | number;
+}
+
+/** A message sent to the current incarnation and not yet counted as handled by it. */
+export interface Delivery {
+  readonly msg: ConnectionMessage;
+  /** Keys of the requests the message carries (a line), or the request an effect result is for. */
+  readonly keys: readonly string[];
+  /** Crashes in a row that happened while this message (one carrying no request) was being handled. */
+  readonly crashes: number;
+}
+
+/** How the incarnation ended: a `crash` is charged to the message it was handling; a `kill` (its worker
+ * terminated from outside) is no message's fault, but the message may have been under way all the same. */
+export type ExitKind = 'crash' | 'kill';
+
+export type AnswerReason = 'effect-unknown' | 'poison';
+
+export interface Recovery {
+  /** Requests to answer now with an error; they leave the in-flight table. */
+  readonly answers: { readonly key: string; readonly id: RequestId; readonly reason: AnswerReason }[];
+  /** What the next incarnation is sent first, in this order: retries, then the messages never begun. */
+  readonly redeliver: Delivery[];
+  /** Messages dropped as poison that carried no request (a notification, an unreadable frame). */
+  readonly droppedPoison: number;
+}
+
+/**
+ * Decides, when an incarnation ends, the fate of each request and message it held. `inFlight` is updated in
+ * place (retried requests are not begun any more, their crash counts are kept). `survives` names requests
+ * whose work outlives the actor and that are left alone: harness tasks, and tool calls whose work runs on
+ * the main thread (the next incarnation adopts them) — unless the message under way was theirs.
+ */
+export function recover(inFlight: Map<string, TrackedRequest>, unacked: readonly Delivery[], exit: ExitKind, survives: (key: string) => boolean): Recovery {
+  const answers: { key: string; id: RequestId; reason: AnswerReason }[] = [];
+  const retries: Delivery[] = [];
+  const head = unacked[0];
+  const cause = new Set(head?.msg.k === 'result' ? head.keys : head?.msg.k === 'line' ? head.keys : []);
+  for (const [key, request] of inFlight) {
+    const isCause = cause.has(key);
+    if (!isCause && survives(key)) continue;
+    if (!request.begun && !isCause) continue;
+    // A kill charges nobody; a crash while a request was handled counts against it; a bystander's row is broken.
+    const crashes = isCause ? (exit === 'crash' ? request.crashes + 1 : request.crashes) : 0;
+    if (isCause && crashes >= 2) {
+      answers.push({ key, id: request.id, reason: 'poison' });
+    } else if (request.retryable) {
+      request.begun = false;
+      request.crashes = crashes;
+      retries.push({ msg: { k: 'line', line: request.line }, keys: [key], crashes: 0 });
+    } else {
+      answers.push({ key, id: request.id, reason: 'effect-unknown' });
+    }
+  }
+  for (const { key } of answers) inFlight.delete(key);
+  const decided = new Set([...answers.map((a) => a.key), ...retries.flatMap((r) => r.keys)]);
+  let droppedPoison = 0;
+  const rest: Delivery[] = [];
+  unacked.forEach((delivery, i) => {
+    if (delivery.msg.k === 'batch') return;
+    // An effect result goes again only to a request the next incarnation adopts; the others were decided above.
+    if (delivery.msg.k === 'result') {
+      if (i > 0 && delivery.keys.length > 0 && delivery.keys.every((k) => !decided.has(k) && inFlight.has(k) && survives(k))) rest.push(delivery);
+      return;
+    }
+    if (i > 0) {
+      rest.push(delivery);
+      return;
+    }
+    // The message under way: its requests were decided above; the rest of it (notifications, answers to the
+    // server's own requests, requests answered early by the session) goes again — unless it was under way
+    // at the last crash too.
+    const crashes = exit === 'crash' ? delivery.crashes + 1 : delivery.crashes;
+    const others = delivery.msg.k === 'line' ? undecidedParts(delivery.msg.line, decided) : [delivery.msg];
+    if (others.length === 0) return;
+    if (crashes >= 2) {
+      droppedPoison += others.length;
+      return;
+    }
+    for (const msg of others) rest.push({ msg, keys: [], crashes });
+  });
+  return { answers, redeliver: [...retries, ...rest], droppedPoison };
+}
+
+/** The parts of a line not decided by a retry or an answer: the line itself, or a batch's other elements. */
+function undecidedParts(line: string, decided: ReadonlySet<string>): ConnectionMessage[] {
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(line);
+  } catch {
+    // Not JSON: the actor answers it with a parse error, once it gets it.
+    return [{ k: 'line', line }];
+  }
+  if (!Array.isArray(parsed)) return decided.has(requestKeyOf(parsed) ?? '') ? [] : [{ k: 'line', line }];
+  return parsed
+    .filter((m: unknown) => !decided.has(requestKeyOf(m) ?? ''))
+    .map((m: unknown) => ({ k: 'line', line: JSON.stringify(m) }));
+}
+
+function requestKeyOf(m: unknown): string | null {
+  if (typeof m !== 'object' || m === null) return null;
+  const { id, method } = m as { id?: unknown; method?: unknown };
+  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? idKey(id) : null;
+}
