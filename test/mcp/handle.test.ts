@@ -342,7 +342,7 @@ resources('reads the workspace context through an effect', () => {
 resources('an unknown resource is -32002 at once; an unknown conversation is -32002 once the store says so', () => {
   const r = feed(ready(), req(1, 'resources/read', { uri: 'superpi://nope' }), req(2, 'resources/read', { uri: 'superpi://conversation/abc/transcript' }));
   assert.is(r.replies.length, 1);
-  assert.is((r.replies[0] as { error: { code: number } }).error.code, -32002);
+  assert.equal(r.replies[0], { jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'Resource not found: superpi://nope', data: { uri: 'superpi://nope' } } });
   const effect = r.effects.find((e) => e.kind === 'readTranscript') as { ticket: number };
   const gone = fold(r.state, { kind: 'transcript', ticket: effect.ticket, jsonl: null });
   assert.is((gone.replies[0] as { error: { code: number } }).error.code, -32002);
@@ -363,6 +363,8 @@ resources('completes path arguments through an effect', () => {
 
 resources('refuses completion for an unknown prompt or argument with -32602', () => {
   const r = feed(ready(), req(1, 'completion/complete', { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } }), req(2, 'completion/complete', { ref: { type: 'ref/prompt', name: 'super-pi-code' }, argument: { name: 'zzz', value: '' } }));
+  // Both are answered: a loop over the replies alone would pass with none.
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2]);
   for (const x of r.replies) assert.is((x as { error: { code: number } }).error.code, -32602);
 });
 
