@@ -175,6 +175,7 @@ tools('answers an unknown tool with -32602', () => {
 tools('validates arguments against the schema before anything runs', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }), req(2, 'tools/call', { name: 'read', arguments: { path: 'a', bogus: 1 } }), req(3, 'tools/call', { name: 'read', arguments: {} }));
   assert.equal(r.effects.filter((e) => e.kind === 'runTool'), []);
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3]);
   const errors = r.replies.map((x) => (x as { error: { code: number; message: string } }).error);
   assert.ok(errors.every((e) => e.code === -32602));
   assert.match(errors[1]!.message, /unknown property "bogus"/);
@@ -304,6 +305,7 @@ prompts('plan_architecture renders the planner prompt', () => {
 
 prompts('refuses an unknown prompt, a missing required argument and an unknown argument with -32602', () => {
   const r = feed(ready(), req(1, 'prompts/get', { name: 'nope' }), req(2, 'prompts/get', { name: 'super-pi-code', arguments: {} }), req(3, 'prompts/get', { name: 'super-pi-code', arguments: { task: 'x', colour: 'red' } }));
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3]);
   const errors = r.replies.map((x) => (x as { error: { code: number; message: string } }).error);
   assert.ok(errors.every((e) => e.code === -32602));
   assert.match(errors[1]!.message, /"task"/);
