@@ -5,9 +5,9 @@ import { mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES, PROGRESS_INTERVAL_MS } from '../../src/tools/bash.ts';
+import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES, PROGRESS_INTERVAL_MS, TAIL_KEEP_BYTES } from '../../src/tools/bash.ts';
 import { type BashIsolation, bashIsolation, commandEnvironment, knownBashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
-import { bashDefinition } from '../../src/tools/definitions/bash.ts';
+import { BASH_DEFAULT_TIMEOUT_SECONDS, bashDefinition } from '../../src/tools/definitions/bash.ts';
 import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
 import { context, inSandbox } from './sandbox.ts';
 import { allGone, killLeftovers, uniqueSleep } from './processes.ts';
@@ -43,6 +43,15 @@ async function under(isolation: BashIsolation, body: () => Promise<void>): Promi
     useBashIsolation(await probeBashIsolation());
   }
 }
+
+// The tests below find the edges through these constants; this ties them to the README's `bash` row,
+// written as literals.
+test('the bash limits are the README\'s: 180 s timeout, 100 KB tail, 20 full-output files of 64 MiB, 256 MiB in all', () => {
+  assert.equal(
+    { BASH_DEFAULT_TIMEOUT_SECONDS, TAIL_KEEP_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_TOTAL_BYTES },
+    { BASH_DEFAULT_TIMEOUT_SECONDS: 180, TAIL_KEEP_BYTES: 102_400, MAX_FULL_OUTPUT_FILES: 20, MAX_FULL_OUTPUT_FILE_BYTES: 67_108_864, MAX_FULL_OUTPUT_TOTAL_BYTES: 268_435_456 },
+  );
+});
 
 test('bash returns stdout and stderr interleaved', () =>
   inSandbox({}, async ({ ws }) => {
