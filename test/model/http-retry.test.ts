@@ -5,24 +5,13 @@ import { AnthropicProvider } from '../../src/model/anthropic.ts';
 import { DEFAULT_RETRY_POLICY, backoffMs, parseRetryAfter, postJson, resolveRetryPolicy } from '../../src/model/http-retry.ts';
 import { OpenAICompatibleProvider } from '../../src/model/openai-compatible.ts';
 import { ModelError, type ModelRequest } from '../../src/model/types.ts';
+import { guarded } from '../hang-guard.ts';
 import { startScriptedServer } from './fixtures/scripted-server.ts';
 
 const ok = { body: { choices: [{ finish_reason: 'stop', message: { content: 'fine' } }] } };
 const request: ModelRequest = { system: '', messages: [{ role: 'user', content: 'hi' }], tools: [] };
 /** Fast retries, so the tests measure behaviour rather than the production backoff. */
 const quick = { backoffBaseMs: 10, maxBackoffMs: 2_000 };
-
-/**
- * A guard against a hang, far from both outcomes: the behaviour checked settles in milliseconds, its
- * absence takes 20 s to 2 minutes (a Retry-After, the default request timeout) or forever. Not a speed
- * claim: on a loaded 2-core machine "promptly" can take a second or two.
- */
-const HANG_GUARD_MS = 10_000;
-function guarded<T>(promise: Promise<T>, what: string): Promise<T> {
-  let timer: NodeJS.Timeout | undefined;
-  const hang = new Promise<T>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what}: still pending after ${HANG_GUARD_MS} ms`)), HANG_GUARD_MS); });
-  return Promise.race([promise, hang]).finally(() => clearTimeout(timer));
-}
 
 async function rejection(promise: Promise<unknown>): Promise<ModelError> {
   const err = await promise.then(
