@@ -53,6 +53,10 @@ jsonrpc('answers an unknown method with -32601', () => {
 jsonrpc('keeps request id 1 and "1" apart', () => {
   const r = feed(ready(), req(1, 'ping'), req('1', 'ping'));
   assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, '1']);
+  // Also while both are in flight: "1" is not "already used" by 1.
+  const calls = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 'a' } }), req('1', 'tools/call', { name: 'read', arguments: { path: 'b' } }));
+  assert.equal(calls.replies, []);
+  assert.is(calls.effects.filter((e) => e.kind === 'runTool').length, 2);
 });
 
 jsonrpc.run();

@@ -99,6 +99,9 @@ depth('nestsDeeperThan counts the message object as level 1 and is safe at any d
   assert.is(nestsDeeperThan({ a: { b: [{}] } }, 3), true);
   assert.is(nestsDeeperThan(JSON.parse(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`), MAX_JSON_DEPTH), true);
   assert.is(nestsDeeperThan('text', 0), false);
+  // Scalars and null are not a level: only objects and arrays nest.
+  assert.is(nestsDeeperThan({ a: { b: [1, 'x', null, true] } }, 3), false);
+  assert.is(nestsDeeperThan([[[0]]], 3), false);
 });
 
 depth('an initialize whose capabilities nest 5,000 levels is -32602 naming the limit; the session stays uninitialized', () => {
