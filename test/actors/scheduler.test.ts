@@ -185,7 +185,11 @@ async function actorsOnOneThread(scheduler: Scheduler, n: number) {
   for (let i = 0; i < n; i++) refs.push(await scheduler.spawn(echo, { greeting: String(i) }));
   await Promise.all(refs.map((r) => r.call({ op: 'count' })));
   const thread = scheduler.threads()[0]!;
-  return { thread, mine: refs.filter((r) => thread.actors.has(r.id)), others: refs.filter((r) => !thread.actors.has(r.id)) };
+  const mine = refs.filter((r) => thread.actors.has(r.id));
+  const others = refs.filter((r) => !thread.actors.has(r.id));
+  // Checks over `mine` and `others` hold vacuously for an empty list: each must have actors.
+  assert.ok(mine.length >= 1 && others.length >= 1, `placement spread ${n} actors over both threads (${mine.length} on the first)`);
+  return { thread, mine, others };
 }
 
 deaths('an uncaught exception in the worker crashes all its actors, and only them', async () => {
@@ -203,11 +207,10 @@ deaths('a worker stuck in an infinite loop is detected by its heartbeat and its 
   const { scheduler, stop } = withScheduler(2, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 500, maxOldGenerationSizeMb: 256 });
   const { thread, mine } = await actorsOnOneThread(scheduler, 6);
   thread.sabotage('hang');
-  const started = Date.now();
-  const reason = await within(thread.exited, 5000, 'hung worker exit');
+  // The cause names the heartbeat, which is what this checks; how fast it came is not (loaded machines).
+  const reason = await within(thread.exited, 10_000, 'hung worker exit');
   assert.is(reason.kind, 'crash');
   assert.match(reason.kind === 'crash' ? reason.cause.message : '', /heartbeat/);
-  assert.ok(Date.now() - started < 3000);
   for (const r of mine) assert.is((await r.exited).kind, 'crash');
   await stop();
 });

@@ -1,7 +1,8 @@
 // One transport contract: the same scenarios, with the official SDK Client, over stdio, Streamable
 // HTTP and WebSocket. Every transport must give the same results.
 
-import { readFile } from 'node:fs/promises';
+import { randomInt } from 'node:crypto';
+import { access, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
@@ -10,6 +11,7 @@ import { WebSocketClientTransport } from '@modelcontextprotocol/sdk/client/webso
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
+import { allGone, atLeast, killLeftovers } from '../tools/processes.ts';
 import { connectStdio, makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
 
 // Node 20 has no global WebSocket; the SDK's WebSocketClientTransport uses the global one.
@@ -104,6 +106,34 @@ for (const [name, connect] of transports) {
     setTimeout(() => controller.abort('test'), 200);
     await call.then(() => assert.unreachable('cancelled'), (err: unknown) => assert.ok(err));
     assert.equal(await c.client.ping(), {});
+  });
+
+  // The SDK rejects a cancelled call locally whatever the server does; this proves the server stopped.
+  t('a cancelled call stops its command on the server: the marker it would write after 2 s never appears', async () => {
+    const marker = path.join(box.ws, `cancelled-${name.replace(/\W/g, '')}`);
+    // `sleep 2.<random>`: a little over 2 s, and a command line no other process on the machine has.
+    const pause = `2.${randomInt(1e8, 1e9)}`;
+    const command = `sleep ${pause} && touch ${marker}`;
+    const controller = new AbortController();
+    try {
+      const call = c.client.callTool({ name: 'bash', arguments: { command } }, undefined, { signal: controller.signal });
+      const settled = call.then(() => 'answered', () => 'rejected');
+      // The command is running (the person has allowed it), so its absence later means something.
+      await atLeast(pause, 1);
+      await atLeast(command, 1);
+      await new Promise((r) => setTimeout(r, 500));
+      controller.abort('test');
+      assert.is(await settled, 'rejected');
+      // Wait past the moment the command would have written its marker, had it lived.
+      await new Promise((r) => setTimeout(r, 3000));
+      assert.is(await access(marker).then(() => true, () => false), false, 'the command was killed on the server: no marker');
+      assert.ok(await allGone(command), 'no process of the command remains (its shell)');
+      assert.ok(await allGone(pause), 'no process of the command remains (its sleep)');
+      assert.equal(await c.client.ping(), {});
+    } finally {
+      killLeftovers(pause);
+      killLeftovers(command);
+    }
   });
 
   t('bad arguments are -32602; escapes are refused', async () => {

@@ -1,10 +1,12 @@
 // Streamable HTTP session life: the session cap, idle reaping, Last-Event-ID replay on the standalone
 // stream, and a client that disconnects mid-request (its work is cancelled, nothing crashes).
 
+import { randomInt } from 'node:crypto';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { allGone, atLeast, killLeftovers } from '../tools/processes.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 
 const ACCEPT = 'application/json, text/event-stream';
@@ -110,3 +112,64 @@ sessions('a client that disconnects mid-request has its work cancelled; the serv
 });
 
 sessions.run();
+
+// The test above cannot tell a cancelled command from a reaped session: with --session-idle 1 the
+// reaper kills the command too. Here the session outlives the test, so only the disconnect can stop it.
+const disconnect = suite('HTTP client disconnect (session idle far longer than the test)');
+let longBox: Sandbox;
+let longServer: RunningServer;
+
+disconnect.before(async () => {
+  longBox = await makeSandbox();
+  longServer = await startHttpServerProcess(longBox.ws, ['--session-idle', '600', '--allow-anonymous-writes']);
+});
+disconnect.after(async () => {
+  assert.is(await longServer.stop(), 0);
+  await longBox.cleanup();
+});
+
+disconnect('a client that hangs up mid-call has its command killed on the server; its session lives on', async () => {
+  const s = await open(longServer.url);
+  assert.ok(typeof s === 'object');
+  const { headers } = s as { headers: Record<string, string> };
+  const marker = path.join(longBox.ws, 'written-after-2s');
+  // `sleep 2.<random>`: a little over 2 s, and a command line no other process on the machine has.
+  const pause = `2.${randomInt(1e8, 1e9)}`;
+  const command = `sleep ${pause} && touch ${marker}`;
+  const controller = new AbortController();
+  try {
+    const running = await fetch(longServer.url, {
+      method: 'POST', headers, signal: controller.signal,
+      body: JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 'bash', arguments: { command } } }),
+    });
+    const reader = (running.body as ReadableStream<Uint8Array>).getReader();
+    let text = '';
+    while (!/elicitation\/create/.test(text)) {
+      const { value, done } = await reader.read();
+      if (done) break;
+      text += new TextDecoder().decode(value);
+    }
+    const question = JSON.parse((/data: (.*elicitation\/create.*)/.exec(text) as RegExpExecArray)[1] as string) as { id: string };
+    await (await fetch(longServer.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: question.id, result: { action: 'accept', content: { allow: true } } }) })).text();
+    // The command is running (so its absence later means something); hang up half a second into it.
+    await atLeast(pause, 1);
+    await atLeast(command, 1);
+    await new Promise((r) => setTimeout(r, 500));
+    controller.abort();
+    // Wait past the moment the command would have written its marker, had it lived.
+    await new Promise((r) => setTimeout(r, 3000));
+    assert.is(await access(marker).then(() => true, () => false), false, 'the command was killed when its client went away: no marker');
+    assert.ok(await allGone(command), 'no process of the command remains (its shell)');
+    assert.ok(await allGone(pause), 'no process of the command remains (its sleep)');
+    // The session was not reaped: the disconnect alone stopped the command.
+    const ping = await fetch(longServer.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 5, method: 'ping' }) });
+    assert.is(ping.status, 200);
+    assert.equal((JSON.parse(await ping.text()) as { result: unknown }).result, {});
+    await fetch(longServer.url, { method: 'DELETE', headers: { 'mcp-session-id': (s as { id: string }).id } });
+  } finally {
+    killLeftovers(pause);
+    killLeftovers(command);
+  }
+});
+
+disconnect.run();

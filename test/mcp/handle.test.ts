@@ -53,6 +53,10 @@ jsonrpc('answers an unknown method with -32601', () => {
 jsonrpc('keeps request id 1 and "1" apart', () => {
   const r = feed(ready(), req(1, 'ping'), req('1', 'ping'));
   assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, '1']);
+  // Also while both are in flight: "1" is not "already used" by 1.
+  const calls = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 'a' } }), req('1', 'tools/call', { name: 'read', arguments: { path: 'b' } }));
+  assert.equal(calls.replies, []);
+  assert.is(calls.effects.filter((e) => e.kind === 'runTool').length, 2);
 });
 
 jsonrpc.run();
@@ -175,6 +179,7 @@ tools('answers an unknown tool with -32602', () => {
 tools('validates arguments against the schema before anything runs', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }), req(2, 'tools/call', { name: 'read', arguments: { path: 'a', bogus: 1 } }), req(3, 'tools/call', { name: 'read', arguments: {} }));
   assert.equal(r.effects.filter((e) => e.kind === 'runTool'), []);
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3]);
   const errors = r.replies.map((x) => (x as { error: { code: number; message: string } }).error);
   assert.ok(errors.every((e) => e.code === -32602));
   assert.match(errors[1]!.message, /unknown property "bogus"/);
@@ -304,6 +309,7 @@ prompts('plan_architecture renders the planner prompt', () => {
 
 prompts('refuses an unknown prompt, a missing required argument and an unknown argument with -32602', () => {
   const r = feed(ready(), req(1, 'prompts/get', { name: 'nope' }), req(2, 'prompts/get', { name: 'super-pi-code', arguments: {} }), req(3, 'prompts/get', { name: 'super-pi-code', arguments: { task: 'x', colour: 'red' } }));
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3]);
   const errors = r.replies.map((x) => (x as { error: { code: number; message: string } }).error);
   assert.ok(errors.every((e) => e.code === -32602));
   assert.match(errors[1]!.message, /"task"/);
@@ -342,7 +348,7 @@ resources('reads the workspace context through an effect', () => {
 resources('an unknown resource is -32002 at once; an unknown conversation is -32002 once the store says so', () => {
   const r = feed(ready(), req(1, 'resources/read', { uri: 'superpi://nope' }), req(2, 'resources/read', { uri: 'superpi://conversation/abc/transcript' }));
   assert.is(r.replies.length, 1);
-  assert.is((r.replies[0] as { error: { code: number } }).error.code, -32002);
+  assert.equal(r.replies[0], { jsonrpc: '2.0', id: 1, error: { code: -32002, message: 'Resource not found: superpi://nope', data: { uri: 'superpi://nope' } } });
   const effect = r.effects.find((e) => e.kind === 'readTranscript') as { ticket: number };
   const gone = fold(r.state, { kind: 'transcript', ticket: effect.ticket, jsonl: null });
   assert.is((gone.replies[0] as { error: { code: number } }).error.code, -32002);
@@ -363,6 +369,8 @@ resources('completes path arguments through an effect', () => {
 
 resources('refuses completion for an unknown prompt or argument with -32602', () => {
   const r = feed(ready(), req(1, 'completion/complete', { ref: { type: 'ref/prompt', name: 'x' }, argument: { name: 'a', value: '' } }), req(2, 'completion/complete', { ref: { type: 'ref/prompt', name: 'super-pi-code' }, argument: { name: 'zzz', value: '' } }));
+  // Both are answered: a loop over the replies alone would pass with none.
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2]);
   for (const x of r.replies) assert.is((x as { error: { code: number } }).error.code, -32602);
 });
 

@@ -9,6 +9,7 @@ import {
   MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH,
   MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, nestsDeeperThan,
 } from '../../src/mcp/limits.ts';
+import { MAX_COMPLETION_VALUES } from '../../src/mcp/methods/completion.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { toolCatalog } from '../../src/tools/catalog.ts';
 import { feed, fold, fresh, init, ready, req } from './golden.ts';
@@ -26,6 +27,23 @@ const prototypeNames = [...new Set([...Object.getOwnPropertyNames(Object.prototy
 const nested = (levels: number): string => `${'{"x":'.repeat(levels - 1)}{}${'}'.repeat(levels - 1)}`;
 const initWithCapabilities = (capabilitiesJson: string, id = 0) =>
   `{"jsonrpc":"2.0","id":${id},"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":${capabilitiesJson}}}`;
+
+// ---------------------------------------------------------------------------------------------
+const documented = suite('the limits are the README\'s');
+
+// The tests below find each limit's edge through its constant; this ties the constants to the README's
+// Limits table (and its "at most 100 values" for completion), written as literals.
+documented('each protocol limit has the value the README documents', () => {
+  assert.equal({
+    MAX_JSON_DEPTH, MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_REQUEST_ID_LENGTH,
+    MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, MAX_COMPLETION_VALUES,
+  }, {
+    MAX_JSON_DEPTH: 64, MAX_BATCH_LENGTH: 1000, MAX_CLIENT_CAPABILITIES_BYTES: 65_536, MAX_CLIENT_INFO_STRING_LENGTH: 256, MAX_REQUEST_ID_LENGTH: 256,
+    MAX_REQUESTS_IN_FLIGHT: 512, MAX_SESSION_CONVERSATIONS: 1000, MAX_COMPLETION_VALUES: 100,
+  });
+});
+
+documented.run();
 
 // ---------------------------------------------------------------------------------------------
 const names = suite('names that are Object.prototype members');
@@ -81,6 +99,9 @@ depth('nestsDeeperThan counts the message object as level 1 and is safe at any d
   assert.is(nestsDeeperThan({ a: { b: [{}] } }, 3), true);
   assert.is(nestsDeeperThan(JSON.parse(`${'['.repeat(1_000_000)}${']'.repeat(1_000_000)}`), MAX_JSON_DEPTH), true);
   assert.is(nestsDeeperThan('text', 0), false);
+  // Scalars and null are not a level: only objects and arrays nest.
+  assert.is(nestsDeeperThan({ a: { b: [1, 'x', null, true] } }, 3), false);
+  assert.is(nestsDeeperThan([[[0]]], 3), false);
 });
 
 depth('an initialize whose capabilities nest 5,000 levels is -32602 naming the limit; the session stays uninitialized', () => {

@@ -108,6 +108,16 @@ test('entries of a conversation with none is an empty list, not null', () => {
   assert.is(store.lastEntry(c.id), null);
 });
 
+test('entries of another principal\'s conversation are null, exactly as for one that does not exist', () => {
+  const c = store.createConversation(alice);
+  store.append(c.id, 'user', 'private');
+  assert.is(store.entries(c.id, 'alice')?.length, 1);
+  assert.is(store.entries(c.id, 'bob'), null);
+  assert.is(store.entries(c.id, 'bob', { afterSeq: 0, limit: 1 }), null);
+  assert.is(store.entries(c.id, ''), null);
+  assert.is(store.entries('no-such-conversation', 'alice'), null);
+});
+
 test('lastEntry is the newest entry of that conversation only', () => {
   const a = store.createConversation(alice);
   const b = store.createConversation(alice);

@@ -6,7 +6,7 @@ import * as assert from 'uvu/assert';
 import { lstat, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext } from '../../src/tools/contract.ts';
-import { displayPath, isInside, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync } from '../../src/tools/workspace.ts';
+import { displayPath, isInside, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync, WorkspaceError } from '../../src/tools/workspace.ts';
 import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 import { editTool } from '../../src/tools/edit.ts';
@@ -117,6 +117,44 @@ test('refuses a symlink loop as too many levels of links', async () => {
   await symlink('self', path.join(box.ws, 'self'));
   assert.is(await refusal(resolveInWorkspace(box.ws, 'ping')), 'path ping has too many levels of symbolic links');
   assert.is(await refusal(resolveInWorkspace(box.ws, 'self/below')), 'path self/below has too many levels of symbolic links');
+});
+
+test('a chain of 40 symlinks (Linux\'s own limit) resolves; 41 is too many levels', async () => {
+  await writeFile(path.join(box.ws, 'end.txt'), 'end\n');
+  // link1 -> end.txt, link2 -> link1, …: following linkN takes N hops.
+  for (let i = 1; i <= 41; i++) await symlink(i === 1 ? 'end.txt' : `link${i - 1}`, path.join(box.ws, `link${i}`));
+  assert.is(await resolveInWorkspace(box.ws, 'link40'), path.join(box.ws, 'end.txt'));
+  assert.is(await refusal(resolveInWorkspace(box.ws, 'link41')), 'path link41 has too many levels of symbolic links');
+});
+
+test('a path ending in / or /. names a directory: a file there is "Not a directory", as in POSIX', async () => {
+  await writeFile(path.join(box.ws, 'a.txt'), 'a\n');
+  await mkdir(path.join(box.ws, 'dir'));
+  for (const p of ['a.txt/', 'a.txt//', 'a.txt/.']) {
+    assert.is(await refusal(resolveInWorkspace(box.ws, p)), `Not a directory: ${p} (a path ending in '/' names a directory, and ${p.replace(/\/+$/, '')} is a file)`);
+  }
+  assert.is(await resolveInWorkspace(box.ws, 'dir/'), path.join(box.ws, 'dir'));
+  assert.is(await resolveInWorkspace(box.ws, 'dir/.'), path.join(box.ws, 'dir'));
+  // Not yet there: nothing to contradict, so a directory may be made there.
+  assert.is(await resolveInWorkspace(box.ws, 'new/'), path.join(box.ws, 'new'));
+});
+
+test('a leading @ (how a person names a file to the model) is dropped; the root shows as "."', async () => {
+  await writeFile(path.join(box.ws, 'a.txt'), 'a\n');
+  assert.is(await resolveInWorkspace(box.ws, '@a.txt'), path.join(box.ws, 'a.txt'));
+  assert.is(await resolveInWorkspace(box.ws, 'x@a.txt'), path.join(box.ws, 'x@a.txt'));
+  assert.is(displayPath(box.ws, box.ws), '.');
+});
+
+test('the workspace itself must exist and be a directory', async () => {
+  const missing = path.join(box.outside, 'missing');
+  const file = path.join(box.outside, 'secret.txt');
+  for (const [dir, message] of [[missing, `workspace ${missing} does not exist`], [file, `workspace ${file} is not a directory`]] as const) {
+    const err = await openWorkspace(dir).then(() => undefined, (e: unknown) => e);
+    assert.instance(err, WorkspaceError);
+    assert.is((err as WorkspaceError).name, 'WorkspaceError');
+    assert.is((err as WorkspaceError).message, message);
+  }
 });
 
 test('follows symlinks that stay inside the workspace: file, directory, relative with .., chains', async () => {
