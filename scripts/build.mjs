@@ -40,6 +40,10 @@ await build({
   platform: 'node',
   target: 'node20',
   format: 'esm',
+  // Code behind a dynamic `import()` (isomorphic-git, for the git summary) goes to a chunk of its own,
+  // so a start that does not use it does not parse it; code shared by the entries goes to shared chunks.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   external,
   sourcemap: true,
   logLevel: 'warning',

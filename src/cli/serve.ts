@@ -9,7 +9,6 @@ import { Application } from '../runtime/application.ts';
 import { createLogger, type Logger } from '../runtime/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace } from '../tools/workspace.ts';
-import { startHttpServer } from '../transports/http.ts';
 import { serveStdio } from '../transports/stdio.ts';
 import { parseOptions, type ServerOptions } from './options.ts';
 
@@ -140,6 +139,8 @@ export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServ
 /** Listens for Streamable HTTP and WebSocket on `options.host:options.port` (0: a free port). */
 export async function listen(opened: OpenedServer): Promise<RunningServer> {
   const { app, options, logger, tokens } = opened;
+  // Loaded here, not at start: a stdio server never needs the HTTP and WebSocket transport (nor ws).
+  const { startHttpServer } = await import('../transports/http.ts');
   const server = await startHttpServer({
     host: options.host,
     port: options.port,
