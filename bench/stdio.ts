@@ -279,7 +279,8 @@ export type BundleIndex = ReadonlyMap<string, readonly (readonly [number, string
 export function indexBundles(): BundleIndex {
   const index = new Map<string, [number, string][]>();
   const dist = path.join(repoRoot, 'dist');
-  for (const file of existsSync(dist) ? readdirSync(dist).filter((f) => f.endsWith('.js')) : []) {
+  // Recursive: the code-split chunks live in dist/chunks/.
+  for (const file of existsSync(dist) ? readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')) : []) {
     const starts: [number, string][] = [];
     try {
       readFileSync(path.join(dist, file), 'utf8').split('\n').forEach((text, i) => {

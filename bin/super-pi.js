@@ -1,12 +1,14 @@
 #!/usr/bin/env node
 // The `super-pi` command. Runs the bundle in dist/ when it is at least as new as every file in src/
-// (cold start without a TypeScript loader), else the TypeScript source through tsx.
+// (cold start without a TypeScript loader), else the TypeScript source through tsx. An installed package
+// has no src/ (and no tsx): there the bundle is all there is.
 import { existsSync, readdirSync, statSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
 const bundle = path.join(root, 'dist', 'super-pi.js');
+const src = path.join(root, 'src');
 
 function newest(dir) {
   let t = 0;
@@ -17,10 +19,10 @@ function newest(dir) {
   return t;
 }
 
-if (existsSync(bundle) && statSync(bundle).mtimeMs >= newest(path.join(root, 'src'))) {
+if (existsSync(bundle) && (!existsSync(src) || statSync(bundle).mtimeMs >= newest(src))) {
   await import(pathToFileURL(bundle).href);
 } else {
   const { register } = await import('tsx/esm/api');
   register();
-  await import(pathToFileURL(path.join(root, 'src', 'cli', 'bin.ts')).href);
+  await import(pathToFileURL(path.join(src, 'cli', 'bin.ts')).href);
 }

@@ -7,8 +7,16 @@
 // a CommonJS package from ESM (resolution, package.json reads, the cjs-module-lexer for named exports)
 // was most of the main thread's start-up and a good part of every scheduler thread's: bundled, the CPU
 // time from spawn to the `initialize` reply went from ~730 ms to ~400 ms (bench/cold-start.ts).
+import { execFileSync } from 'node:child_process';
 import { rmSync } from 'node:fs';
+import { createRequire } from 'node:module';
 import { build } from 'esbuild';
+
+/**
+ * `--types` also writes the library's declarations to dist/types (tsc, ~15 s): what the package needs
+ * (`prepare`, so `npm pack` and a git install build them), not what the tests need (`pretest`).
+ */
+const withTypes = process.argv.includes('--types');
 
 /**
  * Kept as imports of node_modules: better-sqlite3 finds its native addon from its own location; piscina
@@ -25,12 +33,17 @@ await build({
     'scheduler-worker': 'src/actors/scheduler-worker.ts',
     'tool-pool-worker': 'src/runtime/tool-pool-worker.ts',
     'super-pi': 'src/cli/bin.ts',
+    index: 'src/index.ts',
   },
   outdir: 'dist',
   bundle: true,
   platform: 'node',
   target: 'node20',
   format: 'esm',
+  // Code behind a dynamic `import()` (isomorphic-git, for the git summary) goes to a chunk of its own,
+  // so a start that does not use it does not parse it; code shared by the entries goes to shared chunks.
+  splitting: true,
+  chunkNames: 'chunks/[name]-[hash]',
   external,
   sourcemap: true,
   logLevel: 'warning',
@@ -44,4 +57,9 @@ await build({
     ].join('\n'),
   },
 });
-process.stderr.write(`built dist/ in ${Date.now() - started} ms\n`);
+if (withTypes) execFileSync(process.execPath, [tscPath(), '-p', 'tsconfig.types.json'], { stdio: 'inherit' });
+process.stderr.write(`built dist/${withTypes ? ' and its declarations' : ''} in ${Date.now() - started} ms\n`);
+
+function tscPath() {
+  return createRequire(import.meta.url).resolve('typescript/bin/tsc');
+}

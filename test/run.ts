@@ -13,6 +13,8 @@ const root = process.env.SUPERPI_TEST_ROOT ?? path.dirname(fileURLToPath(import.
 const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2);
 /** A test file that runs longer than this is killed and counted as failed. */
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 180_000);
+/** A file whose header says `// runner-timeout-ms: N` (one that installs a package, say) gets N instead. */
+const TIMEOUT_OVERRIDE = /^\/\/ runner-timeout-ms: (\d+)$/m;
 
 async function findTests(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -31,7 +33,7 @@ const ONLY_CALL = /^\s*(?:test|describe|it|[A-Za-z_$][\w$]*)\.only\(/m;
 
 async function runFile(file: string): Promise<FileResult> {
   const source = await readFile(file, 'utf8');
-  const result = await spawnFile(file);
+  const result = await spawnFile(file, Number(TIMEOUT_OVERRIDE.exec(source)?.[1] ?? FILE_TIMEOUT_MS));
   if (ONLY_CALL.test(source)) {
     result.output += `\n[runner] ${path.relative(root, file)} uses .only, which hides its other tests; counted as a failure\n`;
     result.failed += 1;
@@ -39,7 +41,7 @@ async function runFile(file: string): Promise<FileResult> {
   return result;
 }
 
-function spawnFile(file: string): Promise<FileResult> {
+function spawnFile(file: string, timeoutMs: number): Promise<FileResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', file], {
       env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
@@ -49,9 +51,9 @@ function spawnFile(file: string): Promise<FileResult> {
     child.stdout.on('data', (d) => (output += d));
     child.stderr.on('data', (d) => (output += d));
     const timer = setTimeout(() => {
-      output += `\n[runner] ${path.relative(root, file)} exceeded ${FILE_TIMEOUT_MS} ms and was killed\n`;
+      output += `\n[runner] ${path.relative(root, file)} exceeded ${timeoutMs} ms and was killed\n`;
       child.kill('SIGKILL');
-    }, FILE_TIMEOUT_MS);
+    }, timeoutMs);
     child.on('close', (code) => {
       clearTimeout(timer);
       // uvu's summary lines only ("  Total:     3"), not a test's own output that happens to say "Total:".

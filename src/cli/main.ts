@@ -1,19 +1,15 @@
 // The command line: parse options, open the workspace, start the application (the supervision tree),
-// then serve it over HTTP and WebSocket (default) or stdio (`--stdio`) until told to stop.
+// then serve it over HTTP and WebSocket (default) or stdio (`--stdio`) until told to stop. The server
+// itself is the library's (serve.ts); what is here belongs to the process: signals, the launcher watch,
+// the banner, exit codes.
 
-import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
-import { Application } from '../runtime/application.ts';
-import { createLogger, type Logger } from '../runtime/logger.ts';
-import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
-import { openWorkspace, WorkspaceError } from '../tools/workspace.ts';
-import { startHttpServer } from '../transports/http.ts';
-import { serveStdio } from '../transports/stdio.ts';
+import { TokenConfigError } from '../auth/tokens.ts';
+import { WorkspaceError } from '../tools/workspace.ts';
 import { watchLauncher } from './launcher-watch.ts';
-import { OptionsError, parseOptions, type ServerOptions, usage } from './options.ts';
+import { OptionsError, parseOptions, usage } from './options.ts';
+import { DRAIN_GRACE_MS, listen, type OpenedServer, openServer, SERVER_VERSION, serveStdioSession } from './serve.ts';
 
-export const SERVER_VERSION = '0.1.0';
-/** On SIGTERM/SIGINT, calls in flight get this long to finish before they are aborted. */
-export const DRAIN_GRACE_MS = 10_000;
+export { DRAIN_GRACE_MS, SERVER_VERSION } from './serve.ts';
 /**
  * After the stdio server has finished (drained, answered, stopped), how long anything left behind (a
  * stuck handle) may keep the process alive before it exits anyway: a host must see it end.
@@ -40,13 +36,9 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     process.stdout.write(`super-pi ${SERVER_VERSION}\n`);
     return 0;
   }
-  const options = command.options;
-  const logger = createLogger(options.logLevel);
-  let workspace: string;
-  let tokens: TokenTable;
+  let opened: OpenedServer;
   try {
-    workspace = await openWorkspace(options.workspaces[0] as string);
-    tokens = await loadTokens(options);
+    opened = await openServer(command.options);
   } catch (err) {
     if (err instanceof TokenConfigError || err instanceof WorkspaceError || (err as NodeJS.ErrnoException).code === 'ENOENT') {
       process.stderr.write(`super-pi: ${(err as Error).message}\n`);
@@ -54,43 +46,19 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     }
     throw err;
   }
-  // Probed once, now rather than on the first call, so the operator reads in the log what is in force.
-  const isolation = await bashIsolation();
-  logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
-  const app = await Application.start({
-    workspace,
-    harness: options.harness,
-    pageSize: options.pageSize,
-    toolTimeoutMs: options.toolTimeoutMs,
-    threads: options.threads,
-    toolThreads: options.toolThreads,
-    toolShare: options.toolShare,
-    chaos: options.chaos,
-    intensities: options.intensities,
-    logger,
-    serverVersion: SERVER_VERSION,
-    allowAnonymousWrites: options.allowAnonymousWrites,
-    // stdio serves no /metrics: nothing would read them.
-    metrics: options.metrics && options.transport !== 'stdio',
-    onGiveUp: (message) => {
-      process.stderr.write(`${message}\n`);
-      process.exit(1);
-    },
-  });
-  return options.transport === 'stdio' ? serveOverStdio(app, options, logger, workspace) : serveOverHttp(app, options, logger, workspace, tokens);
+  return command.options.transport === 'stdio' ? serveOverStdio(opened) : serveOverHttp(opened);
 }
 
-async function serveOverStdio(app: Application, options: ServerOptions, logger: Logger, workspace: string): Promise<number> {
-  logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
+async function serveOverStdio(opened: OpenedServer): Promise<number> {
+  const { logger } = opened;
   // SIGTERM or SIGINT (or the wrapper the host launched going away) drains as HTTP does; a second signal
   // cuts the drain short. Either way the requests left are answered with an error and the exit code is 0.
   const stop = new AbortController();
-  let hurry: () => void = () => undefined;
-  const hurried = new Promise<void>((resolve) => (hurry = resolve));
+  const hurry = new AbortController();
   const onSignal = (signal: NodeJS.Signals): void => {
     if (stop.signal.aborted) {
       logger.log('info', `${signal} again: answering what is left now`);
-      hurry();
+      hurry.abort();
       return;
     }
     logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS });
@@ -104,32 +72,17 @@ async function serveOverStdio(app: Application, options: ServerOptions, logger: 
     stop.abort();
   });
   if (launcher.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: launcher.launchers.map((l) => l.pid) });
-  const io = { input: process.stdin, output: process.stdout, maxMessageBytes: options.maxMessageBytes, stop: stop.signal, stopDrainMs: DRAIN_GRACE_MS };
-  let giveUp: (message: string) => void = () => undefined;
-  const gaveUp = new Promise<string>((resolve) => (giveUp = resolve));
-  const ended = await serveStdio(io, async (send) => {
-    const session = await app.openSession({
-      send,
-      principal: { kind: 'local' },
-      // stdio has exactly one session: if it is given up, the server answers what it was sent, then exits 1.
-      onGiveUp: (message) => {
-        process.stderr.write(`super-pi: ${message}; exiting\n`);
-        giveUp(message);
-      },
-    });
-    return {
-      gaveUp,
-      receiveFrame: (frame) => session.receiveFrame(frame),
-      drain: (ms) => Promise.race([session.drain(ms), hurried]),
-      answerInFlight: (reason) => session.answerInFlight(reason),
-      close: () => app.closeSession(session),
-    };
-  });
-  launcher.stop();
-  // Every reply has been flushed by now: the host sees the server end, non-zero, and can start it again.
-  if (ended === 'gave-up') process.exit(1);
-  logger.log('info', stop.signal.aborted ? 'drained; exiting' : 'input closed; exiting');
-  await app.stop();
+  let ended: Awaited<ReturnType<typeof serveStdioSession>>;
+  try {
+    ended = await serveStdioSession(opened, { input: process.stdin, output: process.stdout, stop: stop.signal, hurry: hurry.signal });
+  } finally {
+    launcher.stop();
+  }
+  // Given up: every reply has been flushed by now; the host sees the server end, non-zero, and can start it again.
+  if (ended.kind === 'gave-up') {
+    process.stderr.write(`super-pi: ${ended.reason}; exiting\n`);
+    process.exit(1);
+  }
   process.off('SIGTERM', onSignal);
   process.off('SIGINT', onSignal);
   setTimeout(() => {
@@ -139,29 +92,15 @@ async function serveOverStdio(app: Application, options: ServerOptions, logger: 
   return 0;
 }
 
-async function serveOverHttp(app: Application, options: ServerOptions, logger: Logger, workspace: string, tokens: TokenTable): Promise<number> {
-  const server = await startHttpServer({
-    host: options.host,
-    port: options.port,
-    app,
-    logger,
-    tokens,
-    requireAuth: options.requireAuth,
-    origin: { allowedHosts: options.allowedHosts },
-    maxMessageBytes: options.maxMessageBytes,
-    maxSessions: options.maxSessions,
-    maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
-    maxAnonymousSessions: options.maxAnonymousSessions,
-    sessionIdleMs: options.sessionIdleMs,
-    observers: options.observers,
-  });
+async function serveOverHttp(opened: OpenedServer): Promise<number> {
+  const { options, logger, workspace, tokens } = opened;
+  const server = await listen(opened);
   const wsUrl = server.url.replace(/^http/, 'ws');
   process.stdout.write([
     `super-pi ${SERVER_VERSION} serving ${workspace} (harness ${options.harness}, ${tokens.size} token(s)${options.requireAuth ? ', auth required' : ''})`,
     `  Streamable HTTP  ${server.url}`,
     `  WebSocket        ${wsUrl}  (subprotocol "mcp")`,
     `  Health           ${server.url.replace(/\/mcp$/, '/health')}`,
-    `  Observer         ${server.url.replace(/\/mcp$/, '/observer')}${options.metrics ? `  (metrics: ${server.url.replace(/\/mcp$/, '/metrics')})` : ''}`,
     'Host configuration:',
     JSON.stringify({ mcpServers: { 'super-pi': { type: 'http', url: server.url } } }, null, 2),
     '',
@@ -175,14 +114,5 @@ async function serveOverHttp(app: Application, options: ServerOptions, logger: L
     process.once('SIGINT', () => stop('SIGINT'));
   });
   await server.close(DRAIN_GRACE_MS);
-  await app.stop();
-  logger.log('info', 'stopped');
   return 0;
-}
-
-async function loadTokens(options: ServerOptions): Promise<TokenTable> {
-  const table = new TokenTable();
-  if (options.tokenList) parseTokenList(options.tokenList, table);
-  if (options.tokensFile) await readTokenFile(options.tokensFile, table);
-  return table;
 }

@@ -9,11 +9,17 @@ import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
 import { defaultPrincipalShare } from '../runtime/fair-share.ts';
 import { parseLogLevel } from '../runtime/logger.ts';
 import { DEFAULT_TREE_INTENSITIES, parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
-import { DEFAULT_MAX_SESSIONS, DEFAULT_SESSION_IDLE_MS } from '../transports/http.ts';
-import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
+import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../transports/origin.ts';
 import { parseObservers } from '../observer/observer-access.ts';
+
+/**
+ * Idle HTTP sessions are closed after this (`--session-idle`). The HTTP transport's own default
+ * (`DEFAULT_SESSION_IDLE_MS`, equal: test/cli/options.test.ts) is not imported, so that parsing options
+ * does not load the HTTP and WebSocket transport, which a stdio start never uses.
+ */
+export const DEFAULT_SESSION_IDLE_SECONDS = 1800;
 
 /** Default deadline of one tool call; past it the call is aborted and answered with an error. */
 export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
@@ -85,7 +91,7 @@ Options (flags override environment variables, which override defaults):
   --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
-  --session-idle SECONDS   idle HTTP sessions are closed after this   default: 1800
+  --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
   --no-metrics             serve no /metrics and skip per-call accounting   default: metrics on
   --help                   print this text
@@ -186,7 +192,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
-      sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_MS / 1000) * 1000,
+      sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_SECONDS) * 1000,
       observers: parseObservers(values.observers),
       metrics: !(values['no-metrics'] ?? false),
     },

@@ -55,7 +55,9 @@ function isFresh(file: string): boolean {
   fresh ??= new Map();
   const known = fresh.get(file);
   if (known !== undefined) return known;
-  const result = existsSync(file) && statSync(file).mtimeMs >= newestMtime(path.join(root, 'src'));
+  // An installed package ships dist/ without src/: nothing there can be newer than the bundle.
+  const src = path.join(root, 'src');
+  const result = existsSync(file) && (!existsSync(src) || statSync(file).mtimeMs >= newestMtime(src));
   fresh.set(file, result);
   return result;
 }

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { OptionsError, parseOptions } from '../../src/cli/options.ts';
+import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions } from '../../src/cli/options.ts';
+import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   const c = parseOptions(argv, env, '/cwd');
@@ -13,6 +14,11 @@ test('defaults: the current directory and super-pi-code', () => {
   assert.equal(o.workspaces, ['/cwd']);
   assert.is(o.harness, 'super-pi-code');
   assert.is(o.logLevel, 'info');
+});
+
+test('the default idle time of an HTTP session is the HTTP transport\'s own (options.ts keeps a copy so as not to load the transport)', () => {
+  assert.is(DEFAULT_SESSION_IDLE_SECONDS * 1000, DEFAULT_SESSION_IDLE_MS);
+  assert.is(serve([]).sessionIdleMs, DEFAULT_SESSION_IDLE_MS);
 });
 
 test('flags win over the environment, which wins over defaults', () => {

@@ -61,4 +61,10 @@ test('passing files sum, and the run exits 0', () => {
   assert.is(r.code, 0);
 });
 
+test('a file that sets its own `// runner-timeout-ms:` is killed past it and counted as a failure', () => {
+  const r = runOn({ 'g.test.ts': `// runner-timeout-ms: 1000\ntest('slow', () => new Promise((resolve) => setTimeout(resolve, 20_000)));` });
+  assert.is(r.lastLine, '0 passed, 1 failed, 0 skipped', r.output);
+  assert.match(r.output, /exceeded 1000 ms and was killed/);
+});
+
 test.run();

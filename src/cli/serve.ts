@@ -1,0 +1,207 @@
+// Starting a server, shared by the command line (main.ts) and the library (src/index.ts): open the
+// workspace and tokens, start the application (the supervision tree), then serve one stdio session or
+// listen for HTTP and WebSocket. The process-wide parts (signals, the launcher watch, the banner, exit
+// codes) stay in main.ts, so an embedder gets a server without its process being taken over.
+
+import type { Readable, Writable } from 'node:stream';
+import { parseTokenList, readTokenFile, TokenTable } from '../auth/tokens.ts';
+import { Application } from '../runtime/application.ts';
+import { createLogger, type Logger } from '../runtime/logger.ts';
+import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
+import { openWorkspace } from '../tools/workspace.ts';
+import { serveStdio } from '../transports/stdio.ts';
+import { parseOptions, type ServerOptions } from './options.ts';
+
+export const SERVER_VERSION = '0.1.0';
+/** On SIGTERM/SIGINT (or `stop`/`close()`), calls in flight get this long to finish before they are aborted. */
+export const DRAIN_GRACE_MS = 10_000;
+
+/**
+ * The library's options: those of the flags (camelCase, as `ServerOptions` names them), each optional.
+ * What is left out takes the flag's default — not the environment, which is the command line's business.
+ */
+export type LibraryOptions = Partial<Omit<ServerOptions, 'transport' | 'workspaces'>> & {
+  /** Workspace root (or roots, the first is used), as `--workspace`. Default: the current directory. */
+  readonly workspace?: string | readonly string[];
+  /** Where log lines go. Default: stderr at `logLevel`. */
+  readonly logger?: Logger;
+  /**
+   * Called when the supervision tree gives up (the server can no longer serve). Default: the message on
+   * stderr and `process.exit(1)`, what the command line does.
+   */
+  readonly onGiveUp?: (message: string) => void;
+};
+
+export interface StdioServeOptions extends LibraryOptions {
+  /** Default: `process.stdin`. */
+  readonly input?: Readable;
+  /** Default: `process.stdout`. Only protocol lines are written to it. */
+  readonly output?: Writable;
+  /** Aborted: stop reading, let calls in flight finish within `DRAIN_GRACE_MS`, answer the rest with an error. */
+  readonly stop?: AbortSignal;
+  /** Aborted while draining: answer what is left now. */
+  readonly hurry?: AbortSignal;
+}
+
+export interface RunningServer {
+  /** The Streamable HTTP endpoint (`http://host:port/mcp`); WebSocket is the same address with `ws:`. */
+  readonly url: string;
+  /** Number of open sessions. */
+  sessions(): number;
+  /** Drains (calls in flight get `graceMs`), closes every session, stops the application. */
+  close(graceMs?: number): Promise<void>;
+}
+
+/** The library options as the command line's: flags' defaults, then what was given. */
+export function resolveOptions(options: LibraryOptions, transport: 'stdio' | 'http'): ServerOptions {
+  const parsed = parseOptions([], {}, process.cwd(), transport);
+  if (parsed.kind !== 'serve') throw new Error('parseOptions without flags always serves');
+  const { workspace, logger: _logger, onGiveUp: _onGiveUp, ...rest } = options;
+  const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ServerOptions>;
+  const workspaces = workspace === undefined ? parsed.options.workspaces : typeof workspace === 'string' ? [workspace] : workspace;
+  return { ...parsed.options, ...defined, workspaces, transport };
+}
+
+export interface OpenedServer {
+  readonly app: Application;
+  readonly options: ServerOptions;
+  readonly logger: Logger;
+  readonly workspace: string;
+  readonly tokens: TokenTable;
+}
+
+/**
+ * Opens the workspace, reads the tokens and starts the application. Configuration errors (no such
+ * workspace, a bad token file) reject with `WorkspaceError`, `TokenConfigError` or an ENOENT error
+ * before anything is started.
+ */
+export async function openServer(options: ServerOptions, extra: Pick<LibraryOptions, 'logger' | 'onGiveUp'> = {}): Promise<OpenedServer> {
+  const logger = extra.logger ?? createLogger(options.logLevel);
+  const workspace = await openWorkspace(options.workspaces[0] as string);
+  const tokens = await loadTokens(options);
+  // Probed once, now rather than on the first call, so the operator reads in the log what is in force.
+  const isolation = await bashIsolation();
+  logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+  const app = await Application.start({
+    workspace,
+    harness: options.harness,
+    pageSize: options.pageSize,
+    toolTimeoutMs: options.toolTimeoutMs,
+    threads: options.threads,
+    toolThreads: options.toolThreads,
+    toolShare: options.toolShare,
+    chaos: options.chaos,
+    intensities: options.intensities,
+    logger,
+    serverVersion: SERVER_VERSION,
+    allowAnonymousWrites: options.allowAnonymousWrites,
+    // stdio serves no /metrics: nothing would read them.
+    metrics: options.metrics && options.transport !== 'stdio',
+    onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
+  });
+  return { app, options, logger, workspace, tokens };
+}
+
+/**
+ * How a stdio session ended: its input closed or it was stopped (`ended`), or its supervisor gave it up
+ * (`gave-up`: its actor kept crashing; every request it was sent has been answered with why).
+ */
+export type StdioEnd = { readonly kind: 'ended' } | { readonly kind: 'gave-up'; readonly reason: string };
+
+/** Serves one stdio session until its input ends, `stop` is aborted or it is given up, then stops the application. */
+export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServeOptions, 'input' | 'output' | 'stop' | 'hurry'> = {}): Promise<StdioEnd> {
+  const { app, options, logger, workspace } = opened;
+  logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
+  const hurried = new Promise<void>((resolve) => {
+    if (io.hurry?.aborted) resolve();
+    io.hurry?.addEventListener('abort', () => resolve(), { once: true });
+  });
+  const transport = {
+    input: io.input ?? process.stdin,
+    output: io.output ?? process.stdout,
+    maxMessageBytes: options.maxMessageBytes,
+    ...(io.stop ? { stop: io.stop } : {}),
+    stopDrainMs: DRAIN_GRACE_MS,
+  };
+  let reason = '';
+  let giveUp: (message: string) => void = () => undefined;
+  const gaveUp = new Promise<string>((resolve) => (giveUp = resolve));
+  const ended = await serveStdio(transport, async (send) => {
+    const session = await app.openSession({
+      send,
+      principal: { kind: 'local' },
+      // stdio has exactly one session: if it is given up, what it was sent is answered, then serving ends.
+      onGiveUp: (message) => {
+        reason = message;
+        giveUp(message);
+      },
+    });
+    return {
+      gaveUp,
+      receiveFrame: (frame) => session.receiveFrame(frame),
+      drain: (ms) => Promise.race([session.drain(ms), hurried]),
+      answerInFlight: (why) => session.answerInFlight(why),
+      close: () => app.closeSession(session),
+    };
+  });
+  logger.log('info', ended === 'gave-up' ? 'the session was given up; stopping' : io.stop?.aborted ? 'drained; exiting' : 'input closed; exiting');
+  await app.stop();
+  return ended === 'gave-up' ? { kind: 'gave-up', reason } : { kind: 'ended' };
+}
+
+/** Listens for Streamable HTTP and WebSocket on `options.host:options.port` (0: a free port). */
+export async function listen(opened: OpenedServer): Promise<RunningServer> {
+  const { app, options, logger, tokens } = opened;
+  // Loaded here, not at start: a stdio server never needs the HTTP and WebSocket transport (nor ws).
+  const { startHttpServer } = await import('../transports/http.ts');
+  const server = await startHttpServer({
+    host: options.host,
+    port: options.port,
+    app,
+    logger,
+    tokens,
+    requireAuth: options.requireAuth,
+    origin: { allowedHosts: options.allowedHosts },
+    maxMessageBytes: options.maxMessageBytes,
+    maxSessions: options.maxSessions,
+    maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
+    maxAnonymousSessions: options.maxAnonymousSessions,
+    sessionIdleMs: options.sessionIdleMs,
+    observers: options.observers,
+  });
+  return {
+    url: server.url,
+    sessions: () => server.sessions(),
+    close: async (graceMs = DRAIN_GRACE_MS) => {
+      await server.close(graceMs);
+      await app.stop();
+      logger.log('info', 'stopped');
+    },
+  };
+}
+
+/**
+ * Serves one MCP session over stdio (default: this process's stdin and stdout) and resolves when it
+ * ends: its input closed, or `stop` aborted and the drain done. The application is stopped by then.
+ */
+export async function runStdio(options: StdioServeOptions = {}): Promise<StdioEnd> {
+  const opened = await openServer(resolveOptions(options, 'stdio'), options);
+  return serveStdioSession(opened, options);
+}
+
+/** Starts the Streamable HTTP and WebSocket server; `close()` drains it and stops the application. */
+export async function startServer(options: LibraryOptions = {}): Promise<RunningServer> {
+  return listen(await openServer(resolveOptions(options, 'http'), options));
+}
+
+function exitOnGiveUp(message: string): void {
+  process.stderr.write(`${message}\n`);
+  process.exit(1);
+}
+
+async function loadTokens(options: ServerOptions): Promise<TokenTable> {
+  const table = new TokenTable();
+  if (options.tokenList) parseTokenList(options.tokenList, table);
+  if (options.tokensFile) await readTokenFile(options.tokensFile, table);
+  return table;
+}
