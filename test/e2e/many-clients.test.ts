@@ -20,6 +20,16 @@ function sseMessages(text: string): { id?: number; result?: { content: { text: s
   return text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => JSON.parse(l.slice(6)));
 }
 
+// undici's "fetch failed" hides why (reset, refused, timeout): name it, so a failure under load can be told apart.
+async function fetch(url: string, init: RequestInit): Promise<Response> {
+  try {
+    return await globalThis.fetch(url, init);
+  } catch (err) {
+    const cause = (err as Error & { cause?: { code?: string; message?: string } }).cause;
+    throw new Error(`${(err as Error).message} (${init.method ?? 'GET'} ${url}): ${cause?.code ?? ''} ${cause?.message ?? String(cause)}`);
+  }
+}
+
 async function httpClient(url: string, who: string): Promise<string[]> {
   const init = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT }, body: initialize });
   const session = init.headers.get('mcp-session-id') as string;

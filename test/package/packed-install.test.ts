@@ -132,9 +132,9 @@ let lines = '';
 output.on('data', (d) => (lines += d));
 const served = runStdio({ input, output, workspace: process.argv[2], threads: 1, toolThreads: 1 });
 input.end('{"jsonrpc":"2.0","id":7,"method":"ping"}\\n');
-await served;
+const end = await served;
 console.log(JSON.stringify({
-  ping: ping.replies, negotiated: negotiateVersion('1999-01-01'), supportedVersions,
+  end: end.kind, ping: ping.replies, negotiated: negotiateVersion('1999-01-01'), supportedVersions,
   tools: toolDefinitions.map((t) => t.name), url: server.url, health, stdio: lines,
 }));
 `;
@@ -150,19 +150,21 @@ pkg('the library API imports from the installed package: the pure core, the tool
   assert.match(r.url as string, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   assert.is(r.health, 200);
   assert.is(r.stdio, '{"jsonrpc":"2.0","id":7,"result":{}}\n');
+  assert.is(r.end, 'ended');
 });
 
 // Each `@ts-expect-error` fails the check if its line compiles: the declarations must be real types, not `any`.
 const TYPED_USE = `
-import { handleMcpLine, initialState, negotiateVersion, supportedVersions, toolDefinitions, runStdio, startServer, type ProtocolVersion, type RunningServer, type Step } from 'super-pi';
+import { handleMcpLine, initialState, negotiateVersion, supportedVersions, toolDefinitions, runStdio, startServer, type ProtocolVersion, type RunningServer, type StdioEnd, type Step } from 'super-pi';
 export const version: ProtocolVersion = negotiateVersion('2025-03-26');
 export const first: string = supportedVersions[0];
 export const names: string[] = toolDefinitions.map((t) => t.name);
 export const step: Step = handleMcpLine('{}', initialState({ workspace: '/tmp' }));
 export const replies: string[] = step.replies;
-export const session: Promise<void> = runStdio({ workspace: '/tmp', harness: 'super-pi-code', logLevel: 'error' });
+export const session: Promise<StdioEnd> = runStdio({ workspace: '/tmp', harness: 'super-pi-code', logLevel: 'error' });
 export const server: Promise<RunningServer> = startServer({ port: 0, requireAuth: true });
 export const url = async (): Promise<string> => (await server).url;
+export const gaveUp = async (): Promise<boolean> => (await session).kind === 'gave-up';
 // @ts-expect-error a protocol version is a string
 export const wrongVersion: number = supportedVersions[0];
 // @ts-expect-error there is no such option
