@@ -1,3 +1,4 @@
+// runner-timeout-ms: 600000
 // A crash costs one request, not a mailbox (issue 11), over Streamable HTTP and WebSocket: one server per
 // fault mode, an HTTP session and a WebSocket session side by side, 3,000 pipelined read/grep calls each.
 // Each test first proves from outside that the faults happened (the restart count on /health, which

@@ -1,3 +1,4 @@
+// runner-timeout-ms: 600000
 // A crash costs one request, not a mailbox (issue 11), over stdio: 3,000 pipelined read/grep calls while
 // scheduler workers are killed or connection actors crash for real. Each test first proves, from outside
 // the server, that the faults happened (restarts in its log) — at least N for the run — and only then
