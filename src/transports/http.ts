@@ -26,6 +26,13 @@ import { SseStream } from './sse-stream.ts';
 /** Idle HTTP sessions (no request, no open stream) are closed after this long. */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 export { DEFAULT_MAX_SESSIONS } from './session-quota.ts';
+/**
+ * How long an idle keep-alive connection stays open (Node's default is 5 s). A client that reuses a
+ * connection just as the server closes it gets "other side closed" for a request the server never saw
+ * (undici's fetch, under load, did: test/e2e/many-clients.test.ts); a longer timeout than the clients'
+ * own (undici keeps one 4 s by default; load balancers up to 60 s) leaves the closing to the client.
+ */
+export const HTTP_KEEP_ALIVE_MS = 65_000;
 /** WebSocket ping interval; a socket that missed one pong is closed. */
 export const WS_PING_INTERVAL_MS = 30_000;
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
@@ -308,6 +315,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     handleProtocols: (protocols) => (protocols.has('mcp') ? 'mcp' : false),
   });
 
+  server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
+  // Node's rule: the time allowed for a request's headers must exceed the keep-alive timeout.
+  server.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
   server.on('upgrade', (req, socket, head) => {
     const reject = (status: number, text: string) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);

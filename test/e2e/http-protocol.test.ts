@@ -9,6 +9,7 @@
 // - anonymous callers together, and each token principal, have their own session cap, so anonymous
 //   callers cannot take the sessions token principals need (9).
 
+import { Agent, request } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
@@ -73,6 +74,20 @@ http.after(async () => {
   assert.is(await open.stop(), 0);
   assert.is(await withTokens.stop(), 0);
   await box.cleanup();
+});
+
+http('an idle keep-alive connection is kept 65 s (README Limits), so a client reusing it is not cut off mid-request', async () => {
+  // undici's fetch under load sent a request on a connection the server was closing after Node's 5 s
+  // default: "other side closed" for a request the server never saw.
+  const header = await new Promise<string | undefined>((resolve, reject) => {
+    const req = request(new URL('/health', open.url), { agent: new Agent({ keepAlive: true }) }, (res) => {
+      res.resume();
+      res.on('end', () => resolve(res.headers['keep-alive']));
+    });
+    req.on('error', reject);
+    req.end();
+  });
+  assert.is(header, 'timeout=65');
 });
 
 http('item 12: a batch POSTed under 2025-06-18 is answered on that POST: 400 with -32600, never a hang', async () => {
