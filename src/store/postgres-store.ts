@@ -78,6 +78,9 @@ export function defaultNodeId(): string {
   return `${os.hostname()}:${process.pid}`;
 }
 
+/** Pools whose store closed (or never finished opening). */
+const ended = new WeakSet<Pool>();
+
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC';
@@ -150,7 +153,11 @@ export class PostgresConversationStore implements AsyncConversationStore {
     const config: PoolConfig = typeof connection === 'string' ? { connectionString: connection } : { ...connection };
     const pool = new pg.Pool({ ...config, max: poolSize, connectionTimeoutMillis: connectTimeoutMs });
     const onIdleError = options.onIdleError ?? ((error: Error) => process.stderr.write(`super-pi: ${label}: an idle database connection failed: ${error.message}\n`));
-    pool.on('error', onIdleError);
+    // `pool.end()` resolves once its connections are told to close, not once they have: a server
+    // shutting down meanwhile fails them, which after close is expected and reported to nobody.
+    pool.on('error', (error) => {
+      if (!ended.has(pool)) onIdleError(error);
+    });
     try {
       const client = await pool.connect().catch((cause: unknown) => {
         throw new StoreError('open_failed', `${label}: cannot connect: ${String(cause)}`, { cause });
@@ -165,6 +172,7 @@ export class PostgresConversationStore implements AsyncConversationStore {
       await store.#interruptOrphans();
       return store;
     } catch (error) {
+      ended.add(pool);
       await pool.end();
       throw error;
     }
@@ -289,6 +297,7 @@ export class PostgresConversationStore implements AsyncConversationStore {
 
   /** Waits for the calls in flight, then closes every connection. */
   close(): Promise<void> {
+    ended.add(this.#pool);
     this.#closing ??= this.#pool.end();
     return this.#closing;
   }
