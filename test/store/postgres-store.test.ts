@@ -10,6 +10,7 @@ import { POSTGRES_MIGRATIONS, type PostgresMigration, VERSION_TABLE } from '../.
 import { PostgresConversationStore, type PostgresStoreOptions } from '../../src/store/postgres-store.ts';
 import type { Entry } from '../../src/store/store.ts';
 import { rejectsStoreError } from './contract.ts';
+import { guarded } from '../hang-guard.ts';
 import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
 
 const alice = { principal: 'alice', sessionId: 's', harness: 'super-pi-code' };
@@ -204,6 +205,36 @@ pgTest('node owners: a restarted node interrupts its earlier run; another node\'
   const third = await open(url, { ownership: nodeOwnership('node-3') });
   assert.is((await third.getConversation(mine.id, 'alice'))?.status, 'running');
   assert.is((await third.getConversation(theirs.id, 'alice'))?.status, 'running');
+});
+
+pgTest('a conversation resumed by another node between the open\'s read and its write is not interrupted', async () => {
+  const url = await running().createDatabase();
+  const first = await open(url, { ownership: nodeOwnership('node-a', 'run-1') });
+  const c = await first.createConversation(alice);
+  const pg = (await import('pg')).default;
+  const resumer = new pg.Client({ connectionString: url });
+  await resumer.connect();
+  try {
+    // Another node takes the conversation over, in a transaction not yet committed: its row is locked.
+    await resumer.query('BEGIN');
+    await resumer.query("UPDATE conversations SET owner = 'node:v1:[\"node-b\",\"run-1\"]' WHERE id = $1", [c.id]);
+    // node-a restarts: it reads the conversation as its earlier run's (the takeover is not committed),
+    // and its interrupt waits on the row lock.
+    const reopening = open(url, { ownership: nodeOwnership('node-a', 'run-2') });
+    const waiting = async () => {
+      const { rows } = await running().query<{ n: string }>('postgres', "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [dbName(url)]);
+      return rows[0]?.n === '1';
+    };
+    await guarded((async () => {
+      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 20));
+    })(), 'the reopening store waiting on the row lock');
+    await resumer.query('COMMIT');
+    const reopened = await guarded(reopening, 'the reopening store');
+    assert.is((await reopened.getConversation(c.id, 'alice'))?.status, 'running', 'node-b runs it now');
+    assert.equal(await reopened.entries(c.id, 'alice'), [], 'no interrupted entry either');
+  } finally {
+    await resumer.end();
+  }
 });
 
 if (found.ok) {
