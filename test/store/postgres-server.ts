@@ -24,8 +24,13 @@ export type PostgresAvailability =
   | { readonly ok: true; readonly bin: string; readonly user: { readonly uid: number; readonly gid: number } | null }
   | { readonly ok: false; readonly reason: string };
 
+/** Directories to search instead of the defaults (path-delimited): lets a test see how a machine without PostgreSQL is treated. */
+export const BIN_DIRS_ENV = 'SUPERPI_TEST_POSTGRES_BIN_DIRS';
+
 /** Where the server binaries are looked for: Debian's versioned directories (newest first), the source-build default, then PATH. */
 export function postgresBinDirs(): string[] {
+  const override = process.env[BIN_DIRS_ENV];
+  if (override !== undefined) return override.split(path.delimiter).filter((d) => d !== '');
   const dirs: string[] = [];
   const debian = '/usr/lib/postgresql';
   if (existsSync(debian)) {
