@@ -81,6 +81,13 @@ export function defaultNodeId(): string {
 /** Pools whose store closed (or never finished opening). */
 const ended = new WeakSet<Pool>();
 
+/** The conversation's row of the ENTRIES join when it has no entry after `afterSeq`. */
+type NoEntryRow = { [K in keyof EntryRow]: null };
+
+function hasEntry(row: EntryRow | NoEntryRow): row is EntryRow {
+  return row.seq !== null;
+}
+
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC';
@@ -283,9 +290,9 @@ export class PostgresConversationStore implements AsyncConversationStore {
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
     if (!storableText(conversationId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<EntryRow | { [K in keyof EntryRow]: null }>(ENTRIES, [conversationId, principal, afterSeq, limit]);
+    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit]);
     if (rows.length === 0) return null;
-    return rows.flatMap((row) => (row.seq === null ? [] : [entryFromRow(row as EntryRow)]));
+    return rows.filter(hasEntry).map(entryFromRow);
   }
 
   async lastEntry(conversationId: string): Promise<Entry | null> {

@@ -19,6 +19,8 @@ const run = promisify(execFile);
 
 /** How long initdb and the server's start-up may take on a loaded machine: a hang guard, not a speed claim. */
 export const POSTGRES_START_GUARD_MS = 120_000;
+/** How long a fast shutdown may take before the server is sent SIGQUIT (immediate shutdown). */
+export const POSTGRES_STOP_GUARD_MS = 30_000;
 
 export type PostgresAvailability =
   | { readonly ok: true; readonly bin: string; readonly user: { readonly uid: number; readonly gid: number } | null }
@@ -158,7 +160,7 @@ async function stopServer(child: ChildProcess, data: string): Promise<void> {
   const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
   child.stdin?.end();
   try {
-    await guarded(exited, 'the PostgreSQL server shutdown', 30_000);
+    await guarded(exited, 'the PostgreSQL server shutdown', POSTGRES_STOP_GUARD_MS);
   } catch (error) {
     const pid = Number(readFileSync(path.join(data, 'postmaster.pid'), 'utf8').split('\n')[0]);
     process.stderr.write(`${(error as Error).message}; sending SIGQUIT to ${pid}\n`);
