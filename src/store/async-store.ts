@@ -1,0 +1,98 @@
+// The durable store's contract for backends whose driver is asynchronous (PostgreSQL): the methods of
+// `ConversationStore` (store.ts) returning promises, with the same semantics, and an adapter that puts
+// the synchronous SQLite store behind it so one contract suite runs against both.
+
+import type {
+  Conversation,
+  ConversationIds,
+  ConversationPage,
+  ConversationStatus,
+  ConversationStore,
+  EntriesOptions,
+  Entry,
+  EntryType,
+  ListOptions,
+  NewConversation,
+} from './store.ts';
+
+/**
+ * `ConversationStore`, asynchronous. The semantics are the synchronous store's, restated where a promise
+ * changes how they read:
+ * - a write is committed (durable, visible to every other store on the same database) before its promise
+ *   resolves, so a reply that depends on an entry can be sent once `append` resolves;
+ * - the reads that take a principal answer another principal's conversation exactly as a missing one;
+ * - a conversation's entries are numbered 1, 2, 3… by `seq`, unique per conversation by a constraint of
+ *   the database, whatever number of stores (processes, nodes) append to it at once;
+ * - failures reject with `StoreError` (errors.ts) carrying the same codes, or, for the engine's own
+ *   failures (a lost connection, say), the driver's error.
+ * A call made after `close()` began rejects with `closed`.
+ */
+export interface AsyncConversationStore {
+  /** A new conversation, status `running`, with a fresh random id; this store's owner runs it. */
+  createConversation(input: NewConversation): Promise<Conversation>;
+  /** The conversation, or null when it does not exist or belongs to another principal. */
+  getConversation(id: string, principal: string): Promise<Conversation | null>;
+  /** The principal's conversations, most recently updated first; rejects `invalid_cursor` on a forged cursor. */
+  listConversations(principal: string, opts?: ListOptions): Promise<ConversationPage>;
+  /** The principal's conversation ids that start with `prefix`, newest first, at most `limit` (≤ `MAX_LIST_LIMIT`). */
+  recentConversationIds(principal: string, prefix: string, limit: number): Promise<ConversationIds>;
+  /** Rejects `not_found` when there is no such conversation. This store's owner becomes its owner. */
+  setStatus(id: string, status: ConversationStatus): Promise<void>;
+  /** Appends an entry and bumps the conversation's `updatedAt`; committed before it resolves. Rejects `not_found`. */
+  append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry>;
+  /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
+  entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null>;
+  /** The entry with the largest seq, or null when there is none (or no such conversation). */
+  lastEntry(conversationId: string): Promise<Entry | null>;
+  /** Releases the database; idempotent. Any other call afterwards rejects with `closed`. */
+  close(): Promise<void>;
+}
+
+/**
+ * A synchronous store behind the asynchronous contract. Each call runs the synchronous one at once (so
+ * the write is committed before the promise exists, let alone resolves) and turns a throw into a
+ * rejection: a caller never has to handle both.
+ */
+export class SyncStoreAdapter implements AsyncConversationStore {
+  readonly #store: ConversationStore;
+
+  constructor(store: ConversationStore) {
+    this.#store = store;
+  }
+
+  async createConversation(input: NewConversation): Promise<Conversation> {
+    return this.#store.createConversation(input);
+  }
+
+  async getConversation(id: string, principal: string): Promise<Conversation | null> {
+    return this.#store.getConversation(id, principal);
+  }
+
+  async listConversations(principal: string, opts?: ListOptions): Promise<ConversationPage> {
+    return this.#store.listConversations(principal, opts);
+  }
+
+  async recentConversationIds(principal: string, prefix: string, limit: number): Promise<ConversationIds> {
+    return this.#store.recentConversationIds(principal, prefix, limit);
+  }
+
+  async setStatus(id: string, status: ConversationStatus): Promise<void> {
+    this.#store.setStatus(id, status);
+  }
+
+  async append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry> {
+    return this.#store.append(conversationId, type, payload);
+  }
+
+  async entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null> {
+    return this.#store.entries(conversationId, principal, opts);
+  }
+
+  async lastEntry(conversationId: string): Promise<Entry | null> {
+    return this.#store.lastEntry(conversationId);
+  }
+
+  async close(): Promise<void> {
+    this.#store.close();
+  }
+}

@@ -1,0 +1,62 @@
+// Ownership of running conversations when the store is shared by several machines (PostgreSQL). A pid
+// means nothing on another machine, so the owner is a node: an id the operator gives each super-pi
+// (unique among the live processes) plus an incarnation, random per process: every store a process opens
+// shares it, as a process's stores share one `processOwnership` key. From one node the only
+// owner known to be gone is an earlier incarnation of itself: the node restarted, so whatever it was
+// running then died with it. Another node's conversations are never judged from here — that needs leases
+// (an expiry renewed by the owner and a fencing epoch), the next step of issue 14, which replaces this.
+
+import { randomUUID } from 'node:crypto';
+import type { Ownership } from './ownership.ts';
+
+const PREFIX = 'node:v1:';
+
+/** The parts of a node owner key. */
+export interface NodeIdentity {
+  /** The operator's name for the node: unique among the nodes running at one time. */
+  readonly node: string;
+  /** Random per process: tells this run of the node from an earlier one. */
+  readonly incarnation: string;
+}
+
+export function encodeNodeOwner(id: NodeIdentity): string {
+  return `${PREFIX}${JSON.stringify([id.node, id.incarnation])}`;
+}
+
+/** The identity in an owner key, or null when it is not a node owner key. */
+export function decodeNodeOwner(owner: string): NodeIdentity | null {
+  if (!owner.startsWith(PREFIX)) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(owner.slice(PREFIX.length));
+  } catch {
+    // A damaged key: nothing can be said about its node.
+    return null;
+  }
+  if (!Array.isArray(value) || value.length !== 2) return null;
+  const [node, incarnation] = value as unknown[];
+  if (typeof node !== 'string' || node === '' || typeof incarnation !== 'string' || incarnation === '') return null;
+  return { node, incarnation };
+}
+
+/** This process's incarnation: one per process, so two stores opened here do not take each other for a dead run. */
+export const PROCESS_INCARNATION: string = randomUUID();
+
+/**
+ * Ownership by node. `isAlive` is false for an earlier incarnation of this node and for '' (no owner
+ * recorded); every other owner — another node, a process key, a key of an unknown kind — counts as
+ * alive, because marking a live task interrupted would let two nodes run it.
+ */
+export function nodeOwnership(node: string, incarnation: string = PROCESS_INCARNATION): Ownership {
+  if (node === '' || incarnation === '') throw new TypeError('a node owner needs a non-empty node id and incarnation');
+  const self = encodeNodeOwner({ node, incarnation });
+  return {
+    self,
+    isAlive(owner) {
+      if (owner === self) return true;
+      if (owner === '') return false;
+      const id = decodeNodeOwner(owner);
+      return id === null || id.node !== node;
+    },
+  };
+}

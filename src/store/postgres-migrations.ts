@@ -1,0 +1,142 @@
+// The PostgreSQL schema as an ordered list of versioned migrations, applied when a store opens: under a
+// session advisory lock, so that nodes starting together do not both migrate (the second waits, then
+// finds the schema current), and in one transaction, so a failed migration leaves the version before it.
+// The version lives in a one-row table; a database from a newer super-pi is refused, never downgraded.
+
+import type { ClientBase } from 'pg';
+import { StoreError } from './errors.ts';
+
+export interface PostgresMigration {
+  /** 1 for the first, then each next one is one more: the version the database has after `up`. */
+  readonly version: number;
+  /** What the migration changes, for people reading the history and for error messages. */
+  readonly description: string;
+  /** Runs inside the migration transaction; must not commit. */
+  up(client: ClientBase): Promise<void>;
+}
+
+/**
+ * The advisory lock key (two 32-bit halves, PostgreSQL's two-key form) that serializes migrations:
+ * ASCII "spi" and "mig". Any other application sharing the database must not use this pair.
+ */
+export const MIGRATION_LOCK_KEY: readonly [number, number] = [0x737069, 0x6d6967];
+
+/** The one-row table holding the schema version. */
+export const VERSION_TABLE = 'superpi_schema_version';
+
+// Mirrors the SQLite schema at its version 3 (migrations.ts) in one step: conversations with their own
+// seq counter (`last_seq`) and owner, entries unique by (conversation_id, seq). Differences, and why:
+// - `id` is COLLATE "C": lists page by (updated_at, id), and byte order is what SQLite uses and what
+//   JavaScript sorts by; a linguistic collation could order two ids differently from both.
+// - CHECK constraints on `status`, `type` and `seq > 0`: PostgreSQL can change a constraint without
+//   rebuilding the table, so the database enforces what the store writes rather than trusting it.
+// - `payload` is text, not jsonb: jsonb refuses the "\u0000" escape and re-orders keys, and the store
+//   never queries inside a payload; text gives back exactly the JSON that was appended.
+// - times are bigint milliseconds, as in SQLite, so `now` can be injected and compared across backends.
+const v1: PostgresMigration = {
+  version: 1,
+  description: 'conversations (with their seq counter and owner) and their transcript entries',
+  async up(client) {
+    await client.query(`
+      CREATE TABLE conversations (
+        id          text COLLATE "C" PRIMARY KEY,
+        principal   text   NOT NULL,
+        session_id  text   NOT NULL,
+        harness     text   NOT NULL,
+        status      text   NOT NULL CHECK (status IN ('running', 'completed', 'failed', 'cancelled', 'interrupted')),
+        title       text,
+        created_at  bigint NOT NULL,
+        updated_at  bigint NOT NULL,
+        last_seq    bigint NOT NULL DEFAULT 0 CHECK (last_seq >= 0),
+        owner       text   NOT NULL
+      );
+      -- List pages: one principal's conversations, newest activity first, id as the tie-break.
+      CREATE INDEX conversations_by_principal ON conversations (principal, updated_at, id);
+      CREATE INDEX conversations_by_session ON conversations (principal, session_id, updated_at, id);
+      CREATE INDEX conversations_running ON conversations (status) WHERE status = 'running';
+
+      CREATE TABLE entries (
+        conversation_id  text COLLATE "C" NOT NULL REFERENCES conversations (id) ON DELETE CASCADE,
+        seq              bigint NOT NULL CHECK (seq > 0),
+        time             bigint NOT NULL,
+        type             text   NOT NULL CHECK (type IN ('user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo', 'interrupted')),
+        payload          text   NOT NULL,
+        CONSTRAINT entries_seq_unique PRIMARY KEY (conversation_id, seq)
+      );
+    `);
+  },
+};
+
+/** Every migration, oldest first. Append only: a released migration is never edited. */
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1];
+
+/** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
+export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {
+  for (const [i, m] of migrations.entries()) {
+    if (m.version !== i + 1) return `migration #${i + 1} ("${m.description}") has version ${m.version}; versions must run 1, 2, 3… in order`;
+    if (m.description.trim() === '') return `migration ${m.version} has no description`;
+  }
+  return null;
+}
+
+/** The schema version of the database `client` is connected to: 0 when it was never migrated. */
+export async function postgresSchemaVersion(client: ClientBase): Promise<number> {
+  const table = await client.query<{ found: string | null }>('SELECT to_regclass($1)::text AS found', [VERSION_TABLE]);
+  if (table.rows[0]?.found == null) return 0;
+  const row = await client.query<{ version: number }>(`SELECT version FROM ${VERSION_TABLE}`);
+  const version = row.rows[0]?.version;
+  if (row.rows.length !== 1 || typeof version !== 'number') throw new StoreError('corrupt', `${VERSION_TABLE} must hold exactly one version row; it holds ${row.rows.length}`);
+  return version;
+}
+
+export interface PostgresMigrationOutcome {
+  readonly from: number;
+  readonly to: number;
+}
+
+/**
+ * Brings the database to the newest version. Takes the migration advisory lock first and reads the
+ * version under it, so of several stores opening at once exactly one runs the pending migrations; the
+ * others wait for it and find nothing to do. All pending migrations run in one transaction (DDL is
+ * transactional in PostgreSQL), followed by the new version; a throw rolls all of them back and
+ * `migration_failed` names the one that failed. `label` names the database in messages (no password).
+ */
+export async function migratePostgres(client: ClientBase, label: string, migrations: readonly PostgresMigration[] = POSTGRES_MIGRATIONS): Promise<PostgresMigrationOutcome> {
+  const problem = postgresMigrationsProblem(migrations);
+  if (problem !== null) throw new StoreError('invalid_migrations', problem);
+  const latest = migrations.length;
+  await client.query('SELECT pg_advisory_lock($1, $2)', [...MIGRATION_LOCK_KEY]);
+  try {
+    const current = await postgresSchemaVersion(client);
+    refuseNewer(current, latest, label);
+    if (current === latest) return { from: current, to: current };
+    await client.query('BEGIN');
+    try {
+      await client.query(`CREATE TABLE IF NOT EXISTS ${VERSION_TABLE} (one boolean PRIMARY KEY DEFAULT true CHECK (one), version integer NOT NULL)`);
+      for (const m of migrations.slice(current)) {
+        try {
+          await m.up(client);
+        } catch (cause) {
+          throw new StoreError('migration_failed', `${label}: migration ${m.version} ("${m.description}") failed; the database stays at version ${current}: ${String(cause)}`, { cause });
+        }
+      }
+      await client.query(`INSERT INTO ${VERSION_TABLE} (version) VALUES ($1) ON CONFLICT (one) DO UPDATE SET version = excluded.version`, [latest]);
+      await client.query('COMMIT');
+    } catch (error) {
+      await client.query('ROLLBACK');
+      throw error;
+    }
+    return { from: current, to: latest };
+  } finally {
+    await client.query('SELECT pg_advisory_unlock($1, $2)', [...MIGRATION_LOCK_KEY]);
+  }
+}
+
+function refuseNewer(version: number, latest: number, label: string): void {
+  if (version <= latest) return;
+  throw new StoreError(
+    'schema_too_new',
+    `${label}: the database has schema version ${version}, but this super-pi knows versions up to ${latest}; ` +
+      'it was written by a newer super-pi. Use that version, or point the store at another database.',
+  );
+}

@@ -1,0 +1,383 @@
+// The conversation store on PostgreSQL (the `pg` driver), for several super-pi nodes sharing one
+// database. Same semantics as the SQLite store (store.ts, async-store.ts), through a connection pool:
+// every write is one statement (its own transaction), committed before its promise resolves, and the
+// per-conversation seq comes from the conversation row's counter, bumped in that same statement — the
+// row lock makes concurrent appenders, from this pool or another node's, take turns, and the primary key
+// (conversation_id, seq) would refuse a duplicate if anything ever got past it.
+
+import { randomUUID } from 'node:crypto';
+import os from 'node:os';
+import type { ClientBase, Pool, PoolConfig } from 'pg';
+import type { AsyncConversationStore } from './async-store.ts';
+import { StoreError } from './errors.ts';
+import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
+import { nodeOwnership } from './node-ownership.ts';
+import type { Ownership } from './ownership.ts';
+import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
+import {
+  checkAfterSeq,
+  checkEntryType,
+  checkMaxPayloadBytes,
+  checkNewConversation,
+  checkStatus,
+  known,
+  pageLimit,
+  serializePayload,
+  storableText,
+} from './store-checks.ts';
+import {
+  CONVERSATION_STATUSES,
+  type Conversation,
+  type ConversationIds,
+  type ConversationPage,
+  type ConversationStatus,
+  DEFAULT_ENTRIES_LIMIT,
+  DEFAULT_LIST_LIMIT,
+  DEFAULT_MAX_PAYLOAD_BYTES,
+  type EntriesOptions,
+  type Entry,
+  ENTRY_TYPES,
+  type EntryType,
+  type ListOptions,
+  MAX_ENTRIES_LIMIT,
+  MAX_LIST_LIMIT,
+  type NewConversation,
+} from './store.ts';
+
+/** The most connections one store holds open: concurrent calls beyond it queue in the pool. */
+export const DEFAULT_POOL_SIZE = 10;
+/** How long opening a connection may take before the call that needed it fails. */
+export const DEFAULT_CONNECT_TIMEOUT_MS = 10_000;
+
+export interface PostgresStoreOptions {
+  /** Default `DEFAULT_POOL_SIZE`. */
+  readonly poolSize?: number;
+  /** Default `DEFAULT_CONNECT_TIMEOUT_MS`. */
+  readonly connectTimeoutMs?: number;
+  /** Default `DEFAULT_MAX_PAYLOAD_BYTES`. */
+  readonly maxPayloadBytes?: number;
+  /** Wall-clock milliseconds for `createdAt`, `updatedAt` and entry times. Default `Date.now`. */
+  readonly now?: () => number;
+  /** Default `POSTGRES_MIGRATIONS`; tests pass their own. */
+  readonly migrations?: readonly PostgresMigration[];
+  /** Who this store runs as, and which owners are gone. Default: `nodeOwnership(defaultNodeId())`. */
+  readonly ownership?: Ownership;
+  /**
+   * An idle pooled connection failed (the server restarted, a network cut): the pool drops it and the
+   * next call opens another. Default: one line on stderr (stdout may be the MCP protocol stream).
+   */
+  readonly onIdleError?: (error: Error) => void;
+}
+
+/**
+ * The node id when the operator names none: host name and pid, unique among live processes. With it, a
+ * restarted node is a new node, so its earlier run's conversations are never marked interrupted from
+ * here (node-ownership.ts): only a stable operator-given id lets a node recognise its own earlier run.
+ */
+export function defaultNodeId(): string {
+  return `${os.hostname()}:${process.pid}`;
+}
+
+/** Pools whose store closed (or never finished opening). */
+const ended = new WeakSet<Pool>();
+
+/** The conversation's row of the ENTRIES join when it has no entry after `afterSeq`. */
+type NoEntryRow = { [K in keyof EntryRow]: null };
+
+function hasEntry(row: EntryRow | NoEntryRow): row is EntryRow {
+  return row.seq !== null;
+}
+
+const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
+const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
+const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC';
+
+interface ConversationRow {
+  id: string;
+  principal: string;
+  session_id: string;
+  harness: string;
+  status: string;
+  title: string | null;
+  created_at: string;
+  updated_at: string;
+}
+
+interface EntryRow {
+  seq: string;
+  conversation_id: string;
+  time: string;
+  type: string;
+  payload: string;
+}
+
+// Bumps the conversation's counter and inserts the entry under it in one statement, so one transaction:
+// the UPDATE takes the conversation's row lock, and a concurrent append (any pool, any node) waits for it
+// and then bumps the committed counter. No row (no such conversation): nothing is inserted.
+const APPEND = `
+  WITH bumped AS (
+    UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $2) WHERE id = $1 RETURNING id, last_seq
+  )
+  INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, $3, $4 FROM bumped RETURNING seq`;
+
+// The same, only while the conversation is still `running` under the owner found gone: if another store
+// resumed or interrupted it in the meantime, the row no longer matches and nothing is written.
+const INTERRUPT = `
+  WITH hit AS (
+    UPDATE conversations SET status = 'interrupted', last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
+    WHERE id = $1 AND status = 'running' AND owner = $2 RETURNING id, last_seq
+  )
+  INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING seq`;
+
+// One statement, so the ownership check and the rows come from one snapshot: the conversation joined to
+// its entries after `afterSeq`. No row: not there (or not the principal's). One row with a null seq:
+// there, with no entries after `afterSeq`.
+const ENTRIES = `
+  SELECT e.seq, e.conversation_id, e.time, e.type, e.payload
+  FROM conversations c LEFT JOIN entries e ON e.conversation_id = c.id AND e.seq > $3
+  WHERE c.id = $1 AND c.principal = $2
+  ORDER BY e.seq LIMIT $4`;
+
+export class PostgresConversationStore implements AsyncConversationStore {
+  readonly #pool: Pool;
+  readonly #maxPayloadBytes: number;
+  readonly #clock: () => number;
+  readonly #ownership: Ownership;
+  #closing: Promise<void> | null = null;
+
+  /**
+   * Connects to `connection` (a `postgres://` URL or a `pg` pool configuration), applies pending
+   * migrations under the migration lock, marks the conversations of owners known to be gone
+   * `interrupted`, and resolves to the store. Rejects with `StoreError` (`open_failed`, `schema_too_new`,
+   * `migration_failed`, `invalid_argument`) with the pool already closed again.
+   */
+  static async open(connection: string | PoolConfig, options: PostgresStoreOptions = {}): Promise<PostgresConversationStore> {
+    const maxPayloadBytes = checkMaxPayloadBytes(options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES);
+    const poolSize = pageLimit(options.poolSize, DEFAULT_POOL_SIZE, Number.MAX_SAFE_INTEGER, 'poolSize');
+    const connectTimeoutMs = pageLimit(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, Number.MAX_SAFE_INTEGER, 'connectTimeoutMs');
+    const label = describe(connection);
+    const { default: pg } = await import('pg');
+    const config: PoolConfig = typeof connection === 'string' ? { connectionString: connection } : { ...connection };
+    const pool = new pg.Pool({ ...config, max: poolSize, connectionTimeoutMillis: connectTimeoutMs });
+    const onIdleError = options.onIdleError ?? ((error: Error) => process.stderr.write(`super-pi: ${label}: an idle database connection failed: ${error.message}\n`));
+    // `pool.end()` resolves once its connections are told to close, not once they have: a server
+    // shutting down meanwhile fails them, which after close is expected and reported to nobody.
+    pool.on('error', (error) => {
+      if (!ended.has(pool)) onIdleError(error);
+    });
+    try {
+      const client = await pool.connect().catch((cause: unknown) => {
+        throw new StoreError('open_failed', `${label}: cannot connect: ${String(cause)}`, { cause });
+      });
+      try {
+        await requireDurableCommits(client, label);
+        await migratePostgres(client, label, options.migrations ?? POSTGRES_MIGRATIONS);
+      } finally {
+        client.release();
+      }
+      const store = new PostgresConversationStore(pool, maxPayloadBytes, options);
+      await store.#interruptOrphans();
+      return store;
+    } catch (error) {
+      ended.add(pool);
+      await pool.end();
+      throw error;
+    }
+  }
+
+  private constructor(pool: Pool, maxPayloadBytes: number, options: PostgresStoreOptions) {
+    this.#pool = pool;
+    this.#maxPayloadBytes = maxPayloadBytes;
+    this.#clock = options.now ?? Date.now;
+    this.#ownership = options.ownership ?? nodeOwnership(defaultNodeId());
+  }
+
+  async createConversation(input: NewConversation): Promise<Conversation> {
+    this.#assertOpen();
+    checkNewConversation(input);
+    for (const [field, value] of [['principal', input.principal], ['sessionId', input.sessionId], ['harness', input.harness], ['title', input.title ?? '']] as const) {
+      if (!storableText(value)) throw new StoreError('invalid_argument', `${field} must not hold a NUL character or a lone surrogate`);
+    }
+    const now = this.#now();
+    const conversation: Conversation = {
+      id: randomUUID(),
+      principal: input.principal,
+      sessionId: input.sessionId,
+      harness: input.harness,
+      status: 'running',
+      createdAt: now,
+      updatedAt: now,
+      title: input.title ?? null,
+    };
+    await this.#pool.query(
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
+      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self],
+    );
+    return conversation;
+  }
+
+  async getConversation(id: string, principal: string): Promise<Conversation | null> {
+    this.#assertOpen();
+    if (!storableText(id) || !storableText(principal)) return null;
+    const { rows } = await this.#pool.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1 AND principal = $2`, [id, principal]);
+    return rows[0] === undefined ? null : fromRow(rows[0]);
+  }
+
+  async listConversations(principal: string, opts: ListOptions = {}): Promise<ConversationPage> {
+    this.#assertOpen();
+    const limit = pageLimit(opts.limit, DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT, 'limit');
+    let after: ListPosition | null = null;
+    if (opts.cursor !== undefined) {
+      after = decodeListCursor(opts.cursor);
+      // No list hands out a cursor whose id could not be stored: such a cursor was made up.
+      if (after === null || !storableText(after.id)) throw new StoreError('invalid_cursor', 'Invalid cursor: pass a nextCursor from an earlier page, unchanged');
+    }
+    if (!storableText(principal) || (opts.sessionId !== undefined && !storableText(opts.sessionId))) return { items: [] };
+    const params: unknown[] = [principal];
+    let where = 'principal = $1';
+    if (opts.sessionId !== undefined) {
+      params.push(opts.sessionId);
+      where += ` AND session_id = $${params.length}`;
+    }
+    if (after !== null) {
+      params.push(after.updatedAt, after.id);
+      where += ` AND (updated_at, id) < ($${params.length - 1}, $${params.length})`;
+    }
+    // One row more than the page, to learn whether another page follows without a COUNT.
+    params.push(limit + 1);
+    const { rows } = await this.#pool.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE ${where} ${NEWEST_FIRST} LIMIT $${params.length}`, params);
+    const items = rows.slice(0, limit).map(fromRow);
+    const last = items.at(-1);
+    if (rows.length <= limit || last === undefined) return { items };
+    return { items, nextCursor: encodeListCursor({ updatedAt: last.updatedAt, id: last.id }) };
+  }
+
+  async recentConversationIds(principal: string, prefix: string, limit: number): Promise<ConversationIds> {
+    this.#assertOpen();
+    const max = pageLimit(limit, limit, MAX_LIST_LIMIT, 'limit');
+    if (!storableText(principal) || !storableText(prefix)) return { ids: [], total: 0 };
+    const match = 'principal = $1 AND starts_with(id, $2)';
+    const { rows } = await this.#pool.query<{ id: string }>(`SELECT id FROM conversations WHERE ${match} ${NEWEST_FIRST} LIMIT $3`, [principal, prefix, max]);
+    const ids = rows.map((r) => r.id);
+    if (ids.length < max) return { ids, total: ids.length };
+    const count = await this.#pool.query<{ n: string }>(`SELECT count(*) AS n FROM conversations WHERE ${match}`, [principal, prefix]);
+    return { ids, total: integer(count.rows[0]?.n, 'conversation count') };
+  }
+
+  async setStatus(id: string, status: ConversationStatus): Promise<void> {
+    this.#assertOpen();
+    checkStatus(status);
+    const result = storableText(id)
+      ? await this.#pool.query('UPDATE conversations SET status = $1, owner = $2, updated_at = greatest(updated_at, $3) WHERE id = $4', [status, this.#ownership.self, this.#now(), id])
+      : null;
+    if (result === null || result.rowCount === 0) throw new StoreError('not_found', `no conversation ${id}`);
+  }
+
+  async append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry> {
+    this.#assertOpen();
+    checkEntryType(type);
+    const json = serializePayload(payload, this.#maxPayloadBytes);
+    const time = this.#now();
+    const { rows } = storableText(conversationId) ? await this.#pool.query<{ seq: string }>(APPEND, [conversationId, time, type, json]) : { rows: [] };
+    const row = rows[0];
+    if (row === undefined) throw new StoreError('not_found', `no conversation ${conversationId}`);
+    // Hand back what a later read will return, not the caller's object (which it may go on mutating).
+    return { seq: integer(row.seq, 'entry seq'), conversationId, time, type, payload: JSON.parse(json) };
+  }
+
+  async entries(conversationId: string, principal: string, opts: EntriesOptions = {}): Promise<Entry[] | null> {
+    this.#assertOpen();
+    const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
+    const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
+    if (!storableText(conversationId) || !storableText(principal)) return null;
+    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit]);
+    if (rows.length === 0) return null;
+    return rows.filter(hasEntry).map(entryFromRow);
+  }
+
+  async lastEntry(conversationId: string): Promise<Entry | null> {
+    this.#assertOpen();
+    if (!storableText(conversationId)) return null;
+    const { rows } = await this.#pool.query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = $1 ORDER BY seq DESC LIMIT 1`, [conversationId]);
+    return rows[0] === undefined ? null : entryFromRow(rows[0]);
+  }
+
+  /** Waits for the calls in flight, then closes every connection. */
+  close(): Promise<void> {
+    ended.add(this.#pool);
+    this.#closing ??= this.#pool.end();
+    return this.#closing;
+  }
+
+  /**
+   * Conversations left `running` by an owner known to be gone (node-ownership.ts: an earlier run of this
+   * node) are marked `interrupted`, with an entry saying so, so they can be seen as such and continued.
+   */
+  async #interruptOrphans(): Promise<void> {
+    const { rows } = await this.#pool.query<{ id: string; owner: string }>("SELECT id, owner FROM conversations WHERE status = 'running'");
+    for (const { id, owner } of rows) {
+      if (this.#ownership.isAlive(owner)) continue;
+      const message = `The server process running this task stopped before the task finished (it was killed or crashed), so the task was interrupted. Continue it with conversation_id ${id}.`;
+      await this.#pool.query(INTERRUPT, [id, owner, this.#now(), JSON.stringify({ message })]);
+    }
+  }
+
+  #assertOpen(): void {
+    if (this.#closing !== null) throw new StoreError('closed', 'the conversation store is closed');
+  }
+
+  #now(): number {
+    // The columns are bigint: an injected clock with fractions must not make a write fail.
+    return Math.trunc(this.#clock());
+  }
+}
+
+/**
+ * `synchronous_commit = off` makes COMMIT return before the commit record is flushed, so a server crash
+ * could take back an entry whose append had resolved — and a reply may already have named it. Refused,
+ * as the SQLite store refuses a file without WAL; any other setting (local, on, remote_*) is kept.
+ */
+async function requireDurableCommits(client: ClientBase, label: string): Promise<void> {
+  const { rows } = await client.query<{ setting: string }>("SELECT current_setting('synchronous_commit') AS setting");
+  const setting = rows[0]?.setting;
+  if (setting === 'off') {
+    throw new StoreError('open_failed', `${label}: synchronous_commit is off, so a commit may be lost in a crash after the store reported it; set it to on (or local) for this database or role`);
+  }
+}
+
+/** The database a connection names, without its password, for messages. */
+function describe(connection: string | PoolConfig): string {
+  if (typeof connection !== 'string') return `postgres://${connection.host ?? 'localhost'}:${connection.port ?? 5432}/${connection.database ?? ''}`;
+  try {
+    const url = new URL(connection);
+    return `${url.protocol}//${url.host}${url.pathname}`;
+  } catch {
+    // Not a URL (a libpq "key=value" string, say): name no part of it, as it may hold the password.
+    return 'the PostgreSQL database';
+  }
+}
+
+/** A bigint column (the driver gives it as a string) as a number: any value the store writes is a safe integer. */
+function integer(value: string | undefined, what: string): number {
+  const n = Number(value);
+  if (value === undefined || !/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) throw new StoreError('corrupt', `${what} is "${String(value)}", which no super-pi writes`);
+  return n;
+}
+
+function fromRow(row: ConversationRow): Conversation {
+  return {
+    id: row.id, principal: row.principal, sessionId: row.session_id, harness: row.harness,
+    status: known(CONVERSATION_STATUSES, row.status, `conversation ${row.id} status`),
+    createdAt: integer(row.created_at, `conversation ${row.id} created_at`),
+    updatedAt: integer(row.updated_at, `conversation ${row.id} updated_at`),
+    title: row.title,
+  };
+}
+
+function entryFromRow(row: EntryRow): Entry {
+  return {
+    seq: integer(row.seq, 'entry seq'), conversationId: row.conversation_id, time: integer(row.time, `entry ${row.seq} time`),
+    type: known(ENTRY_TYPES, row.type, `entry ${row.seq} type`),
+    payload: JSON.parse(row.payload),
+  };
+}

@@ -1,0 +1,70 @@
+// The argument checks and row decoding every ConversationStore backend shares, so that SQLite and
+// PostgreSQL refuse the same calls with the same StoreError codes and messages. (sqlite-store.ts still
+// has its own copies; it can switch to these when it is next changed.)
+
+import { StoreError } from './errors.ts';
+import { CONVERSATION_STATUSES, type ConversationStatus, ENTRY_TYPES, type EntryType, type NewConversation } from './store.ts';
+
+/** A page size: `fallback` when absent, refused when not a positive whole number, lowered to `max`. */
+export function pageLimit(value: number | undefined, fallback: number, max: number, name: string): number {
+  if (value === undefined) return fallback;
+  if (!Number.isSafeInteger(value) || value <= 0) throw new StoreError('invalid_argument', `${name} must be a positive whole number, not ${value}`);
+  return Math.min(value, max);
+}
+
+export function checkAfterSeq(afterSeq: number): number {
+  if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new StoreError('invalid_argument', `afterSeq must be a whole number ≥ 0, not ${afterSeq}`);
+  return afterSeq;
+}
+
+export function checkNewConversation(input: NewConversation): void {
+  for (const field of ['principal', 'sessionId', 'harness'] as const) {
+    if (typeof input[field] !== 'string' || input[field] === '') throw new StoreError('invalid_argument', `${field} must be a non-empty string`);
+  }
+}
+
+export function checkStatus(status: ConversationStatus): void {
+  if (!CONVERSATION_STATUSES.includes(status)) throw new StoreError('invalid_argument', `unknown status "${String(status)}"; one of ${CONVERSATION_STATUSES.join(', ')}`);
+}
+
+export function checkEntryType(type: EntryType): void {
+  if (!ENTRY_TYPES.includes(type)) throw new StoreError('invalid_argument', `unknown entry type "${String(type)}"; one of ${ENTRY_TYPES.join(', ')}`);
+}
+
+/** The payload as the JSON text the store keeps; refused when it is not JSON or over `maxPayloadBytes`. */
+export function serializePayload(payload: unknown, maxPayloadBytes: number): string {
+  let json: string | undefined;
+  try {
+    json = JSON.stringify(payload);
+  } catch (cause) {
+    throw new StoreError('invalid_argument', `the payload is not serializable as JSON: ${String(cause)}`, { cause });
+  }
+  if (json === undefined) throw new StoreError('invalid_argument', `the payload must be a JSON value, not ${typeof payload}`);
+  const bytes = Buffer.byteLength(json, 'utf8');
+  if (bytes > maxPayloadBytes) throw new StoreError('payload_too_large', `the payload is ${bytes} bytes of JSON, more than the ${maxPayloadBytes} one entry may hold`);
+  return json;
+}
+
+export function checkMaxPayloadBytes(maxPayloadBytes: number): number {
+  if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes <= 0) throw new StoreError('invalid_argument', `maxPayloadBytes must be a positive whole number, not ${maxPayloadBytes}`);
+  return maxPayloadBytes;
+}
+
+/** Narrows a stored string to one of the values the store writes. */
+export function known<T extends string>(values: readonly T[], value: string, what: string): T {
+  const found = values.find((v) => v === value);
+  if (found === undefined) throw new StoreError('corrupt', `${what} is "${value}", which no super-pi writes`);
+  return found;
+}
+
+// A lone surrogate half: JavaScript strings may hold one, UTF-8 cannot, so a driver replaces it with
+// U+FFFD on the way in — and two different strings would then name the same row.
+const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[\uDC00-\uDFFF]/;
+
+/**
+ * True when `value` survives a round trip through a UTF-8 text column unchanged: no NUL (PostgreSQL's
+ * text cannot hold it) and no lone surrogate. A key that fails this names no row that could exist.
+ */
+export function storableText(value: string): boolean {
+  return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
+}

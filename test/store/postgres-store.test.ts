@@ -1,0 +1,259 @@
+// What the PostgreSQL store adds to the contract (contract.ts): migrations from an empty database,
+// once, under the advisory lock even when several stores (nodes) open at once, all-or-nothing, a newer
+// schema refused; seq uniqueness enforced by the database itself; many stores appending at once;
+// durable commits required; owners by node. Skipped, with the reason, without PostgreSQL binaries.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { nodeOwnership } from '../../src/store/node-ownership.ts';
+import { POSTGRES_MIGRATIONS, type PostgresMigration, VERSION_TABLE } from '../../src/store/postgres-migrations.ts';
+import { PostgresConversationStore, type PostgresStoreOptions } from '../../src/store/postgres-store.ts';
+import type { Entry } from '../../src/store/store.ts';
+import { rejectsStoreError } from './contract.ts';
+import { guarded } from '../hang-guard.ts';
+import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
+
+const alice = { principal: 'alice', sessionId: 's', harness: 'super-pi-code' };
+const found = findPostgres();
+let server: PostgresServer | null = null;
+const stores: PostgresConversationStore[] = [];
+
+function running(): PostgresServer {
+  if (server === null) throw new Error('the PostgreSQL server did not start');
+  return server;
+}
+
+function dbName(url: string): string {
+  return new URL(url).pathname.slice(1);
+}
+
+/** Opens a store that the test's `after.each` closes. */
+async function open(url: string, options: PostgresStoreOptions = {}): Promise<PostgresConversationStore> {
+  const store = await PostgresConversationStore.open(url, options);
+  stores.push(store);
+  return store;
+}
+
+/** The real migrations, each recording in `runs` that it ran; `extra` ones after them, likewise. */
+function counted(runs: number[], extra: PostgresMigration[] = []): PostgresMigration[] {
+  return [...POSTGRES_MIGRATIONS, ...extra].map((m) => ({
+    ...m,
+    async up(client) {
+      runs.push(m.version);
+      await m.up(client);
+    },
+  }));
+}
+
+async function names(url: string, sql: string): Promise<string[]> {
+  const { rows } = await running().query<{ name: string }>(dbName(url), sql);
+  return rows.map((r) => r.name);
+}
+
+const cases: [string, () => Promise<void>][] = [];
+const pgTest = (name: string, fn: () => Promise<void>) => cases.push([name, fn]);
+
+pgTest('an empty database gets every migration: version, tables, keys, checks and indexes', async () => {
+  const url = await running().createDatabase();
+  const runs: number[] = [];
+  await open(url, { migrations: counted(runs) });
+  assert.equal(runs, POSTGRES_MIGRATIONS.map((m) => m.version));
+  const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
+  assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['conversations', 'entries', VERSION_TABLE]);
+  assert.equal(
+    await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
+    ['conversations_by_principal', 'conversations_by_session', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', `${VERSION_TABLE}_pkey`],
+  );
+  const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
+  assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);
+});
+
+pgTest('re-opening a migrated database runs no migration', async () => {
+  const url = await running().createDatabase();
+  await (await PostgresConversationStore.open(url)).close();
+  const runs: number[] = [];
+  await open(url, { migrations: counted(runs) });
+  assert.equal(runs, []);
+});
+
+pgTest('stores opening an empty database at once migrate it exactly once (the advisory lock)', async () => {
+  const url = await running().createDatabase();
+  const runs: number[] = [];
+  // A slow last migration holds the window open in which an unlocked second opener would also find
+  // the database unmigrated.
+  const slow: PostgresMigration = {
+    version: POSTGRES_MIGRATIONS.length + 1,
+    description: 'a slow extra table',
+    async up(client) {
+      await client.query('SELECT pg_sleep(0.5)');
+      await client.query('CREATE TABLE extra_slow (x integer)');
+    },
+  };
+  const migrations = counted(runs, [slow]);
+  const opened = await Promise.all([open(url, { migrations }), open(url, { migrations }), open(url, { migrations })]);
+  assert.is(opened.length, 3);
+  assert.equal(runs, migrations.map((m) => m.version), 'each migration ran once, in order');
+  const c = await opened[2]!.createConversation(alice);
+  assert.is((await opened[0]!.getConversation(c.id, 'alice'))?.id, c.id);
+});
+
+pgTest('a failing migration rolls every pending one back, names itself, and leaves the database usable', async () => {
+  const url = await running().createDatabase();
+  const broken: PostgresMigration = {
+    version: POSTGRES_MIGRATIONS.length + 1,
+    description: 'a migration that fails',
+    async up(client) {
+      await client.query('CREATE TABLE half_done (x integer)');
+      await client.query('SELECT * FROM no_such_table');
+    },
+  };
+  const error = await rejectsStoreError(PostgresConversationStore.open(url, { migrations: [...POSTGRES_MIGRATIONS, broken] }), 'migration_failed');
+  assert.match(error.message, `migration ${broken.version} ("a migration that fails") failed; the database stays at version 0`);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public'"), [], 'nothing of the earlier migrations either');
+  const store = await open(url);
+  assert.is((await store.createConversation(alice)).status, 'running');
+});
+
+pgTest('a database from a newer super-pi is refused untouched; a malformed migration list is refused', async () => {
+  const url = await running().createDatabase();
+  await (await PostgresConversationStore.open(url)).close();
+  await running().query(dbName(url), `UPDATE ${VERSION_TABLE} SET version = 99`);
+  const error = await rejectsStoreError(PostgresConversationStore.open(url), 'schema_too_new');
+  assert.match(error.message, 'schema version 99');
+  assert.not.match(error.message, 'postgres@', 'the message names the database, not its credentials');
+  const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
+  assert.equal(version.rows, [{ version: 99 }]);
+  const skipping: PostgresMigration = { version: 3, description: 'skips 2', up: async () => undefined };
+  await rejectsStoreError(PostgresConversationStore.open(await running().createDatabase(), { migrations: [...POSTGRES_MIGRATIONS, skipping] }), 'invalid_migrations');
+});
+
+pgTest('seq uniqueness is the database\'s: a duplicate (conversation_id, seq), a seq of 0, a bad type or status are refused', async () => {
+  const url = await running().createDatabase();
+  const store = await open(url);
+  const c = await store.createConversation(alice);
+  await store.append(c.id, 'user', 'hi');
+  const insert = "INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, $2, 0, $3, 'null')";
+  const refused = async (sql: string, params: unknown[], code: string) => {
+    try {
+      await running().query(dbName(url), sql, params);
+    } catch (error) {
+      assert.is((error as { code?: string }).code, code, String(error));
+      return;
+    }
+    assert.unreachable(`${sql} ${JSON.stringify(params)} was accepted`);
+  };
+  await refused(insert, [c.id, 1, 'user'], '23505'); // unique_violation
+  await refused(insert, [c.id, 0, 'user'], '23514'); // check_violation
+  await refused(insert, [c.id, 2, 'thought'], '23514');
+  await refused(insert, ['no-such-conversation', 1, 'user'], '23503'); // foreign_key_violation
+  await refused('UPDATE conversations SET status = $1 WHERE id = $2', ['paused', c.id], '23514');
+  assert.equal((await store.entries(c.id, 'alice'))?.map((e) => e.seq), [1]);
+});
+
+pgTest('four stores (four pools, as four nodes) appending to two conversations at once: each counts 1..N', async () => {
+  const url = await running().createDatabase();
+  const nodes = await Promise.all([1, 2, 3, 4].map((n) => open(url, { ownership: nodeOwnership(`node-${n}`), poolSize: 4 })));
+  const conversations = [await nodes[0]!.createConversation(alice), await nodes[1]!.createConversation(alice)];
+  const perNode = 50;
+  const calls: Promise<Entry>[] = [];
+  for (let i = 0; i < perNode; i++) {
+    for (const [n, node] of nodes.entries()) {
+      for (const c of conversations) calls.push(node.append(c.id, 'model', { n, i }));
+    }
+  }
+  const told = await Promise.all(calls);
+  for (const c of conversations) {
+    const stored = (await nodes[3]!.entries(c.id, 'alice')) ?? [];
+    assert.equal(stored.map((e) => e.seq), Array.from({ length: 4 * perNode }, (_, k) => k + 1), `${c.id}: 1..N, no gap, no duplicate`);
+    assert.equal(told.filter((e) => e.conversationId === c.id).sort((x, y) => x.seq - y.seq), stored, 'each append was told the seq it is stored under');
+    // Each node's appends to a conversation kept their order only if it awaited them; here it did not,
+    // so only the set is checked: every (n, i) exactly once.
+    const pairs = new Set(stored.map((e) => JSON.stringify(e.payload)));
+    assert.is(pairs.size, 4 * perNode);
+  }
+});
+
+pgTest('a database with synchronous_commit off is refused: a reported entry could be lost in a crash', async () => {
+  const url = await running().createDatabase();
+  await running().query('postgres', `ALTER DATABASE ${dbName(url)} SET synchronous_commit = off`);
+  const error = await rejectsStoreError(PostgresConversationStore.open(url), 'open_failed');
+  assert.match(error.message, 'synchronous_commit is off');
+  await running().query('postgres', `ALTER DATABASE ${dbName(url)} SET synchronous_commit = local`);
+  await open(url);
+});
+
+pgTest('an unreachable server is open_failed, and the message does not show the password', async () => {
+  // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+  const error = await rejectsStoreError(PostgresConversationStore.open('postgres://someone:hunter2@127.0.0.1:1/db', { connectTimeoutMs: 5000 }), 'open_failed');
+  assert.match(error.message, 'postgres://127.0.0.1:1/db');
+  assert.not.match(error.message, 'hunter2');
+});
+
+pgTest('node owners: a restarted node interrupts its earlier run; another node\'s running conversations are left alone', async () => {
+  const url = await running().createDatabase();
+  const before = await open(url, { ownership: nodeOwnership('node-1', 'run-1') });
+  const mine = await before.createConversation(alice);
+  const theirs = await (await open(url, { ownership: nodeOwnership('node-2', 'run-1') })).createConversation(alice);
+  // node-1 comes back (a new process: a new incarnation); node-2 is still up.
+  const after = await open(url, { ownership: nodeOwnership('node-1', 'run-2') });
+  assert.is((await after.getConversation(mine.id, 'alice'))?.status, 'interrupted');
+  assert.equal((await after.entries(mine.id, 'alice'))?.map((e) => e.type), ['interrupted']);
+  assert.is((await after.getConversation(theirs.id, 'alice'))?.status, 'running', 'another node cannot be judged from here');
+  // A third node starting up judges neither.
+  await after.setStatus(mine.id, 'running');
+  const third = await open(url, { ownership: nodeOwnership('node-3') });
+  assert.is((await third.getConversation(mine.id, 'alice'))?.status, 'running');
+  assert.is((await third.getConversation(theirs.id, 'alice'))?.status, 'running');
+});
+
+pgTest('a conversation resumed by another node between the open\'s read and its write is not interrupted', async () => {
+  const url = await running().createDatabase();
+  const first = await open(url, { ownership: nodeOwnership('node-a', 'run-1') });
+  const c = await first.createConversation(alice);
+  const pg = (await import('pg')).default;
+  const resumer = new pg.Client({ connectionString: url });
+  await resumer.connect();
+  try {
+    // Another node takes the conversation over, in a transaction not yet committed: its row is locked.
+    await resumer.query('BEGIN');
+    await resumer.query("UPDATE conversations SET owner = 'node:v1:[\"node-b\",\"run-1\"]' WHERE id = $1", [c.id]);
+    // node-a restarts: it reads the conversation as its earlier run's (the takeover is not committed),
+    // and its interrupt waits on the row lock.
+    const reopening = open(url, { ownership: nodeOwnership('node-a', 'run-2') });
+    const waiting = async () => {
+      const { rows } = await running().query<{ n: string }>('postgres', "SELECT count(*) AS n FROM pg_stat_activity WHERE datname = $1 AND wait_event_type = 'Lock'", [dbName(url)]);
+      return rows[0]?.n === '1';
+    };
+    await guarded((async () => {
+      while (!(await waiting())) await new Promise((resolve) => setTimeout(resolve, 20));
+    })(), 'the reopening store waiting on the row lock');
+    await resumer.query('COMMIT');
+    const reopened = await guarded(reopening, 'the reopening store');
+    assert.is((await reopened.getConversation(c.id, 'alice'))?.status, 'running', 'node-b runs it now');
+    assert.equal(await reopened.entries(c.id, 'alice'), [], 'no interrupted entry either');
+  } finally {
+    await resumer.end();
+  }
+});
+
+if (found.ok) {
+  test.before(async () => {
+    server = await startPostgres(found);
+  });
+  test.after.each(async () => {
+    for (const s of stores.splice(0)) await s.close();
+  });
+  test.after(async () => {
+    await server?.stop();
+  });
+  for (const [name, fn] of cases) test(name, fn);
+} else {
+  console.log(`  (skipped: the PostgreSQL store tests need a PostgreSQL server: ${found.reason})`);
+  for (const [name] of cases) test.skip(name, () => undefined);
+  test('without PostgreSQL binaries the skip says why', () => {
+    assert.match(found.reason, 'PostgreSQL');
+  });
+}
+
+test.run();
