@@ -79,10 +79,10 @@ http.after(async () => {
 http('an idle keep-alive connection is kept 65 s (README Limits), so a client reusing it is not cut off mid-request', async () => {
   // undici's fetch under load sent a request on a connection the server was closing after Node's 5 s
   // default: "other side closed" for a request the server never saw.
-  const header = await new Promise<string | undefined>((resolve, reject) => {
+  const header = await new Promise<string>((resolve, reject) => {
     const req = request(new URL('/health', open.url), { agent: new Agent({ keepAlive: true }) }, (res) => {
       res.resume();
-      res.on('end', () => resolve(res.headers['keep-alive']));
+      res.on('end', () => resolve(String(res.headers['keep-alive'])));
     });
     req.on('error', reject);
     req.end();

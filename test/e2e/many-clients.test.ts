@@ -21,7 +21,7 @@ function sseMessages(text: string): { id?: number; result?: { content: { text: s
 }
 
 // undici's "fetch failed" hides why (reset, refused, timeout): name it, so a failure under load can be told apart.
-async function fetch(url: string, init: RequestInit): Promise<Response> {
+async function fetch(url: string, init: RequestInit = {}): Promise<Response> {
   try {
     return await globalThis.fetch(url, init);
   } catch (err) {
