@@ -10,6 +10,7 @@ import type { ConnectionActorArgs, ConnectionMessage, ConnectionOutput } from '.
 import { type Delivery, isSafeToRetry, recover, type TrackedRequest } from '../../src/actors/crash-recovery.ts';
 import type { Scheduler } from '../../src/actors/scheduler.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
+import { answer } from '../../src/mcp/outgoing.ts';
 import { initialState } from '../../src/mcp/state.ts';
 import type { ToolExecutor } from '../../src/runtime/effect-runner.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
@@ -102,9 +103,11 @@ decide('harness tasks outlive the actor: their requests are left alone', () => {
 });
 
 decide('a batch under way: its requests are decided one by one, its other elements go again as lines', () => {
-  const batch = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: {} } }, { jsonrpc: '2.0', method: 'notifications/progress', params: {} }, { jsonrpc: '2.0', id: 2, method: 'ping', params: {} }]);
+  const elements = [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: {} } }, { jsonrpc: '2.0', method: 'notifications/progress', params: {} }, { jsonrpc: '2.0', id: 2, method: 'ping', params: {} }];
   const inFlight = tracked([[1, 'bash-line', false], [2, 'ping-line', true]]);
-  const r = recover(inFlight, [lineOf(batch, [1, 2])], 'crash', never);
+  // The session keeps a batch's elements as its frame was read, each with its request's key.
+  const parts = elements.map((value) => ({ key: 'id' in value ? idKey(value.id) : null, value }));
+  const r = recover(inFlight, [{ ...lineOf(JSON.stringify(elements), [1, 2]), batch: parts }], 'crash', never);
   assert.equal(r.answers.map((a) => a.id), [1]);
   assert.equal(lines(r.redeliver), ['ping-line', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })]);
 });
@@ -142,7 +145,7 @@ function harness() {
     },
   } as unknown as Scheduler;
   const sent: string[] = [];
-  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (l) => sent.push(l), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool } });
+  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (o) => sent.push(o.line), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool } });
   const actor = (i: number) => refs[i] as ActorRef;
   const out = (i: number, o: Partial<ConnectionOutput> & { handled: number }) => actor(i).deliver({ replies: [], effects: [], ...o } satisfies ConnectionOutput);
   const die = async (i: number, reason: ActorExit) => {
@@ -155,7 +158,7 @@ function harness() {
   return { s, sent, out, die, linesTo, answers, actor, spawnArgs, running, casts };
 }
 const crash: ActorExit = { kind: 'crash', cause: { name: 'ChaosCrash', message: 'chaos' } };
-const ok = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, result: {} });
+const ok = (id: number) => answer(id, {});
 
 session('a crash with 100 queued reads: the one under way runs again, the 99 behind it are redelivered in order, nothing is answered with an error', async () => {
   const h = harness();
