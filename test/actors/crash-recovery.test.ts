@@ -174,6 +174,39 @@ session('a crash with 100 queued reads: the one under way runs again, the 99 beh
   assert.is(h.s.inFlight, 99);
 });
 
+session('a request reusing an id in flight is refused by the session and never reaches the actor; the first keeps its entry, so a crash still answers it', async () => {
+  const h = harness();
+  await h.s.start();
+  h.actor(0).started();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'bash', { command: 'sleep 9' }) });
+  h.out(0, { replies: [], handled: 1 });
+  h.s.receiveFrame({ kind: 'line', text: request(1, 'ping') });
+  h.s.receiveFrame({ kind: 'line', text: request(1, 'tools/list') });
+  assert.equal(h.linesTo(0), [1], 'only the first request with id 1 reached the actor');
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code]), [[1, -32600], [1, -32600]]);
+  assert.match(h.answers()[0]?.error?.message ?? '', /id 1 is already used by a request in flight/);
+  assert.is(h.s.inFlight, 1, 'the bash call is still in flight');
+  await h.die(0, crash);
+  assert.equal(h.answers().map((a) => a.error?.data?.reason ?? a.error?.code), [-32600, -32600, 'crashed'], 'the bash call is answered "effect unknown" after the crash');
+});
+
+session('a batch element reusing an id (in flight, or earlier in the batch) is refused; the rest of the batch goes on, and a crash splits what is left of it', async () => {
+  const h = harness();
+  await h.s.start();
+  h.actor(0).started();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'bash') });
+  h.out(0, { replies: [], handled: 1 });
+  const batch = `[${request(1, 'ping')},${request(2, 'ping')},${request(2, 'tools/list')},${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })}]`;
+  h.s.receiveFrame({ kind: 'line', text: batch });
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code]), [[1, -32600], [2, -32600]]);
+  const sent = h.casts[0]?.[1];
+  assert.ok(sent?.k === 'line');
+  assert.equal((JSON.parse(sent.line) as { id?: number; method: string }[]).map((m) => m.id ?? m.method), [2, 'notifications/progress']);
+  await h.die(0, crash);
+  // The bash call (begun) is answered; the batch under way goes again as its parts: the ping (retried), the notification.
+  assert.equal(h.linesTo(1), [2, 'note']);
+});
+
 session('a bash call under way at a crash is answered "effect unknown" and is not sent again; the calls behind it are', async () => {
   const h = harness();
   await h.s.start();

@@ -74,6 +74,20 @@ early('anything else waits for the actor, and so does everything after it; the a
   assert.is(session.inFlight, 0);
 });
 
+early('an id answered early twice (the first answer came before the second request): each actor reply is dropped once, a later request with that id is answered', async () => {
+  const { session, sent, refs } = harness();
+  await session.start();
+  session.receiveFrame(frame(init));
+  session.receiveFrame(frame(line(5, 'ping')));
+  session.receiveFrame(frame(line(5, 'ping')));
+  session.receiveFrame(frame(line(5, 'tools/list')));
+  assert.equal(ids(sent), [1, 5, 5]);
+  (refs[0] as ActorRef).deliver({ replies: [reply(1), reply(5), reply(5), reply(5, { tools: [] })], effects: [], handled: 4 } satisfies ConnectionOutput);
+  assert.equal(ids(sent), [1, 5, 5, 5], 'the two pings once each, then the tools/list');
+  assert.match(sent[3] ?? '', /"tools"/);
+  assert.is(session.inFlight, 0);
+});
+
 early('once the actor is up, nothing is answered early', async () => {
   const { session, sent, refs } = harness();
   await session.start();
