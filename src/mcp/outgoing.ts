@@ -12,6 +12,8 @@ export interface Outgoing {
   readonly inReplyTo?: RequestId;
   /** The client request this notification or server-to-client request belongs to (its progress, a question it asks). */
   readonly relatedTo?: RequestId;
+  /** Set on an error response: a transport that must know whether a request failed (an HTTP initialize) need not read the line. */
+  readonly isError?: true;
 }
 
 /** The result of request `id`. */
@@ -20,7 +22,7 @@ export const answer = (id: RequestId, result: unknown): Outgoing => ({ line: res
 /** An error answering request `id`, or (id null) a message whose id could not be known. */
 export function refusal(id: RequestId | null, code: number, message: string, data?: unknown): Outgoing {
   const line = errorLine(id, code, message, data);
-  return id === null ? { line } : { line, inReplyTo: id };
+  return id === null ? { line, isError: true } : { line, inReplyTo: id, isError: true };
 }
 
 /** A notification, on behalf of request `relatedTo` when it belongs to one. */

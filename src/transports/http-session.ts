@@ -37,8 +37,8 @@ export class Exchange {
   readonly #batch: boolean;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #events: EventLog;
-  #onDone: ((answers: readonly string[]) => void) | null = null;
-  #answered: string[] | null = null;
+  #onDone: ((answers: readonly Outgoing[]) => void) | null = null;
+  #answered: Outgoing[] | null = null;
   #finished = false;
 
   /** `refused`: answers already decided by the transport (a reused id), sent with the core's answers. */
@@ -53,8 +53,8 @@ export class Exchange {
     if (this.#mayStream) this.#opener = setTimeout(() => this.#openStream(), SSE_OPEN_AFTER_MS);
   }
 
-  /** Called once, with every response line, when the last request is answered. */
-  onDone(callback: (answers: readonly string[]) => void): void {
+  /** Called once, with every response, when the last request is answered. */
+  onDone(callback: (answers: readonly Outgoing[]) => void): void {
     this.#onDone = callback;
     this.#answered = [];
   }
@@ -73,11 +73,11 @@ export class Exchange {
   }
 
   /** A response to one of this POST's requests. */
-  answer(key: string, line: string): void {
+  answer(key: string, out: Outgoing): void {
     this.requests.delete(key);
-    this.#answered?.push(line);
-    if (this.#sse) this.#sse.send(this.#events.nextId(), line);
-    else this.#replies.push(line);
+    this.#answered?.push(out);
+    if (this.#sse) this.#sse.send(this.#events.nextId(), out.line);
+    else this.#replies.push(out.line);
     if (this.requests.size === 0) this.#finish();
   }
 
@@ -210,7 +210,7 @@ export class HttpSession {
         return;
       }
       this.#inFlight?.delete(key);
-      ex.answer(key, out.line);
+      ex.answer(key, out);
       if (ex.finished) this.removeExchange(ex);
       return;
     }

@@ -237,7 +237,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
     });
     // A refused initialize leaves no session behind.
-    if (opening) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
+    if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void end(session); });
     toCore();
   };
 

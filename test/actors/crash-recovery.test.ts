@@ -106,7 +106,7 @@ decide('a batch under way: its requests are decided one by one, its other elemen
   const elements = [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: {} } }, { jsonrpc: '2.0', method: 'notifications/progress', params: {} }, { jsonrpc: '2.0', id: 2, method: 'ping', params: {} }];
   const inFlight = tracked([[1, 'bash-line', false], [2, 'ping-line', true]]);
   // The session keeps a batch's elements as its frame was read, each with its request's key.
-  const parts = elements.map((value) => ({ key: 'id' in value ? idKey(value.id) : null, value }));
+  const parts = elements.map((value) => ({ key: value.id === undefined ? null : idKey(value.id), value }));
   const r = recover(inFlight, [{ ...lineOf(JSON.stringify(elements), [1, 2]), batch: parts }], 'crash', never);
   assert.equal(r.answers.map((a) => a.id), [1]);
   assert.equal(lines(r.redeliver), ['ping-line', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })]);

@@ -205,4 +205,23 @@ routing('HTTP: progress goes to the POST of the call it belongs to, even when an
   assert.not.ok(firstMessages.some((m) => m.id === 2) || secondMessages.some((m) => m.id === 1), 'no answer crossed');
 });
 
+routing('HTTP: an initialize the core refuses leaves no session behind; one it accepts opens a session', async () => {
+  const headers = { 'content-type': 'application/json', accept: ACCEPT };
+  const refusedInit = { ...initialize, params: { ...INIT_PARAMS, capabilities: 'none' } };
+  const refused = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify(refusedInit) });
+  const body = (await refused.json()) as Message;
+  assert.is(body.error?.code, -32602, JSON.stringify(body));
+  const id = refused.headers.get('mcp-session-id') as string;
+  assert.ok(id, 'the session id was given with the answer');
+  // The session goes once the refusal is written; a later POST with its id is 404 (polled: the close is asynchronous).
+  const statusOf = async () => (await fetch(server.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': id, 'mcp-protocol-version': '2025-06-18' }, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) })).status;
+  await guarded((async () => { while (await statusOf() !== 404) await new Promise((r) => setTimeout(r, 50)); })(), 'the refused session to be gone');
+  const accepted = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify(initialize) });
+  await accepted.text();
+  const session = { ...headers, 'mcp-session-id': accepted.headers.get('mcp-session-id') as string, 'mcp-protocol-version': '2025-06-18' };
+  const ping = await fetch(server.url, { method: 'POST', headers: session, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'ping' }) });
+  assert.is(ping.status, 200, 'the accepted session stays');
+  assert.equal(((await ping.json()) as Message).result, {});
+});
+
 routing.run();

@@ -138,7 +138,7 @@ function outputOf(line: string): { response: true; id: string | number | null } 
 
 /**
  * Checks an output's routing against its line: a response names the id inside it in `inReplyTo` (none
- * for id null) and has no `relatedTo`; anything else has no `inReplyTo`.
+ * for id null) and has no `relatedTo`; anything else has no `inReplyTo`; `isError` marks exactly the errors.
  */
 function routingOf(out: Outgoing): ReturnType<typeof outputOf> {
   const o = outputOf(out.line);
@@ -149,6 +149,7 @@ function routingOf(out: Outgoing): ReturnType<typeof outputOf> {
     assert.is(out.inReplyTo, undefined, out.line);
   }
   if (o.response && o.id !== null) assert.is(typeof out.inReplyTo, typeof o.id, '1 and "1" stay apart');
+  assert.is(out.isError === true, 'error' in (JSON.parse(out.line) as object), `isError agrees with the line: ${out.line}`);
   return o;
 }
 
