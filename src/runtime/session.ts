@@ -365,7 +365,7 @@ export class Session {
           this.#inFlight.delete(idKey(target));
           this.#settleWork(idKey(target));
         }
-        batch.push({ key: null, value: read.values[i] });
+        if (read.batch) batch.push({ key: null, value: read.values[i] });
         kept.push(i);
         return;
       }
@@ -375,7 +375,7 @@ export class Session {
         return;
       }
       keys.push(key);
-      batch.push({ key, value: read.values[i] });
+      if (read.batch) batch.push({ key, value: read.values[i] });
       kept.push(i);
       const progressToken = m.kind === 'request' ? progressTokenOf(m) : undefined;
       this.#inFlight.set(key, {
