@@ -88,7 +88,7 @@ async function crossingOverhead(workspace: string): Promise<void> {
   const connection = new Connection(initialState(sessionConfig(workspace)), { workspace, logger, toolTimeoutMs: TOOL_TIMEOUT_MS, executeTool: app.tools.execute }, inThread.receive);
   inThread.attach((text) => connection.receiveFrame({ kind: 'line', text }));
   const actor = new RpcClient();
-  const session = await app.openSession({ principal: { kind: 'local' }, send: actor.receive });
+  const session = await app.openSession({ principal: { kind: 'local' }, send: (out) => actor.receive(out.line) });
   actor.attach((text) => session.receiveFrame({ kind: 'line', text }));
   for (const client of [inThread, actor]) expectResult(await client.request('initialize', INITIALIZE));
 
@@ -154,7 +154,7 @@ async function spawnAndMemory(workspace: string, probe: HeapProbe): Promise<Memo
     await new Promise<void>((resolve, reject) => {
       ref.onMessage((msg) => {
         const { replies } = msg as ConnectionOutput;
-        if (replies.length === 1 && replies[0]?.includes('"result":{}')) resolve();
+        if (replies.length === 1 && replies[0]?.line.includes('"result":{}')) resolve();
         else reject(new Error(`unexpected first output ${JSON.stringify(msg)}`));
       });
       ref.cast(ping);
@@ -236,7 +236,7 @@ async function recovery(workspace: string): Promise<RecoveryFigures> {
   let gaveUp: string | null = null;
   const app = await startApplication(workspace, (message) => { gaveUp = message; });
   const client = new RpcClient();
-  const session = await app.openSession({ principal: { kind: 'local' }, send: client.receive });
+  const session = await app.openSession({ principal: { kind: 'local' }, send: (out) => client.receive(out.line) });
   client.attach((text) => session.receiveFrame({ kind: 'line', text }));
   expectResult(await client.request('initialize', INITIALIZE));
 

@@ -64,7 +64,7 @@ export async function underKillWorker(calls: number): Promise<{ ok: number; tota
       chaos: { killWorkerEveryMs: STORM_KILL_EVERY_MS }, logger: createLogger('error'), serverVersion: 'bench', onGiveUp: (message) => { gaveUp = message; },
     });
     const client = new RpcClient();
-    const session = await app.openSession({ principal: { kind: 'local' }, send: client.receive, onGiveUp: (message) => { gaveUp = message; } });
+    const session = await app.openSession({ principal: { kind: 'local' }, send: (out) => client.receive(out.line), onGiveUp: (message) => { gaveUp = message; } });
     client.attach((text) => session.receiveFrame({ kind: 'line', text }));
     for (let attempt = 0; ; attempt++) {
       if ((await client.request('initialize', INITIALIZE, 30_000)).result !== undefined) break;
@@ -108,7 +108,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     });
     const started = app;
     const client = new RpcClient();
-    const session = await started.openSession({ principal: { kind: 'local' }, send: client.receive });
+    const session = await started.openSession({ principal: { kind: 'local' }, send: (out) => client.receive(out.line) });
     client.attach((text) => session.receiveFrame({ kind: 'line', text }));
     const init = await client.request('initialize', INITIALIZE);
     if (init.result === undefined) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
@@ -144,7 +144,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
       if (neighbour && hostOf(neighbour.session) !== hostOf(session)) return;
       await closeNeighbour();
       const c = new RpcClient();
-      const s = await started.openSession({ principal: { kind: 'local' }, send: c.receive });
+      const s = await started.openSession({ principal: { kind: 'local' }, send: (out) => c.receive(out.line) });
       c.attach((text) => s.receiveFrame({ kind: 'line', text }));
       if ((await c.request('initialize', INITIALIZE)).result === undefined) throw new Error('the neighbour did not initialize');
       neighbour = { session: s, client: c };

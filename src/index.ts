@@ -5,7 +5,7 @@
 import { toolCatalog } from './tools/catalog.ts';
 import { type ToolDefinition, toolNames } from './tools/definition.ts';
 
-export { handleEffectResult, handleMcpLine, type Step } from './mcp/handle.ts';
+export { handleEffectResult, handleMcpLine, type Outgoing, type Step } from './mcp/handle.ts';
 export type { Effect, EffectResult } from './mcp/effects.ts';
 export { type ConnectionState, initialState } from './mcp/state.ts';
 export { negotiateVersion, type ProtocolVersion, supportedVersions } from './mcp/version.ts';

@@ -1,9 +1,9 @@
 // The connection actor: one per MCP session. It wraps the pure core — a line or an effect result in,
-// replies and effects out to its owner — and checkpoints the session whenever the session's identity
+// messages (each saying what it answers) and effects out to its owner — and checkpoints the session whenever the session's identity
 // (version, capabilities, harness, principal, log level) changes, so a restart resumes the session.
 
 import type { EffectResult } from '../mcp/effects.ts';
-import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
+import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, type Outgoing, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
 import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts';
 import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
@@ -42,7 +42,8 @@ export type ConnectionMessage =
 
 /** What the actor emits after each message. */
 export interface ConnectionOutput {
-  readonly replies: string[];
+  /** The messages for the client, each with the request it answers or belongs to: the owner routes by these. */
+  readonly replies: Outgoing[];
   readonly effects: Step['effects'];
   readonly checkpoint?: ArrayBuffer;
   /** Tool calls run inline on this thread (their replies are among `replies`), for the metrics. */

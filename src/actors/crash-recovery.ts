@@ -4,7 +4,6 @@
 // handled at two crashes in a row is poison: answered, never delivered again. Pure: the Session applies it.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { idKey } from '../mcp/jsonrpc.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { isToolName } from '../tools/definition.ts';
 import type { ConnectionMessage } from './connection-actor.ts';
@@ -42,8 +41,19 @@ export interface Delivery {
   readonly msg: ConnectionMessage;
   /** Keys of the requests the message carries (a line), or the request an effect result is for. */
   readonly keys: readonly string[];
+  /**
+   * A batch line's elements as its frame was read (each with its request's key, or null): after a crash the
+   * elements not decided go again one by one, without the line being read a second time.
+   */
+  readonly batch?: readonly BatchPart[];
   /** Crashes in a row that happened while this message (one carrying no request) was being handled. */
   readonly crashes: number;
+}
+
+export interface BatchPart {
+  readonly key: string | null;
+  /** The element's parsed value. */
+  readonly value: unknown;
 }
 
 /** How the incarnation ended: a `crash` is charged to the message it was handling; a `kill` (its worker
@@ -107,7 +117,7 @@ export function recover(inFlight: Map<string, TrackedRequest>, unacked: readonly
     // server's own requests, requests answered early by the session) goes again — unless it was under way
     // at the last crash too.
     const crashes = exit === 'crash' ? delivery.crashes + 1 : delivery.crashes;
-    const others = delivery.msg.k === 'line' ? undecidedParts(delivery.msg.line, decided) : [delivery.msg];
+    const others = delivery.msg.k === 'line' ? undecidedParts(delivery, delivery.msg.line, decided) : [delivery.msg];
     if (others.length === 0) return;
     if (crashes >= 2) {
       droppedPoison += others.length;
@@ -119,22 +129,9 @@ export function recover(inFlight: Map<string, TrackedRequest>, unacked: readonly
 }
 
 /** The parts of a line not decided by a retry or an answer: the line itself, or a batch's other elements. */
-function undecidedParts(line: string, decided: ReadonlySet<string>): ConnectionMessage[] {
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(line);
-  } catch {
-    // Not JSON: the actor answers it with a parse error, once it gets it.
-    return [{ k: 'line', line }];
-  }
-  if (!Array.isArray(parsed)) return decided.has(requestKeyOf(parsed) ?? '') ? [] : [{ k: 'line', line }];
-  return parsed
-    .filter((m: unknown) => !decided.has(requestKeyOf(m) ?? ''))
-    .map((m: unknown) => ({ k: 'line', line: JSON.stringify(m) }));
-}
-
-function requestKeyOf(m: unknown): string | null {
-  if (typeof m !== 'object' || m === null) return null;
-  const { id, method } = m as { id?: unknown; method?: unknown };
-  return typeof method === 'string' && (typeof id === 'string' || typeof id === 'number') ? idKey(id) : null;
+function undecidedParts(delivery: Delivery, line: string, decided: ReadonlySet<string>): ConnectionMessage[] {
+  if (delivery.batch === undefined) return delivery.keys.some((k) => decided.has(k)) ? [] : [{ k: 'line', line }];
+  return delivery.batch
+    .filter((part) => part.key === null || !decided.has(part.key))
+    .map((part) => ({ k: 'line', line: JSON.stringify(part.value) }));
 }

@@ -1,9 +1,10 @@
 // The protocol core: `handleMcpLine(line, state)` and `handleEffectResult(result, state)`.
-// Pure: no I/O, no timers, no awaits. Lines in, lines out, effects named for the runtime to run.
+// Pure: no I/O, no timers, no awaits. Lines in; out, messages that say what they answer (outgoing.ts) and
+// effects named for the runtime to run.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from './effects.ts';
-import { type Classified, ErrorCode, classify, errorLine, idKey, notificationLine, type Params, requestLine, resultLine } from './jsonrpc.ts';
+import { type Classified, ErrorCode, classify, idKey, type Params, reusedIdMessage } from './jsonrpc.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT, nestsDeeperThan } from './limits.ts';
 import { isLogLevel, passes } from './logging-level.ts';
 import { complete, completion } from './methods/completion.ts';
@@ -11,12 +12,14 @@ import { initialize } from './methods/initialize.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
+import { answer, notice, type Outgoing, question, refusal } from './outgoing.ts';
 import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
 
 export type { Step } from './step.ts';
+export type { Outgoing } from './outgoing.ts';
 
 type RequestHandler = (state: ConnectionState, id: RequestId, params: Params) => Step;
 
@@ -65,11 +68,19 @@ export function handleMcpLineSliced(line: string, state: ConnectionState, sliceL
   return withClientLogs(handleMessage(parsed, state));
 }
 
+/**
+ * Handles one message (not a batch) the caller has already parsed, exactly as `handleMcpLine` handles its
+ * text: the session answers a cold start's first requests with it, from the one parse of its frame.
+ */
+export function handleParsedMessage(value: unknown, state: ConnectionState): Step {
+  return withClientLogs(handleMessage(value, state));
+}
+
 /** Handles the next slice of a batch left by `handleMcpLineSliced`. */
 export function continueBatch(rest: BatchRest, state: ConnectionState, sliceLength: number): SlicedStep {
   const end = Math.min(rest.items.length, rest.next + Math.max(1, sliceLength));
   // Replies and effects are gathered into one array each: concatenating step by step was quadratic.
-  const replies: string[] = [];
+  const replies: Outgoing[] = [];
   const effects: Effect[] = [];
   let current = state;
   for (let i = rest.next; i < end; i++) {
@@ -93,10 +104,10 @@ export function rejectMessage(problem: 'oversized' | 'invalid-utf8', detail: str
 function withClientLogs(step: Step): Step {
   const threshold = step.state.logLevel;
   if (threshold === null) return step;
-  const lines: string[] = [];
+  const lines: Outgoing[] = [];
   for (const e of step.effects) {
     if (e.kind === 'log' && passes(e.level, threshold)) {
-      lines.push(notificationLine('notifications/message', { level: e.level, logger: 'super-pi', data: { message: e.message, ...e.data } }));
+      lines.push(notice('notifications/message', { level: e.level, logger: 'super-pi', data: { message: e.message, ...e.data } }));
     }
   }
   return lines.length === 0 ? step : { ...step, replies: [...step.replies, ...lines] };
@@ -151,6 +162,11 @@ function tooDeep(msg: Classified, state: ConnectionState): Step {
 }
 
 function handleRequest(id: RequestId, method: string, params: Params, state: ConnectionState): Step {
+  // Before anything else, ping and initialize included: an answer to a reused id would read, to the
+  // client, as the answer to the request in flight under it.
+  if (isInFlight(state, id)) {
+    return fail(state, id, ErrorCode.InvalidRequest, reusedIdMessage(id));
+  }
   if (method === 'ping') return reply(state, id, {});
   if (method === 'initialize') return initialize(state, id, params);
   if (state.phase !== 'ready') {
@@ -158,9 +174,6 @@ function handleRequest(id: RequestId, method: string, params: Params, state: Con
   }
   const handler = requestHandlers.get(method);
   if (!handler) return fail(state, id, ErrorCode.MethodNotFound, `Method not found: ${method}`);
-  if (isInFlight(state, id)) {
-    return fail(state, id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(id)} is already used by a request in flight`);
-  }
   if (state.pending.size >= MAX_REQUESTS_IN_FLIGHT) {
     return fail(state, id, ErrorCode.ServerBusy, `Server busy: this session already has MAX_REQUESTS_IN_FLIGHT (${MAX_REQUESTS_IN_FLIGHT}) requests in flight; wait for some to finish`);
   }
@@ -192,7 +205,7 @@ function cancel(state: ConnectionState, params: Params): Step {
     const next = removePending(state, ticket);
     if (pending.kind === 'confirm') {
       // Withdraw the question put to the person; nothing was started.
-      return { state: next, replies: [notificationLine('notifications/cancelled', { requestId: pending.outgoingId, reason: 'the tool call was cancelled' })], effects: [] };
+      return { state: next, replies: [notice('notifications/cancelled', { requestId: pending.outgoingId, reason: 'the tool call was cancelled' }, pending.requestId)], effects: [] };
     }
     return silent(next, [{ kind: 'cancel', ticket }]);
   }
@@ -209,7 +222,7 @@ function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, own
   }
   const outgoingId = `superpi-ask-${state.nextTicket}`;
   const added = addPending(state, { kind: 'outgoing', owner: result.ticket, key: result.key, outgoingId });
-  return { state: added.state, replies: [requestLine(outgoingId, result.method, result.params)], effects: [] };
+  return { state: added.state, replies: [question(outgoingId, result.method, result.params, owner.requestId)], effects: [] };
 }
 
 /**
@@ -253,7 +266,7 @@ export function handleEffectResult(result: EffectResult, state: ConnectionState)
 function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   if (result.kind === 'resourceUpdated') {
     return state.subscriptions.includes(result.uri)
-      ? { state, replies: [notificationLine('notifications/resources/updated', { uri: result.uri })], effects: [] }
+      ? { state, replies: [notice('notifications/resources/updated', { uri: result.uri })], effects: [] }
       : silent(state);
   }
   const pending = state.pending.get(result.ticket);
@@ -265,10 +278,10 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     const withMessage = versionFeatures(state.protocolVersion ?? '2025-06-18').progressMessage && p.message !== undefined;
     return {
       state,
-      replies: [notificationLine('notifications/progress', {
+      replies: [notice('notifications/progress', {
         progressToken: pending.progressToken, progress: p.progress,
         ...(p.total === undefined ? {} : { total: p.total }), ...(withMessage ? { message: p.message } : {}),
-      })],
+      }, pending.requestId)],
       effects: [],
     };
   }
@@ -280,7 +293,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     case 'toolDone': {
       const started = pending.kind === 'tool' && pending.tool === 'harness_task' ? result.outcome.structured?.conversation_id : undefined;
       const after = typeof started === 'string' && !next.conversations.includes(started) ? { ...next, conversations: [...next.conversations, started] } : next;
-      return { state: after, replies: [resultLine(pending.requestId, toolResult(result.outcome, after))], effects: [] };
+      return { state: after, replies: [answer(pending.requestId, toolResult(result.outcome, after))], effects: [] };
     }
     case 'transcript': {
       const uri = pending.kind === 'resource' ? pending.uri : '';
@@ -301,6 +314,6 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     case 'pathCompletions':
       return completion(next, pending.requestId, result.values, result.hasMore);
     case 'effectFailed':
-      return { state: next, replies: [errorLine(pending.requestId, result.code, result.message)], effects: [] };
+      return { state: next, replies: [refusal(pending.requestId, result.code, result.message)], effects: [] };
   }
 }

@@ -77,34 +77,7 @@ export function idKey(id: RequestId): string {
   return typeof id === 'number' ? `n:${id}` : `s:${id}`;
 }
 
-const RESPONSE_PREFIX = '{"jsonrpc":"2.0","id":';
-
-/**
- * The id a reply line answers, read without parsing the whole line — it relies on this module's own
- * serialisation (`resultLine`/`errorLine` write `jsonrpc`, `id`, then `result` or `error`). Undefined
- * for notifications, server-to-client requests and responses with id null.
- */
-export function responseIdOf(line: string): RequestId | undefined {
-  if (!line.startsWith(RESPONSE_PREFIX)) return undefined;
-  let i = RESPONSE_PREFIX.length;
-  let idText: string;
-  if (line.charCodeAt(i) === 0x22 /* " */) {
-    let j = i + 1;
-    while (j < line.length) {
-      const c = line.charCodeAt(j);
-      if (c === 0x5c /* \ */) j += 2;
-      else if (c === 0x22) break;
-      else j++;
-    }
-    idText = line.slice(i, j + 1);
-    i = j + 1;
-  } else {
-    const comma = line.indexOf(',', i);
-    if (comma === -1) return undefined;
-    idText = line.slice(i, comma);
-    i = comma;
-  }
-  if (!line.startsWith(',"result":', i) && !line.startsWith(',"error":', i)) return undefined;
-  const id: unknown = JSON.parse(idText);
-  return typeof id === 'string' || typeof id === 'number' ? id : undefined;
+/** Why a request reusing the id of one in flight is refused (MCP: an id is never reused within a session). */
+export function reusedIdMessage(id: RequestId): string {
+  return `Invalid request: id ${JSON.stringify(id)} is already used by a request in flight`;
 }

@@ -1,21 +1,23 @@
-// A step of the core: the next state, the lines to send, the effects to run (after the state is committed).
+// A step of the core: the next state, the messages to send (each with what it answers), the effects to run
+// (after the state is committed).
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect } from './effects.ts';
-import { errorLine, resultLine } from './jsonrpc.ts';
+import { answer, type Outgoing, refusal } from './outgoing.ts';
 import type { ConnectionState, Pending } from './state.ts';
 
 export interface Step {
   readonly state: ConnectionState;
-  readonly replies: string[];
+  /** Every message to send, in order: answers, notifications and the server's own requests alike. */
+  readonly replies: Outgoing[];
   readonly effects: Effect[];
 }
 
 export const reply = (state: ConnectionState, id: RequestId, result: unknown, effects: Effect[] = []): Step =>
-  ({ state, replies: [resultLine(id, result)], effects });
+  ({ state, replies: [answer(id, result)], effects });
 
 export const fail = (state: ConnectionState, id: RequestId | null, code: number, message: string, data?: unknown): Step =>
-  ({ state, replies: [errorLine(id, code, message, data)], effects: [] });
+  ({ state, replies: [refusal(id, code, message, data)], effects: [] });
 
 export const silent = (state: ConnectionState, effects: Effect[] = []): Step => ({ state, replies: [], effects });
 

@@ -2,6 +2,7 @@
 // protocol version the session negotiated (read off its initialize answer as it goes out), age and
 // requests in flight. Filled by the application's hooks; it never holds what a caller sent.
 
+import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { PrincipalKind, Transport } from './metrics.ts';
 
@@ -56,18 +57,18 @@ export class ObservedSessions {
    * `send` wrapped so the negotiated version is read off the first reply that carries one (the
    * initialize answer); after that the wrapper only forwards.
    */
-  watchVersion(id: string, send: (line: string) => void): (line: string) => void {
+  watchVersion(id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
     let known = false;
-    return (line) => {
-      if (!known && line.includes('"protocolVersion"')) {
-        const version = VERSION_IN_REPLY.exec(line)?.[1];
+    return (out) => {
+      if (!known && out.line.includes('"protocolVersion"')) {
+        const version = VERSION_IN_REPLY.exec(out.line)?.[1];
         const entry = this.#open.get(id);
         if (version !== undefined && entry) {
           entry.version = version;
           known = true;
         }
       }
-      send(line);
+      send(out);
     };
   }
 

@@ -4,6 +4,7 @@
 
 import { performance } from 'node:perf_hooks';
 import type { InlineCall } from '../actors/inline-effects.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ConversationStore, Entry } from '../store/store.ts';
 import type { SupervisorEvent } from '../supervisor/index.ts';
@@ -48,7 +49,7 @@ export class ServerObserver {
   }
 
   /** The session's `send`, reading the negotiated version off the first reply that carries one. */
-  watchVersion(id: string, send: (line: string) => void): (line: string) => void {
+  watchVersion(id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
     return this.sessions.watchVersion(id, send);
   }
 

@@ -18,6 +18,7 @@ import type { HarnessId } from '../harness/ids.ts';
 import { DEFAULT_TREE_INTENSITIES, type TreeIntensities } from '../supervisor/intensities.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from './logger.ts';
@@ -58,7 +59,8 @@ export interface ApplicationOptions {
 }
 
 export interface SessionOptions {
-  readonly send: (line: string) => void;
+  /** Every message for the client, with the request it answers or belongs to. */
+  readonly send: (out: Outgoing) => void;
   readonly principal: Principal;
   /** How the session's client is connected, for the observer and metrics (default `stdio`). */
   readonly transport?: Transport;

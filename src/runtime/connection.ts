@@ -41,7 +41,7 @@ export class Connection {
 
   #apply(step: Step): void {
     this.#state = step.state;
-    for (const line of step.replies) this.#send(line);
+    for (const out of step.replies) this.#send(out.line);
     for (const effect of step.effects) this.#effects.run(effect);
   }
 }

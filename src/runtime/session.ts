@@ -1,20 +1,23 @@
 // One MCP session served by a connection actor on a scheduler worker. The session (main thread) keeps
 // what must survive the actor: the transport's send, the requests in flight and the messages the actor has
 // not finished — so that a crash costs one request, not a mailbox (crash-recovery.ts) — and the latest
-// checkpoint that a restarted actor resumes from.
+// checkpoint that a restarted actor resumes from. It learns what a line carries from the one reading of
+// its frame (mcp/frame.ts) and what a message answers from the core's output (`inReplyTo`): it never
+// reads a JSON-RPC message itself.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
-import { type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from '../actors/crash-recovery.ts';
+import { type BatchPart, type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from '../actors/crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
 import type { InlineCall } from '../actors/inline-effects.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
-import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
-import { handleMcpLine } from '../mcp/handle.ts';
-import { MAX_BATCH_LENGTH } from '../mcp/limits.ts';
+import { cancelledRequest, progressTokenOf, type ReadFrame, readFrame } from '../mcp/frame.ts';
+import { handleParsedMessage } from '../mcp/handle.ts';
+import { ErrorCode, idKey, reusedIdMessage } from '../mcp/jsonrpc.ts';
+import { type Outgoing, refusal } from '../mcp/outgoing.ts';
 import { type ConnectionConfig, type ConnectionState, initialState, type Pending } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
@@ -39,7 +42,8 @@ export interface SessionDeps {
   readonly effects: EffectDeps;
   readonly config: ConnectionConfig;
   readonly logger: Logger;
-  readonly send: (line: string) => void;
+  /** Every message for the client, with the request it answers or belongs to (transports route by it). */
+  readonly send: (out: Outgoing) => void;
   /** Fault injection: probability that the connection actor crashes on a message. */
   readonly crashProbability?: number;
   /** Tool calls the actor ran inline (small reads): the metrics count them here. */
@@ -82,8 +86,8 @@ export class Session {
   #idleWaiters: (() => void)[] = [];
   /** While the first actor boots: the core's state as the actor will have it after the lines sent so far. */
   #early: ConnectionState | null = null;
-  /** Requests answered here before the actor: its replies to them are dropped; the lines, in case it dies first. */
-  #answeredEarly: Map<string, string> | null = null;
+  /** Requests answered here before the actor, by id key (how many of each): its replies to them are dropped. */
+  #answeredEarly: Map<string, number> | null = null;
   /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
   #tasks: SessionTasks | null = null;
 
@@ -148,18 +152,24 @@ export class Session {
     return actor;
   }
 
-  /** `parsed`: the line already parsed by the transport (HTTP parses to route), so it is not parsed twice here. */
-  receiveFrame(frame: FrameEvent, parsed?: unknown): void {
+  /**
+   * A frame from the transport. `read`: the line already read by the transport (HTTP reads a POST to answer
+   * on it) with `readFrame` or `readParsed`, so it is read once; else the session reads it here.
+   */
+  receiveFrame(frame: FrameEvent, read?: ReadFrame | null): void {
+    const frameRead = frame.kind === 'line' ? (read === undefined ? readFrame(frame.text) : read) : null;
     if (this.#givenUp !== null) {
-      if (frame.kind === 'line') this.#answerGivenUp(frame.text, parsed);
+      this.#answerGivenUp(frameRead);
       return;
     }
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const { message, keys } = this.#track(frame.text, parsed);
-      if (this.#early) this.#answerEarly(frame.text, message);
-      delivery = { msg: { k: 'line', line: frame.text }, keys, crashes: 0 };
+      const tracked = this.#track(frame.text, frameRead);
+      // Every request in it reused an id in flight, and was refused: nothing is left for the core.
+      if (tracked === null) return;
+      if (this.#early) this.#answerEarly(tracked.read);
+      delivery = { msg: { k: 'line', line: tracked.line }, keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
       const msg: ConnectionMessage = frame.kind === 'oversized'
         ? { k: 'unreadable', problem: 'oversized', detail: oversizedDetail(frame.bytes, frame.limit) }
@@ -257,7 +267,7 @@ export class Session {
     this.#buffer = [];
     const requests = [...this.#inFlight.values()];
     this.#inFlight.clear();
-    for (const r of requests) this.#deps.send(givenUpLine(r.id, why));
+    for (const r of requests) this.#deps.send(givenUp(r.id, why));
     this.#silenced = true;
     this.#notifyIdle();
   }
@@ -267,21 +277,8 @@ export class Session {
     return this.#givenUp !== null;
   }
 
-  #answerGivenUp(line: string, alreadyParsed: unknown): void {
-    let parsed: unknown = alreadyParsed;
-    if (parsed === undefined) {
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        // Not JSON: no id to answer.
-        return;
-      }
-    }
-    for (const m of Array.isArray(parsed) ? parsed : [parsed]) {
-      if (typeof m !== 'object' || m === null) continue;
-      const { id, method } = m as { id?: unknown; method?: unknown };
-      if (typeof method === 'string' && (typeof id === 'string' || typeof id === 'number')) this.#deps.send(givenUpLine(id, this.#givenUp ?? ''));
-    }
+  #answerGivenUp(read: ReadFrame | null): void {
+    for (const m of read?.messages ?? []) if (m.kind === 'request') this.#deps.send(givenUp(m.id, this.#givenUp ?? ''));
   }
 
   /** Resolves once no request is in flight (all answered), or after `ms`. */
@@ -304,7 +301,7 @@ export class Session {
     this.#silenced = true;
     for (const [key, { id }] of this.#inFlight) {
       this.#inFlight.delete(key);
-      this.#deps.send(errorLine(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`));
+      this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`));
     }
     this.#notifyIdle();
   }
@@ -323,65 +320,76 @@ export class Session {
    * A request the first actor is not up to answer yet, answered here if it is one of EARLY_METHODS. The
    * line still goes to the actor (same lines, same pure core: same state); the actor's reply is dropped.
    */
-  #answerEarly(line: string, message: unknown): void {
-    const method = typeof message === 'object' && message !== null && !Array.isArray(message) ? (message as { method?: unknown }).method : undefined;
-    if (typeof method !== 'string' || !EARLY_METHODS.has(method)) {
+  #answerEarly(read: ReadFrame | null): void {
+    const only = read !== null && !read.batch ? read.messages[0] : undefined;
+    const method = only?.kind === 'request' || only?.kind === 'notification' ? only.method : undefined;
+    if (read === null || method === undefined || !EARLY_METHODS.has(method)) {
       this.#early = null;
       return;
     }
-    const step = handleMcpLine(line, this.#early as ConnectionState);
+    const step = handleParsedMessage(read.values[0], this.#early as ConnectionState);
     if (step.effects.some((e) => e.kind !== 'log')) {
       this.#early = null;
       return;
     }
     this.#early = step.state;
-    for (const reply of step.replies) {
-      const id = responseIdOf(reply);
+    for (const out of step.replies) {
       // Notifications (and the log effects) are left to the actor, which sends them once.
-      if (id === undefined) continue;
-      const key = idKey(id);
-      (this.#answeredEarly ??= new Map()).set(key, line);
+      if (out.inReplyTo === undefined) continue;
+      const key = idKey(out.inReplyTo);
+      const early = (this.#answeredEarly ??= new Map());
+      early.set(key, (early.get(key) ?? 0) + 1);
       this.#inFlight.delete(key);
-      this.#deps.send(reply);
+      this.#deps.send(out);
     }
   }
 
   /**
-   * Notes requests (ids, and what a retry needs) and cancellations; parse errors are the actor's to answer.
-   * Returns the parsed message and the keys of the requests it carries.
+   * Notes the requests of a line (ids, and what a retry needs) and its cancellations; parse errors are the
+   * actor's to answer. A request reusing the id of one in flight (or of another in the same batch) is
+   * refused here and left out of what goes to the core: the request in flight keeps its id, its entry here
+   * and its answer. Null when nothing of the line is left for the core.
    */
-  #track(line: string, alreadyParsed?: unknown): { message: unknown; keys: string[] } {
-    let parsed: unknown = alreadyParsed;
-    if (parsed === undefined) {
-      try {
-        parsed = JSON.parse(line);
-      } catch {
-        // Not JSON: the actor answers it with -32700; there is no id to track.
-        return { message: undefined, keys: [] };
-      }
-    }
+  #track(text: string, read: ReadFrame | null): { line: string; keys: string[]; read: ReadFrame | null; batch?: BatchPart[] } | null {
+    if (read === null) return { line: text, keys: [], read };
     const keys: string[] = [];
-    const batch = Array.isArray(parsed);
-    // A batch past MAX_BATCH_LENGTH is refused whole (one reply, id null): none of its ids will be answered.
-    for (const m of Array.isArray(parsed) ? (parsed.length > MAX_BATCH_LENGTH ? [] : parsed) : [parsed]) {
-      if (typeof m !== 'object' || m === null) continue;
-      const { id, method, params } = m as { id?: unknown; method?: unknown; params?: { requestId?: unknown; _meta?: { progressToken?: unknown } } };
-      if (typeof method !== 'string') continue;
-      if (typeof id === 'string' || typeof id === 'number') {
-        const key = idKey(id);
-        keys.push(key);
-        const token = params?._meta?.progressToken;
-        const progressToken = typeof token === 'string' || typeof token === 'number' ? token : undefined;
-        this.#inFlight.set(key, { id, line: batch ? JSON.stringify(m) : line, retryable: isSafeToRetry(method, params), begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }) });
-      } else if (method === 'notifications/cancelled') {
-        const target = params?.requestId;
-        if (typeof target === 'string' || typeof target === 'number') {
+    const batch: BatchPart[] = [];
+    /** Indices of the messages that go on to the core. */
+    const kept: number[] = [];
+    read.messages.forEach((m, i) => {
+      // What the core answers with this id: a request, or a message it refuses as invalid but whose id it read.
+      const id = m.kind === 'request' || (m.kind === 'invalid' && m.id !== null) ? m.id : null;
+      if (id === null) {
+        const target = cancelledRequest(m);
+        if (target !== undefined) {
           this.#inFlight.delete(idKey(target));
           this.#settleWork(idKey(target));
         }
+        if (read.batch) batch.push({ key: null, value: read.values[i] });
+        kept.push(i);
+        return;
       }
-    }
-    return { message: parsed, keys };
+      const key = idKey(id);
+      if (this.#inFlight.has(key) || keys.includes(key)) {
+        this.#deps.send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
+        return;
+      }
+      keys.push(key);
+      if (read.batch) batch.push({ key, value: read.values[i] });
+      kept.push(i);
+      const progressToken = m.kind === 'request' ? progressTokenOf(m) : undefined;
+      this.#inFlight.set(key, {
+        id, line: read.batch ? JSON.stringify(read.values[i]) : text, retryable: m.kind !== 'request' || isSafeToRetry(m.method, m.params),
+        begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }),
+      });
+    });
+    const parts = read.batch ? { batch } : {};
+    if (kept.length === read.messages.length) return { line: text, keys, read, ...parts };
+    if (kept.length === 0) return null;
+    // Rare (a batch reusing ids): the line the core gets is what is left of it, written anew.
+    const values = kept.map((i) => read.values[i]);
+    const rest: ReadFrame = { batch: true, messages: kept.map((i) => read.messages[i] as ReadFrame['messages'][number]), values };
+    return { line: JSON.stringify(values), keys, read: rest, ...parts };
   }
 
   #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
@@ -391,20 +399,16 @@ export class Session {
     this.#acknowledge(out.handled);
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
     if (out.calls) this.#deps.onInlineCalls?.(out.calls);
-    for (const line of out.replies) {
-      const id = responseIdOf(line);
-      if (id !== undefined) {
-        const key = idKey(id);
+    for (const reply of out.replies) {
+      if (reply.inReplyTo !== undefined) {
+        const key = idKey(reply.inReplyTo);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
-        if (this.#answeredEarly?.delete(key)) {
-          if (this.#answeredEarly.size === 0) this.#answeredEarly = null;
-          continue;
-        }
+        if (this.#dropAnsweredEarly(key)) continue;
         this.#inFlight.delete(key);
         this.#settleWork(key);
         this.#tasks?.replied(key);
       }
-      this.#deps.send(line);
+      this.#deps.send(reply);
     }
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
     for (const effect of out.effects) {
@@ -419,6 +423,17 @@ export class Session {
       }
       runner.run(effect);
     }
+  }
+
+  /** True (and counted off) when the session already answered a request with this key itself. */
+  #dropAnsweredEarly(key: string): boolean {
+    const early = this.#answeredEarly;
+    const count = early?.get(key);
+    if (early === null || count === undefined) return false;
+    if (count > 1) early.set(key, count - 1);
+    else early.delete(key);
+    if (early.size === 0) this.#answeredEarly = null;
+    return true;
   }
 
   /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
@@ -465,8 +480,8 @@ export class Session {
     });
     for (const { id, reason: answer } of recovery.answers) {
       this.#deps.send(answer === 'poison'
-        ? errorLine(id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while running this request (the session's actor ${why}), so this request is taken as the cause and is not run again.`, { reason: 'poison' })
-        : errorLine(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' }));
+        ? refusal(id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while running this request (the session's actor ${why}), so this request is taken as the cause and is not run again.`, { reason: 'poison' })
+        : refusal(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' }));
     }
     this.#buffer = [...recovery.redeliver, ...this.#buffer];
     if (this.#inFlight.size === 0) this.#notifyIdle();
@@ -482,20 +497,17 @@ export class Session {
     if (msg.k !== 'line') return;
     // A refused message will never be handled: it must not stand in the queue the actor's counts walk.
     const at = this.#unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
-    if (at >= 0) this.#unacked.splice(at, 1);
-    let id: unknown;
-    try {
-      id = (JSON.parse(msg.line) as { id?: unknown }).id;
-    } catch {
-      // Unparseable lines carry no id to answer.
-      return;
+    if (at < 0) return;
+    const [delivery] = this.#unacked.splice(at, 1);
+    for (const key of delivery?.keys ?? []) {
+      const request = this.#inFlight.get(key);
+      if (request === undefined) continue;
+      this.#inFlight.delete(key);
+      this.#deps.send(refusal(request.id, ErrorCode.ServerBusy, `Request refused: ${why}`));
     }
-    if (typeof id !== 'string' && typeof id !== 'number') return;
-    this.#inFlight.delete(idKey(id));
-    this.#deps.send(errorLine(id, ErrorCode.ServerBusy, `Request refused: ${why}`));
   }
 }
 
-function givenUpLine(id: RequestId, why: string): string {
-  return errorLine(id, ErrorCode.RequestAborted, `Request aborted: the session was given up (${why}); this request was not run. Initialize a new session (stdio: the server exits; start it again).`, { reason: 'session-given-up' });
+function givenUp(id: RequestId, why: string): Outgoing {
+  return refusal(id, ErrorCode.RequestAborted, `Request aborted: the session was given up (${why}); this request was not run. Initialize a new session (stdio: the server exits; start it again).`, { reason: 'session-given-up' });
 }

@@ -1,9 +1,12 @@
-// One Streamable HTTP session: routes each line the session's actor sends to where the client can read
-// it — the POST that carried the request it answers, that POST's SSE stream for its progress, else the
-// standalone GET stream (whose events are kept for replay after a reconnect).
+// One Streamable HTTP session: routes each message the session sends to where the client can read it — by
+// what the core says it answers (`inReplyTo`: the POST that carried that request) or belongs to
+// (`relatedTo`: that POST's SSE stream, for progress and questions), else the newest POST that may stream,
+// else the standalone GET stream (whose events are kept for replay after a reconnect). The text of a
+// message is never read here.
 
 import type { ServerResponse } from 'node:http';
-import { idKey, responseIdOf } from '../mcp/jsonrpc.ts';
+import { idKey } from '../mcp/jsonrpc.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 import type { Session } from '../runtime/session.ts';
@@ -34,8 +37,8 @@ export class Exchange {
   readonly #batch: boolean;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #events: EventLog;
-  #onDone: ((answers: readonly string[]) => void) | null = null;
-  #answered: string[] | null = null;
+  #onDone: ((answers: readonly Outgoing[]) => void) | null = null;
+  #answered: Outgoing[] | null = null;
   #finished = false;
 
   /** `refused`: answers already decided by the transport (a reused id), sent with the core's answers. */
@@ -50,8 +53,8 @@ export class Exchange {
     if (this.#mayStream) this.#opener = setTimeout(() => this.#openStream(), SSE_OPEN_AFTER_MS);
   }
 
-  /** Called once, with every response line, when the last request is answered. */
-  onDone(callback: (answers: readonly string[]) => void): void {
+  /** Called once, with every response, when the last request is answered. */
+  onDone(callback: (answers: readonly Outgoing[]) => void): void {
     this.#onDone = callback;
     this.#answered = [];
   }
@@ -60,7 +63,7 @@ export class Exchange {
     return this.#finished;
   }
 
-  /** A notification or server request related to this POST: sent on its stream, opened now if need be. */
+  /** A notification or server request for this POST's stream, opened now if need be; false if it cannot stream. */
   push(line: string): boolean {
     if (!this.#mayStream || this.#finished) return false;
     const sse = this.#sse ?? this.#openStream();
@@ -70,11 +73,11 @@ export class Exchange {
   }
 
   /** A response to one of this POST's requests. */
-  answer(key: string, line: string): void {
+  answer(key: string, out: Outgoing): void {
     this.requests.delete(key);
-    this.#answered?.push(line);
-    if (this.#sse) this.#sse.send(this.#events.nextId(), line);
-    else this.#replies.push(line);
+    this.#answered?.push(out);
+    if (this.#sse) this.#sse.send(this.#events.nextId(), out.line);
+    else this.#replies.push(out.line);
     if (this.requests.size === 0) this.#finish();
   }
 
@@ -135,7 +138,7 @@ export class HttpSession {
   /**
    * Request id key → the POST that carried it and waits for its answer; null when none is in flight.
    * An id is in flight on one POST at a time (a second POST reusing it is refused before it reaches the
-   * core), so a reply's id names exactly one exchange.
+   * core), so a message's `inReplyTo` or `relatedTo` names exactly one exchange.
    */
   #inFlight: Map<string, Exchange> | null = null;
   /**
@@ -144,8 +147,6 @@ export class HttpSession {
    * may never: a cancelled request is not answered — MCP forbids reusing an id in a session anyway).
    */
   #abandoned: Set<string> | null = null;
-  /** progressToken → the exchange whose request carried it; null when no request in flight carried one. */
-  #progressOwners: Map<string, Exchange> | null = null;
 
   constructor(id: string, principal: Principal, session: Session, version: ProtocolVersion) {
     this.id = id;
@@ -164,13 +165,10 @@ export class HttpSession {
     return (this.#inFlight?.has(key) ?? false) || (this.#abandoned?.has(key) ?? false);
   }
 
-  addExchange(exchange: Exchange, progressTokens: (string | number)[]): void {
+  addExchange(exchange: Exchange): void {
     (this.#exchanges ??= []).push(exchange);
     const inFlight = (this.#inFlight ??= new Map());
     for (const key of exchange.requests) inFlight.set(key, exchange);
-    if (progressTokens.length === 0) return;
-    const owners = (this.#progressOwners ??= new Map());
-    for (const t of progressTokens) owners.set(JSON.stringify(t), exchange);
   }
 
   removeExchange(exchange: Exchange): void {
@@ -184,10 +182,6 @@ export class HttpSession {
       }
       if (inFlight.size === 0) this.#inFlight = null;
     }
-    const owners = this.#progressOwners;
-    if (owners === null) return;
-    for (const [t, ex] of owners) if (ex === exchange) owners.delete(t);
-    if (owners.size === 0) this.#progressOwners = null;
   }
 
   #abandon(key: string): void {
@@ -205,12 +199,10 @@ export class HttpSession {
     this.#standalone = without(this.#standalone, stream);
   }
 
-  /** Every line the session sends comes through here. */
-  route(line: string): void {
-    const id = responseIdOf(line);
-    const exchanges = this.#exchanges;
-    if (id !== undefined) {
-      const key = idKey(id);
+  /** Every message the session sends comes through here. */
+  route(out: Outgoing): void {
+    if (out.inReplyTo !== undefined) {
+      const key = idKey(out.inReplyTo);
       const ex = this.#inFlight?.get(key);
       if (ex === undefined) {
         // Its POST is gone (the client disconnected): the answer is dropped, and the id is free again.
@@ -218,19 +210,26 @@ export class HttpSession {
         return;
       }
       this.#inFlight?.delete(key);
-      ex.answer(key, line);
+      ex.answer(key, out);
       if (ex.finished) this.removeExchange(ex);
       return;
     }
-    if (this.#progressOwners !== null && line.startsWith('{"jsonrpc":"2.0","method":"notifications/progress"')) {
-      const token = (JSON.parse(line) as { params?: { progressToken?: unknown } }).params?.progressToken;
-      const owner = this.#progressOwners.get(JSON.stringify(token));
-      if (owner?.push(line)) return;
+    if (out.relatedTo !== undefined) {
+      // Progress and questions of a request go on its own POST's stream, or (its POST cannot stream or is
+      // gone) on the GET stream: never on another request's POST.
+      if (this.#inFlight?.get(idKey(out.relatedTo))?.push(out.line)) return;
+      return this.#toStandalone(out.line);
     }
-    // Server requests (elicitation) and other notifications: the newest POST that may stream, else the GET
-    // stream. (Errors with id null never come this way from a POST's messages: the transport answers
+    // Messages of no request (log records, resource updates): the newest POST that may stream, else the
+    // GET stream. (Errors with id null never come this way from a POST's messages: the transport answers
     // every message the core could not read on its POST itself, before the core sees it — see http.ts.)
-    if (exchanges !== null) for (let i = exchanges.length - 1; i >= 0; i--) if ((exchanges[i] as Exchange).push(line)) return;
+    const exchanges = this.#exchanges;
+    if (exchanges !== null) for (let i = exchanges.length - 1; i >= 0; i--) if ((exchanges[i] as Exchange).push(out.line)) return;
+    this.#toStandalone(out.line);
+  }
+
+  /** On the newest open GET stream, remembered for a client that reconnects with Last-Event-ID. */
+  #toStandalone(line: string): void {
     const eventId = this.events.nextId();
     this.events.remember(eventId, line);
     const streams = this.#standalone ?? [];

@@ -1,16 +1,19 @@
 // Streamable HTTP (MCP 2025-06-18) and WebSocket on one port and one path, `/mcp`, plus `/health`.
 // The transport frames and moves bytes, checks Host/Origin, the protocol header and the bearer token,
-// and maps sessions. It classifies each POSTed message with the core's own classifier — so that what the
-// core could only answer with id null is answered on its POST, and each request id maps to one POST —
-// and never interprets a method beyond initialize (opens a session) and tools/call (may stream).
+// and maps sessions. It reads each POST once with the core's own reader (mcp/frame.ts) — so that what the
+// core could only answer with id null is answered on its POST, and each request id maps to one POST — and
+// hands that reading on with the message; it never interprets a method beyond initialize (opens a
+// session) and tools/call (may stream). Replies are routed by what the core says they answer.
 
 import { randomUUID } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { WebSocketServer, type WebSocket } from 'ws';
 import type { TokenTable } from '../auth/tokens.ts';
-import { type Classified, classify, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import { type ReadFrame, readParsed } from '../mcp/frame.ts';
+import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../mcp/limits.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
 import { isLoopbackHost } from '../observer/observer-access.ts';
@@ -193,9 +196,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const requests = new Set<string>();
     const delivered: (string | number)[] = [];
     const refusedHere: string[] = [];
-    const progressTokens: (string | number)[] = [];
     let toolCall = false;
-    const deliver: unknown[] = [];
+    /** Each message that goes on, as the session's reading of a frame of its own. */
+    const deliver: ReadFrame[] = [];
     for (const [i, m] of messages.entries()) {
       if (m.kind === 'request') {
         const key = idKey(m.id);
@@ -206,19 +209,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         requests.add(key);
         delivered.push(m.id);
         if (m.method === 'tools/call') toolCall = true;
-        const token = (m.params._meta as { progressToken?: unknown } | undefined)?.progressToken;
-        if (typeof token === 'string' || typeof token === 'number') progressTokens.push(token);
       }
-      deliver.push(raw[i]);
+      deliver.push({ batch: false, messages: [m], values: [raw[i]] });
     }
     const toCore = () => {
       // A batch reaches the core one message at a time (the core would handle it so, in order): the ids
       // refused here are simply left out, and each message is its own turn of the session's actor.
       if (!batch) {
-        if (deliver.length === 1) session.session.receiveFrame({ kind: 'line', text: body }, parsed);
+        if (deliver.length === 1) session.session.receiveFrame({ kind: 'line', text: body }, deliver[0]);
         return;
       }
-      for (const m of deliver) session.session.receiveFrame({ kind: 'line', text: JSON.stringify(m) }, m);
+      for (const m of deliver) session.session.receiveFrame({ kind: 'line', text: JSON.stringify(m.values[0]) }, m);
     };
     if (requests.size === 0) {
       toCore();
@@ -232,7 +233,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
     const exchange = new Exchange(res, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.events, refusedHere);
-    session.addExchange(exchange, progressTokens);
+    session.addExchange(exchange);
     res.on('close', () => {
       if (exchange.finished) return;
       exchange.abandon();
@@ -243,7 +244,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       }
     });
     // A refused initialize leaves no session behind.
-    if (opening) exchange.onDone((answers) => { if (answers.every((a) => (JSON.parse(a) as { error?: unknown }).error !== undefined)) void end(session); });
+    if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void end(session); });
     toCore();
   };
 
@@ -373,7 +374,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     let opened: Session;
     try {
       opened = await app.openSession({
-        send: (line) => ws.readyState === ws.OPEN && ws.send(line),
+        send: (out) => ws.readyState === ws.OPEN && ws.send(out.line),
         principal,
         transport: 'websocket',
         // Its requests have been answered with why (the frames are queued ahead of the close).
@@ -426,8 +427,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
  * The session's `send`, built outside `post()`: a closure made there would share its context and keep
  * the initialize request, its response and body alive for the whole session (~2-3 KB each, measured).
  */
-function routeTo(sessions: ReadonlyMap<string, HttpSession>, id: string): (line: string) => void {
-  return (line) => sessions.get(id)?.route(line);
+function routeTo(sessions: ReadonlyMap<string, HttpSession>, id: string): (out: Outgoing) => void {
+  return (out) => sessions.get(id)?.route(out);
 }
 
 /** The path of a request target: origin-form (`/mcp?x`) without parsing a URL, absolute-form through URL. */
@@ -444,7 +445,7 @@ function pathOf(target: string | undefined): string {
  * objects, every one of them a valid message: whatever the core could only answer with an error whose id
  * is null is answered here, on the POST that sent it, and the core never sees any of that POST.
  */
-function messagesOf(parsed: unknown): { messages: Classified[]; raw: unknown[] } | { refusal: string } {
+function messagesOf(parsed: unknown): { messages: readonly Classified[]; raw: readonly unknown[] } | { refusal: string } {
   const batch = Array.isArray(parsed);
   const raw: unknown[] = batch ? parsed : [parsed];
   if (batch && raw.length === 0) return { refusal: errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch') };
@@ -457,7 +458,7 @@ function messagesOf(parsed: unknown): { messages: Classified[]; raw: unknown[] }
   if (batch && raw.some((m) => nestsDeeperThan(m, MAX_JSON_DEPTH))) {
     return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch element nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels (nothing in this batch was run)`) };
   }
-  const messages = raw.map(classify);
+  const { messages } = readParsed(parsed);
   const invalid = messages.filter((m): m is Extract<Classified, { kind: 'invalid' }> => m.kind === 'invalid');
   if (invalid.length === 0) return { messages, raw };
   const errors = invalid.map((m) => errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: ${m.reason}${batch ? ' (nothing in this batch was run)' : ''}`));

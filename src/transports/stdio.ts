@@ -2,6 +2,7 @@
 // everything else goes to the logger (stderr). Streams are injected so tests need no process.
 
 import type { Readable, Writable } from 'node:stream';
+import type { Outgoing } from '../mcp/outgoing.ts';
 import { LineFramer } from './line-framer.ts';
 
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
@@ -47,15 +48,16 @@ export interface StdioTransportOptions {
  * session was given up (the caller exits non-zero), else `ended`. Input is not read until the session is
  * open (the stream buffers it meanwhile).
  */
-export async function serveStdio(options: StdioTransportOptions, openSession: (send: (line: string) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
+export async function serveStdio(options: StdioTransportOptions, openSession: (send: (out: Outgoing) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
   let outputOpen = true;
   options.output.on('error', () => {
     // The host went away (EPIPE): nothing more can be delivered, so stop writing.
     outputOpen = false;
   });
-  const send = (line: string) => {
-    if (outputOpen) options.output.write(`${line}\n`);
+  // One channel: every message goes out in order, whatever it answers.
+  const send = (out: Outgoing) => {
+    if (outputOpen) options.output.write(`${out.line}\n`);
   };
   const session = await openSession(send);
   return new Promise((resolve) => {

@@ -41,7 +41,7 @@ test('a batch longer than BATCH_SLICE_LENGTH is handled a slice per turn, the re
   for (;;) {
     const replies = step.outputs.flatMap((o) => o.replies);
     perTurn.push(replies.length);
-    ids.push(...replies.map((r) => (JSON.parse(r) as { id: unknown }).id));
+    ids.push(...replies.map((r) => (JSON.parse(r.line) as { id: unknown }).id));
     if (!step.continued) break;
     assert.is(step.continued.k, 'batch');
     step = a.handle(step.continued);
@@ -54,7 +54,7 @@ test('an initialize nesting 5,000 levels is refused without a crash; the next in
   const a = actor();
   const deep = `${'{"x":'.repeat(4999)}{}${'}'.repeat(4999)}`;
   const refused = a.line(init(deep));
-  const reply = JSON.parse(refused.outputs[0]?.replies[0] as string) as { error: { code: number; message: string } };
+  const reply = JSON.parse(refused.outputs[0]?.replies[0]?.line as string) as { error: { code: number; message: string } };
   assert.is(reply.error.code, -32602);
   assert.match(reply.error.message, 'MAX_JSON_DEPTH');
   const accepted = a.line(init('{"sampling":{}}'));

@@ -10,6 +10,7 @@ import type { ConnectionActorArgs, ConnectionMessage, ConnectionOutput } from '.
 import { type Delivery, isSafeToRetry, recover, type TrackedRequest } from '../../src/actors/crash-recovery.ts';
 import type { Scheduler } from '../../src/actors/scheduler.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
+import { answer } from '../../src/mcp/outgoing.ts';
 import { initialState } from '../../src/mcp/state.ts';
 import type { ToolExecutor } from '../../src/runtime/effect-runner.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
@@ -102,9 +103,11 @@ decide('harness tasks outlive the actor: their requests are left alone', () => {
 });
 
 decide('a batch under way: its requests are decided one by one, its other elements go again as lines', () => {
-  const batch = JSON.stringify([{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: {} } }, { jsonrpc: '2.0', method: 'notifications/progress', params: {} }, { jsonrpc: '2.0', id: 2, method: 'ping', params: {} }]);
+  const elements = [{ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'bash', arguments: {} } }, { jsonrpc: '2.0', method: 'notifications/progress', params: {} }, { jsonrpc: '2.0', id: 2, method: 'ping', params: {} }];
   const inFlight = tracked([[1, 'bash-line', false], [2, 'ping-line', true]]);
-  const r = recover(inFlight, [lineOf(batch, [1, 2])], 'crash', never);
+  // The session keeps a batch's elements as its frame was read, each with its request's key.
+  const parts = elements.map((value) => ({ key: value.id === undefined ? null : idKey(value.id), value }));
+  const r = recover(inFlight, [{ ...lineOf(JSON.stringify(elements), [1, 2]), batch: parts }], 'crash', never);
   assert.equal(r.answers.map((a) => a.id), [1]);
   assert.equal(lines(r.redeliver), ['ping-line', JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })]);
 });
@@ -142,7 +145,7 @@ function harness() {
     },
   } as unknown as Scheduler;
   const sent: string[] = [];
-  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (l) => sent.push(l), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool } });
+  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (o) => sent.push(o.line), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool } });
   const actor = (i: number) => refs[i] as ActorRef;
   const out = (i: number, o: Partial<ConnectionOutput> & { handled: number }) => actor(i).deliver({ replies: [], effects: [], ...o } satisfies ConnectionOutput);
   const die = async (i: number, reason: ActorExit) => {
@@ -155,7 +158,7 @@ function harness() {
   return { s, sent, out, die, linesTo, answers, actor, spawnArgs, running, casts };
 }
 const crash: ActorExit = { kind: 'crash', cause: { name: 'ChaosCrash', message: 'chaos' } };
-const ok = (id: number) => JSON.stringify({ jsonrpc: '2.0', id, result: {} });
+const ok = (id: number) => answer(id, {});
 
 session('a crash with 100 queued reads: the one under way runs again, the 99 behind it are redelivered in order, nothing is answered with an error', async () => {
   const h = harness();
@@ -169,6 +172,39 @@ session('a crash with 100 queued reads: the one under way runs again, the 99 beh
   assert.equal(h.linesTo(1), Array.from({ length: 99 }, (_, i) => i + 2));
   assert.equal(h.answers().map((a) => a.id), [0, 1], 'no request was answered with an error');
   assert.is(h.s.inFlight, 99);
+});
+
+session('a request reusing an id in flight is refused by the session and never reaches the actor; the first keeps its entry, so a crash still answers it', async () => {
+  const h = harness();
+  await h.s.start();
+  h.actor(0).started();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'bash', { command: 'sleep 9' }) });
+  h.out(0, { replies: [], handled: 1 });
+  h.s.receiveFrame({ kind: 'line', text: request(1, 'ping') });
+  h.s.receiveFrame({ kind: 'line', text: request(1, 'tools/list') });
+  assert.equal(h.linesTo(0), [1], 'only the first request with id 1 reached the actor');
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code]), [[1, -32600], [1, -32600]]);
+  assert.match(h.answers()[0]?.error?.message ?? '', /id 1 is already used by a request in flight/);
+  assert.is(h.s.inFlight, 1, 'the bash call is still in flight');
+  await h.die(0, crash);
+  assert.equal(h.answers().map((a) => a.error?.data?.reason ?? a.error?.code), [-32600, -32600, 'crashed'], 'the bash call is answered "effect unknown" after the crash');
+});
+
+session('a batch element reusing an id (in flight, or earlier in the batch) is refused; the rest of the batch goes on, and a crash splits what is left of it', async () => {
+  const h = harness();
+  await h.s.start();
+  h.actor(0).started();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'bash') });
+  h.out(0, { replies: [], handled: 1 });
+  const batch = `[${request(1, 'ping')},${request(2, 'ping')},${request(2, 'tools/list')},${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })}]`;
+  h.s.receiveFrame({ kind: 'line', text: batch });
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code]), [[1, -32600], [2, -32600]]);
+  const sent = h.casts[0]?.[1];
+  assert.ok(sent?.k === 'line');
+  assert.equal((JSON.parse(sent.line) as { id?: number; method: string }[]).map((m) => m.id ?? m.method), [2, 'notifications/progress']);
+  await h.die(0, crash);
+  // The bash call (begun) is answered; the batch under way goes again as its parts: the ping (retried), the notification.
+  assert.equal(h.linesTo(1), [2, 'note']);
 });
 
 session('a bash call under way at a crash is answered "effect unknown" and is not sent again; the calls behind it are', async () => {

@@ -47,7 +47,7 @@ test('a small read is answered by the actor itself: one output, the reply, no ef
   assert.is(out.length, 1);
   assert.equal(out[0]?.effects, []);
   assert.is(out[0]?.replies.length, 1);
-  assert.is(textOf(out[0]?.replies[0] as string).content[0]?.text, 'alpha\nbeta\n');
+  assert.is(textOf(out[0]?.replies[0]?.line as string).content[0]?.text, 'alpha\nbeta\n');
   assert.is(a.pending(), 0);
 });
 
@@ -63,7 +63,7 @@ test('a refused read (outside the workspace, missing, a directory) is answered i
   ] as const) {
     const out = a.send(call(1, 'read', { path: p }));
     assert.equal(out[0]?.effects, []);
-    const result = textOf(out[0]?.replies[0] as string);
+    const result = textOf(out[0]?.replies[0]?.line as string);
     assert.is(result.isError, true);
     assert.match(result.content[0]?.text as string, message);
   }
@@ -114,8 +114,8 @@ test('inline and owner reads give the same text for windows, truncation and refu
 test('settleInline keeps the owner effects in order and adds the inline replies after the step replies', () => {
   const state = initialState({ workspace: box.ws });
   const log: Effect = { kind: 'log', level: 'debug', message: 'm' };
-  const step = settleInline({ state, replies: ['r'], effects: [log] }, box.ws);
-  assert.equal(step, { state, replies: ['r'], effects: [log] });
+  const step = settleInline({ state, replies: [{ line: 'r' }], effects: [log] }, box.ws);
+  assert.equal(step, { state, replies: [{ line: 'r' }], effects: [log] });
   const parsed = handleMcpLine('{', state);
   assert.equal(settleInline(parsed, box.ws), parsed);
 });

@@ -18,7 +18,7 @@ export function feed(state: ConnectionState, ...lines: (string | object)[]): Run
   for (const l of lines) {
     const step = handleMcpLine(typeof l === 'string' ? l : JSON.stringify(l), run.state);
     run.state = step.state;
-    run.replies.push(...step.replies.map((r) => JSON.parse(r)));
+    run.replies.push(...step.replies.map((r) => JSON.parse(r.line)));
     run.effects.push(...step.effects);
   }
   return run;
@@ -29,7 +29,7 @@ export function fold(state: ConnectionState, ...results: EffectResult[]): Run {
   for (const r of results) {
     const step = handleEffectResult(r, run.state);
     run.state = step.state;
-    run.replies.push(...step.replies.map((x) => JSON.parse(x)));
+    run.replies.push(...step.replies.map((x) => JSON.parse(x.line)));
     run.effects.push(...step.effects);
   }
   return run;

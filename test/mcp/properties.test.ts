@@ -2,14 +2,15 @@
 // lines, any method name (every Object.prototype key included), any id type, batches, and effect
 // results in any order. Whatever comes in: no exception escapes, every output line is JSON-RPC 2.0,
 // every request is answered exactly once (now, or when its effect completes), no notification is
-// answered, and once all work is completed or failed nothing is left pending.
+// answered, and once all work is completed or failed nothing is left pending. What each output says it
+// answers (`inReplyTo`) or belongs to (`relatedTo`) agrees with its line: transports route by it.
 
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeCheckpoint } from '../../src/actors/codec.ts';
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
-import { handleEffectResult, handleMcpLine, type Step } from '../../src/mcp/handle.ts';
+import { handleEffectResult, handleMcpLine, type Outgoing, type Step } from '../../src/mcp/handle.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH } from '../../src/mcp/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
@@ -135,6 +136,23 @@ function outputOf(line: string): { response: true; id: string | number | null } 
   return { response: true, id: m.id as string | number | null };
 }
 
+/**
+ * Checks an output's routing against its line: a response names the id inside it in `inReplyTo` (none
+ * for id null) and has no `relatedTo`; anything else has no `inReplyTo`; `isError` marks exactly the errors.
+ */
+function routingOf(out: Outgoing): ReturnType<typeof outputOf> {
+  const o = outputOf(out.line);
+  if (o.response) {
+    assert.equal(out.inReplyTo, o.id === null ? undefined : o.id, `inReplyTo of ${out.line}`);
+    assert.is(out.relatedTo, undefined, out.line);
+  } else {
+    assert.is(out.inReplyTo, undefined, out.line);
+  }
+  if (o.response && o.id !== null) assert.is(typeof out.inReplyTo, typeof o.id, '1 and "1" stay apart');
+  assert.is(out.isError === true, 'error' in (JSON.parse(out.line) as object), `isError agrees with the line: ${out.line}`);
+  return o;
+}
+
 /** Drives the core like a runtime would, counting requests in and answers out, per id. */
 class Driver {
   state: ConnectionState;
@@ -142,6 +160,12 @@ class Driver {
   readonly owed = new Map<string, number>();
   readonly allowed = new Map<string, number>();
   readonly answered = new Map<string, number>();
+  /** Answers counted by what each output says it answers (`inReplyTo`), as a transport routes them. */
+  readonly routed = new Map<string, number>();
+  /** Requests sent and not yet answered (nor cancelled), per id key. */
+  readonly outstanding = new Map<string, number>();
+  /** The `relatedTo` of every output that has one, as id keys. */
+  readonly related: string[] = [];
   /** Ids whose request the client cancelled: it may go unanswered. */
   readonly cancelled = new Set<string>();
   readonly effects: Effect[] = [];
@@ -159,7 +183,15 @@ class Driver {
       parsed = undefined;
     }
     const before = this.state;
+    // A request reusing the id of one still unanswered: its one answer is the refusal, in this step.
+    const reused = kindOf(parsed) === 'request' && (this.outstanding.get(idKey((parsed as { id: string | number }).id)) ?? 0) > 0;
     const step = handleMcpLine(text, before);
+    if (reused) {
+      const id = (parsed as { id: string | number }).id;
+      const answers = step.replies.filter((o) => o.inReplyTo !== undefined && idKey(o.inReplyTo) === idKey(id));
+      assert.is(answers.length, 1, `one answer to a reused id: ${text}`);
+      assert.is((JSON.parse(answers[0]?.line ?? '{}') as { error?: { code: number } }).error?.code, -32600, `a request reusing an id in flight is refused: ${answers[0]?.line}`);
+    }
     const outputs = this.apply(step);
     // What the connection actor would checkpoint stays encodable (a deep value overflowed the encoder).
     encodeCheckpoint({ ...this.state, pending: [...this.state.pending] });
@@ -184,12 +216,17 @@ class Driver {
     if (kind === 'request') {
       const key = idKey((m as { id: string | number }).id);
       this.owed.set(key, (this.owed.get(key) ?? 0) + 1);
+      this.outstanding.set(key, (this.outstanding.get(key) ?? 0) + 1);
     } else if (kind === 'other' && isObject(m) && isValidId(m.id)) {
       const key = idKey(m.id);
       this.allowed.set(key, (this.allowed.get(key) ?? 0) + 1);
     } else if (kind === 'notification' && (m as { method: string }).method === 'notifications/cancelled') {
       const target = isObject((m as { params?: unknown }).params) ? (m as { params: Record<string, unknown> }).params.requestId : undefined;
-      if (typeof target === 'string' || typeof target === 'number') this.cancelled.add(idKey(target));
+      if (typeof target === 'string' || typeof target === 'number') {
+        this.cancelled.add(idKey(target));
+        // A cancelled request may go unanswered: its id is free again.
+        this.outstanding.set(idKey(target), 0);
+      }
     }
   }
 
@@ -199,7 +236,15 @@ class Driver {
 
   apply(step: Step): ReturnType<typeof outputOf>[] {
     this.state = step.state;
-    const outputs = step.replies.map(outputOf);
+    const outputs = step.replies.map(routingOf);
+    for (const out of step.replies) {
+      if (out.inReplyTo !== undefined) {
+        const key = idKey(out.inReplyTo);
+        this.routed.set(key, (this.routed.get(key) ?? 0) + 1);
+        this.outstanding.set(key, (this.outstanding.get(key) ?? 0) - 1);
+      }
+      if (out.relatedTo !== undefined) this.related.push(idKey(out.relatedTo));
+    }
     for (const o of outputs) {
       if (o.response && o.id !== null) this.answered.set(idKey(o.id), (this.answered.get(idKey(o.id)) ?? 0) + 1);
       if (!o.response && o.id !== undefined) this.questions.push({ id: o.id, method: o.method });
@@ -272,6 +317,32 @@ test('whatever lines come in, every output is JSON-RPC 2.0, every request is ans
         else assert.ok(count >= owed && count <= owed + (d.allowed.get(key) ?? 0), `id ${key}: ${count} answers for ${owed} requests`);
       }
       for (const [key, owed] of d.owed) if (!d.cancelled.has(key)) assert.ok((d.answered.get(key) ?? 0) >= owed, `id ${key} unanswered`);
+    }),
+    { seed: SEED, numRuns: RUNS },
+  );
+});
+
+/** A client that reuses a few ids (MCP forbids it, some do it), while work is in flight under them. */
+const reusingClient = fc.array(fc.oneof(
+  { weight: 4, arbitrary: workRequest },
+  { weight: 2, arbitrary: fc.record({ jsonrpc: fc.constant('2.0'), id: fc.integer({ min: 0, max: 3 }), method: fc.constantFrom('ping', 'tools/list', 'initialize', 'resources/list') }) },
+  { weight: 1, arbitrary: fc.record({ jsonrpc: fc.constant('2.0'), method: fc.constant('notifications/cancelled'), params: fc.record({ requestId: fc.integer({ min: 0, max: 3 }) }) }) },
+  { weight: 1, arbitrary: fc.record({ jsonrpc: fc.constant('2.0'), id: fc.constantFrom('superpi-confirm-1', 'superpi-ask-2', 9), result: fc.constantFrom({ action: 'accept', content: { allow: true } }, {}) }) },
+), { maxLength: 16 });
+
+test('routing by inReplyTo alone, each request gets exactly one answer, reused ids in flight included; progress and questions name their request', () => {
+  fc.assert(
+    fc.property(fc.constantFrom('2025-06-18', '2025-03-26'), reusingClient, fc.array(fc.nat(), { minLength: 1, maxLength: 8 }), (version, messages, choices) => {
+      const d = new Driver(ready(version, { elicitation: {}, sampling: {} }));
+      for (const m of messages) d.line(JSON.stringify(m));
+      settle(d, choices);
+      for (const [key, owed] of d.owed) {
+        const routed = d.routed.get(key) ?? 0;
+        if (d.cancelled.has(key)) assert.ok(routed <= owed, `id ${key}: ${routed} answers for ${owed} requests, some cancelled`);
+        else assert.is(routed, owed, `id ${key}: ${routed} answers routed for ${owed} requests`);
+      }
+      for (const key of d.routed.keys()) assert.ok(d.owed.has(key), `an answer routed to ${key}, which no request used`);
+      for (const key of d.related) assert.ok(d.owed.has(key), `progress or a question related to ${key}, which no request used`);
     }),
     { seed: SEED, numRuns: RUNS },
   );

@@ -9,11 +9,11 @@ import { MAX_FINISHED_TASKS, ObservedTasks } from '../../src/observer/observed-t
 test('a session shows the version its initialize answer carried; every line is still sent, unchanged', () => {
   const sessions = new ObservedSessions(() => 1000);
   const sent: string[] = [];
-  const send = sessions.watchVersion('session-1', (l) => sent.push(l));
+  const send = sessions.watchVersion('session-1', (o) => sent.push(o.line));
   sessions.opened('session-1', { transport: 'websocket', principal: { kind: 'token', name: 'alice' }, harness: 'super-pi-code', session: { inFlight: 2, restarts: 0 } });
   const init = '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{}}}';
-  send(init);
-  send('{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"\\"protocolVersion\\":\\"1999-01-01\\""}]}}');
+  send({ line: init, inReplyTo: 1 });
+  send({ line: '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"\\"protocolVersion\\":\\"1999-01-01\\""}]}}', inReplyTo: 2 });
   assert.equal(sent.length, 2);
   assert.is(sent[0], init);
   const [row] = sessions.rows();

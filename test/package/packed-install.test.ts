@@ -143,7 +143,7 @@ pkg('the library API imports from the installed package: the pure core, the tool
   await writeFile(path.join(installed, 'use.mjs'), LIBRARY_USE);
   const out = execFileSync(process.execPath, ['use.mjs', ws], { cwd: installed, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] });
   const r = JSON.parse(out) as Record<string, unknown>;
-  assert.equal(r.ping, ['{"jsonrpc":"2.0","id":1,"result":{}}']);
+  assert.equal(r.ping, [{ line: '{"jsonrpc":"2.0","id":1,"result":{}}', inReplyTo: 1 }]);
   assert.is(r.negotiated, '2025-06-18');
   assert.equal(r.supportedVersions, ['2025-06-18', '2025-03-26', '2024-11-05']);
   assert.is((r.tools as string[]).length, 8);
@@ -155,12 +155,13 @@ pkg('the library API imports from the installed package: the pure core, the tool
 
 // Each `@ts-expect-error` fails the check if its line compiles: the declarations must be real types, not `any`.
 const TYPED_USE = `
-import { handleMcpLine, initialState, negotiateVersion, supportedVersions, toolDefinitions, runStdio, startServer, type ProtocolVersion, type RunningServer, type StdioEnd, type Step } from 'super-pi';
+import { handleMcpLine, initialState, negotiateVersion, supportedVersions, toolDefinitions, runStdio, startServer, type Outgoing, type ProtocolVersion, type RunningServer, type StdioEnd, type Step } from 'super-pi';
 export const version: ProtocolVersion = negotiateVersion('2025-03-26');
 export const first: string = supportedVersions[0];
 export const names: string[] = toolDefinitions.map((t) => t.name);
 export const step: Step = handleMcpLine('{}', initialState({ workspace: '/tmp' }));
-export const replies: string[] = step.replies;
+export const replies: Outgoing[] = step.replies;
+export const answered: string | number | undefined = step.replies[0]?.inReplyTo;
 export const session: Promise<StdioEnd> = runStdio({ workspace: '/tmp', harness: 'super-pi-code', logLevel: 'error' });
 export const server: Promise<RunningServer> = startServer({ port: 0, requireAuth: true });
 export const url = async (): Promise<string> => (await server).url;

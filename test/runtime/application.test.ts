@@ -22,8 +22,8 @@ async function client(app: Application): Promise<Client> {
   const waiters: { id: number; resolve: (m: Record<string, unknown>) => void }[] = [];
   const session = await app.openSession({
     principal: { kind: 'local' },
-    send: (line) => {
-      const msg = JSON.parse(line) as Record<string, unknown>;
+    send: (out) => {
+      const msg = JSON.parse(out.line) as Record<string, unknown>;
       lines.push(msg);
       for (const w of [...waiters]) if (w.id === msg.id) { waiters.splice(waiters.indexOf(w), 1); w.resolve(msg); }
     },

@@ -8,6 +8,7 @@ import * as assert from 'uvu/assert';
 import { ActorRef } from '../../src/actors/actor-ref.ts';
 import type { ConnectionMessage, ConnectionOutput } from '../../src/actors/connection-actor.ts';
 import type { Scheduler } from '../../src/actors/scheduler.ts';
+import { answer } from '../../src/mcp/outgoing.ts';
 import { initialState } from '../../src/mcp/state.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
 import { Session } from '../../src/runtime/session.ts';
@@ -15,7 +16,7 @@ import { Session } from '../../src/runtime/session.ts';
 const quiet = createLogger('emergency', { write: () => true });
 const line = (id: number | null, method: string, params: object = {}) => JSON.stringify(id === null ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', id, method, params });
 const init = line(1, 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
-const reply = (id: number, result: object = {}) => JSON.stringify({ jsonrpc: '2.0', id, result });
+const reply = (id: number, result: object = {}) => answer(id, result);
 
 function harness() {
   const casts: ConnectionMessage[][] = [];
@@ -35,7 +36,7 @@ function harness() {
   } as unknown as Scheduler;
   const sent: string[] = [];
   const session = new Session({
-    id: 's1', scheduler, logger: quiet, send: (l) => sent.push(l),
+    id: 's1', scheduler, logger: quiet, send: (o) => sent.push(o.line),
     config: initialState({ workspace: '/ws' }).config,
     effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 1000 },
   });
@@ -70,6 +71,20 @@ early('anything else waits for the actor, and so does everything after it; the a
   const out: ConnectionOutput = { replies: [reply(1, { protocolVersion: '2025-06-18' }), reply(2, { tools: [] }), reply(3)], effects: [], handled: 3 };
   (refs[0] as ActorRef).deliver(out);
   assert.equal(ids(sent), [1, 2, 3], 'the actor\'s initialize reply is not sent twice');
+  assert.is(session.inFlight, 0);
+});
+
+early('an id answered early twice (the first answer came before the second request): each actor reply is dropped once, a later request with that id is answered', async () => {
+  const { session, sent, refs } = harness();
+  await session.start();
+  session.receiveFrame(frame(init));
+  session.receiveFrame(frame(line(5, 'ping')));
+  session.receiveFrame(frame(line(5, 'ping')));
+  session.receiveFrame(frame(line(5, 'tools/list')));
+  assert.equal(ids(sent), [1, 5, 5]);
+  (refs[0] as ActorRef).deliver({ replies: [reply(1), reply(5), reply(5), reply(5, { tools: [] })], effects: [], handled: 4 } satisfies ConnectionOutput);
+  assert.equal(ids(sent), [1, 5, 5, 5], 'the two pings once each, then the tools/list');
+  assert.match(sent[3] ?? '', /"tools"/);
   assert.is(session.inFlight, 0);
 });
 

@@ -4,6 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ServerResponse } from 'node:http';
+import type { Outgoing } from '../../src/mcp/outgoing.ts';
 import { Exchange, SSE_OPEN_AFTER_MS } from '../../src/transports/http-session.ts';
 import { EventLog } from '../../src/transports/sse-stream.ts';
 
@@ -35,6 +36,7 @@ class FakeResponse {
 }
 
 const line = (id: number) => `{"jsonrpc":"2.0","id":${id},"result":{}}`;
+const answer = (id: number): Outgoing => ({ line: line(id), inReplyTo: id });
 const progress = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"progressToken":1,"progress":1}}';
 
 function exchange(mode: 'json' | 'sse', ids: number[], batch = false) {
@@ -45,7 +47,7 @@ function exchange(mode: 'json' | 'sse', ids: number[], batch = false) {
 
 test('a tools/call answered at once gets one JSON reply: no stream', () => {
   const { res, ex } = exchange('sse', [1]);
-  ex.answer('n:1', line(1));
+  ex.answer('n:1', answer(1));
   assert.is(res.status, 200);
   assert.is(res.headers['Content-Type'], 'application/json');
   assert.is(res.headers['Mcp-Session-Id'], 's');
@@ -55,18 +57,18 @@ test('a tools/call answered at once gets one JSON reply: no stream', () => {
 
 test('a batch answered at once gets one JSON array', () => {
   const { res, ex } = exchange('sse', [1, 2], true);
-  ex.answer('n:2', line(2));
+  ex.answer('n:2', answer(2));
   assert.not.ok(res.ended);
-  ex.answer('n:1', line(1));
+  ex.answer('n:1', answer(1));
   assert.is(res.body, `[${line(2)},${line(1)}]`);
 });
 
 test('a push opens the stream: earlier answers go first, then the push, then the rest, each as an event', () => {
   const { res, ex } = exchange('sse', [1, 2], true);
-  ex.answer('n:1', line(1));
+  ex.answer('n:1', answer(1));
   assert.ok(ex.push(progress));
   assert.is(res.headers['Content-Type'], 'text/event-stream');
-  ex.answer('n:2', line(2));
+  ex.answer('n:2', answer(2));
   assert.is(res.body, `id: 1\nevent: message\ndata: ${line(1)}\n\nid: 2\nevent: message\ndata: ${progress}\n\nid: 3\nevent: message\ndata: ${line(2)}\n\n`);
   assert.ok(res.ended);
 });
@@ -74,7 +76,7 @@ test('a push opens the stream: earlier answers go first, then the push, then the
 test('a POST without a tools/call never streams: pushes go elsewhere', () => {
   const { res, ex } = exchange('json', [1]);
   assert.is(ex.push(progress), false);
-  ex.answer('n:1', line(1));
+  ex.answer('n:1', answer(1));
   assert.is(res.body, line(1));
 });
 
@@ -82,7 +84,7 @@ test(`a silent call opens its stream after ${SSE_OPEN_AFTER_MS} ms, so headers a
   const { res, ex } = exchange('sse', [1]);
   await new Promise((r) => setTimeout(r, SSE_OPEN_AFTER_MS + 100));
   assert.is(res.headers['Content-Type'], 'text/event-stream');
-  ex.answer('n:1', line(1));
+  ex.answer('n:1', answer(1));
   assert.is(res.body, `id: 1\nevent: message\ndata: ${line(1)}\n\n`);
   assert.ok(res.ended);
 });

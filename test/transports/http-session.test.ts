@@ -1,11 +1,14 @@
 // Routing of one HTTP session's replies: a reply goes to the POST that carried the request it answers and
-// to no other, whatever the interleaving of POSTs, replies and disconnections (fast-check, fixed seed).
+// to no other, whatever the interleaving of POSTs, replies and disconnections (fast-check, fixed seed);
+// progress and questions go to the POST of the request they belong to. Routing reads only what the core
+// says a message answers or belongs to, never its text.
 
 import type { ServerResponse } from 'node:http';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { idKey, resultLine } from '../../src/mcp/jsonrpc.ts';
+import { idKey } from '../../src/mcp/jsonrpc.ts';
+import { answer as answerTo, notice } from '../../src/mcp/outgoing.ts';
 import type { Session } from '../../src/runtime/session.ts';
 import { ABANDONED_IDS_KEPT, Exchange, HttpSession } from '../../src/transports/http-session.ts';
 
@@ -58,7 +61,7 @@ function check(ops: Op[], refuseReusedIds: boolean): void {
   let serial = 0;
   const answer = (i: number) => {
     const [w] = work.splice(i, 1);
-    if (w) s.route(resultLine(w.id, { serial: w.serial }));
+    if (w) s.route(answerTo(w.id, { serial: w.serial }));
   };
   for (const o of ops) {
     if (o.kind === 'post') {
@@ -66,7 +69,7 @@ function check(ops: Op[], refuseReusedIds: boolean): void {
       if (refuseReusedIds && o.ids.some((id) => s.inFlight(idKey(id)))) continue;
       const res = new FakeResponse();
       const ex = new Exchange(res as unknown as ServerResponse, new Set(o.ids.map(idKey)), 'json', true, s.replyHeaders, s.events);
-      s.addExchange(ex, []);
+      s.addExchange(ex);
       const serials = new Set<number>();
       for (const id of o.ids) {
         serials.add(serial);
@@ -106,15 +109,15 @@ test('an id stays taken from its POST until its answer comes, even after the POS
   const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
   const res = new FakeResponse();
   const ex = new Exchange(res as unknown as ServerResponse, new Set([idKey(7), idKey('7')]), 'json', true, s.replyHeaders, s.events);
-  s.addExchange(ex, []);
+  s.addExchange(ex);
   assert.ok(s.inFlight(idKey(7)) && s.inFlight(idKey('7')));
-  s.route(resultLine(7, {}));
+  s.route(answerTo(7, {}));
   assert.not.ok(s.inFlight(idKey(7)), 'answered');
   assert.ok(s.inFlight(idKey('7')), 'the string id "7" is another id');
   ex.abandon();
   s.removeExchange(ex);
   assert.ok(s.inFlight(idKey('7')), 'its POST is gone, its answer may still come');
-  s.route(resultLine('7', {}));
+  s.route(answerTo('7', {}));
   assert.not.ok(s.inFlight(idKey('7')), 'the late answer was dropped and the id is free');
   assert.is(res.body, '', 'nothing was written to the closed POST');
   assert.not.ok(s.busy);
@@ -124,12 +127,48 @@ test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are
   const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
   for (let i = 0; i <= ABANDONED_IDS_KEPT; i++) {
     const ex = new Exchange(new FakeResponse() as unknown as ServerResponse, new Set([idKey(i)]), 'json', false, s.replyHeaders, s.events);
-    s.addExchange(ex, []);
+    s.addExchange(ex);
     ex.abandon();
     s.removeExchange(ex);
   }
   assert.not.ok(s.inFlight(idKey(0)));
   assert.ok(s.inFlight(idKey(1)) && s.inFlight(idKey(ABANDONED_IDS_KEPT)));
+});
+
+test('progress goes to the stream of the POST whose request it belongs to, not to a newer one; a message of no request to the newest', () => {
+  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const [first, second] = [new FakeResponse(), new FakeResponse()];
+  const one = new Exchange(first as unknown as ServerResponse, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
+  const two = new Exchange(second as unknown as ServerResponse, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
+  s.addExchange(one);
+  s.addExchange(two);
+  // The same token on both (the client broke the rule): only relatedTo tells them apart.
+  s.route(notice('notifications/progress', { progressToken: 'shared', progress: 1 }, 1));
+  s.route(notice('notifications/message', { level: 'info', data: {} }));
+  s.route(answerTo(1, { done: 1 }));
+  s.route(answerTo(2, { done: 2 }));
+  assert.match(first.body, /notifications\/progress/);
+  assert.match(first.body, /"done":1/);
+  assert.not.match(second.body, /notifications\/progress/);
+  assert.match(second.body, /notifications\/message/, 'unrelated: the newest POST that may stream');
+  assert.not.match(first.body, /"done":2/);
+  assert.ok(one.finished && two.finished);
+});
+
+test('a message of a request whose POST is gone goes to the GET stream (kept for replay), never to another POST', () => {
+  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const [gone, other] = [new FakeResponse(), new FakeResponse()];
+  const closed = new Exchange(gone as unknown as ServerResponse, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
+  const open = new Exchange(other as unknown as ServerResponse, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
+  s.addExchange(closed);
+  s.addExchange(open);
+  closed.abandon();
+  s.removeExchange(closed);
+  s.route(notice('notifications/progress', { progressToken: 't', progress: 1 }, 1));
+  s.route(answerTo(2, {}));
+  assert.is(gone.body, '');
+  assert.not.match(other.body, /notifications\/progress/);
+  assert.equal(s.events.after('1'), [], 'the progress is kept for the GET stream, as its first event');
 });
 
 test.run();

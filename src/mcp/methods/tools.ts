@@ -9,8 +9,9 @@ import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts';
-import { ErrorCode, type Params, requestLine } from '../jsonrpc.ts';
+import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../limits.ts';
+import { question } from '../outgoing.ts';
 import { listReply } from './list-reply.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
@@ -75,8 +76,8 @@ export function startTool(state: ConnectionState, id: RequestId, tool: ToolName,
 function askPerson(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, rule: string, progressToken?: string | number): Step {
   const outgoingId = `superpi-confirm-${state.nextTicket}`;
   const added = addPending(state, { kind: 'confirm', requestId: id, tool, args, outgoingId, ...(progressToken === undefined ? {} : { progressToken }) });
-  const line = requestLine(outgoingId, 'elicitation/create', confirmationRequest(`Super-Pi wants to ${describeCall(tool, args)}\n(${rule})`));
-  return { state: added.state, replies: [line], effects: [] };
+  const ask = question(outgoingId, 'elicitation/create', confirmationRequest(`Super-Pi wants to ${describeCall(tool, args)}\n(${rule})`), id);
+  return { state: added.state, replies: [ask], effects: [] };
 }
 
 /** The person's answer to a confirmation: accept with allow=true runs the tool; anything else refuses it. */

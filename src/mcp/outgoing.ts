@@ -1,0 +1,36 @@
+// What the core sends, with its routing: the request a message answers (`inReplyTo`) or belongs to
+// (`relatedTo`). Transports and the session route by these fields and never read a line to learn them;
+// the builders here are the only way the core makes a line, so the fields always agree with the text.
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { errorLine, notificationLine, requestLine, resultLine } from './jsonrpc.ts';
+
+export interface Outgoing {
+  /** One JSON-RPC message, serialised (without its newline). */
+  readonly line: string;
+  /** The client request this response or error answers; absent for an error with id null (no request is named). */
+  readonly inReplyTo?: RequestId;
+  /** The client request this notification or server-to-client request belongs to (its progress, a question it asks). */
+  readonly relatedTo?: RequestId;
+  /** Set on an error response: a transport that must know whether a request failed (an HTTP initialize) need not read the line. */
+  readonly isError?: true;
+}
+
+/** The result of request `id`. */
+export const answer = (id: RequestId, result: unknown): Outgoing => ({ line: resultLine(id, result), inReplyTo: id });
+
+/** An error answering request `id`, or (id null) a message whose id could not be known. */
+export function refusal(id: RequestId | null, code: number, message: string, data?: unknown): Outgoing {
+  const line = errorLine(id, code, message, data);
+  return id === null ? { line, isError: true } : { line, inReplyTo: id, isError: true };
+}
+
+/** A notification, on behalf of request `relatedTo` when it belongs to one. */
+export function notice(method: string, params: unknown, relatedTo?: RequestId): Outgoing {
+  const line = notificationLine(method, params);
+  return relatedTo === undefined ? { line } : { line, relatedTo };
+}
+
+/** A request of the server's own (`id` in the server's id space) made on behalf of client request `relatedTo`. */
+export const question = (id: RequestId, method: string, params: unknown, relatedTo: RequestId): Outgoing =>
+  ({ line: requestLine(id, method, params), relatedTo });
