@@ -1,4 +1,5 @@
-// The server's Prometheus metrics (prom-client, one registry per application). Every label value comes
+// The server's Prometheus metrics (prom-client, one registry per application; the two per-call metrics are
+// counted apart, on plain numbers, and appended to its text: tool-call-tally.ts). Every label value comes
 // from a fixed set named here — tool and harness names from their catalogues, supervisor levels,
 // transports, principal kinds, task statuses — and anything else becomes "other": a label never carries
 // a token, a path, a prompt or any other text a caller chose.
@@ -9,16 +10,20 @@ import type { SupervisorEvent } from '../supervisor/index.ts';
 import { isToolName } from '../tools/definition.ts';
 import { CONVERSATION_STATUSES, type ConversationStatus } from '../store/store.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
+import type { InlineSeries } from '../actors/inline-tally.ts';
+import { type CallOutcome, ToolCallTally } from './tool-call-tally.ts';
 
+export type { CallOutcome } from './tool-call-tally.ts';
 export type Transport = 'stdio' | 'http' | 'websocket';
 export type PrincipalKind = 'local' | 'token' | 'anonymous';
-export type CallOutcome = 'ok' | 'error' | 'denied';
 
 /** What the gauges read at scrape time (nothing is counted twice: the application is the source). */
 export interface MetricsSource {
   sessions(): Iterable<{ transport: Transport; principal: PrincipalKind }>;
   taskCounts(): ReadonlyMap<ConversationStatus, number>;
   deepestMailboxes(): Iterable<{ thread: number; deepest: number }>;
+  /** Resolves once the scheduler threads have reported the inline calls they ran so far (inline-tally.ts). */
+  flushInlineCalls(): Promise<void>;
 }
 
 /** Buckets of tool-call latency, seconds: from a cached read to a long bash command or a task. */
@@ -51,14 +56,16 @@ export function outcomeOf(outcome: ToolOutcome): CallOutcome {
 }
 
 export class ServerMetrics {
+  /** Everything but the two per-call metrics, which are counted apart on plain numbers (tool-call-tally.ts). */
   readonly registry = new Registry();
-  readonly #calls: Counter<'tool' | 'harness' | 'outcome'>;
-  readonly #callSeconds: Histogram<'tool'>;
+  readonly #calls = new ToolCallTally(TOOL_CALL_BUCKETS);
+  readonly #source: MetricsSource;
   readonly #actorRestarts: Counter<'level'>;
   readonly #workerRestarts: Counter;
   readonly #storeAppend: Histogram;
 
   constructor(source: MetricsSource) {
+    this.#source = source;
     const registers = [this.registry];
     collectDefaultMetrics({ register: this.registry });
     new Gauge({
@@ -82,8 +89,6 @@ export class ServerMetrics {
         for (const t of source.deepestMailboxes()) this.set({ thread: String(t.thread) }, t.deepest);
       },
     });
-    this.#calls = new Counter({ name: 'superpi_tool_calls_total', help: 'Finished tool calls, by tool, harness and outcome (ok, error, denied).', labelNames: ['tool', 'harness', 'outcome'] as const, registers });
-    this.#callSeconds = new Histogram({ name: 'superpi_tool_call_duration_seconds', help: 'Tool call duration, by tool.', labelNames: ['tool'] as const, buckets: TOOL_CALL_BUCKETS, registers });
     this.#actorRestarts = new Counter({ name: 'superpi_actor_restarts_total', help: 'Children restarted by a supervisor, by supervisor level.', labelNames: ['level'] as const, registers });
     this.#workerRestarts = new Counter({ name: 'superpi_worker_restarts_total', help: 'Scheduler worker threads restarted.', registers });
     this.#storeAppend = new Histogram({ name: 'superpi_store_append_duration_seconds', help: 'Duration of one transcript append to the store.', buckets: STORE_APPEND_BUCKETS, registers });
@@ -91,8 +96,19 @@ export class ServerMetrics {
 
   toolCallFinished(tool: string, harness: string, outcome: CallOutcome, seconds: number): void {
     const t = toolLabel(tool);
-    this.#calls.inc({ tool: t, harness: harnessLabel(harness), outcome });
-    this.#callSeconds.observe({ tool: t }, seconds);
+    this.#calls.count(t, harnessLabel(harness), outcome);
+    this.#calls.observe(t, seconds);
+  }
+
+  /** A scheduler thread's batch of calls its actors ran inline. */
+  inlineCalls(series: readonly InlineSeries[]): void {
+    for (const s of series) {
+      const t = toolLabel(s.tool);
+      const h = harnessLabel(s.harness);
+      if (s.ok > 0) this.#calls.count(t, h, 'ok', s.ok);
+      if (s.error > 0) this.#calls.count(t, h, 'error', s.error);
+      for (const ms of s.latenciesMs) this.#calls.observe(t, ms / 1000);
+    }
   }
 
   supervisorEvent(event: SupervisorEvent): void {
@@ -105,8 +121,9 @@ export class ServerMetrics {
     this.#storeAppend.observe(seconds);
   }
 
-  /** The exposition text, and its content type. */
+  /** The exposition text, and its content type; calls still counted on the threads are fetched first. */
   async scrape(): Promise<{ contentType: string; text: string }> {
-    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+    await this.#source.flushInlineCalls();
+    return { contentType: this.registry.contentType, text: `${await this.registry.metrics()}\n${this.#calls.exposition()}` };
   }
 }

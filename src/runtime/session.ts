@@ -9,7 +9,6 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import { type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from '../actors/crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
-import type { InlineCall } from '../actors/inline-effects.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
@@ -42,8 +41,6 @@ export interface SessionDeps {
   readonly send: (line: string) => void;
   /** Fault injection: probability that the connection actor crashes on a message. */
   readonly crashProbability?: number;
-  /** Tool calls the actor ran inline (small reads): the metrics count them here. */
-  readonly onInlineCalls?: (calls: readonly InlineCall[]) => void;
 }
 
 export class Session {
@@ -390,7 +387,6 @@ export class Session {
     if (actor !== this.#actor) return;
     this.#acknowledge(out.handled);
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
-    if (out.calls) this.#deps.onInlineCalls?.(out.calls);
     for (const line of out.replies) {
       const id = responseIdOf(line);
       if (id !== undefined) {
