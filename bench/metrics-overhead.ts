@@ -4,6 +4,8 @@
 // of without. While the blocks run, /metrics of the server with metrics is scraped once a second —
 // far more often than a Prometheus would — so the scrape's own cost is counted too.
 // Usage: npm run build && npx tsx bench/metrics-overhead.ts. Writes bench/results/metrics-overhead.md.
+// `--same`: both servers with metrics (an A/A run): what the bench reports when there is no difference at
+// all, i.e. its noise on this machine now. Writes bench/results/metrics-overhead-same.md.
 
 import { readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -27,20 +29,23 @@ export const SCRAPE_EVERY_MS = 1000;
 export const READY_WAIT_MS = 30_000;
 
 const here = path.dirname(fileURLToPath(import.meta.url));
+/** A/A: the second server runs with metrics too. */
+const same = process.argv.includes('--same');
 
 async function main(): Promise<void> {
   const box = await makeSandbox();
   await writeFile(path.join(box.ws, FILE), FILE_TEXT);
   const loadBefore = os.loadavg()[0] ?? 0;
   const on = await startSuperPi(box.ws);
-  const off = await startSuperPi(box.ws, ['--no-metrics']);
+  const off = await startSuperPi(box.ws, same ? [] : ['--no-metrics']);
   // Sessions opened while a thread still boots all land on the ready one and stay there: one server would
   // then run on one scheduler thread and the other on two, which compares placement, not metrics.
   await Promise.all([untilThreadsReady(on), untilThreadsReady(off)]);
-  const metricsUrl = on.url.replace(/\/mcp$/, '/metrics');
+  // In an A/A run both servers are scraped alike, so nothing but noise tells them apart.
+  const metricsUrls = (same ? [on, off] : [on]).map((t) => t.url.replace(/\/mcp$/, '/metrics'));
   let scrapes = 0;
   const scraper = setInterval(() => {
-    void fetch(metricsUrl).then((r) => r.text()).then(() => scrapes++, (err: unknown) => process.stderr.write(`scrape failed: ${(err as Error).message}\n`));
+    for (const url of metricsUrls) void fetch(url).then((r) => r.text()).then(() => scrapes++, (err: unknown) => process.stderr.write(`scrape failed: ${(err as Error).message}\n`));
   }, SCRAPE_EVERY_MS);
   const lines: string[] = [];
   const rows: string[][] = [];
@@ -84,14 +89,15 @@ async function main(): Promise<void> {
     await Promise.all([on.stop(), off.stop()]);
     await box.cleanup();
   }
-  lines.push('# Metrics overhead (issue 15)', '');
+  lines.push(same ? '# Metrics overhead (issue 15): A/A run, both servers with metrics — the bench\'s own noise' : '# Metrics overhead (issue 15)', '');
+  if (same) lines.push('`--same`: the "without" server runs with metrics too, so every difference below is noise of the machine and the method.', '');
   const load = os.loadavg()[0] ?? 0;
   lines.push(`super-pi with metrics (as shipped) vs \`--no-metrics\`, same run, threads from ${superPiEntry()}. Each client: \`tools/call read {path: '${FILE}'}\` in a closed loop; ${OVERHEAD_ROUNDS} rounds per level of blocks of ${BLOCK_MS / 1000} s in the order on, off, off, on after a warm-up. /metrics of the server with metrics was scraped every ${SCRAPE_EVERY_MS / 1000} s throughout (${scrapes} scrapes). "median pair": the median of the with ÷ without throughput of each back-to-back pair of blocks (the figure compared with the target, ≥ ${OVERHEAD_TARGET}); "CPU ratio": the server's CPU time per call, with ÷ without. Servers started once every scheduler thread was ready. "main µs/call": the CPU time of the server's main thread alone per call (the metrics' work is there; the scheduler threads do the same either way). Load average (1 min): ${fmt(loadBefore, 2)} at the start, ${fmt(load, 2)} at the end, on ${os.availableParallelism()} cores.`, '');
   lines.push(table(['clients', 'with calls/s', 'without calls/s', 'ratio', 'median pair', 'pairs', 'with p50 ms', 'without p50 ms', 'with p99 ms', 'without p99 ms', 'with CPU/call µs', 'without CPU/call µs', 'CPU ratio', 'with main µs/call', 'without main µs/call'], rows), '');
   lines.push(`Worst median pair (with ÷ without): ${fmt(worst, 3)} — ${worst >= OVERHEAD_TARGET ? '**met**' : '**not met**'}; CPU per call, with ÷ without: ${rows.map((r) => r.at(-3)).join(', ')}.`);
   const text = `${lines.join('\n')}\n`;
   process.stdout.write(text);
-  await writeFile(path.join(here, 'results', 'metrics-overhead.md'), text);
+  await writeFile(path.join(here, 'results', same ? 'metrics-overhead-same.md' : 'metrics-overhead.md'), text);
 }
 
 /** Resolves once /health reports every scheduler thread of `target` ready. */
