@@ -8,7 +8,8 @@ import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts
 import { initialState } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
-import { type InlineCall, settleInline } from './inline-effects.ts';
+import { settleInline } from './inline-effects.ts';
+import { recordInlineCall } from './inline-tally.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
 
@@ -46,8 +47,6 @@ export interface ConnectionOutput {
   readonly replies: Outgoing[];
   readonly effects: Step['effects'];
   readonly checkpoint?: ArrayBuffer;
-  /** Tool calls run inline on this thread (their replies are among `replies`), for the metrics. */
-  readonly calls?: InlineCall[];
   /**
    * Messages from the owner this incarnation has finished, counted from its start (a batch finishes with
    * its last slice). The owner keeps what it sent until it is counted here: after a crash, the first
@@ -88,20 +87,19 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
       throw new ChaosCrash('chaos: crash-actor made this connection actor crash while handling a message');
     }
     const before = state.session;
-    // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts).
+    // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts); the
+    // metrics learn of them from the thread's tally, in batches, not from this output (inline-tally.ts).
     const sliced = coreStep(message, before);
     if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
-    const inline: InlineCall[] = [];
-    const step = settleInline(sliced, before.config.workspace, inline);
+    const step = settleInline(sliced, before.config.workspace, recordInlineCall);
     const after = step.state;
-    const calls = inline.length > 0 ? { calls: inline } : {};
     // Every finished message is reported, even one with nothing to say: the owner's redelivery counts on it.
     const handled = sliced.rest ? state.handled : state.handled + 1;
     if (identityChanged(before, after)) {
       const checkpoint = encodeCheckpoint(checkpointOf(after));
-      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, handled, ...calls } satisfies ConnectionOutput, [checkpoint]);
+      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, handled } satisfies ConnectionOutput, [checkpoint]);
     } else if (step.replies.length > 0 || step.effects.length > 0 || handled !== state.handled) {
-      ctx.emit({ replies: step.replies, effects: step.effects, handled, ...calls } satisfies ConnectionOutput);
+      ctx.emit({ replies: step.replies, effects: step.effects, handled } satisfies ConnectionOutput);
     }
     return { kind: 'noreply', state: { ...state, session: after, handled } };
   },

@@ -36,21 +36,15 @@ export function runInline(effect: Effect, workspace: string): EffectResult | nul
   return outcome === null ? null : { kind: 'toolDone', ticket: effect.ticket, outcome };
 }
 
-/** A tool call this thread ran inline, for the server's metrics (which the main thread keeps). */
-export interface InlineCall {
-  readonly tool: string;
-  readonly harness: string;
-  readonly isError: boolean;
-  readonly ms: number;
-}
+/** Told of each call run inline: its tool, harness, whether it failed, and how long it took (ms). */
+export type InlineCallSink = (tool: string, harness: string, isError: boolean, ms: number) => void;
 
 /**
  * Runs the step's inline effects and folds their results back into the core, in order, until only effects
  * for the owner remain: the step the actor would have produced had the owner run them all at once.
- * `calls`, when given, receives each call run here.
+ * `onCall`, when given, is told of each call run here.
  */
-
-export function settleInline(step: Step, workspace: string, calls?: InlineCall[]): Step {
+export function settleInline(step: Step, workspace: string, onCall?: InlineCallSink): Step {
   if (!step.effects.some((e) => e.kind === 'runTool')) return step;
   let state = step.state;
   const replies = [...step.replies];
@@ -63,7 +57,7 @@ export function settleInline(step: Step, workspace: string, calls?: InlineCall[]
       remaining.push(effect);
       continue;
     }
-    if (calls && effect.kind === 'runTool' && result.kind === 'toolDone') calls.push({ tool: effect.tool, harness: effect.harness, isError: result.outcome.isError === true, ms: performance.now() - started });
+    if (onCall && effect.kind === 'runTool' && result.kind === 'toolDone') onCall(effect.tool, effect.harness, result.outcome.isError === true, performance.now() - started);
     const folded = handleEffectResult(result, state);
     state = folded.state;
     replies.push(...folded.replies);

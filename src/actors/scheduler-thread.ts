@@ -4,6 +4,7 @@
 import { Worker } from 'node:worker_threads';
 import { ActorRef } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
+import type { InlineSeries } from './inline-tally.ts';
 import type { FromWorker, MailboxDepths, ToWorker } from './messages.ts';
 import type { ThreadEntry } from '../runtime/thread-entries.ts';
 
@@ -25,6 +26,9 @@ export const DEFAULT_THREAD_LIMITS: ThreadLimits = {
 /** The cause name of an actor whose thread was killed on purpose (`SchedulerThread.kill`). */
 export const WORKER_KILLED = 'WorkerKilled';
 
+/** Told of the tool calls a thread's actors ran inline, a batch at a time (for the metrics). */
+export type InlineCallsHook = (series: readonly InlineSeries[]) => void;
+
 export class SchedulerThread {
   readonly index: number;
   readonly exited: Promise<ActorExit>;
@@ -44,9 +48,14 @@ export class SchedulerThread {
   #errorCause: Error | null = null;
   #heapUsed = 0;
   #mailboxes: MailboxDepths = { deepest: 0, busy: [] };
+  readonly #onInline: InlineCallsHook | undefined;
+  #flushSeq = 0;
+  /** Flushes asked of the thread and not yet answered, by seq (answered in order; all at once when the thread ends). */
+  readonly #flushes = new Map<number, () => void>();
 
-  constructor(index: number, entry: ThreadEntry, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void) {
+  constructor(index: number, entry: ThreadEntry, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void, onInline?: InlineCallsHook) {
     this.index = index;
+    this.#onInline = onInline;
     this.#worker = new Worker(entry.url, {
       ...(entry.workerData ? { workerData: entry.workerData } : {}),
       execArgv: entry.execArgv,
@@ -135,6 +144,19 @@ export class SchedulerThread {
     return ref;
   }
 
+  /**
+   * Resolves once the thread has reported every inline call it counted before now. A thread that is not
+   * ready has run nothing; one that ends before answering resolves it too (its unreported calls are lost).
+   */
+  flushInline(): Promise<void> {
+    if (!this.isReady) return Promise.resolve();
+    const seq = ++this.#flushSeq;
+    return new Promise((resolve) => {
+      this.#flushes.set(seq, resolve);
+      this.#post({ t: 'flush', seq });
+    });
+  }
+
   /** Fault injection and tests: make the thread hang, exhaust its memory, or throw. */
   sabotage(how: 'hang' | 'oom' | 'throw'): void {
     this.#post({ t: 'sabotage', how });
@@ -196,6 +218,14 @@ export class SchedulerThread {
         return;
       }
       case 'rejected': return this.actors.get(m.id)?.reject(m.msg, m.why);
+      case 'inline': return this.#onInline?.(m.series);
+      case 'flushed':
+        for (const [seq, resolve] of this.#flushes) {
+          if (seq > m.seq) break;
+          this.#flushes.delete(seq);
+          resolve();
+        }
+        return;
       case 'pong':
         this.#lastPong = Date.now();
         this.#heapUsed = m.heapUsed;
@@ -205,6 +235,8 @@ export class SchedulerThread {
   }
 
   #failAll(reason: ActorExit): void {
+    for (const resolve of this.#flushes.values()) resolve();
+    this.#flushes.clear();
     for (const [ref, call] of this.#calls) {
       clearTimeout(call.timer);
       call.reject(new Error(`scheduler worker ${this.index} exited during a call`));

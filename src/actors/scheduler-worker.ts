@@ -5,6 +5,7 @@ import { parentPort } from 'node:worker_threads';
 import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, crashOf, type Outcome } from './behaviour.ts';
 import { precompileToolValidators } from '../mcp/arguments.ts';
 import { builtinBehaviours } from './builtin-behaviours.ts';
+import { flushInlineTally, InlineTally, installInlineTally } from './inline-tally.ts';
 import { Mailbox } from './mailbox.ts';
 import { type FromWorker, type MailboxDepths, MAX_REPORTED_MAILBOXES, type ToWorker } from './messages.ts';
 
@@ -191,9 +192,14 @@ port.on('message', (m: ToWorker) => {
       return;
     }
     case 'ping': return post({ t: 'pong', seq: m.seq, actors: cells.size, heapUsed: process.memoryUsage().heapUsed, mailboxes: mailboxDepths() });
+    case 'flush':
+      flushInlineTally();
+      return post({ t: 'flushed', seq: m.seq });
     case 'sabotage': return sabotage(m.how);
   }
 });
+
+installInlineTally(new InlineTally((series) => post({ t: 'inline', series })));
 
 post({ t: 'ready' });
 

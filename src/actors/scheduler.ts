@@ -4,7 +4,7 @@
 import os from 'node:os';
 import type { ActorRef } from './actor-ref.ts';
 import type { BehaviourRef } from './behaviour.ts';
-import { DEFAULT_THREAD_LIMITS, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
+import { DEFAULT_THREAD_LIMITS, type InlineCallsHook, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
 import { type EntryMode, schedulerEntry, type ThreadEntry } from '../runtime/thread-entries.ts';
 
 /** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
@@ -20,6 +20,8 @@ export interface SchedulerOptions {
   readonly log: (msg: string, data?: Record<string, unknown>) => void;
   /** Where the threads' code comes from (see thread-entries.ts). */
   readonly entry: EntryMode;
+  /** Told of the tool calls actors ran inline on their threads, in batches (the metrics count them). */
+  readonly onInlineCalls?: InlineCallsHook;
 }
 
 export class Scheduler {
@@ -30,7 +32,7 @@ export class Scheduler {
   #nextActor = 1;
 
   constructor(options: Partial<SchedulerOptions> & Pick<SchedulerOptions, 'log'>) {
-    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log, entry: options.entry ?? 'auto' };
+    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log, entry: options.entry ?? 'auto', onInlineCalls: options.onInlineCalls };
     this.#entry = schedulerEntry(this.#options.entry);
     this.#slots = Array.from({ length: this.#options.threads }, () => null);
   }
@@ -46,7 +48,7 @@ export class Scheduler {
 
   /** Starts (or restarts) the thread in one slot; the supervisor calls this as the slot's child start. */
   startThread(slot: number): SchedulerThread {
-    const thread = new SchedulerThread(slot, this.#entry, this.#options.limits, this.#options.log);
+    const thread = new SchedulerThread(slot, this.#entry, this.#options.limits, this.#options.log, this.#options.onInlineCalls);
     this.#slots[slot] = thread;
     void thread.exited.then(() => {
       if (this.#slots[slot] === thread) this.#slots[slot] = null;
@@ -67,6 +69,11 @@ export class Scheduler {
         this.#waiters.push(() => { clearTimeout(timer); resolve(); });
       });
     }
+  }
+
+  /** Resolves once every live thread has reported the inline calls it ran before now (a scrape waits on it). */
+  async flushInlineCalls(): Promise<void> {
+    await Promise.all(this.threads().map((t) => t.flushInline()));
   }
 
   /** Live threads, for health reports and fault injection. */

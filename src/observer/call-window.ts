@@ -32,8 +32,17 @@ export class CallWindow {
   }
 
   record(latencyMs: number): void {
-    const second = Math.floor(this.#now() / 1000);
-    const bucket = this.#bucket(second);
+    this.#add(this.#bucket(Math.floor(this.#now() / 1000)), latencyMs);
+  }
+
+  /** Calls reported together (a scheduler thread's batch): counted in the second they arrive. */
+  recordAll(latenciesMs: readonly number[]): void {
+    if (latenciesMs.length === 0) return;
+    const bucket = this.#bucket(Math.floor(this.#now() / 1000));
+    for (const ms of latenciesMs) this.#add(bucket, ms);
+  }
+
+  #add(bucket: Bucket, latencyMs: number): void {
     bucket.count++;
     if (bucket.samples.length < MAX_SAMPLES_PER_SECOND) bucket.samples.push(latencyMs);
     else {

@@ -3,7 +3,7 @@
 // hooks; the HTTP routes read snapshots, transcripts and the metrics text from here.
 
 import { performance } from 'node:perf_hooks';
-import type { InlineCall } from '../actors/inline-effects.ts';
+import type { InlineSeries } from '../actors/inline-tally.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ConversationStore, Entry } from '../store/store.ts';
@@ -22,6 +22,8 @@ export interface ServerObserverOptions {
   /** False: no /metrics and no per-call accounting (`--no-metrics`); the tree, sessions and tasks are still shown. */
   readonly metrics: boolean;
   readonly threads: () => readonly ThreadView[];
+  /** Resolves once the scheduler threads have reported the inline calls they counted (before a scrape). */
+  readonly flushInlineCalls: () => Promise<void>;
   readonly started: number;
 }
 
@@ -40,6 +42,7 @@ export class ServerObserver {
       sessions: () => this.sessions.kinds(),
       taskCounts: () => this.tasks.counts(),
       deepestMailboxes: () => options.threads().map((t) => ({ thread: t.index, deepest: t.mailboxes.deepest })),
+      flushInlineCalls: options.flushInlineCalls,
     }) : null;
   }
 
@@ -84,13 +87,11 @@ export class ServerObserver {
     this.calls.record(ms);
   }
 
-  /** Calls a connection actor ran on its own thread (small reads), timed there. */
-  inlineCalls(calls: readonly InlineCall[]): void {
+  /** Calls connection actors ran on their own thread (small reads), timed there and reported in a batch. */
+  inlineCalls(series: readonly InlineSeries[]): void {
     if (!this.metrics) return;
-    for (const c of calls) {
-      this.metrics.toolCallFinished(c.tool, c.harness, c.isError ? 'error' : 'ok', c.ms / 1000);
-      this.calls.record(c.ms);
-    }
+    this.metrics.inlineCalls(series);
+    for (const s of series) this.calls.recordAll(s.latenciesMs);
   }
 
   taskStarted(task: { id: string; conversationId: string; session: string; principal: Principal; ownerKey: string; harness: string }): void {

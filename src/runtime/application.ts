@@ -93,9 +93,10 @@ export class Application {
       threads: options.threads,
       limits: DEFAULT_THREAD_LIMITS,
       log: (message, data) => options.logger.log('warning', message, data),
+      onInlineCalls: (series) => this.observer.inlineCalls(series),
     });
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
-    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), started: this.#started });
+    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
   }
 
   static async start(options: ApplicationOptions): Promise<Application> {
@@ -149,7 +150,6 @@ export class Application {
       },
       logger: this.#options.logger,
       send,
-      onInlineCalls: (calls) => this.observer.inlineCalls(calls),
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
     this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session });

@@ -11,7 +11,6 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import { type BatchPart, type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from '../actors/crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
-import type { InlineCall } from '../actors/inline-effects.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { cancelledRequest, progressTokenOf, type ReadFrame, readFrame } from '../mcp/frame.ts';
@@ -46,8 +45,6 @@ export interface SessionDeps {
   readonly send: (out: Outgoing) => void;
   /** Fault injection: probability that the connection actor crashes on a message. */
   readonly crashProbability?: number;
-  /** Tool calls the actor ran inline (small reads): the metrics count them here. */
-  readonly onInlineCalls?: (calls: readonly InlineCall[]) => void;
 }
 
 export class Session {
@@ -398,7 +395,6 @@ export class Session {
     if (actor !== this.#actor) return;
     this.#acknowledge(out.handled);
     if (out.checkpoint) this.#checkpoint = out.checkpoint;
-    if (out.calls) this.#deps.onInlineCalls?.(out.calls);
     for (const reply of out.replies) {
       if (reply.inReplyTo !== undefined) {
         const key = idKey(reply.inReplyTo);

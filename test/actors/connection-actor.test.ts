@@ -1,14 +1,20 @@
 // The connection actor driven by hand: a long batch is handled in slices with a yield between them,
-// and what the actor checkpoints stays encodable whatever the client sent.
+// what the actor checkpoints stays encodable whatever the client sent, and a read it runs inline is
+// counted in its thread's tally rather than sent along with its reply.
 
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActorContext } from '../../src/actors/behaviour.ts';
 import { decodeCheckpoint } from '../../src/actors/codec.ts';
 import { BATCH_SLICE_LENGTH, connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/actors/connection-actor.ts';
+import { flushInlineTally, InlineTally, type InlineSeries, installInlineTally } from '../../src/actors/inline-tally.ts';
+import { DEFAULT_HARNESS } from '../../src/harness/ids.ts';
 import { initialState } from '../../src/mcp/state.ts';
 
-function actor() {
+function actor(workspace = '/ws') {
   const outputs: ConnectionOutput[] = [];
   const continued: ConnectionMessage[] = [];
   const ctx: ActorContext = {
@@ -16,7 +22,7 @@ function actor() {
     emit: (msg) => outputs.push(msg as ConnectionOutput),
     continueWith: (msg) => continued.push(msg as ConnectionMessage),
   };
-  let state = connectionBehaviour.init({ config: { ...initialState({ workspace: '/ws' }).config } }, ctx);
+  let state = connectionBehaviour.init({ config: { ...initialState({ workspace }).config } }, ctx);
   /** Handles one message: what it emitted, and the message it handed back to itself (if any). */
   const handle = (message: ConnectionMessage) => {
     outputs.length = 0;
@@ -61,6 +67,29 @@ test('an initialize nesting 5,000 levels is refused without a crash; the next in
   const checkpoint = accepted.outputs[0]?.checkpoint;
   assert.ok(checkpoint, 'the session identity changed, so the actor checkpoints it');
   assert.equal(decodeCheckpoint<{ clientCapabilities: unknown }>(checkpoint).clientCapabilities, { sampling: {} });
+});
+
+test('a read run inline is counted in the thread\'s tally; the output to the owner carries only replies, effects and the handled count', async () => {
+  const ws = await mkdtemp(path.join(os.tmpdir(), 'superpi-inline-'));
+  const reports: InlineSeries[][] = [];
+  installInlineTally(new InlineTally((s) => reports.push(s)));
+  try {
+    await writeFile(path.join(ws, 'a.txt'), 'alpha\n');
+    const a = actor(ws);
+    a.line(init('{}'));
+    a.line('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    const step = a.line('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}');
+    const out = step.outputs[0] as ConnectionOutput;
+    assert.equal(Object.keys(out).sort(), ['effects', 'handled', 'replies'], 'no per-call data crosses to the main thread with the reply');
+    assert.is(out.effects.length, 0, 'the read ran here, not on the owner');
+    assert.match(out.replies[0]?.line ?? '', 'alpha');
+    assert.is(reports.length, 0, 'one call is not reported on its own');
+    flushInlineTally();
+    assert.equal(reports.map((r) => r.map((s) => [s.tool, s.harness, s.ok, s.error, s.latenciesMs.length])), [[['read', DEFAULT_HARNESS, 1, 0, 1]]]);
+  } finally {
+    installInlineTally(null);
+    await rm(ws, { recursive: true, force: true });
+  }
 });
 
 test.run();

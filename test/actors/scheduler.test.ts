@@ -5,6 +5,7 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActorRef } from '../../src/actors/actor-ref.ts';
 import type { BehaviourRef } from '../../src/actors/behaviour.ts';
+import type { InlineSeries } from '../../src/actors/inline-tally.ts';
 import { Scheduler } from '../../src/actors/scheduler.ts';
 
 const fixtures = new URL('./fixtures/test-behaviours.ts', import.meta.url).href;
@@ -17,9 +18,9 @@ async function stopAll(): Promise<void> {
   for (const s of started.splice(0)) for (const t of s.threads()) { t.kill(); await t.exited; }
 }
 
-function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }) {
+function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }, onInlineCalls?: (series: readonly InlineSeries[]) => void) {
   // Test behaviours are TypeScript files: the threads run from source.
-  const scheduler = new Scheduler({ threads, log, entry: 'source', ...(limits ? { limits } : {}) });
+  const scheduler = new Scheduler({ threads, log, entry: 'source', ...(limits ? { limits } : {}), ...(onInlineCalls ? { onInlineCalls } : {}) });
   started.push(scheduler);
   for (let i = 0; i < threads; i++) scheduler.startThread(i);
   return { scheduler, stop: async () => { for (const t of scheduler.threads()) { t.stop(); await t.exited; } } };
@@ -177,6 +178,26 @@ actors('an actor that yields with continueWith lets the thread answer its heartb
 
 actors.run();
 
+const inline = suite('inline calls counted on the threads');
+inline.after.each(stopAll);
+
+inline('after flushInlineCalls, every call the actors counted before it has been reported, each once', async () => {
+  let reported = 0;
+  const { scheduler, stop } = withScheduler(2, undefined, (series) => { for (const s of series) reported += s.ok + s.error; });
+  const refs = await Promise.all([1, 2, 3, 4].map((i) => scheduler.spawn(echo, { greeting: String(i) })));
+  // Both threads count some: placement spreads four actors over two threads.
+  assert.ok(scheduler.threads().every((t) => t.actors.size > 0), 'each thread hosts actors');
+  for (const r of refs) r.cast({ op: 'inline', n: 10 });
+  await Promise.all(refs.map((r) => r.call({ op: 'count' })));
+  await scheduler.flushInlineCalls();
+  assert.is(reported, 40);
+  await scheduler.flushInlineCalls();
+  assert.is(reported, 40, 'a second flush reports nothing again');
+  await stop();
+});
+
+inline.run();
+
 const deaths = suite('a worker death is the exit of every actor on it');
 deaths.after.each(stopAll);
 
@@ -212,6 +233,16 @@ deaths('a worker stuck in an infinite loop is detected by its heartbeat and its 
   assert.is(reason.kind, 'crash');
   assert.match(reason.kind === 'crash' ? reason.cause.message : '', /heartbeat/);
   for (const r of mine) assert.is((await r.exited).kind, 'crash');
+  await stop();
+});
+
+deaths('a flush asked of a hung worker resolves when its heartbeat ends it, so a scrape never waits forever', async () => {
+  const { scheduler, stop } = withScheduler(2, { heartbeatIntervalMs: 100, heartbeatTimeoutMs: 500, maxOldGenerationSizeMb: 256 });
+  const { thread } = await actorsOnOneThread(scheduler, 6);
+  thread.sabotage('hang');
+  const flushed = scheduler.flushInlineCalls();
+  await within(thread.exited, 10_000, 'hung worker exit');
+  await within(flushed, 5000, 'flush after the hung worker ended');
   await stop();
 });
 
