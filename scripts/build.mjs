@@ -31,7 +31,7 @@ rmSync('dist', { recursive: true, force: true });
 await build({
   entryPoints: {
     'scheduler-worker': 'src/actors/scheduler-worker.ts',
-    'tool-pool-worker': 'src/runtime/tool-pool-worker.ts',
+    'tool-pool-worker': 'src/tools/tool-pool-worker.ts',
     'super-pi': 'src/cli/bin.ts',
     index: 'src/index.ts',
   },

@@ -4,7 +4,7 @@
 import { parentPort } from 'node:worker_threads';
 import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, crashOf, type Outcome } from './behaviour.ts';
 import { precompileToolValidators } from '../mcp/arguments.ts';
-import { builtinBehaviours } from './builtin-behaviours.ts';
+import { builtinBehaviours } from '../server/builtin-behaviours.ts';
 import { Mailbox } from './mailbox.ts';
 import { type FromWorker, type MailboxDepths, MAX_REPORTED_MAILBOXES, type ToWorker } from './messages.ts';
 

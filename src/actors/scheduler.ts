@@ -5,7 +5,7 @@ import os from 'node:os';
 import type { ActorRef } from './actor-ref.ts';
 import type { BehaviourRef } from './behaviour.ts';
 import { DEFAULT_THREAD_LIMITS, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
-import { type EntryMode, schedulerEntry, type ThreadEntry } from '../runtime/thread-entries.ts';
+import { type EntryMode, schedulerEntry, type ThreadEntry } from '../server/thread-entries.ts';
 
 /** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
 export const SPAWN_WAIT_MS = 10_000;

@@ -3,12 +3,12 @@
 // hooks; the HTTP routes read snapshots, transcripts and the metrics text from here.
 
 import { performance } from 'node:perf_hooks';
-import type { InlineCall } from '../actors/inline-effects.ts';
+import type { InlineCall } from '../connection/inline-effects.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ConversationStore, Entry } from '../store/store.ts';
 import type { SupervisorEvent } from '../supervisor/index.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
-import type { ToolExecutor } from '../runtime/effect-runner.ts';
+import type { ToolExecutor } from '../connection/effect-runner.ts';
 import { CallWindow } from './call-window.ts';
 import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
 import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';

@@ -6,7 +6,7 @@ import type { ServerResponse } from 'node:http';
 import { idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
-import type { Session } from '../runtime/session.ts';
+import type { Session } from '../connection/session.ts';
 import { EventLog, SseStream } from './sse-stream.ts';
 
 /**

@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { grepDefinition } from '../../src/tools/definitions/grep.ts';
 import { grepTool, type GrepArgs, lineBound, requiredLiterals, searchNeedle } from '../../src/tools/grep.ts';
-import { runTool } from '../../src/runtime/tool-runner.ts';
+import { runTool } from '../../src/tools/tool-runner.ts';
 import { context, failure, inSandbox, rejection } from './sandbox.ts';
 
 const validateOutput = new Ajv().compile(grepDefinition.outputSchema as object);

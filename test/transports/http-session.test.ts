@@ -6,7 +6,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { idKey, resultLine } from '../../src/mcp/jsonrpc.ts';
-import type { Session } from '../../src/runtime/session.ts';
+import type { Session } from '../../src/connection/session.ts';
 import { ABANDONED_IDS_KEPT, Exchange, HttpSession } from '../../src/transports/http-session.ts';
 
 const SEED = 20261203;

@@ -4,16 +4,16 @@
 import { harnessById } from '../harness/catalog.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import { decidePath } from '../harness/policy.ts';
-import { type BashArgs, bashTool } from '../tools/bash.ts';
-import { type ToolContext, ToolError, type ToolOutcome } from '../tools/contract.ts';
-import type { ToolName } from '../tools/definition.ts';
-import { type EditArgs, editTool } from '../tools/edit.ts';
-import { type FindArgs, findTool } from '../tools/find.ts';
-import { type GrepArgs, grepTool } from '../tools/grep.ts';
-import { type LsArgs, lsTool } from '../tools/ls.ts';
-import { type ReadArgs, readTool } from '../tools/read.ts';
-import { displayPath, resolveInWorkspace } from '../tools/workspace.ts';
-import { type WriteArgs, writeTool } from '../tools/write.ts';
+import { type BashArgs, bashTool } from './bash.ts';
+import { type ToolContext, ToolError, type ToolOutcome } from './contract.ts';
+import type { ToolName } from './definition.ts';
+import { type EditArgs, editTool } from './edit.ts';
+import { type FindArgs, findTool } from './find.ts';
+import { type GrepArgs, grepTool } from './grep.ts';
+import { type LsArgs, lsTool } from './ls.ts';
+import { type ReadArgs, readTool } from './read.ts';
+import { displayPath, resolveInWorkspace } from './workspace.ts';
+import { type WriteArgs, writeTool } from './write.ts';
 
 /**
  * Arguments reach here validated against the tool's input schema (src/mcp/arguments.ts), which is

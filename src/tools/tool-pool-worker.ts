@@ -4,8 +4,8 @@
 import { readlinkSync } from 'node:fs';
 import os from 'node:os';
 import type { HarnessId } from '../harness/ids.ts';
-import type { ToolOutcome } from '../tools/contract.ts';
-import type { ToolName } from '../tools/definition.ts';
+import type { ToolOutcome } from './contract.ts';
+import type { ToolName } from './definition.ts';
 import { runTool } from './tool-runner.ts';
 
 export interface PooledToolTask {

@@ -9,11 +9,11 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { FileRefusedError, MAX_CONFINED_FILE_BYTES, readConfinedFile } from '../tools/confined-file.ts';
-import { ToolError } from '../tools/contract.ts';
-import { errnoCode } from '../tools/fs-errors.ts';
-import { runAsync } from '../tools/fs-steps.ts';
-import { resolveInWorkspace, resolveWithStats } from '../tools/workspace.ts';
+import { FileRefusedError, MAX_CONFINED_FILE_BYTES, readConfinedFile } from './confined-file.ts';
+import { ToolError } from './contract.ts';
+import { errnoCode } from './fs-errors.ts';
+import { runAsync } from './fs-steps.ts';
+import { resolveInWorkspace, resolveWithStats } from './workspace.ts';
 
 /** Lines of short status shown; more are summarised as a count. */
 export const GIT_STATUS_LINES = 50;

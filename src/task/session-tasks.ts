@@ -14,8 +14,8 @@ import { transcriptUri } from '../mcp/resources.ts';
 import { selectModelProvider } from '../model/select.ts';
 import { ModelError, type ModelProvider } from '../model/types.ts';
 import { ToolError, type ToolOutcome } from '../tools/contract.ts';
-import type { TaskContext, ToolExecutor } from './effect-runner.ts';
-import type { Logger } from './logger.ts';
+import type { TaskContext, ToolExecutor } from '../connection/effect-runner.ts';
+import type { Logger } from '../log/logger.ts';
 import { TaskRun } from './task-run.ts';
 
 /** Model turns a task may take unless `max_turns` says fewer. */

@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import type { HarnessId } from '../harness/ids.ts';
-import type { ToolContext, ToolOutcome } from '../tools/contract.ts';
-import type { ToolName } from '../tools/definition.ts';
-import type { ToolExecutor } from './effect-runner.ts';
+import type { ToolContext, ToolOutcome } from './contract.ts';
+import type { ToolName } from './definition.ts';
+import type { ToolExecutor } from '../connection/effect-runner.ts';
 import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
 import type { PooledToolTask } from './tool-pool-worker.ts';
-import { type ThreadEntry, toolPoolEntry } from './thread-entries.ts';
+import { type ThreadEntry, toolPoolEntry } from '../server/thread-entries.ts';
 import { runTool } from './tool-runner.ts';
 
 /** A `read` of a file larger than this goes to the pool. */

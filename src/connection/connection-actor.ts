@@ -6,8 +6,8 @@ import type { EffectResult } from '../mcp/effects.ts';
 import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
 import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts';
 import { initialState } from '../mcp/state.ts';
-import type { Behaviour, BehaviourRef } from './behaviour.ts';
-import { decodeCheckpoint, encodeCheckpoint } from './codec.ts';
+import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
+import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import { type InlineCall, settleInline } from './inline-effects.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };

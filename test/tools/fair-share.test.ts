@@ -2,7 +2,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultPrincipalShare, FairShare, PoolQueueFull, type Release } from '../../src/runtime/fair-share.ts';
+import { defaultPrincipalShare, FairShare, PoolQueueFull, type Release } from '../../src/tools/fair-share.ts';
 
 /** Acquires for `principal`/`session`, logging `label` when granted; returns the release once granted. */
 function track(share: FairShare, log: string[], principal: string, session: string, label: string, signal?: AbortSignal) {

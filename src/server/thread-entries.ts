@@ -26,7 +26,7 @@ export function schedulerEntry(mode: EntryMode = 'auto'): ThreadEntry {
 
 /** Piscina loads its `filename` itself, so a source entry is a boot file that needs no workerData. */
 export function toolPoolEntry(mode: EntryMode = 'auto'): ThreadEntry {
-  return entry(mode, 'tool-pool-worker', 'src/runtime/tool-pool-worker.ts', 'src/runtime/tool-pool-boot.mjs');
+  return entry(mode, 'tool-pool-worker', 'src/tools/tool-pool-worker.ts', 'src/tools/tool-pool-boot.mjs');
 }
 
 function entry(mode: EntryMode, bundle: string, source: string, boot: string): ThreadEntry {

@@ -4,8 +4,8 @@
 // started from the durable transcript, so a restarted incarnation continues from the last durable entry.
 
 import type { Entry } from '../store/store.ts';
-import { resumeTask, stepTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskState } from '../task/task-core.ts';
-import type { Behaviour, BehaviourRef } from './behaviour.ts';
+import { resumeTask, stepTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskState } from './task-core.ts';
+import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
 
 export const taskBehaviourRef: BehaviourRef = { module: 'builtin', export: 'task' };
 

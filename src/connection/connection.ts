@@ -1,6 +1,6 @@
 // One MCP connection in this thread, without actors: the pure core plus an effect runner. Used where a
 // plain in-thread handler is wanted (benchmarks' baseline, unit tests); the server runs sessions as
-// connection actors on scheduler workers (src/runtime/session.ts).
+// connection actors on scheduler workers (src/connection/session.ts).
 
 import type { EffectResult } from '../mcp/effects.ts';
 import { handleEffectResult, handleMcpLine, rejectMessage, type Step } from '../mcp/handle.ts';

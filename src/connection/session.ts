@@ -6,10 +6,10 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
-import { type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from '../actors/crash-recovery.ts';
+import { type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
-import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../actors/connection-actor.ts';
-import type { InlineCall } from '../actors/inline-effects.ts';
+import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from './connection-actor.ts';
+import type { InlineCall } from './inline-effects.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { ErrorCode, errorLine, idKey, responseIdOf } from '../mcp/jsonrpc.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
@@ -19,9 +19,9 @@ import { type ConnectionConfig, type ConnectionState, initialState, type Pending
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
-import type { Logger } from './logger.ts';
-import { SessionTasks } from './session-tasks.ts';
-import { runTool } from './tool-runner.ts';
+import type { Logger } from '../log/logger.ts';
+import { SessionTasks } from '../task/session-tasks.ts';
+import { runTool } from '../tools/tool-runner.ts';
 
 /** Messages held for a session while its actor is being restarted; past this, requests are refused. */
 export const MAX_BUFFERED_MESSAGES = 10_000;

@@ -8,19 +8,19 @@
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
-import { type TaskActorArgs, taskBehaviourRef, type TaskMessage } from '../actors/task-actor.ts';
+import { type TaskActorArgs, taskBehaviourRef, type TaskMessage } from './task-actor.ts';
 import { harnessById } from '../harness/catalog.ts';
 import { loadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
 import { type ConversationStore, type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
-import type { TaskAction, TaskEvent, TaskSetup } from '../task/task-core.ts';
-import { currentContent, type FileSnapshot } from '../task/undo.ts';
+import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
+import { currentContent, type FileSnapshot } from './undo.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
-import type { ToolExecutor } from './effect-runner.ts';
-import type { Logger } from './logger.ts';
+import type { ToolExecutor } from '../connection/effect-runner.ts';
+import type { Logger } from '../log/logger.ts';
 
 /** Wall time of one task, across restarts. */
 export const DEFAULT_TASK_WALL_MS = 15 * 60_000;

@@ -7,8 +7,8 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ThreadEntry } from '../../src/runtime/thread-entries.ts';
-import { ToolPool } from '../../src/runtime/tool-pool.ts';
+import type { ThreadEntry } from '../../src/server/thread-entries.ts';
+import { ToolPool } from '../../src/tools/tool-pool.ts';
 import { guarded } from '../hang-guard.ts';
 
 /** Pool threads whose calls hold their thread for `args.holdMs` (see fixtures/held-tool-worker.mjs). */

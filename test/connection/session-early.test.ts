@@ -6,11 +6,11 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ActorRef } from '../../src/actors/actor-ref.ts';
-import type { ConnectionMessage, ConnectionOutput } from '../../src/actors/connection-actor.ts';
+import type { ConnectionMessage, ConnectionOutput } from '../../src/connection/connection-actor.ts';
 import type { Scheduler } from '../../src/actors/scheduler.ts';
 import { initialState } from '../../src/mcp/state.ts';
-import { createLogger } from '../../src/runtime/logger.ts';
-import { Session } from '../../src/runtime/session.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { Session } from '../../src/connection/session.ts';
 
 const quiet = createLogger('emergency', { write: () => true });
 const line = (id: number | null, method: string, params: object = {}) => JSON.stringify(id === null ? { jsonrpc: '2.0', method, params } : { jsonrpc: '2.0', id, method, params });

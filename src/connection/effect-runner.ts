@@ -10,10 +10,10 @@ import type { ConversationStore } from '../store/store.ts';
 import { undoConversation } from '../task/undo.ts';
 import { type ToolContext, ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
-import type { Logger } from './logger.ts';
-import type { TaskRun } from './task-run.ts';
+import type { Logger } from '../log/logger.ts';
+import type { TaskRun } from '../task/task-run.ts';
 import { completePath } from './path-completion.ts';
-import { runTool } from './tool-runner.ts';
+import { runTool } from '../tools/tool-runner.ts';
 import { gatherWorkspaceContext } from './workspace-context.ts';
 
 /** After a deadline or cancellation aborts a tool, how long it has to stop before it is answered for. */

@@ -6,9 +6,9 @@ import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { Application } from '../../src/runtime/application.ts';
-import { createLogger } from '../../src/runtime/logger.ts';
-import type { Session } from '../../src/runtime/session.ts';
+import { Application } from '../../src/server/application.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import type { Session } from '../../src/connection/session.ts';
 
 interface Client {
   session: Session;

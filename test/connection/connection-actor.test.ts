@@ -5,7 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActorContext } from '../../src/actors/behaviour.ts';
 import { decodeCheckpoint } from '../../src/actors/codec.ts';
-import { BATCH_SLICE_LENGTH, connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/actors/connection-actor.ts';
+import { BATCH_SLICE_LENGTH, connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/connection/connection-actor.ts';
 import { initialState } from '../../src/mcp/state.ts';
 
 function actor() {

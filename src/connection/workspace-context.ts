@@ -6,9 +6,9 @@ import type { WorkspaceContext } from '../mcp/effects.ts';
 import { closeStep, runAsync } from '../tools/fs-steps.ts';
 import { openConfined, readHead } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
-import { gitSummary } from './git-summary.ts';
+import { gitSummary } from '../tools/git-summary.ts';
 
-export { GIT_STATUS_LINES } from './git-summary.ts';
+export { GIT_STATUS_LINES } from '../tools/git-summary.ts';
 
 /** Entries of the top-level layout listed; more are summarised as a count. */
 export const LAYOUT_LIMIT = 100;
