@@ -10,7 +10,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { schedulerEntry, toolPoolEntry } from '../src/server/thread-entries.ts';
+import { schedulerEntry } from '../src/server/thread-entries.ts';
+import { toolPoolEntry } from '../src/tools/tool-pool-entry.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
 import { type JsonRpcReply, McpHttpSession } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';

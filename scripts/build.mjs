@@ -30,7 +30,7 @@ const started = Date.now();
 rmSync('dist', { recursive: true, force: true });
 await build({
   entryPoints: {
-    'scheduler-worker': 'src/actors/scheduler-worker.ts',
+    'scheduler-worker': 'src/server/scheduler-entry.ts',
     'tool-pool-worker': 'src/tools/tool-pool-worker.ts',
     'super-pi': 'src/cli/bin.ts',
     index: 'src/index.ts',

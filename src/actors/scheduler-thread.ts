@@ -5,7 +5,7 @@ import { Worker } from 'node:worker_threads';
 import { ActorRef } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
 import type { FromWorker, MailboxDepths, ToWorker } from './messages.ts';
-import type { ThreadEntry } from '../server/thread-entries.ts';
+import type { ThreadEntry } from './thread-entry.ts';
 
 export interface ThreadLimits {
   /** How often the main thread pings a worker. */

@@ -5,7 +5,7 @@ import os from 'node:os';
 import type { ActorRef } from './actor-ref.ts';
 import type { BehaviourRef } from './behaviour.ts';
 import { DEFAULT_THREAD_LIMITS, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
-import { type EntryMode, schedulerEntry, type ThreadEntry } from '../server/thread-entries.ts';
+import type { ThreadEntry } from './thread-entry.ts';
 
 /** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
 export const SPAWN_WAIT_MS = 10_000;
@@ -18,26 +18,24 @@ export interface SchedulerOptions {
   readonly threads: number;
   readonly limits: ThreadLimits;
   readonly log: (msg: string, data?: Record<string, unknown>) => void;
-  /** Where the threads' code comes from (see thread-entries.ts). */
-  readonly entry: EntryMode;
+  /** The code each thread runs: the entry point that registers the behaviours (see thread-entry.ts). */
+  readonly entry: ThreadEntry;
 }
 
 export class Scheduler {
   readonly #options: SchedulerOptions;
-  readonly #entry: ThreadEntry;
   readonly #slots: (SchedulerThread | null)[];
   #waiters: (() => void)[] = [];
   #nextActor = 1;
 
-  constructor(options: Partial<SchedulerOptions> & Pick<SchedulerOptions, 'log'>) {
-    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log, entry: options.entry ?? 'auto' };
-    this.#entry = schedulerEntry(this.#options.entry);
+  constructor(options: Partial<SchedulerOptions> & Pick<SchedulerOptions, 'log' | 'entry'>) {
+    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log, entry: options.entry };
     this.#slots = Array.from({ length: this.#options.threads }, () => null);
   }
 
   /** `built` (dist/) or `source` (tsx). */
   get entryMode(): 'built' | 'source' {
-    return this.#entry.mode;
+    return this.#options.entry.mode;
   }
 
   get threadCount(): number {
@@ -46,7 +44,7 @@ export class Scheduler {
 
   /** Starts (or restarts) the thread in one slot; the supervisor calls this as the slot's child start. */
   startThread(slot: number): SchedulerThread {
-    const thread = new SchedulerThread(slot, this.#entry, this.#options.limits, this.#options.log);
+    const thread = new SchedulerThread(slot, this.#options.entry, this.#options.limits, this.#options.log);
     this.#slots[slot] = thread;
     void thread.exited.then(() => {
       if (this.#slots[slot] === thread) this.#slots[slot] = null;

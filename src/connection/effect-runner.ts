@@ -7,40 +7,17 @@ import { ErrorCode } from '../mcp/jsonrpc.ts';
 import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ConversationStore } from '../store/store.ts';
+import type { TaskContext } from '../task/task-context.ts';
 import { undoConversation } from '../task/undo.ts';
-import { type ToolContext, ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
+import { type ToolContext, ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from '../log/logger.ts';
-import type { TaskRun } from '../task/task-run.ts';
 import { completePath } from './path-completion.ts';
 import { runTool } from '../tools/tool-runner.ts';
 import { gatherWorkspaceContext } from './workspace-context.ts';
 
 /** After a deadline or cancellation aborts a tool, how long it has to stop before it is answered for. */
 export const ABORT_GRACE_MS = 2000;
-
-export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext) => Promise<ToolOutcome>;
-
-/** What harness tasks need: the store (opened on first use), who the caller is, which session. */
-export interface TaskContext {
-  readonly store: () => ConversationStore;
-  /** The store if its database exists (opened on first use), else null: reads never create one. Default: `store`. */
-  readonly existingStore?: () => ConversationStore | null;
-  /** The store's owner key for this caller. */
-  readonly principal: string;
-  readonly local: boolean;
-  readonly forbidWrites: boolean;
-  readonly sessionId: string;
-  readonly env: NodeJS.ProcessEnv;
-  /** Starts a task under its supervisor (the task's actor is restarted if it dies). */
-  readonly supervise: (run: TaskRun) => Promise<void>;
-  /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */
-  readonly taskWallMs?: number;
-  /** This session hears about the conversation's new entries from now on (after a subscribe the store allowed). */
-  readonly watchTranscript?: (conversationId: string) => void;
-  /** The conversation got an entry: every session watching it hears. Without it, only this session. */
-  readonly transcriptChanged?: (conversationId: string) => void;
-}
 
 export interface EffectDeps {
   /** Real path of the workspace root. */

@@ -26,6 +26,7 @@ import { transcriptUri } from '../mcp/resources.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
 import type { ConversationStore } from '../store/store.ts';
 import type { TaskRun } from '../task/task-run.ts';
+import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
@@ -91,6 +92,7 @@ export class Application {
       threads: options.threads,
       limits: DEFAULT_THREAD_LIMITS,
       log: (message, data) => options.logger.log('warning', message, data),
+      entry: schedulerEntry(),
     });
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
     this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), started: this.#started });

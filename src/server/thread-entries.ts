@@ -1,89 +1,16 @@
-// Where a thread super-pi starts finds its code: the plain-JavaScript bundle in dist/ (fast to boot)
-// while it is at least as new as every file in src/, else the TypeScript source through tsx's loader.
+// The threads super-pi starts and where each finds its code (see actors/thread-entry.ts for the rule):
+// the scheduler workers run server/scheduler-entry.ts, which registers the application's behaviours.
 
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+import { bundlesAreFresh, type EntryMode, type ThreadEntry, threadEntry } from '../actors/thread-entry.ts';
+import { TOOL_POOL_CODE } from '../tools/tool-pool-entry.ts';
 
-/** `built`: dist/ only; `source`: src/ through tsx (needed for behaviours written in TypeScript, as tests use); `auto`: dist/ when fresh. */
-export type EntryMode = 'auto' | 'built' | 'source';
-
-export interface ThreadEntry {
-  readonly url: URL;
-  /** Node flags for the thread: a built entry drops the TypeScript loader the main thread may run under. */
-  readonly execArgv: string[];
-  /** For a source entry: the module the boot file loads. */
-  readonly workerData?: { entry: string };
-  readonly mode: 'built' | 'source';
-}
-
-const root = findRoot(path.dirname(fileURLToPath(import.meta.url)));
-let fresh: Map<string, boolean> | null = null;
+export const SCHEDULER_CODE = { bundle: 'scheduler-worker', source: 'src/server/scheduler-entry.ts', boot: 'src/actors/worker-boot.mjs' } as const;
 
 export function schedulerEntry(mode: EntryMode = 'auto'): ThreadEntry {
-  return entry(mode, 'scheduler-worker', 'src/actors/scheduler-worker.ts', 'src/actors/worker-boot.mjs');
+  return threadEntry(SCHEDULER_CODE, mode);
 }
 
-/** Piscina loads its `filename` itself, so a source entry is a boot file that needs no workerData. */
-export function toolPoolEntry(mode: EntryMode = 'auto'): ThreadEntry {
-  return entry(mode, 'tool-pool-worker', 'src/tools/tool-pool-worker.ts', 'src/tools/tool-pool-boot.mjs');
-}
-
-function entry(mode: EntryMode, bundle: string, source: string, boot: string): ThreadEntry {
-  const built = path.join(root, 'dist', `${bundle}.js`);
-  if (mode === 'built' || (mode === 'auto' && isFresh(built))) return { url: pathToFileURL(built), execArgv: withoutTsx(process.execArgv), mode: 'built' };
-  return { url: pathToFileURL(path.join(root, boot)), execArgv: [...process.execArgv], workerData: { entry: pathToFileURL(path.join(root, source)).href }, mode: 'source' };
-}
-
-/** Drops `--import tsx…` / `--require …tsx…` pairs (each thread would otherwise start its own loader thread). */
-function withoutTsx(argv: readonly string[]): string[] {
-  const out: string[] = [];
-  for (let i = 0; i < argv.length; i++) {
-    const flag = argv[i] as string;
-    const value = argv[i + 1];
-    if ((flag === '--import' || flag === '--require' || flag === '--loader') && value !== undefined && /tsx/.test(value)) {
-      i++;
-      continue;
-    }
-    if (/^--(import|require|loader)=.*tsx/.test(flag)) continue;
-    out.push(flag);
-  }
-  return out;
-}
-
-function isFresh(file: string): boolean {
-  fresh ??= new Map();
-  const known = fresh.get(file);
-  if (known !== undefined) return known;
-  // An installed package ships dist/ without src/: nothing there can be newer than the bundle.
-  const src = path.join(root, 'src');
-  const result = existsSync(file) && (!existsSync(src) || statSync(file).mtimeMs >= newestMtime(src));
-  fresh.set(file, result);
-  return result;
-}
-
-/**
- * Whether every bundle in dist/ is at least as new as every file in src/, read now (no cache): what a
- * long-running tool (the benchmarks) checks before it starts a server from dist/.
- */
+/** Whether every bundle a server starts from is at least as new as every file in src/ (read now). */
 export function distIsFresh(): boolean {
-  const bundles = ['scheduler-worker', 'tool-pool-worker', 'super-pi'].map((b) => path.join(root, 'dist', `${b}.js`));
-  if (!bundles.every((f) => existsSync(f))) return false;
-  return Math.min(...bundles.map((f) => statSync(f).mtimeMs)) >= newestMtime(path.join(root, 'src'));
-}
-
-function newestMtime(dir: string): number {
-  let newest = 0;
-  for (const e of readdirSync(dir, { withFileTypes: true })) {
-    const full = path.join(dir, e.name);
-    newest = Math.max(newest, e.isDirectory() ? newestMtime(full) : statSync(full).mtimeMs);
-  }
-  return newest;
-}
-
-function findRoot(start: string): string {
-  for (let dir = start; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json'))) return dir;
-    if (path.dirname(dir) === dir) throw new Error(`no package.json above ${start}`);
-  }
+  return bundlesAreFresh([SCHEDULER_CODE.bundle, TOOL_POOL_CODE.bundle, 'super-pi']);
 }

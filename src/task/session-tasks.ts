@@ -13,8 +13,8 @@ import { idKey } from '../mcp/jsonrpc.ts';
 import { transcriptUri } from '../mcp/resources.ts';
 import { selectModelProvider } from '../model/select.ts';
 import { ModelError, type ModelProvider } from '../model/types.ts';
-import { ToolError, type ToolOutcome } from '../tools/contract.ts';
-import type { TaskContext, ToolExecutor } from '../connection/effect-runner.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome } from '../tools/contract.ts';
+import type { TaskContext } from './task-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { TaskRun } from './task-run.ts';
 

@@ -17,9 +17,8 @@ import { type ConversationStore, type Entry, MAX_ENTRIES_LIMIT } from '../store/
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
 import { currentContent, type FileSnapshot } from './undo.ts';
 import { toolCatalog } from '../tools/catalog.ts';
-import { ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
-import type { ToolExecutor } from '../connection/effect-runner.ts';
 import type { Logger } from '../log/logger.ts';
 
 /** Wall time of one task, across restarts. */

@@ -9,12 +9,12 @@ import os from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
 import type { HarnessId } from '../harness/ids.ts';
-import type { ToolContext, ToolOutcome } from './contract.ts';
+import type { ToolContext, ToolExecutor, ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
-import type { ToolExecutor } from '../connection/effect-runner.ts';
 import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
 import type { PooledToolTask } from './tool-pool-worker.ts';
-import { type ThreadEntry, toolPoolEntry } from '../server/thread-entries.ts';
+import type { ThreadEntry } from '../actors/thread-entry.ts';
+import { toolPoolEntry } from './tool-pool-entry.ts';
 import { runTool } from './tool-runner.ts';
 
 /** A `read` of a file larger than this goes to the pool. */

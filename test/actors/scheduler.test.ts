@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import type { ActorRef } from '../../src/actors/actor-ref.ts';
 import type { BehaviourRef } from '../../src/actors/behaviour.ts';
 import { Scheduler } from '../../src/actors/scheduler.ts';
+import { schedulerEntry } from '../../src/server/thread-entries.ts';
 
 const fixtures = new URL('./fixtures/test-behaviours.ts', import.meta.url).href;
 const echo: BehaviourRef = { module: fixtures, export: 'echoBehaviour' };
@@ -19,7 +20,7 @@ async function stopAll(): Promise<void> {
 
 function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }) {
   // Test behaviours are TypeScript files: the threads run from source.
-  const scheduler = new Scheduler({ threads, log, entry: 'source', ...(limits ? { limits } : {}) });
+  const scheduler = new Scheduler({ threads, log, entry: schedulerEntry('source'), ...(limits ? { limits } : {}) });
   started.push(scheduler);
   for (let i = 0; i < threads; i++) scheduler.startThread(i);
   return { scheduler, stop: async () => { for (const t of scheduler.threads()) { t.stop(); await t.exited; } } };

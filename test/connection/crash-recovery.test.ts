@@ -11,7 +11,7 @@ import { type Delivery, isSafeToRetry, recover, type TrackedRequest } from '../.
 import type { Scheduler } from '../../src/actors/scheduler.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { initialState } from '../../src/mcp/state.ts';
-import type { ToolExecutor } from '../../src/connection/effect-runner.ts';
+import type { ToolExecutor } from '../../src/tools/contract.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { ToolOutcome } from '../../src/tools/contract.ts';
 import { Session } from '../../src/connection/session.ts';

@@ -7,7 +7,7 @@ import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ThreadEntry } from '../../src/server/thread-entries.ts';
+import type { ThreadEntry } from '../../src/actors/thread-entry.ts';
 import { ToolPool } from '../../src/tools/tool-pool.ts';
 import { guarded } from '../hang-guard.ts';
 
