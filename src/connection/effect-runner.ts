@@ -5,12 +5,10 @@
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
-import type { HarnessId } from '../harness/ids.ts';
 import type { ConversationStore } from '../store/store.ts';
 import type { TaskContext } from '../task/task-context.ts';
 import { undoConversation } from '../task/undo.ts';
-import { type ToolContext, ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
-import type { ToolName } from '../tools/definition.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { Logger } from '../log/logger.ts';
 import { completePath } from './path-completion.ts';
 import { runTool } from '../tools/tool-runner.ts';
