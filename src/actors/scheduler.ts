@@ -1,18 +1,14 @@
-// The scheduler pool: a fixed set of scheduler worker threads (default one per core, at least two) and
+// The scheduler pool: a fixed set of scheduler worker threads (default: thread-count.ts) and
 // the placement of actors on them — many actors per thread, never one thread per session.
 
-import os from 'node:os';
 import type { ActorRef } from './actor-ref.ts';
 import type { BehaviourRef } from './behaviour.ts';
 import { DEFAULT_THREAD_LIMITS, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
+import { defaultThreadCount } from './thread-count.ts';
 import type { ThreadEntry } from './thread-entry.ts';
 
 /** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
 export const SPAWN_WAIT_MS = 10_000;
-
-export function defaultThreadCount(): number {
-  return Math.max(2, os.availableParallelism());
-}
 
 export interface SchedulerOptions {
   readonly threads: number;

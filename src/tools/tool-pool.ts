@@ -5,9 +5,9 @@
 // fairly (./fair-share.ts): one principal cannot hold them all, whatever it submits.
 
 import { stat } from 'node:fs/promises';
-import os from 'node:os';
 import path from 'node:path';
 import { Piscina } from 'piscina';
+import { defaultThreadCount } from '../actors/thread-count.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ToolContext, ToolExecutor, ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
@@ -30,7 +30,7 @@ const pooled: ReadonlySet<ToolName> = new Set(['grep', 'find']);
 export const UNBOUND_CALLER: PoolCaller = { principal: 'unbound', session: 'unbound' };
 
 export interface ToolPoolOptions {
-  /** Default: one per core, at least 2. */
+  /** Default: defaultThreadCount() (one per core, at least two). */
   readonly maxThreads?: number;
   readonly memoryMb?: number;
   /** Pooled calls one principal may run at once (default: all threads but one, at least 1; see fair-share.ts). */
@@ -45,7 +45,7 @@ export class ToolPool {
 
   constructor(options: ToolPoolOptions = {}) {
     const entry = options.entry ?? toolPoolEntry();
-    const maxThreads = options.maxThreads ?? Math.max(2, os.availableParallelism());
+    const maxThreads = options.maxThreads ?? defaultThreadCount();
     this.#pool = new Piscina({
       filename: entry.url.href,
       execArgv: entry.execArgv,

@@ -3,7 +3,7 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ActorRef } from '../../src/actors/actor-ref.ts';
+import { type ActorRef, CallTimeoutError } from '../../src/actors/actor-ref.ts';
 import type { BehaviourRef } from '../../src/actors/behaviour.ts';
 import { Scheduler } from '../../src/actors/scheduler.ts';
 import { schedulerEntry } from '../../src/server/thread-entries.ts';
@@ -95,7 +95,7 @@ actors('an init that throws is a crash exit', async () => {
   await stop();
 });
 
-actors('a call to an actor that is busy past the timeout fails with a timeout', async () => {
+actors('a call to an actor that is busy past the timeout fails with a CallTimeoutError', async () => {
   const { scheduler, stop } = withScheduler(2);
   const a = await scheduler.spawn(echo, { greeting: 'x' });
   a.cast({ op: 'busy', ms: 400 });
@@ -103,6 +103,7 @@ actors('a call to an actor that is busy past the timeout fails with a timeout', 
     await a.call({ op: 'count' }, 100);
     assert.unreachable();
   } catch (err) {
+    assert.instance(err, CallTimeoutError);
     assert.match((err as Error).message, /timed out/);
   }
   await stop();
