@@ -51,7 +51,6 @@ interface Ask {
 
 export class SessionTasks {
   readonly #deps: SessionTasksDeps;
-  /** Running tasks by the ticket of their harness_task call. */
   /**
    * Tasks by the ticket of their harness_task call, from the start until the answer has left as a reply:
    * an outcome delivered to a connection actor that died before replying is delivered again to the next.
