@@ -2,6 +2,7 @@
 // everything else goes to the logger (stderr). Streams are injected so tests need no process.
 
 import type { Readable, Writable } from 'node:stream';
+import { Backpressure } from './backpressure.ts';
 import { LineFramer } from './line-framer.ts';
 
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
@@ -44,15 +45,8 @@ export interface StdioTransportOptions {
  */
 export async function serveStdio(options: StdioTransportOptions, openSession: (send: (line: string) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
-  let outputOpen = true;
-  options.output.on('error', () => {
-    // The host went away (EPIPE): nothing more can be delivered, so stop writing.
-    outputOpen = false;
-  });
-  const send = (line: string) => {
-    if (outputOpen) options.output.write(`${line}\n`);
-  };
-  const session = await openSession(send);
+  const out = new Backpressure(options.output, options.input);
+  const session = await openSession((line) => out.send(`${line}\n`));
   return new Promise((resolve) => {
     let ending = false;
     let outcome: 'ended' | 'gave-up' = 'ended';
@@ -61,7 +55,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       await session.drain?.(drainMs);
       session.answerInFlight?.(why);
       await session.close();
-      if (outputOpen) await flush(options.output, OUTPUT_FLUSH_MS);
+      await out.flush(OUTPUT_FLUSH_MS);
       resolve(outcome);
     };
     const onData = (chunk: Buffer): void => {
@@ -76,6 +70,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       while (!ending && Date.now() < until && Date.now() - lastInput < GIVE_UP_QUIET_MS) await new Promise((r) => setTimeout(r, GIVE_UP_QUIET_MS / 4));
       if (ending) return;
       ending = true;
+      out.stopReading();
       options.input.off('data', onData);
       options.input.off('end', onEnd);
       void end(0, 'the session was given up');
@@ -90,6 +85,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       if (ending) return;
       ending = true;
       // Nothing more is read: a partial line is not a request yet, and later requests would not be finished.
+      out.stopReading();
       options.input.off('data', onData);
       options.input.off('end', onEnd);
       options.input.destroy();
@@ -99,16 +95,5 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
     options.input.on('end', onEnd);
     if (options.stop?.aborted) onStop();
     else options.stop?.addEventListener('abort', onStop, { once: true });
-  });
-}
-
-/** Resolves once what was written to `output` has been handed to the system, or after `ms`. */
-function flush(output: Writable, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    output.write('', () => {
-      clearTimeout(timer);
-      resolve();
-    });
   });
 }
