@@ -14,16 +14,17 @@ import { fileURLToPath } from 'node:url';
 import { Worker } from 'node:worker_threads';
 import type { ActorRef } from '../src/actors/actor-ref.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../src/actors/codec.ts';
-import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../src/actors/connection-actor.ts';
+import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from '../src/connection/connection-actor.ts';
 import { Scheduler } from '../src/actors/scheduler.ts';
 import { handleMcpLine } from '../src/mcp/handle.ts';
 import { type ConnectionConfig, initialState } from '../src/mcp/state.ts';
-import { Application } from '../src/runtime/application.ts';
-import { Connection } from '../src/runtime/connection.ts';
-import { createLogger } from '../src/runtime/logger.ts';
+import { Application } from '../src/server/application.ts';
+import { Connection } from '../src/connection/connection.ts';
+import { createLogger } from '../src/log/logger.ts';
 import { HeapProbe } from './lib/heap-probe.ts';
 import { type Call, RpcClient, type RpcReply, sequential, windowed } from './lib/rpc-client.ts';
 import { fmt, kb, nowUs, percentile, ratio, signed, sleep, table } from './lib/stats.ts';
+import { schedulerEntry } from '../src/server/thread-entries.ts';
 
 const SEQUENTIAL_CALLS = 2_000;
 const THROUGHPUT_CALLS = 20_000;
@@ -140,7 +141,7 @@ interface MemoryFigures {
 }
 
 async function spawnAndMemory(workspace: string, probe: HeapProbe): Promise<MemoryFigures> {
-  const scheduler = new Scheduler({ threads: 2, log: () => {} });
+  const scheduler = new Scheduler({ threads: 2, log: () => {}, entry: schedulerEntry() });
   const threads = [0, 1].map((slot) => scheduler.startThread(slot));
   await Promise.all(threads.map((t) => t.ready));
   const args: ConnectionActorArgs = { config: sessionConfig(workspace) };
@@ -389,7 +390,7 @@ async function main(): Promise<void> {
   const workspace = await realpath(await mkdtemp(path.join(os.tmpdir(), 'superpi-bench-')));
   await writeFile(path.join(workspace, 'small.txt'), Array.from({ length: 20 }, (_, i) => `line ${i + 1}: the quick brown fox`).join('\n'));
   const probe = new HeapProbe();
-  const entryMode = new Scheduler({ threads: 2, log: () => {} }).entryMode;
+  const entryMode = new Scheduler({ threads: 2, log: () => {}, entry: schedulerEntry() }).entryMode;
   const cpus = os.cpus();
   emit(`# Actor runtime benchmark\n`);
   emit(table(['run', ''], [

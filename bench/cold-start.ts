@@ -189,7 +189,7 @@ function missedNote(m: { ours: number; sdk: number; floor: number; ready: number
     lines.push(profileTable(t, 6));
   }
   lines.push([
-    'Done so far: the npm dependencies are bundled into dist/ (scripts/build.mjs: CPU from spawn to the reply ~730 → ~400 ms); the SQLite driver, Ajv and the tool pool\'s first thread load on first use, not at start; and a session whose first actor is still booting answers `initialize` itself (src/runtime/session.ts), so the reply no longer waits for a scheduler thread (the second phase above).',
+    'Done so far: the npm dependencies are bundled into dist/ (scripts/build.mjs: CPU from spawn to the reply ~730 → ~400 ms); the SQLite driver, Ajv and the tool pool\'s first thread load on first use, not at start; and a session whose first actor is still booting answers `initialize` itself (src/connection/session.ts), so the reply no longer waits for a scheduler thread (the second phase above).',
     'What is left is the main thread\'s own start: Node\'s start-up and evaluating the bundle (the runtime, the supervisor with xstate, the transports with ws, the thread entries) before stdin is read.',
     'What it would take: a V8 startup snapshot of the bundle (`node --build-snapshot`, Node ≥ 18.20), so a start deserialises the heap instead of parsing and evaluating the code; and leaving out of a stdio start what it never uses (the HTTP and WebSocket transport with ws, behind a dynamic import with esbuild\'s code splitting).',
   ].join(' '));

@@ -19,7 +19,7 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { schedulerEntry } from '../src/runtime/thread-entries.ts';
+import { schedulerEntry } from '../src/server/thread-entries.ts';
 import { makeSandbox, repoRoot, type Sandbox } from '../test/e2e/fixtures.ts';
 import { bounded, cpuMicros, initializeParams, type JsonRpcReply, McpHttpSession, readParams, rssBytes, WsRpc } from './lib/mcp-http-client.ts';
 import { isMain } from './lib/report.ts';

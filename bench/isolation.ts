@@ -10,7 +10,8 @@
 import { readdirSync, readFileSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { schedulerEntry, toolPoolEntry } from '../src/runtime/thread-entries.ts';
+import { schedulerEntry } from '../src/server/thread-entries.ts';
+import { toolPoolEntry } from '../src/tools/tool-pool-entry.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
 import { type JsonRpcReply, McpHttpSession } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
@@ -43,7 +44,7 @@ const PROFILE_NOTE = 'The verdict depends on how quiet the machine is. Over 13 f
   'The grep and the read run on the tool-pool threads, which together keep more than one of the 2 cores busy ("other server threads CPU"), so the main thread, the scheduler threads and the client wait for a core: "main waiting for a core" rises under load (on a quiet machine from tens of ms per second to hundreds), and a ping that waits one kernel time slice takes milliseconds. ' +
   'Splitting B\'s load (one run each, quiet machine): grep alone 0.8–1.0×, the 50 MB read alone 1.6–2.1× (it keeps a pool thread near 100% of a core: each read scans 50 MB to count lines for its notice), both 2.5×. ' +
   'What it would take, measured: run the tool-pool threads at a lower OS priority. Renicing the server\'s busy pool threads to nice 10 from outside (`os.setPriority(tid, 10)`) gave 1.47× and 2.46× (main waiting for a core under load 118–148 ms/s), against 5.62× and 6.91× (298–350 ms/s) in the runs alternated with them. ' +
-  'The change, in `src/runtime/tool-pool-worker.ts` at module load (each pool thread runs it once): `try { const tid = Number(readlinkSync(\'/proc/thread-self\').split(\'/\').pop()); os.setPriority(tid, 10); } catch { /* not Linux: normal priority */ }` — on Linux nice is per thread, so only that pool thread drops (checked in a worker thread); `bash` children are spawned by the main thread and keep normal priority. ' +
+  'The change, in `src/tools/tool-pool-worker.ts` at module load (each pool thread runs it once): `try { const tid = Number(readlinkSync(\'/proc/thread-self\').split(\'/\').pop()); os.setPriority(tid, 10); } catch { /* not Linux: normal priority */ }` — on Linux nice is per thread, so only that pool thread drops (checked in a worker thread); `bash` children are spawned by the main thread and keep normal priority. ' +
   'Fewer pool threads is no answer: with `--tool-threads 1` the ratio stayed (1.69× vs 1.55× in one pair of runs) and every read waited behind the grep until its deadline. ' +
   'Separately, a pool thread stopped at a deadline is replaced by booting a new one (~0.1–0.3 s of CPU from dist/, over 1 s through tsx), and while the pool\'s only live thread runs a grep, a large read waits for that boot.';
 

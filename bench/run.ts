@@ -19,7 +19,7 @@ import { fileURLToPath, pathToFileURL } from 'node:url';
 import type { BenchRow, BenchSection, BenchSectionRunner } from './lib/report.ts';
 import { isMain } from './lib/report.ts';
 import { fmt } from './lib/stats.ts';
-import { distIsFresh } from '../src/runtime/thread-entries.ts';
+import { distIsFresh } from '../src/server/thread-entries.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 const repoRoot = path.resolve(here, '..');

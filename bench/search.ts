@@ -355,7 +355,7 @@ function profileNote(missed: readonly BenchRow[]): string {
     'A CPU profile of the grep body on this tree (`node --cpu-prof`, five calls, measured while writing this bench) puts the time in system calls and the walk, not in matching:',
     'read 18%, open 11%, fstat 5% (plus 2% building its Date fields), close 4%, readdir 7%; the `ignore` package\'s per-path checks and result cache about 20%; the byte search for the required literal 6%; garbage collection 4%. Files without the literal are never decoded or split into lines.',
     'ripgrep and fd walk and read on every core, super-pi on one tool-pool thread per call (an asynchronous read through libuv\'s pool measured 3-4x slower than these synchronous calls).',
-    'What it would take: split one call over two tool-pool threads (the walk feeding file batches to a second thread; src/runtime/tool-pool.ts would hand the body a way to run a sub-task), and a gitignore matcher without a per-path result cache.',
+    'What it would take: split one call over two tool-pool threads (the walk feeding file batches to a second thread; src/tools/tool-pool.ts would hand the body a way to run a sub-task), and a gitignore matcher without a per-path result cache.',
   ].join(' ');
 }
 

@@ -23,7 +23,7 @@ import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionR
 import { type Call, RpcClient, type RpcReply } from './lib/rpc-client.ts';
 import { stopChild as stopChildProcess } from './lib/processes.ts';
 import { fmt, nowUs, percentile, table } from './lib/stats.ts';
-import { distIsFresh } from '../src/runtime/thread-entries.ts';
+import { distIsFresh } from '../src/server/thread-entries.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 export const repoRoot = path.resolve(here, '..');

@@ -30,8 +30,8 @@ const started = Date.now();
 rmSync('dist', { recursive: true, force: true });
 await build({
   entryPoints: {
-    'scheduler-worker': 'src/actors/scheduler-worker.ts',
-    'tool-pool-worker': 'src/runtime/tool-pool-worker.ts',
+    'scheduler-worker': 'src/server/scheduler-entry.ts',
+    'tool-pool-worker': 'src/tools/tool-pool-worker.ts',
     'super-pi': 'src/cli/bin.ts',
     index: 'src/index.ts',
   },

@@ -6,6 +6,7 @@ import type { ActorExit } from './behaviour.ts';
 /** Default timeout of `call`, as gen_server's 5 s. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
+/** A `call` not answered within its timeout; the actor may still handle the message later. */
 export class CallTimeoutError extends Error {
   override readonly name = 'CallTimeoutError';
 }

@@ -33,7 +33,7 @@ export interface Behaviour<Args = unknown, S = unknown, Msg = unknown> {
 }
 
 /** Where a scheduler worker finds a behaviour: a module URL and its export name, or `module: 'builtin'`
- * and the name of one compiled into the worker (src/actors/builtin-behaviours.ts). */
+ * and the name of one compiled into the worker (registered by the thread's entry point, src/server/scheduler-entry.ts). */
 export interface BehaviourRef {
   readonly module: string;
   readonly export: string;

@@ -2,11 +2,11 @@
 // detects a hung thread, memory limits, and the rule that the thread's exit is the exit of every actor on it.
 
 import { Worker } from 'node:worker_threads';
-import { ActorRef } from './actor-ref.ts';
+import { ActorRef, CallTimeoutError } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
 import type { InlineSeries } from './inline-tally.ts';
 import type { FromWorker, MailboxDepths, ToWorker } from './messages.ts';
-import type { ThreadEntry } from '../runtime/thread-entries.ts';
+import type { ThreadEntry } from './thread-entry.ts';
 
 export interface ThreadLimits {
   /** How often the main thread pings a worker. */
@@ -189,7 +189,7 @@ export class SchedulerThread {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => {
         this.#calls.delete(ref);
-        reject(new Error(`call to actor ${id} timed out after ${timeoutMs} ms`));
+        reject(new CallTimeoutError(`call to actor ${id} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
       this.#calls.set(ref, { resolve, reject, timer });
       this.#post({ t: 'call', id, ref, msg });

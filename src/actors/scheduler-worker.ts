@@ -3,8 +3,6 @@
 
 import { parentPort } from 'node:worker_threads';
 import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, crashOf, type Outcome } from './behaviour.ts';
-import { precompileToolValidators } from '../mcp/arguments.ts';
-import { builtinBehaviours } from './builtin-behaviours.ts';
 import { flushInlineTally, InlineTally, installInlineTally } from './inline-tally.ts';
 import { Mailbox } from './mailbox.ts';
 import { type FromWorker, type MailboxDepths, MAX_REPORTED_MAILBOXES, type ToWorker } from './messages.ts';
@@ -34,6 +32,8 @@ const cells = new Map<string, Cell>();
 const behaviours = new Map<string, Promise<Behaviour>>();
 const runQueue: Cell[] = [];
 let draining = false;
+/** The behaviours the entry point compiled into this thread (`hostBehaviours`), found by name. */
+let builtinBehaviours: ReadonlyMap<string, Behaviour> = new Map();
 
 function loadBehaviour(ref: BehaviourRef): Promise<Behaviour> {
   const key = `${ref.module}#${ref.export}`;
@@ -201,13 +201,25 @@ port.on('message', (m: ToWorker) => {
 
 installInlineTally(new InlineTally((series) => post({ t: 'inline', series })));
 
-post({ t: 'ready' });
-
-/** After this long a freshly booted thread compiles the tool validators (off a cold start's critical path). */
+/** After this long a freshly booted thread runs its entry point's warm-up (off a cold start's critical path). */
 const WARM_UP_DELAY_MS = 300;
-setTimeout(() => precompileToolValidators(), WARM_UP_DELAY_MS).unref();
 
-export default null;
+export interface HostOptions {
+  /** Work worth doing once per thread before the first message needs it (the application's: compiling validators). */
+  readonly warmUp?: () => void;
+}
+
+/**
+ * Called once by the thread's entry point (the application's, as an OTP application names its callback
+ * modules): the behaviours a BehaviourRef `module: 'builtin'` finds by name, then the ready handshake.
+ * A Map: a name that happens to be an Object.prototype member (`constructor`) must find nothing.
+ */
+export function hostBehaviours(builtins: ReadonlyMap<string, Behaviour>, options: HostOptions = {}): void {
+  builtinBehaviours = builtins;
+  post({ t: 'ready' });
+  const warmUp = options.warmUp;
+  if (warmUp) setTimeout(warmUp, WARM_UP_DELAY_MS).unref();
+}
 
 /** Rides on the heartbeat: one pass over the cells, four times a second. */
 function mailboxDepths(): MailboxDepths {

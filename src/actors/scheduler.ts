@@ -1,45 +1,39 @@
-// The scheduler pool: a fixed set of scheduler worker threads (default one per core, at least two) and
+// The scheduler pool: a fixed set of scheduler worker threads (default: thread-count.ts) and
 // the placement of actors on them — many actors per thread, never one thread per session.
 
-import os from 'node:os';
 import type { ActorRef } from './actor-ref.ts';
 import type { BehaviourRef } from './behaviour.ts';
 import { DEFAULT_THREAD_LIMITS, type InlineCallsHook, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
-import { type EntryMode, schedulerEntry, type ThreadEntry } from '../runtime/thread-entries.ts';
+import { defaultThreadCount } from './thread-count.ts';
+import type { ThreadEntry } from './thread-entry.ts';
 
 /** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
 export const SPAWN_WAIT_MS = 10_000;
-
-export function defaultThreadCount(): number {
-  return Math.max(2, os.availableParallelism());
-}
 
 export interface SchedulerOptions {
   readonly threads: number;
   readonly limits: ThreadLimits;
   readonly log: (msg: string, data?: Record<string, unknown>) => void;
-  /** Where the threads' code comes from (see thread-entries.ts). */
-  readonly entry: EntryMode;
+  /** The code each thread runs: the entry point that registers the behaviours (see thread-entry.ts). */
+  readonly entry: ThreadEntry;
   /** Told of the tool calls actors ran inline on their threads, in batches (the metrics count them). */
   readonly onInlineCalls?: InlineCallsHook;
 }
 
 export class Scheduler {
   readonly #options: SchedulerOptions;
-  readonly #entry: ThreadEntry;
   readonly #slots: (SchedulerThread | null)[];
   #waiters: (() => void)[] = [];
   #nextActor = 1;
 
-  constructor(options: Partial<SchedulerOptions> & Pick<SchedulerOptions, 'log'>) {
-    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log, entry: options.entry ?? 'auto', onInlineCalls: options.onInlineCalls };
-    this.#entry = schedulerEntry(this.#options.entry);
+  constructor(options: Partial<SchedulerOptions> & Pick<SchedulerOptions, 'log' | 'entry'>) {
+    this.#options = { threads: options.threads ?? defaultThreadCount(), limits: options.limits ?? DEFAULT_THREAD_LIMITS, log: options.log, entry: options.entry, onInlineCalls: options.onInlineCalls };
     this.#slots = Array.from({ length: this.#options.threads }, () => null);
   }
 
   /** `built` (dist/) or `source` (tsx). */
   get entryMode(): 'built' | 'source' {
-    return this.#entry.mode;
+    return this.#options.entry.mode;
   }
 
   get threadCount(): number {
@@ -48,7 +42,7 @@ export class Scheduler {
 
   /** Starts (or restarts) the thread in one slot; the supervisor calls this as the slot's child start. */
   startThread(slot: number): SchedulerThread {
-    const thread = new SchedulerThread(slot, this.#entry, this.#options.limits, this.#options.log, this.#options.onInlineCalls);
+    const thread = new SchedulerThread(slot, this.#options.entry, this.#options.limits, this.#options.log, this.#options.onInlineCalls);
     this.#slots[slot] = thread;
     void thread.exited.then(() => {
       if (this.#slots[slot] === thread) this.#slots[slot] = null;

@@ -1,13 +1,13 @@
 // Server options from flags, then environment, then defaults — merged in this one place.
 
-import os from 'node:os';
 import { parseArgs } from 'node:util';
+import { DEFAULT_THREADS_RULE, defaultThreadCount } from '../actors/thread-count.ts';
 import { DEFAULT_HARNESS, type HarnessId, harnessIds, isHarnessId } from '../harness/ids.ts';
 import type { LogLevel } from '../mcp/logging-level.ts';
 import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
-import { type ChaosOptions, parseChaos } from '../runtime/chaos.ts';
-import { defaultPrincipalShare } from '../runtime/fair-share.ts';
-import { parseLogLevel } from '../runtime/logger.ts';
+import { type ChaosOptions, parseChaos } from '../server/chaos.ts';
+import { defaultPrincipalShare } from '../tools/fair-share.ts';
+import { parseLogLevel } from '../log/logger.ts';
 import { DEFAULT_TREE_INTENSITIES, parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
@@ -64,9 +64,6 @@ export interface ServerOptions {
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7777;
 
-/** Default thread counts: one per core, at least two. */
-export const defaultThreads = (): number => Math.max(2, os.availableParallelism());
-
 export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
 
 Options (flags override environment variables, which override defaults):
@@ -76,8 +73,8 @@ Options (flags override environment variables, which override defaults):
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
   --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
-  --threads N              scheduler worker threads hosting the actors   default: one per core, at least 2
-  --tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least 2
+  --threads N              scheduler worker threads hosting the actors   default: ${DEFAULT_THREADS_RULE}
+  --tool-threads N         tool-pool threads (grep, find, large reads)   default: ${DEFAULT_THREADS_RULE}
   --tool-share N           tool-pool calls one principal may run at once   default: tool threads - 1, at least 1
   --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | kill-task-worker=<ms> | crash-actor=<probability>   default: off
   --restart-intensity LEVEL=N/SECONDS   restarts a level of the supervision tree tolerates per period before it gives up, repeatable; LEVEL: root, schedulers, session, task   default: ${(['root', 'schedulers', 'session', 'task'] as const).map((l) => `${l}=${DEFAULT_TREE_INTENSITIES[l].maxRestarts}/${DEFAULT_TREE_INTENSITIES[l].periodMs / 1000}`).join(' ')}
@@ -166,7 +163,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   } catch (err) {
     throw new OptionsError((err as Error).message);
   }
-  const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreads());
+  const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
   return {
     kind: 'serve',
     options: {
@@ -176,7 +173,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),
       pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
       toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,
-      threads: positiveInt('--threads', values.threads, defaultThreads()),
+      threads: positiveInt('--threads', values.threads, defaultThreadCount()),
       toolThreads,
       toolShare: positiveInt('--tool-share', values['tool-share'], defaultPrincipalShare(toolThreads)),
       chaos,

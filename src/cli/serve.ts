@@ -5,8 +5,8 @@
 
 import type { Readable, Writable } from 'node:stream';
 import { parseTokenList, readTokenFile, TokenTable } from '../auth/tokens.ts';
-import { Application } from '../runtime/application.ts';
-import { createLogger, type Logger } from '../runtime/logger.ts';
+import { Application } from '../server/application.ts';
+import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';

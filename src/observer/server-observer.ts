@@ -9,7 +9,7 @@ import type { Principal } from '../mcp/state.ts';
 import type { ConversationStore, Entry } from '../store/store.ts';
 import type { SupervisorEvent } from '../supervisor/index.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
-import type { ToolExecutor } from '../runtime/effect-runner.ts';
+import type { ToolExecutor } from '../tools/contract.ts';
 import { CallWindow } from './call-window.ts';
 import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
 import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';

@@ -1,5 +1,6 @@
-// One supervised child: its resolved spec, its lifecycle actor and the handle of its current
-// incarnation, plus the call that starts an incarnation. Supervisors decide; this holds the facts.
+// One supervised child: its resolved spec, its lifecycle (the name of its state in the shared xstate
+// machine, see lifecycle.ts) and the handle of its current incarnation, plus the call that starts an
+// incarnation. Supervisors decide; this holds the facts.
 
 import type { ChildHandle, ResolvedChildSpec } from './child-spec.ts';
 import { describeValue } from './describe-value.ts';

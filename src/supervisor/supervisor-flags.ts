@@ -63,9 +63,9 @@ export const DEFAULT_SUPERVISOR_NAME = 'supervisor';
 export const DEFAULT_DYNAMIC_SUPERVISOR_NAME = 'dynamic supervisor';
 /**
  * A bound on one dynamic supervisor's children (sessions, tasks), so a flood of connections meets a
- * clear error instead of exhausting memory. Each child's lifecycle bookkeeping (an xstate actor)
- * costs about 3.6 KB and 45 µs to create (measured on Node 20), so at this limit it holds ~360 MB
- * before the children's own state: lower it where memory is tight.
+ * clear error instead of exhausting memory. The supervisor's own bookkeeping per child is small (a
+ * lifecycle is a state name since lifecycle.ts shares one machine); what a child costs is mostly its
+ * own state (a session's actor and checkpoint): lower it where memory is tight.
  */
 export const DEFAULT_MAX_CHILDREN = 100_000;
 

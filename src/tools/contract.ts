@@ -1,6 +1,9 @@
 // The contract between the protocol core and the tool bodies: what a tool gets, what it returns.
 // Tool bodies do I/O; the catalog (./catalog.ts) is pure data the protocol core can import.
 
+import type { HarnessId } from '../harness/ids.ts';
+import type { ToolName } from './definition.ts';
+
 export interface ToolProgress {
   progress: number;
   total?: number;
@@ -32,3 +35,6 @@ export class ToolError extends Error {
 }
 
 export type ToolBody<A> = (args: A, ctx: ToolContext) => Promise<ToolOutcome>;
+
+/** Runs one tool call for a harness: in this thread (tool-runner.ts) or on the tool pool (tool-pool.ts). */
+export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext) => Promise<ToolOutcome>;

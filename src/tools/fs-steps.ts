@@ -1,6 +1,6 @@
 // File-system work written once, as a generator of requests, and run either asynchronously (the main
 // thread, the tool pool) or synchronously (a connection actor reading a small file on its own scheduler
-// thread, src/actors/inline-effects.ts): the same checks in the same order both ways, so confinement
+// thread, src/connection/inline-effects.ts): the same checks in the same order both ways, so confinement
 // and the tools' behaviour cannot drift apart between the two.
 
 import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, type Stats, statSync } from 'node:fs';

@@ -418,15 +418,23 @@ export function requiredLiterals(source: string): string[] {
         else end();
         continue;
       }
-      // \d, \x41, \u{1F600}, \p{L}, \k<name>, \12...: not literal; skip what the escape spans.
+      // \d, \x41, \u{1F600}, \p{L}, \k<name>, \12...: not literal; skip what the escape spans, and no
+      // more: in `\bword\b` or `\sword` the word after the escape is a literal every match contains.
       end();
       const open = source[i + 1];
       if (open === '{' || open === '<') {
         const close = source.indexOf(open === '{' ? '}' : '>', i + 1);
         if (close < 0) return [];
         i = close;
-      } else {
-        while (i + 1 < source.length && /[A-Za-z0-9]/.test(source[i + 1] as string)) i++;
+      } else if (next === 'x') {
+        // RE2's \x takes exactly two hex digits (longer codes are written \x{…}).
+        for (let k = 0; k < 2 && i + 1 < source.length && /[0-9A-Fa-f]/.test(source[i + 1] as string); k++) i++;
+      } else if (next === 'p' || next === 'P') {
+        // \pL: a one-letter class name.
+        if (i + 1 < source.length) i++;
+      } else if (/[0-9]/.test(next)) {
+        // An octal code: its digits (more than RE2 reads, which only shortens a run).
+        while (i + 1 < source.length && /[0-9]/.test(source[i + 1] as string)) i++;
       }
       continue;
     }

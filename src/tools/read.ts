@@ -1,7 +1,7 @@
 // The `read` tool: streams a text file and returns a window of its lines, cut at 2000 lines / 50 KB,
 // with a notice that says how to continue. Memory stays bounded by the window, whatever the file's size.
 // The body is written once as file-system steps (./fs-steps.ts): run asynchronously by the tool runner,
-// or synchronously for a small file by the connection actor's own thread (src/actors/inline-effects.ts).
+// or synchronously for a small file by the connection actor's own thread (src/connection/inline-effects.ts).
 
 import { type ConfinedWording, openConfined } from './confined-file.ts';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';

@@ -9,7 +9,7 @@ import { idKey } from '../mcp/jsonrpc.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
-import type { Session } from '../runtime/session.ts';
+import type { Session } from '../connection/session.ts';
 import { EventLog, SseStream } from './sse-stream.ts';
 
 /**

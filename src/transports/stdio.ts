@@ -3,6 +3,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import type { Outgoing } from '../mcp/outgoing.ts';
+import { Backpressure } from './backpressure.ts';
 import { LineFramer } from './line-framer.ts';
 
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
@@ -50,16 +51,9 @@ export interface StdioTransportOptions {
  */
 export async function serveStdio(options: StdioTransportOptions, openSession: (send: (out: Outgoing) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
-  let outputOpen = true;
-  options.output.on('error', () => {
-    // The host went away (EPIPE): nothing more can be delivered, so stop writing.
-    outputOpen = false;
-  });
+  const out = new Backpressure(options.output, options.input);
   // One channel: every message goes out in order, whatever it answers.
-  const send = (out: Outgoing) => {
-    if (outputOpen) options.output.write(`${out.line}\n`);
-  };
-  const session = await openSession(send);
+  const session = await openSession((message: Outgoing) => out.send(`${message.line}\n`));
   return new Promise((resolve) => {
     let ending = false;
     let outcome: 'ended' | 'gave-up' = 'ended';
@@ -68,7 +62,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       await session.drain?.(drainMs);
       session.answerInFlight?.(why);
       await session.close();
-      if (outputOpen) await flush(options.output, OUTPUT_FLUSH_MS);
+      await out.flush(OUTPUT_FLUSH_MS);
       resolve(outcome);
     };
     const onData = (chunk: Buffer): void => {
@@ -85,10 +79,12 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
         const readBefore = reads;
         // Between two timer turns the loop polls the pipe: input waiting there is read before the next check.
         await new Promise((r) => setTimeout(r, GIVE_UP_QUIET_MS / GIVE_UP_QUIET_TICKS));
-        quietTicks = reads === readBefore ? quietTicks + 1 : 0;
+        // While the host is not reading our output, its input is paused on purpose: that is not quiet.
+        quietTicks = reads === readBefore && !out.full ? quietTicks + 1 : 0;
       }
       if (ending) return;
       ending = true;
+      out.stopReading();
       options.input.off('data', onData);
       options.input.off('end', onEnd);
       void end(0, 'the session was given up');
@@ -103,6 +99,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       if (ending) return;
       ending = true;
       // Nothing more is read: a partial line is not a request yet, and later requests would not be finished.
+      out.stopReading();
       options.input.off('data', onData);
       options.input.off('end', onEnd);
       options.input.destroy();
@@ -112,16 +109,5 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
     options.input.on('end', onEnd);
     if (options.stop?.aborted) onStop();
     else options.stop?.addEventListener('abort', onStop, { once: true });
-  });
-}
-
-/** Resolves once what was written to `output` has been handed to the system, or after `ms`. */
-function flush(output: Writable, ms: number): Promise<void> {
-  return new Promise((resolve) => {
-    const timer = setTimeout(resolve, ms);
-    output.write('', () => {
-      clearTimeout(timer);
-      resolve();
-    });
   });
 }

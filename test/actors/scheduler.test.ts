@@ -3,10 +3,11 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ActorRef } from '../../src/actors/actor-ref.ts';
+import { type ActorRef, CallTimeoutError } from '../../src/actors/actor-ref.ts';
 import type { BehaviourRef } from '../../src/actors/behaviour.ts';
 import type { InlineSeries } from '../../src/actors/inline-tally.ts';
 import { Scheduler } from '../../src/actors/scheduler.ts';
+import { schedulerEntry } from '../../src/server/thread-entries.ts';
 
 const fixtures = new URL('./fixtures/test-behaviours.ts', import.meta.url).href;
 const echo: BehaviourRef = { module: fixtures, export: 'echoBehaviour' };
@@ -20,7 +21,7 @@ async function stopAll(): Promise<void> {
 
 function withScheduler(threads: number, limits?: { heartbeatIntervalMs: number; heartbeatTimeoutMs: number; maxOldGenerationSizeMb: number }, onInlineCalls?: (series: readonly InlineSeries[]) => void) {
   // Test behaviours are TypeScript files: the threads run from source.
-  const scheduler = new Scheduler({ threads, log, entry: 'source', ...(limits ? { limits } : {}), ...(onInlineCalls ? { onInlineCalls } : {}) });
+  const scheduler = new Scheduler({ threads, log, entry: schedulerEntry('source'), ...(limits ? { limits } : {}), ...(onInlineCalls ? { onInlineCalls } : {}) });
   started.push(scheduler);
   for (let i = 0; i < threads; i++) scheduler.startThread(i);
   return { scheduler, stop: async () => { for (const t of scheduler.threads()) { t.stop(); await t.exited; } } };
@@ -95,7 +96,7 @@ actors('an init that throws is a crash exit', async () => {
   await stop();
 });
 
-actors('a call to an actor that is busy past the timeout fails with a timeout', async () => {
+actors('a call to an actor that is busy past the timeout fails with a CallTimeoutError', async () => {
   const { scheduler, stop } = withScheduler(2);
   const a = await scheduler.spawn(echo, { greeting: 'x' });
   a.cast({ op: 'busy', ms: 400 });
@@ -103,6 +104,7 @@ actors('a call to an actor that is busy past the timeout fails with a timeout', 
     await a.call({ op: 'count' }, 100);
     assert.unreachable();
   } catch (err) {
+    assert.instance(err, CallTimeoutError);
     assert.match((err as Error).message, /timed out/);
   }
   await stop();

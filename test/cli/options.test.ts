@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions } from '../../src/cli/options.ts';
+import { defaultThreadCount, MIN_DEFAULT_THREADS } from '../../src/actors/thread-count.ts';
+import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -19,6 +20,13 @@ test('defaults: the current directory and super-pi-code', () => {
 test('the default idle time of an HTTP session is the HTTP transport\'s own (options.ts keeps a copy so as not to load the transport)', () => {
   assert.is(DEFAULT_SESSION_IDLE_SECONDS * 1000, DEFAULT_SESSION_IDLE_MS);
   assert.is(serve([]).sessionIdleMs, DEFAULT_SESSION_IDLE_MS);
+});
+
+test('both thread pools default to the one rule: one per core, at least MIN_DEFAULT_THREADS', () => {
+  assert.ok(defaultThreadCount() >= MIN_DEFAULT_THREADS);
+  assert.is(serve([]).threads, defaultThreadCount());
+  assert.is(serve([]).toolThreads, defaultThreadCount());
+  assert.match(usage, `--threads N              scheduler worker threads hosting the actors   default: one per core, at least ${MIN_DEFAULT_THREADS}`);
 });
 
 test('flags win over the environment, which wins over defaults', () => {

@@ -1,7 +1,7 @@
 // Shared set-up for end-to-end tests: a temporary workspace with a little project in it, and the
 // official SDK client connected to `examples/stdio.ts` over stdio.
 
-import { execFileSync } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -81,7 +81,7 @@ export function textOf(result: unknown): string {
 export interface RunningServer {
   url: string;
   wsUrl: string;
-  child: import('node:child_process').ChildProcess;
+  child: ChildProcess;
   stderr: () => string;
   stop(): Promise<number | null>;
 }

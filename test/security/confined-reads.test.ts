@@ -13,8 +13,8 @@ import { mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } f
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { completePath } from '../../src/runtime/path-completion.ts';
-import { gatherWorkspaceContext } from '../../src/runtime/workspace-context.ts';
+import { completePath } from '../../src/connection/path-completion.ts';
+import { gatherWorkspaceContext } from '../../src/connection/workspace-context.ts';
 import { currentContent } from '../../src/task/undo.ts';
 import type { ToolContext, ToolOutcome } from '../../src/tools/contract.ts';
 import { editTool } from '../../src/tools/edit.ts';

@@ -11,8 +11,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
-import { EffectRunner, type TaskContext } from '../../src/runtime/effect-runner.ts';
-import { createLogger } from '../../src/runtime/logger.ts';
+import { EffectRunner } from '../../src/connection/effect-runner.ts';
+import type { TaskContext } from '../../src/task/task-context.ts';
+import { createLogger } from '../../src/log/logger.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ConversationStore } from '../../src/store/store.ts';
 

@@ -12,7 +12,7 @@ import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, rmSy
 import { mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { gatherWorkspaceContext } from '../../src/runtime/workspace-context.ts';
+import { gatherWorkspaceContext } from '../../src/connection/workspace-context.ts';
 import { currentContent } from '../../src/task/undo.ts';
 import { readConfined } from '../../src/tools/confined-file.ts';
 import { ToolError, type ToolContext } from '../../src/tools/contract.ts';

@@ -11,7 +11,7 @@ import { execFileSync } from 'node:child_process';
 import { chmod, mkdir, mkdtemp, readdir, realpath, rm, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { gatherWorkspaceContext } from '../../src/runtime/workspace-context.ts';
+import { gatherWorkspaceContext } from '../../src/connection/workspace-context.ts';
 
 /** git for building fixtures only, with no user or system configuration, before any hostile key is written. */
 function git(cwd: string, ...args: string[]): void {

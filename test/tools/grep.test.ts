@@ -5,7 +5,7 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { grepDefinition } from '../../src/tools/definitions/grep.ts';
 import { grepTool, type GrepArgs, lineBound, requiredLiterals, searchNeedle } from '../../src/tools/grep.ts';
-import { runTool } from '../../src/runtime/tool-runner.ts';
+import { runTool } from '../../src/tools/tool-runner.ts';
 import { context, failure, inSandbox, rejection } from './sandbox.ts';
 
 const validateOutput = new Ajv().compile(grepDefinition.outputSchema as object);
@@ -217,13 +217,32 @@ test('the literal runs every match must contain: none past an alternation, none 
   assert.equal(requiredLiterals('foo|barbaz'), []);
   assert.equal(requiredLiterals('abcd+ef'), ['abc']);
   assert.equal(requiredLiterals('(?:abcdef)?ghij'), ['ghij']);
-  assert.equal(requiredLiterals('abc\\x41bcdef'), ['abc']);
+  assert.equal(requiredLiterals('abc\\x41bcdef'), ['abc', 'bcdef']);
   assert.equal(requiredLiterals('\\u{1F600}xyz\\p{L}uvw'), ['xyz', 'uvw']);
   assert.equal(requiredLiterals('caf\u00e9 au lait'), ['caf', ' au lait']);
   assert.equal(requiredLiterals('a{2,3}bcd'), ['bcd']);
   assert.equal(searchNeedle('quux_[0-9]{3}_handler\\(')?.toString(), 'quux_');
   assert.is(searchNeedle('ab.cd'), null);
 });
+
+test('a whole-word search keeps its word as the required literal: an escape spans its own characters, not the word after it', () => {
+  assert.equal(requiredLiterals('\\bneedle\\b'), ['needle']);
+  // The byte search looks for the word's suffix from its rarest character (d ranks before n, e, l).
+  assert.equal(searchNeedle('\\bneedle\\b')?.toString(), 'dle');
+  assert.equal(requiredLiterals('\\sneedle\\s'), ['needle']);
+  assert.equal(requiredLiterals('\\pLneedle'), ['needle']);
+  assert.equal(requiredLiterals('\\x41needle'), ['needle']);
+  assert.equal(requiredLiterals('\\101needle'), ['needle']);
+  const oneLetterEscapes = ['b', 'B', 's', 'S', 'w', 'W', 'd', 'D', 'A', 'z', 'n', 't', 'r', 'f', 'v', 'a', 'C'];
+  const lost = oneLetterEscapes.filter((e) => !requiredLiterals(`\\${e}needle`).includes('needle'));
+  assert.equal(lost, [], 'escapes that swallowed the word after them');
+});
+
+test('a whole-word search (\\bword\\b) takes the literal shortcut and finds exactly the lines with the whole word', () =>
+  inSandbox({ 'a.txt': 'needle here\nneedles\na needle.\nhaystack\nneedle\n', 'b.txt': 'no match\n' }, async ({ ws }) => {
+    assert.equal(lines(await grep(ws, { pattern: '\\bneedle\\b' })), ['a.txt:1', 'a.txt:3', 'a.txt:5']);
+    assert.equal(lines(await grep(ws, { pattern: '\\sneedle\\.' })), ['a.txt:3']);
+  }));
 
 test('a plain word searched with ignoreCase folds case exactly as an RE2 pattern does (ſ for s, the Kelvin sign for k)', () =>
   inSandbox({ 'a.txt': '\u017ftop here\nSTOP\n\u212aelvin\nkelvin\nnothing\n' }, async ({ ws }) => {

@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { answer as answerTo, notice } from '../../src/mcp/outgoing.ts';
-import type { Session } from '../../src/runtime/session.ts';
+import type { Session } from '../../src/connection/session.ts';
 import { ABANDONED_IDS_KEPT, Exchange, HttpSession } from '../../src/transports/http-session.ts';
 
 const SEED = 20261203;

@@ -1,7 +1,9 @@
-import { PassThrough } from 'node:stream';
+import { PassThrough, Writable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import type { Outgoing } from '../../src/mcp/outgoing.ts';
 import { EOF_DRAIN_MS, type LineSession, serveStdio } from '../../src/transports/stdio.ts';
+import { guarded } from '../hang-guard.ts';
 
 /** A session that records what the transport does to it, in order. */
 function recordingSession(events: string[]): LineSession {
@@ -51,6 +53,71 @@ test('a stop after the end of input changes nothing: the session is closed once'
   stop.abort();
   await served;
   assert.is(events.filter((e) => e === 'close').length, 1);
+});
+
+/**
+ * A host that reads its end of stdout only when told to: each chunk is held until `readOne`. Counts the
+ * writes made while the stream had asked the writer to wait for 'drain'.
+ */
+function slowReader() {
+  const received: string[] = [];
+  const held: (() => void)[] = [];
+  const output = new Writable({
+    highWaterMark: 16,
+    write(chunk: Buffer, _encoding, callback) {
+      received.push(String(chunk));
+      held.push(() => callback());
+    },
+  });
+  let writesWhileFull = 0;
+  const write = output.write.bind(output) as (...args: unknown[]) => boolean;
+  output.write = ((...args: unknown[]) => {
+    if (output.writableNeedDrain) writesWhileFull++;
+    return write(...args);
+  }) as typeof output.write;
+  const readOne = async (): Promise<boolean> => {
+    const next = held.shift();
+    next?.();
+    await new Promise((r) => setImmediate(r));
+    return next !== undefined;
+  };
+  return { output, received, readOne, writesWhileFull: () => writesWhileFull };
+}
+
+test('a slow host: no write while stdout is full, no request read until it drains, every line delivered in order', async () => {
+  const input = new PassThrough();
+  const reader = slowReader();
+  const frames: string[] = [];
+  const session: LineSession = {
+    receiveFrame: (frame) => {
+      const text = frame.kind === 'line' ? frame.text : frame.kind;
+      frames.push(text);
+      for (const n of [1, 2, 3]) send({ line: `reply ${n} to ${text}` });
+    },
+    close: async () => undefined,
+  };
+  let send: (out: Outgoing) => void = () => undefined;
+  const served = serveStdio({ input, output: reader.output, maxMessageBytes: 1024 }, (s) => {
+    send = s;
+    return session;
+  });
+  await new Promise((r) => setImmediate(r));
+  input.write('{"a":1}\n');
+  await new Promise((r) => setImmediate(r));
+  input.write('{"b":2}\n');
+  await new Promise((r) => setImmediate(r));
+  assert.equal(frames, ['{"a":1}'], 'the second request waits while the first replies cannot leave');
+  assert.equal(reader.received, ['reply 1 to {"a":1}\n'], 'one write, then the transport waits for drain');
+  input.end();
+  let ended = false;
+  void served.then(() => (ended = true));
+  // The host reads one chunk at a time until the transport has flushed and ended.
+  await guarded((async () => {
+    while (!ended) await reader.readOne();
+  })(), 'serveStdio ending while the slow host reads');
+  assert.equal(frames, ['{"a":1}', '{"b":2}']);
+  assert.equal(reader.received.join(''), ['a":1}', 'b":2}'].flatMap((id) => [1, 2, 3].map((n) => `reply ${n} to {"${id}\n`)).join(''));
+  assert.is(reader.writesWhileFull(), 0);
 });
 
 test.run();

@@ -1,0 +1,17 @@
+// How many threads a pool of workers gets by default: the scheduler's and the tool pool's.
+
+import os from 'node:os';
+
+/**
+ * The fewest threads a pool starts with by default: with one, a thread being restarted (or hung until
+ * the heartbeat notices) would stop every actor or every pooled call at once.
+ */
+export const MIN_DEFAULT_THREADS = 2;
+
+/** Which the README and `--help` spell "one per core, at least two". */
+export const DEFAULT_THREADS_RULE = `one per core, at least ${MIN_DEFAULT_THREADS}`;
+
+/** One thread per core, at least MIN_DEFAULT_THREADS. */
+export function defaultThreadCount(): number {
+  return Math.max(MIN_DEFAULT_THREADS, os.availableParallelism());
+}

@@ -1,0 +1,139 @@
+// The connection actor: one per MCP session. It wraps the pure core — a line or an effect result in,
+// messages (each saying what it answers) and effects out to its owner — and checkpoints the session whenever the session's identity
+// (version, capabilities, harness, principal, log level) changes, so a restart resumes the session.
+
+import type { EffectResult } from '../mcp/effects.ts';
+import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, type Outgoing, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
+import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts';
+import { initialState } from '../mcp/state.ts';
+import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
+import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
+import { settleInline } from './inline-effects.ts';
+import { recordInlineCall } from '../actors/inline-tally.ts';
+
+export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
+
+/**
+ * Elements of a JSON-RPC batch handled per turn of the actor. Between slices the thread serves its other
+ * actors and answers its heartbeat, so a long batch (up to MAX_BATCH_LENGTH) never holds the thread.
+ */
+export const BATCH_SLICE_LENGTH = 50;
+
+export interface ConnectionActorArgs {
+  readonly config: ConnectionConfig;
+  /** The last checkpoint of this session (msgpackr), when this is a restart. */
+  readonly checkpoint?: ArrayBuffer;
+  /** Fault injection: the probability that handling a message crashes the actor. */
+  readonly crashProbability?: number;
+  /**
+   * Tool calls an earlier incarnation began whose work outlived it (it runs on the main thread): this one
+   * takes them over, so their results answer them here instead of the work being run again or lost.
+   */
+  readonly adopted?: readonly [number, Pending][];
+  /** Tickets below this were issued by earlier incarnations: never reused, so a late result cannot answer the wrong call. */
+  readonly ticketFloor?: number;
+}
+
+export type ConnectionMessage =
+  | { k: 'line'; line: string }
+  | { k: 'unreadable'; problem: 'oversized' | 'invalid-utf8'; detail: string }
+  | { k: 'result'; result: EffectResult }
+  /** The rest of a batch this actor began: handed back to itself (`continueWith`), never sent by others. */
+  | { k: 'batch'; rest: BatchRest };
+
+/** What the actor emits after each message. */
+export interface ConnectionOutput {
+  /** The messages for the client, each with the request it answers or belongs to: the owner routes by these. */
+  readonly replies: Outgoing[];
+  readonly effects: Step['effects'];
+  readonly checkpoint?: ArrayBuffer;
+  /**
+   * Messages from the owner this incarnation has finished, counted from its start (a batch finishes with
+   * its last slice). The owner keeps what it sent until it is counted here: after a crash, the first
+   * message not counted is the one that was being handled, and the ones after it were never begun.
+   */
+  readonly handled: number;
+}
+
+/**
+ * The part of the state a restarted actor needs. Work in flight is answered by the owner instead — except
+ * harness tasks, which outlive this actor (they are actors of their own): their tickets are kept, so the
+ * restarted actor still knows which request each task answers.
+ */
+type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, Pending][] };
+
+interface ActorState {
+  readonly session: ConnectionState;
+  readonly crashProbability: number;
+  readonly handled: number;
+}
+
+export class ChaosCrash extends Error {
+  override readonly name = 'ChaosCrash';
+}
+
+export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, ConnectionMessage> = {
+  init(args) {
+    const base = args.checkpoint
+      ? resumed(decodeCheckpoint<Checkpoint>(args.checkpoint))
+      : initialState(args.config);
+    const pending = args.adopted && args.adopted.length > 0 ? new Map([...base.pending, ...args.adopted]) : base.pending;
+    const session: ConnectionState = { ...base, pending, nextTicket: Math.max(base.nextTicket, args.ticketFloor ?? 0) };
+    return { session, crashProbability: args.crashProbability ?? 0, handled: 0 };
+  },
+
+  handle(message, state, ctx) {
+    if (state.crashProbability > 0 && Math.random() < state.crashProbability) {
+      throw new ChaosCrash('chaos: crash-actor made this connection actor crash while handling a message');
+    }
+    const before = state.session;
+    // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts); the
+    // metrics learn of them from the thread's tally, in batches, not from this output (inline-tally.ts).
+    const sliced = coreStep(message, before);
+    if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
+    const step = settleInline(sliced, before.config.workspace, recordInlineCall);
+    const after = step.state;
+    // Every finished message is reported, even one with nothing to say: the owner's redelivery counts on it.
+    const handled = sliced.rest ? state.handled : state.handled + 1;
+    if (identityChanged(before, after)) {
+      const checkpoint = encodeCheckpoint(checkpointOf(after));
+      ctx.emit({ replies: step.replies, effects: step.effects, checkpoint, handled } satisfies ConnectionOutput, [checkpoint]);
+    } else if (step.replies.length > 0 || step.effects.length > 0 || handled !== state.handled) {
+      ctx.emit({ replies: step.replies, effects: step.effects, handled } satisfies ConnectionOutput);
+    }
+    return { kind: 'noreply', state: { ...state, session: after, handled } };
+  },
+};
+
+function coreStep(message: ConnectionMessage, state: ConnectionState): SlicedStep {
+  switch (message.k) {
+    case 'line': return handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH);
+    case 'batch': return continueBatch(message.rest, state, BATCH_SLICE_LENGTH);
+    case 'result': return handleEffectResult(message.result, state);
+    case 'unreadable': return rejectMessage(message.problem, message.detail, state);
+  }
+}
+
+function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
+  return a.phase !== b.phase || a.protocolVersion !== b.protocolVersion || a.clientCapabilities !== b.clientCapabilities
+    || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config
+    || (a.pending !== b.pending && taskCount(a) !== taskCount(b));
+}
+
+const isTask = (p: Pending): boolean => p.kind === 'tool' && p.tool === 'harness_task';
+
+function taskCount(s: ConnectionState): number {
+  let n = 0;
+  for (const p of s.pending.values()) if (isTask(p)) n++;
+  return n;
+}
+
+function checkpointOf(s: ConnectionState): Checkpoint {
+  const { pending, ...rest } = s;
+  return { ...rest, tasks: [...pending].filter(([, p]) => isTask(p)) };
+}
+
+function resumed(checkpoint: Checkpoint): ConnectionState {
+  const { tasks, ...rest } = checkpoint;
+  return { ...rest, pending: new Map(tasks) };
+}

@@ -1,0 +1,188 @@
+// Runs the effects one connection's core asks for — tools with a deadline and cancellation, workspace
+// reads, path completions, logs — and hands each result back. One runner per actor incarnation, so
+// a late result from before a restart can never be mistaken for a new ticket's.
+
+import type { Effect, EffectResult } from '../mcp/effects.ts';
+import { ErrorCode } from '../mcp/jsonrpc.ts';
+import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
+import type { ConversationStore } from '../store/store.ts';
+import type { TaskContext } from '../task/task-context.ts';
+import { undoConversation } from '../task/undo.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
+import type { Logger } from '../log/logger.ts';
+import { completePath } from './path-completion.ts';
+import { runTool } from '../tools/tool-runner.ts';
+import { gatherWorkspaceContext } from './workspace-context.ts';
+
+/** After a deadline or cancellation aborts a tool, how long it has to stop before it is answered for. */
+export const ABORT_GRACE_MS = 2000;
+
+export interface EffectDeps {
+  /** Real path of the workspace root. */
+  readonly workspace: string;
+  readonly logger: Logger;
+  /** Deadline of one tool call. */
+  readonly toolTimeoutMs: number;
+  /** Where tool bodies run; in this thread by default. */
+  readonly executeTool?: ToolExecutor;
+  /** Without it, harness_task answers that tasks are not configured. */
+  readonly task?: TaskContext;
+}
+
+export class EffectRunner {
+  readonly #deps: EffectDeps;
+  readonly #deliver: (result: EffectResult) => void;
+  /** Work in flight by ticket: its abort controller, and a promise that settles when it has stopped. */
+  readonly #work = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  #closed = false;
+
+  constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
+    this.#deps = deps;
+    this.#deliver = (result) => {
+      if (!this.#closed) deliver(result);
+    };
+  }
+
+  get inFlight(): number {
+    return this.#work.size;
+  }
+
+  run(effect: Effect): void {
+    switch (effect.kind) {
+      case 'log':
+        return this.#deps.logger.log(effect.level, effect.message, effect.data);
+      case 'cancel':
+        this.#work.get(effect.ticket)?.controller.abort(new Error('cancelled by the client'));
+        return;
+      case 'runTool':
+        return this.#runTool(effect);
+      case 'readWorkspace':
+        return this.#track(effect.ticket, async () => {
+          const context = await gatherWorkspaceContext(this.#deps.workspace);
+          this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
+        });
+      case 'clientResponse':
+        // Questions to the client are asked only by harness tasks, whose session answers them.
+        return;
+      case 'readTranscript':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const entries = task && store ? store.entries(effect.conversationId, task.principal) : null;
+          const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
+          this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
+        });
+      case 'watchTranscript':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          // One lookup by (id, principal): another principal's conversation is found exactly as a missing one is not.
+          const found = task !== undefined && store !== null && store.getConversation(effect.conversationId, task.principal) !== null;
+          if (found) task.watchTranscript?.(effect.conversationId);
+          this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
+        });
+      case 'completeConversation':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const { ids, total } = task && store ? store.recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
+          this.#deliver({ kind: 'conversationCompletions', ticket: effect.ticket, values: ids, total });
+        });
+      case 'completePath':
+        return this.#track(effect.ticket, async () => {
+          const { values, hasMore } = await completePath(this.#deps.workspace, effect.prefix);
+          this.#deliver({ kind: 'pathCompletions', ticket: effect.ticket, values, hasMore });
+        });
+    }
+  }
+
+  /**
+   * Aborts all work in flight, stops delivering results, and waits (up to `graceMs`) for the work to
+   * stop, so child processes are reaped before the caller goes on.
+   */
+  async close(reason: string, graceMs: number = ABORT_GRACE_MS): Promise<void> {
+    this.#closed = true;
+    const done = [...this.#work.values()].map((w) => {
+      w.controller.abort(new Error(reason));
+      return w.done;
+    });
+    if (done.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(done), new Promise<void>((r) => { timer = setTimeout(r, graceMs); })]);
+    clearTimeout(timer);
+  }
+
+  #runTool(effect: Extract<Effect, { kind: 'runTool' }>): void {
+    const { ticket } = effect;
+    const execute = this.#deps.executeTool ?? runTool;
+    this.#track(ticket, async (signal) => {
+      let answered = false;
+      const answer = (result: EffectResult) => {
+        if (answered) return;
+        answered = true;
+        this.#deliver(result);
+      };
+      const deadline = setTimeout(() => {
+        this.#work.get(ticket)?.controller.abort(new Error(`the tool call passed its deadline of ${this.#deps.toolTimeoutMs / 1000} s`));
+      }, this.#deps.toolTimeoutMs);
+      // A body that ignores its abort signal is answered for after a grace period; its late result is dropped.
+      let graceTimer: NodeJS.Timeout | undefined;
+      const onAbort = () => {
+        graceTimer = setTimeout(() => answer({ kind: 'toolDone', ticket, outcome: { text: `Stopped: ${reasonOf(signal)}`, isError: true } }), ABORT_GRACE_MS);
+      };
+      signal.addEventListener('abort', onAbort, { once: true });
+      try {
+        const onProgress = (progress: ToolProgress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); };
+        const outcome = effect.tool === 'harness_task'
+          ? await this.#runTask(effect)
+          : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress });
+        answer({ kind: 'toolDone', ticket, outcome });
+      } catch (err) {
+        // A body stopped by its signal may reject with the abort reason: that is a stop, not a bug.
+        if (!signal.aborted) throw err;
+        answer({ kind: 'toolDone', ticket, outcome: { text: `Stopped: ${reasonOf(signal)}`, isError: true } });
+      } finally {
+        clearTimeout(deadline);
+        clearTimeout(graceTimer);
+        signal.removeEventListener('abort', onAbort);
+      }
+    }, (err) => ({ kind: 'toolDone', ticket, outcome: { text: `Internal error in tool ${effect.tool}: ${(err as Error).message}`, isError: true } }));
+  }
+
+  /** harness_task here is undo only: tasks themselves run as task actors (session-tasks.ts). */
+  async #runTask(effect: Extract<Effect, { kind: 'runTool' }>): Promise<ToolOutcome> {
+    const args = effect.args;
+    const task = this.#deps.task;
+    if (!task) return { text: 'harness_task is not configured in this server (no conversation store).', isError: true };
+    if (args.undo !== true) return { text: 'harness_task runs as a task actor; this runner only undoes (pass undo: true).', isError: true };
+    if (typeof args.conversation_id !== 'string') return { text: 'undo needs conversation_id: the conversation whose changes to revert.', isError: true };
+    try {
+      return await undoConversation(task.store(), args.conversation_id, task.principal, this.#deps.workspace);
+    } catch (err) {
+      if (err instanceof ToolError) return { text: err.message, isError: true };
+      throw err;
+    }
+  }
+
+  /** The store for a read: none when tasks are not configured or no database was ever made. */
+  #readStore(): ConversationStore | null {
+    const task = this.#deps.task;
+    if (!task) return null;
+    return task.existingStore ? task.existingStore() : task.store();
+  }
+
+  /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
+  #track(ticket: number, body: (signal: AbortSignal) => Promise<void>, onError?: (err: unknown) => EffectResult): void {
+    const controller = new AbortController();
+    const done = body(controller.signal).catch((err: unknown) => {
+      this.#deps.logger.log('error', 'effect failed', { ticket, error: (err as Error).stack ?? String(err) });
+      this.#deliver(onError ? onError(err) : { kind: 'effectFailed', ticket, code: ErrorCode.InternalError, message: `Internal error: ${(err as Error).message}` });
+    }).finally(() => this.#work.delete(ticket));
+    this.#work.set(ticket, { controller, done });
+  }
+}
+
+function reasonOf(signal: AbortSignal): string {
+  const reason: unknown = signal.reason;
+  return reason instanceof Error ? reason.message : String(reason ?? 'aborted');
+}

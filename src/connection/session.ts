@@ -1,0 +1,509 @@
+// One MCP session served by a connection actor on a scheduler worker. The session (main thread) keeps
+// what must survive the actor: the transport's send, the requests in flight and the messages the actor has
+// not finished — so that a crash costs one request, not a mailbox (crash-recovery.ts) — and the latest
+// checkpoint that a restarted actor resumes from. It learns what a line carries from the one reading of
+// its frame (mcp/frame.ts) and what a message answers from the core's output (`inReplyTo`): it never
+// reads a JSON-RPC message itself.
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ActorRef } from '../actors/actor-ref.ts';
+import type { ActorExit } from '../actors/behaviour.ts';
+import { type BatchPart, type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from './crash-recovery.ts';
+import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
+import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from './connection-actor.ts';
+import type { Scheduler } from '../actors/scheduler.ts';
+import type { Effect, EffectResult } from '../mcp/effects.ts';
+import { cancelledRequest, progressTokenOf, type ReadFrame, readFrame } from '../mcp/frame.ts';
+import { handleParsedMessage } from '../mcp/handle.ts';
+import { ErrorCode, idKey, reusedIdMessage } from '../mcp/jsonrpc.ts';
+import { type Outgoing, refusal } from '../mcp/outgoing.ts';
+import { type ConnectionConfig, type ConnectionState, initialState, type Pending } from '../mcp/state.ts';
+import type { FrameEvent } from '../transports/line-framer.ts';
+import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
+import { type EffectDeps, EffectRunner } from './effect-runner.ts';
+import type { Logger } from '../log/logger.ts';
+import { SessionTasks } from '../task/session-tasks.ts';
+import { runTool } from '../tools/tool-runner.ts';
+
+/** Messages held for a session while its actor is being restarted; past this, requests are refused. */
+export const MAX_BUFFERED_MESSAGES = 10_000;
+
+/**
+ * Requests a session answers itself while its first actor is still booting (a cold start): their steps
+ * are pure and effect-free, and the actor is sent the same lines, so it reaches the same state and its
+ * own replies to them are dropped. Anything else ends this and waits for the actor.
+ */
+const EARLY_METHODS: ReadonlySet<string> = new Set(['initialize', 'notifications/initialized', 'ping']);
+
+export interface SessionDeps {
+  readonly id: string;
+  readonly scheduler: Scheduler;
+  readonly effects: EffectDeps;
+  readonly config: ConnectionConfig;
+  readonly logger: Logger;
+  /** Every message for the client, with the request it answers or belongs to (transports route by it). */
+  readonly send: (out: Outgoing) => void;
+  /** Fault injection: probability that the connection actor crashes on a message. */
+  readonly crashProbability?: number;
+}
+
+export class Session {
+  readonly id: string;
+  readonly #deps: SessionDeps;
+  #actor: ActorRef | null = null;
+  #runner: EffectRunner | null = null;
+  #checkpoint: ArrayBuffer | undefined;
+  /** Client requests not yet answered, by id key (in arrival order). */
+  readonly #inFlight = new Map<string, TrackedRequest>();
+  /** Messages for the next actor, while there is none: redeliveries first, then what arrived meanwhile. */
+  #buffer: Delivery[] = [];
+  /** Sent to the current actor and not yet counted as handled by it (from #unackedHead on). */
+  #unacked: Delivery[] = [];
+  #unackedHead = 0;
+  /** Messages the current actor has reported handled. */
+  #handled = 0;
+  /** Tool tickets to the requests they answer: an effect result names its request. */
+  readonly #tickets = new Map<number, string>();
+  /**
+   * Tool calls running on the main thread (the effect runner outlives each actor), with what the core needs
+   * to answer them: a restarted actor adopts the ones still in flight, so a crash does not run them again.
+   */
+  readonly #work = new Map<number, { key: string; pending: Pending }>();
+  /** The ticket of each request in #work: its entry goes when the request is answered (or cancelled). */
+  readonly #workTicket = new Map<string, number>();
+  /** The highest ticket any incarnation issued: the next one starts above it. */
+  #maxTicket = 0;
+  /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
+  #givenUp: string | null = null;
+  #closed = false;
+  /** Set by answerInFlight: every request has had its answer, and the actor's output is dropped. */
+  #silenced = false;
+  #restarts = 0;
+  #started = false;
+  #idleWaiters: (() => void)[] = [];
+  /** While the first actor boots: the core's state as the actor will have it after the lines sent so far. */
+  #early: ConnectionState | null = null;
+  /** Requests answered here before the actor, by id key (how many of each): its replies to them are dropped. */
+  #answeredEarly: Map<string, number> | null = null;
+  /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
+  #tasks: SessionTasks | null = null;
+
+  constructor(deps: SessionDeps) {
+    this.id = deps.id;
+    this.#deps = deps;
+  }
+
+  /** The tasks of this session that are running (fault injection and health look at them). */
+  get tasks(): SessionTasks | null {
+    return this.#tasks;
+  }
+
+  get restarts(): number {
+    return this.#restarts;
+  }
+
+  /** The id of the current connection actor (null while it is being restarted). */
+  get actorId(): string | null {
+    return this.#actor?.alive ? this.#actor.id : null;
+  }
+
+  get inFlight(): number {
+    return this.#inFlight.size;
+  }
+
+  /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
+  async start(): Promise<ActorRef> {
+    for (const w of [...this.#work.values()]) if (!this.#inFlight.has(w.key)) this.#settleWork(w.key);
+    const args: ConnectionActorArgs = {
+      config: this.#deps.config,
+      ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
+      ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
+      ...(this.#work.size > 0 ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
+      ticketFloor: this.#maxTicket + 1,
+    };
+    const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
+    const first = !this.#started;
+    this.#started = true;
+    if (!first) this.#restarts++;
+    // The first actor of a session may wait for its thread to boot: meanwhile the session answers what it can.
+    if (first) {
+      this.#early = initialState(this.#deps.config);
+      void actor.ready.then(() => { this.#early = null; });
+    } else {
+      this.#early = null;
+    }
+    // One runner for the session's life: work it runs outlives an actor, and its results go to the current one.
+    const runner = this.#runner ?? new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result));
+    this.#actor = actor;
+    this.#runner = runner;
+    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor, runner));
+    actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
+    // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
+    void actor.exited.then((reason) => this.#actorExited(actor, reason));
+    // Redeliveries (messages the dead actor never finished, lines answered early among them) come first.
+    const buffered = this.#buffer;
+    this.#buffer = [];
+    for (const delivery of buffered) this.#sendTo(actor, delivery);
+    // What a dead actor may have lost of its tasks' answers and questions is given to this one.
+    if (this.#restarts > 0) this.#tasks?.resume();
+    return actor;
+  }
+
+  /**
+   * A frame from the transport. `read`: the line already read by the transport (HTTP reads a POST to answer
+   * on it) with `readFrame` or `readParsed`, so it is read once; else the session reads it here.
+   */
+  receiveFrame(frame: FrameEvent, read?: ReadFrame | null): void {
+    const frameRead = frame.kind === 'line' ? (read === undefined ? readFrame(frame.text) : read) : null;
+    if (this.#givenUp !== null) {
+      this.#answerGivenUp(frameRead);
+      return;
+    }
+    if (this.#closed) return;
+    let delivery: Delivery;
+    if (frame.kind === 'line') {
+      const tracked = this.#track(frame.text, frameRead);
+      // Every request in it reused an id in flight, and was refused: nothing is left for the core.
+      if (tracked === null) return;
+      if (this.#early) this.#answerEarly(tracked.read);
+      delivery = { msg: { k: 'line', line: tracked.line }, keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
+    } else {
+      const msg: ConnectionMessage = frame.kind === 'oversized'
+        ? { k: 'unreadable', problem: 'oversized', detail: oversizedDetail(frame.bytes, frame.limit) }
+        : { k: 'unreadable', problem: 'invalid-utf8', detail: invalidUtf8Detail(frame.bytes) };
+      delivery = { msg, keys: [], crashes: 0 };
+    }
+    if (this.#actor?.alive) {
+      this.#sendTo(this.#actor, delivery);
+    } else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) {
+      this.#buffer.push(delivery);
+    } else {
+      this.#refuse(delivery.msg, 'the session is restarting and its buffer is full; retry later');
+    }
+  }
+
+  /**
+   * A result for the core from outside this session (another session's task updating a transcript this
+   * one subscribed to): held during a restart while the buffer has room, else dropped — a missed
+   * "updated" costs the subscriber one re-read at most, and another session must not fill this one's buffer.
+   */
+  deliver(result: EffectResult): void {
+    if (this.#closed) return;
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: [], crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) this.#buffer.push(delivery);
+  }
+
+  /**
+   * A result for the core from work that outlives an actor (tasks): held during a restart. One the dead
+   * actor never handled is not redelivered: `SessionTasks.resume` gives the next actor every task's outcome.
+   */
+  #toActor(msg: ConnectionMessage): void {
+    if (this.#closed) return;
+    const delivery: Delivery = { msg, keys: [], crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else this.#buffer.push(delivery);
+  }
+
+  /** Casts to `actor` if it is still the session's actor, remembering the message until the actor has handled it. */
+  #sendTo(actor: ActorRef, delivery: Delivery): void {
+    if (actor !== this.#actor || !actor.alive) return;
+    this.#unacked.push(delivery);
+    actor.cast(delivery.msg);
+  }
+
+  /** The request an effect result answers, when the session saw the effect that asked for it. */
+  #requestOf(result: EffectResult): string[] {
+    const key = 'ticket' in result ? this.#tickets.get(result.ticket) : undefined;
+    return key === undefined ? [] : [key];
+  }
+
+  /** A request is answered (or cancelled, or decided after a crash): its work is no longer adoptable. */
+  #settleWork(key: string): void {
+    const ticket = this.#workTicket.get(key);
+    if (ticket === undefined) return;
+    this.#workTicket.delete(key);
+    this.#work.delete(ticket);
+    this.#tickets.delete(ticket);
+  }
+
+  /** A result of the session's runner: to the current actor, or held for the next one during a restart. */
+  #fromRunner(result: EffectResult): void {
+    if (this.#closed) return;
+    // The work stays adoptable until its request is answered: an actor that dies before handling this
+    // result leaves it to the next one, with the result redelivered.
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#requestOf(result), crashes: 0 };
+    if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
+    else this.#buffer.push(delivery);
+  }
+
+  /** The actor has handled `handled` messages: they leave the unacknowledged queue, their requests are begun. */
+  #acknowledge(handled: number): void {
+    while (this.#handled < handled && this.#unackedHead < this.#unacked.length) {
+      const delivery = this.#unacked[this.#unackedHead++] as Delivery;
+      this.#handled++;
+      for (const key of delivery.keys) {
+        const request = this.#inFlight.get(key);
+        if (request) request.begun = true;
+      }
+    }
+    // Compact once the handled prefix dominates, so the queue does not grow forever.
+    if (this.#unackedHead > 1024 && this.#unackedHead * 2 > this.#unacked.length) {
+      this.#unacked = this.#unacked.slice(this.#unackedHead);
+      this.#unackedHead = 0;
+    }
+  }
+
+  /**
+   * The session's supervisor gave it up (its actor kept crashing): every request in flight, and every one
+   * that arrives later, is answered at once with why. Nothing is left waiting for an actor that will not come.
+   */
+  giveUp(why: string): void {
+    if (this.#givenUp !== null) return;
+    this.#givenUp = why;
+    this.#buffer = [];
+    const requests = [...this.#inFlight.values()];
+    this.#inFlight.clear();
+    for (const r of requests) this.#deps.send(givenUp(r.id, why));
+    this.#silenced = true;
+    this.#notifyIdle();
+  }
+
+  /** True once the session's supervisor gave it up. */
+  get givenUp(): boolean {
+    return this.#givenUp !== null;
+  }
+
+  #answerGivenUp(read: ReadFrame | null): void {
+    for (const m of read?.messages ?? []) if (m.kind === 'request') this.#deps.send(givenUp(m.id, this.#givenUp ?? ''));
+  }
+
+  /** Resolves once no request is in flight (all answered), or after `ms`. */
+  drain(ms: number): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => {
+      const timer = setTimeout(resolve, ms);
+      this.#idleWaiters.push(() => {
+        clearTimeout(timer);
+        resolve();
+      });
+    });
+  }
+
+  /**
+   * Answers every request still in flight with an error (the server is stopping): none is left unanswered.
+   * The session sends nothing after this, so a late result cannot answer a request a second time.
+   */
+  answerInFlight(reason: string): void {
+    this.#silenced = true;
+    for (const [key, { id }] of this.#inFlight) {
+      this.#inFlight.delete(key);
+      this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`));
+    }
+    this.#notifyIdle();
+  }
+
+  /** Ends the session: work in flight is aborted (commands killed), the actor stops. */
+  async close(): Promise<void> {
+    const runner = this.#runner;
+    // Tasks record that they were stopped before the session goes.
+    await this.#tasks?.close('the session closed');
+    this.#closed = true;
+    this.#actor?.stop();
+    if (runner) await runner.close('the session closed');
+  }
+
+  /**
+   * A request the first actor is not up to answer yet, answered here if it is one of EARLY_METHODS. The
+   * line still goes to the actor (same lines, same pure core: same state); the actor's reply is dropped.
+   */
+  #answerEarly(read: ReadFrame | null): void {
+    const only = read !== null && !read.batch ? read.messages[0] : undefined;
+    const method = only?.kind === 'request' || only?.kind === 'notification' ? only.method : undefined;
+    if (read === null || method === undefined || !EARLY_METHODS.has(method)) {
+      this.#early = null;
+      return;
+    }
+    const step = handleParsedMessage(read.values[0], this.#early as ConnectionState);
+    if (step.effects.some((e) => e.kind !== 'log')) {
+      this.#early = null;
+      return;
+    }
+    this.#early = step.state;
+    for (const out of step.replies) {
+      // Notifications (and the log effects) are left to the actor, which sends them once.
+      if (out.inReplyTo === undefined) continue;
+      const key = idKey(out.inReplyTo);
+      const early = (this.#answeredEarly ??= new Map());
+      early.set(key, (early.get(key) ?? 0) + 1);
+      this.#inFlight.delete(key);
+      this.#deps.send(out);
+    }
+  }
+
+  /**
+   * Notes the requests of a line (ids, and what a retry needs) and its cancellations; parse errors are the
+   * actor's to answer. A request reusing the id of one in flight (or of another in the same batch) is
+   * refused here and left out of what goes to the core: the request in flight keeps its id, its entry here
+   * and its answer. Null when nothing of the line is left for the core.
+   */
+  #track(text: string, read: ReadFrame | null): { line: string; keys: string[]; read: ReadFrame | null; batch?: BatchPart[] } | null {
+    if (read === null) return { line: text, keys: [], read };
+    const keys: string[] = [];
+    const batch: BatchPart[] = [];
+    /** Indices of the messages that go on to the core. */
+    const kept: number[] = [];
+    read.messages.forEach((m, i) => {
+      // What the core answers with this id: a request, or a message it refuses as invalid but whose id it read.
+      const id = m.kind === 'request' || (m.kind === 'invalid' && m.id !== null) ? m.id : null;
+      if (id === null) {
+        const target = cancelledRequest(m);
+        if (target !== undefined) {
+          this.#inFlight.delete(idKey(target));
+          this.#settleWork(idKey(target));
+        }
+        if (read.batch) batch.push({ key: null, value: read.values[i] });
+        kept.push(i);
+        return;
+      }
+      const key = idKey(id);
+      if (this.#inFlight.has(key) || keys.includes(key)) {
+        this.#deps.send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
+        return;
+      }
+      keys.push(key);
+      if (read.batch) batch.push({ key, value: read.values[i] });
+      kept.push(i);
+      const progressToken = m.kind === 'request' ? progressTokenOf(m) : undefined;
+      this.#inFlight.set(key, {
+        id, line: read.batch ? JSON.stringify(read.values[i]) : text, retryable: m.kind !== 'request' || isSafeToRetry(m.method, m.params),
+        begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }),
+      });
+    });
+    const parts = read.batch ? { batch } : {};
+    if (kept.length === read.messages.length) return { line: text, keys, read, ...parts };
+    if (kept.length === 0) return null;
+    // Rare (a batch reusing ids): the line the core gets is what is left of it, written anew.
+    const values = kept.map((i) => read.values[i]);
+    const rest: ReadFrame = { batch: true, messages: kept.map((i) => read.messages[i] as ReadFrame['messages'][number]), values };
+    return { line: JSON.stringify(values), keys, read: rest, ...parts };
+  }
+
+  #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
+    if (this.#silenced) return;
+    // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
+    if (actor !== this.#actor) return;
+    this.#acknowledge(out.handled);
+    if (out.checkpoint) this.#checkpoint = out.checkpoint;
+    for (const reply of out.replies) {
+      if (reply.inReplyTo !== undefined) {
+        const key = idKey(reply.inReplyTo);
+        // Answered early: this reply confirms that the actor has the line; the client has its answer.
+        if (this.#dropAnsweredEarly(key)) continue;
+        this.#inFlight.delete(key);
+        this.#settleWork(key);
+        this.#tasks?.replied(key);
+      }
+      this.#deps.send(reply);
+    }
+    if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
+    for (const effect of out.effects) {
+      if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
+      if (effect.kind === 'runTool') this.#tickets.set(effect.ticket, idKey(effect.requestId));
+      if (this.#taskEffect(effect)) continue;
+      if (effect.kind === 'runTool') {
+        const key = idKey(effect.requestId);
+        const progressToken = this.#inFlight.get(key)?.progressToken;
+        this.#workTicket.set(key, effect.ticket);
+        this.#work.set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
+      }
+      runner.run(effect);
+    }
+  }
+
+  /** True (and counted off) when the session already answered a request with this key itself. */
+  #dropAnsweredEarly(key: string): boolean {
+    const early = this.#answeredEarly;
+    const count = early?.get(key);
+    if (early === null || count === undefined) return false;
+    if (count > 1) early.set(key, count - 1);
+    else early.delete(key);
+    if (early.size === 0) this.#answeredEarly = null;
+    return true;
+  }
+
+  /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
+  #taskEffect(effect: Effect): boolean {
+    const task = this.#deps.effects.task;
+    if (!this.#tasks && task && effect.kind === 'runTool' && effect.tool === 'harness_task') {
+      const deps = this.#deps;
+      this.#tasks = new SessionTasks({
+        context: task, scheduler: deps.scheduler, workspace: deps.effects.workspace, toolTimeoutMs: deps.effects.toolTimeoutMs,
+        executeTool: deps.effects.executeTool ?? runTool, logger: deps.logger,
+        deliver: (result) => this.#toActor({ k: 'result', result }),
+      });
+    }
+    return this.#tasks?.take(effect) ?? false;
+  }
+
+  /**
+   * The actor is gone: the messages it never began go to the next one in order, the requests it had begun
+   * are retried if that is safe and answered otherwise, a request that crashed two actors in a row is
+   * answered as the cause (crash-recovery.ts). Harness tasks are actors of their own and go on.
+   */
+  #actorExited(actor: ActorRef, reason: ActorExit): void {
+    if (actor !== this.#actor) return;
+    this.#actor = null;
+    const unacked = this.#unacked.slice(this.#unackedHead);
+    this.#unacked = [];
+    this.#unackedHead = 0;
+    this.#handled = 0;
+    if (this.#closed || this.#givenUp !== null) return;
+    const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
+    const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
+    const running = new Set([...this.#work.values()].map((w) => w.key));
+    const recovery = recover(this.#inFlight, unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
+    // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
+    const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
+    for (const [ticket, w] of this.#work) {
+      if (!decided.has(w.key)) continue;
+      this.#settleWork(w.key);
+      this.#runner?.run({ kind: 'cancel', ticket });
+    }
+    this.#deps.logger.log('warning', 'connection actor exited; redelivering what it had not finished', {
+      session: this.id, reason: why, inFlight: this.#inFlight.size + recovery.answers.length, redelivered: recovery.redeliver.length,
+      answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,
+    });
+    for (const { id, reason: answer } of recovery.answers) {
+      this.#deps.send(answer === 'poison'
+        ? refusal(id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while running this request (the session's actor ${why}), so this request is taken as the cause and is not run again.`, { reason: 'poison' })
+        : refusal(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' }));
+    }
+    this.#buffer = [...recovery.redeliver, ...this.#buffer];
+    if (this.#inFlight.size === 0) this.#notifyIdle();
+  }
+
+  #notifyIdle(): void {
+    const waiters = this.#idleWaiters;
+    this.#idleWaiters = [];
+    for (const w of waiters) w();
+  }
+
+  #refuse(msg: ConnectionMessage, why: string): void {
+    if (msg.k !== 'line') return;
+    // A refused message will never be handled: it must not stand in the queue the actor's counts walk.
+    const at = this.#unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
+    if (at < 0) return;
+    const [delivery] = this.#unacked.splice(at, 1);
+    for (const key of delivery?.keys ?? []) {
+      const request = this.#inFlight.get(key);
+      if (request === undefined) continue;
+      this.#inFlight.delete(key);
+      this.#deps.send(refusal(request.id, ErrorCode.ServerBusy, `Request refused: ${why}`));
+    }
+  }
+}
+
+function givenUp(id: RequestId, why: string): Outgoing {
+  return refusal(id, ErrorCode.RequestAborted, `Request aborted: the session was given up (${why}); this request was not run. Initialize a new session (stdio: the server exits; start it again).`, { reason: 'session-given-up' });
+}

@@ -1,0 +1,368 @@
+// The running server as an OTP application: the supervision tree, and the sessions opened on it.
+//
+//   root (one_for_one)
+//   ├── schedulers (one_for_one)   one child per scheduler worker thread (permanent)
+//   ├── tools                      the piscina tool pool ("dirty schedulers")
+//   ├── sessions (dynamic)         one supervisor per session (temporary), each with one child:
+//   │   └── session-N (one_for_one, its own restart intensity)
+//   │       └── connection         the connection actor (transient), on a scheduler thread
+//   └── tasks (dynamic)            one supervisor per harness task (temporary), each with one child:
+//       └── task-N (one_for_one, its own restart intensity)
+//           └── task               the task actor (transient), on a scheduler thread
+
+import { randomUUID } from 'node:crypto';
+import { performance } from 'node:perf_hooks';
+import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
+import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
+import type { HarnessId } from '../harness/ids.ts';
+import { DEFAULT_TREE_INTENSITIES, type TreeIntensities } from '../supervisor/intensities.ts';
+import { Scheduler } from '../actors/scheduler.ts';
+import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
+import type { Principal } from '../mcp/state.ts';
+import { type ChaosOptions, describeChaos } from './chaos.ts';
+import type { Logger } from '../log/logger.ts';
+import { Session } from '../connection/session.ts';
+import { transcriptUri } from '../mcp/resources.ts';
+import { openExistingStore, openStore } from '../store/location.ts';
+import type { ConversationStore } from '../store/store.ts';
+import type { TaskRun } from '../task/task-run.ts';
+import { schedulerEntry } from './thread-entries.ts';
+import { ToolPool } from '../tools/tool-pool.ts';
+import { knownBashIsolation } from '../tools/bash-isolation.ts';
+import { TranscriptWatch } from '../task/transcript-watch.ts';
+import type { Transport } from '../observer/metrics.ts';
+import { ServerObserver } from '../observer/server-observer.ts';
+
+/** How long a stopping connection actor gets before it is killed. */
+export const SESSION_SHUTDOWN_MS = 2000;
+
+export interface ApplicationOptions {
+  readonly workspace: string;
+  readonly harness: HarnessId;
+  readonly pageSize: number;
+  readonly toolTimeoutMs: number;
+  readonly threads: number;
+  readonly toolThreads: number;
+  /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
+  readonly toolShare?: number;
+  readonly chaos: ChaosOptions;
+  /** Restart intensity of each level of the tree (default DEFAULT_TREE_INTENSITIES; `--restart-intensity`). */
+  readonly intensities?: TreeIntensities;
+  readonly logger: Logger;
+  readonly serverVersion: string;
+  /** Anonymous remote callers may use write, edit and bash (operator opt-in). */
+  readonly allowAnonymousWrites?: boolean;
+  /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
+  readonly onGiveUp: (message: string) => void;
+  /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
+  readonly metrics?: boolean;
+}
+
+export interface SessionOptions {
+  /** Every message for the client, with the request it answers or belongs to. */
+  readonly send: (out: Outgoing) => void;
+  readonly principal: Principal;
+  /** How the session's client is connected, for the observer and metrics (default `stdio`). */
+  readonly transport?: Transport;
+  /** The session's own supervisor gave up on it (its actor kept crashing). */
+  readonly onGiveUp?: (message: string) => void;
+}
+
+export class Application {
+  readonly scheduler: Scheduler;
+  readonly tools: ToolPool;
+  /** The tree, sessions, tasks and metrics as /observer and /metrics show them. */
+  readonly observer: ServerObserver;
+  readonly #options: ApplicationOptions;
+  readonly #started = Date.now();
+  #root: Supervisor | null = null;
+  #sessions: DynamicSupervisor | null = null;
+  #tasks: DynamicSupervisor | null = null;
+  #nextTask = 1;
+  readonly #open = new Map<string, Session>();
+  #nextSession = 1;
+  #restarts = 0;
+  #chaosTimer: NodeJS.Timeout | null = null;
+  #taskChaosTimer: NodeJS.Timeout | null = null;
+  #store: ConversationStore | null = null;
+  readonly #transcripts = new TranscriptWatch();
+
+  private constructor(options: ApplicationOptions) {
+    this.#options = options;
+    this.scheduler = new Scheduler({
+      threads: options.threads,
+      limits: DEFAULT_THREAD_LIMITS,
+      log: (message, data) => options.logger.log('warning', message, data),
+      entry: schedulerEntry(),
+      onInlineCalls: (series) => this.observer.inlineCalls(series),
+    });
+    this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
+    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
+  }
+
+  static async start(options: ApplicationOptions): Promise<Application> {
+    const app = new Application(options);
+    await app.#boot();
+    return app;
+  }
+
+  get sessionCount(): number {
+    return this.#open.size;
+  }
+
+  health() {
+    return {
+      status: this.#root ? 'ok' : 'stopped',
+      uptimeMs: Date.now() - this.#started,
+      sessions: this.#open.size,
+      workers: this.scheduler.threads().map((t) => ({ index: t.index, ready: t.isReady, actors: t.actors.size, heapUsed: t.heapUsed })),
+      toolThreads: this.tools.threads,
+      restarts: this.#restarts,
+      bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
+    };
+  }
+
+  /** Opens a session: a per-session supervisor under `sessions`, whose child is the connection actor. */
+  async openSession(options: SessionOptions): Promise<Session> {
+    const sessions = this.#sessions;
+    if (!sessions) throw new Error('the application is not running');
+    const id = `session-${this.#nextSession++}`;
+    // Made once per session: an anonymous caller's key has a random part, and every use must agree.
+    const ownerKey = principalKey(options.principal, id);
+    const send = this.observer.watchVersion(id, options.send);
+    const session = new Session({
+      id,
+      scheduler: this.scheduler,
+      effects: {
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
+        task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
+          forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
+          supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
+          watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
+          transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
+      },
+      config: {
+        server: { name: 'super-pi', version: this.#options.serverVersion },
+        harness: this.#options.harness,
+        workspace: this.#options.workspace,
+        principal: options.principal,
+        pageSize: this.#options.pageSize,
+        allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
+      },
+      logger: this.#options.logger,
+      send,
+      ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
+    });
+    this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session });
+    this.#open.set(id, session);
+    const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
+    const handle = await sessions.startChild(id, () => Supervisor.start(
+      { strategy: 'one_for_one', ...this.#intensity('session'), name: id },
+      [connection],
+      { onEvent: (e) => this.#observe(e) },
+    ));
+    void handle.exited.then((reason) => this.#sessionEnded(session, reason, options.onGiveUp));
+    return session;
+  }
+
+  /** Closes a session: its work in flight is aborted, its supervisor and actor stop. */
+  async closeSession(session: Session): Promise<void> {
+    if (!this.#open.has(session.id)) return;
+    this.#open.delete(session.id);
+    this.#transcripts.forget(session.id);
+    this.observer.sessionClosed(session.id);
+    await Promise.all([session.close(), this.#sessions?.terminateChild(session.id).catch((err: unknown) => {
+      this.#options.logger.log('debug', 'session supervisor already gone', { session: session.id, error: (err as Error).message });
+    })]);
+  }
+
+  /**
+   * Starts a task's actor under its own supervisor (transient: restarted after a crash, from the durable
+   * transcript). The supervisor is removed once the task has answered; if it gives up, the task is
+   * answered as interrupted.
+   */
+  async #superviseTask(run: TaskRun, sessionId: string, principal: Principal, ownerKey: string): Promise<void> {
+    const tasks = this.#tasks;
+    if (!tasks) throw new Error('the application is not running');
+    const id = `task-${this.#nextTask++}`;
+    this.#taskObserved(run, id, sessionId, principal, ownerKey);
+    const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
+    const handle = await tasks.startChild(id, () => Supervisor.start(
+      { strategy: 'one_for_one', ...this.#intensity('task'), name: id },
+      [child],
+      { onEvent: (e) => this.#observe(e) },
+    ));
+    void handle.exited.then((reason) => {
+      if (isAbnormal(reason)) run.gaveUp(`its actor kept failing (${describeExit(reason)})`);
+    });
+    void run.outcome.then(() => tasks.terminateChild(id).catch(() => {
+      // Already gone (it gave up, or the tree is stopping).
+    }));
+  }
+
+  /** The conversation store, opened on first use (so a server that runs no task never creates one). */
+  #conversationStore(): ConversationStore {
+    this.#store ??= this.observer.observeStore(openStore());
+    return this.#store;
+  }
+
+  /** The conversation store if its database exists: reading a transcript never creates one. */
+  #existingConversationStore(): ConversationStore | null {
+    if (this.#store) return this.#store;
+    const existing = openExistingStore();
+    if (existing) this.#store = this.observer.observeStore(existing);
+    return this.#store;
+  }
+
+  /** The observer learns of a task, and counts its harness_task call when it is answered. */
+  #taskObserved(run: TaskRun, id: string, sessionId: string, principal: Principal, ownerKey: string): void {
+    const started = performance.now();
+    const harness = this.#conversationStore().getConversation(run.conversationId, ownerKey)?.harness ?? 'other';
+    this.observer.taskStarted({ id, conversationId: run.conversationId, session: sessionId, principal, ownerKey, harness });
+    void run.outcome.then((outcome) => this.observer.callFinished('harness_task', harness, outcome, started));
+  }
+
+  async stop(): Promise<void> {
+    if (this.#chaosTimer) clearInterval(this.#chaosTimer);
+    if (this.#taskChaosTimer) clearInterval(this.#taskChaosTimer);
+    await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
+    const root = this.#root;
+    this.#root = null;
+    if (root) {
+      root.stop();
+      await root.exited;
+    }
+    this.#store?.close();
+    this.#store = null;
+  }
+
+  async #boot(): Promise<void> {
+    const { logger, chaos } = this.#options;
+    const warning = describeChaos(chaos);
+    if (warning) logger.log('warning', warning);
+    const schedulerSlots: ChildSpec[] = Array.from({ length: this.scheduler.threadCount }, (_, slot) => ({
+      id: `scheduler-${slot}`,
+      start: () => this.scheduler.startThread(slot),
+      restart: 'permanent',
+      shutdown: 2000,
+    }));
+    const children: ChildSpec[] = [
+      {
+        id: 'schedulers',
+        type: 'supervisor',
+        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', ...this.#intensity('schedulers') }, schedulerSlots, { onEvent: (e) => this.#observe(e) }),
+      },
+      { id: 'tools', start: () => this.#toolPoolHandle(), restart: 'permanent', shutdown: 5000 },
+      {
+        id: 'sessions',
+        type: 'supervisor',
+        start: async () => {
+          this.#sessions = await DynamicSupervisor.start({ name: 'sessions', child: { restart: 'temporary', type: 'supervisor' } }, { onEvent: (e) => this.#observe(e) });
+          return this.#sessions;
+        },
+      },
+      {
+        id: 'tasks',
+        type: 'supervisor',
+        start: async () => {
+          this.#tasks = await DynamicSupervisor.start({ name: 'tasks', child: { restart: 'temporary', type: 'supervisor' } }, { onEvent: (e) => this.#observe(e) });
+          return this.#tasks;
+        },
+      },
+    ];
+    this.#root = await startRoot({ strategy: 'one_for_one', ...this.#intensity('root') }, children, {
+      onEvent: (e) => this.#observe(e),
+      onGiveUp: (message) => {
+        logger.log('critical', message);
+        this.#options.onGiveUp(message);
+      },
+    });
+    if (chaos.killWorkerEveryMs !== undefined) {
+      this.#chaosTimer = setInterval(() => {
+        // Booting threads are fair game too: a storm must be able to outrun the restarts.
+        const live = this.scheduler.threads().filter((t) => t.alive);
+        const victim = live[Math.floor(Math.random() * live.length)];
+        if (!victim) return;
+        logger.log('warning', 'chaos: killing a scheduler worker', { worker: victim.index, actors: victim.actors.size });
+        victim.kill();
+      }, chaos.killWorkerEveryMs);
+      this.#chaosTimer.unref();
+    }
+    if (chaos.killTaskWorkerEveryMs !== undefined) {
+      this.#taskChaosTimer = setInterval(() => this.#killATaskWorker(), chaos.killTaskWorkerEveryMs);
+      this.#taskChaosTimer.unref();
+    }
+  }
+
+  /** Fault injection: terminates the scheduler worker that hosts a running task actor (if any runs). */
+  #killATaskWorker(): void {
+    const actors = [...this.#open.values()].flatMap((s) => s.tasks?.running ?? []).map((r) => r.actorId).filter((id): id is string => id !== null);
+    const victim = this.scheduler.threads().find((t) => t.alive && actors.some((id) => t.actors.has(id)));
+    if (!victim) return;
+    this.#options.logger.log('warning', 'chaos: killing the scheduler worker of a task', { worker: victim.index, actors: victim.actors.size });
+    victim.kill();
+  }
+
+  #intensity(level: keyof TreeIntensities): { maxRestarts: number; periodMs: number } {
+    const { maxRestarts, periodMs } = (this.#options.intensities ?? DEFAULT_TREE_INTENSITIES)[level];
+    return { maxRestarts, periodMs };
+  }
+
+  #toolPoolHandle(): ChildHandle {
+    let settle!: (r: ExitReason) => void;
+    const exited = new Promise<ExitReason>((r) => (settle = r));
+    const end = (reason: ExitReason) => void this.tools.destroy().then(() => settle(reason), (err: unknown) => settle({ kind: 'crash', cause: err }));
+    return { exited, stop: () => end({ kind: 'shutdown' }), kill: () => end({ kind: 'killed' }) };
+  }
+
+  #sessionEnded(session: Session, reason: ExitReason, onGiveUp?: (message: string) => void): void {
+    const wasOpen = this.#open.delete(session.id);
+    this.#transcripts.forget(session.id);
+    this.observer.sessionClosed(session.id);
+    if (!isAbnormal(reason)) return;
+    const message = `session ${session.id} was given up: ${describeExit(reason)}`;
+    this.#options.logger.log('error', message);
+    // Before anything else: every request in flight, and every later one, is answered with why.
+    session.giveUp(message);
+    void session.close();
+    if (wasOpen) onGiveUp?.(message);
+  }
+
+  #observe(event: SupervisorEvent): void {
+    this.observer.supervisorEvent(event);
+    const { logger } = this.#options;
+    switch (event.type) {
+      case 'child-restarted':
+        this.#restarts++;
+        logger.log('info', 'restarted', { supervisor: event.supervisor, child: event.id, after: describeExit(event.reason) });
+        return;
+      case 'intensity-exceeded':
+        logger.log('error', 'restart intensity exceeded', { supervisor: event.supervisor, child: event.id, restarts: event.restarts, maxRestarts: event.maxRestarts, periodMs: event.periodMs });
+        return;
+      case 'child-start-failed':
+        logger.log('error', 'child failed to start', { supervisor: event.supervisor, child: event.id, cause: String((event.cause as Error)?.message ?? event.cause) });
+        return;
+      default:
+        logger.log('debug', event.type, { supervisor: event.supervisor, child: 'id' in event ? event.id : undefined });
+    }
+  }
+}
+
+/** Whose share of the tool pool a session's calls use: anonymous callers share one, so more sessions buy no more threads. */
+function poolPrincipal(principal: Principal): string {
+  return principal.kind === 'anonymous' ? 'anonymous' : principalKey(principal, '');
+}
+
+/**
+ * Who owns a conversation in the store. Anonymous callers are one principal per session: two anonymous
+ * clients must not see each other's conversations. The session id alone repeats after a restart
+ * (session-1 again), so a random part keeps a new anonymous session from inheriting an old one's.
+ */
+function principalKey(principal: Principal, sessionId: string): string {
+  switch (principal.kind) {
+    case 'local': return 'local';
+    case 'token': return `token:${principal.name}`;
+    case 'anonymous': return `anonymous:${sessionId}:${randomUUID()}`;
+  }
+}

@@ -1,0 +1,234 @@
+// The harness tasks of one session. A task is its own supervised actor, so it outlives the session's
+// connection actor: this registry (on the main thread, beside the session) owns each task's request —
+// its answer, progress and transcript updates go to whichever connection actor is current — and the
+// questions a task asks the client (sampling, elicitation), which are asked again if the connection
+// actor restarts while one is open.
+
+import type { CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
+import type { Scheduler } from '../actors/scheduler.ts';
+import type { HarnessId } from '../harness/ids.ts';
+import type { Effect, EffectResult } from '../mcp/effects.ts';
+import { confirmationRequest, isAllowed } from '../mcp/confirmation.ts';
+import { idKey } from '../mcp/jsonrpc.ts';
+import { transcriptUri } from '../mcp/resources.ts';
+import { selectModelProvider } from '../model/select.ts';
+import { ModelError, type ModelProvider } from '../model/types.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome } from '../tools/contract.ts';
+import type { TaskContext } from './task-context.ts';
+import type { Logger } from '../log/logger.ts';
+import { TaskRun } from './task-run.ts';
+
+/** Model turns a task may take unless `max_turns` says fewer. */
+export const DEFAULT_MAX_TURNS = 25;
+/** The most turns `max_turns` may ask for. */
+export const MAX_TURNS_LIMIT = DEFAULT_MAX_TURNS * 8;
+/** How long closing a session waits for its tasks to record that they were stopped. */
+export const TASK_CLOSE_GRACE_MS = 2000;
+
+type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
+
+const CANCELLED = 'the task was cancelled by the client';
+
+export interface SessionTasksDeps {
+  readonly context: TaskContext;
+  readonly scheduler: Scheduler;
+  readonly workspace: string;
+  readonly toolTimeoutMs: number;
+  readonly executeTool: ToolExecutor;
+  readonly logger: Logger;
+  /** To the session's current connection actor (held while it restarts). */
+  readonly deliver: (result: EffectResult) => void;
+}
+
+interface Ask {
+  readonly ticket: number;
+  readonly key: number;
+  readonly method: 'sampling/createMessage' | 'elicitation/create';
+  readonly params: unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (err: Error) => void;
+}
+
+export class SessionTasks {
+  readonly #deps: SessionTasksDeps;
+  /**
+   * Tasks by the ticket of their harness_task call, from the start until the answer has left as a reply:
+   * an outcome delivered to a connection actor that died before replying is delivered again to the next.
+   */
+  readonly #tasks = new Map<number, { readonly requestKey: string; run: TaskRun | null; stopped: string | null; outcome: ToolOutcome | null }>();
+  readonly #asks = new Map<string, Ask>();
+  #nextKey = 1;
+
+  constructor(deps: SessionTasksDeps) {
+    this.#deps = deps;
+  }
+
+  get running(): TaskRun[] {
+    return [...this.#tasks.values()].flatMap((t) => (t.run && t.outcome === null ? [t.run] : []));
+  }
+
+  /** True when a task answers this request (it is not answered for when the connection actor dies). */
+  ownsRequest(key: string): boolean {
+    for (const t of this.#tasks.values()) if (t.requestKey === key) return true;
+    return false;
+  }
+
+  /** A reply to this request has been sent: a task that answered it is done with. */
+  replied(key: string): void {
+    for (const [ticket, t] of this.#tasks) if (t.requestKey === key && t.outcome !== null) this.#tasks.delete(ticket);
+  }
+
+  /** Takes the effects that belong to tasks; false: someone else runs it. */
+  take(effect: Effect): boolean {
+    switch (effect.kind) {
+      case 'runTool':
+        if (effect.tool !== 'harness_task' || effect.args.undo === true) return false;
+        this.#start(effect);
+        return true;
+      case 'cancel': {
+        const task = this.#tasks.get(effect.ticket);
+        if (!task) return false;
+        task.stopped = CANCELLED;
+        task.run?.stop(task.stopped);
+        return true;
+      }
+      case 'clientResponse': {
+        const id = `${effect.ticket}:${effect.key}`;
+        const ask = this.#asks.get(id);
+        if (!ask) return false;
+        this.#asks.delete(id);
+        if (effect.error) ask.reject(new Error(`the client answered ${effect.error.code}: ${effect.error.message}`));
+        else ask.resolve(effect.result);
+        return true;
+      }
+      default:
+        return false;
+    }
+  }
+
+  /**
+   * The connection actor restarted: answers it may have lost are delivered again, and the questions still
+   * open (which it does not know) are asked again.
+   */
+  resume(): void {
+    for (const [ticket, t] of this.#tasks) if (t.outcome !== null) this.#deps.deliver({ kind: 'toolDone', ticket, outcome: t.outcome });
+    for (const ask of this.#asks.values()) {
+      this.#deps.deliver({ kind: 'clientRequest', ticket: ask.ticket, key: ask.key, method: ask.method, params: ask.params });
+    }
+  }
+
+  /** Stops every task (each records that it was stopped) and waits for them, at most `graceMs`. */
+  async close(why: string, graceMs = TASK_CLOSE_GRACE_MS): Promise<void> {
+    for (const t of this.#tasks.values()) t.stopped ??= why;
+    const runs = this.running;
+    for (const run of runs) run.stop(why);
+    if (runs.length === 0) return;
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([Promise.all(runs.map((r) => r.outcome)), new Promise<void>((r) => { timer = setTimeout(r, graceMs); })]);
+    clearTimeout(timer);
+  }
+
+  #start(effect: RunToolEffect): void {
+    const { ticket } = effect;
+    const entry = { requestKey: idKey(effect.requestId), run: null as TaskRun | null, stopped: null as string | null, outcome: null as ToolOutcome | null };
+    this.#tasks.set(ticket, entry);
+    const done = (outcome: ToolOutcome) => {
+      entry.outcome = outcome;
+      // A cancelled call gets no reply: nothing to wait for.
+      if (entry.stopped === CANCELLED) this.#tasks.delete(ticket);
+      for (const [id, ask] of this.#asks) if (ask.ticket === ticket) this.#asks.delete(id);
+      this.#deps.deliver({ kind: 'toolDone', ticket, outcome });
+    };
+    this.#launch(effect).then((run) => {
+      entry.run = run;
+      if (entry.stopped !== null) run.stop(entry.stopped);
+      void run.outcome.then(done);
+    }, (err: unknown) => {
+      if (err instanceof ToolError || err instanceof ModelError) return done({ text: err.message, isError: true });
+      this.#deps.logger.log('error', 'harness task failed to start', { error: (err as Error).stack ?? String(err) });
+      done({ text: `Internal error: the task could not start: ${(err as Error).message}`, isError: true });
+    });
+  }
+
+  /** The conversation (new or continued), its prompt appended, then the supervised task actor. */
+  async #launch(effect: RunToolEffect): Promise<TaskRun> {
+    const { context } = this.#deps;
+    const args = effect.args;
+    const harness = args.harness as HarnessId;
+    const prompt = String(args.prompt);
+    const provider = this.#provider(effect);
+    const store = context.store();
+    let conversationId: string;
+    if (typeof args.conversation_id === 'string') {
+      const conversation = store.getConversation(args.conversation_id, context.principal);
+      if (!conversation) throw new ToolError(`conversation ${args.conversation_id} not found`);
+      if (conversation.harness !== harness) throw new ToolError(`conversation ${args.conversation_id} runs under ${conversation.harness}, not ${harness}`);
+      conversationId = conversation.id;
+    } else {
+      conversationId = store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80) }).id;
+    }
+    store.setStatus(conversationId, 'running');
+    // The prompt is durable before the first actor starts: every incarnation starts from the store.
+    store.append(conversationId, 'user', { text: prompt });
+    // Every session subscribed to the transcript hears, whichever started the task.
+    const updated = context.transcriptChanged
+      ? () => context.transcriptChanged?.(conversationId)
+      : () => this.#deps.deliver({ kind: 'resourceUpdated', uri: transcriptUri(conversationId) });
+    updated();
+    const { ticket } = effect;
+    const run = new TaskRun({
+      setup: {
+        conversationId, harness,
+        maxTurns: Math.min(typeof args.max_turns === 'number' ? args.max_turns : DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT),
+        local: context.local, forbidWrites: context.forbidWrites, canConfirm: effect.client.elicitation,
+      },
+      principal: context.principal,
+      store,
+      scheduler: this.#deps.scheduler,
+      provider,
+      workspace: this.#deps.workspace,
+      executeTool: this.#deps.executeTool,
+      toolTimeoutMs: this.#deps.toolTimeoutMs,
+      ...(context.taskWallMs === undefined ? {} : { wallMs: context.taskWallMs }),
+      logger: this.#deps.logger,
+      onProgress: (progress) => this.#deps.deliver({ kind: 'toolProgress', ticket, progress }),
+      onAppend: updated,
+      confirm: async (message, signal) => {
+        return isAllowed(await this.#ask(ticket, 'elicitation/create', confirmationRequest(message), signal));
+      },
+    });
+    try {
+      await context.supervise(run);
+    } catch (err) {
+      run.gaveUp(`it could not be started (${(err as Error).message})`);
+    }
+    return run;
+  }
+
+  #provider(effect: RunToolEffect): ModelProvider {
+    return selectModelProvider({
+      env: this.#deps.context.env,
+      clientCapabilities: effect.client.sampling ? { sampling: {} } : {},
+      sample: (params, opts) => this.#ask(effect.ticket, 'sampling/createMessage', params, opts.signal) as Promise<CreateMessageResult>,
+    });
+  }
+
+  #ask(ticket: number, method: Ask['method'], params: unknown, signal?: AbortSignal): Promise<unknown> {
+    const key = this.#nextKey++;
+    const id = `${ticket}:${key}`;
+    return new Promise((resolve, reject) => {
+      const onAbort = () => {
+        this.#asks.delete(id);
+        reject(new Error('aborted'));
+      };
+      if (signal?.aborted) return onAbort();
+      signal?.addEventListener('abort', onAbort, { once: true });
+      this.#asks.set(id, {
+        ticket, key, method, params,
+        resolve: (v) => { signal?.removeEventListener('abort', onAbort); resolve(v); },
+        reject: (e) => { signal?.removeEventListener('abort', onAbort); reject(e); },
+      });
+      this.#deps.deliver({ kind: 'clientRequest', ticket, key, method, params });
+    });
+  }
+}

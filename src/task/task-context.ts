@@ -1,0 +1,25 @@
+// What a session gives the harness tasks it starts: the store, who the caller is, how a task is supervised.
+
+import type { ConversationStore } from '../store/store.ts';
+import type { TaskRun } from './task-run.ts';
+
+/** What harness tasks need: the store (opened on first use), who the caller is, which session. */
+export interface TaskContext {
+  readonly store: () => ConversationStore;
+  /** The store if its database exists (opened on first use), else null: reads never create one. Default: `store`. */
+  readonly existingStore?: () => ConversationStore | null;
+  /** The store's owner key for this caller. */
+  readonly principal: string;
+  readonly local: boolean;
+  readonly forbidWrites: boolean;
+  readonly sessionId: string;
+  readonly env: NodeJS.ProcessEnv;
+  /** Starts a task under its supervisor (the task's actor is restarted if it dies). */
+  readonly supervise: (run: TaskRun) => Promise<void>;
+  /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */
+  readonly taskWallMs?: number;
+  /** This session hears about the conversation's new entries from now on (after a subscribe the store allowed). */
+  readonly watchTranscript?: (conversationId: string) => void;
+  /** The conversation got an entry: every session watching it hears. Without it, only this session. */
+  readonly transcriptChanged?: (conversationId: string) => void;
+}

@@ -1,0 +1,245 @@
+// The host of one harness task on the main thread: it starts the task actor (each incarnation from the
+// durable transcript), carries out the actor's actions — entries appended to the store before anything
+// else, model requests, tool calls under the policy's questions, progress — and sends the outcomes back.
+// The supervisor restarts a crashed or killed actor (transient); the work in flight for the dead
+// incarnation is aborted and its late results are dropped, so a restart behaves like a real crash: the
+// new incarnation sees only what is durable.
+
+import type { ActorRef } from '../actors/actor-ref.ts';
+import type { ActorExit } from '../actors/behaviour.ts';
+import type { Scheduler } from '../actors/scheduler.ts';
+import { type TaskActorArgs, taskBehaviourRef, type TaskMessage } from './task-actor.ts';
+import { harnessById } from '../harness/catalog.ts';
+import { loadout } from '../harness/policy.ts';
+import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
+import { ModelError } from '../model/types.ts';
+import { type ConversationStore, type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
+import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
+import { currentContent, type FileSnapshot } from './undo.ts';
+import { toolCatalog } from '../tools/catalog.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
+import type { ToolName } from '../tools/definition.ts';
+import type { Logger } from '../log/logger.ts';
+
+/** Wall time of one task, across restarts. */
+export const DEFAULT_TASK_WALL_MS = 15 * 60_000;
+
+export interface TaskRunDeps {
+  readonly setup: TaskSetup;
+  /** The store's owner key (the caller's principal), for reading the transcript back. */
+  readonly principal: string;
+  readonly store: ConversationStore;
+  readonly scheduler: Scheduler;
+  readonly provider: ModelProvider;
+  readonly workspace: string;
+  readonly executeTool: ToolExecutor;
+  /** Deadline of one tool call inside the task. */
+  readonly toolTimeoutMs: number;
+  readonly wallMs?: number;
+  readonly logger: Logger;
+  readonly onProgress: (p: ToolProgress) => void;
+  /** After every entry appended (transcript subscriptions). */
+  readonly onAppend: () => void;
+  /** Asks the person (elicitation); only called when the setup says the client can be asked. */
+  readonly confirm: (message: string, signal: AbortSignal) => Promise<boolean>;
+}
+
+interface Incarnation {
+  readonly actor: ActorRef;
+  /** Aborted when this incarnation exits: its model request or tool call stops, its late results are dropped. */
+  readonly controller: AbortController;
+}
+
+export class TaskRun {
+  readonly conversationId: string;
+  /** The harness_task call's answer; settles once. */
+  readonly outcome: Promise<ToolOutcome>;
+  readonly #deps: TaskRunDeps;
+  readonly #tools: ToolSpec[];
+  #resolve!: (outcome: ToolOutcome) => void;
+  #settled = false;
+  #current: Incarnation | null = null;
+  /** Why the task must stop (cancel, wall time), once it must. */
+  #stopWhy: string | null = null;
+  readonly #wall: NodeJS.Timeout;
+  #incarnations = 0;
+
+  constructor(deps: TaskRunDeps) {
+    this.#deps = deps;
+    this.conversationId = deps.setup.conversationId;
+    this.outcome = new Promise((resolve) => (this.#resolve = resolve));
+    this.#tools = loadout(harnessById(deps.setup.harness)).filter((t) => t !== 'harness_task')
+      .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
+    const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
+    this.#wall = setTimeout(() => this.stop(`the task passed its wall time of ${wallMs / 1000} s`), wallMs);
+    this.#wall.unref();
+  }
+
+  /** Times the actor was started (1 + restarts). */
+  get incarnations(): number {
+    return this.#incarnations;
+  }
+
+  get finished(): boolean {
+    return this.#settled;
+  }
+
+  /** The id of the live task actor, if any (fault injection finds its worker by it). */
+  get actorId(): string | null {
+    return this.#current?.actor.alive ? this.#current.actor.id : null;
+  }
+
+  /** The child start of the task's spec: an incarnation of the task actor from the durable transcript. */
+  async start(): Promise<ActorRef> {
+    const entries = this.#transcript();
+    const args: TaskActorArgs = { setup: this.#deps.setup, entries };
+    const actor = await this.#deps.scheduler.spawn(taskBehaviourRef, args, 'task');
+    this.#incarnations++;
+    if (this.#incarnations > 1) {
+      this.#deps.logger.log('info', 'task actor restarted; continuing from the last durable entry', {
+        conversation: this.conversationId, incarnation: this.#incarnations, lastSeq: entries.at(-1)?.seq ?? null,
+      });
+    }
+    const inc: Incarnation = { actor, controller: new AbortController() };
+    this.#current = inc;
+    actor.onMessage((actions) => this.#carryOut(inc, actions as TaskAction[]));
+    void actor.exited.then((reason) => this.#exited(inc, reason));
+    actor.cast({ e: 'go' } satisfies TaskMessage);
+    if (this.#stopWhy !== null) actor.cast({ e: 'stop', why: this.#stopWhy } satisfies TaskMessage);
+    return actor;
+  }
+
+  /** Cancellation, the wall time or the session's end: the task records why and finishes `cancelled`. */
+  stop(why: string): void {
+    if (this.#settled || this.#stopWhy !== null) return;
+    this.#stopWhy = why;
+    const inc = this.#current;
+    if (!inc) return; // between incarnations: the next one is told at its start
+    inc.controller.abort(new Error(why));
+    inc.actor.cast({ e: 'stop', why } satisfies TaskMessage);
+  }
+
+  /** The supervisor gave up on the task (its actor kept dying): the conversation stays resumable. */
+  gaveUp(message: string): void {
+    if (this.#settled) return;
+    try {
+      this.#deps.store.setStatus(this.conversationId, 'interrupted');
+    } catch (err) {
+      this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
+    }
+    this.#settle({
+      text: `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${this.conversationId}.`,
+      isError: true,
+      structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: 'interrupted', turns: 0, tool_calls: 0 },
+    });
+  }
+
+  #transcript(): Entry[] {
+    const all: Entry[] = [];
+    for (;;) {
+      const page = this.#deps.store.entries(this.conversationId, this.#deps.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
+      if (page === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
+      all.push(...page);
+      if (page.length < MAX_ENTRIES_LIMIT) return all;
+    }
+  }
+
+  #exited(inc: Incarnation, reason: ActorExit): void {
+    inc.controller.abort(new Error('the task actor exited'));
+    if (this.#current === inc) this.#current = null;
+    if (this.#settled || reason.kind === 'normal') return;
+    if (reason.kind === 'shutdown') {
+      // Stopped on purpose (the server is stopping): not restarted, so answered here.
+      this.gaveUp('the server stopped the task');
+      return;
+    }
+    const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : reason.kind;
+    this.#deps.logger.log('warning', 'task actor exited mid-task; its supervisor restarts it', { conversation: this.conversationId, reason: why });
+  }
+
+  /** Actions in order: appends are durable before the next action runs. */
+  #carryOut(inc: Incarnation, actions: readonly TaskAction[]): void {
+    for (const action of actions) {
+      // An incarnation that has exited is not obeyed any more (its successor decides from the store); one
+      // that is stopping only records and finishes.
+      if (this.#current !== inc) return;
+      if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
+      switch (action.a) {
+        case 'append':
+          this.#deps.store.append(this.conversationId, action.type, action.payload);
+          this.#deps.onAppend();
+          break;
+        case 'progress':
+          this.#deps.onProgress({ progress: action.progress, total: action.total, message: action.message });
+          break;
+        case 'model':
+          void this.#askModel(inc, action.messages);
+          break;
+        case 'tool':
+          void this.#runTool(inc, action.call, action.confirm, action.snapshot);
+          break;
+        case 'finish':
+          this.#deps.store.setStatus(this.conversationId, action.status);
+          this.#settle({
+            text: action.text, isError: action.isError,
+            structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls },
+          });
+          break;
+      }
+    }
+  }
+
+  #settle(outcome: ToolOutcome): void {
+    if (this.#settled) return;
+    this.#settled = true;
+    clearTimeout(this.#wall);
+    this.#resolve(outcome);
+  }
+
+  #answer(inc: Incarnation, event: TaskEvent): void {
+    if (this.#current === inc && !inc.controller.signal.aborted) inc.actor.cast(event satisfies TaskMessage);
+  }
+
+  async #askModel(inc: Incarnation, messages: readonly ChatMessage[]): Promise<void> {
+    const signal = inc.controller.signal;
+    try {
+      const reply = await this.#deps.provider.complete({ system: harnessById(this.#deps.setup.harness).systemPrompt, messages: [...messages], tools: this.#tools, signal });
+      this.#answer(inc, { e: 'model', text: reply.text, toolCalls: reply.toolCalls, stopReason: reply.stopReason });
+    } catch (err) {
+      if (signal.aborted) return;
+      const message = err instanceof ModelError ? err.message : `the model call failed: ${(err as Error).message}`;
+      this.#answer(inc, { e: 'modelFailed', message });
+    }
+  }
+
+  async #runTool(inc: Incarnation, call: ToolCall, confirm: string | undefined, snapshot: boolean): Promise<void> {
+    const signal = AbortSignal.any([inc.controller.signal, AbortSignal.timeout(this.#deps.toolTimeoutMs)]);
+    let outcome: ToolOutcome;
+    let taken: FileSnapshot | undefined;
+    try {
+      if (confirm !== undefined && !(await this.#ask(confirm, signal))) {
+        outcome = { text: `Not run: the person did not allow ${call.name}`, isError: true };
+      } else {
+        const target = String(call.arguments.path);
+        const before = snapshot ? await currentContent(this.#deps.workspace, target) : null;
+        outcome = await this.#deps.executeTool(call.name as ToolName, call.arguments, this.#deps.setup.harness, { workspace: this.#deps.workspace, signal });
+        if (snapshot && !outcome.isError) taken = { path: target, before, after: await currentContent(this.#deps.workspace, target) };
+      }
+    } catch (err) {
+      if (inc.controller.signal.aborted) return;
+      if (err instanceof ToolError) outcome = { text: err.message, isError: true };
+      else if (signal.aborted) outcome = { text: `Stopped: the tool call passed its deadline of ${this.#deps.toolTimeoutMs / 1000} s`, isError: true };
+      else outcome = { text: `Internal error in tool ${call.name}: ${(err as Error).message}`, isError: true };
+    }
+    this.#answer(inc, { e: 'tool', id: call.id, outcome, ...(taken ? { snapshot: taken } : {}) });
+  }
+
+  async #ask(message: string, signal: AbortSignal): Promise<boolean> {
+    try {
+      return await this.#deps.confirm(message, signal);
+    } catch (err) {
+      if (signal.aborted) throw err;
+      throw new ToolError(`Not run: the person could not be asked (${(err as Error).message})`);
+    }
+  }
+}

@@ -1,0 +1,35 @@
+// Runs inside a tool-pool thread (a "dirty scheduler"): one tool body per task. Abort and deadline are
+// enforced from outside — piscina stops the whole thread — which is what preempts a runaway search.
+
+import { readlinkSync } from 'node:fs';
+import os from 'node:os';
+import type { HarnessId } from '../harness/ids.ts';
+import type { ToolOutcome } from './contract.ts';
+import type { ToolName } from './definition.ts';
+import { runTool } from './tool-runner.ts';
+
+export interface PooledToolTask {
+  readonly tool: ToolName;
+  readonly args: Record<string, unknown>;
+  readonly harness: HarnessId;
+  readonly workspace: string;
+}
+
+/** Niceness of a pool thread: dirty work yields the cores to the main thread and the scheduler threads. */
+export const TOOL_THREAD_NICE = 10;
+
+// On Linux a thread has its own priority: lowering this one's keeps a pathological grep or a 50 MB read
+// from making the main thread (every session's I/O) wait for a core. Elsewhere this is skipped.
+try {
+  const tid = Number(readlinkSync('/proc/thread-self').split('/').pop());
+  if (Number.isSafeInteger(tid) && tid > 0) os.setPriority(tid, TOOL_THREAD_NICE);
+} catch {
+  // No /proc (not Linux) or not permitted: the thread keeps the process's priority.
+}
+
+// The thread is terminated on abort, so the body's own signal never needs to fire.
+const never = new AbortController().signal;
+
+export default function runPooledTool(task: PooledToolTask): Promise<ToolOutcome> {
+  return runTool(task.tool, task.args, task.harness, { workspace: task.workspace, signal: never });
+}

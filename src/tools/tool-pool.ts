@@ -1,0 +1,125 @@
+// The tool pool: CPU-heavy or hang-prone tool bodies (grep, find, large reads) run on piscina threads
+// with a memory limit, and a deadline or cancellation stops the thread itself. Everything else — and
+// `bash`, whose child processes must be killed from a thread that outlives them, and the writing tools,
+// which a stopped thread could leave half-written — runs in the calling thread. Threads are shared
+// fairly (./fair-share.ts): one principal cannot hold them all, whatever it submits.
+
+import { stat } from 'node:fs/promises';
+import path from 'node:path';
+import { Piscina } from 'piscina';
+import { defaultThreadCount } from '../actors/thread-count.ts';
+import type { HarnessId } from '../harness/ids.ts';
+import type { ToolContext, ToolExecutor, ToolOutcome } from './contract.ts';
+import type { ToolName } from './definition.ts';
+import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
+import type { PooledToolTask } from './tool-pool-worker.ts';
+import type { ThreadEntry } from '../actors/thread-entry.ts';
+import { toolPoolEntry } from './tool-pool-entry.ts';
+import { runTool } from './tool-runner.ts';
+
+/** A `read` of a file larger than this goes to the pool. */
+export const LARGE_READ_BYTES = 1024 * 1024;
+/** V8 old-generation limit of one pool thread. */
+export const TOOL_THREAD_MEMORY_MB = 512;
+/** Pool threads kept idle before they are stopped. */
+export const TOOL_THREAD_IDLE_MS = 30_000;
+
+const pooled: ReadonlySet<ToolName> = new Set(['grep', 'find']);
+
+/** Whom `ToolPool.execute` (an executor not bound to a session) runs calls for. */
+export const UNBOUND_CALLER: PoolCaller = { principal: 'unbound', session: 'unbound' };
+
+export interface ToolPoolOptions {
+  /** Default: defaultThreadCount() (one per core, at least two). */
+  readonly maxThreads?: number;
+  readonly memoryMb?: number;
+  /** Pooled calls one principal may run at once (default: all threads but one, at least 1; see fair-share.ts). */
+  readonly principalShare?: number;
+  /** The code a thread runs (default: the tool-pool worker); tests give one with controllable tasks. */
+  readonly entry?: ThreadEntry;
+}
+
+export class ToolPool {
+  readonly #pool: Piscina<PooledToolTask, ToolOutcome>;
+  readonly #share: FairShare;
+
+  constructor(options: ToolPoolOptions = {}) {
+    const entry = options.entry ?? toolPoolEntry();
+    const maxThreads = options.maxThreads ?? defaultThreadCount();
+    this.#pool = new Piscina({
+      filename: entry.url.href,
+      execArgv: entry.execArgv,
+      // No thread until the first pooled call: a start-up does not boot a thread it may never use.
+      minThreads: 0,
+      maxThreads,
+      idleTimeout: TOOL_THREAD_IDLE_MS,
+      resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? TOOL_THREAD_MEMORY_MB },
+    });
+    // At most maxThreads calls are handed to piscina at once, so its own queue stays empty: who waits,
+    // and in what order, is decided here.
+    this.#share = new FairShare({ slots: maxThreads, perPrincipal: options.principalShare });
+  }
+
+  get threads(): number {
+    return this.#pool.threads.length;
+  }
+
+  /** Pooled calls one principal may run at once. */
+  get principalShare(): number {
+    return this.#share.perPrincipal;
+  }
+
+  /** Runs calls for UNBOUND_CALLER; a session's calls go through `executorFor` its caller. */
+  readonly execute: ToolExecutor = (tool, args, harness, ctx) => this.#execute(tool, args, harness, ctx, UNBOUND_CALLER);
+
+  /** An executor whose pooled calls count against `caller`'s share of the threads. */
+  executorFor(caller: PoolCaller): ToolExecutor {
+    return (tool, args, harness, ctx) => this.#execute(tool, args, harness, ctx, caller);
+  }
+
+  async destroy(): Promise<void> {
+    await this.#pool.destroy();
+  }
+
+  async #belongsInPool(tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<boolean> {
+    if (pooled.has(tool)) return true;
+    if (tool !== 'read') return false;
+    // Routing only: one stat of the lexical path. Confinement is enforced by the body wherever it runs,
+    // and this answer is never shown to the caller.
+    try {
+      return (await stat(path.resolve(ctx.workspace, String(args.path)))).size > LARGE_READ_BYTES;
+    } catch (err) {
+      // Missing or unreadable: the body, run here, reports it properly.
+      if ((err as NodeJS.ErrnoException).code !== undefined) return false;
+      throw err;
+    }
+  }
+
+  async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
+    if (!(await this.#belongsInPool(tool, args, ctx))) return runTool(tool, args, harness, ctx);
+    let release: Release;
+    try {
+      release = await this.#share.acquire(caller, ctx.signal);
+    } catch (err) {
+      if (ctx.signal.aborted) return stopped(ctx.signal);
+      if (err instanceof PoolQueueFull) return { text: `The ${tool} call was refused: ${err.message}.`, isError: true };
+      throw err;
+    }
+    try {
+      return await this.#pool.run({ tool, args, harness, workspace: ctx.workspace }, { signal: ctx.signal });
+    } catch (err) {
+      if (ctx.signal.aborted) return stopped(ctx.signal);
+      if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
+        return { text: `The ${tool} call ran out of memory (limit ${TOOL_THREAD_MEMORY_MB} MB per tool thread); narrow it (a smaller path, a glob, a limit).`, isError: true };
+      }
+      throw err;
+    } finally {
+      release();
+    }
+  }
+}
+
+function stopped(signal: AbortSignal): ToolOutcome {
+  const reason: unknown = signal.reason;
+  return { text: `Stopped: ${reason instanceof Error ? reason.message : String(reason)}`, isError: true };
+}

@@ -1,0 +1,45 @@
+// Runs one tool body for a `runTool` effect: path rules of the harness first (on the resolved path,
+// so a symlink cannot dodge them), then the body; every failure becomes a tool result, never a throw.
+
+import { harnessById } from '../harness/catalog.ts';
+import type { HarnessId } from '../harness/ids.ts';
+import { decidePath } from '../harness/policy.ts';
+import { type BashArgs, bashTool } from './bash.ts';
+import { type ToolContext, ToolError, type ToolOutcome } from './contract.ts';
+import type { ToolName } from './definition.ts';
+import { type EditArgs, editTool } from './edit.ts';
+import { type FindArgs, findTool } from './find.ts';
+import { type GrepArgs, grepTool } from './grep.ts';
+import { type LsArgs, lsTool } from './ls.ts';
+import { type ReadArgs, readTool } from './read.ts';
+import { displayPath, resolveInWorkspace } from './workspace.ts';
+import { type WriteArgs, writeTool } from './write.ts';
+
+/**
+ * Arguments reach here validated against the tool's input schema (src/mcp/arguments.ts), which is
+ * what makes the per-tool casts below sound.
+ */
+export async function runTool(tool: ToolName, args: Record<string, unknown>, harnessId: HarnessId, ctx: ToolContext): Promise<ToolOutcome> {
+  try {
+    if (tool === 'write' || tool === 'edit') await checkPathRules(tool, String(args.path), harnessId, ctx.workspace);
+    switch (tool) {
+      case 'read': return await readTool(args as unknown as ReadArgs, ctx);
+      case 'write': return await writeTool(args as unknown as WriteArgs, ctx);
+      case 'edit': return await editTool(args as unknown as EditArgs, ctx);
+      case 'bash': return await bashTool(args as unknown as BashArgs, ctx);
+      case 'grep': return await grepTool(args as unknown as GrepArgs, ctx);
+      case 'find': return await findTool(args as unknown as FindArgs, ctx);
+      case 'ls': return await lsTool(args as unknown as LsArgs, ctx);
+      case 'harness_task': return { text: 'harness_task is not available in this version of super-pi yet.', isError: true };
+    }
+  } catch (err) {
+    if (err instanceof ToolError) return { text: err.message, isError: true };
+    throw err;
+  }
+}
+
+async function checkPathRules(tool: ToolName, userPath: string, harnessId: HarnessId, workspace: string): Promise<void> {
+  const real = await resolveInWorkspace(workspace, userPath);
+  const decision = decidePath(harnessById(harnessId), tool, displayPath(workspace, real));
+  if (decision.verdict === 'deny') throw new ToolError(`Denied by harness policy: ${decision.rule}`);
+}

@@ -1,0 +1,95 @@
+// The connection actor driven by hand: a long batch is handled in slices with a yield between them,
+// what the actor checkpoints stays encodable whatever the client sent, and a read it runs inline is
+// counted in its thread's tally rather than sent along with its reply.
+
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ActorContext } from '../../src/actors/behaviour.ts';
+import { decodeCheckpoint } from '../../src/actors/codec.ts';
+import { BATCH_SLICE_LENGTH, connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/connection/connection-actor.ts';
+import { flushInlineTally, InlineTally, type InlineSeries, installInlineTally } from '../../src/actors/inline-tally.ts';
+import { DEFAULT_HARNESS } from '../../src/harness/ids.ts';
+import { initialState } from '../../src/mcp/state.ts';
+
+function actor(workspace = '/ws') {
+  const outputs: ConnectionOutput[] = [];
+  const continued: ConnectionMessage[] = [];
+  const ctx: ActorContext = {
+    self: 'test',
+    emit: (msg) => outputs.push(msg as ConnectionOutput),
+    continueWith: (msg) => continued.push(msg as ConnectionMessage),
+  };
+  let state = connectionBehaviour.init({ config: { ...initialState({ workspace }).config } }, ctx);
+  /** Handles one message: what it emitted, and the message it handed back to itself (if any). */
+  const handle = (message: ConnectionMessage) => {
+    outputs.length = 0;
+    continued.length = 0;
+    state = connectionBehaviour.handle(message, state, ctx, 'cast').state;
+    return { outputs: [...outputs], continued: continued[0] };
+  };
+  const line = (text: string) => handle({ k: 'line', line: text });
+  return { handle, line };
+}
+
+const init = (capabilities: string) =>
+  `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":${capabilities}}}`;
+
+test('a batch longer than BATCH_SLICE_LENGTH is handled a slice per turn, the rest handed back to the actor', () => {
+  const a = actor();
+  a.line(init('{}'));
+  const n = BATCH_SLICE_LENGTH * 2 + 7;
+  let step = a.line(JSON.stringify(Array.from({ length: n }, (_, i) => ({ jsonrpc: '2.0', id: i, method: 'ping' }))));
+  const ids: unknown[] = [];
+  const perTurn: number[] = [];
+  for (;;) {
+    const replies = step.outputs.flatMap((o) => o.replies);
+    perTurn.push(replies.length);
+    ids.push(...replies.map((r) => (JSON.parse(r.line) as { id: unknown }).id));
+    if (!step.continued) break;
+    assert.is(step.continued.k, 'batch');
+    step = a.handle(step.continued);
+  }
+  assert.equal(perTurn, [BATCH_SLICE_LENGTH, BATCH_SLICE_LENGTH, 7]);
+  assert.equal(ids, Array.from({ length: n }, (_, i) => i));
+});
+
+test('an initialize nesting 5,000 levels is refused without a crash; the next initialize checkpoints', () => {
+  const a = actor();
+  const deep = `${'{"x":'.repeat(4999)}{}${'}'.repeat(4999)}`;
+  const refused = a.line(init(deep));
+  const reply = JSON.parse(refused.outputs[0]?.replies[0]?.line as string) as { error: { code: number; message: string } };
+  assert.is(reply.error.code, -32602);
+  assert.match(reply.error.message, 'MAX_JSON_DEPTH');
+  const accepted = a.line(init('{"sampling":{}}'));
+  const checkpoint = accepted.outputs[0]?.checkpoint;
+  assert.ok(checkpoint, 'the session identity changed, so the actor checkpoints it');
+  assert.equal(decodeCheckpoint<{ clientCapabilities: unknown }>(checkpoint).clientCapabilities, { sampling: {} });
+});
+
+test('a read run inline is counted in the thread\'s tally; the output to the owner carries only replies, effects and the handled count', async () => {
+  const ws = await mkdtemp(path.join(os.tmpdir(), 'superpi-inline-'));
+  const reports: InlineSeries[][] = [];
+  installInlineTally(new InlineTally((s) => reports.push(s)));
+  try {
+    await writeFile(path.join(ws, 'a.txt'), 'alpha\n');
+    const a = actor(ws);
+    a.line(init('{}'));
+    a.line('{"jsonrpc":"2.0","method":"notifications/initialized"}');
+    const step = a.line('{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}}}');
+    const out = step.outputs[0] as ConnectionOutput;
+    assert.equal(Object.keys(out).sort(), ['effects', 'handled', 'replies'], 'no per-call data crosses to the main thread with the reply');
+    assert.is(out.effects.length, 0, 'the read ran here, not on the owner');
+    assert.match(out.replies[0]?.line ?? '', 'alpha');
+    assert.is(reports.length, 0, 'one call is not reported on its own');
+    flushInlineTally();
+    assert.equal(reports.map((r) => r.map((s) => [s.tool, s.harness, s.ok, s.error, s.latenciesMs.length])), [[['read', DEFAULT_HARNESS, 1, 0, 1]]]);
+  } finally {
+    installInlineTally(null);
+    await rm(ws, { recursive: true, force: true });
+  }
+});
+
+test.run();

@@ -1,0 +1,96 @@
+// The store-backed effects behind transcript read, subscribe and completion: the caller's principal sees
+// its conversations from any session; another principal's conversation gets exactly the answer a
+// missing one gets; completion offers only the caller's, newest first, at most the MCP limit.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
+import { MAX_COMPLETION_VALUES } from '../../src/mcp/methods/completion.ts';
+import { EffectRunner } from '../../src/connection/effect-runner.ts';
+import type { TaskContext } from '../../src/task/task-context.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { TranscriptWatch } from '../../src/task/transcript-watch.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import type { ConversationStore } from '../../src/store/store.ts';
+
+let now = 1_000;
+const store: ConversationStore = SqliteConversationStore.open(':memory:', { now: () => now });
+const logger = createLogger('error', { write: () => true });
+
+function context(principal: string, sessionId: string, watch?: TranscriptWatch, heard?: string[]): TaskContext {
+  return {
+    store: () => store, principal, local: false, forbidWrites: false, sessionId, env: {},
+    supervise: async () => undefined,
+    ...(watch ? { watchTranscript: (c: string) => watch.watch(c, sessionId, (x) => heard?.push(x)), transcriptChanged: (c: string) => watch.changed(c) } : {}),
+  };
+}
+
+/** Runs one effect in a runner for this caller and returns its result. */
+async function run(task: TaskContext, effect: Effect): Promise<EffectResult> {
+  return new Promise((resolve) => {
+    const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task }, resolve);
+    runner.run(effect);
+  });
+}
+
+const aliceOther = context('token:alice', 'session-2');
+const bob = context('token:bob', 'session-3');
+const a1 = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
+store.append(a1.id, 'user', { text: 'hello' });
+
+test('a transcript reads from another session of the same principal', async () => {
+  const r = await run(aliceOther, { kind: 'readTranscript', ticket: 1, conversationId: a1.id });
+  assert.is(r.kind, 'transcript');
+  assert.equal((r as { jsonl: string }).jsonl.split('\n').map((l) => JSON.parse(l) as { seq: number; type: string }).map((e) => [e.seq, e.type]), [[1, 'user']]);
+});
+
+test('another principal\'s conversation and a missing one get identical answers on read, subscribe and completion', async () => {
+  const missing = '00000000-0000-4000-8000-000000000000';
+  for (const effect of [
+    (id: string): Effect => ({ kind: 'readTranscript', ticket: 7, conversationId: id }),
+    (id: string): Effect => ({ kind: 'watchTranscript', ticket: 7, conversationId: id }),
+    (id: string): Effect => ({ kind: 'completeConversation', ticket: 7, prefix: id }),
+  ]) {
+    const theirs = await run(bob, effect(a1.id));
+    const none = await run(bob, effect(missing));
+    assert.equal(theirs, none, effect('x').kind);
+  }
+  assert.equal(await run(bob, { kind: 'readTranscript', ticket: 7, conversationId: a1.id }), { kind: 'transcript', ticket: 7, jsonl: null });
+  assert.equal(await run(bob, { kind: 'watchTranscript', ticket: 7, conversationId: a1.id }), { kind: 'transcriptFound', ticket: 7, found: false });
+});
+
+test('a subscribe the store allows routes the conversation\'s updates to that session; a refused one does not', async () => {
+  const watch = new TranscriptWatch();
+  const heardByAlice: string[] = [];
+  const heardByBob: string[] = [];
+  assert.equal(await run(context('token:alice', 'session-2', watch, heardByAlice), { kind: 'watchTranscript', ticket: 1, conversationId: a1.id }), { kind: 'transcriptFound', ticket: 1, found: true });
+  assert.equal(await run(context('token:bob', 'session-3', watch, heardByBob), { kind: 'watchTranscript', ticket: 1, conversationId: a1.id }), { kind: 'transcriptFound', ticket: 1, found: false });
+  watch.changed(a1.id);
+  assert.equal(heardByAlice, [a1.id]);
+  assert.equal(heardByBob, [], 'bob was never added');
+  watch.forget('session-2');
+  watch.changed(a1.id);
+  assert.equal(heardByAlice, [a1.id], 'a closed session hears nothing more');
+  assert.is(watch.sessions, 0);
+});
+
+test('completion offers only the principal\'s conversations, newest first, at most the MCP limit, with the total', async () => {
+  const mine: string[] = [a1.id];
+  for (let i = 0; i < MAX_COMPLETION_VALUES + 20; i++) {
+    now += 1;
+    mine.push(store.createConversation({ principal: 'token:carol', sessionId: 'session-9', harness: 'super-pi-assistant' }).id);
+  }
+  store.createConversation({ principal: 'token:dave', sessionId: 'session-8', harness: 'super-pi-assistant' });
+  const carol = context('token:carol', 'session-10');
+  const all = await run(carol, { kind: 'completeConversation', ticket: 2, prefix: '' }) as { values: string[]; total: number };
+  const carols = mine.slice(1).reverse();
+  assert.equal(all.values, carols.slice(0, MAX_COMPLETION_VALUES));
+  assert.is(all.total, MAX_COMPLETION_VALUES + 20);
+  const target = carols[5]!;
+  const one = await run(carol, { kind: 'completeConversation', ticket: 3, prefix: target.slice(0, 12) }) as { values: string[]; total: number };
+  assert.equal(one.values, [target]);
+  assert.is(one.total, 1);
+});
+
+test.after(() => store.close());
+test.run();

@@ -1,0 +1,124 @@
+// The tool pool on real piscina threads: same results as in-thread, a call that holds its thread is
+// stopped by its deadline without stalling the main thread, and one principal cannot take every thread.
+
+import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { ThreadEntry } from '../../src/actors/thread-entry.ts';
+import { ToolPool } from '../../src/tools/tool-pool.ts';
+import { guarded } from '../hang-guard.ts';
+
+/** Pool threads whose calls hold their thread for `args.holdMs` (see fixtures/held-tool-worker.mjs). */
+const heldEntry: ThreadEntry = {
+  url: pathToFileURL(path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'held-tool-worker.mjs')),
+  execArgv: [],
+  mode: 'built',
+};
+
+let ws: string;
+let pool: ToolPool;
+
+test.before(async () => {
+  ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'superpi-pool-')));
+  await writeFile(path.join(ws, 'a.txt'), 'alpha\nbeta\ngamma\n');
+  await writeFile(path.join(ws, 'evil.txt'), `${'a'.repeat(40)}b\n`);
+  await writeFile(path.join(ws, 'big.txt'), 'line\n'.repeat(400_000));
+  pool = new ToolPool({ maxThreads: 2 });
+});
+
+test.after(async () => {
+  await pool.destroy();
+  await rm(ws, { recursive: true, force: true });
+});
+
+const ctx = (signal = new AbortController().signal) => ({ workspace: ws, signal });
+
+test('grep on the pool finds what grep in this thread finds', async () => {
+  const r = await pool.execute('grep', { pattern: 'beta' }, 'super-pi-code', ctx());
+  assert.not.ok(r.isError, r.text);
+  assert.equal(r.structured, { matches: [{ path: 'a.txt', line: 2, text: 'beta' }], truncated: false });
+});
+
+test('a large read goes through the pool and is truncated with a continuation notice', async () => {
+  const r = await pool.execute('read', { path: 'big.txt' }, 'super-pi-code', ctx());
+  assert.not.ok(r.isError, r.text);
+  assert.match(r.text, /offset=2001/);
+});
+
+test('a catastrophic-backtracking grep on the pool simply finishes: ^(a+)+$ over 40 a\'s and a b', async () => {
+  const r = await pool.execute('grep', { pattern: '^(a+)+$', path: 'evil.txt' }, 'super-pi-code', ctx());
+  assert.not.ok(r.isError, r.text);
+  assert.is(r.text, 'No matches found');
+});
+
+test('a call that holds its thread is stopped at its deadline while the main thread keeps ticking', async () => {
+  const held = new ToolPool({ maxThreads: 2, entry: heldEntry });
+  try {
+    const controller = new AbortController();
+    let ticks = 0;
+    let ticksAtDeadline = -1;
+    const ticker = setInterval(() => ticks++, 20);
+    setTimeout(() => {
+      ticksAtDeadline = ticks;
+      controller.abort(new Error('deadline passed'));
+    }, 500);
+    // The call holds its thread for ever: only the deadline ends it (the guard fails a hang).
+    const r = await guarded(held.execute('grep', { id: 'forever' }, 'super-pi-code', ctx(controller.signal)), 'the held call');
+    clearInterval(ticker);
+    assert.is(r.isError, true);
+    assert.match(r.text, /Stopped: deadline passed/);
+    // Timers fire in order of expiry: a main thread that was free ran the 20 ms ticker before the 500 ms
+    // deadline. How many times depends on the machine's load, so the check is that it ran at all.
+    assert.ok(ticksAtDeadline >= 1, `main thread should keep running (ticks before the deadline: ${ticksAtDeadline})`);
+    const after = await held.execute('grep', { id: 'next', holdMs: 0 }, 'super-pi-code', ctx());
+    assert.is(after.text, 'next', 'the pool still serves after a thread was stopped');
+  } finally {
+    await held.destroy();
+  }
+});
+
+test('by default a principal may run all pool threads but one', async () => {
+  const held = new ToolPool({ maxThreads: 3, entry: heldEntry });
+  assert.is(held.principalShare, 2);
+  await held.destroy();
+});
+
+test('one principal cannot hold every thread: B\'s call runs while A\'s queue is still long', async () => {
+  const held = new ToolPool({ maxThreads: 2, entry: heldEntry });
+  try {
+    const finished: string[] = [];
+    const call = (principal: string, id: string, holdMs: number) =>
+      held.executorFor({ principal, session: `${principal}-session` })('grep', { id, holdMs }, 'super-pi-code', ctx())
+        .then((r) => { finished.push(r.text); });
+    const a = [1, 2, 3, 4, 5].map((n) => call('token:alice', `A${n}`, 200));
+    const b = call('token:bob', 'B', 0);
+    await Promise.all([...a, b]);
+    // Unshared, B would wait behind all five (two threads: A1+A2, A3+A4, A5+B) and finish last.
+    assert.ok(finished.indexOf('B') <= 1, `B finished ${finished.indexOf('B') + 1}th: ${finished.join(' ')}`);
+    // A's calls ran one at a time, in order.
+    assert.equal(finished.filter((id) => id.startsWith('A')), ['A1', 'A2', 'A3', 'A4', 'A5']);
+  } finally {
+    await held.destroy();
+  }
+});
+
+test('the sessions of one principal share its share (all anonymous callers are one principal): a second session waits, another principal does not', async () => {
+  const held = new ToolPool({ maxThreads: 2, entry: heldEntry });
+  try {
+    const finished: string[] = [];
+    const call = (principal: string, session: string, id: string, holdMs: number) =>
+      held.executorFor({ principal, session })('grep', { id, holdMs }, 'super-pi-code', ctx()).then((r) => { finished.push(r.text); });
+    const first = call('anonymous', 's1', 'anon-1', 300);
+    const second = call('anonymous', 's2', 'anon-2', 0);
+    const token = call('token:carol', 'c', 'carol', 0);
+    await Promise.all([first, second, token]);
+    assert.equal(finished, ['carol', 'anon-1', 'anon-2']);
+  } finally {
+    await held.destroy();
+  }
+});
+
+test.run();
