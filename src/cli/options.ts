@@ -90,7 +90,7 @@ Options (flags override environment variables, which override defaults):
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
-  --no-metrics             serve no /metrics and skip per-call accounting   default: metrics on
+  --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
   --help                   print this text
   --version                print the version`;
 
