@@ -6,7 +6,7 @@ import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import type { ConversationStore } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
 import { undoConversation } from '../task/undo.ts';
 import { type ToolContext, ToolError, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
@@ -23,9 +23,9 @@ export type ToolExecutor = (tool: ToolName, args: Record<string, unknown>, harne
 
 /** What harness tasks need: the store (opened on first use), who the caller is, which session. */
 export interface TaskContext {
-  readonly store: () => ConversationStore;
+  readonly store: () => AsyncConversationStore;
   /** The store if its database exists (opened on first use), else null: reads never create one. Default: `store`. */
-  readonly existingStore?: () => ConversationStore | null;
+  readonly existingStore?: () => AsyncConversationStore | null;
   /** The store's owner key for this caller. */
   readonly principal: string;
   readonly local: boolean;
@@ -93,7 +93,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const entries = task && store ? store.entries(effect.conversationId, task.principal) : null;
+          const entries = task && store ? await store.entries(effect.conversationId, task.principal) : null;
           const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
           this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
         });
@@ -102,7 +102,7 @@ export class EffectRunner {
           const task = this.#deps.task;
           const store = this.#readStore();
           // One lookup by (id, principal): another principal's conversation is found exactly as a missing one is not.
-          const found = task !== undefined && store !== null && store.getConversation(effect.conversationId, task.principal) !== null;
+          const found = task !== undefined && store !== null && (await store.getConversation(effect.conversationId, task.principal)) !== null;
           if (found) task.watchTranscript?.(effect.conversationId);
           this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
         });
@@ -110,7 +110,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const { ids, total } = task && store ? store.recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
+          const { ids, total } = task && store ? await store.recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
           this.#deliver({ kind: 'conversationCompletions', ticket: effect.ticket, values: ids, total });
         });
       case 'completePath':
@@ -190,7 +190,7 @@ export class EffectRunner {
   }
 
   /** The store for a read: none when tasks are not configured or no database was ever made. */
-  #readStore(): ConversationStore | null {
+  #readStore(): AsyncConversationStore | null {
     const task = this.#deps.task;
     if (!task) return null;
     return task.existingStore ? task.existingStore() : task.store();

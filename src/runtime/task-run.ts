@@ -3,7 +3,10 @@
 // else, model requests, tool calls under the policy's questions, progress — and sends the outcomes back.
 // The supervisor restarts a crashed or killed actor (transient); the work in flight for the dead
 // incarnation is aborted and its late results are dropped, so a restart behaves like a real crash: the
-// new incarnation sees only what is durable.
+// new incarnation sees only what is durable. The store is asynchronous (it may be a database across the
+// network), so the actions are carried out one at a time through one queue: an append has committed
+// before the next action runs, and a new incarnation reads the transcript only after its predecessor's
+// writes in flight have settled, so it never starts from a transcript that is about to grow.
 
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
@@ -13,7 +16,8 @@ import { harnessById } from '../harness/catalog.ts';
 import { loadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
-import { type ConversationStore, type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from '../task/task-core.ts';
 import { currentContent, type FileSnapshot } from '../task/undo.ts';
 import { toolCatalog } from '../tools/catalog.ts';
@@ -29,7 +33,7 @@ export interface TaskRunDeps {
   readonly setup: TaskSetup;
   /** The store's owner key (the caller's principal), for reading the transcript back. */
   readonly principal: string;
-  readonly store: ConversationStore;
+  readonly store: AsyncConversationStore;
   readonly scheduler: Scheduler;
   readonly provider: ModelProvider;
   readonly workspace: string;
@@ -64,6 +68,9 @@ export class TaskRun {
   #stopWhy: string | null = null;
   readonly #wall: NodeJS.Timeout;
   #incarnations = 0;
+  /** The actions (and the give-up write) in order, each after the one before; it never rejects. */
+  #queue: Promise<void> = Promise.resolve();
+  #givingUp = false;
 
   constructor(deps: TaskRunDeps) {
     this.#deps = deps;
@@ -74,6 +81,11 @@ export class TaskRun {
     const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
     this.#wall = setTimeout(() => this.stop(`the task passed its wall time of ${wallMs / 1000} s`), wallMs);
     this.#wall.unref();
+  }
+
+  /** The harness the task runs under. */
+  get harness(): string {
+    return this.#deps.setup.harness;
   }
 
   /** Times the actor was started (1 + restarts). */
@@ -92,7 +104,8 @@ export class TaskRun {
 
   /** The child start of the task's spec: an incarnation of the task actor from the durable transcript. */
   async start(): Promise<ActorRef> {
-    const entries = this.#transcript();
+    await this.#queue;
+    const entries = await this.#transcript();
     const args: TaskActorArgs = { setup: this.#deps.setup, entries };
     const actor = await this.#deps.scheduler.spawn(taskBehaviourRef, args, 'task');
     this.#incarnations++;
@@ -103,7 +116,7 @@ export class TaskRun {
     }
     const inc: Incarnation = { actor, controller: new AbortController() };
     this.#current = inc;
-    actor.onMessage((actions) => this.#carryOut(inc, actions as TaskAction[]));
+    actor.onMessage((actions) => this.#enqueue(inc, actions as TaskAction[]));
     void actor.exited.then((reason) => this.#exited(inc, reason));
     actor.cast({ e: 'go' } satisfies TaskMessage);
     if (this.#stopWhy !== null) actor.cast({ e: 'stop', why: this.#stopWhy } satisfies TaskMessage);
@@ -122,9 +135,16 @@ export class TaskRun {
 
   /** The supervisor gave up on the task (its actor kept dying): the conversation stays resumable. */
   gaveUp(message: string): void {
+    if (this.#settled || this.#givingUp) return;
+    this.#givingUp = true;
+    // Queued, so a finish already on its way is not overwritten by `interrupted` (and answers instead).
+    this.#queue = this.#queue.then(() => this.#interrupted(message));
+  }
+
+  async #interrupted(message: string): Promise<void> {
     if (this.#settled) return;
     try {
-      this.#deps.store.setStatus(this.conversationId, 'interrupted');
+      await this.#deps.store.setStatus(this.conversationId, 'interrupted');
     } catch (err) {
       this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
     }
@@ -135,10 +155,10 @@ export class TaskRun {
     });
   }
 
-  #transcript(): Entry[] {
+  async #transcript(): Promise<Entry[]> {
     const all: Entry[] = [];
     for (;;) {
-      const page = this.#deps.store.entries(this.conversationId, this.#deps.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
+      const page = await this.#deps.store.entries(this.conversationId, this.#deps.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
       if (page === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
       all.push(...page);
       if (page.length < MAX_ENTRIES_LIMIT) return all;
@@ -158,8 +178,24 @@ export class TaskRun {
     this.#deps.logger.log('warning', 'task actor exited mid-task; its supervisor restarts it', { conversation: this.conversationId, reason: why });
   }
 
+  #enqueue(inc: Incarnation, actions: readonly TaskAction[]): void {
+    this.#queue = this.#queue.then(() => this.#carryOut(inc, actions)).catch((err: unknown) => this.#writeFailed(inc, err));
+  }
+
+  /**
+   * A write the actor asked for failed (the database is unreachable, say): what it decided next may rest
+   * on it, so the incarnation is killed and its supervisor starts another from what is durable — which,
+   * if the store stays down, fails until the supervisor gives up and the task is answered as interrupted.
+   */
+  #writeFailed(inc: Incarnation, err: unknown): void {
+    this.#deps.logger.log('error', 'a task\'s store write failed; restarting its actor from the durable transcript', { conversation: this.conversationId, error: (err as Error).message });
+    if (this.#current === inc) this.#current = null;
+    inc.controller.abort(new Error('a store write failed'));
+    inc.actor.kill();
+  }
+
   /** Actions in order: appends are durable before the next action runs. */
-  #carryOut(inc: Incarnation, actions: readonly TaskAction[]): void {
+  async #carryOut(inc: Incarnation, actions: readonly TaskAction[]): Promise<void> {
     for (const action of actions) {
       // An incarnation that has exited is not obeyed any more (its successor decides from the store); one
       // that is stopping only records and finishes.
@@ -167,7 +203,7 @@ export class TaskRun {
       if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
       switch (action.a) {
         case 'append':
-          this.#deps.store.append(this.conversationId, action.type, action.payload);
+          await this.#deps.store.append(this.conversationId, action.type, action.payload);
           this.#deps.onAppend();
           break;
         case 'progress':
@@ -180,7 +216,7 @@ export class TaskRun {
           void this.#runTool(inc, action.call, action.confirm, action.snapshot);
           break;
         case 'finish':
-          this.#deps.store.setStatus(this.conversationId, action.status);
+          await this.#deps.store.setStatus(this.conversationId, action.status);
           this.#settle({
             text: action.text, isError: action.isError,
             structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls },

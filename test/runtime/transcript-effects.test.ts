@@ -9,6 +9,7 @@ import { MAX_COMPLETION_VALUES } from '../../src/mcp/methods/completion.ts';
 import { EffectRunner, type TaskContext } from '../../src/runtime/effect-runner.ts';
 import { createLogger } from '../../src/runtime/logger.ts';
 import { TranscriptWatch } from '../../src/runtime/transcript-watch.ts';
+import { SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ConversationStore } from '../../src/store/store.ts';
 
@@ -18,7 +19,7 @@ const logger = createLogger('error', { write: () => true });
 
 function context(principal: string, sessionId: string, watch?: TranscriptWatch, heard?: string[]): TaskContext {
   return {
-    store: () => store, principal, local: false, forbidWrites: false, sessionId, env: {},
+    store: () => new SyncStoreAdapter(store), principal, local: false, forbidWrites: false, sessionId, env: {},
     supervise: async () => undefined,
     ...(watch ? { watchTranscript: (c: string) => watch.watch(c, sessionId, (x) => heard?.push(x)), transcriptChanged: (c: string) => watch.changed(c) } : {}),
   };
