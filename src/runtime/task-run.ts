@@ -53,6 +53,8 @@ interface Incarnation {
   readonly actor: ActorRef;
   /** Aborted when this incarnation exits: its model request or tool call stops, its late results are dropped. */
   readonly controller: AbortController;
+  /** One of its writes failed: the rest of what it asked for is dropped, so the transcript has no gap. */
+  writeFailed: boolean;
 }
 
 export class TaskRun {
@@ -114,7 +116,7 @@ export class TaskRun {
         conversation: this.conversationId, incarnation: this.#incarnations, lastSeq: entries.at(-1)?.seq ?? null,
       });
     }
-    const inc: Incarnation = { actor, controller: new AbortController() };
+    const inc: Incarnation = { actor, controller: new AbortController(), writeFailed: false };
     this.#current = inc;
     actor.onMessage((actions) => this.#enqueue(inc, actions as TaskAction[]));
     void actor.exited.then((reason) => this.#exited(inc, reason));
@@ -189,6 +191,7 @@ export class TaskRun {
    */
   #writeFailed(inc: Incarnation, err: unknown): void {
     this.#deps.logger.log('error', 'a task\'s store write failed; restarting its actor from the durable transcript', { conversation: this.conversationId, error: (err as Error).message });
+    inc.writeFailed = true;
     if (this.#current === inc) this.#current = null;
     inc.controller.abort(new Error('a store write failed'));
     inc.actor.kill();
@@ -197,9 +200,11 @@ export class TaskRun {
   /** Actions in order: appends are durable before the next action runs. */
   async #carryOut(inc: Incarnation, actions: readonly TaskAction[]): Promise<void> {
     for (const action of actions) {
-      // An incarnation that has exited is not obeyed any more (its successor decides from the store); one
-      // that is stopping only records and finishes.
-      if (this.#current !== inc) return;
+      // What an incarnation asked for before it exited was decided on durable state and is carried out
+      // (its exit may overtake its last actions in this queue: a normal one follows its finish). Only
+      // its writes and its finish, though: an exited or stopping incarnation's work is aborted. Its
+      // successor starts once this queue has drained, from everything written here.
+      if (inc.writeFailed) return;
       if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
       switch (action.a) {
         case 'append':

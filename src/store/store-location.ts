@@ -37,7 +37,7 @@ export function parseStoreLocation(value: string | undefined): StoreLocation {
   }
   // "postgres:user:pw@host" parses with everything in the path, where the label would show it.
   if (!value.slice(url.protocol.length).startsWith('//')) {
-    throw new StoreLocationError(`--store takes a URL postgres://user:password@host:port/database; the value given lacks the // after ${url.protocol} (not shown, as it may hold a password)`);
+    throw new StoreLocationError(`--store takes ${SQLITE_STORE} or a URL postgres://user:password@host:port/database; the value given lacks the // after ${url.protocol} (not shown, as it may hold a password)`);
   }
   return { kind: 'postgres', url: value, label: storeLabel(url) };
 }
