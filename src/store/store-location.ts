@@ -1,7 +1,7 @@
 // Where the server keeps conversations, as the operator names it (`--store`, `SUPERPI_STORE`): the
 // embedded SQLite store (the default), or a PostgreSQL database by URL. The URL may carry a password, so
-// nothing here ever puts the value as given into a message: only a redacted form or a label without
-// the user and password.
+// nothing here ever puts the value as given into a message: only its scheme, or a label without the
+// user and password.
 
 export type StoreLocation =
   | { readonly kind: 'sqlite' }
@@ -32,12 +32,15 @@ export function parseStoreLocation(value: string | undefined): StoreLocation {
     // Not parsed, so where a password would be is unknown: the value is not shown at all.
     throw new StoreLocationError(`--store takes ${SQLITE_STORE} or a URL postgres://user:password@host:port/database; the value given is not a valid URL (not shown, as it may hold a password)`);
   }
+  // Only the scheme is named: in a URL the operator mistyped, a password can sit anywhere.
   if (!POSTGRES_PROTOCOLS.has(url.protocol)) {
-    throw new StoreLocationError(`--store takes ${SQLITE_STORE} or a URL postgres://user:password@host:port/database, not ${redactedUrl(url)}`);
+    throw new StoreLocationError(`--store takes ${SQLITE_STORE} or a URL postgres://user:password@host:port/database, not a ${url.protocol} URL (the rest is not shown, as it may hold a password)`);
   }
-  // "postgres:user:pw@host" parses with everything in the path, where the label would show it.
-  if (!value.slice(url.protocol.length).startsWith('//')) {
-    throw new StoreLocationError(`--store takes ${SQLITE_STORE} or a URL postgres://user:password@host:port/database; the value given lacks the // after ${url.protocol} (not shown, as it may hold a password)`);
+  // "postgres:user:pw@host" and "postgres:///user:pw@host" put the user and password in the path, and
+  // a password holding an unescaped "/" ends the host early and leaves its tail, with the "@", in the
+  // path: each time the label would show it. A database name has no "@".
+  if (!value.slice(url.protocol.length).startsWith('//') || url.pathname.includes('@')) {
+    throw new StoreLocationError(`--store takes ${SQLITE_STORE} or a URL postgres://user:password@host:port/database, with "/", "@" and ":" in the password written %2F, %40 and %3A; the value given is not one (not shown, as it may hold a password)`);
   }
   return { kind: 'postgres', url: value, label: storeLabel(url) };
 }
@@ -45,12 +48,4 @@ export function parseStoreLocation(value: string | undefined): StoreLocation {
 /** The database a URL names, without user or password: what logs and errors say. */
 export function storeLabel(url: URL): string {
   return `${url.protocol}//${url.host}${url.pathname}`;
-}
-
-function redactedUrl(url: URL): string {
-  const copy = new URL(url.href);
-  if (copy.password !== '') copy.password = '***';
-  // A query may carry a password too (`?password=`): its values are not shown.
-  for (const key of [...copy.searchParams.keys()]) copy.searchParams.set(key, '***');
-  return copy.href;
 }

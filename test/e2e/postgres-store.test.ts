@@ -83,7 +83,7 @@ test('an invalid --store value exits 2 with what --store takes, and never shows 
 test('SUPERPI_STORE is read as --store is: an invalid value exits 2 without the password', async () => {
   const r = await startToFailure([], { SUPERPI_STORE: `redis://u:${PASSWORD}@127.0.0.1/0` });
   assert.is(r.code, 2, r.stderr);
-  assert.match(r.stderr, /redis:\/\/u:\*\*\*@127\.0\.0\.1\/0/, 'the value is named with its password masked');
+  assert.match(r.stderr, /not a redis: URL/, 'the value is named by its scheme only');
   assert.not.ok(r.stderr.includes(PASSWORD));
 });
 
