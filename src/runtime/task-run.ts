@@ -66,6 +66,11 @@ export class TaskRun {
   #resolve!: (outcome: ToolOutcome) => void;
   #settled = false;
   #current: Incarnation | null = null;
+  /**
+   * The incarnation whose actions are carried out: the last one started, kept after it exits (its exit
+   * may overtake its last actions in the queue), null while the next one is starting.
+   */
+  #obeyed: Incarnation | null = null;
   /** Why the task must stop (cancel, wall time), once it must. */
   #stopWhy: string | null = null;
   readonly #wall: NodeJS.Timeout;
@@ -106,6 +111,9 @@ export class TaskRun {
 
   /** The child start of the task's spec: an incarnation of the task actor from the durable transcript. */
   async start(): Promise<ActorRef> {
+    // What the previous incarnation asked for and is not done yet is dropped, as if it had died a little
+    // earlier; a write already under way finishes first, so the transcript read below is final.
+    this.#obeyed = null;
     await this.#queue;
     const entries = await this.#transcript();
     const args: TaskActorArgs = { setup: this.#deps.setup, entries };
@@ -118,6 +126,7 @@ export class TaskRun {
     }
     const inc: Incarnation = { actor, controller: new AbortController(), writeFailed: false };
     this.#current = inc;
+    this.#obeyed = inc;
     actor.onMessage((actions) => this.#enqueue(inc, actions as TaskAction[]));
     void actor.exited.then((reason) => this.#exited(inc, reason));
     actor.cast({ e: 'go' } satisfies TaskMessage);
@@ -200,11 +209,10 @@ export class TaskRun {
   /** Actions in order: appends are durable before the next action runs. */
   async #carryOut(inc: Incarnation, actions: readonly TaskAction[]): Promise<void> {
     for (const action of actions) {
-      // What an incarnation asked for before it exited was decided on durable state and is carried out
-      // (its exit may overtake its last actions in this queue: a normal one follows its finish). Only
-      // its writes and its finish, though: an exited or stopping incarnation's work is aborted. Its
-      // successor starts once this queue has drained, from everything written here.
-      if (inc.writeFailed) return;
+      // An incarnation is obeyed until its successor starts (which reads the store once this queue has
+      // drained), so one that exited normally still gets its finish carried out; one that is stopping
+      // or has exited only records and finishes, its other work being aborted.
+      if (this.#obeyed !== inc || inc.writeFailed) return;
       if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
       switch (action.a) {
         case 'append':
