@@ -179,7 +179,12 @@ export class TaskRun {
   #exited(inc: Incarnation, reason: ActorExit): void {
     inc.controller.abort(new Error('the task actor exited'));
     if (this.#current === inc) this.#current = null;
-    if (this.#settled || reason.kind === 'normal') return;
+    if (this.#settled) return;
+    if (reason.kind === 'normal') {
+      // Its finish was dropped after a failed write, and a normal exit is not restarted.
+      if (inc.writeFailed) this.gaveUp('its transcript could not be written');
+      return;
+    }
     if (reason.kind === 'shutdown') {
       // Stopped on purpose (the server is stopping): not restarted, so answered here.
       this.gaveUp('the server stopped the task');
@@ -197,13 +202,17 @@ export class TaskRun {
    * A write the actor asked for failed (the database is unreachable, say): what it decided next may rest
    * on it, so the incarnation is killed and its supervisor starts another from what is durable — which,
    * if the store stays down, fails until the supervisor gives up and the task is answered as interrupted.
+   * An actor that already exited normally (its finish was queued) is restarted by nobody: the task is
+   * answered as interrupted at once, its transcript kept as far as it was written.
    */
   #writeFailed(inc: Incarnation, err: unknown): void {
-    this.#deps.logger.log('error', 'a task\'s store write failed; restarting its actor from the durable transcript', { conversation: this.conversationId, error: (err as Error).message });
+    const why = (err as Error).message;
+    this.#deps.logger.log('error', 'a task\'s store write failed; what its actor asked for next is dropped', { conversation: this.conversationId, error: why });
     inc.writeFailed = true;
     if (this.#current === inc) this.#current = null;
     inc.controller.abort(new Error('a store write failed'));
-    inc.actor.kill();
+    if (inc.actor.alive) inc.actor.kill();
+    else this.gaveUp(`its transcript could not be written (${why})`);
   }
 
   /** Actions in order: appends are durable before the next action runs. */
