@@ -142,6 +142,8 @@ export class Application {
       toolThreads: this.tools.threads,
       restarts: this.#restarts,
       bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
+      // The backend and node, never the database's URL (it may hold the password).
+      store: { backend: this.#options.store?.kind ?? 'sqlite', ...(this.#options.nodeId === undefined ? {} : { node: this.#options.nodeId }) },
     };
   }
 
