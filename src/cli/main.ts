@@ -4,6 +4,7 @@
 // the banner, exit codes.
 
 import { TokenConfigError } from '../auth/tokens.ts';
+import { StoreError } from '../store/errors.ts';
 import { WorkspaceError } from '../tools/workspace.ts';
 import { watchLauncher } from './launcher-watch.ts';
 import { OptionsError, parseOptions, usage } from './options.ts';
@@ -43,6 +44,12 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     if (err instanceof TokenConfigError || err instanceof WorkspaceError || (err as NodeJS.ErrnoException).code === 'ENOENT') {
       process.stderr.write(`super-pi: ${(err as Error).message}\n`);
       return 2;
+    }
+    // The PostgreSQL store could not be opened (unreachable, refused, a newer schema): its message names
+    // the database by host and name only, never the password.
+    if (err instanceof StoreError) {
+      process.stderr.write(`super-pi: the conversation store could not be opened: ${err.message}\n`);
+      return 1;
     }
     throw err;
   }

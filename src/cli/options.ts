@@ -13,6 +13,8 @@ import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSI
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../transports/origin.ts';
 import { parseObservers } from '../observer/observer-access.ts';
+import { checkNodeId } from '../store/node-ownership.ts';
+import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 
 /**
  * Idle HTTP sessions are closed after this (`--session-idle`). The HTTP transport's own default
@@ -59,6 +61,10 @@ export interface ServerOptions {
   readonly observers: readonly string[];
   /** Prometheus metrics and per-call accounting; `--no-metrics` turns them off. */
   readonly metrics: boolean;
+  /** Where conversations are kept (`--store`, `SUPERPI_STORE`): SQLite by default, or PostgreSQL. */
+  readonly store: StoreLocation;
+  /** This node's name on a shared PostgreSQL store (`--node-id`, `SUPERPI_NODE_ID`); undefined: host name + pid. */
+  readonly nodeId: string | undefined;
 }
 
 export const DEFAULT_HOST = '127.0.0.1';
@@ -91,6 +97,8 @@ Options (flags override environment variables, which override defaults):
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
   --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
+  --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
+  --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
   --help                   print this text
   --version                print the version`;
 
@@ -132,6 +140,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'session-idle': { type: 'string' },
         observers: { type: 'string' },
         'no-metrics': { type: 'boolean' },
+        store: { type: 'string' },
+        'node-id': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -163,6 +173,16 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   } catch (err) {
     throw new OptionsError((err as Error).message);
   }
+  let store: StoreLocation;
+  try {
+    store = parseStoreLocation(values.store ?? env[STORE_ENV]);
+  } catch (err) {
+    if (err instanceof StoreLocationError) throw new OptionsError(err.message);
+    throw err;
+  }
+  const nodeId = values['node-id'] ?? (env.SUPERPI_NODE_ID || undefined);
+  const nodeIdProblem = nodeId === undefined ? null : checkNodeId(nodeId);
+  if (nodeIdProblem !== null) throw new OptionsError(`--node-id: ${nodeIdProblem}`);
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
   return {
     kind: 'serve',
@@ -192,6 +212,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_SECONDS) * 1000,
       observers: parseObservers(values.observers),
       metrics: !(values['no-metrics'] ?? false),
+      store,
+      nodeId,
     },
   };
 }

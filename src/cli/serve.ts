@@ -97,6 +97,8 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     allowAnonymousWrites: options.allowAnonymousWrites,
     // stdio serves no /metrics: nothing would read them.
     metrics: options.metrics && options.transport !== 'stdio',
+    store: options.store,
+    ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
     onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
   });
   return { app, options, logger, workspace, tokens };

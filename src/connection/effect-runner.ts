@@ -5,7 +5,7 @@
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
-import type { ConversationStore } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { TaskContext } from '../task/task-context.ts';
 import { undoConversation } from '../task/undo.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -68,7 +68,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const entries = task && store ? store.entries(effect.conversationId, task.principal) : null;
+          const entries = task && store ? await store.entries(effect.conversationId, task.principal) : null;
           const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
           this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
         });
@@ -77,7 +77,7 @@ export class EffectRunner {
           const task = this.#deps.task;
           const store = this.#readStore();
           // One lookup by (id, principal): another principal's conversation is found exactly as a missing one is not.
-          const found = task !== undefined && store !== null && store.getConversation(effect.conversationId, task.principal) !== null;
+          const found = task !== undefined && store !== null && (await store.getConversation(effect.conversationId, task.principal)) !== null;
           if (found) task.watchTranscript?.(effect.conversationId);
           this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
         });
@@ -85,7 +85,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const { ids, total } = task && store ? store.recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
+          const { ids, total } = task && store ? await store.recentConversationIds(task.principal, effect.prefix, MAX_COMPLETION_VALUES) : { ids: [], total: 0 };
           this.#deliver({ kind: 'conversationCompletions', ticket: effect.ticket, values: ids, total });
         });
       case 'completePath':
@@ -165,7 +165,7 @@ export class EffectRunner {
   }
 
   /** The store for a read: none when tasks are not configured or no database was ever made. */
-  #readStore(): ConversationStore | null {
+  #readStore(): AsyncConversationStore | null {
     const task = this.#deps.task;
     if (!task) return null;
     return task.existingStore ? task.existingStore() : task.store();

@@ -3,7 +3,8 @@
 // happen), and a way to read a task's transcript for the observer page.
 
 import type { Principal } from '../mcp/state.ts';
-import type { ConversationStatus, ConversationStore, Entry, EntryType } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import type { ConversationStatus, Entry, EntryType } from '../store/store.ts';
 import type { StoreListener } from './observed-store.ts';
 import { principalName } from './observed-sessions.ts';
 
@@ -91,7 +92,7 @@ export class ObservedTasks implements StoreListener {
   }
 
   /** Entries after `afterSeq`, at most MAX_TRANSCRIPT_PAGE; null when there is no such task. */
-  transcript(store: ConversationStore, taskId: string, afterSeq: number): Entry[] | null {
+  async transcript(store: AsyncConversationStore, taskId: string, afterSeq: number): Promise<Entry[] | null> {
     const e = this.#byTask.get(taskId);
     if (!e) return null;
     return store.entries(e.conversationId, e.ownerKey, { afterSeq, limit: MAX_TRANSCRIPT_PAGE });

@@ -67,7 +67,13 @@ export class ObserverRoutes {
     switch (pathname) {
       case '/metrics': this.#metrics(res); return true;
       case '/observer/events': this.#events(res); return true;
-      case '/observer/transcript': this.#transcript(req, res); return true;
+      case '/observer/transcript':
+        // The store may be a database across the network: a failed read is answered, never left hanging.
+        this.#transcript(req, res).catch((err: unknown) => {
+          if (!res.headersSent) refuse(res, 500, `Internal Server Error: the transcript could not be read (${(err as Error).message})`);
+          else res.destroy();
+        });
+        return true;
       default: refuse(res, 404, 'Not Found'); return true;
     }
   }
@@ -110,12 +116,12 @@ export class ObserverRoutes {
     for (const res of this.#streams) if (res.writableLength < MAX_OBSERVER_BACKLOG_BYTES) res.write(data);
   }
 
-  #transcript(req: IncomingMessage, res: ServerResponse): void {
+  async #transcript(req: IncomingMessage, res: ServerResponse): Promise<void> {
     const query = new URL(req.url ?? '/', 'http://localhost').searchParams;
     const task = query.get('task') ?? '';
     const after = Number(query.get('after') ?? '0');
     if (!/^task-\d{1,15}$/.test(task) || !Number.isSafeInteger(after) || after < 0) return refuse(res, 400, 'Bad Request: task=task-N and after=SEQ (a whole number) are required');
-    const entries = this.#options.observer.transcript(task, after);
+    const entries = await this.#options.observer.transcript(task, after);
     if (entries === null) return refuse(res, 404, 'Not Found: no such task');
     res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
     res.end(JSON.stringify({ entries: entries.map((e) => ({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })) }));

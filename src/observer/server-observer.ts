@@ -6,7 +6,8 @@ import { performance } from 'node:perf_hooks';
 import type { InlineSeries } from '../actors/inline-tally.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
-import type { ConversationStore, Entry } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import type { Entry } from '../store/store.ts';
 import type { SupervisorEvent } from '../supervisor/index.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
@@ -34,7 +35,7 @@ export class ServerObserver {
   readonly tasks = new ObservedTasks();
   readonly calls = new CallWindow();
   readonly #options: ServerObserverOptions;
-  #store: ConversationStore | null = null;
+  #store: AsyncConversationStore | null = null;
 
   constructor(options: ServerObserverOptions) {
     this.#options = options;
@@ -99,7 +100,7 @@ export class ServerObserver {
   }
 
   /** The store with appends timed and task progress counted. */
-  observeStore(store: ConversationStore): ConversationStore {
+  observeStore(store: AsyncConversationStore): AsyncConversationStore {
     const observed = new ObservedStore(store, {
       appended: (conversationId, type, seconds) => {
         this.metrics?.storeAppended(seconds);
@@ -111,7 +112,7 @@ export class ServerObserver {
     return observed;
   }
 
-  transcript(taskId: string, afterSeq: number): Entry[] | null {
+  async transcript(taskId: string, afterSeq: number): Promise<Entry[] | null> {
     return this.#store ? this.tasks.transcript(this.#store, taskId, afterSeq) : null;
   }
 

@@ -24,8 +24,9 @@ import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from '../log/logger.ts';
 import { Session } from '../connection/session.ts';
 import { transcriptUri } from '../mcp/resources.ts';
+import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
-import type { ConversationStore } from '../store/store.ts';
+import type { StoreLocation } from '../store/store-location.ts';
 import type { TaskRun } from '../task/task-run.ts';
 import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
@@ -36,6 +37,8 @@ import { ServerObserver } from '../observer/server-observer.ts';
 
 /** How long a stopping connection actor gets before it is killed. */
 export const SESSION_SHUTDOWN_MS = 2000;
+/** How long stopping waits for tasks to record how they ended before the store is closed under them. */
+export const STORE_CLOSE_GRACE_MS = 2000;
 
 export interface ApplicationOptions {
   readonly workspace: string;
@@ -57,6 +60,10 @@ export interface ApplicationOptions {
   readonly onGiveUp: (message: string) => void;
   /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
   readonly metrics?: boolean;
+  /** Where conversations are kept (`--store`); default the embedded SQLite store in `SUPERPI_HOME`. */
+  readonly store?: StoreLocation;
+  /** This node's name among those sharing a PostgreSQL store (`--node-id`); default host name + pid. */
+  readonly nodeId?: string;
 }
 
 export interface SessionOptions {
@@ -85,7 +92,9 @@ export class Application {
   #restarts = 0;
   #chaosTimer: NodeJS.Timeout | null = null;
   #taskChaosTimer: NodeJS.Timeout | null = null;
-  #store: ConversationStore | null = null;
+  #store: AsyncConversationStore | null = null;
+  /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
+  readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
 
   private constructor(options: ApplicationOptions) {
@@ -101,9 +110,27 @@ export class Application {
     this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
   }
 
+  /**
+   * Starts the tree. A PostgreSQL store is opened first (migrations run now, under their lock), so a
+   * server that cannot reach its database fails to start, saying why, instead of failing its first task;
+   * the SQLite store is opened on first use, as before.
+   */
   static async start(options: ApplicationOptions): Promise<Application> {
     const app = new Application(options);
-    await app.#boot();
+    const location = options.store ?? { kind: 'sqlite' };
+    if (location.kind === 'postgres') {
+      const { PostgresConversationStore } = await import('../store/postgres-store.ts');
+      const { nodeOwnership } = await import('../store/node-ownership.ts');
+      const store = await PostgresConversationStore.open(location.url, options.nodeId === undefined ? {} : { ownership: nodeOwnership(options.nodeId) });
+      app.#store = app.observer.observeStore(store);
+      options.logger.log('info', 'conversation store: PostgreSQL', { database: location.label, ...(options.nodeId === undefined ? {} : { node: options.nodeId }) });
+    }
+    try {
+      await app.#boot();
+    } catch (err) {
+      await app.#store?.close();
+      throw err;
+    }
     return app;
   }
 
@@ -120,6 +147,8 @@ export class Application {
       toolThreads: this.tools.threads,
       restarts: this.#restarts,
       bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
+      // The backend and node, never the database's URL (it may hold the password).
+      store: { backend: this.#options.store?.kind ?? 'sqlite', ...(this.#options.nodeId === undefined ? {} : { node: this.#options.nodeId }) },
     };
   }
 
@@ -187,6 +216,8 @@ export class Application {
     if (!tasks) throw new Error('the application is not running');
     const id = `task-${this.#nextTask++}`;
     this.#taskObserved(run, id, sessionId, principal, ownerKey);
+    this.#runs.add(run);
+    void run.outcome.then(() => this.#runs.delete(run));
     const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await tasks.startChild(id, () => Supervisor.start(
       { strategy: 'one_for_one', ...this.#intensity('task'), name: id },
@@ -202,23 +233,23 @@ export class Application {
   }
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
-  #conversationStore(): ConversationStore {
-    this.#store ??= this.observer.observeStore(openStore());
+  #conversationStore(): AsyncConversationStore {
+    this.#store ??= this.observer.observeStore(new SyncStoreAdapter(openStore()));
     return this.#store;
   }
 
   /** The conversation store if its database exists: reading a transcript never creates one. */
-  #existingConversationStore(): ConversationStore | null {
+  #existingConversationStore(): AsyncConversationStore | null {
     if (this.#store) return this.#store;
     const existing = openExistingStore();
-    if (existing) this.#store = this.observer.observeStore(existing);
+    if (existing) this.#store = this.observer.observeStore(new SyncStoreAdapter(existing));
     return this.#store;
   }
 
   /** The observer learns of a task, and counts its harness_task call when it is answered. */
   #taskObserved(run: TaskRun, id: string, sessionId: string, principal: Principal, ownerKey: string): void {
     const started = performance.now();
-    const harness = this.#conversationStore().getConversation(run.conversationId, ownerKey)?.harness ?? 'other';
+    const harness = run.harness;
     this.observer.taskStarted({ id, conversationId: run.conversationId, session: sessionId, principal, ownerKey, harness });
     void run.outcome.then((outcome) => this.observer.callFinished('harness_task', harness, outcome, started));
   }
@@ -233,8 +264,16 @@ export class Application {
       root.stop();
       await root.exited;
     }
-    this.#store?.close();
+    // A task stopped with the tree records that it was interrupted; the store must still be open for it.
+    const runs = [...this.#runs].map((r) => r.outcome);
+    if (runs.length > 0) {
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([Promise.all(runs), new Promise<void>((r) => { timer = setTimeout(r, STORE_CLOSE_GRACE_MS); })]);
+      clearTimeout(timer);
+    }
+    const store = this.#store;
     this.#store = null;
+    await store?.close();
   }
 
   async #boot(): Promise<void> {

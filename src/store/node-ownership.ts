@@ -60,3 +60,15 @@ export function nodeOwnership(node: string, incarnation: string = PROCESS_INCARN
     },
   };
 }
+
+/** The longest `--node-id`: it is stored with every conversation this node runs, and shown in logs. */
+export const MAX_NODE_ID_LENGTH = 200;
+
+/** An operator's node id, or the reason it cannot be one (empty, too long, or holding control characters). */
+export function checkNodeId(id: string): string | null {
+  if (id === '') return 'a node id must not be empty';
+  if (id.length > MAX_NODE_ID_LENGTH) return `a node id has at most ${MAX_NODE_ID_LENGTH} characters`;
+  // Control characters would let a node id forge lines in logs.
+  if (/\p{Cc}/u.test(id)) return 'a node id must not hold control characters';
+  return null;
+}

@@ -160,16 +160,16 @@ export class SessionTasks {
     const store = context.store();
     let conversationId: string;
     if (typeof args.conversation_id === 'string') {
-      const conversation = store.getConversation(args.conversation_id, context.principal);
+      const conversation = await store.getConversation(args.conversation_id, context.principal);
       if (!conversation) throw new ToolError(`conversation ${args.conversation_id} not found`);
       if (conversation.harness !== harness) throw new ToolError(`conversation ${args.conversation_id} runs under ${conversation.harness}, not ${harness}`);
       conversationId = conversation.id;
     } else {
-      conversationId = store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80) }).id;
+      conversationId = (await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80) })).id;
     }
-    store.setStatus(conversationId, 'running');
+    await store.setStatus(conversationId, 'running');
     // The prompt is durable before the first actor starts: every incarnation starts from the store.
-    store.append(conversationId, 'user', { text: prompt });
+    await store.append(conversationId, 'user', { text: prompt });
     // Every session subscribed to the transcript hears, whichever started the task.
     const updated = context.transcriptChanged
       ? () => context.transcriptChanged?.(conversationId)

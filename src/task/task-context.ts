@@ -1,13 +1,13 @@
 // What a session gives the harness tasks it starts: the store, who the caller is, how a task is supervised.
 
-import type { ConversationStore } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { TaskRun } from './task-run.ts';
 
 /** What harness tasks need: the store (opened on first use), who the caller is, which session. */
 export interface TaskContext {
-  readonly store: () => ConversationStore;
+  readonly store: () => AsyncConversationStore;
   /** The store if its database exists (opened on first use), else null: reads never create one. Default: `store`. */
-  readonly existingStore?: () => ConversationStore | null;
+  readonly existingStore?: () => AsyncConversationStore | null;
   /** The store's owner key for this caller. */
   readonly principal: string;
   readonly local: boolean;

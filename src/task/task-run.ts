@@ -3,7 +3,10 @@
 // else, model requests, tool calls under the policy's questions, progress — and sends the outcomes back.
 // The supervisor restarts a crashed or killed actor (transient); the work in flight for the dead
 // incarnation is aborted and its late results are dropped, so a restart behaves like a real crash: the
-// new incarnation sees only what is durable.
+// new incarnation sees only what is durable. The store is asynchronous (it may be a database across the
+// network), so the actions are carried out one at a time through one queue: an append has committed
+// before the next action runs, and a new incarnation reads the transcript only after its predecessor's
+// writes in flight have settled, so it never starts from a transcript that is about to grow.
 
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
@@ -13,7 +16,8 @@ import { harnessById } from '../harness/catalog.ts';
 import { loadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
-import { type ConversationStore, type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
 import { currentContent, type FileSnapshot } from './undo.ts';
 import { toolCatalog } from '../tools/catalog.ts';
@@ -28,7 +32,7 @@ export interface TaskRunDeps {
   readonly setup: TaskSetup;
   /** The store's owner key (the caller's principal), for reading the transcript back. */
   readonly principal: string;
-  readonly store: ConversationStore;
+  readonly store: AsyncConversationStore;
   readonly scheduler: Scheduler;
   readonly provider: ModelProvider;
   readonly workspace: string;
@@ -48,6 +52,8 @@ interface Incarnation {
   readonly actor: ActorRef;
   /** Aborted when this incarnation exits: its model request or tool call stops, its late results are dropped. */
   readonly controller: AbortController;
+  /** One of its writes failed: the rest of what it asked for is dropped, so the transcript has no gap. */
+  writeFailed: boolean;
 }
 
 export class TaskRun {
@@ -59,10 +65,18 @@ export class TaskRun {
   #resolve!: (outcome: ToolOutcome) => void;
   #settled = false;
   #current: Incarnation | null = null;
+  /**
+   * The incarnation whose actions are carried out: the last one started, kept after it exits (its exit
+   * may overtake its last actions in the queue), null while the next one is starting.
+   */
+  #obeyed: Incarnation | null = null;
   /** Why the task must stop (cancel, wall time), once it must. */
   #stopWhy: string | null = null;
   readonly #wall: NodeJS.Timeout;
   #incarnations = 0;
+  /** The actions (and the give-up write) in order, each after the one before; it never rejects. */
+  #queue: Promise<void> = Promise.resolve();
+  #givingUp = false;
 
   constructor(deps: TaskRunDeps) {
     this.#deps = deps;
@@ -73,6 +87,11 @@ export class TaskRun {
     const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
     this.#wall = setTimeout(() => this.stop(`the task passed its wall time of ${wallMs / 1000} s`), wallMs);
     this.#wall.unref();
+  }
+
+  /** The harness the task runs under. */
+  get harness(): string {
+    return this.#deps.setup.harness;
   }
 
   /** Times the actor was started (1 + restarts). */
@@ -91,7 +110,11 @@ export class TaskRun {
 
   /** The child start of the task's spec: an incarnation of the task actor from the durable transcript. */
   async start(): Promise<ActorRef> {
-    const entries = this.#transcript();
+    // What the previous incarnation asked for and is not done yet is dropped, as if it had died a little
+    // earlier; a write already under way finishes first, so the transcript read below is final.
+    this.#obeyed = null;
+    await this.#queue;
+    const entries = await this.#transcript();
     const args: TaskActorArgs = { setup: this.#deps.setup, entries };
     const actor = await this.#deps.scheduler.spawn(taskBehaviourRef, args, 'task');
     this.#incarnations++;
@@ -100,9 +123,10 @@ export class TaskRun {
         conversation: this.conversationId, incarnation: this.#incarnations, lastSeq: entries.at(-1)?.seq ?? null,
       });
     }
-    const inc: Incarnation = { actor, controller: new AbortController() };
+    const inc: Incarnation = { actor, controller: new AbortController(), writeFailed: false };
     this.#current = inc;
-    actor.onMessage((actions) => this.#carryOut(inc, actions as TaskAction[]));
+    this.#obeyed = inc;
+    actor.onMessage((actions) => this.#enqueue(inc, actions as TaskAction[]));
     void actor.exited.then((reason) => this.#exited(inc, reason));
     actor.cast({ e: 'go' } satisfies TaskMessage);
     if (this.#stopWhy !== null) actor.cast({ e: 'stop', why: this.#stopWhy } satisfies TaskMessage);
@@ -121,9 +145,16 @@ export class TaskRun {
 
   /** The supervisor gave up on the task (its actor kept dying): the conversation stays resumable. */
   gaveUp(message: string): void {
+    if (this.#settled || this.#givingUp) return;
+    this.#givingUp = true;
+    // Queued, so a finish already on its way is not overwritten by `interrupted` (and answers instead).
+    this.#queue = this.#queue.then(() => this.#interrupted(message));
+  }
+
+  async #interrupted(message: string): Promise<void> {
     if (this.#settled) return;
     try {
-      this.#deps.store.setStatus(this.conversationId, 'interrupted');
+      await this.#deps.store.setStatus(this.conversationId, 'interrupted');
     } catch (err) {
       this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
     }
@@ -134,10 +165,10 @@ export class TaskRun {
     });
   }
 
-  #transcript(): Entry[] {
+  async #transcript(): Promise<Entry[]> {
     const all: Entry[] = [];
     for (;;) {
-      const page = this.#deps.store.entries(this.conversationId, this.#deps.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
+      const page = await this.#deps.store.entries(this.conversationId, this.#deps.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
       if (page === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
       all.push(...page);
       if (page.length < MAX_ENTRIES_LIMIT) return all;
@@ -147,7 +178,12 @@ export class TaskRun {
   #exited(inc: Incarnation, reason: ActorExit): void {
     inc.controller.abort(new Error('the task actor exited'));
     if (this.#current === inc) this.#current = null;
-    if (this.#settled || reason.kind === 'normal') return;
+    if (this.#settled) return;
+    if (reason.kind === 'normal') {
+      // Its finish was dropped after a failed write, and a normal exit is not restarted.
+      if (inc.writeFailed) this.gaveUp('its transcript could not be written');
+      return;
+    }
     if (reason.kind === 'shutdown') {
       // Stopped on purpose (the server is stopping): not restarted, so answered here.
       this.gaveUp('the server stopped the task');
@@ -157,16 +193,38 @@ export class TaskRun {
     this.#deps.logger.log('warning', 'task actor exited mid-task; its supervisor restarts it', { conversation: this.conversationId, reason: why });
   }
 
+  #enqueue(inc: Incarnation, actions: readonly TaskAction[]): void {
+    this.#queue = this.#queue.then(() => this.#carryOut(inc, actions)).catch((err: unknown) => this.#writeFailed(inc, err));
+  }
+
+  /**
+   * A write the actor asked for failed (the database is unreachable, say): what it decided next may rest
+   * on it, so the incarnation is killed and its supervisor starts another from what is durable — which,
+   * if the store stays down, fails until the supervisor gives up and the task is answered as interrupted.
+   * An actor that already exited normally (its finish was queued) is restarted by nobody: the task is
+   * answered as interrupted at once, its transcript kept as far as it was written.
+   */
+  #writeFailed(inc: Incarnation, err: unknown): void {
+    const why = (err as Error).message;
+    this.#deps.logger.log('error', 'a task\'s store write failed; what its actor asked for next is dropped', { conversation: this.conversationId, error: why });
+    inc.writeFailed = true;
+    if (this.#current === inc) this.#current = null;
+    inc.controller.abort(new Error('a store write failed'));
+    if (inc.actor.alive) inc.actor.kill();
+    else this.gaveUp(`its transcript could not be written (${why})`);
+  }
+
   /** Actions in order: appends are durable before the next action runs. */
-  #carryOut(inc: Incarnation, actions: readonly TaskAction[]): void {
+  async #carryOut(inc: Incarnation, actions: readonly TaskAction[]): Promise<void> {
     for (const action of actions) {
-      // An incarnation that has exited is not obeyed any more (its successor decides from the store); one
-      // that is stopping only records and finishes.
-      if (this.#current !== inc) return;
+      // An incarnation is obeyed until its successor starts (which reads the store once this queue has
+      // drained), so one that exited normally still gets its finish carried out; one that is stopping
+      // or has exited only records and finishes, its other work being aborted.
+      if (this.#obeyed !== inc || inc.writeFailed) return;
       if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
       switch (action.a) {
         case 'append':
-          this.#deps.store.append(this.conversationId, action.type, action.payload);
+          await this.#deps.store.append(this.conversationId, action.type, action.payload);
           this.#deps.onAppend();
           break;
         case 'progress':
@@ -179,7 +237,7 @@ export class TaskRun {
           void this.#runTool(inc, action.call, action.confirm, action.snapshot);
           break;
         case 'finish':
-          this.#deps.store.setStatus(this.conversationId, action.status);
+          await this.#deps.store.setStatus(this.conversationId, action.status);
           this.#settle({
             text: action.text, isError: action.isError,
             structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls },

@@ -2,7 +2,7 @@
 // and undo reverts a conversation's changes newest first — refusing, and naming, any file that someone
 // else has changed since.
 
-import type { ConversationStore } from '../store/store.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
 import { FileRefusedError, isMissing, readConfinedFile, removeConfinedFile, writeConfinedFile } from '../tools/confined-file.ts';
 import { ToolError, type ToolOutcome } from '../tools/contract.ts';
 
@@ -31,8 +31,8 @@ export async function currentContent(workspace: string, userPath: string): Promi
   }
 }
 
-export async function undoConversation(store: ConversationStore, conversationId: string, principal: string, workspace: string): Promise<ToolOutcome> {
-  const entries = store.entries(conversationId, principal);
+export async function undoConversation(store: AsyncConversationStore, conversationId: string, principal: string, workspace: string): Promise<ToolOutcome> {
+  const entries = await store.entries(conversationId, principal);
   if (entries === null) throw new ToolError(`conversation ${conversationId} not found`);
   const undone = new Set(entries.filter((e) => e.type === 'undo').flatMap((e) => (e.payload as { reverted: number[] }).reverted));
   const snapshots = entries.filter((e) => e.type === 'file_snapshot' && !undone.has(e.seq)).reverse();
@@ -56,7 +56,8 @@ export async function undoConversation(store: ConversationStore, conversationId:
     reverted.push(e.seq);
     revertedPaths.push(snap.path);
   }
-  store.append(conversationId, 'undo', { reverted, refused });
+  // Committed before the reply that reports it: a retried undo must see what this one reverted.
+  await store.append(conversationId, 'undo', { reverted, refused });
   const lines = [`Reverted ${reverted.length} change(s) of conversation ${conversationId}, newest first: ${[...new Set(revertedPaths)].join(', ') || '(none)'}.`];
   if (refused.length > 0) lines.push(`Refused (changed since by someone else): ${refused.join(', ')}.`);
   return { text: lines.join('\n'), isError: refused.length > 0, structured: { conversation_id: conversationId, reverted: reverted.length, refused } };

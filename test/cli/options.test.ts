@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount, MIN_DEFAULT_THREADS } from '../../src/actors/thread-count.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
+import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -74,6 +75,25 @@ test('--observers lists token principals (none by default) and --no-metrics turn
   const set = serve(['--observers', 'alice, bob,,', '--no-metrics']);
   assert.equal(set.observers, ['alice', 'bob']);
   assert.is(set.metrics, false);
+});
+
+test('--store (or SUPERPI_STORE) names the conversation store, SQLite by default; --node-id (or SUPERPI_NODE_ID) names the node', () => {
+  assert.equal(serve([]).store, { kind: 'sqlite' });
+  assert.is(serve([]).nodeId, undefined);
+  const url = 'postgres://app:pw@db:5432/superpi';
+  assert.equal(serve(['--store', url]).store, { kind: 'postgres', url, label: 'postgres://db:5432/superpi' });
+  assert.equal(serve([], { SUPERPI_STORE: url }).store.kind, 'postgres');
+  assert.equal(serve(['--store', 'sqlite'], { SUPERPI_STORE: url }).store, { kind: 'sqlite' }, 'the flag wins over the environment');
+  assert.is(serve(['--node-id', 'node-a']).nodeId, 'node-a');
+  assert.is(serve([], { SUPERPI_NODE_ID: 'node-b' }).nodeId, 'node-b');
+});
+
+test('a bad --store or --node-id is an options error (exit 2), and the message does not show the password', () => {
+  assert.throws(() => parseOptions(['--store', 'mysql://u:hunter2@h/db'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--store takes/.test((e as Error).message) && !(e as Error).message.includes('hunter2'));
+  assert.throws(() => parseOptions(['--node-id', ''], {}, '/'), (e: unknown) => e instanceof OptionsError && /--node-id: a node id must not be empty/.test((e as Error).message));
+  assert.throws(() => parseOptions(['--node-id', 'a\nb'], {}, '/'), (e: unknown) => e instanceof OptionsError && /control characters/.test((e as Error).message));
+  assert.throws(() => parseOptions(['--node-id', 'n'.repeat(MAX_NODE_ID_LENGTH + 1)], {}, '/'), (e: unknown) => e instanceof OptionsError && /at most/.test((e as Error).message));
+  assert.is(serve(['--node-id', 'n'.repeat(MAX_NODE_ID_LENGTH)]).nodeId?.length, MAX_NODE_ID_LENGTH);
 });
 
 test.run();

@@ -10,6 +10,7 @@ import { EffectRunner } from '../../src/connection/effect-runner.ts';
 import type { TaskContext } from '../../src/task/task-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { TranscriptWatch } from '../../src/task/transcript-watch.ts';
+import { SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ConversationStore } from '../../src/store/store.ts';
 
@@ -19,7 +20,7 @@ const logger = createLogger('error', { write: () => true });
 
 function context(principal: string, sessionId: string, watch?: TranscriptWatch, heard?: string[]): TaskContext {
   return {
-    store: () => store, principal, local: false, forbidWrites: false, sessionId, env: {},
+    store: () => new SyncStoreAdapter(store), principal, local: false, forbidWrites: false, sessionId, env: {},
     supervise: async () => undefined,
     ...(watch ? { watchTranscript: (c: string) => watch.watch(c, sessionId, (x) => heard?.push(x)), transcriptChanged: (c: string) => watch.changed(c) } : {}),
   };

@@ -14,6 +14,7 @@ import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
 import { EffectRunner } from '../../src/connection/effect-runner.ts';
 import type { TaskContext } from '../../src/task/task-context.ts';
 import { createLogger } from '../../src/log/logger.ts';
+import { SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ConversationStore } from '../../src/store/store.ts';
 
@@ -49,7 +50,7 @@ test('rule 1: a principal\'s seqs are 1..n whatever any other principal appends 
 test('rule 2: another principal\'s conversation answers read, subscribe and completion exactly as a nonexistent id does', async () => {
   const store: ConversationStore = SqliteConversationStore.open(':memory:');
   const logger = createLogger('error', { write: () => true });
-  const caller: TaskContext = { store: () => store, principal: 'token:bob', local: false, forbidWrites: false, sessionId: 's', env: {}, supervise: async () => undefined };
+  const caller: TaskContext = { store: () => new SyncStoreAdapter(store), principal: 'token:bob', local: false, forbidWrites: false, sessionId: 's', env: {}, supervise: async () => undefined };
   const run = (effect: Effect) => new Promise<EffectResult>((resolve) => new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: caller }, resolve).run(effect));
   const next = random(7);
   for (let i = 0; i < 20; i++) {
