@@ -10,7 +10,7 @@ import { createLogger, type Logger } from '../runtime/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
-import { parseOptions, type ServerOptions } from './options.ts';
+import { defaultSchedulerThreads, parseOptions, type ServerOptions } from './options.ts';
 
 export const SERVER_VERSION = '0.1.0';
 /** On SIGTERM/SIGINT (or `stop`/`close()`), calls in flight get this long to finish before they are aborted. */
@@ -59,7 +59,9 @@ export function resolveOptions(options: LibraryOptions, transport: 'stdio' | 'ht
   const { workspace, logger: _logger, onGiveUp: _onGiveUp, ...rest } = options;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ServerOptions>;
   const workspaces = workspace === undefined ? parsed.options.workspaces : typeof workspace === 'string' ? [workspace] : workspace;
-  return { ...parsed.options, ...defined, workspaces, transport };
+  const merged = { ...parsed.options, ...defined, workspaces, transport };
+  // The default number of scheduler threads depends on the chaos asked for (see defaultSchedulerThreads).
+  return options.threads === undefined ? { ...merged, threads: defaultSchedulerThreads(transport, merged.chaos) } : merged;
 }
 
 export interface OpenedServer {
@@ -68,6 +70,8 @@ export interface OpenedServer {
   readonly logger: Logger;
   readonly workspace: string;
   readonly tokens: TokenTable;
+  /** Resolves once the bash isolation probe has answered and its line is logged. */
+  readonly isolationLogged: Promise<void>;
 }
 
 /**
@@ -79,9 +83,6 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   const logger = extra.logger ?? createLogger(options.logLevel);
   const workspace = await openWorkspace(options.workspaces[0] as string);
   const tokens = await loadTokens(options);
-  // Probed once, now rather than on the first call, so the operator reads in the log what is in force.
-  const isolation = await bashIsolation();
-  logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
   const app = await Application.start({
     workspace,
     harness: options.harness,
@@ -99,7 +100,12 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     metrics: options.metrics && options.transport !== 'stdio',
     onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
   });
-  return { app, options, logger, workspace, tokens };
+  // Probed once at start rather than on the first call, so the operator reads in the log what is in force;
+  // in the background (it runs a process: 10-50 ms), so a cold start does not wait for it.
+  const isolationLogged = bashIsolation().then((isolation) => {
+    logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+  });
+  return { app, options, logger, workspace, tokens, isolationLogged };
 }
 
 /**
@@ -145,7 +151,7 @@ export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServ
     };
   });
   logger.log('info', ended === 'gave-up' ? 'the session was given up; stopping' : io.stop?.aborted ? 'drained; exiting' : 'input closed; exiting');
-  await app.stop();
+  await Promise.all([app.stop(), opened.isolationLogged]);
   return ended === 'gave-up' ? { kind: 'gave-up', reason } : { kind: 'ended' };
 }
 

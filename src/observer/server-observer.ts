@@ -10,7 +10,7 @@ import type { SupervisorEvent } from '../supervisor/index.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import type { ToolExecutor } from '../runtime/effect-runner.ts';
 import { CallWindow } from './call-window.ts';
-import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
+import type { ServerMetrics, Transport } from './metrics.ts';
 import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';
 import { ObservedStore } from './observed-store.ts';
 import { ObservedTasks } from './observed-tasks.ts';
@@ -18,8 +18,12 @@ import { CHART_SECONDS, MAX_SESSIONS_LISTED, MIN_CHART_SECONDS, type ObserverSna
 import { SupervisionModel } from './supervision-model.ts';
 
 export interface ServerObserverOptions {
-  /** False: no /metrics and no per-call accounting (`--no-metrics`); the tree, sessions and tasks are still shown. */
-  readonly metrics: boolean;
+  /**
+   * The metrics module (./metrics.ts, with prom-client), loaded by the caller only when metrics are on:
+   * null means no /metrics and no per-call accounting (`--no-metrics`, and stdio, which never loads it);
+   * the tree, sessions and tasks are still shown.
+   */
+  readonly metrics: typeof import('./metrics.ts') | null;
   readonly threads: () => readonly ThreadView[];
   readonly started: number;
 }
@@ -31,11 +35,13 @@ export class ServerObserver {
   readonly tasks = new ObservedTasks();
   readonly calls = new CallWindow();
   readonly #options: ServerObserverOptions;
+  readonly #outcomeOf: typeof import('./metrics.ts').outcomeOf | null;
   #store: ConversationStore | null = null;
 
   constructor(options: ServerObserverOptions) {
     this.#options = options;
-    this.metrics = options.metrics ? new ServerMetrics({
+    this.#outcomeOf = options.metrics?.outcomeOf ?? null;
+    this.metrics = options.metrics ? new options.metrics.ServerMetrics({
       sessions: () => this.sessions.kinds(),
       taskCounts: () => this.tasks.counts(),
       deepestMailboxes: () => options.threads().map((t) => ({ thread: t.index, deepest: t.mailboxes.deepest })),
@@ -79,7 +85,7 @@ export class ServerObserver {
   callFinished(tool: string, harness: string, outcome: ToolOutcome | null, startedAt: number): void {
     if (!this.metrics) return;
     const ms = performance.now() - startedAt;
-    this.metrics.toolCallFinished(tool, harness, outcome ? outcomeOf(outcome) : 'error', ms / 1000);
+    this.metrics.toolCallFinished(tool, harness, outcome && this.#outcomeOf ? this.#outcomeOf(outcome) : 'error', ms / 1000);
     this.calls.record(ms);
   }
 

@@ -16,6 +16,7 @@ import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/inde
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import { DEFAULT_TREE_INTENSITIES, type TreeIntensities } from '../supervisor/intensities.ts';
+import { builtinBehaviours } from '../actors/builtin-behaviours.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
@@ -40,6 +41,7 @@ export interface ApplicationOptions {
   readonly harness: HarnessId;
   readonly pageSize: number;
   readonly toolTimeoutMs: number;
+  /** Scheduler worker threads; 0: the actors run on the main thread (a stdio server's default). */
   readonly threads: number;
   readonly toolThreads: number;
   /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
@@ -85,19 +87,23 @@ export class Application {
   #store: ConversationStore | null = null;
   readonly #transcripts = new TranscriptWatch();
 
-  private constructor(options: ApplicationOptions) {
+  private constructor(options: ApplicationOptions, metrics: typeof import('../observer/metrics.ts') | null) {
     this.#options = options;
     this.scheduler = new Scheduler({
       threads: options.threads,
       limits: DEFAULT_THREAD_LIMITS,
+      // For actors on the main thread (threads 0); a worker has the same ones compiled in.
+      behaviours: builtinBehaviours,
       log: (message, data) => options.logger.log('warning', message, data),
     });
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
-    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), started: this.#started });
+    this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), started: this.#started });
   }
 
   static async start(options: ApplicationOptions): Promise<Application> {
-    const app = new Application(options);
+    // prom-client is loaded only when metrics are on: a stdio start never pays for it.
+    const metrics = (options.metrics ?? true) ? await import('../observer/metrics.ts') : null;
+    const app = new Application(options, metrics);
     await app.#boot();
     return app;
   }

@@ -1,6 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions } from '../../src/cli/options.ts';
+import { DEFAULT_SESSION_IDLE_SECONDS, defaultThreads, OptionsError, parseOptions } from '../../src/cli/options.ts';
+import { resolveOptions } from '../../src/cli/serve.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -35,6 +36,25 @@ test('refuses an unknown harness, an unknown flag and a bad number with a clear 
   assert.throws(() => parseOptions(['--harness', 'evil'], {}, '/'), (e: unknown) => e instanceof OptionsError && /unknown harness "evil"/.test((e as Error).message));
   assert.throws(() => parseOptions(['--frobnicate'], {}, '/'), (e: unknown) => e instanceof OptionsError);
   assert.throws(() => parseOptions(['--page-size', '0'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--page-size/.test((e as Error).message));
+});
+
+test('a stdio server runs its actors on the main thread (threads 0) unless chaos kills workers; HTTP gets one thread per core', () => {
+  assert.is(serve(['--stdio']).threads, 0);
+  assert.is(serve([]).threads, defaultThreads());
+  assert.is(serve(['--stdio', '--chaos', 'crash-actor=0.01']).threads, 0, 'crashing actors needs no worker');
+  assert.is(serve(['--stdio', '--chaos', 'kill-worker=250']).threads, defaultThreads(), 'killing workers needs workers');
+  assert.is(serve(['--stdio', '--chaos', 'kill-task-worker=250']).threads, defaultThreads());
+  assert.is(serve(['--stdio', '--threads', '3']).threads, 3, 'an explicit --threads wins');
+  assert.is(serve(['--threads', '0']).threads, 0, '--threads 0 is in-thread mode, also for HTTP');
+  assert.throws(() => serve(['--threads', '-1']), (e: unknown) => e instanceof OptionsError && /--threads/.test((e as Error).message));
+  assert.throws(() => serve(['--threads', '']), (e: unknown) => e instanceof OptionsError && /--threads/.test((e as Error).message));
+});
+
+test('the library takes the same thread defaults: runStdio in-thread, with worker-killing chaos on threads', () => {
+  assert.is(resolveOptions({}, 'stdio').threads, 0);
+  assert.is(resolveOptions({ chaos: { killWorkerEveryMs: 100 } }, 'stdio').threads, defaultThreads());
+  assert.is(resolveOptions({ threads: 2 }, 'stdio').threads, 2);
+  assert.is(resolveOptions({}, 'http').threads, defaultThreads());
 });
 
 test('--tool-timeout is in seconds', () => {
