@@ -2,7 +2,6 @@
 // through actor-cells.ts, answers the heartbeat, and takes the fault injection only a thread can suffer.
 
 import { parentPort } from 'node:worker_threads';
-import { precompileToolValidators } from '../mcp/arguments.ts';
 import { ActorCells } from './actor-cells.ts';
 import { builtinBehaviours } from './builtin-behaviours.ts';
 import type { FromWorker, ToWorker } from './messages.ts';
@@ -36,9 +35,5 @@ port.on('message', (m: ToWorker) => {
 });
 
 port.postMessage({ t: 'ready' } satisfies FromWorker);
-
-/** After this long a freshly booted thread compiles the tool validators (off a cold start's critical path). */
-const WARM_UP_DELAY_MS = 300;
-setTimeout(() => precompileToolValidators(), WARM_UP_DELAY_MS).unref();
 
 export default null;

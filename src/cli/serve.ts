@@ -13,6 +13,11 @@ import { serveStdio } from '../transports/stdio.ts';
 import { defaultSchedulerThreads, parseOptions, type ServerOptions } from './options.ts';
 
 export const SERVER_VERSION = '0.1.0';
+/**
+ * How long after the start the bash isolation is probed (and logged), when no bash call has probed it
+ * first: past the first exchanges of a host with a new server, which the probe's fork would slow.
+ */
+export const ISOLATION_PROBE_DELAY_MS = 2000;
 /** On SIGTERM/SIGINT (or `stop`/`close()`), calls in flight get this long to finish before they are aborted. */
 export const DRAIN_GRACE_MS = 10_000;
 
@@ -70,8 +75,8 @@ export interface OpenedServer {
   readonly logger: Logger;
   readonly workspace: string;
   readonly tokens: TokenTable;
-  /** Resolves once the bash isolation probe has answered and its line is logged. */
-  readonly isolationLogged: Promise<void>;
+  /** Probes the bash isolation now if not done yet; resolves once its line is logged. */
+  readonly logIsolation: () => Promise<void>;
 }
 
 /**
@@ -100,12 +105,15 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     metrics: options.metrics && options.transport !== 'stdio',
     onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
   });
-  // Probed once at start rather than on the first call, so the operator reads in the log what is in force;
-  // in the background (it runs a process: 10-50 ms), so a cold start does not wait for it.
-  const isolationLogged = bashIsolation().then((isolation) => {
+  // Probed once near the start rather than at the first bash call, so the operator reads in the log what
+  // is in force — but not during the start: it runs a process (forking this one: 10-50 ms of the main
+  // thread), which a host waiting for its first replies should not pay for. A bash call probes at once.
+  let logged: Promise<void> | null = null;
+  const logIsolation = (): Promise<void> => (logged ??= bashIsolation().then((isolation) => {
     logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
-  });
-  return { app, options, logger, workspace, tokens, isolationLogged };
+  }));
+  setTimeout(() => void logIsolation(), ISOLATION_PROBE_DELAY_MS).unref();
+  return { app, options, logger, workspace, tokens, logIsolation };
 }
 
 /**
@@ -151,7 +159,8 @@ export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServ
     };
   });
   logger.log('info', ended === 'gave-up' ? 'the session was given up; stopping' : io.stop?.aborted ? 'drained; exiting' : 'input closed; exiting');
-  await Promise.all([app.stop(), opened.isolationLogged]);
+  // A short session (a host probing the server) still logs what isolation was in force.
+  await Promise.all([app.stop(), opened.logIsolation()]);
   return ended === 'gave-up' ? { kind: 'gave-up', reason } : { kind: 'ended' };
 }
 
