@@ -20,7 +20,7 @@ import * as assert from 'uvu/assert';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** What `npm pack` reads from a checkout: the package's files and what its `prepare` builds them from. */
-const CHECKOUT_FILES = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.types.json', 'bin', 'scripts', 'src'];
+const CHECKOUT_FILES = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.types.json', 'bin', 'scripts', 'src'];
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** npm from the local cache where it can, and nothing the test does not need. */
@@ -155,13 +155,13 @@ pkg('the library API imports from the installed package: the pure core, the tool
 
 // Each `@ts-expect-error` fails the check if its line compiles: the declarations must be real types, not `any`.
 const TYPED_USE = `
-import { handleMcpLine, initialState, negotiateVersion, supportedVersions, toolDefinitions, runStdio, startServer, type ProtocolVersion, type RunningServer, type Step } from 'super-pi';
+import { handleMcpLine, initialState, negotiateVersion, supportedVersions, toolDefinitions, runStdio, startServer, type ProtocolVersion, type RunningServer, type StdioEnd, type Step } from 'super-pi';
 export const version: ProtocolVersion = negotiateVersion('2025-03-26');
 export const first: string = supportedVersions[0];
 export const names: string[] = toolDefinitions.map((t) => t.name);
 export const step: Step = handleMcpLine('{}', initialState({ workspace: '/tmp' }));
 export const replies: string[] = step.replies;
-export const session: Promise<void> = runStdio({ workspace: '/tmp', harness: 'super-pi-code', logLevel: 'error' });
+export const session: Promise<StdioEnd> = runStdio({ workspace: '/tmp', harness: 'super-pi-code', logLevel: 'error' });
 export const server: Promise<RunningServer> = startServer({ port: 0, requireAuth: true });
 export const url = async (): Promise<string> => (await server).url;
 // @ts-expect-error a protocol version is a string
