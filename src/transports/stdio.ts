@@ -49,8 +49,18 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
     // The host went away (EPIPE): nothing more can be delivered, so stop writing.
     outputOpen = false;
   });
+  // The lines sent in one turn (a drained mailbox answers up to dozens) leave in one write, at the end of
+  // the turn: one system call instead of one per line, and no line waits past the current job.
+  let pending: string[] = [];
+  const writePending = (): void => {
+    const lines = pending;
+    pending = [];
+    if (outputOpen) options.output.write(`${lines.join('\n')}\n`);
+  };
   const send = (line: string) => {
-    if (outputOpen) options.output.write(`${line}\n`);
+    if (!outputOpen) return;
+    pending.push(line);
+    if (pending.length === 1) queueMicrotask(writePending);
   };
   const session = await openSession(send);
   return new Promise((resolve) => {

@@ -13,6 +13,24 @@ function recordingSession(events: string[]): LineSession {
   };
 }
 
+test('the lines a session sends in one turn leave in one write, in order, each ending in a newline', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const writes: string[] = [];
+  output.on('data', (d: Buffer) => writes.push(d.toString()));
+  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, (send) => ({
+    receiveFrame: (frame) => {
+      // One frame, three replies in the same turn.
+      if (frame.kind === 'line') for (const n of [1, 2, 3]) send(`{"n":${n}}`);
+    },
+    close: async () => undefined,
+  }));
+  await new Promise((r) => setImmediate(r));
+  input.end('{"go":1}\n');
+  await served;
+  assert.equal(writes, ['{"n":1}\n{"n":2}\n{"n":3}\n']);
+});
+
 test('stop: reading ends at once, then the session drains for stopDrainMs, answers what is left, closes', async () => {
   const input = new PassThrough();
   const output = new PassThrough();
