@@ -368,9 +368,9 @@ async function codec(workspace: string): Promise<void> {
   emit(table(['format', 'µs per round trip', '÷ structured clone'], rows));
   emit('');
   emit(table(['session checkpoint (after initialize)', 'value'], [
-    ['msgpackr (records), as connection-actor.ts encodes it', `${packed.byteLength} bytes`],
+    ['V8 serialisation (node:v8), as connection-actor.ts encodes it (src/actors/codec.ts)', `${packed.byteLength} bytes`],
     ['JSON.stringify', `${jsonBytes} bytes`],
-    ['msgpackr ÷ JSON', ratio(packed.byteLength, jsonBytes)],
+    ['codec ÷ JSON', ratio(packed.byteLength, jsonBytes)],
     ['encode + decode, in-thread', `${fmt(encodeDecodeUs)} µs`],
   ]));
   emit('');

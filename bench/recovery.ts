@@ -14,7 +14,7 @@
 import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import type { SchedulerThread } from '../src/actors/scheduler-thread.ts';
+import type { ActorThread } from '../src/actors/actor-thread.ts';
 import { Application } from '../src/server/application.ts';
 import { createLogger } from '../src/log/logger.ts';
 import type { Session } from '../src/connection/session.ts';
@@ -126,7 +126,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     };
     const hostOf = (s: Session | null) => (s?.actorId ? started.scheduler.threads().find((t) => t.actors.has(s.actorId ?? '')) ?? null : null);
     /** Threads that have served a tools/call (so they have compiled the read tool's argument validator). */
-    const warmed = new WeakSet<SchedulerThread>();
+    const warmed = new WeakSet<ActorThread>();
     const readIn = async (s: Session, c: RpcClient): Promise<void> => {
       const thread = hostOf(s);
       const reply = await c.request('tools/call', { name: 'read', arguments: { path: SMALL_FILE } }, 5_000);

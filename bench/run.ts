@@ -36,10 +36,10 @@ interface SectionSpec {
   readonly targets: readonly string[];
 }
 
-/** In order. The budgets add up to 545 s, so with the build the suite stays under 10 minutes. */
+/** In order. The budgets add up to 580 s, so with the build the suite stays under 10 minutes. */
 export const SECTIONS: readonly SectionSpec[] = [
   { name: 'stdio', file: 'stdio.ts', budgetS: 70, targets: ['stdio, 64 in flight: ≥ 1.6× the SDK\'s calls/s', 'stdio, one at a time: p50 ≤ 1.2× the SDK\'s'] },
-  { name: 'cold-start', file: 'cold-start.ts', budgetS: 45, targets: ['cold start to the initialize reply: ≤ ½ the SDK\'s'] },
+  { name: 'cold-start', file: 'cold-start.ts', budgetS: 80, targets: ['cold start to the initialize reply: ≤ ½ the SDK\'s', 'cold start to the first read reply: ≤ ½ the SDK\'s', 'idle stdio RSS after one call: ≤ the SDK\'s'] },
   { name: 'http', file: 'http-section.ts', budgetS: 210, targets: ['HTTP, 64 clients: ≥ 2.5× the SDK\'s calls/s', 'memory per idle session (10,000 open): ≤ ⅓ the SDK\'s'] },
   { name: 'isolation', file: 'isolation.ts', budgetS: 60, targets: ['ping p99 while another session runs a pathological grep and a 50 MB read: ≤ 3× the idle p99'] },
   { name: 'recovery', file: 'recovery.ts', budgetS: 40, targets: ['killed scheduler thread → next successful reply: < 200 ms'] },

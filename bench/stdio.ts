@@ -535,7 +535,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     );
     const notes = [
       detail,
-      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads: ${Math.max(2, os.availableParallelism())} scheduler threads); SDK \`${commandOf(specs[1] as ServerSpec)}\`; floor \`${commandOf(specs[2] as ServerSpec)}\` and \`${commandOf(specs[3] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
+      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads for stdio: none — its connection actor runs on the main thread; the tool pool starts a thread on the first grep, find or large read); SDK \`${commandOf(specs[1] as ServerSpec)}\`; floor \`${commandOf(specs[2] as ServerSpec)}\` and \`${commandOf(specs[3] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
       ...(tRatio >= THROUGHPUT_TARGET ? [] : [throughputNote({
         ratio: tRatio,
         ceiling: rate(tput(floor1)) / rate(tput(sdk)),

@@ -85,6 +85,11 @@ export function installInlineTally(tally: InlineTally | null): void {
   threadTally = tally;
 }
 
+/** Uninstalls `tally` if it is still this thread's (a main-thread host that ends, while a newer one may have taken over). */
+export function uninstallInlineTally(tally: InlineTally): void {
+  if (threadTally === tally) threadTally = null;
+}
+
 /** Counts one call this thread ran inline. */
 export function recordInlineCall(tool: string, harness: string, isError: boolean, ms: number): void {
   threadTally?.record(tool, harness, isError, ms);

@@ -73,17 +73,23 @@ async function serveOverStdio(opened: OpenedServer): Promise<number> {
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
-  const launcher = await watchLauncher((gone) => {
+  // Found while the session is already being served: the host's first requests do not wait on /proc.
+  const launcher = watchLauncher((gone) => {
     if (stop.signal.aborted) return;
     logger.log('info', 'the process the host launched has ended: draining', { launcher: gone.pid, graceMs: DRAIN_GRACE_MS });
     stop.abort();
+  }).then((watch) => {
+    if (watch.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: watch.launchers.map((l) => l.pid) });
+    return watch;
+  }, (err: unknown) => {
+    logger.log('warning', 'cannot watch the launching wrappers; a wrapper that ends will not stop this server', { error: (err as Error).message });
+    return null;
   });
-  if (launcher.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: launcher.launchers.map((l) => l.pid) });
   let ended: Awaited<ReturnType<typeof serveStdioSession>>;
   try {
     ended = await serveStdioSession(opened, { input: process.stdin, output: process.stdout, stop: stop.signal, hurry: hurry.signal });
   } finally {
-    launcher.stop();
+    (await launcher)?.stop();
   }
   // Given up: every reply has been flushed by now; the host sees the server end, non-zero, and can start it again.
   if (ended.kind === 'gave-up') {

@@ -34,7 +34,7 @@ export interface ServerOptions {
   readonly maxMessageBytes: number;
   readonly pageSize: number;
   readonly toolTimeoutMs: number;
-  /** Scheduler worker threads hosting the actors. */
+  /** Scheduler worker threads hosting the actors; 0: on the main thread (see defaultSchedulerThreads). */
   readonly threads: number;
   /** Tool-pool threads for grep, find and large reads. */
   readonly toolThreads: number;
@@ -70,6 +70,16 @@ export interface ServerOptions {
 export const DEFAULT_HOST = '127.0.0.1';
 export const DEFAULT_PORT = 7777;
 
+/**
+ * Scheduler threads when `--threads` is not given. A stdio server has exactly one session: its actors run
+ * on the main thread (0), so it boots no thread — except when fault injection kills scheduler workers,
+ * which needs real ones. HTTP and WebSocket serve many sessions: DEFAULT_THREADS_RULE.
+ */
+export function defaultSchedulerThreads(transport: 'stdio' | 'http', chaos: ChaosOptions): number {
+  const killsWorkers = chaos.killWorkerEveryMs !== undefined || chaos.killTaskWorkerEveryMs !== undefined;
+  return transport === 'stdio' && !killsWorkers ? 0 : defaultThreadCount();
+}
+
 export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
 
 Options (flags override environment variables, which override defaults):
@@ -79,7 +89,7 @@ Options (flags override environment variables, which override defaults):
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
   --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
-  --threads N              scheduler worker threads hosting the actors   default: ${DEFAULT_THREADS_RULE}
+  --threads N              scheduler worker threads hosting the actors; 0 runs them on the main thread   default: --stdio 0 (with --chaos kill-worker or kill-task-worker: as HTTP), HTTP ${DEFAULT_THREADS_RULE}
   --tool-threads N         tool-pool threads (grep, find, large reads)   default: ${DEFAULT_THREADS_RULE}
   --tool-share N           tool-pool calls one principal may run at once   default: tool threads - 1, at least 1
   --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | kill-task-worker=<ms> | crash-actor=<probability>   default: off
@@ -184,6 +194,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const nodeIdProblem = nodeId === undefined ? null : checkNodeId(nodeId);
   if (nodeIdProblem !== null) throw new OptionsError(`--node-id: ${nodeIdProblem}`);
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
+  const transport = values.stdio ? 'stdio' : defaultTransport;
   return {
     kind: 'serve',
     options: {
@@ -193,12 +204,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),
       pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
       toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,
-      threads: positiveInt('--threads', values.threads, defaultThreadCount()),
+      threads: wholeNumber('--threads', values.threads, defaultSchedulerThreads(transport, chaos)),
       toolThreads,
       toolShare: positiveInt('--tool-share', values['tool-share'], defaultPrincipalShare(toolThreads)),
       chaos,
       intensities,
-      transport: values.stdio ? 'stdio' : defaultTransport,
+      transport,
       host: values.host ?? DEFAULT_HOST,
       port: portNumber(values.port ?? env.SUPERPI_PORT),
       tokensFile: values.tokens,
@@ -222,6 +233,13 @@ function portNumber(raw: string | undefined): number {
   if (raw === undefined) return DEFAULT_PORT;
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n < 0 || n > 65535) throw new OptionsError(`--port takes 0-65535, not "${raw}"`);
+  return n;
+}
+
+function wholeNumber(flag: string, raw: string | undefined, fallback: number): number {
+  if (raw === undefined) return fallback;
+  const n = raw.trim() === '' ? Number.NaN : Number(raw);
+  if (!Number.isSafeInteger(n) || n < 0) throw new OptionsError(`${flag} takes a whole number (0 or more), not "${raw}"`);
   return n;
 }
 

@@ -10,9 +10,14 @@ import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
-import { parseOptions, type ServerOptions } from './options.ts';
+import { defaultSchedulerThreads, parseOptions, type ServerOptions } from './options.ts';
 
 export const SERVER_VERSION = '0.1.0';
+/**
+ * How long after the start the bash isolation is probed (and logged), when no bash call has probed it
+ * first: past the first exchanges of a host with a new server, which the probe's fork would slow.
+ */
+export const ISOLATION_PROBE_DELAY_MS = 2000;
 /** On SIGTERM/SIGINT (or `stop`/`close()`), calls in flight get this long to finish before they are aborted. */
 export const DRAIN_GRACE_MS = 10_000;
 
@@ -59,7 +64,9 @@ export function resolveOptions(options: LibraryOptions, transport: 'stdio' | 'ht
   const { workspace, logger: _logger, onGiveUp: _onGiveUp, ...rest } = options;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ServerOptions>;
   const workspaces = workspace === undefined ? parsed.options.workspaces : typeof workspace === 'string' ? [workspace] : workspace;
-  return { ...parsed.options, ...defined, workspaces, transport };
+  const merged = { ...parsed.options, ...defined, workspaces, transport };
+  // The default number of scheduler threads depends on the chaos asked for (see defaultSchedulerThreads).
+  return options.threads === undefined ? { ...merged, threads: defaultSchedulerThreads(transport, merged.chaos) } : merged;
 }
 
 export interface OpenedServer {
@@ -68,6 +75,8 @@ export interface OpenedServer {
   readonly logger: Logger;
   readonly workspace: string;
   readonly tokens: TokenTable;
+  /** Probes the bash isolation now if not done yet; resolves once its line is logged. */
+  readonly logIsolation: () => Promise<void>;
 }
 
 /**
@@ -79,9 +88,6 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   const logger = extra.logger ?? createLogger(options.logLevel);
   const workspace = await openWorkspace(options.workspaces[0] as string);
   const tokens = await loadTokens(options);
-  // Probed once, now rather than on the first call, so the operator reads in the log what is in force.
-  const isolation = await bashIsolation();
-  logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
   const app = await Application.start({
     workspace,
     harness: options.harness,
@@ -101,7 +107,15 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
     onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
   });
-  return { app, options, logger, workspace, tokens };
+  // Probed once near the start rather than at the first bash call, so the operator reads in the log what
+  // is in force — but not during the start: it runs a process (forking this one: 10-50 ms of the main
+  // thread), which a host waiting for its first replies should not pay for. A bash call probes at once.
+  let logged: Promise<void> | null = null;
+  const logIsolation = (): Promise<void> => (logged ??= bashIsolation().then((isolation) => {
+    logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+  }));
+  setTimeout(() => void logIsolation(), ISOLATION_PROBE_DELAY_MS).unref();
+  return { app, options, logger, workspace, tokens, logIsolation };
 }
 
 /**
@@ -147,7 +161,8 @@ export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServ
     };
   });
   logger.log('info', ended === 'gave-up' ? 'the session was given up; stopping' : io.stop?.aborted ? 'drained; exiting' : 'input closed; exiting');
-  await app.stop();
+  // A short session (a host probing the server) still logs what isolation was in force.
+  await Promise.all([app.stop(), opened.logIsolation()]);
   return ended === 'gave-up' ? { kind: 'gave-up', reason } : { kind: 'ended' };
 }
 

@@ -21,7 +21,7 @@ export const BATCH_SLICE_LENGTH = 50;
 
 export interface ConnectionActorArgs {
   readonly config: ConnectionConfig;
-  /** The last checkpoint of this session (msgpackr), when this is a restart. */
+  /** The last checkpoint of this session (src/actors/codec.ts), when this is a restart. */
   readonly checkpoint?: ArrayBuffer;
   /** Fault injection: the probability that handling a message crashes the actor. */
   readonly crashProbability?: number;

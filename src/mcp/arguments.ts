@@ -1,38 +1,25 @@
-// Tool-argument validation against each tool's JSON Schema (Ajv), before anything runs.
-// Validators are compiled on first use: compiling all eight up front would cost every cold start.
+// Tool-argument validation against each tool's JSON Schema, before anything runs. The validators are
+// Ajv's own code for our schemas, generated ahead of time (scripts/generate-tool-validators.ts): the
+// server neither loads nor runs Ajv, so the first tools/call of a cold start compiles nothing.
 
 import type { ErrorObject, ValidateFunction } from 'ajv';
-import { Ajv2020 } from 'ajv/dist/2020.js';
-import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolName } from '../tools/definition.ts';
+import * as generated from './tool-validators.generated.js';
 
-// Draft 2020-12, the JSON Schema dialect MCP names; strict mode off so unknown annotations pass; the
-// schemas are our own constants, checked against the meta-schema by test/mcp/arguments.test.ts, not at
-// run time (that quarters a thread's first compile). Made on
-// the first tools/call, not at import: every scheduler thread imports this before it reports ready.
-let ajv: Ajv2020 | null = null;
-const compiled = new Map<ToolName, ValidateFunction>();
+/** Every tool has its validator (the compiler checks that none is missing). */
+const byTool = {
+  read: generated.read, write: generated.write, edit: generated.edit, bash: generated.bash,
+  grep: generated.grep, find: generated.find, ls: generated.ls, harness_task: generated.harness_task,
+} satisfies Record<ToolName, ValidateFunction>;
+// A Map: the tool name is checked against the catalog before it gets here, but a lookup must never reach
+// an Object.prototype member all the same.
+const validators: ReadonlyMap<string, ValidateFunction> = new Map(Object.entries(byTool));
 
 export type ArgumentCheck = { ok: true } | { ok: false; message: string };
 
-/**
- * Compiles every tool's validator now (about 100 ms): a scheduler thread calls this once it is ready and
- * idle, so its first tools/call does not pay for it, while a cold start still does not wait for it.
- */
-export function precompileToolValidators(): void {
-  ajv ??= new Ajv2020({ allErrors: false, strict: false, validateSchema: false });
-  for (const tool of Object.keys(toolCatalog) as ToolName[]) {
-    if (!compiled.has(tool)) compiled.set(tool, ajv.compile(toolCatalog[tool].inputSchema));
-  }
-}
-
 export function checkToolArguments(tool: ToolName, args: unknown): ArgumentCheck {
-  let validate = compiled.get(tool);
-  if (!validate) {
-    ajv ??= new Ajv2020({ allErrors: false, strict: false, validateSchema: false });
-    validate = ajv.compile(toolCatalog[tool].inputSchema);
-    compiled.set(tool, validate);
-  }
+  const validate = validators.get(tool);
+  if (!validate) return { ok: false, message: `Invalid arguments for tool ${tool}: no schema for this tool` };
   if (validate(args)) return { ok: true };
   return { ok: false, message: `Invalid arguments for tool ${tool}: ${describeErrors(validate.errors ?? [])}` };
 }

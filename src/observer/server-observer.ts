@@ -12,7 +12,8 @@ import type { SupervisorEvent } from '../supervisor/index.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { CallWindow } from './call-window.ts';
-import { outcomeOf, ServerMetrics, type Transport } from './metrics.ts';
+import type * as MetricsModule from './metrics.ts';
+import type { ServerMetrics, Transport } from './metrics.ts';
 import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';
 import { ObservedStore } from './observed-store.ts';
 import { ObservedTasks } from './observed-tasks.ts';
@@ -20,8 +21,12 @@ import { CHART_SECONDS, MAX_SESSIONS_LISTED, MIN_CHART_SECONDS, type ObserverSna
 import { SupervisionModel } from './supervision-model.ts';
 
 export interface ServerObserverOptions {
-  /** False: no /metrics and no per-call accounting (`--no-metrics`); the tree, sessions and tasks are still shown. */
-  readonly metrics: boolean;
+  /**
+   * The metrics module (./metrics.ts, with prom-client), loaded by the caller only when metrics are on:
+   * null means no /metrics and no per-call accounting (`--no-metrics`, and stdio, which never loads it);
+   * the tree, sessions and tasks are still shown.
+   */
+  readonly metrics: typeof MetricsModule | null;
   readonly threads: () => readonly ThreadView[];
   /** Resolves once the scheduler threads have reported the inline calls they counted (before a scrape). */
   readonly flushInlineCalls: () => Promise<void>;
@@ -35,11 +40,13 @@ export class ServerObserver {
   readonly tasks = new ObservedTasks();
   readonly calls = new CallWindow();
   readonly #options: ServerObserverOptions;
+  readonly #outcomeOf: typeof MetricsModule.outcomeOf | null;
   #store: AsyncConversationStore | null = null;
 
   constructor(options: ServerObserverOptions) {
     this.#options = options;
-    this.metrics = options.metrics ? new ServerMetrics({
+    this.#outcomeOf = options.metrics?.outcomeOf ?? null;
+    this.metrics = options.metrics ? new options.metrics.ServerMetrics({
       sessions: () => this.sessions.kinds(),
       taskCounts: () => this.tasks.counts(),
       deepestMailboxes: () => options.threads().map((t) => ({ thread: t.index, deepest: t.mailboxes.deepest })),
@@ -84,7 +91,7 @@ export class ServerObserver {
   callFinished(tool: string, harness: string, outcome: ToolOutcome | null, startedAt: number): void {
     if (!this.metrics) return;
     const ms = performance.now() - startedAt;
-    this.metrics.toolCallFinished(tool, harness, outcome ? outcomeOf(outcome) : 'error', ms / 1000);
+    this.metrics.toolCallFinished(tool, harness, outcome && this.#outcomeOf ? this.#outcomeOf(outcome) : 'error', ms / 1000);
     this.calls.record(ms);
   }
 

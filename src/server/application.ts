@@ -28,10 +28,12 @@ import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-st
 import { openExistingStore, openStore } from '../store/location.ts';
 import type { StoreLocation } from '../store/store-location.ts';
 import type { TaskRun } from '../task/task-run.ts';
+import { applicationBehaviours } from './behaviours.ts';
 import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
+import type * as MetricsModule from '../observer/metrics.ts';
 import type { Transport } from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 
@@ -45,6 +47,7 @@ export interface ApplicationOptions {
   readonly harness: HarnessId;
   readonly pageSize: number;
   readonly toolTimeoutMs: number;
+  /** Scheduler worker threads; 0: the actors run on the main thread (a stdio server's default). */
   readonly threads: number;
   readonly toolThreads: number;
   /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
@@ -97,17 +100,20 @@ export class Application {
   readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
 
-  private constructor(options: ApplicationOptions) {
+  private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
     this.scheduler = new Scheduler({
       threads: options.threads,
       limits: DEFAULT_THREAD_LIMITS,
+      // For actors on the main thread (threads 0); a worker registers the same map from its entry point.
+      behaviours: applicationBehaviours,
       log: (message, data) => options.logger.log('warning', message, data),
-      entry: schedulerEntry(),
+      // Found on the first worker start only: it reads the source tree, which `--threads 0` never needs.
+      entry: () => schedulerEntry(),
       onInlineCalls: (series) => this.observer.inlineCalls(series),
     });
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
-    this.observer = new ServerObserver({ metrics: options.metrics ?? true, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
+    this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
   }
 
   /**
@@ -116,7 +122,9 @@ export class Application {
    * the SQLite store is opened on first use, as before.
    */
   static async start(options: ApplicationOptions): Promise<Application> {
-    const app = new Application(options);
+    // prom-client is loaded only when metrics are on: a stdio start never pays for it.
+    const metrics = (options.metrics ?? true) ? await import('../observer/metrics.ts') : null;
+    const app = new Application(options, metrics);
     const location = options.store ?? { kind: 'sqlite' };
     if (location.kind === 'postgres') {
       const { PostgresConversationStore } = await import('../store/postgres-store.ts');

@@ -6,7 +6,7 @@
 
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
-import { Piscina } from 'piscina';
+import type { Piscina } from 'piscina';
 import { defaultThreadCount } from '../actors/thread-count.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ToolContext, ToolExecutor, ToolOutcome } from './contract.ts';
@@ -40,28 +40,23 @@ export interface ToolPoolOptions {
 }
 
 export class ToolPool {
-  readonly #pool: Piscina<PooledToolTask, ToolOutcome>;
+  readonly #options: ToolPoolOptions;
+  readonly #maxThreads: number;
+  /** Made on the first pooled call: a start (and a server whose calls never need the pool) loads no piscina. */
+  #pool: Promise<Piscina<PooledToolTask, ToolOutcome>> | null = null;
+  #made: Piscina<PooledToolTask, ToolOutcome> | null = null;
   readonly #share: FairShare;
 
   constructor(options: ToolPoolOptions = {}) {
-    const entry = options.entry ?? toolPoolEntry();
-    const maxThreads = options.maxThreads ?? defaultThreadCount();
-    this.#pool = new Piscina({
-      filename: entry.url.href,
-      execArgv: entry.execArgv,
-      // No thread until the first pooled call: a start-up does not boot a thread it may never use.
-      minThreads: 0,
-      maxThreads,
-      idleTimeout: TOOL_THREAD_IDLE_MS,
-      resourceLimits: { maxOldGenerationSizeMb: options.memoryMb ?? TOOL_THREAD_MEMORY_MB },
-    });
+    this.#options = options;
+    this.#maxThreads = options.maxThreads ?? defaultThreadCount();
     // At most maxThreads calls are handed to piscina at once, so its own queue stays empty: who waits,
     // and in what order, is decided here.
-    this.#share = new FairShare({ slots: maxThreads, perPrincipal: options.principalShare });
+    this.#share = new FairShare({ slots: this.#maxThreads, perPrincipal: options.principalShare });
   }
 
   get threads(): number {
-    return this.#pool.threads.length;
+    return this.#made?.threads.length ?? 0;
   }
 
   /** Pooled calls one principal may run at once. */
@@ -78,7 +73,25 @@ export class ToolPool {
   }
 
   async destroy(): Promise<void> {
-    await this.#pool.destroy();
+    const pool = this.#pool;
+    if (pool) await (await pool).destroy();
+  }
+
+  #piscina(): Promise<Piscina<PooledToolTask, ToolOutcome>> {
+    this.#pool ??= import('piscina').then(({ Piscina }) => {
+      const entry = this.#options.entry ?? toolPoolEntry();
+      this.#made = new Piscina<PooledToolTask, ToolOutcome>({
+        filename: entry.url.href,
+        execArgv: entry.execArgv,
+        // No thread until the first pooled call: a start-up does not boot a thread it may never use.
+        minThreads: 0,
+        maxThreads: this.#maxThreads,
+        idleTimeout: TOOL_THREAD_IDLE_MS,
+        resourceLimits: { maxOldGenerationSizeMb: this.#options.memoryMb ?? TOOL_THREAD_MEMORY_MB },
+      });
+      return this.#made;
+    });
+    return this.#pool;
   }
 
   async #belongsInPool(tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<boolean> {
@@ -106,7 +119,8 @@ export class ToolPool {
       throw err;
     }
     try {
-      return await this.#pool.run({ tool, args, harness, workspace: ctx.workspace }, { signal: ctx.signal });
+      const pool = await this.#piscina();
+      return await pool.run({ tool, args, harness, workspace: ctx.workspace }, { signal: ctx.signal });
     } catch (err) {
       if (ctx.signal.aborted) return stopped(ctx.signal);
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {

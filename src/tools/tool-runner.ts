@@ -8,8 +8,8 @@ import { type BashArgs, bashTool } from './bash.ts';
 import { type ToolContext, ToolError, type ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
 import { type EditArgs, editTool } from './edit.ts';
-import { type FindArgs, findTool } from './find.ts';
-import { type GrepArgs, grepTool } from './grep.ts';
+import type { FindArgs } from './find.ts';
+import type { GrepArgs } from './grep.ts';
 import { type LsArgs, lsTool } from './ls.ts';
 import { type ReadArgs, readTool } from './read.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
@@ -27,8 +27,10 @@ export async function runTool(tool: ToolName, args: Record<string, unknown>, har
       case 'write': return await writeTool(args as unknown as WriteArgs, ctx);
       case 'edit': return await editTool(args as unknown as EditArgs, ctx);
       case 'bash': return await bashTool(args as unknown as BashArgs, ctx);
-      case 'grep': return await grepTool(args as unknown as GrepArgs, ctx);
-      case 'find': return await findTool(args as unknown as FindArgs, ctx);
+      // Loaded on first use (RE2, globs and .gitignore rules are most of the tools' code): a start does
+      // not parse them, and grep and find run on the tool pool's threads, which load them there.
+      case 'grep': return await (await import('../tools/grep.ts')).grepTool(args as unknown as GrepArgs, ctx);
+      case 'find': return await (await import('../tools/find.ts')).findTool(args as unknown as FindArgs, ctx);
       case 'ls': return await lsTool(args as unknown as LsArgs, ctx);
       case 'harness_task': return { text: 'harness_task is not available in this version of super-pi yet.', isError: true };
     }

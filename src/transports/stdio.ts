@@ -52,8 +52,22 @@ export interface StdioTransportOptions {
 export async function serveStdio(options: StdioTransportOptions, openSession: (send: (out: Outgoing) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
   const out = new Backpressure(options.output, options.input);
-  // One channel: every message goes out in order, whatever it answers.
-  const session = await openSession((message: Outgoing) => out.send(`${message.line}\n`));
+  // One channel: every message goes out in order, whatever it answers. The lines sent in one turn (a
+  // drained mailbox answers up to dozens) leave in one write, at the end of the turn: one system call
+  // instead of one per line, and no line waits past the current job. Backpressure still holds them while
+  // the host is not reading.
+  let pending: string[] = [];
+  const writePending = (): void => {
+    if (pending.length === 0) return;
+    const lines = pending;
+    pending = [];
+    out.send(`${lines.join('\n')}\n`);
+  };
+  const send = (message: Outgoing): void => {
+    pending.push(message.line);
+    if (pending.length === 1) queueMicrotask(writePending);
+  };
+  const session = await openSession(send);
   return new Promise((resolve) => {
     let ending = false;
     let outcome: 'ended' | 'gave-up' = 'ended';
@@ -62,6 +76,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       await session.drain?.(drainMs);
       session.answerInFlight?.(why);
       await session.close();
+      writePending();
       await out.flush(OUTPUT_FLUSH_MS);
       resolve(outcome);
     };

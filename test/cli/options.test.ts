@@ -2,6 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount, MIN_DEFAULT_THREADS } from '../../src/actors/thread-count.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
+import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';
 
@@ -27,7 +28,8 @@ test('both thread pools default to the one rule: one per core, at least MIN_DEFA
   assert.ok(defaultThreadCount() >= MIN_DEFAULT_THREADS);
   assert.is(serve([]).threads, defaultThreadCount());
   assert.is(serve([]).toolThreads, defaultThreadCount());
-  assert.match(usage, `--threads N              scheduler worker threads hosting the actors   default: one per core, at least ${MIN_DEFAULT_THREADS}`);
+  assert.match(usage, `--threads N              scheduler worker threads hosting the actors; 0 runs them on the main thread   default: --stdio 0 (with --chaos kill-worker or kill-task-worker: as HTTP), HTTP one per core, at least ${MIN_DEFAULT_THREADS}`);
+  assert.match(usage, `--tool-threads N         tool-pool threads (grep, find, large reads)   default: one per core, at least ${MIN_DEFAULT_THREADS}`);
 });
 
 test('flags win over the environment, which wins over defaults', () => {
@@ -44,6 +46,25 @@ test('refuses an unknown harness, an unknown flag and a bad number with a clear 
   assert.throws(() => parseOptions(['--harness', 'evil'], {}, '/'), (e: unknown) => e instanceof OptionsError && /unknown harness "evil"/.test((e as Error).message));
   assert.throws(() => parseOptions(['--frobnicate'], {}, '/'), (e: unknown) => e instanceof OptionsError);
   assert.throws(() => parseOptions(['--page-size', '0'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--page-size/.test((e as Error).message));
+});
+
+test('a stdio server runs its actors on the main thread (threads 0) unless chaos kills workers; HTTP gets one thread per core', () => {
+  assert.is(serve(['--stdio']).threads, 0);
+  assert.is(serve([]).threads, defaultThreadCount());
+  assert.is(serve(['--stdio', '--chaos', 'crash-actor=0.01']).threads, 0, 'crashing actors needs no worker');
+  assert.is(serve(['--stdio', '--chaos', 'kill-worker=250']).threads, defaultThreadCount(), 'killing workers needs workers');
+  assert.is(serve(['--stdio', '--chaos', 'kill-task-worker=250']).threads, defaultThreadCount());
+  assert.is(serve(['--stdio', '--threads', '3']).threads, 3, 'an explicit --threads wins');
+  assert.is(serve(['--threads', '0']).threads, 0, '--threads 0 is in-thread mode, also for HTTP');
+  assert.throws(() => serve(['--threads', '-1']), (e: unknown) => e instanceof OptionsError && /--threads/.test((e as Error).message));
+  assert.throws(() => serve(['--threads', '']), (e: unknown) => e instanceof OptionsError && /--threads/.test((e as Error).message));
+});
+
+test('the library takes the same thread defaults: runStdio in-thread, with worker-killing chaos on threads', () => {
+  assert.is(resolveOptions({}, 'stdio').threads, 0);
+  assert.is(resolveOptions({ chaos: { killWorkerEveryMs: 100 } }, 'stdio').threads, defaultThreadCount());
+  assert.is(resolveOptions({ threads: 2 }, 'stdio').threads, 2);
+  assert.is(resolveOptions({}, 'http').threads, defaultThreadCount());
 });
 
 test('--tool-timeout is in seconds', () => {

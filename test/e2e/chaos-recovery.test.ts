@@ -33,8 +33,18 @@ chaos.after(async () => {
   await box.cleanup();
 });
 
-async function server(args: string[]): Promise<StdioWire> {
-  const wire = await stdioWire(box.ws, ['--threads', '2', '--tool-threads', '1', ...args]);
+/**
+ * Where the session's actor runs: on the main thread (in-thread mode, what a stdio server does by
+ * default) or on two scheduler worker threads (what it does when chaos kills workers, and HTTP always).
+ */
+const MODES = [
+  { name: 'actor on the main thread', threads: ['--threads', '0'] },
+  { name: 'actor on 2 scheduler threads', threads: ['--threads', '2'] },
+] as const;
+const WORKERS = MODES[1].threads;
+
+async function server(args: string[], threads: readonly string[] = WORKERS): Promise<StdioWire> {
+  const wire = await stdioWire(box.ws, [...threads, '--tool-threads', '1', ...args]);
   open.push(wire);
   return wire;
 }
@@ -67,11 +77,13 @@ chaos('--chaos kill-worker=250: workers really die, every request is answered, >
   await stillWorks(wire);
 });
 
-chaos('--chaos crash-actor=0.002: actors really crash, every request is answered, >= 99% succeed', async () => {
-  const wire = await server(['--chaos', 'crash-actor=0.002']);
+for (const mode of MODES) chaos(`--chaos crash-actor=0.002, ${mode.name}: actors really crash, every request is answered, >= 99% succeed`, async () => {
+  const wire = await server(['--chaos', 'crash-actor=0.002'], mode.threads);
   const tally = await pipeline(wire, CALLS, WINDOW, ANSWER_WITHIN_MS);
   const crashes = logCount(wire.stderr(), 'connection actor exited; redelivering what it had not finished', /crash-actor made this connection actor crash/);
-  console.log(`  crash-actor=0.002: ${describeTally(tally)}; ${crashes} crashes`);
+  console.log(`  crash-actor=0.002, ${mode.name}: ${describeTally(tally)}; ${crashes} crashes`);
+  // The mode is the one asked for: the server says how many scheduler threads it started.
+  assert.match(wire.stderr(), new RegExp(`serving MCP over stdio .*"threads":${mode.threads[1]}\\b`));
   // 3,000 calls are at least 4,500 messages to the actor (a grep is a call and a result): ~9 crashes expected.
   assert.ok(crashes >= 3, `the actor crashed at least 3 times (${crashes})`);
   assert.is(tally.unanswered, 0, 'every request is answered');
@@ -79,15 +91,15 @@ chaos('--chaos crash-actor=0.002: actors really crash, every request is answered
   await stillWorks(wire);
 });
 
-chaos('--chaos crash-actor=0.05 (past the restart intensity): every request is answered, then the server exits non-zero', async () => {
-  const wire = await server(['--chaos', 'crash-actor=0.05']);
+for (const mode of MODES) chaos(`--chaos crash-actor=0.05 (past the restart intensity), ${mode.name}: every request is answered, then the server exits non-zero`, async () => {
+  const wire = await server(['--chaos', 'crash-actor=0.05'], mode.threads);
   // The issue's bound: all answered within 10 s — each request's own deadline, not a timing assertion.
   const tally = await pipeline(wire, CALLS, CALLS, 10_000);
   // Bounded, so a server that never gives up fails this test instead of hanging the file.
   const code = await Promise.race([wire.exited, new Promise<'still running'>((r) => setTimeout(() => r('still running'), 20_000))]);
   const stderr = wire.stderr();
   const crashes = logCount(stderr, 'connection actor exited; redelivering what it had not finished', /crash-actor made this connection actor crash/);
-  console.log(`  crash-actor=0.05: ${describeTally(tally)}; ${crashes} crashes; exit ${code}`);
+  console.log(`  crash-actor=0.05, ${mode.name}: ${describeTally(tally)}; ${crashes} crashes; exit ${code}`);
   assert.ok(crashes >= 5, `the actor crashed at least 5 times (${crashes})`);
   assert.match(stderr, /super-pi: session session-1 was given up/);
   assert.is(tally.unanswered, 0, `every request is answered: ${describeTally(tally)}`);
@@ -95,23 +107,25 @@ chaos('--chaos crash-actor=0.05 (past the restart intensity): every request is a
   assert.is(code, 1, 'the server exits non-zero after answering');
 });
 
-chaos('a bash call in flight when the actor crashes is never run twice; idempotent calls around it still succeed', async () => {
-  const wire = await server(['--chaos', 'crash-actor=0.01']);
+for (const mode of MODES) chaos(`a bash call in flight when the actor crashes is never run twice; idempotent calls around it still succeed (${mode.name})`, async () => {
+  const wire = await server(['--chaos', 'crash-actor=0.01'], mode.threads);
+  // One log per mode: both runs share the sandbox.
+  const ranLog = `ran-${mode.threads[1]}.log`;
   const crashesBefore = () => logCount(wire.stderr(), 'connection actor exited; redelivering what it had not finished', /crash-actor/);
   const BASH = 40;
   const outcomes = await Promise.all(Array.from({ length: BASH }, (_, i) => Promise.all([
-    wire.request('tools/call', { name: 'bash', arguments: { command: `echo ${i} >> ran.log; sleep 0.05` } }, ANSWER_WITHIN_MS),
+    wire.request('tools/call', { name: 'bash', arguments: { command: `echo ${i} >> ${ranLog}; sleep 0.05` } }, ANSWER_WITHIN_MS),
     ...Array.from({ length: 10 }, () => wire.request('tools/call', { name: 'read', arguments: { path: 'README.md' } }, ANSWER_WITHIN_MS)),
   ])));
   const crashes = crashesBefore();
   assert.ok(crashes >= 2, `the actor crashed at least twice during the run (${crashes})`);
   const bash = outcomes.map((o) => o[0]);
   assert.is(bash.filter((r) => r === null).length, 0, 'every bash call is answered');
-  const ran = (await readFile(path.join(box.ws, 'ran.log'), 'utf8')).split('\n').filter(Boolean);
+  const ran = (await readFile(path.join(box.ws, ranLog), 'utf8')).split('\n').filter(Boolean);
   const counts = new Map<string, number>();
   for (const n of ran) counts.set(n, (counts.get(n) ?? 0) + 1);
   const twice = [...counts].filter(([, c]) => c > 1);
-  console.log(`  bash under crash-actor=0.01: ${crashes} crashes; ${ran.length} lines for ${BASH} calls; ${bash.filter((r) => r?.error?.data?.reason === 'crashed').length} answered "effect unknown"`);
+  console.log(`  bash under crash-actor=0.01, ${mode.name}: ${crashes} crashes; ${ran.length} lines for ${BASH} calls; ${bash.filter((r) => r?.error?.data?.reason === 'crashed').length} answered "effect unknown"`);
   assert.equal(twice, [], 'no bash command ran twice');
   // Every call that succeeded did run once; the ones answered "crashed" ran at most once.
   const succeeded = bash.map((r, i) => (r?.result && !r.result.isError ? String(i) : null)).filter((x): x is string => x !== null);

@@ -20,7 +20,7 @@ import * as assert from 'uvu/assert';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 /** What `npm pack` reads from a checkout: the package's files and what its `prepare` builds them from. */
-const CHECKOUT_FILES = ['package.json', 'README.md', 'tsconfig.json', 'tsconfig.types.json', 'bin', 'scripts', 'src'];
+const CHECKOUT_FILES = ['package.json', 'README.md', 'LICENSE', 'tsconfig.json', 'tsconfig.types.json', 'bin', 'scripts', 'src'];
 const tsc = createRequire(import.meta.url).resolve('typescript/bin/tsc');
 const npm = process.platform === 'win32' ? 'npm.cmd' : 'npm';
 /** npm from the local cache where it can, and nothing the test does not need. */
@@ -65,10 +65,11 @@ async function exercise(client: Client): Promise<void> {
   assert.match(JSON.stringify(r.content), /hello from the workspace/);
 }
 
-pkg('ships the bundle, the bin and the declarations, and neither sources, tests nor benchmarks', async () => {
+pkg('ships the bundle, the bin, the declarations and the licence, and neither sources, tests nor benchmarks', async () => {
   const root = path.join(installed, 'node_modules', 'super-pi');
   const top = (await readdir(root)).sort();
-  assert.equal(top, ['README.md', 'bin', 'dist', 'package.json']);
+  assert.equal(top, ['LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
+  assert.match(await readFile(path.join(root, 'LICENSE'), 'utf8'), /^MIT License\n\nCopyright \(c\) \d{4} the super-pi authors\n/);
   const dist = await readdir(path.join(root, 'dist'));
   for (const f of ['super-pi.js', 'index.js', 'scheduler-worker.js', 'tool-pool-worker.js', 'types']) assert.ok(dist.includes(f), `dist/${f}`);
   assert.not.ok(dist.some((f) => f.endsWith('.map')), 'no source maps (they would carry the sources)');
@@ -84,8 +85,8 @@ pkg('installs as runtime dependencies only what the bundle cannot hold: no dev t
   assert.equal(Object.keys(manifest.dependencies).sort(), ['better-sqlite3', 'piscina']);
 });
 
-pkg('the installed `super-pi --stdio` serves initialize, tools/list and a read to the SDK client', async () => {
-  const transport = new StdioClientTransport({ command: bin(), args: ['--stdio', '--workspace', ws, '--threads', '1', '--tool-threads', '1'], env: getDefaultEnvironment(), cwd: installed, stderr: 'ignore' });
+pkg('the installed `super-pi --stdio` (actors on the main thread, as a host starts it) serves initialize, tools/list and a read to the SDK client', async () => {
+  const transport = new StdioClientTransport({ command: bin(), args: ['--stdio', '--workspace', ws, '--tool-threads', '1'], env: getDefaultEnvironment(), cwd: installed, stderr: 'ignore' });
   const client = new Client({ name: 'packed-install-test', version: '1.0.0' });
   await client.connect(transport);
   try {

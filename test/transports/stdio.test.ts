@@ -15,6 +15,24 @@ function recordingSession(events: string[]): LineSession {
   };
 }
 
+test('the lines a session sends in one turn leave in one write, in order, each ending in a newline', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const writes: string[] = [];
+  output.on('data', (d: Buffer) => writes.push(d.toString()));
+  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, (send) => ({
+    receiveFrame: (frame) => {
+      // One frame, three replies in the same turn.
+      if (frame.kind === 'line') for (const n of [1, 2, 3]) send({ line: `{"n":${n}}` });
+    },
+    close: async () => undefined,
+  }));
+  await new Promise((r) => setImmediate(r));
+  input.end('{"go":1}\n');
+  await served;
+  assert.equal(writes, ['{"n":1}\n{"n":2}\n{"n":3}\n']);
+});
+
 test('stop: reading ends at once, then the session drains for stopDrainMs, answers what is left, closes', async () => {
   const input = new PassThrough();
   const output = new PassThrough();
@@ -107,7 +125,7 @@ test('a slow host: no write while stdout is full, no request read until it drain
   input.write('{"b":2}\n');
   await new Promise((r) => setImmediate(r));
   assert.equal(frames, ['{"a":1}'], 'the second request waits while the first replies cannot leave');
-  assert.equal(reader.received, ['reply 1 to {"a":1}\n'], 'one write, then the transport waits for drain');
+  assert.equal(reader.received, ['reply 1 to {"a":1}\nreply 2 to {"a":1}\nreply 3 to {"a":1}\n'], 'the turn\'s lines in one write, then the transport waits for drain');
   input.end();
   let ended = false;
   void served.then(() => (ended = true));
