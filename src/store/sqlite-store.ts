@@ -8,6 +8,7 @@ import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
 import { type Ownership, processOwnership } from './ownership.ts';
+import { checkAfterSeq, checkEntryType, checkMaxPayloadBytes, checkNewConversation, checkStatus, known, pageLimit, serializePayload } from './store-checks.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
@@ -148,7 +149,7 @@ export class SqliteConversationStore implements ConversationStore {
     const busyTimeoutMs = options.busyTimeoutMs ?? DEFAULT_BUSY_TIMEOUT_MS;
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new StoreError('invalid_argument', `busyTimeoutMs must be a whole number of milliseconds, not ${busyTimeoutMs}`);
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
-    if (!Number.isSafeInteger(maxPayloadBytes) || maxPayloadBytes <= 0) throw new StoreError('invalid_argument', `maxPayloadBytes must be a positive whole number, not ${maxPayloadBytes}`);
+    checkMaxPayloadBytes(maxPayloadBytes);
     let db: Database.Database;
     try {
       // `timeout` is SQLite's busy timeout: a locked database is retried for this long before SQLITE_BUSY.
@@ -200,9 +201,7 @@ export class SqliteConversationStore implements ConversationStore {
 
   createConversation(input: NewConversation): Conversation {
     this.#assertOpen();
-    for (const field of ['principal', 'sessionId', 'harness'] as const) {
-      if (typeof input[field] !== 'string' || input[field] === '') throw new StoreError('invalid_argument', `${field} must be a non-empty string`);
-    }
+    checkNewConversation(input);
     const now = this.#now();
     const conversation: Conversation = {
       id: randomUUID(),
@@ -245,7 +244,7 @@ export class SqliteConversationStore implements ConversationStore {
 
   setStatus(id: string, status: ConversationStatus): void {
     this.#assertOpen();
-    if (!CONVERSATION_STATUSES.includes(status)) throw new StoreError('invalid_argument', `unknown status "${String(status)}"; one of ${CONVERSATION_STATUSES.join(', ')}`);
+    checkStatus(status);
     if (this.#statements.setStatus.run(status, this.#ownership.self, this.#now(), id).changes === 0) throw new StoreError('not_found', `no conversation ${id}`);
   }
 
@@ -272,8 +271,8 @@ export class SqliteConversationStore implements ConversationStore {
 
   append(conversationId: string, type: EntryType, payload: unknown): Entry {
     this.#assertOpen();
-    if (!ENTRY_TYPES.includes(type)) throw new StoreError('invalid_argument', `unknown entry type "${String(type)}"; one of ${ENTRY_TYPES.join(', ')}`);
-    const json = this.#serialize(payload);
+    checkEntryType(type);
+    const json = serializePayload(payload, this.#maxPayloadBytes);
     const time = this.#now();
     const seq = this.#appendTx(conversationId, type, json, time);
     // Hand back what a later read will return, not the caller's object (which it may go on mutating).
@@ -282,8 +281,7 @@ export class SqliteConversationStore implements ConversationStore {
 
   entries(conversationId: string, principal: string, opts: EntriesOptions = {}): Entry[] | null {
     this.#assertOpen();
-    const afterSeq = opts.afterSeq ?? 0;
-    if (!Number.isSafeInteger(afterSeq) || afterSeq < 0) throw new StoreError('invalid_argument', `afterSeq must be a whole number ≥ 0, not ${afterSeq}`);
+    const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
     const rows = this.#entriesTx(conversationId, principal, afterSeq, limit);
     return rows === null ? null : rows.map(entryFromRow);
@@ -309,19 +307,6 @@ export class SqliteConversationStore implements ConversationStore {
     // The columns are STRICT INTEGER: an injected clock with fractions must not make a write fail.
     return Math.trunc(this.#clock());
   }
-
-  #serialize(payload: unknown): string {
-    let json: string | undefined;
-    try {
-      json = JSON.stringify(payload);
-    } catch (cause) {
-      throw new StoreError('invalid_argument', `the payload is not serializable as JSON: ${String(cause)}`, { cause });
-    }
-    if (json === undefined) throw new StoreError('invalid_argument', `the payload must be a JSON value, not ${typeof payload}`);
-    const bytes = Buffer.byteLength(json, 'utf8');
-    if (bytes > this.#maxPayloadBytes) throw new StoreError('payload_too_large', `the payload is ${bytes} bytes of JSON, more than the ${this.#maxPayloadBytes} one entry may hold`);
-    return json;
-  }
 }
 
 /**
@@ -338,12 +323,6 @@ function configure(db: Database.Database, filename: string): void {
   }
   db.pragma('synchronous = FULL');
   db.pragma('foreign_keys = ON');
-}
-
-function pageLimit(value: number | undefined, fallback: number, max: number, name: string): number {
-  if (value === undefined) return fallback;
-  if (!Number.isSafeInteger(value) || value <= 0) throw new StoreError('invalid_argument', `${name} must be a positive whole number, not ${value}`);
-  return Math.min(value, max);
 }
 
 function toRow(c: Conversation): ConversationRow {
@@ -367,11 +346,4 @@ function entryFromRow(row: EntryRow): Entry {
     type: known(ENTRY_TYPES, row.type, `entry ${row.seq} type`),
     payload: JSON.parse(row.payload),
   };
-}
-
-/** Narrows a stored string to one of the values the store writes. */
-function known<T extends string>(values: readonly T[], value: string, what: string): T {
-  const found = values.find((v) => v === value);
-  if (found === undefined) throw new StoreError('corrupt', `${what} is "${value}", which no super-pi writes`);
-  return found;
 }

@@ -1,6 +1,5 @@
 // The argument checks and row decoding every ConversationStore backend shares, so that SQLite and
-// PostgreSQL refuse the same calls with the same StoreError codes and messages. (sqlite-store.ts still
-// has its own copies; it can switch to these when it is next changed.)
+// PostgreSQL refuse the same calls with the same StoreError codes and messages.
 
 import { StoreError } from './errors.ts';
 import { CONVERSATION_STATUSES, type ConversationStatus, ENTRY_TYPES, type EntryType, type NewConversation } from './store.ts';
