@@ -69,7 +69,17 @@ export interface Child {
 
 /** Starts fixtures/append-child.ts in its own process (node --import tsx), as a second server would run. */
 export function startAppendChild(home: string, conversationId: string, count: number, tag: string, options: ChildOptions): Child {
-  const args = ['--import', 'tsx', CHILD, home, conversationId, String(count), tag, options.ending, String(options.pauseMs ?? 0)];
+  const args = [home, conversationId, String(count), tag, options.ending, String(options.pauseMs ?? 0)];
+  return runAppendChild(CHILD, args, options);
+}
+
+/**
+ * Runs an append child script (`node --import tsx SCRIPT ...args`) that prints `ready`, then one seq per
+ * line as each append returns; with `killAfter`, the parent SIGKILLs it once it has reported that many.
+ * Shared by the SQLite children here and the PostgreSQL ones of postgres-processes.test.ts.
+ */
+export function runAppendChild(script: string, scriptArgs: readonly string[], options: { readonly waitForGo?: boolean; readonly killAfter?: number }): Child {
+  const args = ['--import', 'tsx', script, ...scriptArgs];
   if (options.waitForGo) args.push('--wait-for-go');
   const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
   const seqs: number[] = [];

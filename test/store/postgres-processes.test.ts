@@ -3,7 +3,6 @@
 // SIGKILLed mid-stream (every append that had resolved is there, nothing torn, the sequence goes on).
 // Skipped, with the reason, without PostgreSQL binaries.
 
-import { spawn } from 'node:child_process';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -11,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { guarded } from '../hang-guard.ts';
 import { PostgresConversationStore } from '../../src/store/postgres-store.ts';
 import type { Entry } from '../../src/store/store.ts';
+import { type Child, runAppendChild } from './helpers.ts';
 import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'pg-append-child.ts');
@@ -18,55 +18,10 @@ const alice = { principal: 'alice', sessionId: 's', harness: 'super-pi-code' };
 /** How long a child's whole run may take on a loaded machine: a hang guard, not a speed claim. */
 const CHILD_GUARD_MS = 120_000;
 
-interface ChildRun {
-  readonly seqs: number[];
-  readonly code: number | null;
-  readonly signal: NodeJS.Signals | null;
-  readonly stderr: string;
-}
-
-interface Child {
-  readonly ready: Promise<void>;
-  go(): void;
-  readonly done: Promise<ChildRun>;
-}
-
 /** Starts the append child; with `killAfter`, the parent SIGKILLs it once it has reported that many appends. */
 function startChild(url: string, conversationId: string, count: number, tag: string, options: { waitForGo?: boolean; killAfter?: number } = {}): Child {
-  const args = ['--import', 'tsx', CHILD, url, conversationId, String(count), tag];
-  if (options.waitForGo) args.push('--wait-for-go');
-  const child = spawn(process.execPath, args, { stdio: ['pipe', 'pipe', 'pipe'] });
-  const seqs: number[] = [];
-  let stdout = '';
-  let stderr = '';
-  let markReady!: () => void;
-  let failReady!: (error: Error) => void;
-  const ready = new Promise<void>((resolve, reject) => {
-    markReady = resolve;
-    failReady = reject;
-  });
-  child.stdout.setEncoding('utf8');
-  child.stdout.on('data', (chunk: string) => {
-    stdout += chunk;
-    let nl: number;
-    while ((nl = stdout.indexOf('\n')) >= 0) {
-      const line = stdout.slice(0, nl);
-      stdout = stdout.slice(nl + 1);
-      if (line === 'ready') markReady();
-      else seqs.push(Number(line));
-      if (options.killAfter !== undefined && seqs.length === options.killAfter) child.kill('SIGKILL');
-    }
-  });
-  child.stderr.on('data', (d) => (stderr += d));
-  const done = new Promise<ChildRun>((resolve, reject) => {
-    child.on('error', reject);
-    child.on('close', (code, signal) => {
-      // Settles nothing when the child was ready: a promise settles once.
-      failReady(new Error(`the append child ended before it was ready (code ${code}, signal ${signal}): ${stderr}`));
-      resolve({ seqs, code, signal, stderr });
-    });
-  });
-  return { ready, go: () => child.stdin.write('go\n'), done: guarded(done, `append child ${tag}`, CHILD_GUARD_MS) };
+  const child = runAppendChild(CHILD, [url, conversationId, String(count), tag], options);
+  return { ...child, done: guarded(child.done, `append child ${tag}`, CHILD_GUARD_MS) };
 }
 
 const range = (n: number) => Array.from({ length: n }, (_, k) => k + 1);
