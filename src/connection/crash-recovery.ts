@@ -8,8 +8,15 @@ import { toolCatalog } from '../tools/catalog.ts';
 import { isToolName } from '../tools/definition.ts';
 import type { ConnectionMessage } from './connection-actor.ts';
 
-/** Methods without side effects besides `* /list`: running one twice answers the same. */
-const SIDE_EFFECT_FREE_METHODS: ReadonlySet<string> = new Set(['ping', 'prompts/get', 'resources/read', 'completion/complete']);
+/**
+ * Methods besides `* /list` that may run twice: without side effects, or whose only effect is the session's
+ * own state (negotiated version, log level, subscriptions), which a crash rolls back to the checkpoint
+ * taken before the request began; running one again from there answers the same and sets the same state.
+ */
+const SIDE_EFFECT_FREE_METHODS: ReadonlySet<string> = new Set([
+  'ping', 'prompts/get', 'resources/read', 'completion/complete',
+  'initialize', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe',
+]);
 
 /**
  * Whether a request may run again after a crash: a method without side effects, or a `tools/call` of a tool

@@ -30,9 +30,11 @@ retry('tools whose annotations say idempotent: read, ls, grep, find, write', () 
 retry('bash, edit and harness_task are not retried', () => {
   for (const name of ['bash', 'edit', 'harness_task', 'no-such-tool']) assert.not.ok(isSafeToRetry('tools/call', { name }), name);
 });
-retry('ping, */list, prompts/get, resources/read, completion/complete are retried; initialize and the rest are not', () => {
+retry('ping, */list, prompts/get, resources/read, completion/complete and the session-state methods are retried; the rest are not', () => {
   for (const m of ['ping', 'tools/list', 'prompts/list', 'resources/list', 'resources/templates/list', 'prompts/get', 'resources/read', 'completion/complete']) assert.ok(isSafeToRetry(m, {}), m);
-  for (const m of ['initialize', 'logging/setLevel', 'resources/subscribe']) assert.not.ok(isSafeToRetry(m, {}), m);
+  // Their only effect is the session's state, which the crash rolled back to the checkpoint before them.
+  for (const m of ['initialize', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']) assert.ok(isSafeToRetry(m, {}), m);
+  for (const m of ['tasks/cancel', 'sampling/createMessage', 'no/such-method']) assert.not.ok(isSafeToRetry(m, {}), m);
 });
 
 // ---------------------------------------------------------------------------------------------------
@@ -219,6 +221,23 @@ session('a bash call under way at a crash is answered "effect unknown" and is no
   assert.is(answer?.error?.data?.reason, 'crashed');
   assert.match(answer?.error?.message ?? '', /crashed while running this request.*effect is unknown/);
   assert.equal(h.linesTo(1), [2]);
+});
+
+session('an initialize under way at a crash runs again on the next incarnation (it only sets state the crash rolled back), and is answered once with no error', async () => {
+  const h = harness();
+  await h.s.start();
+  h.actor(0).started();
+  // Past the cold start: the session no longer answers an initialize itself (README, "Crash semantics").
+  await new Promise((r) => setTimeout(r, 0));
+  h.s.receiveFrame({ kind: 'line', text: init });
+  h.s.receiveFrame({ kind: 'line', text: request(1, 'ping') });
+  await h.die(0, crash);
+  assert.equal(h.answers(), [], 'nothing is answered, with an error or otherwise');
+  assert.equal(h.linesTo(1), [0, 1], 'the initialize goes again, before the ping behind it');
+  h.actor(1).started();
+  h.out(1, { replies: [ok(0), ok(1)], handled: 2 });
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code]), [[0, undefined], [1, undefined]]);
+  assert.is(h.s.inFlight, 0);
 });
 
 session('a read that crashes two incarnations in a row is answered as the cause and never delivered a third time', async () => {
