@@ -4,13 +4,14 @@
 // restarts it. What a thread alone can survive — a hang, running out of memory — is not offered here.
 
 import { getHeapStatistics } from 'node:v8';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { ActorCells } from './actor-cells.ts';
 import { ActorRef } from './actor-ref.ts';
 import type { ActorThread } from './actor-thread.ts';
 import type { ActorExit, Behaviour, BehaviourRef } from './behaviour.ts';
 import { InlineTally, installInlineTally, uninstallInlineTally } from './inline-tally.ts';
 import type { FromWorker, MailboxDepths } from './messages.ts';
-import { type InlineCallsHook, WORKER_KILLED } from './scheduler-thread.ts';
+import { type SchedulerThreadOptions, WORKER_KILLED } from './scheduler-thread.ts';
 
 export class MainThreadHost implements ActorThread {
   readonly index: number;
@@ -18,7 +19,8 @@ export class MainThreadHost implements ActorThread {
   readonly ready: Promise<void> = Promise.resolve();
   readonly actors = new Map<string, ActorRef>();
   readonly #cells: ActorCells;
-  readonly #calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  readonly #calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: unknown }>();
+  readonly #clock: Clock;
   #nextRef = 1;
   #ending: ActorExit | null = null;
   #settleExit!: (reason: ActorExit) => void;
@@ -33,8 +35,10 @@ export class MainThreadHost implements ActorThread {
    */
   readonly #tally: InlineTally;
 
-  constructor(index: number, builtins: ReadonlyMap<string, Behaviour>, onInline?: InlineCallsHook) {
+  constructor(index: number, builtins: ReadonlyMap<string, Behaviour>, options: SchedulerThreadOptions = {}) {
     this.index = index;
+    this.#clock = options.clock ?? systemClock;
+    const onInline = options.onInline;
     this.exited = new Promise((resolve) => (this.#settleExit = resolve));
     this.#cells = new ActorCells((msg) => this.#post(msg), builtins);
     this.#tally = new InlineTally((series) => onInline?.(series));
@@ -106,7 +110,7 @@ export class MainThreadHost implements ActorThread {
     this.#cells.abandon();
     this.#outbox = [];
     for (const [ref, call] of this.#calls) {
-      clearTimeout(call.timer);
+      this.#clock.clearTimeout(call.timer);
       call.reject(new Error(`scheduler ${this.index} (main thread) stopped during a call`));
       this.#calls.delete(ref);
     }
@@ -120,7 +124,7 @@ export class MainThreadHost implements ActorThread {
     if (!this.#alive()) return Promise.reject(new Error(`scheduler ${this.index} (main thread) has stopped`));
     const ref = this.#nextRef++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.#clock.setTimeout(() => {
         this.#calls.delete(ref);
         reject(new Error(`call to actor ${id} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
@@ -151,7 +155,7 @@ export class MainThreadHost implements ActorThread {
         const pending = this.#calls.get(m.ref);
         if (!pending) return;
         this.#calls.delete(m.ref);
-        clearTimeout(pending.timer);
+        this.#clock.clearTimeout(pending.timer);
         if (m.ok) pending.resolve(m.value);
         else pending.reject(new Error(m.error));
         return;

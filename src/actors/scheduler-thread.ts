@@ -2,17 +2,15 @@
 // detects a hung thread, memory limits, and the rule that the thread's exit is the exit of every actor on it.
 
 import { Worker } from 'node:worker_threads';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { ActorRef, CallTimeoutError } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
+import { Heartbeat, type HeartbeatLimits } from './heartbeat.ts';
 import type { InlineSeries } from './inline-tally.ts';
 import type { FromWorker, MailboxDepths, ToWorker } from './messages.ts';
 import type { ThreadEntry } from './thread-entry.ts';
 
-export interface ThreadLimits {
-  /** How often the main thread pings a worker. */
-  readonly heartbeatIntervalMs: number;
-  /** A worker that has not answered a ping for this long is hung: it is terminated. */
-  readonly heartbeatTimeoutMs: number;
+export interface ThreadLimits extends HeartbeatLimits {
   /** V8 old-generation limit of a worker; past it the worker dies (and is replaced) instead of the process. */
   readonly maxOldGenerationSizeMb: number;
 }
@@ -29,20 +27,24 @@ export const WORKER_KILLED = 'WorkerKilled';
 /** Told of the tool calls a thread's actors ran inline, a batch at a time (for the metrics). */
 export type InlineCallsHook = (series: readonly InlineSeries[]) => void;
 
+export interface SchedulerThreadOptions {
+  /** Told of the tool calls the thread's actors ran inline. */
+  readonly onInline?: InlineCallsHook;
+  /** Times the heartbeat and call timeouts (default `systemClock`). */
+  readonly clock?: Clock;
+}
+
 export class SchedulerThread {
   readonly index: number;
   readonly exited: Promise<ActorExit>;
   readonly ready: Promise<void>;
   readonly actors = new Map<string, ActorRef>();
   readonly #worker: Worker;
-  readonly #calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: NodeJS.Timeout }>();
+  readonly #calls = new Map<number, { resolve: (v: unknown) => void; reject: (e: Error) => void; timer: unknown }>();
+  readonly #clock: Clock;
   #nextRef = 1;
   #isReady = false;
-  #lastPong = Date.now();
-  /** When the unanswered ping was sent (0: none outstanding). */
-  #lastPing = 0;
-  #pingSeq = 0;
-  #heartbeat: NodeJS.Timeout;
+  readonly #heartbeat: Heartbeat;
   /** Why the thread is ending, when the main thread decided it (hang, stop, kill). */
   #ending: ActorExit | null = null;
   #errorCause: Error | null = null;
@@ -53,9 +55,10 @@ export class SchedulerThread {
   /** Flushes asked of the thread and not yet answered, by seq (answered in order; all at once when the thread ends). */
   readonly #flushes = new Map<number, () => void>();
 
-  constructor(index: number, entry: ThreadEntry, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void, onInline?: InlineCallsHook) {
+  constructor(index: number, entry: ThreadEntry, limits: ThreadLimits, log: (msg: string, data?: Record<string, unknown>) => void, options: SchedulerThreadOptions = {}) {
     this.index = index;
-    this.#onInline = onInline;
+    this.#onInline = options.onInline;
+    this.#clock = options.clock ?? systemClock;
     this.#worker = new Worker(entry.url, {
       ...(entry.workerData ? { workerData: entry.workerData } : {}),
       execArgv: entry.execArgv,
@@ -74,7 +77,7 @@ export class SchedulerThread {
         log('scheduler worker error', { worker: index, error: err.message, code: (err as NodeJS.ErrnoException).code });
       });
       this.#worker.on('exit', (code) => {
-        clearInterval(this.#heartbeat);
+        this.#heartbeat.stop();
         const reason: ActorExit = this.#ending ?? {
           kind: 'crash',
           cause: { name: this.#errorCause?.name ?? 'WorkerExit', message: this.#errorCause ? `scheduler worker ${index} died: ${this.#errorCause.message}` : `scheduler worker ${index} exited with code ${code}` },
@@ -86,33 +89,19 @@ export class SchedulerThread {
     this.#worker.on('message', (m: FromWorker) => {
       if (m.t === 'ready') {
         this.#isReady = true;
-        this.#lastPong = Date.now();
+        this.#heartbeat.start();
         markReady();
         return;
       }
       this.#receive(m);
     });
-    this.#heartbeat = setInterval(() => {
-      if (!this.#isReady) return;
-      // Hung means a ping sent long enough ago is still unanswered: a main thread that was itself blocked
-      // (and so sent no pings) must not take its own pause for the worker's.
-      const outstanding = this.#lastPing > this.#lastPong;
-      if (outstanding && Date.now() - this.#lastPing > limits.heartbeatTimeoutMs) {
-        // A busy main thread may not have read a pong that is already queued: let the poll phase run
-        // once more (setImmediate comes after it) before calling the worker hung.
-        setImmediate(() => {
-          if (this.#lastPong >= this.#lastPing) return;
-          const silentForMs = Date.now() - this.#lastPing;
-          log('scheduler worker missed its heartbeat; terminating it', { worker: index, silentForMs });
-          this.#end({ kind: 'crash', cause: { name: 'HeartbeatTimeout', message: `scheduler worker ${index} did not answer a heartbeat for ${limits.heartbeatTimeoutMs} ms` } });
-        });
-        return;
-      }
-      if (outstanding) return;
-      this.#lastPing = Date.now();
-      this.#post({ t: 'ping', seq: ++this.#pingSeq });
-    }, limits.heartbeatIntervalMs);
-    this.#heartbeat.unref();
+    this.#heartbeat = new Heartbeat(this.#clock, limits, {
+      ping: (seq) => this.#post({ t: 'ping', seq }),
+      hung: (silentForMs) => {
+        log('scheduler worker missed its heartbeat; terminating it', { worker: index, silentForMs });
+        this.#end({ kind: 'crash', cause: { name: 'HeartbeatTimeout', message: `scheduler worker ${index} did not answer a heartbeat for ${limits.heartbeatTimeoutMs} ms` } });
+      },
+    });
   }
 
   get isReady(): boolean {
@@ -187,7 +176,7 @@ export class SchedulerThread {
   #call(id: string, msg: unknown, timeoutMs: number): Promise<unknown> {
     const ref = this.#nextRef++;
     return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => {
+      const timer = this.#clock.setTimeout(() => {
         this.#calls.delete(ref);
         reject(new CallTimeoutError(`call to actor ${id} timed out after ${timeoutMs} ms`));
       }, timeoutMs);
@@ -206,7 +195,7 @@ export class SchedulerThread {
         const pending = this.#calls.get(m.ref);
         if (!pending) return;
         this.#calls.delete(m.ref);
-        clearTimeout(pending.timer);
+        this.#clock.clearTimeout(pending.timer);
         if (m.ok) pending.resolve(m.value);
         else pending.reject(new Error(m.error));
         return;
@@ -227,7 +216,7 @@ export class SchedulerThread {
         }
         return;
       case 'pong':
-        this.#lastPong = Date.now();
+        this.#heartbeat.pong();
         this.#heapUsed = m.heapUsed;
         this.#mailboxes = m.mailboxes;
         return;
@@ -238,7 +227,7 @@ export class SchedulerThread {
     for (const resolve of this.#flushes.values()) resolve();
     this.#flushes.clear();
     for (const [ref, call] of this.#calls) {
-      clearTimeout(call.timer);
+      this.#clock.clearTimeout(call.timer);
       call.reject(new Error(`scheduler worker ${this.index} exited during a call`));
       this.#calls.delete(ref);
     }

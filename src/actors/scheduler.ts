@@ -2,6 +2,7 @@
 // the placement of actors on them — many actors per thread, never one thread per session. With no
 // threads (`threads: 0`, in-thread mode) the actors live on the main thread instead, behind the same API.
 
+import { type Clock, systemClock } from '../time/clock.ts';
 import type { ActorRef } from './actor-ref.ts';
 import type { ActorThread } from './actor-thread.ts';
 import type { Behaviour, BehaviourRef } from './behaviour.ts';
@@ -31,6 +32,8 @@ export interface SchedulerOptions {
   readonly behaviours: ReadonlyMap<string, Behaviour>;
   /** Told of the tool calls actors ran inline on their threads, in batches (the metrics count them). */
   readonly onInlineCalls?: InlineCallsHook;
+  /** Times the spawn wait, the threads' heartbeats and call timeouts. Default `systemClock`. */
+  readonly clock: Clock;
 }
 
 export class Scheduler {
@@ -48,6 +51,7 @@ export class Scheduler {
       entry: options.entry,
       behaviours: options.behaviours ?? new Map(),
       onInlineCalls: options.onInlineCalls,
+      clock: options.clock ?? systemClock,
     };
     this.#slots = Array.from({ length: this.threadCount }, () => null);
   }
@@ -69,27 +73,34 @@ export class Scheduler {
 
   /** Starts (or restarts) the thread in one slot; the supervisor calls this as the slot's child start. */
   startThread(slot: number): ActorThread {
+    const threadOptions = { clock: this.#options.clock, ...(this.#options.onInlineCalls ? { onInline: this.#options.onInlineCalls } : {}) };
     const thread: ActorThread = this.inThread
-      ? new MainThreadHost(slot, this.#options.behaviours, this.#options.onInlineCalls)
-      : new SchedulerThread(slot, this.#threadEntry(), this.#options.limits, this.#options.log, this.#options.onInlineCalls);
+      ? new MainThreadHost(slot, this.#options.behaviours, threadOptions)
+      : new SchedulerThread(slot, this.#threadEntry(), this.#options.limits, this.#options.log, threadOptions);
     this.#slots[slot] = thread;
     void thread.exited.then(() => {
       if (this.#slots[slot] === thread) this.#slots[slot] = null;
     });
+    // A spawn waiting for a thread may place its actor on one still booting (its messages queue until
+    // ready), so waiters are woken at the start and again when it is ready.
+    this.#wake();
     void thread.ready.then(() => this.#wake());
     return thread;
   }
 
   /** Places an actor on the live thread with the fewest actors, preferring threads that are ready. */
   async spawn(behaviour: BehaviourRef, args: unknown, prefix = 'actor'): Promise<ActorRef> {
-    const deadline = Date.now() + SPAWN_WAIT_MS;
+    const clock = this.#options.clock;
+    const deadline = clock.now() + SPAWN_WAIT_MS;
     for (;;) {
       const thread = this.#pick();
       if (thread) return thread.spawn(`${prefix}-${this.#nextActor++}`, behaviour, args);
-      if (Date.now() > deadline) throw new Error(`no scheduler thread came up within ${SPAWN_WAIT_MS} ms`);
+      const left = deadline - clock.now();
+      if (left <= 0) throw new Error(`no scheduler thread came up within ${SPAWN_WAIT_MS} ms`);
+      // Woken by a thread's start or ready (startThread), else at the deadline.
       await new Promise<void>((resolve) => {
-        const timer = setTimeout(resolve, 50);
-        this.#waiters.push(() => { clearTimeout(timer); resolve(); });
+        const timer = clock.setTimeout(resolve, left);
+        this.#waiters.push(() => { clock.clearTimeout(timer); resolve(); });
       });
     }
   }

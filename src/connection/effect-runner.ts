@@ -3,6 +3,7 @@
 // a late result from before a restart can never be mistaken for a new ticket's.
 
 import type { Effect, EffectResult } from '../mcp/effects.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
@@ -27,10 +28,13 @@ export interface EffectDeps {
   readonly executeTool?: ToolExecutor;
   /** Without it, harness_task answers that tasks are not configured. */
   readonly task?: TaskContext;
+  /** Times tool deadlines and grace periods, and what the tools wait on. Default `systemClock`. */
+  readonly clock?: Clock;
 }
 
 export class EffectRunner {
   readonly #deps: EffectDeps;
+  readonly #clock: Clock;
   readonly #deliver: (result: EffectResult) => void;
   /** Work in flight by ticket: its abort controller, and a promise that settles when it has stopped. */
   readonly #work = new Map<number, { controller: AbortController; done: Promise<void> }>();
@@ -38,6 +42,7 @@ export class EffectRunner {
 
   constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
     this.#deps = deps;
+    this.#clock = deps.clock ?? systemClock;
     this.#deliver = (result) => {
       if (!this.#closed) deliver(result);
     };
@@ -107,9 +112,9 @@ export class EffectRunner {
       return w.done;
     });
     if (done.length === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(done), new Promise<void>((r) => { timer = setTimeout(r, graceMs); })]);
-    clearTimeout(timer);
+    let timer: unknown;
+    await Promise.race([Promise.all(done), new Promise<void>((r) => { timer = this.#clock.setTimeout(r, graceMs); })]);
+    this.#clock.clearTimeout(timer);
   }
 
   #runTool(effect: Extract<Effect, { kind: 'runTool' }>): void {
@@ -122,28 +127,29 @@ export class EffectRunner {
         answered = true;
         this.#deliver(result);
       };
-      const deadline = setTimeout(() => {
+      const clock = this.#clock;
+      const deadline = clock.setTimeout(() => {
         this.#work.get(ticket)?.controller.abort(new Error(`the tool call passed its deadline of ${this.#deps.toolTimeoutMs / 1000} s`));
       }, this.#deps.toolTimeoutMs);
       // A body that ignores its abort signal is answered for after a grace period; its late result is dropped.
-      let graceTimer: NodeJS.Timeout | undefined;
+      let graceTimer: unknown;
       const onAbort = () => {
-        graceTimer = setTimeout(() => answer({ kind: 'toolDone', ticket, outcome: { text: `Stopped: ${reasonOf(signal)}`, isError: true } }), ABORT_GRACE_MS);
+        graceTimer = clock.setTimeout(() => answer({ kind: 'toolDone', ticket, outcome: { text: `Stopped: ${reasonOf(signal)}`, isError: true } }), ABORT_GRACE_MS);
       };
       signal.addEventListener('abort', onAbort, { once: true });
       try {
         const onProgress = (progress: ToolProgress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); };
         const outcome = effect.tool === 'harness_task'
           ? await this.#runTask(effect)
-          : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress });
+          : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress, clock });
         answer({ kind: 'toolDone', ticket, outcome });
       } catch (err) {
         // A body stopped by its signal may reject with the abort reason: that is a stop, not a bug.
         if (!signal.aborted) throw err;
         answer({ kind: 'toolDone', ticket, outcome: { text: `Stopped: ${reasonOf(signal)}`, isError: true } });
       } finally {
-        clearTimeout(deadline);
-        clearTimeout(graceTimer);
+        clock.clearTimeout(deadline);
+        clock.clearTimeout(graceTimer);
         signal.removeEventListener('abort', onAbort);
       }
     }, (err) => ({ kind: 'toolDone', ticket, outcome: { text: `Internal error in tool ${effect.tool}: ${(err as Error).message}`, isError: true } }));

@@ -23,6 +23,7 @@ import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
 import type { Logger } from '../log/logger.ts';
 import { SessionTasks } from '../task/session-tasks.ts';
+import { systemClock } from '../time/clock.ts';
 import { runTool } from '../tools/tool-runner.ts';
 
 /** Messages held for a session while its actor is being restarted; past this, requests are refused. */
@@ -282,9 +283,10 @@ export class Session {
   drain(ms: number): Promise<void> {
     if (this.#inFlight.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      const timer = setTimeout(resolve, ms);
+      const clock = this.#deps.effects.clock ?? systemClock;
+      const timer = clock.setTimeout(resolve, ms);
       this.#idleWaiters.push(() => {
-        clearTimeout(timer);
+        clock.clearTimeout(timer);
         resolve();
       });
     });
@@ -439,7 +441,7 @@ export class Session {
       const deps = this.#deps;
       this.#tasks = new SessionTasks({
         context: task, scheduler: deps.scheduler, workspace: deps.effects.workspace, toolTimeoutMs: deps.effects.toolTimeoutMs,
-        executeTool: deps.effects.executeTool ?? runTool, logger: deps.logger,
+        executeTool: deps.effects.executeTool ?? runTool, logger: deps.logger, ...(deps.effects.clock ? { clock: deps.effects.clock } : {}),
         deliver: (result) => this.#toActor({ k: 'result', result }),
       });
     }

@@ -36,6 +36,7 @@ import { TranscriptWatch } from '../task/transcript-watch.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import type { Transport } from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 
 /** How long a stopping connection actor gets before it is killed. */
 export const SESSION_SHUTDOWN_MS = 2000;
@@ -67,6 +68,11 @@ export interface ApplicationOptions {
   readonly store?: StoreLocation;
   /** This node's name among those sharing a PostgreSQL store (`--node-id`); default host name + pid. */
   readonly nodeId?: string;
+  /**
+   * What everything that waits is timed by: restart intensity and shutdown timeouts, the scheduler
+   * heartbeat and spawn wait, tool deadlines, task wall time, the stop grace. Default `systemClock`.
+   */
+  readonly clock?: Clock;
 }
 
 export interface SessionOptions {
@@ -85,7 +91,11 @@ export class Application {
   /** The tree, sessions, tasks and metrics as /observer and /metrics show them. */
   readonly observer: ServerObserver;
   readonly #options: ApplicationOptions;
+  readonly #clock: Clock;
+  /** Wall-clock start, for the observer (shown to people). */
   readonly #started = Date.now();
+  /** The same moment on the clock, for the uptime. */
+  readonly #startedAt: number;
   #root: Supervisor | null = null;
   #sessions: DynamicSupervisor | null = null;
   #tasks: DynamicSupervisor | null = null;
@@ -93,8 +103,8 @@ export class Application {
   readonly #open = new Map<string, Session>();
   #nextSession = 1;
   #restarts = 0;
-  #chaosTimer: NodeJS.Timeout | null = null;
-  #taskChaosTimer: NodeJS.Timeout | null = null;
+  #chaosTimer: unknown;
+  #taskChaosTimer: unknown;
   #store: AsyncConversationStore | null = null;
   /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
   readonly #runs = new Set<TaskRun>();
@@ -102,7 +112,10 @@ export class Application {
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#startedAt = this.#clock.now();
     this.scheduler = new Scheduler({
+      clock: this.#clock,
       threads: options.threads,
       limits: DEFAULT_THREAD_LIMITS,
       // For actors on the main thread (threads 0); a worker registers the same map from its entry point.
@@ -149,7 +162,7 @@ export class Application {
   health() {
     return {
       status: this.#root ? 'ok' : 'stopped',
-      uptimeMs: Date.now() - this.#started,
+      uptimeMs: this.#clock.now() - this.#startedAt,
       sessions: this.#open.size,
       workers: this.scheduler.threads().map((t) => ({ index: t.index, ready: t.isReady, actors: t.actors.size, heapUsed: t.heapUsed })),
       toolThreads: this.tools.threads,
@@ -172,7 +185,7 @@ export class Application {
       id,
       scheduler: this.scheduler,
       effects: {
-        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
         task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
           supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
@@ -197,7 +210,7 @@ export class Application {
     const handle = await sessions.startChild(id, () => Supervisor.start(
       { strategy: 'one_for_one', ...this.#intensity('session'), name: id },
       [connection],
-      { onEvent: (e) => this.#observe(e) },
+      this.#supervisorOptions(),
     ));
     void handle.exited.then((reason) => this.#sessionEnded(session, reason, options.onGiveUp));
     return session;
@@ -230,7 +243,7 @@ export class Application {
     const handle = await tasks.startChild(id, () => Supervisor.start(
       { strategy: 'one_for_one', ...this.#intensity('task'), name: id },
       [child],
-      { onEvent: (e) => this.#observe(e) },
+      this.#supervisorOptions(),
     ));
     void handle.exited.then((reason) => {
       if (isAbnormal(reason)) run.gaveUp(`its actor kept failing (${describeExit(reason)})`);
@@ -263,8 +276,8 @@ export class Application {
   }
 
   async stop(): Promise<void> {
-    if (this.#chaosTimer) clearInterval(this.#chaosTimer);
-    if (this.#taskChaosTimer) clearInterval(this.#taskChaosTimer);
+    this.#clock.clearInterval(this.#chaosTimer);
+    this.#clock.clearInterval(this.#taskChaosTimer);
     await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
     const root = this.#root;
     this.#root = null;
@@ -275,9 +288,9 @@ export class Application {
     // A task stopped with the tree records that it was interrupted; the store must still be open for it.
     const runs = [...this.#runs].map((r) => r.outcome);
     if (runs.length > 0) {
-      let timer: NodeJS.Timeout | undefined;
-      await Promise.race([Promise.all(runs), new Promise<void>((r) => { timer = setTimeout(r, STORE_CLOSE_GRACE_MS); })]);
-      clearTimeout(timer);
+      let timer: unknown;
+      await Promise.race([Promise.all(runs), new Promise<void>((r) => { timer = this.#clock.setTimeout(r, STORE_CLOSE_GRACE_MS); })]);
+      this.#clock.clearTimeout(timer);
     }
     const store = this.#store;
     this.#store = null;
@@ -298,14 +311,14 @@ export class Application {
       {
         id: 'schedulers',
         type: 'supervisor',
-        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', ...this.#intensity('schedulers') }, schedulerSlots, { onEvent: (e) => this.#observe(e) }),
+        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', ...this.#intensity('schedulers') }, schedulerSlots, this.#supervisorOptions()),
       },
       { id: 'tools', start: () => this.#toolPoolHandle(), restart: 'permanent', shutdown: 5000 },
       {
         id: 'sessions',
         type: 'supervisor',
         start: async () => {
-          this.#sessions = await DynamicSupervisor.start({ name: 'sessions', child: { restart: 'temporary', type: 'supervisor' } }, { onEvent: (e) => this.#observe(e) });
+          this.#sessions = await DynamicSupervisor.start({ name: 'sessions', child: { restart: 'temporary', type: 'supervisor' } }, this.#supervisorOptions());
           return this.#sessions;
         },
       },
@@ -313,32 +326,30 @@ export class Application {
         id: 'tasks',
         type: 'supervisor',
         start: async () => {
-          this.#tasks = await DynamicSupervisor.start({ name: 'tasks', child: { restart: 'temporary', type: 'supervisor' } }, { onEvent: (e) => this.#observe(e) });
+          this.#tasks = await DynamicSupervisor.start({ name: 'tasks', child: { restart: 'temporary', type: 'supervisor' } }, this.#supervisorOptions());
           return this.#tasks;
         },
       },
     ];
     this.#root = await startRoot({ strategy: 'one_for_one', ...this.#intensity('root') }, children, {
-      onEvent: (e) => this.#observe(e),
+      ...this.#supervisorOptions(),
       onGiveUp: (message) => {
         logger.log('critical', message);
         this.#options.onGiveUp(message);
       },
     });
     if (chaos.killWorkerEveryMs !== undefined) {
-      this.#chaosTimer = setInterval(() => {
+      this.#chaosTimer = this.#clock.setInterval(() => {
         // Booting threads are fair game too: a storm must be able to outrun the restarts.
         const live = this.scheduler.threads().filter((t) => t.alive);
         const victim = live[Math.floor(Math.random() * live.length)];
         if (!victim) return;
         logger.log('warning', 'chaos: killing a scheduler worker', { worker: victim.index, actors: victim.actors.size });
         victim.kill();
-      }, chaos.killWorkerEveryMs);
-      this.#chaosTimer.unref();
+      }, chaos.killWorkerEveryMs, { unref: true });
     }
     if (chaos.killTaskWorkerEveryMs !== undefined) {
-      this.#taskChaosTimer = setInterval(() => this.#killATaskWorker(), chaos.killTaskWorkerEveryMs);
-      this.#taskChaosTimer.unref();
+      this.#taskChaosTimer = this.#clock.setInterval(() => this.#killATaskWorker(), chaos.killTaskWorkerEveryMs, { unref: true });
     }
   }
 
@@ -349,6 +360,11 @@ export class Application {
     if (!victim) return;
     this.#options.logger.log('warning', 'chaos: killing the scheduler worker of a task', { worker: victim.index, actors: victim.actors.size });
     victim.kill();
+  }
+
+  /** Every supervisor of the tree reports to the observer and times its restarts on the application's clock. */
+  #supervisorOptions(): { clock: Clock; onEvent: (e: SupervisorEvent) => void } {
+    return { clock: this.#clock, onEvent: (e) => this.#observe(e) };
   }
 
   #intensity(level: keyof TreeIntensities): { maxRestarts: number; periodMs: number } {

@@ -1,6 +1,6 @@
 // The supervision layer's public API: supervisors, child specs, exit reasons, clocks and events.
 
-export { type Clock, FakeClock, realClock } from './clock.ts';
+export { type Clock, FakeClock, realClock, systemClock } from './clock.ts';
 export { crash, describeCause, describeExit, type ExitReason, isAbnormal, killed, normal, shutdown } from './exit-reason.ts';
 export {
   type ChildHandle,

@@ -16,6 +16,7 @@ import { ModelError, type ModelProvider } from '../model/types.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome } from '../tools/contract.ts';
 import type { TaskContext } from './task-context.ts';
 import type { Logger } from '../log/logger.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { TaskRun } from './task-run.ts';
 
 /** Model turns a task may take unless `max_turns` says fewer. */
@@ -36,6 +37,8 @@ export interface SessionTasksDeps {
   readonly toolTimeoutMs: number;
   readonly executeTool: ToolExecutor;
   readonly logger: Logger;
+  /** Times the close grace and each task's waits. Default `systemClock`. */
+  readonly clock?: Clock;
   /** To the session's current connection actor (held while it restarts). */
   readonly deliver: (result: EffectResult) => void;
 }
@@ -123,9 +126,10 @@ export class SessionTasks {
     const runs = this.running;
     for (const run of runs) run.stop(why);
     if (runs.length === 0) return;
-    let timer: NodeJS.Timeout | undefined;
-    await Promise.race([Promise.all(runs.map((r) => r.outcome)), new Promise<void>((r) => { timer = setTimeout(r, graceMs); })]);
-    clearTimeout(timer);
+    const clock = this.#deps.clock ?? systemClock;
+    let timer: unknown;
+    await Promise.race([Promise.all(runs.map((r) => r.outcome)), new Promise<void>((r) => { timer = clock.setTimeout(r, graceMs); })]);
+    clock.clearTimeout(timer);
   }
 
   #start(effect: RunToolEffect): void {
@@ -191,6 +195,7 @@ export class SessionTasks {
       toolTimeoutMs: this.#deps.toolTimeoutMs,
       ...(context.taskWallMs === undefined ? {} : { wallMs: context.taskWallMs }),
       logger: this.#deps.logger,
+      ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
       onProgress: (progress) => this.#deps.deliver({ kind: 'toolProgress', ticket, progress }),
       onAppend: updated,
       confirm: async (message, signal) => {

@@ -24,6 +24,7 @@ import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from '../log/logger.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 
 /** Wall time of one task, across restarts. */
 export const DEFAULT_TASK_WALL_MS = 15 * 60_000;
@@ -41,6 +42,8 @@ export interface TaskRunDeps {
   readonly toolTimeoutMs: number;
   readonly wallMs?: number;
   readonly logger: Logger;
+  /** Times the wall time and the tool deadlines. Default `systemClock`. */
+  readonly clock?: Clock;
   readonly onProgress: (p: ToolProgress) => void;
   /** After every entry appended (transcript subscriptions). */
   readonly onAppend: () => void;
@@ -72,7 +75,8 @@ export class TaskRun {
   #obeyed: Incarnation | null = null;
   /** Why the task must stop (cancel, wall time), once it must. */
   #stopWhy: string | null = null;
-  readonly #wall: NodeJS.Timeout;
+  readonly #wall: unknown;
+  readonly #clock: Clock;
   #incarnations = 0;
   /** The actions (and the give-up write) in order, each after the one before; it never rejects. */
   #queue: Promise<void> = Promise.resolve();
@@ -85,8 +89,8 @@ export class TaskRun {
     this.#tools = loadout(harnessById(deps.setup.harness)).filter((t) => t !== 'harness_task')
       .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
     const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
-    this.#wall = setTimeout(() => this.stop(`the task passed its wall time of ${wallMs / 1000} s`), wallMs);
-    this.#wall.unref();
+    this.#clock = deps.clock ?? systemClock;
+    this.#wall = this.#clock.setTimeout(() => this.stop(`the task passed its wall time of ${wallMs / 1000} s`), wallMs, { unref: true });
   }
 
   /** The harness the task runs under. */
@@ -250,7 +254,7 @@ export class TaskRun {
   #settle(outcome: ToolOutcome): void {
     if (this.#settled) return;
     this.#settled = true;
-    clearTimeout(this.#wall);
+    this.#clock.clearTimeout(this.#wall);
     this.#resolve(outcome);
   }
 
@@ -271,7 +275,10 @@ export class TaskRun {
   }
 
   async #runTool(inc: Incarnation, call: ToolCall, confirm: string | undefined, snapshot: boolean): Promise<void> {
-    const signal = AbortSignal.any([inc.controller.signal, AbortSignal.timeout(this.#deps.toolTimeoutMs)]);
+    // As AbortSignal.timeout would, but on the task's clock.
+    const deadline = new AbortController();
+    const timer = this.#clock.setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), this.#deps.toolTimeoutMs, { unref: true });
+    const signal = AbortSignal.any([inc.controller.signal, deadline.signal]);
     let outcome: ToolOutcome;
     let taken: FileSnapshot | undefined;
     try {
@@ -280,7 +287,7 @@ export class TaskRun {
       } else {
         const target = String(call.arguments.path);
         const before = snapshot ? await currentContent(this.#deps.workspace, target) : null;
-        outcome = await this.#deps.executeTool(call.name as ToolName, call.arguments, this.#deps.setup.harness, { workspace: this.#deps.workspace, signal });
+        outcome = await this.#deps.executeTool(call.name as ToolName, call.arguments, this.#deps.setup.harness, { workspace: this.#deps.workspace, signal, clock: this.#clock });
         if (snapshot && !outcome.isError) taken = { path: target, before, after: await currentContent(this.#deps.workspace, target) };
       }
     } catch (err) {
@@ -288,6 +295,8 @@ export class TaskRun {
       if (err instanceof ToolError) outcome = { text: err.message, isError: true };
       else if (signal.aborted) outcome = { text: `Stopped: the tool call passed its deadline of ${this.#deps.toolTimeoutMs / 1000} s`, isError: true };
       else outcome = { text: `Internal error in tool ${call.name}: ${(err as Error).message}`, isError: true };
+    } finally {
+      this.#clock.clearTimeout(timer);
     }
     this.#answer(inc, { e: 'tool', id: call.id, outcome, ...(taken ? { snapshot: taken } : {}) });
   }

@@ -9,6 +9,7 @@ import { lstat, readdir, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { finished } from 'node:stream/promises';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { type BashIsolation, bashIsolation, commandEnvironment, commandLine, findExecutable } from './bash-isolation.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS } from './definitions/bash.ts';
@@ -70,13 +71,15 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
   const shell = await shellPath();
   const isolation = await bashIsolation();
   const output = new CommandOutput();
-  const progress = new ProgressReporter(output, ctx.onProgress);
+  const clock = ctx.clock ?? systemClock;
+  const progress = new ProgressReporter(output, ctx.onProgress, clock);
   let end: RunEnd;
   try {
     end = await run(isolation, shell, args.command, {
       cwd: ctx.workspace,
       timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
       signal: ctx.signal,
+      clock,
       output,
       onOutput: () => progress.poke(),
     });
@@ -104,6 +107,8 @@ interface RunOptions {
   cwd: string;
   timeoutMs: number | null;
   signal: AbortSignal;
+  /** Times the timeout, the kill grace and the pipe drain. */
+  clock: Clock;
   output: CommandOutput;
   onOutput: () => void;
 }
@@ -119,7 +124,8 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
   return new Promise((resolve, reject) => {
     const { file, args } = commandLine(isolation, shell, command);
     const child = spawn(file, args, { cwd: opts.cwd, detached: true, env: commandEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
-    const timers: NodeJS.Timeout[] = [];
+    const { clock } = opts;
+    const timers: unknown[] = [];
     let stoppedBy: StopReason | null = null;
     let exited: { code: number | null; signal: NodeJS.Signals | null } | null = null;
     let settled = false;
@@ -137,13 +143,13 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
       if (stoppedBy !== null || exited !== null) return;
       stoppedBy = reason;
       killGroup('SIGTERM');
-      timers.push(setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
+      timers.push(clock.setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
     };
     const onAbort = (): void => stop('abort');
     const settle = (done: () => void): void => {
       if (settled) return;
       settled = true;
-      for (const t of timers) clearTimeout(t);
+      for (const t of timers) clock.clearTimeout(t);
       opts.signal.removeEventListener('abort', onAbort);
       done();
     };
@@ -168,7 +174,7 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
     child.stdout.on('data', onData);
     child.stderr.on('data', onData);
 
-    if (opts.timeoutMs !== null) timers.push(setTimeout(() => stop('timeout'), opts.timeoutMs));
+    if (opts.timeoutMs !== null) timers.push(clock.setTimeout(() => stop('timeout'), opts.timeoutMs));
     opts.signal.addEventListener('abort', onAbort, { once: true });
     if (opts.signal.aborted) stop('abort');
 
@@ -180,7 +186,7 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
       exited = { code, signal };
       killGroup('SIGKILL');
       // A process that left the group (setsid) may hold the pipes open; do not wait on it forever.
-      timers.push(setTimeout(() => {
+      timers.push(clock.setTimeout(() => {
         child.stdout.destroy();
         child.stderr.destroy();
         finish();
@@ -363,26 +369,28 @@ function alreadyGone(err: unknown): null {
 
 /** Reports bytes of output so far, at most every PROGRESS_INTERVAL_MS, and only when there is news. */
 class ProgressReporter {
-  #timer: NodeJS.Timeout | undefined;
-  #lastAt = 0;
+  #timer: unknown;
+  /** When the last report went out; none yet, so the first is not held back. */
+  #lastAt = Number.NEGATIVE_INFINITY;
   #lastBytes = 0;
   #stopped = false;
 
   constructor(
     private readonly output: CommandOutput,
     private readonly onProgress: ((p: { progress: number; message?: string }) => void) | undefined,
+    private readonly clock: Clock,
   ) {}
 
   poke(): void {
     if (this.onProgress === undefined || this.#timer !== undefined || this.#stopped) return;
-    const wait = PROGRESS_INTERVAL_MS - (Date.now() - this.#lastAt);
+    const wait = PROGRESS_INTERVAL_MS - (this.clock.now() - this.#lastAt);
     if (wait <= 0) this.#report();
-    else this.#timer = setTimeout(() => this.#report(), wait);
+    else this.#timer = this.clock.setTimeout(() => this.#report(), wait);
   }
 
   stop(): void {
     this.#stopped = true;
-    clearTimeout(this.#timer);
+    this.clock.clearTimeout(this.#timer);
     this.#timer = undefined;
   }
 
@@ -390,7 +398,7 @@ class ProgressReporter {
     this.#timer = undefined;
     const bytes = this.output.totalBytes;
     if (this.#stopped || bytes === this.#lastBytes) return;
-    this.#lastAt = Date.now();
+    this.#lastAt = this.clock.now();
     this.#lastBytes = bytes;
     this.onProgress?.({ progress: bytes, message: `${formatSize(bytes)} of output, ${this.output.totalLines} lines` });
   }

@@ -2,6 +2,7 @@
 // Tool bodies do I/O; the catalog (./catalog.ts) is pure data the protocol core can import.
 
 import type { HarnessId } from '../harness/ids.ts';
+import type { Clock } from '../time/clock.ts';
 import type { ToolName } from './definition.ts';
 
 export interface ToolProgress {
@@ -17,6 +18,8 @@ export interface ToolContext {
   readonly signal: AbortSignal;
   /** Reports progress on long work; the core forwards it when the caller sent a progressToken. */
   readonly onProgress?: (progress: ToolProgress) => void;
+  /** What the tool's own waits (bash's timeout) are timed by; default `systemClock`. Never crosses to a pool thread. */
+  readonly clock?: Clock;
 }
 
 /** What a tool returns: `text` always (content[0]), `structured` where the tool declares an outputSchema. */
