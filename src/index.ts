@@ -10,7 +10,8 @@ export type { Effect, EffectResult } from './mcp/effects.ts';
 export { type ConnectionState, initialState } from './mcp/state.ts';
 export { negotiateVersion, type ProtocolVersion, supportedVersions } from './mcp/version.ts';
 export type { ToolDefinition, ToolName } from './tools/definition.ts';
-export { DRAIN_GRACE_MS, type LibraryOptions, runStdio, type RunningServer, SERVER_VERSION, startServer, type StdioEnd, type StdioServeOptions } from './cli/serve.ts';
+export { type LibraryOptions, runStdio, type RunningServer, SERVER_VERSION, startServer, type StdioEnd, type StdioServeOptions } from './cli/serve.ts';
+export { DRAIN_GRACE_MS } from './limits.ts';
 
 /** The tools super-pi serves, in listing order: name, title, description, JSON Schemas, annotations. */
 export const toolDefinitions: readonly ToolDefinition[] = Object.freeze(toolNames.map((name) => toolCatalog[name]));

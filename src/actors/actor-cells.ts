@@ -5,9 +5,7 @@
 import { type ActorContext, type ActorExit, type Behaviour, type BehaviourRef, crashOf, type Outcome } from './behaviour.ts';
 import { Mailbox } from './mailbox.ts';
 import { type FromWorker, type MailboxDepths, MAX_REPORTED_MAILBOXES, type ToWorker } from './messages.ts';
-
-/** Messages one actor handles per turn before the next actor gets the thread. */
-export const REDUCTIONS_PER_TURN = 64;
+import { REDUCTIONS_PER_TURN } from '../limits.ts';
 
 type Envelope = { kind: 'cast'; msg: unknown } | { kind: 'call'; ref: number; msg: unknown };
 

@@ -2,9 +2,7 @@
 // stop/kill, and `exited` — which makes an actor a supervisable child, like a monitored process.
 
 import type { ActorExit } from './behaviour.ts';
-
-/** Default timeout of `call`, as gen_server's 5 s. */
-export const DEFAULT_CALL_TIMEOUT_MS = 5000;
+import { DEFAULT_CALL_TIMEOUT_MS } from '../limits.ts';
 
 /** A `call` not answered within its timeout; the actor may still handle the message later. */
 export class CallTimeoutError extends Error {

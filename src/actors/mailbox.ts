@@ -1,7 +1,5 @@
 // A bounded FIFO mailbox: one message out at a time, a named limit, O(1) push and shift.
-
-/** Messages an actor's mailbox holds at most before new ones are refused. */
-export const DEFAULT_MAILBOX_LIMIT = 10_000;
+import { DEFAULT_MAILBOX_LIMIT } from '../limits.ts';
 
 export class Mailbox<T> {
   readonly #limit: number;

@@ -2,6 +2,7 @@
 // detects a hung thread, memory limits, and the rule that the thread's exit is the exit of every actor on it.
 
 import { Worker } from 'node:worker_threads';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, SCHEDULER_THREAD_MEMORY_MB } from '../limits.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { ActorRef, CallTimeoutError } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
@@ -16,9 +17,9 @@ export interface ThreadLimits extends HeartbeatLimits {
 }
 
 export const DEFAULT_THREAD_LIMITS: ThreadLimits = {
-  heartbeatIntervalMs: 250,
-  heartbeatTimeoutMs: 1500,
-  maxOldGenerationSizeMb: 256,
+  heartbeatIntervalMs: HEARTBEAT_INTERVAL_MS,
+  heartbeatTimeoutMs: HEARTBEAT_TIMEOUT_MS,
+  maxOldGenerationSizeMb: SCHEDULER_THREAD_MEMORY_MB,
 };
 
 /** The cause name of an actor whose thread was killed on purpose (`SchedulerThread.kill`). */

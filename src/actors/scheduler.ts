@@ -10,9 +10,7 @@ import { MainThreadHost } from './main-thread-host.ts';
 import { DEFAULT_THREAD_LIMITS, type InlineCallsHook, SchedulerThread, type ThreadLimits } from './scheduler-thread.ts';
 import { defaultThreadCount } from './thread-count.ts';
 import type { ThreadEntry } from './thread-entry.ts';
-
-/** How long a spawn waits for a scheduler thread when every one is down (being restarted). */
-export const SPAWN_WAIT_MS = 10_000;
+import { SPAWN_WAIT_MS } from '../limits.ts';
 
 export interface SchedulerOptions {
   /** Scheduler worker threads; 0: the actors run on the main thread (one slot, no thread started). */

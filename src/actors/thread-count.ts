@@ -1,12 +1,7 @@
 // How many threads a pool of workers gets by default: the scheduler's and the tool pool's.
 
 import os from 'node:os';
-
-/**
- * The fewest threads a pool starts with by default: with one, a thread being restarted (or hung until
- * the heartbeat notices) would stop every actor or every pooled call at once.
- */
-export const MIN_DEFAULT_THREADS = 2;
+import { MIN_DEFAULT_THREADS } from '../limits.ts';
 
 /** Which the README and `--help` spell "one per core, at least two". */
 export const DEFAULT_THREADS_RULE = `one per core, at least ${MIN_DEFAULT_THREADS}`;

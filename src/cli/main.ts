@@ -8,14 +8,10 @@ import { StoreError } from '../store/errors.ts';
 import { WorkspaceError } from '../tools/workspace.ts';
 import { watchLauncher } from './launcher-watch.ts';
 import { OptionsError, parseOptions, usage } from './options.ts';
-import { DRAIN_GRACE_MS, listen, type OpenedServer, openServer, SERVER_VERSION, serveStdioSession } from './serve.ts';
+import { listen, type OpenedServer, openServer, SERVER_VERSION, serveStdioSession } from './serve.ts';
+import { DRAIN_GRACE_MS, STDIO_EXIT_GRACE_MS } from '../limits.ts';
 
-export { DRAIN_GRACE_MS, SERVER_VERSION } from './serve.ts';
-/**
- * After the stdio server has finished (drained, answered, stopped), how long anything left behind (a
- * stuck handle) may keep the process alive before it exits anyway: a host must see it end.
- */
-export const STDIO_EXIT_GRACE_MS = 3000;
+export { SERVER_VERSION } from './serve.ts';
 
 export async function main(argv: readonly string[], defaultTransport: 'stdio' | 'http' = 'http'): Promise<number> {
   let command;

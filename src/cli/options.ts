@@ -4,27 +4,17 @@ import { parseArgs } from 'node:util';
 import { DEFAULT_THREADS_RULE, defaultThreadCount } from '../actors/thread-count.ts';
 import { DEFAULT_HARNESS, type HarnessId, harnessIds, isHarnessId } from '../harness/ids.ts';
 import type { LogLevel } from '../mcp/logging-level.ts';
-import { DEFAULT_PAGE_SIZE } from '../mcp/state.ts';
 import { type ChaosOptions, parseChaos } from '../server/chaos.ts';
 import { defaultPrincipalShare } from '../tools/fair-share.ts';
 import { parseLogLevel } from '../log/logger.ts';
-import { DEFAULT_TREE_INTENSITIES, parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
+import { parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../transports/session-quota.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../transports/line-framer.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../transports/origin.ts';
 import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
-
-/**
- * Idle HTTP sessions are closed after this (`--session-idle`). The HTTP transport's own default
- * (`DEFAULT_SESSION_IDLE_MS`, equal: test/cli/options.test.ts) is not imported, so that parsing options
- * does not load the HTTP and WebSocket transport, which a stdio start never uses.
- */
-export const DEFAULT_SESSION_IDLE_SECONDS = 1800;
-
-/** Default deadline of one tool call; past it the call is aborted and answered with an error. */
-export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
+import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
@@ -66,9 +56,6 @@ export interface ServerOptions {
   /** This node's name on a shared PostgreSQL store (`--node-id`, `SUPERPI_NODE_ID`); undefined: host name + pid. */
   readonly nodeId: string | undefined;
 }
-
-export const DEFAULT_HOST = '127.0.0.1';
-export const DEFAULT_PORT = 7777;
 
 /**
  * Scheduler threads when `--threads` is not given. A stdio server has exactly one session: its actors run

@@ -11,6 +11,7 @@ import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
 import { defaultSchedulerThreads, parseOptions, type ServerOptions } from './options.ts';
+import { DRAIN_GRACE_MS } from '../limits.ts';
 
 export const SERVER_VERSION = '0.1.0';
 /**
@@ -18,8 +19,6 @@ export const SERVER_VERSION = '0.1.0';
  * first: past the first exchanges of a host with a new server, which the probe's fork would slow.
  */
 export const ISOLATION_PROBE_DELAY_MS = 2000;
-/** On SIGTERM/SIGINT (or `stop`/`close()`), calls in flight get this long to finish before they are aborted. */
-export const DRAIN_GRACE_MS = 10_000;
 
 /**
  * The library's options: those of the flags (camelCase, as `ServerOptions` names them), each optional.

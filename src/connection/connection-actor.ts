@@ -10,14 +10,9 @@ import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import { settleInline } from './inline-effects.ts';
 import { recordInlineCall } from '../actors/inline-tally.ts';
+import { BATCH_SLICE_LENGTH } from '../limits.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
-
-/**
- * Elements of a JSON-RPC batch handled per turn of the actor. Between slices the thread serves its other
- * actors and answers its heartbeat, so a long batch (up to MAX_BATCH_LENGTH) never holds the thread.
- */
-export const BATCH_SLICE_LENGTH = 50;
 
 export interface ConnectionActorArgs {
   readonly config: ConnectionConfig;

@@ -5,7 +5,6 @@
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
-import { MAX_COMPLETION_VALUES } from '../mcp/methods/completion.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { TaskContext } from '../task/task-context.ts';
 import { undoConversation } from '../task/undo.ts';
@@ -14,9 +13,7 @@ import type { Logger } from '../log/logger.ts';
 import { completePath } from './path-completion.ts';
 import { runTool } from '../tools/tool-runner.ts';
 import { gatherWorkspaceContext } from './workspace-context.ts';
-
-/** After a deadline or cancellation aborts a tool, how long it has to stop before it is answered for. */
-export const ABORT_GRACE_MS = 2000;
+import { ABORT_GRACE_MS, MAX_COMPLETION_VALUES } from '../limits.ts';
 
 export interface EffectDeps {
   /** Real path of the workspace root. */

@@ -3,9 +3,7 @@
 import { listConfinedDirectory } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
 import { resolveInWorkspace } from '../tools/workspace.ts';
-
-/** Entries returned at most; the rest are reported as `hasMore`. */
-export const PATH_COMPLETION_LIMIT = 100;
+import { PATH_COMPLETION_LIMIT } from '../limits.ts';
 
 export async function completePath(workspace: string, prefix: string): Promise<{ values: string[]; hasMore: boolean }> {
   const slash = prefix.lastIndexOf('/');

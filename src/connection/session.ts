@@ -25,9 +25,7 @@ import type { Logger } from '../log/logger.ts';
 import { SessionTasks } from '../task/session-tasks.ts';
 import { systemClock } from '../time/clock.ts';
 import { runTool } from '../tools/tool-runner.ts';
-
-/** Messages held for a session while its actor is being restarted; past this, requests are refused. */
-export const MAX_BUFFERED_MESSAGES = 10_000;
+import { MAX_BUFFERED_MESSAGES } from '../limits.ts';
 
 /**
  * Requests a session answers itself while its first actor is still booting (a cold start): their steps

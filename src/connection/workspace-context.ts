@@ -7,15 +7,9 @@ import { closeStep, runAsync } from '../tools/fs-steps.ts';
 import { openConfined, readHead } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
 import { gitSummary } from '../tools/git-summary.ts';
+import { LAYOUT_LIMIT, README_EXCERPT_BYTES, README_EXCERPT_LINES } from '../limits.ts';
 
-export { GIT_STATUS_LINES } from '../tools/git-summary.ts';
-
-/** Entries of the top-level layout listed; more are summarised as a count. */
-export const LAYOUT_LIMIT = 100;
-/** Lines of the README shown. */
-export const README_EXCERPT_LINES = 40;
-/** Bytes of the README read at most: the excerpt comes from its head, whatever its size. */
-export const README_EXCERPT_BYTES = 16 * 1024;
+export { GIT_STATUS_LINES } from '../limits.ts';
 
 export async function gatherWorkspaceContext(root: string): Promise<WorkspaceContext> {
   const [git, layout, readme] = await Promise.all([gitSummary(root), topLevel(root), readmeExcerpt(root)]);

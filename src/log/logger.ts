@@ -1,9 +1,7 @@
 // The operator's log: one line per record on stderr (stdout of a stdio server carries protocol only).
 
+import { DEFAULT_LOG_LEVEL } from '../limits.ts';
 import { isLogLevel, type LogLevel, passes } from '../mcp/logging-level.ts';
-
-/** Default threshold for stderr; `SUPERPI_LOG_LEVEL` or `--log-level` change it. */
-export const DEFAULT_LOG_LEVEL: LogLevel = 'info';
 
 export interface Logger {
   readonly level: LogLevel;

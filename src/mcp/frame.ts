@@ -5,7 +5,7 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type Classified, classify } from './jsonrpc.ts';
-import { MAX_BATCH_LENGTH } from './limits.ts';
+import { MAX_BATCH_LENGTH } from '../limits.ts';
 
 /** The messages of one frame, each with its parsed value (a batch element is handed on alone after a crash). */
 export interface ReadFrame {

@@ -5,7 +5,6 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from './effects.ts';
 import { type Classified, ErrorCode, classify, idKey, type Params, reusedIdMessage } from './jsonrpc.ts';
-import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT, nestsDeeperThan } from './limits.ts';
 import { isLogLevel, passes } from './logging-level.ts';
 import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
@@ -17,6 +16,8 @@ import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
+import { nestsDeeperThan } from './limits.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
 
 export type { Step } from './step.ts';
 export type { Outgoing } from './outgoing.ts';

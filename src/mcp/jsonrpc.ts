@@ -1,7 +1,7 @@
 // JSON-RPC 2.0 framing for MCP: classifying one parsed message, the error catalogue, reply builders.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_REQUEST_ID_LENGTH } from './limits.ts';
+import { MAX_REQUEST_ID_LENGTH } from '../limits.ts';
 
 /** The error catalogue: stable codes, one place. */
 export const ErrorCode = {

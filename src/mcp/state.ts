@@ -6,12 +6,10 @@ import { DEFAULT_HARNESS, type HarnessId } from '../harness/ids.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { LogLevel } from './logging-level.ts';
 import type { ProtocolVersion } from './version.ts';
+import { DEFAULT_PAGE_SIZE } from '../limits.ts';
 
 /** Who is calling: the local user (stdio), a bearer-token principal, or an anonymous remote caller. */
 export type Principal = { kind: 'local' } | { kind: 'token'; name: string } | { kind: 'anonymous' };
-
-/** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates). */
-export const DEFAULT_PAGE_SIZE = 50;
 
 export interface ConnectionConfig {
   readonly server: { readonly name: string; readonly version: string };

@@ -3,17 +3,12 @@
 
 import { isJsonObject } from './json-object.ts';
 import { ModelError } from './types.ts';
+import { DEFAULT_MAX_RETRIES, DEFAULT_REQUEST_TIMEOUT_MS, MAX_RESPONSE_BYTES } from '../limits.ts';
 
-/** Deadline of one attempt, from sending the request to the last byte of the response. */
-export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
-/** Attempts after the first one; a request is sent at most 1 + this many times. */
-export const DEFAULT_MAX_RETRIES = 3;
 /** First backoff; it doubles each retry (with jitter: a wait is between half and all of it). */
 export const DEFAULT_BACKOFF_BASE_MS = 500;
 /** Longest wait between two attempts, `Retry-After` included: a server asking for an hour gets this. */
 export const DEFAULT_MAX_BACKOFF_MS = 30_000;
-/** Largest successful response body read; a model turn is far smaller, so more means something is wrong. */
-export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 /** Bytes of an error response read to find its message; the rest is discarded unread. */
 export const MAX_ERROR_BODY_BYTES = 64 * 1024;
 /** Characters of the server's error message kept in a ModelError. */

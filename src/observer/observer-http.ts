@@ -9,13 +9,7 @@ import { type ObserverAccessPolicy, decideObserverAccess } from './observer-acce
 import { OBSERVER_PAGE } from './page-html.ts';
 import { OBSERVER_SCRIPT } from './page-script.ts';
 import type { ServerObserver } from './server-observer.ts';
-
-/** How often a watching page gets a snapshot. */
-export const OBSERVER_UPDATE_MS = 500;
-/** Observer event streams open at once; more are refused with 503. */
-export const MAX_OBSERVER_STREAMS = 16;
-/** A stream whose client has this much unread is skipped (not buffered further) until it catches up. */
-export const MAX_OBSERVER_BACKLOG_BYTES = 1 << 20;
+import { MAX_OBSERVER_BACKLOG_BYTES, MAX_OBSERVER_STREAMS, OBSERVER_UPDATE_MS } from '../limits.ts';
 
 export interface ObserverRoutesOptions {
   readonly observer: ServerObserver;

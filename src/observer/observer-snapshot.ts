@@ -11,8 +11,6 @@ import type { TreeNode } from './supervision-model.ts';
 export const MAX_ACTORS_LISTED = 100;
 /** Sessions listed in a snapshot (the busiest first); past this the rest are counted. */
 export const MAX_SESSIONS_LISTED = 500;
-/** Seconds of the call chart sent with each snapshot, once the server has run that long. */
-export const CHART_SECONDS = 180;
 /** The chart of a younger server spans this much (so its first minute is not squeezed into a corner). */
 export const MIN_CHART_SECONDS = 60;
 

@@ -17,8 +17,9 @@ import type { ServerMetrics, Transport } from './metrics.ts';
 import { ObservedSessions, type SessionRow, type SessionView } from './observed-sessions.ts';
 import { ObservedStore } from './observed-store.ts';
 import { ObservedTasks } from './observed-tasks.ts';
-import { CHART_SECONDS, MAX_SESSIONS_LISTED, MIN_CHART_SECONDS, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
+import { MAX_SESSIONS_LISTED, MIN_CHART_SECONDS, type ObserverSnapshot, type ThreadView, workerRow } from './observer-snapshot.ts';
 import { SupervisionModel } from './supervision-model.ts';
+import { CHART_SECONDS } from '../limits.ts';
 
 export interface ServerObserverOptions {
   /**

@@ -15,7 +15,7 @@ import { performance } from 'node:perf_hooks';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import { DEFAULT_TREE_INTENSITIES, type TreeIntensities } from '../supervisor/intensities.ts';
+import type { TreeIntensities } from '../supervisor/intensities.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
@@ -37,11 +37,7 @@ import type * as MetricsModule from '../observer/metrics.ts';
 import type { Transport } from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
-
-/** How long a stopping connection actor gets before it is killed. */
-export const SESSION_SHUTDOWN_MS = 2000;
-/** How long stopping waits for tasks to record how they ended before the store is closed under them. */
-export const STORE_CLOSE_GRACE_MS = 2000;
+import { DEFAULT_TREE_INTENSITIES, SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS } from '../limits.ts';
 
 export interface ApplicationOptions {
   readonly workspace: string;

@@ -18,13 +18,7 @@ import type { TaskContext } from './task-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { TaskRun } from './task-run.ts';
-
-/** Model turns a task may take unless `max_turns` says fewer. */
-export const DEFAULT_MAX_TURNS = 25;
-/** The most turns `max_turns` may ask for. */
-export const MAX_TURNS_LIMIT = DEFAULT_MAX_TURNS * 8;
-/** How long closing a session waits for its tasks to record that they were stopped. */
-export const TASK_CLOSE_GRACE_MS = 2000;
+import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 

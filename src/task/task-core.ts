@@ -19,9 +19,7 @@ import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { isToolName } from '../tools/definition.ts';
 import type { FileSnapshot } from './undo.ts';
-
-/** Characters of one tool result sent back to the model (the tools already truncate at 50 KB). */
-export const MAX_RESULT_CHARS = 60_000;
+import { MAX_RESULT_CHARS } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
 

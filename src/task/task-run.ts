@@ -25,9 +25,7 @@ import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } fro
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from '../log/logger.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
-
-/** Wall time of one task, across restarts. */
-export const DEFAULT_TASK_WALL_MS = 15 * 60_000;
+import { DEFAULT_TASK_WALL_MS } from '../limits.ts';
 
 export interface TaskRunDeps {
   readonly setup: TaskSetup;

@@ -5,9 +5,7 @@
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { FileRefusedError, isMissing, readConfinedFile, removeConfinedFile, writeConfinedFile } from '../tools/confined-file.ts';
 import { ToolError, type ToolOutcome } from '../tools/contract.ts';
-
-/** Files larger than this are not snapshotted (and so cannot be undone): the store keeps whole contents. */
-export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
+import { MAX_SNAPSHOT_BYTES } from '../limits.ts';
 
 export interface FileSnapshot {
   readonly path: string;

@@ -12,9 +12,9 @@ import { finished } from 'node:stream/promises';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { type BashIsolation, bashIsolation, commandEnvironment, commandLine, findExecutable } from './bash-isolation.ts';
 import { ToolError, type ToolBody } from './contract.ts';
-import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS } from './definitions/bash.ts';
 import { errnoCode } from './fs-errors.ts';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize, truncateTail } from './truncate.ts';
+import { formatSize, truncateTail } from './truncate.ts';
+import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, KILL_GRACE_MS, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_TOTAL_BYTES, TAIL_KEEP_BYTES } from '../limits.ts';
 
 export interface BashArgs {
   command: string;
@@ -22,35 +22,12 @@ export interface BashArgs {
   timeout?: number;
 }
 
-/** Between SIGTERM and SIGKILL when a command is stopped, so it can clean up a little. */
-export const KILL_GRACE_MS = 500;
 /** Once the shell has exited, how long its output pipes may stay open (held by an escaped process). */
 export const STDIO_DRAIN_MS = 200;
 /** Minimum interval between progress reports. */
 export const PROGRESS_INTERVAL_MS = 250;
-/**
- * Output kept in memory. Twice the byte limit is enough for truncateTail to give the same lines it would
- * give for the whole output: anything earlier could never fit in the last DEFAULT_MAX_BYTES.
- */
-export const TAIL_KEEP_BYTES = 2 * DEFAULT_MAX_BYTES;
 /** Prefix of the temp files that hold the full output of a truncated command. */
 export const FULL_OUTPUT_PREFIX = 'super-pi-bash-';
-/**
- * Full-output files left in the temp directory, the newest included: each new one deletes the oldest beyond
- * this, so a long session does not fill the disk while recent outputs stay readable.
- */
-export const MAX_FULL_OUTPUT_FILES = 20;
-/**
- * Largest full-output file: past it the file stops growing (the output is still read, and its tail kept in
- * memory), and the notice says the file holds only the beginning. One runaway command cannot fill the disk.
- */
-export const MAX_FULL_OUTPUT_FILE_BYTES = 64 * 1024 * 1024;
-/**
- * Total size of the full-output files kept: after a new one is written, the oldest are deleted until the
- * newest (always kept) and the rest fit under this, whatever their count. A file still being written (its
- * command is running) is bounded by MAX_FULL_OUTPUT_FILE_BYTES alone until its command ends.
- */
-export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
 
 type StopReason = 'timeout' | 'abort';
 

@@ -26,8 +26,6 @@ import {
 import { formatSize } from './truncate.ts';
 import { isInside, namesDirectory, resolveInWorkspace, resolveWithStats } from './workspace.ts';
 
-/** Largest file read whole on a caller's behalf (edit; git's index and objects) unless a caller names a smaller bound. */
-export const MAX_CONFINED_FILE_BYTES = 64 * 1024 * 1024;
 /** Prefix of the temporary files an atomic write makes beside its target; one left by a crash is recognisable by it. */
 export const TEMP_FILE_PREFIX = '.superpi-tmp-';
 

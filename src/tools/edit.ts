@@ -1,11 +1,12 @@
 // The `edit` tool: exact-text replacements in one file, all matched against the original and applied
 // together or not at all, keeping the file's line endings and BOM; answers with a unified diff summary.
 
-import { type ConfinedWording, MAX_CONFINED_FILE_BYTES, readConfinedFile, writeConfinedFile } from './confined-file.ts';
+import { type ConfinedWording, readConfinedFile, writeConfinedFile } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { throwIfCancelled } from './fs-errors.ts';
 import { truncateHead } from './truncate.ts';
 import { displayPath } from './workspace.ts';
+import { MAX_CONFINED_FILE_BYTES } from '../limits.ts';
 
 export interface EditReplacement {
   oldText: string;

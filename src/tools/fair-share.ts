@@ -3,15 +3,13 @@
 // principal submits, another finds a thread free — and the rest wait in one FIFO per session, served
 // round-robin across principals and, within a principal, across its sessions. Pure bookkeeping: no
 // threads, no timers; the pool asks before it runs a call and releases the slot when the call ends.
+import { TOOL_POOL_MAX_WAITING_PER_SESSION } from '../limits.ts';
 
 /** Who a pooled call is for. All anonymous callers are one principal here, so that opening sessions buys no share. */
 export interface PoolCaller {
   readonly principal: string;
   readonly session: string;
 }
-
-/** Pooled calls one session may have waiting for a thread; past it a call is refused at once. */
-export const TOOL_POOL_MAX_WAITING_PER_SESSION = 64;
 
 /**
  * Pooled calls one principal may run at once on a pool of `threads` threads: all but one (at least

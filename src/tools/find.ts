@@ -3,10 +3,10 @@
 
 import { stat } from 'node:fs/promises';
 import { ToolError, type ToolBody } from './contract.ts';
-import { FIND_DEFAULT_LIMIT } from './definitions/find.ts';
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
+import { formatSize, truncateHead } from './truncate.ts';
 import { compileGlob, walkTree } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
+import { DEFAULT_MAX_BYTES, FIND_DEFAULT_LIMIT } from '../limits.ts';
 
 export interface FindArgs {
   pattern: string;

@@ -9,16 +9,13 @@
 import type { Stats } from 'node:fs';
 import { lstat, readdir, readlink } from 'node:fs/promises';
 import path from 'node:path';
-import { FileRefusedError, MAX_CONFINED_FILE_BYTES, readConfinedFile } from './confined-file.ts';
+import { FileRefusedError, readConfinedFile } from './confined-file.ts';
 import { ToolError } from './contract.ts';
 import { errnoCode } from './fs-errors.ts';
 import { runAsync } from './fs-steps.ts';
 import { resolveInWorkspace, resolveWithStats } from './workspace.ts';
+import { GIT_STATUS_DEADLINE_MS, GIT_STATUS_LINES, MAX_CONFINED_FILE_BYTES } from '../limits.ts';
 
-/** Lines of short status shown; more are summarised as a count. */
-export const GIT_STATUS_LINES = 50;
-/** Time the status may take before it is reported as unavailable (a huge work tree). */
-export const GIT_STATUS_DEADLINE_MS = 5000;
 /** Largest file the status reads (the index, a pack, a changed work-tree file): past it the status is unavailable. */
 export const GIT_MAX_FILE_BYTES = MAX_CONFINED_FILE_BYTES;
 /** `.git/HEAD` is one line; anything longer is not a HEAD. */

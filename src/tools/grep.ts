@@ -13,10 +13,10 @@ import { openRegularFileSync } from './confined-file.ts';
 import { stat } from 'node:fs/promises';
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
-import { GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from './definitions/grep.ts';
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
+import { formatSize, truncateHead } from './truncate.ts';
 import { compileGlob, nextTurn, walkTree, YIELD_EVERY_MS } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
+import { DEFAULT_MAX_BYTES, GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from '../limits.ts';
 
 export interface GrepArgs {
   pattern: string;

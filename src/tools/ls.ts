@@ -7,8 +7,9 @@ import path from 'node:path';
 import { listConfinedDirectory } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode, fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
-import { DEFAULT_MAX_BYTES, formatSize, truncateHead } from './truncate.ts';
+import { formatSize, truncateHead } from './truncate.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
+import { DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES } from '../limits.ts';
 
 export interface LsArgs {
   /** Directory to list; default '.', the workspace root. */
@@ -32,7 +33,6 @@ export interface LsListing {
   truncated: boolean;
 }
 
-export const DEFAULT_LS_LIMIT = 500;
 /** Entries examined between two looks at the cancellation signal. */
 const CANCEL_CHECK_EVERY = 256;
 /** ls names what it lists a path, not a file: it is meant to be a directory. */

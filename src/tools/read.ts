@@ -7,7 +7,8 @@ import { type ConfinedWording, openConfined } from './confined-file.ts';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { throwIfCancelled } from './fs-errors.ts';
 import { closeStep, type FsSteps, type OpenFile, readStep, runAsync, runSync } from './fs-steps.ts';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, formatSize } from './truncate.ts';
+import { formatSize } from './truncate.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../limits.ts';
 
 export interface ReadArgs {
   path: string;

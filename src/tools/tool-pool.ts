@@ -16,11 +16,8 @@ import type { PooledToolTask } from './tool-pool-worker.ts';
 import type { ThreadEntry } from '../actors/thread-entry.ts';
 import { toolPoolEntry } from './tool-pool-entry.ts';
 import { runTool } from './tool-runner.ts';
+import { LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
 
-/** A `read` of a file larger than this goes to the pool. */
-export const LARGE_READ_BYTES = 1024 * 1024;
-/** V8 old-generation limit of one pool thread. */
-export const TOOL_THREAD_MEMORY_MB = 512;
 /** Pool threads kept idle before they are stopped. */
 export const TOOL_THREAD_IDLE_MS = 30_000;
 

@@ -1,7 +1,5 @@
 // Output truncation shared by the tools: the pi coding-agent limits of 2000 lines / 50 KB.
-
-export const DEFAULT_MAX_LINES = 2000;
-export const DEFAULT_MAX_BYTES = 50 * 1024;
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../limits.ts';
 
 export interface TruncationLimits {
   maxLines?: number;

@@ -12,9 +12,8 @@ import ignore, { type Ignore } from 'ignore';
 import picomatch from 'picomatch';
 import { ToolError } from './contract.ts';
 import { displayPath, isInside } from './workspace.ts';
+import { MAX_WALK_ENTRIES } from '../limits.ts';
 
-/** Directory entries a single walk examines before it stops, so a huge tree cannot run forever. */
-export const MAX_WALK_ENTRIES = 200_000;
 /** Directory names never entered, whatever the ignore files say. */
 export const ALWAYS_SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
 /** A .gitignore larger than this is not a real one; it is skipped rather than read into memory. */

@@ -12,7 +12,7 @@ import { WebSocketServer, type WebSocket } from 'ws';
 import type { TokenTable } from '../auth/tokens.ts';
 import { type ReadFrame, readParsed } from '../mcp/frame.ts';
 import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
-import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, nestsDeeperThan } from '../mcp/limits.ts';
+import { nestsDeeperThan } from '../mcp/limits.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
@@ -25,6 +25,7 @@ import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, SessionQuota } from './session-quota.ts';
 import { SseStream } from './sse-stream.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH } from '../limits.ts';
 
 /** Idle HTTP sessions (no request, no open stream) are closed after this long. */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;

@@ -5,7 +5,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Behaviour, BehaviourRef } from '../../src/actors/behaviour.ts';
-import { Scheduler, SPAWN_WAIT_MS } from '../../src/actors/scheduler.ts';
+import { Scheduler } from '../../src/actors/scheduler.ts';
+import { SPAWN_WAIT_MS } from '../../src/limits.ts';
 import { DEFAULT_THREAD_LIMITS } from '../../src/actors/scheduler-thread.ts';
 import { schedulerEntry } from '../../src/server/thread-entries.ts';
 import { FakeClock } from '../../src/time/fake-clock.ts';

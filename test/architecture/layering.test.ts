@@ -13,7 +13,7 @@ const graph = readGraph(root, 'src');
 const internal = graph.filter((e) => !e.external);
 
 /** The bottom layer, which imports nothing of src/: the library below the application may use it too. */
-const FOUNDATION: readonly string[] = ['src/time/'];
+const FOUNDATION: readonly string[] = ['src/time/', 'src/limits.ts'];
 
 /**
  * The layers, lowest first. A file may import its own layer and any layer below; never one above.
@@ -21,7 +21,7 @@ const FOUNDATION: readonly string[] = ['src/time/'];
  * their folder where the rooms above them share them.
  */
 const LAYERS: readonly { readonly name: string; readonly why: string; readonly paths: readonly string[] }[] = [
-  { name: 'foundation', why: 'imports nothing: the clock everything that waits shares', paths: FOUNDATION },
+  { name: 'foundation', why: 'imports nothing: the clock everything that waits shares, the named limits and defaults', paths: FOUNDATION },
   { name: 'library', why: 'generic: actors, mailboxes, threads, supervision; knows nothing of MCP', paths: ['src/actors/', 'src/supervisor/'] },
   {
     name: 'contract',
@@ -43,8 +43,8 @@ const LAYERS: readonly { readonly name: string; readonly why: string; readonly p
   { name: 'entry', why: 'the command line and the package entry', paths: ['src/cli/', 'src/index.ts'] },
 ];
 
-/** What src/mcp may import besides itself and src/harness: the tool catalog, pure data (see tools/contract.ts). */
-const MCP_MAY_IMPORT = ['src/mcp/', 'src/harness/', 'src/tools/catalog.ts', 'src/tools/definition.ts', 'src/tools/definitions/'];
+/** What src/mcp may import besides itself and src/harness: the named limits, the tool catalog, pure data (see tools/contract.ts). */
+const MCP_MAY_IMPORT = ['src/limits.ts', 'src/mcp/', 'src/harness/', 'src/tools/catalog.ts', 'src/tools/definition.ts', 'src/tools/definitions/'];
 
 function layerOf(file: string): number {
   let best = -1;

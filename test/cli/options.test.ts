@@ -1,7 +1,9 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { defaultThreadCount, MIN_DEFAULT_THREADS } from '../../src/actors/thread-count.ts';
-import { DEFAULT_SESSION_IDLE_SECONDS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
+import { defaultThreadCount } from '../../src/actors/thread-count.ts';
+import { MIN_DEFAULT_THREADS } from '../../src/limits.ts';
+import { OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
+import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';

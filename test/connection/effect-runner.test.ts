@@ -4,7 +4,8 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ABORT_GRACE_MS, EffectRunner } from '../../src/connection/effect-runner.ts';
+import { EffectRunner } from '../../src/connection/effect-runner.ts';
+import { ABORT_GRACE_MS } from '../../src/limits.ts';
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
 import { FakeClock } from '../../src/time/fake-clock.ts';
 import type { ToolContext, ToolExecutor, ToolOutcome } from '../../src/tools/contract.ts';

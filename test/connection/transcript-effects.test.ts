@@ -5,7 +5,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
-import { MAX_COMPLETION_VALUES } from '../../src/mcp/methods/completion.ts';
+import { MAX_COMPLETION_VALUES } from '../../src/limits.ts';
 import { EffectRunner } from '../../src/connection/effect-runner.ts';
 import type { TaskContext } from '../../src/task/task-context.ts';
 import { createLogger } from '../../src/log/logger.ts';

@@ -13,7 +13,7 @@ import { Agent, request } from 'node:http';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
-import { MAX_BATCH_LENGTH } from '../../src/mcp/limits.ts';
+import { MAX_BATCH_LENGTH } from '../../src/limits.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 
 const ACCEPT = 'application/json, text/event-stream';

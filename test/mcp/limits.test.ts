@@ -6,10 +6,10 @@ import * as assert from 'uvu/assert';
 import { encodeCheckpoint } from '../../src/actors/codec.ts';
 import { continueBatch, handleMcpLine, handleMcpLineSliced } from '../../src/mcp/handle.ts';
 import {
-  MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH,
-  MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, nestsDeeperThan,
+  nestsDeeperThan,
 } from '../../src/mcp/limits.ts';
-import { MAX_COMPLETION_VALUES } from '../../src/mcp/methods/completion.ts';
+import { MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH, MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS } from '../../src/limits.ts';
+import { MAX_COMPLETION_VALUES } from '../../src/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { toolCatalog } from '../../src/tools/catalog.ts';
 import { feed, fold, fresh, init, ready, req } from './golden.ts';

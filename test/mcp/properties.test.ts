@@ -12,7 +12,7 @@ import { encodeCheckpoint } from '../../src/actors/codec.ts';
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
 import { handleEffectResult, handleMcpLine, type Outgoing, type Step } from '../../src/mcp/handle.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
-import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH } from '../../src/mcp/limits.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH } from '../../src/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { fresh, ready } from './golden.ts';
 

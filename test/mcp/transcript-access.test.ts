@@ -4,7 +4,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_COMPLETION_VALUES } from '../../src/mcp/methods/completion.ts';
+import { MAX_COMPLETION_VALUES } from '../../src/limits.ts';
 import { feed, fold, ready, req } from './golden.ts';
 
 const uri = (id: string) => `superpi://conversation/${id}/transcript`;

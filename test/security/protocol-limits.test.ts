@@ -10,7 +10,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_JSON_DEPTH } from '../../src/mcp/limits.ts';
+import { MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_JSON_DEPTH } from '../../src/limits.ts';
 import { makeSandbox, repoRoot, type Sandbox, stdioEntry } from '../e2e/fixtures.ts';
 
 type Message = Record<string, unknown> & { id?: unknown; result?: unknown; error?: { code: number; message: string } };

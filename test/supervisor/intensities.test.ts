@@ -4,7 +4,8 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { parseOptions } from '../../src/cli/options.ts';
-import { DEFAULT_TREE_INTENSITIES, parseIntensities } from '../../src/supervisor/intensities.ts';
+import { DEFAULT_TREE_INTENSITIES } from '../../src/limits.ts';
+import { parseIntensities } from '../../src/supervisor/intensities.ts';
 
 test('the defaults are the README\'s: root 3/5 s, schedulers 10/2 s, session 10/1 s, task 10/10 s', () => {
   assert.equal(DEFAULT_TREE_INTENSITIES, {

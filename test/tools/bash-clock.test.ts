@@ -3,7 +3,8 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bashTool, KILL_GRACE_MS } from '../../src/tools/bash.ts';
+import { bashTool } from '../../src/tools/bash.ts';
+import { KILL_GRACE_MS } from '../../src/limits.ts';
 import { FakeClock } from '../../src/time/fake-clock.ts';
 import { guarded } from '../hang-guard.ts';
 import { atLeast, allGone, killLeftovers, processesWith, uniqueSleep } from './processes.ts';

@@ -5,9 +5,11 @@ import { mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 
 import os from 'node:os';
 import path from 'node:path';
 import { Ajv } from 'ajv';
-import { bashTool, FULL_OUTPUT_PREFIX, MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES, PROGRESS_INTERVAL_MS, TAIL_KEEP_BYTES } from '../../src/tools/bash.ts';
+import { bashTool, FULL_OUTPUT_PREFIX, PROGRESS_INTERVAL_MS } from '../../src/tools/bash.ts';
+import { MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES, TAIL_KEEP_BYTES } from '../../src/limits.ts';
 import { type BashIsolation, bashIsolation, commandEnvironment, knownBashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
-import { BASH_DEFAULT_TIMEOUT_SECONDS, bashDefinition } from '../../src/tools/definitions/bash.ts';
+import { bashDefinition } from '../../src/tools/definitions/bash.ts';
+import { BASH_DEFAULT_TIMEOUT_SECONDS } from '../../src/limits.ts';
 import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
 import { guarded } from '../hang-guard.ts';
 import { context, inSandbox } from './sandbox.ts';

@@ -7,7 +7,8 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { GIT_STATUS_LINES, gitSummary } from '../../src/tools/git-summary.ts';
+import { gitSummary } from '../../src/tools/git-summary.ts';
+import { GIT_STATUS_LINES } from '../../src/limits.ts';
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], {

@@ -8,9 +8,7 @@ import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { TRANSCRIPT_TEMPLATE } from '../resources.ts';
 import type { ConnectionState } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
-
-/** The most values one completion returns (the MCP limit). */
-export const MAX_COMPLETION_VALUES = 100;
+import { MAX_COMPLETION_VALUES } from '../../limits.ts';
 
 export function complete(state: ConnectionState, id: RequestId, params: Params): Step {
   const ref = params.ref as { type?: unknown; name?: unknown; uri?: unknown } | undefined;

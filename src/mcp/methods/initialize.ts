@@ -5,10 +5,10 @@ import { harnessById } from '../../harness/catalog.ts';
 import { harnessIds, isHarnessId } from '../../harness/ids.ts';
 import { loadout } from '../../harness/policy.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
-import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../limits.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { fail, reply, type Step } from '../step.ts';
 import { negotiateVersion, versionFeatures } from '../version.ts';
+import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../../limits.ts';
 
 /** The `_meta` key a client may use at initialize to pick its harness. */
 export const HARNESS_META_KEY = 'superpi/harness';

@@ -10,12 +10,12 @@ import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
-import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../limits.ts';
 import { question } from '../outgoing.ts';
 import { listReply } from './list-reply.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
+import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../../limits.ts';
 
 /** What an anonymous remote caller may not do unless the operator opted in. */
 const anonymousForbidden: ReadonlySet<ToolName> = new Set(['write', 'edit', 'bash']);

@@ -2,11 +2,7 @@
 // Pure data; the body lives in ../bash.ts.
 
 import type { ToolDefinition } from '../definition.ts';
-
-/** Seconds a command may run when the caller gives no `timeout` (pi's default); 0 disables the timer. */
-export const BASH_DEFAULT_TIMEOUT_SECONDS = 180;
-/** The largest timeout a Node timer can hold, in whole seconds. */
-export const BASH_MAX_TIMEOUT_SECONDS = 2_147_483;
+import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../../limits.ts';
 
 export const bashDefinition: ToolDefinition = {
   name: 'bash',
@@ -14,7 +10,7 @@ export const bashDefinition: ToolDefinition = {
   description: [
     'Execute a bash command with the workspace root as the working directory. Returns stdout and stderr interleaved.',
     'stdin is closed, so interactive commands fail instead of waiting for input.',
-    'Output is truncated to the last 2000 lines or 50KB (whichever is hit first); when that happens the full output',
+    `Output is truncated to the last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB (whichever is hit first); when that happens the full output`,
     'is saved to a temp file whose path is given at the end, so you can read or grep it.',
     `The command is killed (with everything it started) after \`timeout\` seconds: ${BASH_DEFAULT_TIMEOUT_SECONDS} by default,`,
     '0 disables the timer. Background processes do not outlive the command: when it finishes, whatever it left',

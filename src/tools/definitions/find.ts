@@ -3,9 +3,7 @@
 
 import type { ToolDefinition } from '../definition.ts';
 import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
-
-/** Paths returned when the caller gives no `limit`. */
-export const FIND_DEFAULT_LIMIT = 1000;
+import { DEFAULT_MAX_BYTES, FIND_DEFAULT_LIMIT } from '../../limits.ts';
 
 export const findDefinition: ToolDefinition = {
   name: 'find',
@@ -15,7 +13,7 @@ export const findDefinition: ToolDefinition = {
     "a pattern with '/' (e.g. 'src/**/*.spec.ts') matches the path relative to the search directory.",
     'Lists files, symbolic links and directories (directories end with /), sorted, as paths relative to the workspace.',
     'Respects .gitignore files (root and nested) and skips .git/ and node_modules/; hidden files are included.',
-    `Output stops at \`limit\` results (default ${FIND_DEFAULT_LIMIT}) or 50KB, whichever is hit first; a notice then says`,
+    `Output stops at \`limit\` results (default ${FIND_DEFAULT_LIMIT}) or ${DEFAULT_MAX_BYTES / 1024}KB, whichever is hit first; a notice then says`,
     'so and how to get more (raise limit, or narrow with path/pattern).',
   ].join(' '),
   inputSchema: {
@@ -40,7 +38,7 @@ export const findDefinition: ToolDefinition = {
         description: 'Matching paths relative to the workspace, sorted; directories end with /.',
         items: { type: 'string' },
       },
-      truncated: { type: 'boolean', description: 'True when more paths matched than were returned (limit, 50KB or walk cap).' },
+      truncated: { type: 'boolean', description: `True when more paths matched than were returned (limit, ${DEFAULT_MAX_BYTES / 1024}KB or walk cap).` },
     },
     required: ['paths', 'truncated'],
     additionalProperties: false,

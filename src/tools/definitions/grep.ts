@@ -3,13 +3,7 @@
 
 import type { ToolDefinition } from '../definition.ts';
 import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
-
-/** Matches returned when the caller gives no `limit`. */
-export const GREP_DEFAULT_LIMIT = 100;
-/** Characters of a matched or context line shown before it is cut. */
-export const GREP_MAX_LINE_LENGTH = 500;
-/** Files larger than this are skipped (and counted) rather than read. */
-export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
+import { DEFAULT_MAX_BYTES, GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from '../../limits.ts';
 
 export const grepDefinition: ToolDefinition = {
   name: 'grep',
@@ -21,7 +15,7 @@ export const grepDefinition: ToolDefinition = {
     'Respects .gitignore files (root and nested) and skips .git/ and node_modules/; hidden files are searched;',
     `binary files and files over ${GREP_MAX_FILE_BYTES / (1024 * 1024)}MB are skipped and counted.`,
     'Symbolic links met while walking are not followed (neither linked files nor linked directories are searched).',
-    `Output stops at \`limit\` matches (default ${GREP_DEFAULT_LIMIT}) or 50KB, whichever is hit first; a notice then says`,
+    `Output stops at \`limit\` matches (default ${GREP_DEFAULT_LIMIT}) or ${DEFAULT_MAX_BYTES / 1024}KB, whichever is hit first; a notice then says`,
     'so and how to get more (raise limit, or narrow with path/glob/pattern). Long lines are cut to',
     `${GREP_MAX_LINE_LENGTH} characters; use the read tool to see them whole.`,
   ].join(' '),
@@ -60,7 +54,7 @@ export const grepDefinition: ToolDefinition = {
           additionalProperties: false,
         },
       },
-      truncated: { type: 'boolean', description: 'True when more matches exist than were returned (limit, 50KB or walk cap).' },
+      truncated: { type: 'boolean', description: `True when more matches exist than were returned (limit, ${DEFAULT_MAX_BYTES / 1024}KB or walk cap).` },
     },
     required: ['matches', 'truncated'],
     additionalProperties: false,

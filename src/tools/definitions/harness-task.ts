@@ -2,6 +2,7 @@
 
 import { harnessIds } from '../../harness/ids.ts';
 import type { ToolDefinition } from '../definition.ts';
+import { MAX_TURNS_LIMIT } from '../../limits.ts';
 
 export const harnessTaskDefinition: ToolDefinition = {
   name: 'harness_task',
@@ -15,7 +16,7 @@ export const harnessTaskDefinition: ToolDefinition = {
       harness: { type: 'string', enum: [...harnessIds], description: 'The harness that runs the task.' },
       prompt: { type: 'string', minLength: 1, description: 'The task, in plain words.' },
       conversation_id: { type: 'string', minLength: 1, description: 'Continue this conversation (one you started) instead of starting a new one.' },
-      max_turns: { type: 'integer', minimum: 1, maximum: 200, description: 'Stop after this many model turns.' },
+      max_turns: { type: 'integer', minimum: 1, maximum: MAX_TURNS_LIMIT, description: 'Stop after this many model turns.' },
       undo: { type: 'boolean', description: 'With conversation_id: revert the file changes that conversation made.' },
     },
     required: ['harness', 'prompt'],

@@ -2,6 +2,7 @@
 // Pure data for the protocol core; the body is ../ls.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES } from '../../limits.ts';
 import { positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const lsDefinition: ToolDefinition = {
@@ -9,8 +10,8 @@ export const lsDefinition: ToolDefinition = {
   title: 'List directory',
   description:
     "List the entries of a directory in the workspace. Entries are sorted alphabetically (case-insensitive), directories " +
-    "have a '/' suffix, and dotfiles are included. At most `limit` entries are returned (default 500); when more exist the " +
-    'output ends with "[500 entries limit reached. Use limit=1000 for more]". The text is also cut at 50KB.',
+    `have a '/' suffix, and dotfiles are included. At most \`limit\` entries are returned (default ${DEFAULT_LS_LIMIT}); when more exist the ` +
+    `output ends with "[${DEFAULT_LS_LIMIT} entries limit reached. Use limit=${DEFAULT_LS_LIMIT * 2} for more]". The text is also cut at ${DEFAULT_MAX_BYTES / 1024}KB.`,
   inputSchema: {
     type: 'object',
     properties: {
@@ -18,7 +19,7 @@ export const lsDefinition: ToolDefinition = {
         type: 'string',
         description: "Directory to list, relative to the workspace root (default: '.', the root itself).",
       },
-      limit: positiveIntegerProperty('Maximum number of entries to return (default: 500).'),
+      limit: positiveIntegerProperty(`Maximum number of entries to return (default: ${DEFAULT_LS_LIMIT}).`),
     },
     additionalProperties: false,
   },
@@ -39,7 +40,7 @@ export const lsDefinition: ToolDefinition = {
           additionalProperties: false,
         },
       },
-      truncated: { type: 'boolean', description: 'True when the entry limit or the 50KB limit left entries out.' },
+      truncated: { type: 'boolean', description: `True when the entry limit or the ${DEFAULT_MAX_BYTES / 1024}KB limit left entries out.` },
     },
     required: ['path', 'entries', 'truncated'],
     additionalProperties: false,

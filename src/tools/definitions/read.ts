@@ -2,6 +2,7 @@
 // Pure data for the protocol core; the body is ../read.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../../limits.ts';
 import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const readDefinition: ToolDefinition = {
@@ -9,8 +10,8 @@ export const readDefinition: ToolDefinition = {
   title: 'Read file',
   description:
     'Read the contents of a text file in the workspace. Returns the raw text (no line numbers). ' +
-    'Output is truncated to 2000 lines or 50KB, whichever is hit first; when that happens the output ends with a notice ' +
-    'such as "[Showing lines 1-2000 of 5120. Use offset=2001 to continue.]". ' +
+    `Output is truncated to ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB, whichever is hit first; when that happens the output ends with a notice ` +
+    `such as "[Showing lines 1-${DEFAULT_MAX_LINES} of 5120. Use offset=${DEFAULT_MAX_LINES + 1} to continue.]". ` +
     'Use offset (1-indexed line number) and limit (number of lines) to read part of a large file; ' +
     'when you need the whole file, keep calling with the offset from the notice until it is complete. ' +
     'Binary files (images included) are not shown. For a directory, use ls instead.',
@@ -19,7 +20,7 @@ export const readDefinition: ToolDefinition = {
     properties: {
       path: pathProperty('Path of the file to read, relative to the workspace root (or absolute inside it).'),
       offset: positiveIntegerProperty('Line number to start reading from, 1-indexed (default: 1).'),
-      limit: positiveIntegerProperty('Maximum number of lines to return (default and ceiling: 2000; 50KB applies as well).'),
+      limit: positiveIntegerProperty(`Maximum number of lines to return (default and ceiling: ${DEFAULT_MAX_LINES}; ${DEFAULT_MAX_BYTES / 1024}KB applies as well).`),
     },
     required: ['path'],
     additionalProperties: false,

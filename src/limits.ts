@@ -1,0 +1,302 @@
+// The named limits and defaults an operator or a caller meets, in one place, lowest layer (imports
+// nothing): what each bounds, what happens past it, and the flag that changes it where there is one.
+// Every figure the README states comes from here (test/architecture/readme-figures.test.ts checks them).
+// Purely internal tuning constants stay beside the code they tune; the transports' own are still in
+// src/transports/*.ts.
+
+
+// ── Protocol: what one message, and one session, can make the core hold or do (src/mcp). No flags: no real client comes near them.
+
+/**
+ * Deepest nesting of objects and arrays in one message (a batch element counts on its own; the
+ * message object itself is level 1). Real MCP messages nest under 10 levels; the limit keeps
+ * recursive consumers downstream (checkpoint encoding, structured clone, JSON.stringify) far from
+ * their stack limit. Past it: a request gets -32602 with its id, a response counts as an error
+ * answer, a notification is dropped (logged), anything else gets -32600 with id null.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Elements one JSON-RPC batch may carry (batches exist in 2025-03-26 and 2024-11-05). Past it the
+ * whole batch is refused with one -32600 reply, id null; no element is handled.
+ */
+export const MAX_BATCH_LENGTH = 1000;
+
+/**
+ * Size of the `capabilities` an initialize may declare, as the length of their JSON text. The
+ * session keeps them for its lifetime and in every checkpoint. Past it: -32602, the session stays
+ * uninitialized.
+ */
+export const MAX_CLIENT_CAPABILITIES_BYTES = 64 * 1024;
+
+/** Length of each string of the initialize `clientInfo` (name, version, title) the session keeps. Past it: -32602. */
+export const MAX_CLIENT_INFO_STRING_LENGTH = 256;
+
+/**
+ * Length of a request id, or of a progress token, in characters (numbers are always accepted). Both
+ * are kept while the request is in flight. Past it: -32600 with id null (an over-long id is not echoed).
+ */
+export const MAX_REQUEST_ID_LENGTH = 256;
+
+/** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
+export const MAX_REQUESTS_IN_FLIGHT = 512;
+
+/**
+ * Conversations (harness tasks) one session starts; subscriptions are only possible to these, so the
+ * same bound holds for them. Past it: a further `harness_task` call gets -32602.
+ */
+export const MAX_SESSION_CONVERSATIONS = 1000;
+
+/** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates); `--page-size` changes it. */
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** The most values one completion returns (the MCP limit). */
+export const MAX_COMPLETION_VALUES = 100;
+
+
+// ── Actors: mailboxes, scheduler threads, calls (src/actors).
+
+/** Messages an actor's mailbox holds at most before new ones are refused. */
+export const DEFAULT_MAILBOX_LIMIT = 10_000;
+
+/** Messages one actor handles per turn before the next actor gets the thread. */
+export const REDUCTIONS_PER_TURN = 64;
+
+/** Default timeout of `call`, as gen_server's 5 s. */
+export const DEFAULT_CALL_TIMEOUT_MS = 5000;
+
+/**
+ * The fewest threads a pool starts with by default: with one, a thread being restarted (or hung until
+ * the heartbeat notices) would stop every actor or every pooled call at once.
+ */
+export const MIN_DEFAULT_THREADS = 2;
+
+/** How long a spawn waits for a scheduler thread when every one is down (being restarted); past it the spawn fails. */
+export const SPAWN_WAIT_MS = 10_000;
+
+/** How often the main thread pings each scheduler worker thread. */
+export const HEARTBEAT_INTERVAL_MS = 250;
+
+/**
+ * A scheduler worker that leaves a ping unanswered for longer than this is hung: it is terminated, and
+ * its actors exit (their supervisors restart them). A blocked main thread, which sends no ping, does not
+ * count against a worker.
+ */
+export const HEARTBEAT_TIMEOUT_MS = 1500;
+
+/** V8 old-generation limit of a scheduler worker thread; past it the thread dies (and is replaced), not the process. */
+export const SCHEDULER_THREAD_MEMORY_MB = 256;
+
+// ── The supervision tree (src/server/application.ts, src/supervisor/intensities.ts).
+
+/**
+ * Restart intensity (restarts / period) of each level of the supervision tree; past it that level gives
+ * up (README, "Crash semantics"). `--restart-intensity LEVEL=N/SECONDS` changes one. Defaults, and why:
+ * - root 3 / 5 s: a child of the root (schedulers, tools, sessions, tasks) restarting more often is a bug
+ *   in the server itself; the process exits 1 with the reason rather than spin.
+ * - schedulers 10 / 2 s: a thread that dies while booting loops about three times a second per slot, and
+ *   is stopped within two seconds; a killed thread now and then is absorbed.
+ * - session 10 / 1 s: a connection actor crashing on every message is a loop and ends the session within a
+ *   second (its requests all answered); sporadic crashes — a bad message now and then — are absorbed.
+ * - task 10 / 10 s: a harness task's actor is replayed from its transcript, which takes longer per restart.
+ */
+export const DEFAULT_TREE_INTENSITIES = {
+  root: { maxRestarts: 3, periodMs: 5000 },
+  schedulers: { maxRestarts: 10, periodMs: 2000 },
+  session: { maxRestarts: 10, periodMs: 1000 },
+  task: { maxRestarts: 10, periodMs: 10_000 },
+} as const;
+
+
+// ── The server: stopping sessions and the store (src/server).
+
+/** How long a stopping connection actor gets before it is killed. */
+export const SESSION_SHUTDOWN_MS = 2000;
+
+/** How long stopping waits for tasks to record how they ended before the store is closed under them. */
+export const STORE_CLOSE_GRACE_MS = 2000;
+
+
+// ── Connections: one MCP session (src/connection).
+
+/**
+ * Elements of a JSON-RPC batch handled per turn of the actor. Between slices the thread serves its other
+ * actors and answers its heartbeat, so a long batch (up to MAX_BATCH_LENGTH) never holds the thread.
+ */
+export const BATCH_SLICE_LENGTH = 50;
+
+/** Messages held for a session while its actor is being restarted; past this, requests are refused. */
+export const MAX_BUFFERED_MESSAGES = 10_000;
+
+/** After a deadline or cancellation aborts a tool, how long it has to stop before it is answered for. */
+export const ABORT_GRACE_MS = 2000;
+
+/** Entries of the top-level layout listed; more are summarised as a count. */
+export const LAYOUT_LIMIT = 100;
+
+/** Lines of the README shown. */
+export const README_EXCERPT_LINES = 40;
+
+/** Bytes of the README read at most: the excerpt comes from its head, whatever its size. */
+export const README_EXCERPT_BYTES = 16 * 1024;
+
+/** Entries returned at most; the rest are reported as `hasMore`. */
+export const PATH_COMPLETION_LIMIT = 100;
+
+
+// ── Tools: what one tool call may read, run, keep and wait for (src/tools).
+
+/** Lines of output a tool returns at most (pi's rule); past it the output is cut with a notice that says how to go on. */
+export const DEFAULT_MAX_LINES = 2000;
+
+/** Bytes of output a tool returns at most (pi's rule, whichever of the two comes first); past it as DEFAULT_MAX_LINES. */
+export const DEFAULT_MAX_BYTES = 50 * 1024;
+
+/** Largest file read whole on a caller's behalf (edit; git's index and objects) unless a caller names a smaller bound. */
+export const MAX_CONFINED_FILE_BYTES = 64 * 1024 * 1024;
+
+/** Directory entries a single walk examines before it stops, so a huge tree cannot run forever. */
+export const MAX_WALK_ENTRIES = 200_000;
+
+/** Paths returned when the caller gives no `limit`. */
+export const FIND_DEFAULT_LIMIT = 1000;
+
+/** Matches returned when the caller gives no `limit`. */
+export const GREP_DEFAULT_LIMIT = 100;
+
+/** Characters of a matched or context line shown before it is cut. */
+export const GREP_MAX_LINE_LENGTH = 500;
+
+/** Files larger than this are skipped (and counted) rather than read. */
+export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+/** Entries `ls` returns when the caller gives no `limit`. */
+export const DEFAULT_LS_LIMIT = 500;
+
+/** Seconds a command may run when the caller gives no `timeout` (pi's default); 0 disables the timer. */
+export const BASH_DEFAULT_TIMEOUT_SECONDS = 180;
+
+/** The largest timeout a Node timer can hold, in whole seconds. */
+export const BASH_MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/** Between SIGTERM and SIGKILL when a command is stopped, so it can clean up a little. */
+export const KILL_GRACE_MS = 500;
+
+/**
+ * Output kept in memory. Twice the byte limit is enough for truncateTail to give the same lines it would
+ * give for the whole output: anything earlier could never fit in the last DEFAULT_MAX_BYTES.
+ */
+export const TAIL_KEEP_BYTES = 2 * DEFAULT_MAX_BYTES;
+
+/**
+ * Full-output files left in the temp directory, the newest included: each new one deletes the oldest beyond
+ * this, so a long session does not fill the disk while recent outputs stay readable.
+ */
+export const MAX_FULL_OUTPUT_FILES = 20;
+
+/**
+ * Largest full-output file: past it the file stops growing (the output is still read, and its tail kept in
+ * memory), and the notice says the file holds only the beginning. One runaway command cannot fill the disk.
+ */
+export const MAX_FULL_OUTPUT_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Total size of the full-output files kept: after a new one is written, the oldest are deleted until the
+ * newest (always kept) and the rest fit under this, whatever their count. A file still being written (its
+ * command is running) is bounded by MAX_FULL_OUTPUT_FILE_BYTES alone until its command ends.
+ */
+export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
+
+/** A `read` of a file larger than this goes to the pool. */
+export const LARGE_READ_BYTES = 1024 * 1024;
+
+/** V8 old-generation limit of one pool thread. */
+export const TOOL_THREAD_MEMORY_MB = 512;
+
+/** Pooled calls one session may have waiting for a thread; past it a call is refused at once. */
+export const TOOL_POOL_MAX_WAITING_PER_SESSION = 64;
+
+/** Lines of short status shown; more are summarised as a count. */
+export const GIT_STATUS_LINES = 50;
+
+/** Time the status may take before it is reported as unavailable (a huge work tree). */
+export const GIT_STATUS_DEADLINE_MS = 5000;
+
+
+// ── Harness tasks (src/task).
+
+/** Model turns a task may take unless `max_turns` says fewer. */
+export const DEFAULT_MAX_TURNS = 25;
+
+/** The most turns `max_turns` may ask for. */
+export const MAX_TURNS_LIMIT = DEFAULT_MAX_TURNS * 8;
+
+/** How long closing a session waits for its tasks to record that they were stopped. */
+export const TASK_CLOSE_GRACE_MS = 2000;
+
+/** Wall time of one task, across restarts; past it the task is stopped and answered as such. */
+export const DEFAULT_TASK_WALL_MS = 15 * 60_000;
+
+/** Characters of one tool result sent back to the model (the tools already truncate at 50 KB). */
+export const MAX_RESULT_CHARS = 60_000;
+
+/** Files larger than this are not snapshotted (and so cannot be undone): the store keeps whole contents. */
+export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
+
+
+// ── Model endpoints a harness task calls (src/model).
+
+/** Deadline of one attempt, from sending the request to the last byte of the response. */
+export const DEFAULT_REQUEST_TIMEOUT_MS = 120_000;
+
+/** Attempts after the first one; a request is sent at most 1 + this many times. */
+export const DEFAULT_MAX_RETRIES = 3;
+
+/** Largest successful response body read; a model turn is far smaller, so more means something is wrong. */
+export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
+
+
+// ── The observer page and /metrics (src/observer).
+
+/** How often a watching page gets a snapshot. */
+export const OBSERVER_UPDATE_MS = 500;
+
+/** Observer event streams open at once; more are refused with 503. */
+export const MAX_OBSERVER_STREAMS = 16;
+
+/** A stream whose client has this much unread is skipped (not buffered further) until it catches up. */
+export const MAX_OBSERVER_BACKLOG_BYTES = 1 << 20;
+
+/** Seconds of the call chart sent with each snapshot, once the server has run that long. */
+export const CHART_SECONDS = 180;
+
+
+// ── Command-line defaults and the stop (src/cli).
+
+/** Default deadline of one tool call (`--tool-timeout`); past it the call is aborted and answered with an error. */
+export const DEFAULT_TOOL_TIMEOUT_SECONDS = 600;
+
+/**
+ * Idle HTTP sessions are closed after this (`--session-idle`). The HTTP transport's own default
+ * (`DEFAULT_SESSION_IDLE_MS`, equal: test/cli/options.test.ts) is not imported, so that parsing options
+ * does not load the HTTP and WebSocket transport, which a stdio start never uses.
+ */
+export const DEFAULT_SESSION_IDLE_SECONDS = 1800;
+
+/** Address the HTTP and WebSocket server binds (`--host`): loopback, so nothing is exposed unless asked. */
+export const DEFAULT_HOST = '127.0.0.1';
+
+/** Port of the HTTP and WebSocket server (`--port`, `SUPERPI_PORT`). */
+export const DEFAULT_PORT = 7777;
+
+/** stderr log threshold (`--log-level`, `SUPERPI_LOG_LEVEL`). */
+export const DEFAULT_LOG_LEVEL = 'info';
+
+/** On SIGTERM/SIGINT (or `stop`/`close()`), calls in flight get this long to finish before they are aborted. */
+export const DRAIN_GRACE_MS = 10_000;
+
+/**
+ * After the stdio server has finished (drained, answered, stopped), how long anything left behind (a
+ * stuck handle) may keep the process alive before it exits anyway: a host must see it end.
+ */
+export const STDIO_EXIT_GRACE_MS = 3000;

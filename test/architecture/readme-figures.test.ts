@@ -1,0 +1,208 @@
+// Every figure the README states about a limit, a default or a timeout is the value the code uses: each
+// row below finds the figure in the README's text (a phrase with one capture, checked at every place it
+// occurs) and compares it with the named constant, written as the README writes it. And every constant
+// of the one limits module (src/limits.ts) is either stated in the README (a row here) or listed as
+// internal, with why.
+
+import { readFileSync } from 'node:fs';
+import path from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import * as limits from '../../src/limits.ts';
+import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/transports/line-framer.ts';
+import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../../src/transports/session-quota.ts';
+import { HTTP_KEEP_ALIVE_MS, WS_PING_INTERVAL_MS } from '../../src/transports/http.ts';
+import { SSE_OPEN_AFTER_MS } from '../../src/transports/http-session.ts';
+import { SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../../src/transports/sse-stream.ts';
+import { EOF_DRAIN_MS, GIVE_UP_LINGER_MAX_MS } from '../../src/transports/stdio.ts';
+import { MAX_OUTPUT_BACKLOG_BYTES } from '../../src/transports/backpressure.ts';
+
+const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
+const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
+
+/** How the README writes a figure. */
+const seconds = (ms: number) => String(ms / 1000);
+const kib = (bytes: number) => String(bytes / 1024);
+const mib = (bytes: number) => String(bytes / 1024 / 1024);
+const grouped = (n: number) => n.toLocaleString('en-US');
+const WORDS = new Map([[2, 'two'], [3, 'three']]);
+const word = (n: number) => WORDS.get(n) ?? String(n);
+const intensity = (level: keyof typeof limits.DEFAULT_TREE_INTENSITIES) => {
+  const { maxRestarts, periodMs } = limits.DEFAULT_TREE_INTENSITIES[level];
+  return `${maxRestarts} / ${periodMs / 1000}`;
+};
+
+interface Figure {
+  /** Where the README states it: the one capture group is the figure. */
+  readonly phrase: RegExp;
+  /** The constant it comes from (for src/limits.ts, its export name). */
+  readonly name: string;
+  /** The constant's value as the README writes it. */
+  readonly figure: string;
+}
+
+/** Figures of src/limits.ts. */
+const FIGURES: readonly Figure[] = [
+  // Flags and environment
+  { phrase: /\| `--page-size N` \| \| `(\d+)`/, name: 'DEFAULT_PAGE_SIZE', figure: String(limits.DEFAULT_PAGE_SIZE) },
+  { phrase: /\| `--tool-timeout SECONDS` \| \| `(\d+)`/, name: 'DEFAULT_TOOL_TIMEOUT_SECONDS', figure: String(limits.DEFAULT_TOOL_TIMEOUT_SECONDS) },
+  { phrase: /\| `--session-idle SECONDS` \| \| `(\d+)`/, name: 'DEFAULT_SESSION_IDLE_SECONDS', figure: String(limits.DEFAULT_SESSION_IDLE_SECONDS) },
+  { phrase: /\| `--host HOST` \| \| `([^`]+)`/, name: 'DEFAULT_HOST', figure: limits.DEFAULT_HOST },
+  { phrase: /\| `--port N` \| `SUPERPI_PORT` \| `(\d+)`/, name: 'DEFAULT_PORT', figure: String(limits.DEFAULT_PORT) },
+  { phrase: /\| `--log-level LEVEL` \| `SUPERPI_LOG_LEVEL` \| `(\w+)`/, name: 'DEFAULT_LOG_LEVEL', figure: limits.DEFAULT_LOG_LEVEL },
+  { phrase: /one per core, at least (\d+)/, name: 'MIN_DEFAULT_THREADS', figure: String(limits.MIN_DEFAULT_THREADS) },
+  { phrase: /one per\s+core, at least (\w+) \(`MIN_DEFAULT_THREADS`/, name: 'MIN_DEFAULT_THREADS', figure: word(limits.MIN_DEFAULT_THREADS) },
+  { phrase: /reads over (\d+) MiB/, name: 'LARGE_READ_BYTES', figure: mib(limits.LARGE_READ_BYTES) },
+  { phrase: /at most (\d+) per session, `TOOL_POOL_MAX_WAITING_PER_SESSION`/, name: 'TOOL_POOL_MAX_WAITING_PER_SESSION', figure: String(limits.TOOL_POOL_MAX_WAITING_PER_SESSION) },
+  { phrase: /`root=(\d+\/\d+)`/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('root').replace(' / ', '/') },
+  { phrase: /`schedulers=(\d+\/\d+)`/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('schedulers').replace(' / ', '/') },
+  { phrase: /`session=(\d+\/\d+)`/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('session').replace(' / ', '/') },
+  { phrase: /`task=(\d+\/\d+)`/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task').replace(' / ', '/') },
+  // Limits
+  { phrase: /\| `MAX_JSON_DEPTH` \| (\d+) levels/, name: 'MAX_JSON_DEPTH', figure: String(limits.MAX_JSON_DEPTH) },
+  { phrase: /\| `MAX_BATCH_LENGTH` \| ([\d,]+) elements/, name: 'MAX_BATCH_LENGTH', figure: grouped(limits.MAX_BATCH_LENGTH) },
+  { phrase: /(\d+) elements \(`BATCH_SLICE_LENGTH`\)/, name: 'BATCH_SLICE_LENGTH', figure: String(limits.BATCH_SLICE_LENGTH) },
+  { phrase: /\| `MAX_CLIENT_CAPABILITIES_BYTES` \| (\d+) KiB/, name: 'MAX_CLIENT_CAPABILITIES_BYTES', figure: kib(limits.MAX_CLIENT_CAPABILITIES_BYTES) },
+  { phrase: /\| `MAX_CLIENT_INFO_STRING_LENGTH` \| (\d+) characters/, name: 'MAX_CLIENT_INFO_STRING_LENGTH', figure: String(limits.MAX_CLIENT_INFO_STRING_LENGTH) },
+  { phrase: /\| `MAX_REQUEST_ID_LENGTH` \| (\d+) characters/, name: 'MAX_REQUEST_ID_LENGTH', figure: String(limits.MAX_REQUEST_ID_LENGTH) },
+  { phrase: /\| `MAX_REQUESTS_IN_FLIGHT` \| (\d+) per session/, name: 'MAX_REQUESTS_IN_FLIGHT', figure: String(limits.MAX_REQUESTS_IN_FLIGHT) },
+  { phrase: /\| `MAX_SESSION_CONVERSATIONS` \| ([\d,]+) conversations/, name: 'MAX_SESSION_CONVERSATIONS', figure: grouped(limits.MAX_SESSION_CONVERSATIONS) },
+  { phrase: /\| `DEFAULT_MAILBOX_LIMIT` \| ([\d,]+) messages/, name: 'DEFAULT_MAILBOX_LIMIT', figure: grouped(limits.DEFAULT_MAILBOX_LIMIT) },
+  { phrase: /mailbox\s+\(([\d,]+) messages, `DEFAULT_MAILBOX_LIMIT`/, name: 'DEFAULT_MAILBOX_LIMIT', figure: grouped(limits.DEFAULT_MAILBOX_LIMIT) },
+  { phrase: /\| `MAX_BUFFERED_MESSAGES` \| ([\d,]+) messages/, name: 'MAX_BUFFERED_MESSAGES', figure: grouped(limits.MAX_BUFFERED_MESSAGES) },
+  { phrase: /\| `MAX_COMPLETION_VALUES` \| (\d+) values/, name: 'MAX_COMPLETION_VALUES', figure: String(limits.MAX_COMPLETION_VALUES) },
+  { phrase: /\| `MAX_TURNS_LIMIT` \| (\d+) turns/, name: 'MAX_TURNS_LIMIT', figure: String(limits.MAX_TURNS_LIMIT) },
+  { phrase: /\| `BASH_MAX_TIMEOUT_SECONDS` \| ([\d,]+) s/, name: 'BASH_MAX_TIMEOUT_SECONDS', figure: grouped(limits.BASH_MAX_TIMEOUT_SECONDS) },
+  { phrase: /\| `TOOL_THREAD_MEMORY_MB` \| (\d+) MB/, name: 'TOOL_THREAD_MEMORY_MB', figure: String(limits.TOOL_THREAD_MEMORY_MB) },
+  { phrase: /\| `ABORT_GRACE_MS` \| (\d+) s/, name: 'ABORT_GRACE_MS', figure: seconds(limits.ABORT_GRACE_MS) },
+  { phrase: /\| `SPAWN_WAIT_MS` \| (\d+) s/, name: 'SPAWN_WAIT_MS', figure: seconds(limits.SPAWN_WAIT_MS) },
+  // Tools
+  { phrase: /truncation rules \((\d+) lines/, name: 'DEFAULT_MAX_LINES', figure: String(limits.DEFAULT_MAX_LINES) },
+  { phrase: /truncation rules \(\d+ lines or (\d+) KB/, name: 'DEFAULT_MAX_BYTES', figure: kib(limits.DEFAULT_MAX_BYTES) },
+  { phrase: /`timeout` \(seconds, default (\d+)/, name: 'BASH_DEFAULT_TIMEOUT_SECONDS', figure: String(limits.BASH_DEFAULT_TIMEOUT_SECONDS) },
+  { phrase: /keeps a (\d+) KB tail/, name: 'TAIL_KEEP_BYTES', figure: kib(limits.TAIL_KEEP_BYTES) },
+  { phrase: /`MAX_FULL_OUTPUT_FILE_BYTES`, (\d+) MiB each/, name: 'MAX_FULL_OUTPUT_FILE_BYTES', figure: mib(limits.MAX_FULL_OUTPUT_FILE_BYTES) },
+  { phrase: /the newest (\d+) are kept/, name: 'MAX_FULL_OUTPUT_FILES', figure: String(limits.MAX_FULL_OUTPUT_FILES) },
+  { phrase: /`MAX_FULL_OUTPUT_TOTAL_BYTES`, (\d+) MiB, in all/, name: 'MAX_FULL_OUTPUT_TOTAL_BYTES', figure: mib(limits.MAX_FULL_OUTPUT_TOTAL_BYTES) },
+  { phrase: /\| `grep` \|[^|]*`limit` \(default (\d+)\)/, name: 'GREP_DEFAULT_LIMIT', figure: String(limits.GREP_DEFAULT_LIMIT) },
+  { phrase: /skips binary files and files over (\d+) MB/, name: 'GREP_MAX_FILE_BYTES', figure: mib(limits.GREP_MAX_FILE_BYTES) },
+  { phrase: /\| `find` \|[^|]*`limit` \(default (\d+)\)/, name: 'FIND_DEFAULT_LIMIT', figure: String(limits.FIND_DEFAULT_LIMIT) },
+  { phrase: /\| `ls` \|[^|]*`limit` \(default (\d+)\)/, name: 'DEFAULT_LS_LIMIT', figure: String(limits.DEFAULT_LS_LIMIT) },
+  { phrase: /`max_turns` \(default (\d+)\)/, name: 'DEFAULT_MAX_TURNS', figure: String(limits.DEFAULT_MAX_TURNS) },
+  { phrase: /at most ([\d,]+) entries per call \(`MAX_WALK_ENTRIES`\)/, name: 'MAX_WALK_ENTRIES', figure: grouped(limits.MAX_WALK_ENTRIES) },
+  { phrase: /at most (\d+) MiB\s+\(`MAX_CONFINED_FILE_BYTES`\)/, name: 'MAX_CONFINED_FILE_BYTES', figure: mib(limits.MAX_CONFINED_FILE_BYTES) },
+  { phrase: /an undo snapshot (\d+) MiB \(`MAX_SNAPSHOT_BYTES`\)/, name: 'MAX_SNAPSHOT_BYTES', figure: mib(limits.MAX_SNAPSHOT_BYTES) },
+  { phrase: /(\d+) KiB \(`README_EXCERPT_BYTES`\)/, name: 'README_EXCERPT_BYTES', figure: kib(limits.README_EXCERPT_BYTES) },
+  // Prompts, resources, completion
+  { phrase: /within (\d+) s \(`GIT_STATUS_DEADLINE_MS`\)/, name: 'GIT_STATUS_DEADLINE_MS', figure: seconds(limits.GIT_STATUS_DEADLINE_MS) },
+  { phrase: /at most (\d+) lines \(`GIT_STATUS_LINES`\)/, name: 'GIT_STATUS_LINES', figure: String(limits.GIT_STATUS_LINES) },
+  // Harness tasks
+  { phrase: /a wall time of\s+(\d+) minutes/, name: 'DEFAULT_TASK_WALL_MS', figure: String(limits.DEFAULT_TASK_WALL_MS / 60_000) },
+  { phrase: /the actor `transient`, (\d+ restarts in \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task').replace(' / ', ' restarts in ') },
+  // Streamable HTTP and stdio
+  { phrase: /up to (\d+) s,\s+`DRAIN_GRACE_MS`/, name: 'DRAIN_GRACE_MS', figure: seconds(limits.DRAIN_GRACE_MS) },
+  // Observer
+  { phrase: /snapshot stream (\w+) a second \(`OBSERVER_UPDATE_MS`\)/, name: 'OBSERVER_UPDATE_MS', figure: limits.OBSERVER_UPDATE_MS === 500 ? 'twice' : `${1000 / limits.OBSERVER_UPDATE_MS} times` },
+  { phrase: /at most (\d+) at once, `MAX_OBSERVER_STREAMS`/, name: 'MAX_OBSERVER_STREAMS', figure: String(limits.MAX_OBSERVER_STREAMS) },
+  { phrase: /over the last\s+(\w+) minutes/, name: 'CHART_SECONDS', figure: word(limits.CHART_SECONDS / 60) },
+  // Architecture
+  { phrase: /a budget of (\d+) messages per turn/, name: 'REDUCTIONS_PER_TURN', figure: String(limits.REDUCTIONS_PER_TURN) },
+  { phrase: /with a timeout \((\d+) s default/, name: 'DEFAULT_CALL_TIMEOUT_MS', figure: seconds(limits.DEFAULT_CALL_TIMEOUT_MS) },
+  { phrase: /pinged every (\d+) ms/, name: 'HEARTBEAT_INTERVAL_MS', figure: String(limits.HEARTBEAT_INTERVAL_MS) },
+  { phrase: /one silent for ([\d.]+) s \(a hang\)/, name: 'HEARTBEAT_TIMEOUT_MS', figure: seconds(limits.HEARTBEAT_TIMEOUT_MS) },
+  { phrase: /stays unanswered for ([\d.]+) s/, name: 'HEARTBEAT_TIMEOUT_MS', figure: seconds(limits.HEARTBEAT_TIMEOUT_MS) },
+  { phrase: /each has a (\d+) MB heap/, name: 'SCHEDULER_THREAD_MEMORY_MB', figure: String(limits.SCHEDULER_THREAD_MEMORY_MB) },
+  { phrase: /root \(one_for_one, (\d+) restarts \/ \d+ s\)/, name: 'DEFAULT_TREE_INTENSITIES', figure: String(limits.DEFAULT_TREE_INTENSITIES.root.maxRestarts) },
+  { phrase: /root \(one_for_one, \d+ restarts \/ (\d+) s\)/, name: 'DEFAULT_TREE_INTENSITIES', figure: seconds(limits.DEFAULT_TREE_INTENSITIES.root.periodMs) },
+  { phrase: /schedulers \(one_for_one, (\d+ \/ \d+) s\)/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('schedulers') },
+  { phrase: /session-K \(one_for_one, (\d+ \/ \d+) s\)/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('session') },
+  { phrase: /task-K \(one_for_one, (\d+ \/ \d+) s\)/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task') },
+  // Crash semantics: the restart intensities table
+  { phrase: /\| `session` \(one per session\) \| (\d+ restarts \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('session').replace(' / ', ' restarts / ') },
+  { phrase: /\| `task` \(one per `harness_task`\) \| (\d+ \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task') },
+  { phrase: /\| `schedulers` \| (\d+ \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('schedulers') },
+  { phrase: /\| `root` \| (\d+ \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('root') },
+];
+
+/**
+ * Figures whose constants are still in src/transports/*.ts (being rewritten elsewhere; they move to
+ * src/limits.ts at the merge) or src/store: checked all the same.
+ */
+const ELSEWHERE: readonly Figure[] = [
+  { phrase: /\| `--max-message-bytes N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: String(DEFAULT_MAX_MESSAGE_BYTES) },
+  { phrase: /\| `--max-message-bytes N` \| \| `\d+` \((\d+) MiB\)/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: mib(DEFAULT_MAX_MESSAGE_BYTES) },
+  { phrase: /\| `--max-message-bytes` \| (\d+) MiB/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: mib(DEFAULT_MAX_MESSAGE_BYTES) },
+  { phrase: /\| `--max-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS', figure: String(DEFAULT_MAX_SESSIONS) },
+  { phrase: /\| `--max-sessions-per-principal N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS_PER_PRINCIPAL', figure: String(DEFAULT_MAX_SESSIONS_PER_PRINCIPAL) },
+  { phrase: /\| `--max-anonymous-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_ANONYMOUS_SESSIONS', figure: String(DEFAULT_MAX_ANONYMOUS_SESSIONS) },
+  { phrase: /\(at most (\d+) characters, no control characters\)/, name: 'MAX_NODE_ID_LENGTH', figure: String(MAX_NODE_ID_LENGTH) },
+  { phrase: /\| `HTTP_KEEP_ALIVE_MS` \| (\d+) s/, name: 'HTTP_KEEP_ALIVE_MS', figure: seconds(HTTP_KEEP_ALIVE_MS) },
+  { phrase: /after (\d+) s without an answer \(`SSE_OPEN_AFTER_MS`/, name: 'SSE_OPEN_AFTER_MS', figure: seconds(SSE_OPEN_AFTER_MS) },
+  { phrase: /the last (\d+) are kept, `SSE_REPLAY_EVENTS`/, name: 'SSE_REPLAY_EVENTS', figure: String(SSE_REPLAY_EVENTS) },
+  { phrase: /`: keep-alive` comment every (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(SSE_KEEPALIVE_MS) },
+  { phrase: /a\s+ping every (\d+) s \(a socket that missed a pong/, name: 'WS_PING_INTERVAL_MS', figure: seconds(WS_PING_INTERVAL_MS) },
+  { phrase: /requests already sent get (\d+) s, `EOF_DRAIN_MS`/, name: 'EOF_DRAIN_MS', figure: seconds(EOF_DRAIN_MS) },
+  { phrase: /read nothing; at most (\d+) s\)/, name: 'GIVE_UP_LINGER_MAX_MS', figure: seconds(GIVE_UP_LINGER_MAX_MS) },
+  { phrase: /`MAX_OUTPUT_BACKLOG_BYTES`, (\d+) MiB/, name: 'MAX_OUTPUT_BACKLOG_BYTES', figure: mib(MAX_OUTPUT_BACKLOG_BYTES) },
+];
+
+/** Constants of src/limits.ts the README does not state, and why it need not. */
+const INTERNAL = new Map<string, string>([
+  ['SESSION_SHUTDOWN_MS', 'how long the tree waits for a stopping connection actor: shutdown plumbing, not a caller-visible limit'],
+  ['STORE_CLOSE_GRACE_MS', 'how long a stopping server waits for tasks to record their end: covered by "stop" in general terms'],
+  ['TASK_CLOSE_GRACE_MS', 'how long closing a session waits for its tasks to record their end: shutdown plumbing'],
+  ['STDIO_EXIT_GRACE_MS', 'how long a stuck handle may keep a finished stdio process alive: a safety net, never met normally'],
+  ['LAYOUT_LIMIT', 'entries of the workspace resource\'s layout; more are summarised as a count, which the resource shows'],
+  ['README_EXCERPT_LINES', 'lines of the README excerpt in the workspace resource; README_EXCERPT_BYTES bounds the read'],
+  ['PATH_COMPLETION_LIMIT', 'completion values of a path; the MCP cap MAX_COMPLETION_VALUES is the one stated'],
+  ['GREP_MAX_LINE_LENGTH', 'a long matched line is cut, which the result itself says'],
+  ['KILL_GRACE_MS', 'SIGTERM to SIGKILL of a stopped command: how it is stopped, not how long it may run'],
+  ['MAX_RESULT_CHARS', 'a tool result sent back to the model in a task; the tools already truncate well below it'],
+  ['DEFAULT_REQUEST_TIMEOUT_MS', 'one attempt at a model endpoint; the model call\'s error says so when it passes'],
+  ['DEFAULT_MAX_RETRIES', 'retries of a model endpoint; the model call\'s error says how many were made'],
+  ['MAX_RESPONSE_BYTES', 'largest model response read: far above any real turn'],
+  ['MAX_OBSERVER_BACKLOG_BYTES', 'an observer page that reads slower than this is skipped until it catches up, not disconnected'],
+]);
+
+/** For each row, what is wrong: the phrase is gone from `text`, or one of its figures disagrees with the constant. */
+function mismatches(text: string, figures: readonly Figure[]): string[] {
+  const wrong: string[] = [];
+  for (const f of figures) {
+    const found = [...text.matchAll(new RegExp(f.phrase.source, 'g'))].map((m) => m[1]);
+    if (found.length === 0) wrong.push(`${f.name}: the README no longer says ${f.phrase}`);
+    for (const figure of found) if (figure !== f.figure) wrong.push(`${f.name}: the README says "${figure}" where ${f.phrase} is, the code ${f.figure}`);
+  }
+  return wrong;
+}
+
+test('every figure the README states for a constant of src/limits.ts is its value', () => {
+  assert.ok(FIGURES.length > 50, 'the table is read');
+  assert.equal(mismatches(readme, FIGURES), []);
+});
+
+test('every figure the README states for a transport or store constant is its value', () => {
+  assert.equal(mismatches(readme, ELSEWHERE), []);
+});
+
+test('the check fails on a README figure that disagrees with the code, or on a figure no longer stated', () => {
+  const rows: Figure[] = [{ phrase: /pinged every (\d+) ms/, name: 'HEARTBEAT_INTERVAL_MS', figure: '250' }];
+  assert.equal(mismatches('each is pinged every 250 ms and', rows), []);
+  assert.equal(mismatches('each is pinged every 250 ms, and every 300 ms', rows.map((r) => ({ ...r, phrase: /every (\d+) ms/ }))), [
+    'HEARTBEAT_INTERVAL_MS: the README says "300" where /every (\\d+) ms/ is, the code 250',
+  ]);
+  assert.equal(mismatches('each is pinged now and then', rows), ['HEARTBEAT_INTERVAL_MS: the README no longer says /pinged every (\\d+) ms/']);
+});
+
+test('every constant of src/limits.ts is stated in the README (a row above) or listed as internal, with why', () => {
+  const names = Object.keys(limits);
+  assert.ok(names.length > 50, 'the module is read');
+  const stated = new Set(FIGURES.map((f) => f.name));
+  assert.equal(names.filter((n) => !stated.has(n) && !INTERNAL.has(n)), [], 'neither stated nor internal');
+  assert.equal([...INTERNAL.keys()].filter((n) => !names.includes(n)), [], 'internal, but no longer in src/limits.ts');
+  assert.equal([...INTERNAL.keys()].filter((n) => stated.has(n)), [], 'both stated and internal');
+  assert.equal([...stated].filter((n) => !names.includes(n)), [], 'a row names a constant src/limits.ts does not have');
+});
+
+test.run();
