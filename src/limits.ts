@@ -50,19 +50,19 @@ export const MAX_SESSION_CONVERSATIONS = 1000;
 /** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates); `--page-size` changes it. */
 export const DEFAULT_PAGE_SIZE = 50;
 
-/** The most values one completion returns (the MCP limit). */
+/** The most values one completion returns (the MCP limit); past it the rest are counted in `total`, with `hasMore`. */
 export const MAX_COMPLETION_VALUES = 100;
 
 
 // ── Actors: mailboxes, scheduler threads, calls (src/actors).
 
-/** Messages an actor's mailbox holds at most before new ones are refused. */
+/** Messages an actor's mailbox holds at most; past it new ones are refused (a request gets -32011, server busy). */
 export const DEFAULT_MAILBOX_LIMIT = 10_000;
 
-/** Messages one actor handles per turn before the next actor gets the thread. */
+/** Messages one actor handles per turn before the next actor on its thread gets a turn (BEAM's reductions): one busy session cannot starve the others. */
 export const REDUCTIONS_PER_TURN = 64;
 
-/** Default timeout of `call`, as gen_server's 5 s. */
+/** Default timeout of an actor `call`, as gen_server's 5 s; past it the call rejects with CallTimeoutError. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5000;
 
 /**
@@ -74,7 +74,7 @@ export const MIN_DEFAULT_THREADS = 2;
 /** How long a spawn waits for a scheduler thread when every one is down (being restarted); past it the spawn fails. */
 export const SPAWN_WAIT_MS = 10_000;
 
-/** How often the main thread pings each scheduler worker thread. */
+/** How often the main thread pings each scheduler worker thread (HEARTBEAT_TIMEOUT_MS says when it is hung). */
 export const HEARTBEAT_INTERVAL_MS = 250;
 
 /**
@@ -110,7 +110,7 @@ export const DEFAULT_TREE_INTENSITIES = {
 
 // ── The server: stopping sessions and the store (src/server).
 
-/** How long a stopping connection actor gets before it is killed. */
+/** How long a stopping connection or task actor gets (its child spec's shutdown) before it is killed. */
 export const SESSION_SHUTDOWN_MS = 2000;
 
 /** How long stopping waits for tasks to record how they ended before the store is closed under them. */
@@ -125,22 +125,22 @@ export const STORE_CLOSE_GRACE_MS = 2000;
  */
 export const BATCH_SLICE_LENGTH = 50;
 
-/** Messages held for a session while its actor is being restarted; past this, requests are refused. */
+/** Messages held for a session while its actor is being restarted; past this, requests are refused with -32011 (server busy). */
 export const MAX_BUFFERED_MESSAGES = 10_000;
 
-/** After a deadline or cancellation aborts a tool, how long it has to stop before it is answered for. */
+/** After a deadline or cancellation aborts a tool, how long it has to stop; past it the call is answered for (`Stopped: …`) and its late result dropped. */
 export const ABORT_GRACE_MS = 2000;
 
 /** Entries of the top-level layout listed; more are summarised as a count. */
 export const LAYOUT_LIMIT = 100;
 
-/** Lines of the README shown. */
+/** Lines of the README shown in the workspace resource. */
 export const README_EXCERPT_LINES = 40;
 
 /** Bytes of the README read at most: the excerpt comes from its head, whatever its size. */
 export const README_EXCERPT_BYTES = 16 * 1024;
 
-/** Entries returned at most; the rest are reported as `hasMore`. */
+/** Path completions returned at most; the rest are reported as `hasMore`. */
 export const PATH_COMPLETION_LIMIT = 100;
 
 
@@ -152,10 +152,10 @@ export const DEFAULT_MAX_LINES = 2000;
 /** Bytes of output a tool returns at most (pi's rule, whichever of the two comes first); past it as DEFAULT_MAX_LINES. */
 export const DEFAULT_MAX_BYTES = 50 * 1024;
 
-/** Largest file read whole on a caller's behalf (edit; git's index and objects) unless a caller names a smaller bound. */
+/** Largest file read whole on a caller's behalf (edit; git's index and objects) unless a caller names a smaller bound; a larger one is refused with a message naming the size. */
 export const MAX_CONFINED_FILE_BYTES = 64 * 1024 * 1024;
 
-/** Directory entries a single walk examines before it stops, so a huge tree cannot run forever. */
+/** Directory entries a single walk (`grep`, `find`) examines; past it the walk stops and the result says it was capped, so a huge tree cannot run forever. */
 export const MAX_WALK_ENTRIES = 200_000;
 
 /** Paths returned when the caller gives no `limit`. */
@@ -176,7 +176,7 @@ export const DEFAULT_LS_LIMIT = 500;
 /** Seconds a command may run when the caller gives no `timeout` (pi's default); 0 disables the timer. */
 export const BASH_DEFAULT_TIMEOUT_SECONDS = 180;
 
-/** The largest timeout a Node timer can hold, in whole seconds. */
+/** The largest `bash` timeout: what a Node timer can hold, in whole seconds. A larger one is an error naming the range. */
 export const BASH_MAX_TIMEOUT_SECONDS = 2_147_483;
 
 /** Between SIGTERM and SIGKILL when a command is stopped, so it can clean up a little. */
@@ -207,10 +207,10 @@ export const MAX_FULL_OUTPUT_FILE_BYTES = 64 * 1024 * 1024;
  */
 export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
 
-/** A `read` of a file larger than this goes to the pool. */
+/** A `read` of a file larger than this runs on the tool pool (with its memory limit and fair share) instead of inline. */
 export const LARGE_READ_BYTES = 1024 * 1024;
 
-/** V8 old-generation limit of one pool thread. */
+/** V8 old-generation limit of one tool-pool thread; past it the call is an error saying it ran out of memory, and the thread is replaced. */
 export const TOOL_THREAD_MEMORY_MB = 512;
 
 /** Pooled calls one session may have waiting for a thread; past it a call is refused at once. */
@@ -225,10 +225,10 @@ export const GIT_STATUS_DEADLINE_MS = 5000;
 
 // ── Harness tasks (src/task).
 
-/** Model turns a task may take unless `max_turns` says fewer. */
+/** Model turns a task may take when `max_turns` is not given; past them the task ends, saying so. */
 export const DEFAULT_MAX_TURNS = 25;
 
-/** The most turns `max_turns` may ask for. */
+/** The most turns `max_turns` may ask for (the tool's JSON Schema maximum: more is -32602). */
 export const MAX_TURNS_LIMIT = DEFAULT_MAX_TURNS * 8;
 
 /** How long closing a session waits for its tasks to record that they were stopped. */
@@ -258,7 +258,7 @@ export const MAX_RESPONSE_BYTES = 16 * 1024 * 1024;
 
 // ── The observer page and /metrics (src/observer).
 
-/** How often a watching page gets a snapshot. */
+/** How often a watching observer page gets a snapshot. */
 export const OBSERVER_UPDATE_MS = 500;
 
 /** Observer event streams open at once; more are refused with 503. */
