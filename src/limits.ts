@@ -155,6 +155,9 @@ export const DEFAULT_MAX_BYTES = 50 * 1024;
 /** Largest file read whole on a caller's behalf (edit; git's index and objects) unless a caller names a smaller bound; a larger one is refused with a message naming the size. */
 export const MAX_CONFINED_FILE_BYTES = 64 * 1024 * 1024;
 
+/** Symlink hops followed while resolving one path (as Linux's 40); past it the path is refused as a loop ("too many levels of symbolic links"). */
+export const MAX_SYMLINK_HOPS = 40;
+
 /** Directory entries a single walk (`grep`, `find`) examines; past it the walk stops and the result says it was capped, so a huge tree cannot run forever. */
 export const MAX_WALK_ENTRIES = 200_000;
 

@@ -7,9 +7,7 @@ import { lstat, realpath } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
 import { type FsSteps, lstatStep, readlinkStep, runAsync, runSync } from './fs-steps.ts';
-
-/** Symlink hops followed while resolving one path before it is refused as a loop. */
-export const MAX_SYMLINK_HOPS = 40;
+import { MAX_SYMLINK_HOPS } from '../limits.ts';
 
 /** True when `candidate` is `root` itself or lies below it (component-wise, not by string prefix). */
 export function isInside(root: string, candidate: string): boolean {

@@ -157,6 +157,7 @@ const INTERNAL = new Map<string, string>([
   ['LAYOUT_LIMIT', 'entries of the workspace resource\'s layout; more are summarised as a count, which the resource shows'],
   ['README_EXCERPT_LINES', 'lines of the README excerpt in the workspace resource; README_EXCERPT_BYTES bounds the read'],
   ['PATH_COMPLETION_LIMIT', 'completion values of a path; the MCP cap MAX_COMPLETION_VALUES is the one stated'],
+  ['MAX_SYMLINK_HOPS', 'a path with more hops is refused with a message that says so, as the kernel refuses one (ELOOP)'],
   ['GREP_MAX_LINE_LENGTH', 'a long matched line is cut, which the result itself says'],
   ['KILL_GRACE_MS', 'SIGTERM to SIGKILL of a stopped command: how it is stopped, not how long it may run'],
   ['MAX_RESULT_CHARS', 'a tool result sent back to the model in a task; the tools already truncate well below it'],
