@@ -60,7 +60,7 @@ export class EffectRunner {
         return this.#runTool(effect);
       case 'readWorkspace':
         return this.#track(effect.ticket, async () => {
-          const context = await gatherWorkspaceContext(this.#deps.workspace);
+          const context = await gatherWorkspaceContext(this.#deps.workspace, this.#clock);
           this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
         });
       case 'clientResponse':

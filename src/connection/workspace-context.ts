@@ -7,12 +7,11 @@ import { closeStep, runAsync } from '../tools/fs-steps.ts';
 import { openConfined, readHead } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
 import { gitSummary } from '../tools/git-summary.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 import { LAYOUT_LIMIT, README_EXCERPT_BYTES, README_EXCERPT_LINES } from '../limits.ts';
 
-export { GIT_STATUS_LINES } from '../limits.ts';
-
-export async function gatherWorkspaceContext(root: string): Promise<WorkspaceContext> {
-  const [git, layout, readme] = await Promise.all([gitSummary(root), topLevel(root), readmeExcerpt(root)]);
+export async function gatherWorkspaceContext(root: string, clock: Clock = systemClock): Promise<WorkspaceContext> {
+  const [git, layout, readme] = await Promise.all([gitSummary(root, clock), topLevel(root), readmeExcerpt(root)]);
   return { root, git, layout, readme };
 }
 

@@ -15,6 +15,7 @@ import { errnoCode } from './fs-errors.ts';
 import { runAsync } from './fs-steps.ts';
 import { resolveInWorkspace, resolveWithStats } from './workspace.ts';
 import { GIT_STATUS_DEADLINE_MS, GIT_STATUS_LINES, MAX_CONFINED_FILE_BYTES } from '../limits.ts';
+import { type Clock, systemClock } from '../time/clock.ts';
 
 /** Largest file the status reads (the index, a pack, a changed work-tree file): past it the status is unavailable. */
 export const GIT_MAX_FILE_BYTES = MAX_CONFINED_FILE_BYTES;
@@ -27,7 +28,7 @@ export interface GitSummary {
 }
 
 /** Branch and status of `<root>/.git`; null when the root has no `.git` directory or no readable HEAD. */
-export async function gitSummary(root: string): Promise<GitSummary | null> {
+export async function gitSummary(root: string, clock: Clock = systemClock): Promise<GitSummary | null> {
   const dotGit = path.join(root, '.git');
   const info = await lstat(dotGit).catch((err: unknown) => {
     if (errnoCode(err) !== undefined) return null;
@@ -36,7 +37,7 @@ export async function gitSummary(root: string): Promise<GitSummary | null> {
   if (info === null || !info.isDirectory()) return null;
   const head = await readHead(root);
   if (head === null) return null;
-  return { branch: head === '' ? null : head, status: await shortStatus(root) };
+  return { branch: head === '' ? null : head, status: await shortStatus(root, clock) };
 }
 
 /** The branch HEAD names ('' → null when HEAD is detached); null when there is no readable HEAD. */
@@ -55,16 +56,16 @@ async function readHead(root: string): Promise<string | null> {
 }
 
 /** `git status --short` lines computed by isomorphic-git; null when it fails or passes its deadline. */
-async function shortStatus(root: string): Promise<string | null> {
-  const deadline = Date.now() + GIT_STATUS_DEADLINE_MS;
-  let timer: NodeJS.Timeout | undefined;
+async function shortStatus(root: string, clock: Clock): Promise<string | null> {
+  const deadline = clock.now() + GIT_STATUS_DEADLINE_MS;
+  let timer: unknown;
   const timeout = new Promise<null>((resolve) => {
-    timer = setTimeout(() => resolve(null), GIT_STATUS_DEADLINE_MS);
+    timer = clock.setTimeout(() => resolve(null), GIT_STATUS_DEADLINE_MS);
   });
   // Loaded on first use: the server's start-up does not pay for a library only this resource needs.
   const { default: git } = await import('isomorphic-git');
   const work = git
-    .statusMatrix({ fs: confinedGitFs(root, deadline), dir: root, gitdir: path.join(root, '.git'), cache: {}, refresh: false })
+    .statusMatrix({ fs: confinedGitFs(root, deadline, clock), dir: root, gitdir: path.join(root, '.git'), cache: {}, refresh: false })
     .then((rows) => render(rows))
     // Unreadable, refused (a file outside, too large, not regular), a repository isomorphic-git cannot
     // read, or past the deadline: the status is unavailable (shown as such), not a failure of the resource.
@@ -73,7 +74,7 @@ async function shortStatus(root: string): Promise<string | null> {
   try {
     return await Promise.race([work, timeout]);
   } finally {
-    clearTimeout(timer);
+    clock.clearTimeout(timer);
   }
 }
 
@@ -121,9 +122,9 @@ function fsFailure(code: string, message: string): NodeJS.ErrnoException {
  * The promise file system isomorphic-git is given: reads confined to `root` (regular files only, bounded),
  * metadata of names inside it, no writes; every call past `deadline` fails so an abandoned walk stops.
  */
-function confinedGitFs(root: string, deadline: number) {
+function confinedGitFs(root: string, deadline: number, clock: Clock) {
   const inside = (p: unknown): string => {
-    if (Date.now() > deadline) throw fsFailure('ETIMEDOUT', 'git status passed its deadline');
+    if (clock.now() > deadline) throw fsFailure('ETIMEDOUT', 'git status passed its deadline');
     if (typeof p !== 'string') throw fsFailure('EINVAL', 'a path must be a string');
     return p;
   };
