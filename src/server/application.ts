@@ -67,6 +67,8 @@ export interface ApplicationOptions {
   /**
    * What everything that waits is timed by: restart intensity and shutdown timeouts, the scheduler
    * heartbeat and spawn wait, tool deadlines, task wall time, the stop grace. Default `systemClock`.
+   * With a FakeClock none of these passes until the test advances it (a `stop()` that must wait out a
+   * grace waits for that too).
    */
   readonly clock?: Clock;
 }
