@@ -104,6 +104,20 @@ test('a cache made for another build is not read: its name differs', () => {
   }
 });
 
+test('writing a cache removes those of other builds for this Node version and architecture, not those of other Nodes', () => {
+  const f = fixture();
+  try {
+    mkdirSync(f.cacheDir, { recursive: true, mode: 0o700 });
+    const otherBuild = codeCacheFileName('00000000000000aa');
+    const otherNode = codeCacheFileName('00000000000000aa', 'v1.0.0');
+    for (const name of [otherBuild, otherNode, 'unrelated.txt']) writeFileSync(path.join(f.cacheDir, name), 'old', { mode: 0o600 });
+    assert.equal(runBundle(f.bundle, { env: f.env }).cache.save(), { ok: true });
+    assert.equal(cacheFiles(f.cacheDir).sort(), [codeCacheFileName(bundleHash(BUNDLE)), otherNode, 'unrelated.txt'].sort());
+  } finally {
+    f.cleanup();
+  }
+});
+
 test(`${CODE_CACHE_ENV}=off neither reads nor writes the cache`, () => {
   const f = fixture();
   try {
