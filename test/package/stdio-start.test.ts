@@ -1,7 +1,7 @@
 // What a stdio start loads before its first reply. The command is one CommonJS bundle
 // (dist/super-pi.cjs, compiled from its V8 code cache), in which the code behind a dynamic `import()` —
 // the HTTP and WebSocket transport with ws, isomorphic-git — is wrapped in a function that runs on first
-// use; and child_process and worker_threads are loaded by their first call (scripts/build.mjs). So a
+// use; and child_process, worker_threads and crypto are loaded by their first call (scripts/build.mjs). So a
 // host's stdio server evaluates none of them: checked on a real start, from the Node built-ins loaded
 // when it writes its first reply. Needs dist/ (`npm test` builds it first).
 
@@ -68,6 +68,10 @@ test('a stdio start runs no command and starts no thread: child_process and work
 
 test('a stdio start does not load perf_hooks (the global `performance` is enough)', () => {
   assert.not.ok(loaded.has('perf_hooks'), 'perf_hooks');
+});
+
+test('a stdio start does not load node:crypto (random ids are made when first needed)', () => {
+  assert.not.ok(loaded.has('crypto'), 'crypto');
 });
 
 test('the lazily loaded code is in the bundle, each behind the wrapper its dynamic import calls', () => {
