@@ -6,6 +6,7 @@
 //
 // Loaded before the bundle, so it imports Node built-ins only (nothing from the rest of src/).
 
+import { isAscii } from 'node:buffer';
 import { createHash } from 'node:crypto';
 import { closeSync, constants, fstatSync, mkdirSync, openSync, readdirSync, readFileSync, renameSync, unlinkSync, writeFileSync } from 'node:fs';
 import Module, { createRequire } from 'node:module';
@@ -177,6 +178,15 @@ function removeQuietly(file: string): void {
   }
 }
 
+/**
+ * The bundle's text. The build keeps it ASCII, which reads as Latin-1 without UTF-8 decoding (~1-2 ms
+ * less for 1.3 MB); anything else (a bundle built otherwise) is decoded as UTF-8.
+ */
+function readSource(file: string): string {
+  const bytes = readFileSync(file);
+  return isAscii(bytes) ? bytes.toString('latin1') : bytes.toString('utf8');
+}
+
 export interface RunBundleOptions {
   /** The bundle's sha256 prefix when the build computed it; else computed here from the text. */
   readonly hash?: string;
@@ -189,7 +199,7 @@ export interface RunBundleOptions {
  */
 export function runBundle(file: string, options: RunBundleOptions = {}): { exports: unknown; cache: CodeCacheHandle } {
   const env = options.env ?? process.env;
-  const source = readFileSync(file, 'utf8');
+  const source = readSource(file);
   const enabled = codeCacheEnabled(env);
   const dir = codeCacheDir(env);
   const name = codeCacheFileName(options.hash ?? bundleHash(source));
