@@ -286,7 +286,8 @@ function missedNote(m: { init: number; read: number; sdkInit: number; sdkRead: n
   }
   lines.push([
     'Done so far: a stdio server runs its connection actor on the main thread and starts no thread before its first pooled call (in-thread scheduler mode, `--threads 0`, the stdio default); the command is bundled on its own, and what a start does not use loads on first use: the HTTP and WebSocket transport, prom-client, piscina, grep and find (RE2, globs, .gitignore rules), the SQLite driver, isomorphic-git; tool arguments are checked by Ajv code generated ahead of time (no Ajv at run time); checkpoints use node:v8 (no msgpackr); the bash isolation probe (a fork) runs after the first exchanges; and a session whose first actor is still booting answers `initialize` itself (src/connection/session.ts).',
-    'What is left is Node\'s own start-up and compiling and evaluating the bundle on the main thread (xstate with the supervisors, the runtime, the core, the tools) before stdin is read.',
+    'The command is one CommonJS bundle compiled from a V8 code cache in $SUPERPI_HOME/cache (written by the first start of a build: the uncounted start above), and child_process, worker_threads and crypto load on first call (README, Cold start: the code cache).',
+    'What is left is Node\'s own start-up, deserialising the cached code and evaluating the bundle on the main thread (xstate with the supervisors, the runtime, the core, the tools) before stdin is read; from a checkout, bin/super-pi.js also checks that dist/ is newer than every file in src/.',
   ].join(' '));
   return lines;
 }
