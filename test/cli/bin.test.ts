@@ -81,7 +81,7 @@ test('with SUPERPI_HOME read-only (or impossible to create) the server still ans
       const r = pingWithHome(home);
       assert.is(r.status, 0, r.stderr);
       assert.is(r.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', home);
-      assert.match(r.stderr, /compiled without the code cache/, 'the bin ran the bundle');
+      assert.match(r.stderr, /compiled without the code cache/, 'the bin ran the bundle (dist/ older than src/? node scripts/build.mjs)');
     }
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -97,6 +97,7 @@ test('a garbage code cache: the server still answers, and replaces it with one t
     writeFileSync(path.join(home, 'cache', name), 'garbage', { mode: 0o600 });
     const first = pingWithHome(home);
     assert.is(first.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', first.stderr);
+    assert.match(first.stderr, /code cache/, 'the bin ran the bundle (dist/ older than src/? node scripts/build.mjs)');
     assert.match(first.stderr, /compiled without the code cache \{"why":"rejected by V8/);
     assert.match(first.stderr, /code cache written/);
     assert.equal(readdirSync(path.join(home, 'cache')), [name]);
