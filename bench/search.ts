@@ -138,7 +138,7 @@ interface Server {
 
 /** Whether bin/super-pi.js will run the bundle (dist/ at least as new as src/) or the source through tsx. */
 function serverEntry(): 'dist/ (built)' | 'src/ through tsx (dist/ is stale: run npm run build)' {
-  const bundle = path.join(repoRoot, 'dist', 'super-pi.js');
+  const bundle = path.join(repoRoot, 'dist', 'super-pi.cjs');
   const newest = (dir: string): number => {
     let t = 0;
     for (const e of readdirSync(dir, { withFileTypes: true })) {

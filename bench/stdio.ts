@@ -280,7 +280,7 @@ export function indexBundles(): BundleIndex {
   const index = new Map<string, [number, string][]>();
   const dist = path.join(repoRoot, 'dist');
   // Recursive: the code-split chunks live in dist/chunks/.
-  for (const file of existsSync(dist) ? readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => f.endsWith('.js')) : []) {
+  for (const file of existsSync(dist) ? readdirSync(dist, { recursive: true, encoding: 'utf8' }).filter((f) => /\.c?js$/.test(f)) : []) {
     const starts: [number, string][] = [];
     try {
       readFileSync(path.join(dist, file), 'utf8').split('\n').forEach((text, i) => {
@@ -429,7 +429,7 @@ function latencyNote(m: { ratio: number; ours: number; sdk: number; crossing: nu
   ].join(' ');
 }
 
-/** True while dist/super-pi.js exists and is at least as new as every file in src/ (what bin/super-pi.js checks). */
+/** True while dist/super-pi.cjs exists and is at least as new as every file in src/ (what bin/super-pi.js checks). */
 /** dist/ is what bin/super-pi.js and its threads boot from only while it is at least as new as src/. */
 export const distFresh = distIsFresh;
 

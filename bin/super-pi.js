@@ -1,13 +1,16 @@
 #!/usr/bin/env node
 // The `super-pi` command. Runs the bundle in dist/ when it is at least as new as every file in src/
-// (cold start without a TypeScript loader), else the TypeScript source through tsx. An installed package
-// has no src/ (and no tsx): there the bundle is all there is.
-import { existsSync, readdirSync, statSync } from 'node:fs';
-import path from 'node:path';
-import { fileURLToPath, pathToFileURL } from 'node:url';
+// (cold start without a TypeScript loader, compiled from the V8 code cache: src/cli/code-cache.ts), else
+// the TypeScript source through tsx. An installed package has no src/ (and no tsx): there the bundle is
+// all there is. CommonJS (bin/package.json), as the bundle is: see scripts/build.mjs.
+'use strict';
+const { existsSync, readdirSync, statSync } = require('node:fs');
+const path = require('node:path');
+const { pathToFileURL } = require('node:url');
 
-const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..');
-const bundle = path.join(root, 'dist', 'super-pi.js');
+const root = path.resolve(__dirname, '..');
+const bundle = path.join(root, 'dist', 'super-pi.cjs');
+const start = path.join(root, 'dist', 'super-pi-start.cjs');
 const src = path.join(root, 'src');
 
 function newest(dir) {
@@ -19,10 +22,21 @@ function newest(dir) {
   return t;
 }
 
-if (existsSync(bundle) && (!existsSync(src) || statSync(bundle).mtimeMs >= newest(src))) {
-  await import(pathToFileURL(bundle).href);
+/** An error the command did not handle ends the process as an uncaught exception does (stack on stderr, exit 1). */
+function fail(err) {
+  process.nextTick(() => {
+    throw err;
+  });
+}
+
+if (existsSync(start) && existsSync(bundle) && (!existsSync(src) || statSync(bundle).mtimeMs >= newest(src))) {
+  require(start).startCommand(bundle).catch(fail);
 } else {
-  const { register } = await import('tsx/esm/api');
-  register();
-  await import(pathToFileURL(path.join(src, 'cli', 'bin.ts')).href);
+  import('tsx/esm/api')
+    .then(({ register }) => {
+      register();
+      return import(pathToFileURL(path.join(src, 'cli', 'bin.ts')).href);
+    })
+    .then(({ runCommand }) => runCommand())
+    .catch(fail);
 }

@@ -65,11 +65,12 @@ function isFresh(file: string): boolean {
 }
 
 /**
- * Whether every named bundle in dist/ is at least as new as every file in src/, read now (no cache):
- * what a long-running tool (the benchmarks) checks before it starts a server from dist/.
+ * Whether every named bundle in dist/ (`name` is `name.js`; a name with an extension is taken as it is)
+ * is at least as new as every file in src/, read now (no cache): what a long-running tool (the
+ * benchmarks) checks before it starts a server from dist/.
  */
 export function bundlesAreFresh(bundles: readonly string[]): boolean {
-  const files = bundles.map((b) => path.join(root, 'dist', `${b}.js`));
+  const files = bundles.map((b) => path.join(root, 'dist', path.extname(b) === '' ? `${b}.js` : b));
   if (!files.every((f) => existsSync(f))) return false;
   return Math.min(...files.map((f) => statSync(f).mtimeMs)) >= newestMtime(path.join(root, 'src'));
 }

@@ -4,8 +4,10 @@
 // the banner, exit codes.
 
 import { TokenConfigError } from '../auth/tokens.ts';
+import type { Logger } from '../log/logger.ts';
 import { StoreError } from '../store/errors.ts';
 import { WorkspaceError } from '../tools/workspace.ts';
+import { CODE_CACHE_WRITE_DELAY_MS, type CodeCacheHandle } from './code-cache.ts';
 import { watchLauncher } from './launcher-watch.ts';
 import { OptionsError, parseOptions, usage } from './options.ts';
 import { listen, type OpenedServer, openServer, SERVER_VERSION, serveStdioSession } from './serve.ts';
@@ -13,7 +15,13 @@ import { DRAIN_GRACE_MS, STDIO_EXIT_GRACE_MS } from '../limits.ts';
 
 export { SERVER_VERSION } from './serve.ts';
 
-export async function main(argv: readonly string[], defaultTransport: 'stdio' | 'http' = 'http'): Promise<number> {
+/** What the process's start hands the command line (bin.ts). */
+export interface ProcessStart {
+  /** The code cache the bundle was compiled with (start.ts); absent when running from source. */
+  readonly codeCache?: CodeCacheHandle;
+}
+
+export async function main(argv: readonly string[], defaultTransport: 'stdio' | 'http' = 'http', start: ProcessStart = {}): Promise<number> {
   let command;
   try {
     command = parseOptions(argv, process.env, process.cwd(), defaultTransport);
@@ -49,10 +57,38 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     }
     throw err;
   }
-  return command.options.transport === 'stdio' ? serveOverStdio(opened) : serveOverHttp(opened);
+  const saveCodeCache = codeCacheWriter(start.codeCache, opened.logger);
+  return command.options.transport === 'stdio' ? serveOverStdio(opened, saveCodeCache) : serveOverHttp(opened, saveCodeCache);
 }
 
-async function serveOverStdio(opened: OpenedServer): Promise<number> {
+/**
+ * Schedules the code cache's write, once, CODE_CACHE_WRITE_DELAY_MS after it is called (the first reply
+ * is out, or the HTTP server listens): what the log says about the cache is at debug level, as a cache
+ * that cannot be used or written only costs the next start some milliseconds.
+ */
+function codeCacheWriter(cache: CodeCacheHandle | undefined, logger: Logger): () => void {
+  if (!cache) return () => undefined;
+  if (cache.skipped === null) logger.log('debug', 'compiled from the code cache');
+  else logger.log('debug', 'compiled without the code cache', { why: cache.skipped });
+  let scheduled = false;
+  return () => {
+    if (scheduled || cache.used) return;
+    scheduled = true;
+    let written = false;
+    const write = (): void => {
+      if (written) return;
+      written = true;
+      const saved = cache.save();
+      if (saved.ok) logger.log('debug', 'code cache written');
+      else logger.log('debug', 'code cache not written', { why: saved.reason });
+    };
+    setTimeout(write, CODE_CACHE_WRITE_DELAY_MS).unref();
+    // A session shorter than the delay (a host probing the server) still leaves a cache for the next start.
+    process.once('exit', write);
+  };
+}
+
+async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void): Promise<number> {
   const { logger } = opened;
   // SIGTERM or SIGINT (or the wrapper the host launched going away) drains as HTTP does; a second signal
   // cuts the drain short. Either way the requests left are answered with an error and the exit code is 0.
@@ -83,7 +119,7 @@ async function serveOverStdio(opened: OpenedServer): Promise<number> {
   });
   let ended: Awaited<ReturnType<typeof serveStdioSession>>;
   try {
-    ended = await serveStdioSession(opened, { input: process.stdin, output: process.stdout, stop: stop.signal, hurry: hurry.signal });
+    ended = await serveStdioSession(opened, { input: process.stdin, output: process.stdout, stop: stop.signal, hurry: hurry.signal, onFirstReply: afterFirstReply });
   } finally {
     (await launcher)?.stop();
   }
@@ -101,9 +137,10 @@ async function serveOverStdio(opened: OpenedServer): Promise<number> {
   return 0;
 }
 
-async function serveOverHttp(opened: OpenedServer): Promise<number> {
+async function serveOverHttp(opened: OpenedServer, afterListening: () => void): Promise<number> {
   const { options, logger, workspace, tokens } = opened;
   const server = await listen(opened);
+  afterListening();
   const wsUrl = server.url.replace(/^http/, 'ws');
   process.stdout.write([
     `super-pi ${SERVER_VERSION} serving ${workspace} (harness ${options.harness}, ${tokens.size} token(s)${options.requireAuth ? ', auth required' : ''})`,

@@ -123,8 +123,13 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
  */
 export type StdioEnd = { readonly kind: 'ended' } | { readonly kind: 'gave-up'; readonly reason: string };
 
+export type StdioSessionIo = Pick<StdioServeOptions, 'input' | 'output' | 'stop' | 'hurry'> & {
+  /** Called once, when the session sends its first message (the command writes its code cache after it). */
+  readonly onFirstReply?: () => void;
+};
+
 /** Serves one stdio session until its input ends, `stop` is aborted or it is given up, then stops the application. */
-export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServeOptions, 'input' | 'output' | 'stop' | 'hurry'> = {}): Promise<StdioEnd> {
+export async function serveStdioSession(opened: OpenedServer, io: StdioSessionIo = {}): Promise<StdioEnd> {
   const { app, options, logger, workspace } = opened;
   logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
   const hurried = new Promise<void>((resolve) => {
@@ -142,8 +147,14 @@ export async function serveStdioSession(opened: OpenedServer, io: Pick<StdioServ
   let giveUp: (message: string) => void = () => undefined;
   const gaveUp = new Promise<string>((resolve) => (giveUp = resolve));
   const ended = await serveStdio(transport, async (send) => {
+    let first = io.onFirstReply;
     const session = await app.openSession({
-      send,
+      send: first === undefined ? send : (message) => {
+        send(message);
+        const called = first;
+        first = undefined;
+        called?.();
+      },
       principal: { kind: 'local' },
       // stdio has exactly one session: if it is given up, what it was sent is answered, then serving ends.
       onGiveUp: (message) => {

@@ -1,7 +1,6 @@
 // The conversation store with the observer listening: every append is timed (the store-append
 // histogram) and, with every status change, reported to the task directory. Everything else passes through.
 
-import { performance } from 'node:perf_hooks';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 

@@ -1,6 +1,8 @@
 // The observer page's script, served as /observer/app.js. Plain browser JavaScript with no library: it
 // reads the snapshot stream with fetch (so the bearer token can ride in a header, which EventSource
 // cannot send), renders with textContent only (no markup from data), and draws the chart as inline SVG.
+// Characters past ASCII are \u escapes inside the script's own string literals: the command's bundle is
+// kept ASCII (scripts/build.mjs), and a raw template cannot be escaped for it by the bundler.
 
 export const OBSERVER_SCRIPT = String.raw`'use strict';
 (function () {
@@ -48,13 +50,13 @@ export const OBSERVER_SCRIPT = String.raw`'use strict';
     span.appendChild(el('i', 'dot ' + n.state));
     span.appendChild(el('b', '', n.id));
     span.appendChild(el('span', 'muted', n.state));
-    if (n.restarts > 0) span.appendChild(el('span', 'restarts', '↻ ' + n.restarts));
+    if (n.restarts > 0) span.appendChild(el('span', 'restarts', '\u21bb ' + n.restarts));
     if (n.lastExit) span.appendChild(el('span', 'muted', 'last exit: ' + n.lastExit));
     li.appendChild(span);
     if (n.children.length > 0 || n.more > 0) {
       var ul = el('ul');
       n.children.forEach(function (c) { ul.appendChild(treeNode(c)); });
-      if (n.more > 0) ul.appendChild(el('li', 'muted', '… ' + n.more + ' more'));
+      if (n.more > 0) ul.appendChild(el('li', 'muted', '\u2026 ' + n.more + ' more'));
       li.appendChild(ul);
     }
     return li;
@@ -97,22 +99,22 @@ export const OBSERVER_SCRIPT = String.raw`'use strict';
   }
 
   function render(s) {
-    setStatus('up ' + age(s.uptimeMs) + ' · ' + s.sessionCount + ' session(s) · ' + s.tasks.length + ' task(s) · updated ' + new Date(s.time).toLocaleTimeString() + (s.metrics ? '' : ' · metrics off'));
+    setStatus('up ' + age(s.uptimeMs) + ' \u00b7 ' + s.sessionCount + ' session(s) \u00b7 ' + s.tasks.length + ' task(s) \u00b7 updated ' + new Date(s.time).toLocaleTimeString() + (s.metrics ? '' : ' \u00b7 metrics off'));
     byId('tree').replaceChildren(treeNode(s.tree));
     fill('workers', s.workers.map(function (w) {
       var actors = el('div', 'actors');
       w.actors.forEach(function (a) { actors.appendChild(el('span', a[1] > 0 ? 'actor busy' : 'actor', a[1] > 0 ? a[0] + ' (' + a[1] + ')' : a[0])); });
-      if (w.actorCount > w.actors.length) actors.appendChild(el('span', 'muted', '… ' + (w.actorCount - w.actors.length) + ' more'));
+      if (w.actorCount > w.actors.length) actors.appendChild(el('span', 'muted', '\u2026 ' + (w.actorCount - w.actors.length) + ' more'));
       var tr = row(['scheduler-' + w.index, w.state, w.restarts, (w.heapUsed / 1048576).toFixed(1) + ' MB', w.deepestMailbox, actors]);
       tr.dataset.worker = String(w.index);
       return tr;
     }));
     var sessionRows = s.sessions.map(function (x) {
-      var tr = row([x.id, x.transport, x.principal, x.harness, x.version || '—', age(x.ageMs), x.inFlight, x.restarts]);
+      var tr = row([x.id, x.transport, x.principal, x.harness, x.version || '\u2014', age(x.ageMs), x.inFlight, x.restarts]);
       tr.dataset.session = x.id;
       return tr;
     });
-    if (s.sessionCount > s.sessions.length) sessionRows.push(row(['… ' + (s.sessionCount - s.sessions.length) + ' more (the busiest are listed)'], 'muted'));
+    if (s.sessionCount > s.sessions.length) sessionRows.push(row(['\u2026 ' + (s.sessionCount - s.sessions.length) + ' more (the busiest are listed)'], 'muted'));
     fill('sessions', sessionRows);
     fill('tasks', s.tasks.map(function (t) {
       var tr = row([t.id, t.session, t.principal, t.harness, t.status, t.turns, t.toolCalls, t.restarts, age(t.ageMs)], t.id === selectedTask ? 'task selected' : 'task');

@@ -2,7 +2,6 @@
 // opening and closing, tool calls finishing, tasks starting, store appends. The application calls these
 // hooks; the HTTP routes read snapshots, transcripts and the metrics text from here.
 
-import { performance } from 'node:perf_hooks';
 import type { InlineSeries } from '../actors/inline-tally.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';

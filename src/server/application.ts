@@ -11,7 +11,6 @@
 //           └── task               the task actor (transient), on a scheduler thread
 
 import { randomUUID } from 'node:crypto';
-import { performance } from 'node:perf_hooks';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';

@@ -12,5 +12,5 @@ export function schedulerEntry(mode: EntryMode = 'auto'): ThreadEntry {
 
 /** Whether every bundle a server starts from is at least as new as every file in src/ (read now). */
 export function distIsFresh(): boolean {
-  return bundlesAreFresh([SCHEDULER_CODE.bundle, TOOL_POOL_CODE.bundle, 'super-pi']);
+  return bundlesAreFresh([SCHEDULER_CODE.bundle, TOOL_POOL_CODE.bundle, 'super-pi.cjs', 'super-pi-start.cjs']);
 }

@@ -39,15 +39,22 @@ export function decodeNodeOwner(owner: string): NodeIdentity | null {
   return { node, incarnation };
 }
 
-/** This process's incarnation: one per process, so two stores opened here do not take each other for a dead run. */
-export const PROCESS_INCARNATION: string = randomUUID();
+let incarnation: string | null = null;
+/**
+ * This process's incarnation: one per process, so two stores opened here do not take each other for a
+ * dead run. Made on first use, not when this module loads (every start does, for `--node-id`), as
+ * loading node:crypto costs a start ~5-10 ms before its first reply.
+ */
+export function processIncarnation(): string {
+  return (incarnation ??= randomUUID());
+}
 
 /**
  * Ownership by node. `isAlive` is false for an earlier incarnation of this node and for '' (no owner
  * recorded); every other owner — another node, a process key, a key of an unknown kind — counts as
  * alive, because marking a live task interrupted would let two nodes run it.
  */
-export function nodeOwnership(node: string, incarnation: string = PROCESS_INCARNATION): Ownership {
+export function nodeOwnership(node: string, incarnation: string = processIncarnation()): Ownership {
   if (node === '' || incarnation === '') throw new TypeError('a node owner needs a non-empty node id and incarnation');
   const self = encodeNodeOwner({ node, incarnation });
   return {

@@ -1,11 +1,13 @@
 // The `super-pi` executable: runs (from the bundle when fresh), serves stdio with --stdio, prints help.
 
 import { spawnSync } from 'node:child_process';
+import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { bundleHash, codeCacheFileName } from '../../src/cli/code-cache.ts';
 
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const bin = path.join(repo, 'bin/super-pi.js');
@@ -59,6 +61,53 @@ test('a bad flag value is exit code 2 with the error on stderr, nothing on stdou
   assert.is(r.status, 2);
   assert.is(r.stdout, '');
   assert.match(r.stderr, /^super-pi: --port takes 0-65535, not "seventy"/);
+});
+
+/** `super-pi --stdio` with SUPERPI_HOME set, answering one ping; debug log (what it did with the code cache) on stderr. */
+function pingWithHome(home: string): { stdout: string; stderr: string; status: number | null } {
+  return spawnSync(process.execPath, [bin, '--stdio', '--workspace', os.tmpdir(), '--log-level', 'debug'], {
+    input: '{"jsonrpc":"2.0","id":1,"method":"ping"}\n', encoding: 'utf8', timeout: 30_000, env: { ...process.env, SUPERPI_HOME: home },
+  });
+}
+
+test('with SUPERPI_HOME read-only (or impossible to create) the server still answers; it just has no code cache', () => {
+  const dir = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-home-'));
+  try {
+    const readOnly = path.join(dir, 'read-only');
+    mkdirSync(readOnly, { mode: 0o555 });
+    chmodSync(readOnly, 0o555);
+    writeFileSync(path.join(dir, 'file'), '');
+    for (const home of [readOnly, path.join(dir, 'file', 'home')]) {
+      const r = pingWithHome(home);
+      assert.is(r.status, 0, r.stderr);
+      assert.is(r.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', home);
+      assert.match(r.stderr, /compiled without the code cache/, 'the bin ran the bundle (dist/ older than src/? node scripts/build.mjs)');
+    }
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+});
+
+test('a garbage code cache: the server still answers, and replaces it with one the next start compiles from', () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-home-'));
+  try {
+    const name = codeCacheFileName(bundleHash(readFileSync(path.join(repo, 'dist/super-pi.cjs'), 'utf8')));
+    mkdirSync(path.join(home, 'cache'), { mode: 0o700 });
+    chmodSync(path.join(home, 'cache'), 0o700);
+    writeFileSync(path.join(home, 'cache', name), 'garbage', { mode: 0o600 });
+    const first = pingWithHome(home);
+    assert.is(first.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', first.stderr);
+    assert.match(first.stderr, /code cache/, 'the bin ran the bundle (dist/ older than src/? node scripts/build.mjs)');
+    assert.match(first.stderr, /compiled without the code cache \{"why":"rejected by V8/);
+    assert.match(first.stderr, /code cache written/);
+    assert.equal(readdirSync(path.join(home, 'cache')), [name]);
+    assert.is.not(readFileSync(path.join(home, 'cache', name), 'utf8'), 'garbage');
+    const second = pingWithHome(home);
+    assert.is(second.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', second.stderr);
+    assert.match(second.stderr, /compiled from the code cache/);
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+  }
 });
 
 test.run();

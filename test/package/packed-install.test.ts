@@ -6,7 +6,7 @@
 // without network it compiles it: 2 min on two idle cores, 5-6 min on two shared with the rest of the
 // suite — hence the runner timeout above, which only kills a hung install.
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync, spawn, spawnSync } from 'node:child_process';
 import { cp, mkdir, mkdtemp, readdir, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import os from 'node:os';
@@ -71,7 +71,7 @@ pkg('ships the bundle, the bin, the declarations and the licence, and neither so
   assert.equal(top, ['LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
   assert.match(await readFile(path.join(root, 'LICENSE'), 'utf8'), /^MIT License\n\nCopyright \(c\) \d{4} the super-pi authors\n/);
   const dist = await readdir(path.join(root, 'dist'));
-  for (const f of ['super-pi.js', 'index.js', 'scheduler-worker.js', 'tool-pool-worker.js', 'types']) assert.ok(dist.includes(f), `dist/${f}`);
+  for (const f of ['super-pi.cjs', 'super-pi-start.cjs', 'index.js', 'scheduler-worker.js', 'tool-pool-worker.js', 'types']) assert.ok(dist.includes(f), `dist/${f}`);
   assert.not.ok(dist.some((f) => f.endsWith('.map')), 'no source maps (they would carry the sources)');
 });
 
@@ -86,7 +86,7 @@ pkg('installs as runtime dependencies only what the bundle cannot hold: no dev t
 });
 
 pkg('the installed `super-pi --stdio` (actors on the main thread, as a host starts it) serves initialize, tools/list and a read to the SDK client', async () => {
-  const transport = new StdioClientTransport({ command: bin(), args: ['--stdio', '--workspace', ws, '--tool-threads', '1'], env: getDefaultEnvironment(), cwd: installed, stderr: 'ignore' });
+  const transport = new StdioClientTransport({ command: bin(), args: ['--stdio', '--workspace', ws, '--tool-threads', '1'], env: { ...getDefaultEnvironment(), SUPERPI_HOME: path.join(tmp, 'home-sdk') }, cwd: installed, stderr: 'ignore' });
   const client = new Client({ name: 'packed-install-test', version: '1.0.0' });
   await client.connect(transport);
   try {
@@ -94,6 +94,25 @@ pkg('the installed `super-pi --stdio` (actors on the main thread, as a host star
   } finally {
     await client.close();
   }
+});
+
+pkg('the installed `super-pi --stdio` keeps its code cache in SUPERPI_HOME/cache, never in the package, and the next start compiles from it', async () => {
+  const home = path.join(tmp, 'home');
+  const start = () => spawnSync(bin(), ['--stdio', '--workspace', ws, '--log-level', 'debug'], {
+    cwd: installed, input: '{"jsonrpc":"2.0","id":1,"method":"ping"}\n', encoding: 'utf8', timeout: 60_000, env: { ...getDefaultEnvironment(), SUPERPI_HOME: home },
+  });
+  const first = start();
+  assert.is(first.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', first.stderr);
+  assert.match(first.stderr, /compiled without the code cache/);
+  assert.match(first.stderr, /code cache written/);
+  const cached = await readdir(path.join(home, 'cache'));
+  assert.is(cached.length, 1, cached.join(', '));
+  assert.match(cached[0] as string, /^super-pi-[0-9a-f]{16}-v\d+\.\d+\.\d+-\w+\.v8cache$/);
+  const second = start();
+  assert.is(second.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', second.stderr);
+  assert.match(second.stderr, /compiled from the code cache/);
+  const inPackage = (await readdir(path.join(installed, 'node_modules', 'super-pi'), { recursive: true })).filter((f) => f.endsWith('.v8cache'));
+  assert.equal(inPackage, []);
 });
 
 pkg('the installed `super-pi --port 0` serves the same over Streamable HTTP, and drains on SIGTERM', async () => {

@@ -3,7 +3,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { decodeNodeOwner, encodeNodeOwner, nodeOwnership, PROCESS_INCARNATION } from '../../src/store/node-ownership.ts';
+import { decodeNodeOwner, encodeNodeOwner, nodeOwnership, processIncarnation } from '../../src/store/node-ownership.ts';
 import { encodeOwner } from '../../src/store/ownership.ts';
 
 test('a node owner key round-trips; anything else is not a node owner', () => {
@@ -30,7 +30,7 @@ test('every store of one process is one owner: the incarnation is per process un
   const two = nodeOwnership('web-1');
   assert.is(one.self, two.self);
   assert.ok(two.isAlive(one.self));
-  assert.is(decodeNodeOwner(one.self)?.incarnation, PROCESS_INCARNATION);
+  assert.is(decodeNodeOwner(one.self)?.incarnation, processIncarnation());
   assert.throws(() => nodeOwnership(''), /non-empty/);
 });
 
