@@ -16,7 +16,9 @@ import { ModelError, type ModelProvider } from '../model/types.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome } from '../tools/contract.ts';
 import type { TaskContext } from './task-context.ts';
 import type { Logger } from '../log/logger.ts';
+import type { TaskSetup } from './task-core.ts';
 import { TaskRun } from './task-run.ts';
+import { storedSetup } from './task-takeover.ts';
 
 /** Model turns a task may take unless `max_turns` says fewer. */
 export const DEFAULT_MAX_TURNS = 25;
@@ -167,9 +169,16 @@ export class SessionTasks {
     } else {
       conversationId = (await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80) })).id;
     }
-    await store.setStatus(conversationId, 'running');
+    const setup: TaskSetup = {
+      conversationId, harness,
+      maxTurns: Math.min(typeof args.max_turns === 'number' ? args.max_turns : DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT),
+      local: context.local, forbidWrites: context.forbidWrites, canConfirm: effect.client.elicitation,
+    };
+    // This node holds the task from now on (any earlier run of the conversation is fenced), and keeps
+    // what another node needs to continue it should this one die.
+    const lease = await store.claimTask(conversationId, storedSetup(setup));
     // The prompt is durable before the first actor starts: every incarnation starts from the store.
-    await store.append(conversationId, 'user', { text: prompt });
+    await store.append(conversationId, 'user', { text: prompt }, lease.epoch);
     // Every session subscribed to the transcript hears, whichever started the task.
     const updated = context.transcriptChanged
       ? () => context.transcriptChanged?.(conversationId)
@@ -177,13 +186,11 @@ export class SessionTasks {
     updated();
     const { ticket } = effect;
     const run = new TaskRun({
-      setup: {
-        conversationId, harness,
-        maxTurns: Math.min(typeof args.max_turns === 'number' ? args.max_turns : DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT),
-        local: context.local, forbidWrites: context.forbidWrites, canConfirm: effect.client.elicitation,
-      },
+      setup,
       principal: context.principal,
       store,
+      lease,
+      ...(context.taskLeaseMs === undefined ? {} : { leaseMs: context.taskLeaseMs }),
       scheduler: this.#deps.scheduler,
       provider,
       workspace: this.#deps.workspace,
