@@ -68,6 +68,7 @@ export interface TaskTakeoverDeps {
 export class TaskTakeover {
   readonly #deps: TaskTakeoverDeps;
   #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
   #pass: Promise<void> | null = null;
   readonly #runs = new Set<TaskRun>();
 
@@ -80,8 +81,9 @@ export class TaskTakeover {
     return [...this.#runs];
   }
 
+  /** Passes from now on, every `leaseMs / TAKEOVER_PASSES_PER_TERM`. */
   start(): void {
-    if (this.#timer !== null) return;
+    if (this.#timer !== null || this.#stopped) return;
     const every = Math.floor((this.#deps.leaseMs ?? TASK_LEASE_MS) / TAKEOVER_PASSES_PER_TERM);
     this.#timer = setInterval(() => void this.pass(), every);
     this.#timer.unref();
@@ -89,6 +91,7 @@ export class TaskTakeover {
 
   /** Stops looking; tasks already taken over go on (the application stops them with the tree). */
   async stop(): Promise<void> {
+    this.#stopped = true;
     if (this.#timer !== null) clearInterval(this.#timer);
     this.#timer = null;
     await this.#pass;
@@ -104,7 +107,7 @@ export class TaskTakeover {
 
   async #takeOverLapsed(): Promise<void> {
     for (const task of await this.#deps.store.expiredTasks(MAX_EXPIRED_TASKS)) {
-      if (this.#timer === null) return;
+      if (this.#stopped) return;
       const lease = await this.#deps.store.takeOverTask(task.conversationId, task.epoch);
       // Another node won it, or its holder renewed after all.
       if (lease === null) continue;
