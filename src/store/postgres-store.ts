@@ -164,10 +164,11 @@ const EXPIRED_TASKS = `
   WHERE status = 'running' AND lease_expires < $1 AND owner <> $2 ORDER BY lease_expires, id LIMIT $3`;
 
 // The one-winner claim: the row lock makes concurrent takers take turns, and the second one re-reads the
-// row the first committed: its epoch moved on and its lease is current, so it matches nothing.
+// row the first committed: its epoch moved on and its lease is current, so it matches nothing. A holder
+// does not take over its own task (it renews the lease instead of fencing itself).
 const TAKE_OVER = `
   UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = $2
-  WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < $5 RETURNING epoch, lease_expires`;
+  WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < $5 AND owner <> $1 RETURNING epoch, lease_expires`;
 
 // A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
 // another principal's matches the conflict but not the WHERE: no row, as for a session not there.
@@ -256,9 +257,11 @@ export class PostgresConversationStore implements AsyncConversationStore {
       updatedAt: now,
       title: input.title ?? null,
     };
+    // Held by its creator for one lease term: a claim follows at once, and no other node may take over
+    // a conversation between its creation and that claim.
     await this.#pool.query(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self],
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self, now + this.#leaseMs],
     );
     return conversation;
   }

@@ -83,8 +83,10 @@ const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 
 function prepareStatements(db: Database.Database) {
   return {
-    insertConversation: db.prepare<[ConversationRow & { owner: string }]>(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner)`,
+    // Held by its creator for one lease term: a claim follows at once, and no other node may take over
+    // a conversation between its creation and that claim.
+    insertConversation: db.prepare<[ConversationRow & { owner: string; lease_expires: number }]>(
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner, @lease_expires)`,
     ),
     getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
     // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
@@ -119,9 +121,10 @@ function prepareStatements(db: Database.Database) {
     expiredTasks: db.prepare<[{ now: number; owner: string; limit: number }], ExpiredRow>(
       "SELECT id, principal, harness, epoch, task_setup FROM conversations WHERE status = 'running' AND lease_expires < @now AND owner <> @owner ORDER BY lease_expires, id LIMIT @limit",
     ),
-    // Only while still running at the epoch seen with its lease lapsed: a second taker finds the row moved on.
+    // Only while still running at the epoch seen with its lease lapsed, and held by another owner (a
+    // holder renews its own lease rather than fence itself): a second taker finds the row moved on.
     takeOverTask: db.prepare<[{ owner: string; expires: number; id: string; epoch: number; now: number }], LeaseRow>(
-      "UPDATE conversations SET owner = @owner, epoch = epoch + 1, lease_expires = @expires WHERE id = @id AND status = 'running' AND epoch = @epoch AND lease_expires < @now RETURNING epoch, lease_expires",
+      "UPDATE conversations SET owner = @owner, epoch = epoch + 1, lease_expires = @expires WHERE id = @id AND status = 'running' AND epoch = @epoch AND lease_expires < @now AND owner <> @owner RETURNING epoch, lease_expires",
     ),
     ownedTasks: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = ?"),
     // A new session starts at epoch 1; a known one of the same principal moves to the next epoch.
@@ -274,7 +277,7 @@ export class SqliteConversationStore implements ConversationStore {
       updatedAt: now,
       title: input.title ?? null,
     };
-    this.#statements.insertConversation.run({ ...toRow(conversation), owner: this.#ownership.self });
+    this.#statements.insertConversation.run({ ...toRow(conversation), owner: this.#ownership.self, lease_expires: now + this.#leaseMs });
     return conversation;
   }
 

@@ -148,7 +148,7 @@ export interface ConversationStore {
   /** Running conversations of other owners whose lease lapsed, longest lapsed first, at most `limit` (≤ `MAX_EXPIRED_TASKS`). */
   expiredTasks(limit: number): ExpiredTask[];
   /**
-   * Takes a lapsed task over: only while it is still running at `epoch` with its lease lapsed, so of
+   * Takes another owner's lapsed task over: only while it is still running at `epoch` with its lease lapsed, so of
    * several stores trying at once exactly one gets the new lease; the others (and a stale epoch) get null.
    */
   takeOverTask(id: string, epoch: number): TaskLease | null;

@@ -642,6 +642,16 @@ contract('claiming a task runs it under this owner with a fresh lease of one ter
   await rejectsStoreError(a.claimTask(MISSING, {}), 'not_found');
 });
 
+contract('a new conversation is held by its creator for one term at epoch 0, so no node takes it over before its claim', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  assert.equal(await b.expiredTasks(10), []);
+  assert.is(await b.takeOverTask(c.id, 0), null);
+  clock.tick(LEASE + 1);
+  assert.equal((await b.expiredTasks(10)).map((t) => [t.conversationId, t.epoch, t.setup]), [[c.id, 0, null]]);
+});
+
 contract('the default lease term is TASK_LEASE_MS', async ({ store, clock }) => {
   const c = await store.createConversation(alice);
   assert.is((await store.claimTask(c.id, null)).expiresAt, clock.now() + TASK_LEASE_MS);
@@ -686,6 +696,7 @@ contract('takeover: of two owners taking a lapsed task over at once exactly one 
   const { epoch } = await a.claimTask(c.id, {});
   assert.is(await b.takeOverTask(c.id, epoch), null, 'a live lease is not taken');
   clock.tick(LEASE + 1);
+  assert.is(await a.takeOverTask(c.id, epoch), null, 'its holder does not take it over (it renews instead)');
   const [byB, byD] = await Promise.all([b.takeOverTask(c.id, epoch), d.takeOverTask(c.id, epoch)]);
   const won = [byB, byD].filter((l) => l !== null);
   assert.equal(won, [{ conversationId: c.id, epoch: epoch + 1, expiresAt: clock.now() + LEASE }]);
