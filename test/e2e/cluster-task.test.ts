@@ -122,7 +122,7 @@ if (found.ok) {
       const b = await c.node('node-b');
       const onA = await c.alice(a);
       // Its answer never comes: A dies with the call open.
-      void onA.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'What does greet say?' } }).catch(() => undefined);
+      void onA.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'What does greet say?' } }).catch(() => undefined);
       // The second model request is A asking about the tool's result: the read and its result are durable.
       await until('node A asking the model its second question', () => (c.model.requests.length >= 2 ? true : null));
       a.child.kill('SIGKILL');
@@ -135,6 +135,7 @@ if (found.ok) {
       assert.equal(lines.map((l) => l.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'final']);
       assert.equal(lines.map((l) => l.seq), [1, 2, 3, 4, 5, 6], 'seq strictly increasing, no gap');
       assert.equal(lines.filter((l) => l.type === 'tool_call').map((l) => l.payload.id), ['call-read'], 'the tool call is recorded once');
+      assert.match(String(lines[3]?.payload.text), 'return `hello ${name}`', 'the read ran (on node A) and its result is recorded once');
       assert.is(lines.at(-1)?.payload.text, 'greet says hello.');
       assert.is(await c.rows(), 6, 'nothing else in the database');
       assert.is(c.model.requests.length, 3, 'B asked the one question A never got answered, and nothing more');
@@ -154,7 +155,7 @@ if (found.ok) {
       const a = await c.node('node-a');
       const b = await c.node('node-b');
       const onA = await c.alice(a);
-      const call = onA.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'What does greet say?' } });
+      const call = onA.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'What does greet say?' } });
       await until('node A asking the model its second question', () => (c.model.requests.length >= 2 ? true : null));
       a.child.kill('SIGSTOP');
       // The answer reaches A's socket while A is paused: A reads it only once resumed, after the takeover.
