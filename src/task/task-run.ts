@@ -91,6 +91,11 @@ export class TaskRun {
   readonly #heartbeat: NodeJS.Timeout;
   /** Why this node lost the task (a write was fenced), once it has: nothing more is written or run. */
   #lost: string | null = null;
+  /**
+   * The run's last status change is under way: it ends the lease, so a renewal racing it is refused —
+   * and that refusal says nothing about another holder (the status write itself would be fenced if so).
+   */
+  #finishing = false;
 
   constructor(deps: TaskRunDeps) {
     this.#deps = deps;
@@ -119,7 +124,7 @@ export class TaskRun {
     try {
       await this.#deps.store.renewLease(this.conversationId, this.epoch);
     } catch (err) {
-      if (isFenced(err)) return this.#fenced(err);
+      if (isFenced(err)) return this.#finishing ? undefined : this.#fenced(err);
       this.#deps.logger.log('warning', 'a task\'s lease could not be renewed; trying again at the next heartbeat', { conversation: this.conversationId, error: (err as Error).message });
     }
   }
@@ -212,6 +217,7 @@ export class TaskRun {
 
   async #interrupted(message: string): Promise<void> {
     if (this.#settled) return;
+    this.#finishing = true;
     try {
       await this.#deps.store.setStatus(this.conversationId, 'interrupted', this.epoch);
     } catch (err) {
@@ -266,6 +272,8 @@ export class TaskRun {
    */
   #writeFailed(inc: Incarnation, err: unknown): void {
     if (isFenced(err)) return this.#fenced(err);
+    // The status change did not happen: the lease is still the run's, and a fenced renewal means it again.
+    this.#finishing = false;
     const why = (err as Error).message;
     this.#deps.logger.log('error', 'a task\'s store write failed; what its actor asked for next is dropped', { conversation: this.conversationId, error: why });
     inc.writeFailed = true;
@@ -298,6 +306,7 @@ export class TaskRun {
           void this.#runTool(inc, action.call, action.confirm, action.snapshot);
           break;
         case 'finish':
+          this.#finishing = true;
           await this.#deps.store.setStatus(this.conversationId, action.status, this.epoch);
           this.#settle({
             text: action.text, isError: action.isError,

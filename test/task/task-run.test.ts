@@ -176,6 +176,35 @@ test('a renewal refused as fenced stops the task without waiting for its next wr
   await store.close();
 });
 
+test('a renewal refused while the task\'s own finish is being written (it ended the lease) does not turn the answer into "taken over"', async () => {
+  // The status is committed first, then the call takes its time: heartbeats in between find the task
+  // no longer running and are refused.
+  class CommitThenWait extends SyncStoreAdapter {
+    refusedRenewals = 0;
+    override async setStatus(id: string, status: ConversationStatus, epoch?: number) {
+      await super.setStatus(id, status, epoch);
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    override async renewLease(id: string, epoch: number) {
+      try {
+        return await super.renewLease(id, epoch);
+      } catch (err) {
+        this.refusedRenewals++;
+        throw err;
+      }
+    }
+  }
+  const store = new CommitThenWait(SqliteConversationStore.open(':memory:'));
+  const run = await newTask(store, answering, undefined, 15);
+  const actor = await run.start();
+  const outcome = await guarded(run.outcome, 'the answer of a task whose finish is slow');
+  assert.ok(store.refusedRenewals > 0, 'a heartbeat did meet the ended lease');
+  assert.is(outcome.text, 'done');
+  assert.is(outcome.isError, false);
+  await actor.exited;
+  await store.close();
+});
+
 test('a running task renews its lease, under its own epoch, while it waits on the model', async () => {
   const renewals: [string, number][] = [];
   let renewed!: () => void;
