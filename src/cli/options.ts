@@ -15,6 +15,7 @@ import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
+import { TASK_LEASE_MS } from '../store/task-lease.ts';
 
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
@@ -55,6 +56,8 @@ export interface ServerOptions {
   readonly store: StoreLocation;
   /** This node's name on a shared PostgreSQL store (`--node-id`, `SUPERPI_NODE_ID`); undefined: host name + pid. */
   readonly nodeId: string | undefined;
+  /** The term of a running task's lease (`--task-lease`, `SUPERPI_TASK_LEASE`), in milliseconds. */
+  readonly taskLeaseMs: number;
 }
 
 /**
@@ -96,6 +99,7 @@ Options (flags override environment variables, which override defaults):
   --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
   --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
   --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
+  --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
   --help                   print this text
   --version                print the version`;
 
@@ -139,6 +143,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'no-metrics': { type: 'boolean' },
         store: { type: 'string' },
         'node-id': { type: 'string' },
+        'task-lease': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -212,6 +217,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       metrics: !(values['no-metrics'] ?? false),
       store,
       nodeId,
+      taskLeaseMs: positiveInt('--task-lease', values['task-lease'] ?? (env.SUPERPI_TASK_LEASE || undefined), TASK_LEASE_MS / 1000) * 1000,
     },
   };
 }

@@ -104,6 +104,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     metrics: options.metrics && options.transport !== 'stdio',
     store: options.store,
     ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
+    taskLeaseMs: options.taskLeaseMs,
     onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
   });
   // Probed once near the start rather than at the first bash call, so the operator reads in the log what

@@ -2,6 +2,7 @@
 // histogram) and, with every status change, reported to the task directory. Everything else passes through.
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
+import type { ExpiredTask, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
 export interface StoreListener {
@@ -18,15 +19,15 @@ export class ObservedStore implements AsyncConversationStore {
     this.#listener = listener;
   }
 
-  async append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry> {
+  async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry> {
     const started = performance.now();
-    const entry = await this.#inner.append(conversationId, type, payload);
+    const entry = await this.#inner.append(conversationId, type, payload, epoch);
     this.#listener.appended(conversationId, type, (performance.now() - started) / 1000);
     return entry;
   }
 
-  async setStatus(id: string, status: ConversationStatus): Promise<void> {
-    await this.#inner.setStatus(id, status);
+  async setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void> {
+    await this.#inner.setStatus(id, status, epoch);
     this.#listener.statusSet(id, status);
   }
 
@@ -52,6 +53,38 @@ export class ObservedStore implements AsyncConversationStore {
 
   lastEntry(conversationId: string): Promise<Entry | null> {
     return this.#inner.lastEntry(conversationId);
+  }
+
+  claimTask(id: string, setup: unknown): Promise<TaskLease> {
+    return this.#inner.claimTask(id, setup);
+  }
+
+  renewLease(id: string, epoch: number): Promise<TaskLease> {
+    return this.#inner.renewLease(id, epoch);
+  }
+
+  expiredTasks(limit: number): Promise<ExpiredTask[]> {
+    return this.#inner.expiredTasks(limit);
+  }
+
+  takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {
+    return this.#inner.takeOverTask(id, epoch);
+  }
+
+  ownedTasks(): Promise<number> {
+    return this.#inner.ownedTasks();
+  }
+
+  claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {
+    return this.#inner.claimSession(sessionId, principal);
+  }
+
+  saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> {
+    return this.#inner.saveCheckpoint(sessionId, epoch, bytes);
+  }
+
+  loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> {
+    return this.#inner.loadCheckpoint(sessionId, principal);
   }
 
   close(): Promise<void> {

@@ -32,6 +32,8 @@ import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
+import { TaskTakeover } from '../task/task-takeover.ts';
+import { type NodeHealth, nodeHealth } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import type { Transport } from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
@@ -70,6 +72,8 @@ export interface ApplicationOptions {
    * grace waits for that too).
    */
   readonly clock?: Clock;
+  /** The term of a running task's lease (`--task-lease`); default TASK_LEASE_MS. */
+  readonly taskLeaseMs?: number;
 }
 
 export interface SessionOptions {
@@ -106,6 +110,7 @@ export class Application {
   /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
   readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
+  #takeover: TaskTakeover | null = null;
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
@@ -139,12 +144,17 @@ export class Application {
     if (location.kind === 'postgres') {
       const { PostgresConversationStore } = await import('../store/postgres-store.ts');
       const { nodeOwnership } = await import('../store/node-ownership.ts');
-      const store = await PostgresConversationStore.open(location.url, options.nodeId === undefined ? {} : { ownership: nodeOwnership(options.nodeId) });
+      const store = await PostgresConversationStore.open(location.url, {
+        ...(options.nodeId === undefined ? {} : { ownership: nodeOwnership(options.nodeId) }),
+        ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
+      });
       app.#store = app.observer.observeStore(store);
       options.logger.log('info', 'conversation store: PostgreSQL', { database: location.label, ...(options.nodeId === undefined ? {} : { node: options.nodeId }) });
     }
     try {
       await app.#boot();
+      // Several nodes share this store: tasks whose node died are taken over here once their lease lapses.
+      if (location.kind === 'postgres') app.#startTakeover();
     } catch (err) {
       await app.#store?.close();
       throw err;
@@ -170,6 +180,13 @@ export class Application {
     };
   }
 
+  /** This node in a cluster: id, store backend and whether it answers now (bounded), running tasks it holds. */
+  async nodeHealth(): Promise<NodeHealth> {
+    const backend = this.#options.store?.kind ?? 'sqlite';
+    const node = this.#options.nodeId ?? (backend === 'postgres' ? (await import('../store/postgres-store.ts')).defaultNodeId() : null);
+    return nodeHealth({ node, backend, store: this.#store });
+  }
+
   /** Opens a session: a per-session supervisor under `sessions`, whose child is the connection actor. */
   async openSession(options: SessionOptions): Promise<Session> {
     const sessions = this.#sessions;
@@ -186,6 +203,7 @@ export class Application {
         task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
           supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
+          ...(this.#options.taskLeaseMs === undefined ? {} : { taskLeaseMs: this.#options.taskLeaseMs }),
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
           transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
       },
@@ -250,16 +268,39 @@ export class Application {
     }));
   }
 
+  /** Continues, on this node, tasks of other nodes whose lease lapsed (the store is shared). */
+  #startTakeover(): void {
+    const store = this.#store;
+    if (!store) return;
+    this.#takeover = new TaskTakeover({
+      store,
+      ...(this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs }),
+      scheduler: this.scheduler,
+      workspace: this.#options.workspace,
+      toolTimeoutMs: this.#options.toolTimeoutMs,
+      executorFor: (key) => this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(principalOfKey(key)), session: TAKEN_OVER })),
+      env: process.env,
+      logger: this.#options.logger,
+      supervise: (run, key) => this.#superviseTask(run, TAKEN_OVER, principalOfKey(key), key),
+      transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+    });
+    this.#takeover.start();
+  }
+
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): AsyncConversationStore {
-    this.#store ??= this.observer.observeStore(new SyncStoreAdapter(openStore()));
+    this.#store ??= this.observer.observeStore(new SyncStoreAdapter(openStore(this.#sqliteOptions())));
     return this.#store;
+  }
+
+  #sqliteOptions(): { leaseMs?: number } {
+    return this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs };
   }
 
   /** The conversation store if its database exists: reading a transcript never creates one. */
   #existingConversationStore(): AsyncConversationStore | null {
     if (this.#store) return this.#store;
-    const existing = openExistingStore();
+    const existing = openExistingStore(this.#sqliteOptions());
     if (existing) this.#store = this.observer.observeStore(new SyncStoreAdapter(existing));
     return this.#store;
   }
@@ -273,6 +314,7 @@ export class Application {
   }
 
   async stop(): Promise<void> {
+    await this.#takeover?.stop();
     this.#clock.clearInterval(this.#chaosTimer);
     this.#clock.clearInterval(this.#taskChaosTimer);
     await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
@@ -412,6 +454,16 @@ export class Application {
 /** Whose share of the tool pool a session's calls use: anonymous callers share one, so more sessions buy no more threads. */
 function poolPrincipal(principal: Principal): string {
   return principal.kind === 'anonymous' ? 'anonymous' : principalKey(principal, '');
+}
+
+/** The session a taken-over task is shown under: the session that started it is on another node. */
+const TAKEN_OVER = 'taken-over';
+
+/** The principal of an owner key (`principalKey`), for a task taken over from another node. */
+function principalOfKey(key: string): Principal {
+  if (key === 'local') return { kind: 'local' };
+  if (key.startsWith('token:')) return { kind: 'token', name: key.slice('token:'.length) };
+  return { kind: 'anonymous' };
 }
 
 /**

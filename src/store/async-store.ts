@@ -14,6 +14,7 @@ import type {
   ListOptions,
   NewConversation,
 } from './store.ts';
+import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
  * `ConversationStore`, asynchronous. The semantics are the synchronous store's, restated where a promise
@@ -36,14 +37,30 @@ export interface AsyncConversationStore {
   listConversations(principal: string, opts?: ListOptions): Promise<ConversationPage>;
   /** The principal's conversation ids that start with `prefix`, newest first, at most `limit` (≤ `MAX_LIST_LIMIT`). */
   recentConversationIds(principal: string, prefix: string, limit: number): Promise<ConversationIds>;
-  /** Rejects `not_found` when there is no such conversation. This store's owner becomes its owner. */
-  setStatus(id: string, status: ConversationStatus): Promise<void>;
-  /** Appends an entry and bumps the conversation's `updatedAt`; committed before it resolves. Rejects `not_found`. */
-  append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry>;
+  /** Rejects `not_found` when there is no such conversation. This store's owner becomes its owner. With `epoch`, rejects `fenced` once it is stale; without, bumps it. */
+  setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void>;
+  /** Appends an entry and bumps the conversation's `updatedAt`; committed before it resolves. Rejects `not_found`; with `epoch`, `fenced` once it is stale. */
+  append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry>;
   /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null>;
   /** The entry with the largest seq, or null when there is none (or no such conversation). */
   lastEntry(conversationId: string): Promise<Entry | null>;
+  /** `ConversationStore.claimTask`: running under this store's owner, epoch bumped, a fresh lease. */
+  claimTask(id: string, setup: unknown): Promise<TaskLease>;
+  /** `ConversationStore.renewLease`: rejects `fenced` once `epoch` is stale. */
+  renewLease(id: string, epoch: number): Promise<TaskLease>;
+  /** `ConversationStore.expiredTasks`: other owners' running conversations whose lease lapsed. */
+  expiredTasks(limit: number): Promise<ExpiredTask[]>;
+  /** `ConversationStore.takeOverTask`: the new lease, or null when another claimer won or the epoch moved. */
+  takeOverTask(id: string, epoch: number): Promise<TaskLease | null>;
+  /** How many running conversations this store's owner holds (a cheap query: health uses it as a probe). */
+  ownedTasks(): Promise<number>;
+  /** `ConversationStore.claimSession`: null when the session is another principal's. */
+  claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null>;
+  /** `ConversationStore.saveCheckpoint`: rejects `fenced` once `epoch` is stale. */
+  saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void>;
+  /** `ConversationStore.loadCheckpoint`: null for a missing session and for another principal's. */
+  loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null>;
   /** Releases the database; idempotent. Any other call afterwards rejects with `closed`. */
   close(): Promise<void>;
 }
@@ -76,12 +93,44 @@ export class SyncStoreAdapter implements AsyncConversationStore {
     return this.#store.recentConversationIds(principal, prefix, limit);
   }
 
-  async setStatus(id: string, status: ConversationStatus): Promise<void> {
-    this.#store.setStatus(id, status);
+  async setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void> {
+    this.#store.setStatus(id, status, epoch);
   }
 
-  async append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry> {
-    return this.#store.append(conversationId, type, payload);
+  async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry> {
+    return this.#store.append(conversationId, type, payload, epoch);
+  }
+
+  async claimTask(id: string, setup: unknown): Promise<TaskLease> {
+    return this.#store.claimTask(id, setup);
+  }
+
+  async renewLease(id: string, epoch: number): Promise<TaskLease> {
+    return this.#store.renewLease(id, epoch);
+  }
+
+  async expiredTasks(limit: number): Promise<ExpiredTask[]> {
+    return this.#store.expiredTasks(limit);
+  }
+
+  async takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {
+    return this.#store.takeOverTask(id, epoch);
+  }
+
+  async ownedTasks(): Promise<number> {
+    return this.#store.ownedTasks();
+  }
+
+  async claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {
+    return this.#store.claimSession(sessionId, principal);
+  }
+
+  async saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> {
+    this.#store.saveCheckpoint(sessionId, epoch, bytes);
+  }
+
+  async loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> {
+    return this.#store.loadCheckpoint(sessionId, principal);
   }
 
   async entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null> {

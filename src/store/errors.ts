@@ -11,6 +11,8 @@
  * - `payload_too_large`: an entry's JSON is over the store's `maxPayloadBytes`.
  * - `corrupt`: a row holds a value no super-pi writes (the database was changed by hand).
  * - `closed`: the store was closed.
+ * - `fenced`: a write named a lease epoch that is no longer current: another claim (another node's
+ *   takeover, or a newer run of the task) superseded the writer, which must stop, not retry.
  */
 export type StoreErrorCode =
   | 'schema_too_new'
@@ -22,7 +24,8 @@ export type StoreErrorCode =
   | 'invalid_cursor'
   | 'payload_too_large'
   | 'corrupt'
-  | 'closed';
+  | 'closed'
+  | 'fenced';
 
 export class StoreError extends Error {
   override readonly name = 'StoreError';

@@ -109,8 +109,31 @@ const v3: Migration = {
   },
 };
 
+// Leases (task-lease.ts): the fencing epoch every fenced write compares, the lease expiry a takeover
+// compares, and what the claimer kept for a node continuing the task; and the sessions' checkpoints.
+// Rows from before get epoch 0 and a lapsed lease, which only matters to a PostgreSQL cluster's takeover.
+const v4: Migration = {
+  version: 4,
+  description: 'task leases with a fencing epoch, and session checkpoints',
+  up(db) {
+    db.exec(`
+      ALTER TABLE conversations ADD COLUMN epoch INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE conversations ADD COLUMN lease_expires INTEGER NOT NULL DEFAULT 0;
+      ALTER TABLE conversations ADD COLUMN task_setup TEXT;
+      CREATE TABLE session_checkpoints (
+        session_id  TEXT    PRIMARY KEY,
+        principal   TEXT    NOT NULL,
+        owner       TEXT    NOT NULL,
+        epoch       INTEGER NOT NULL,
+        bytes       BLOB    NOT NULL,
+        updated_at  INTEGER NOT NULL
+      ) STRICT;
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

@@ -1,10 +1,12 @@
 // Ownership of running conversations when the store is shared by several machines (PostgreSQL). A pid
 // means nothing on another machine, so the owner is a node: an id the operator gives each super-pi
 // (unique among the live processes) plus an incarnation, random per process: every store a process opens
-// shares it, as a process's stores share one `processOwnership` key. From one node the only
-// owner known to be gone is an earlier incarnation of itself: the node restarted, so whatever it was
-// running then died with it. Another node's conversations are never judged from here — that needs leases
-// (an expiry renewed by the owner and a fencing epoch), the next step of issue 14, which replaces this.
+// shares it, as a process's stores share one `processOwnership` key. Whether another node is alive is
+// not judged from here: that is what task leases are for (task-lease.ts) — its holder renews the lease,
+// a lapsed lease may be taken over by any node, and the fencing epoch refuses the old holder's writes.
+// What remains here is the one owner a node knows at once to be gone without waiting for a lease: an
+// earlier incarnation of itself (the node restarted), whose running conversations a store marks
+// interrupted when it opens, as a single node always has.
 
 import { randomUUID } from 'node:crypto';
 import type { Ownership } from './ownership.ts';

@@ -67,8 +67,35 @@ const v1: PostgresMigration = {
   },
 };
 
+// Leases (task-lease.ts): `epoch` is compared by every fenced write in its own statement, `lease_expires`
+// by a takeover; `task_setup` is what the claimer kept for a node continuing the task (JSON text, as
+// payloads). Rows from before get epoch 0 and a lapsed lease: their nodes were stopped for the upgrade,
+// so another node may take them over. Session checkpoints: one row per MCP session, fenced the same way.
+const v2: PostgresMigration = {
+  version: 2,
+  description: 'task leases with a fencing epoch, and session checkpoints',
+  async up(client) {
+    await client.query(`
+      ALTER TABLE conversations
+        ADD COLUMN epoch         bigint NOT NULL DEFAULT 0 CHECK (epoch >= 0),
+        ADD COLUMN lease_expires bigint NOT NULL DEFAULT 0,
+        ADD COLUMN task_setup    text;
+      CREATE INDEX conversations_lease ON conversations (lease_expires) WHERE status = 'running';
+
+      CREATE TABLE session_checkpoints (
+        session_id  text COLLATE "C" PRIMARY KEY,
+        principal   text   NOT NULL,
+        owner       text   NOT NULL,
+        epoch       bigint NOT NULL CHECK (epoch > 0),
+        bytes       bytea  NOT NULL,
+        updated_at  bigint NOT NULL
+      );
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

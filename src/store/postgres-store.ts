@@ -16,15 +16,19 @@ import type { Ownership } from './ownership.ts';
 import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
 import {
   checkAfterSeq,
+  checkCheckpoint,
   checkEntryType,
+  checkEpoch,
   checkMaxPayloadBytes,
   checkNewConversation,
+  checkSessionKey,
   checkStatus,
   known,
   pageLimit,
   serializePayload,
   storableText,
 } from './store-checks.ts';
+import { checkLeaseMs, type ExpiredTask, MAX_EXPIRED_TASKS, type SessionCheckpoint, TASK_LEASE_MS, type TaskLease } from './task-lease.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
@@ -62,6 +66,8 @@ export interface PostgresStoreOptions {
   readonly migrations?: readonly PostgresMigration[];
   /** Who this store runs as, and which owners are gone. Default: `nodeOwnership(defaultNodeId())`. */
   readonly ownership?: Ownership;
+  /** The term of a task lease this store grants (task-lease.ts). Default `TASK_LEASE_MS`. */
+  readonly leaseMs?: number;
   /**
    * An idle pooled connection failed (the server restarted, a network cut): the pool drops it and the
    * next call opens another. Default: one line on stderr (stdout may be the MCP protocol stream).
@@ -113,10 +119,13 @@ interface EntryRow {
 
 // Bumps the conversation's counter and inserts the entry under it in one statement, so one transaction:
 // the UPDATE takes the conversation's row lock, and a concurrent append (any pool, any node) waits for it
-// and then bumps the committed counter. No row (no such conversation): nothing is inserted.
+// and then bumps the committed counter. The fence ($5, when not null) is compared on the row as locked:
+// a takeover committed meanwhile is seen (READ COMMITTED re-reads the row it waited for), and the stale
+// writer's UPDATE matches nothing. No row (no such conversation, or fenced): nothing is inserted.
 const APPEND = `
   WITH bumped AS (
-    UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $2) WHERE id = $1 RETURNING id, last_seq
+    UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
+    WHERE id = $1 AND ($5::bigint IS NULL OR epoch = $5) RETURNING id, last_seq
   )
   INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, $3, $4 FROM bumped RETURNING seq`;
 
@@ -124,7 +133,7 @@ const APPEND = `
 // resumed or interrupted it in the meantime, the row no longer matches and nothing is written.
 const INTERRUPT = `
   WITH hit AS (
-    UPDATE conversations SET status = 'interrupted', last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
+    UPDATE conversations SET status = 'interrupted', epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
     WHERE id = $1 AND status = 'running' AND owner = $2 RETURNING id, last_seq
   )
   INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING seq`;
@@ -138,11 +147,48 @@ const ENTRIES = `
   WHERE c.id = $1 AND c.principal = $2
   ORDER BY e.seq LIMIT $4`;
 
+// An unfenced status change supersedes whoever held the lease, so the epoch moves on; a fenced one ($5)
+// happens only while its epoch is current.
+const SET_STATUS = `
+  UPDATE conversations SET status = $1, owner = $2, updated_at = greatest(updated_at, $3), epoch = CASE WHEN $5::bigint IS NULL THEN epoch + 1 ELSE epoch END
+  WHERE id = $4 AND ($5::bigint IS NULL OR epoch = $5)`;
+
+const CLAIM_TASK = `
+  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = $2, task_setup = $3, updated_at = greatest(updated_at, $4)
+  WHERE id = $5 RETURNING epoch, lease_expires`;
+
+const RENEW_LEASE = "UPDATE conversations SET lease_expires = $1 WHERE id = $2 AND epoch = $3 AND status = 'running' RETURNING epoch, lease_expires";
+
+const EXPIRED_TASKS = `
+  SELECT id, principal, harness, epoch, task_setup FROM conversations
+  WHERE status = 'running' AND lease_expires < $1 AND owner <> $2 ORDER BY lease_expires, id LIMIT $3`;
+
+// The one-winner claim: the row lock makes concurrent takers take turns, and the second one re-reads the
+// row the first committed: its epoch moved on and its lease is current, so it matches nothing. A holder
+// does not take over its own task (it renews the lease instead of fencing itself).
+const TAKE_OVER = `
+  UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = $2
+  WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < $5 AND owner <> $1 RETURNING epoch, lease_expires`;
+
+// A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
+// another principal's matches the conflict but not the WHERE: no row, as for a session not there.
+const CLAIM_SESSION = `
+  INSERT INTO session_checkpoints (session_id, principal, owner, epoch, bytes, updated_at) VALUES ($1, $2, $3, 1, ''::bytea, $4)
+  ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, epoch = session_checkpoints.epoch + 1,
+    updated_at = greatest(session_checkpoints.updated_at, excluded.updated_at)
+  WHERE session_checkpoints.principal = excluded.principal RETURNING epoch`;
+
+interface LeaseRow {
+  epoch: string;
+  lease_expires: string;
+}
+
 export class PostgresConversationStore implements AsyncConversationStore {
   readonly #pool: Pool;
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
   readonly #ownership: Ownership;
+  readonly #leaseMs: number;
   #closing: Promise<void> | null = null;
 
   /**
@@ -155,6 +201,7 @@ export class PostgresConversationStore implements AsyncConversationStore {
     const maxPayloadBytes = checkMaxPayloadBytes(options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES);
     const poolSize = pageLimit(options.poolSize, DEFAULT_POOL_SIZE, Number.MAX_SAFE_INTEGER, 'poolSize');
     const connectTimeoutMs = pageLimit(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, Number.MAX_SAFE_INTEGER, 'connectTimeoutMs');
+    checkLeaseMs(options.leaseMs ?? TASK_LEASE_MS);
     const label = describe(connection);
     const { default: pg } = await import('pg');
     const config: PoolConfig = typeof connection === 'string' ? { connectionString: connection } : { ...connection };
@@ -190,6 +237,7 @@ export class PostgresConversationStore implements AsyncConversationStore {
     this.#maxPayloadBytes = maxPayloadBytes;
     this.#clock = options.now ?? Date.now;
     this.#ownership = options.ownership ?? nodeOwnership(defaultNodeId());
+    this.#leaseMs = options.leaseMs ?? TASK_LEASE_MS;
   }
 
   async createConversation(input: NewConversation): Promise<Conversation> {
@@ -209,9 +257,11 @@ export class PostgresConversationStore implements AsyncConversationStore {
       updatedAt: now,
       title: input.title ?? null,
     };
+    // Held by its creator for one lease term: a claim follows at once, and no other node may take over
+    // a conversation between its creation and that claim.
     await this.#pool.query(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)`,
-      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self],
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
+      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self, now + this.#leaseMs],
     );
     return conversation;
   }
@@ -264,23 +314,23 @@ export class PostgresConversationStore implements AsyncConversationStore {
     return { ids, total: integer(count.rows[0]?.n, 'conversation count') };
   }
 
-  async setStatus(id: string, status: ConversationStatus): Promise<void> {
+  async setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void> {
     this.#assertOpen();
     checkStatus(status);
-    const result = storableText(id)
-      ? await this.#pool.query('UPDATE conversations SET status = $1, owner = $2, updated_at = greatest(updated_at, $3) WHERE id = $4', [status, this.#ownership.self, this.#now(), id])
-      : null;
-    if (result === null || result.rowCount === 0) throw new StoreError('not_found', `no conversation ${id}`);
+    const fence = epoch === undefined ? null : checkEpoch(epoch);
+    const result = storableText(id) ? await this.#pool.query(SET_STATUS, [status, this.#ownership.self, this.#now(), id, fence]) : null;
+    if (result === null || result.rowCount === 0) throw await this.#missedWrite(id, fence);
   }
 
-  async append(conversationId: string, type: EntryType, payload: unknown): Promise<Entry> {
+  async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry> {
     this.#assertOpen();
     checkEntryType(type);
+    const fence = epoch === undefined ? null : checkEpoch(epoch);
     const json = serializePayload(payload, this.#maxPayloadBytes);
     const time = this.#now();
-    const { rows } = storableText(conversationId) ? await this.#pool.query<{ seq: string }>(APPEND, [conversationId, time, type, json]) : { rows: [] };
+    const { rows } = storableText(conversationId) ? await this.#pool.query<{ seq: string }>(APPEND, [conversationId, time, type, json, fence]) : { rows: [] };
     const row = rows[0];
-    if (row === undefined) throw new StoreError('not_found', `no conversation ${conversationId}`);
+    if (row === undefined) throw await this.#missedWrite(conversationId, fence);
     // Hand back what a later read will return, not the caller's object (which it may go on mutating).
     return { seq: integer(row.seq, 'entry seq'), conversationId, time, type, payload: JSON.parse(json) };
   }
@@ -300,6 +350,94 @@ export class PostgresConversationStore implements AsyncConversationStore {
     if (!storableText(conversationId)) return null;
     const { rows } = await this.#pool.query<EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = $1 ORDER BY seq DESC LIMIT 1`, [conversationId]);
     return rows[0] === undefined ? null : entryFromRow(rows[0]);
+  }
+
+  async claimTask(id: string, setup: unknown): Promise<TaskLease> {
+    this.#assertOpen();
+    const json = serializePayload(setup, this.#maxPayloadBytes);
+    const now = this.#now();
+    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(CLAIM_TASK, [this.#ownership.self, now + this.#leaseMs, json, now, id]) : { rows: [] };
+    if (rows[0] === undefined) throw new StoreError('not_found', `no conversation ${id}`);
+    return leaseFromRow(id, rows[0]);
+  }
+
+  async renewLease(id: string, epoch: number): Promise<TaskLease> {
+    this.#assertOpen();
+    checkEpoch(epoch);
+    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(RENEW_LEASE, [this.#now() + this.#leaseMs, id, epoch]) : { rows: [] };
+    if (rows[0] === undefined) throw await this.#missedWrite(id, epoch, 'its lease');
+    return leaseFromRow(id, rows[0]);
+  }
+
+  async expiredTasks(limit: number): Promise<ExpiredTask[]> {
+    this.#assertOpen();
+    const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
+    const { rows } = await this.#pool.query<{ id: string; principal: string; harness: string; epoch: string; task_setup: string | null }>(EXPIRED_TASKS, [this.#now(), this.#ownership.self, max]);
+    return rows.map((r) => ({
+      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: integer(r.epoch, `conversation ${r.id} epoch`),
+      setup: r.task_setup === null ? null : JSON.parse(r.task_setup),
+    }));
+  }
+
+  async takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {
+    this.#assertOpen();
+    checkEpoch(epoch);
+    if (!storableText(id)) return null;
+    const now = this.#now();
+    const { rows } = await this.#pool.query<LeaseRow>(TAKE_OVER, [this.#ownership.self, now + this.#leaseMs, id, epoch, now]);
+    return rows[0] === undefined ? null : leaseFromRow(id, rows[0]);
+  }
+
+  async ownedTasks(): Promise<number> {
+    this.#assertOpen();
+    const { rows } = await this.#pool.query<{ n: string }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = $1", [this.#ownership.self]);
+    return integer(rows[0]?.n, 'running conversation count');
+  }
+
+  async claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {
+    this.#assertOpen();
+    checkSessionKey(sessionId, principal);
+    const { rows } = await this.#pool.query<{ epoch: string }>(CLAIM_SESSION, [sessionId, principal, this.#ownership.self, this.#now()]);
+    return rows[0] === undefined ? null : { epoch: integer(rows[0].epoch, `session ${sessionId} epoch`) };
+  }
+
+  async saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> {
+    this.#assertOpen();
+    checkCheckpoint(bytes);
+    checkEpoch(epoch);
+    const stored = storableText(sessionId)
+      ? await this.#pool.query(
+        'UPDATE session_checkpoints SET bytes = $1, updated_at = greatest(updated_at, $2) WHERE session_id = $3 AND epoch = $4',
+        [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), this.#now(), sessionId, epoch],
+      )
+      : null;
+    if (stored !== null && stored.rowCount !== 0) return;
+    const known = stored === null ? { rows: [] } : await this.#pool.query('SELECT 1 FROM session_checkpoints WHERE session_id = $1', [sessionId]);
+    if (known.rows.length === 0) throw new StoreError('not_found', `no session ${sessionId}`);
+    throw new StoreError('fenced', `session ${sessionId} was claimed again since epoch ${epoch}; this holder must stop`);
+  }
+
+  async loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> {
+    this.#assertOpen();
+    if (!storableText(sessionId) || !storableText(principal)) return null;
+    const { rows } = await this.#pool.query<{ session_id: string; owner: string; epoch: string; bytes: Buffer; updated_at: string }>(
+      'SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = $1 AND principal = $2',
+      [sessionId, principal],
+    );
+    const row = rows[0];
+    if (row === undefined) return null;
+    return {
+      sessionId: row.session_id, owner: row.owner, epoch: integer(row.epoch, `session ${sessionId} epoch`),
+      bytes: new Uint8Array(row.bytes), updatedAt: integer(row.updated_at, `session ${sessionId} updated_at`),
+    };
+  }
+
+  /** Why a write that named a conversation (and maybe an epoch) changed no row: no such conversation, or a stale epoch. */
+  async #missedWrite(id: string, epoch: number | null, what = 'the conversation'): Promise<StoreError> {
+    const { rows } = storableText(id) ? await this.#pool.query<{ epoch: string }>('SELECT epoch FROM conversations WHERE id = $1', [id]) : { rows: [] };
+    const row = rows[0];
+    if (row === undefined || epoch === null) return new StoreError('not_found', `no conversation ${id}`);
+    return new StoreError('fenced', `${what} of ${id} is at epoch ${row.epoch}, not ${epoch}: another claim superseded this holder, which must stop`);
   }
 
   /** Waits for the calls in flight, then closes every connection. */
@@ -362,6 +500,10 @@ function integer(value: string | undefined, what: string): number {
   const n = Number(value);
   if (value === undefined || !/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) throw new StoreError('corrupt', `${what} is "${String(value)}", which no super-pi writes`);
   return n;
+}
+
+function leaseFromRow(conversationId: string, row: LeaseRow): TaskLease {
+  return { conversationId, epoch: integer(row.epoch, `conversation ${conversationId} epoch`), expiresAt: integer(row.lease_expires, `conversation ${conversationId} lease`) };
 }
 
 function fromRow(row: ConversationRow): Conversation {

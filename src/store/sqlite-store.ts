@@ -8,7 +8,10 @@ import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
 import { type Ownership, processOwnership } from './ownership.ts';
-import { checkAfterSeq, checkEntryType, checkMaxPayloadBytes, checkNewConversation, checkStatus, known, pageLimit, serializePayload } from './store-checks.ts';
+import {
+  checkAfterSeq, checkCheckpoint, checkEntryType, checkEpoch, checkMaxPayloadBytes, checkNewConversation, checkSessionKey, checkStatus, known, pageLimit, serializePayload,
+} from './store-checks.ts';
+import { checkLeaseMs, type ExpiredTask, MAX_EXPIRED_TASKS, type SessionCheckpoint, TASK_LEASE_MS, type TaskLease } from './task-lease.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
@@ -51,6 +54,8 @@ export interface SqliteStoreOptions {
   readonly migrations?: readonly Migration[];
   /** Who this store's process is, and whether another owner is alive. Default: `processOwnership()`. */
   readonly ownership?: Ownership;
+  /** The term of a task lease this store grants (task-lease.ts). Default `TASK_LEASE_MS`. */
+  readonly leaseMs?: number;
 }
 
 interface ConversationRow {
@@ -78,8 +83,10 @@ const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 
 function prepareStatements(db: Database.Database) {
   return {
-    insertConversation: db.prepare<[ConversationRow & { owner: string }]>(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner)`,
+    // Held by its creator for one lease term: a claim follows at once, and no other node may take over
+    // a conversation between its creation and that claim.
+    insertConversation: db.prepare<[ConversationRow & { owner: string; lease_expires: number }]>(
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner, @lease_expires)`,
     ),
     getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
     // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
@@ -94,14 +101,47 @@ function prepareStatements(db: Database.Database) {
       `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND session_id = @sessionId AND (updated_at, id) < (@updatedAt, @id) ${NEWEST_FIRST}`,
     ),
     // max(): a wall clock stepping back must not make a conversation look older than it was.
-    // The process that last changes a conversation's status owns it (ownership.ts).
-    setStatus: db.prepare<[ConversationStatus, string, number, string]>('UPDATE conversations SET status = ?, owner = ?, updated_at = max(updated_at, ?) WHERE id = ?'),
-    // The conversation's own counter: seqs run 1, 2, 3… per conversation and are never reused.
-    nextSeq: db.prepare<[number, string], { last_seq: number }>('UPDATE conversations SET last_seq = last_seq + 1, updated_at = max(updated_at, ?) WHERE id = ? RETURNING last_seq'),
+    // The process that last changes a conversation's status owns it (ownership.ts). Fenced with an
+    // epoch; without one, the change supersedes whoever held the lease, so the epoch moves on.
+    setStatus: db.prepare<[{ status: ConversationStatus; owner: string; now: number; id: string; epoch: number | null }]>(
+      'UPDATE conversations SET status = @status, owner = @owner, updated_at = max(updated_at, @now), epoch = CASE WHEN @epoch IS NULL THEN epoch + 1 ELSE epoch END WHERE id = @id AND (@epoch IS NULL OR epoch = @epoch)',
+    ),
+    // The conversation's own counter: seqs run 1, 2, 3… per conversation and are never reused; the
+    // fence is compared in the same statement, inside the append's write transaction.
+    nextSeq: db.prepare<[{ time: number; id: string; epoch: number | null }], { last_seq: number }>(
+      'UPDATE conversations SET last_seq = last_seq + 1, updated_at = max(updated_at, @time) WHERE id = @id AND (@epoch IS NULL OR epoch = @epoch) RETURNING last_seq',
+    ),
+    epochOf: db.prepare<[string], { epoch: number }>('SELECT epoch FROM conversations WHERE id = ?'),
+    claimTask: db.prepare<[{ owner: string; expires: number; setup: string; now: number; id: string }], LeaseRow>(
+      "UPDATE conversations SET status = 'running', owner = @owner, epoch = epoch + 1, lease_expires = @expires, task_setup = @setup, updated_at = max(updated_at, @now) WHERE id = @id RETURNING epoch, lease_expires",
+    ),
+    renewLease: db.prepare<[{ expires: number; id: string; epoch: number }], LeaseRow>(
+      "UPDATE conversations SET lease_expires = @expires WHERE id = @id AND epoch = @epoch AND status = 'running' RETURNING epoch, lease_expires",
+    ),
+    expiredTasks: db.prepare<[{ now: number; owner: string; limit: number }], ExpiredRow>(
+      "SELECT id, principal, harness, epoch, task_setup FROM conversations WHERE status = 'running' AND lease_expires < @now AND owner <> @owner ORDER BY lease_expires, id LIMIT @limit",
+    ),
+    // Only while still running at the epoch seen with its lease lapsed, and held by another owner (a
+    // holder renews its own lease rather than fence itself): a second taker finds the row moved on.
+    takeOverTask: db.prepare<[{ owner: string; expires: number; id: string; epoch: number; now: number }], LeaseRow>(
+      "UPDATE conversations SET owner = @owner, epoch = epoch + 1, lease_expires = @expires WHERE id = @id AND status = 'running' AND epoch = @epoch AND lease_expires < @now AND owner <> @owner RETURNING epoch, lease_expires",
+    ),
+    ownedTasks: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = ?"),
+    // A new session starts at epoch 1; a known one of the same principal moves to the next epoch.
+    claimSession: db.prepare<[{ id: string; principal: string; owner: string; now: number }], { epoch: number }>(
+      "INSERT INTO session_checkpoints (session_id, principal, owner, epoch, bytes, updated_at) VALUES (@id, @principal, @owner, 1, x'', @now) " +
+        'ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, epoch = epoch + 1, updated_at = max(updated_at, excluded.updated_at) WHERE principal = excluded.principal RETURNING epoch',
+    ),
+    saveCheckpoint: db.prepare<[{ bytes: Uint8Array; now: number; id: string; epoch: number }]>(
+      'UPDATE session_checkpoints SET bytes = @bytes, updated_at = max(updated_at, @now) WHERE session_id = @id AND epoch = @epoch',
+    ),
+    sessionEpoch: db.prepare<[string], { epoch: number }>('SELECT epoch FROM session_checkpoints WHERE session_id = ?'),
+    loadCheckpoint: db.prepare<[string, string], CheckpointRow>('SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = ? AND principal = ?'),
     insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
     running: db.prepare<[], { id: string; owner: string }>("SELECT id, owner FROM conversations WHERE status = 'running'"),
     // Only if nobody resumed it (or interrupted it) since it was found running under this owner.
-    interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),
+    // The epoch moves on: should the owner judged gone still write, its writes are refused.
+    interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', epoch = epoch + 1, updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),
     idsByPrefix: db.prepare<[IdPrefixParams], { id: string }>(
       'SELECT id FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix ORDER BY updated_at DESC, id DESC LIMIT @limit',
     ),
@@ -111,6 +151,27 @@ function prepareStatements(db: Database.Database) {
     entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
   };
+}
+
+interface LeaseRow {
+  epoch: number;
+  lease_expires: number;
+}
+
+interface ExpiredRow {
+  id: string;
+  principal: string;
+  harness: string;
+  epoch: number;
+  task_setup: string | null;
+}
+
+interface CheckpointRow {
+  session_id: string;
+  owner: string;
+  epoch: number;
+  bytes: Buffer;
+  updated_at: number;
 }
 
 interface IdPrefixParams {
@@ -135,7 +196,8 @@ export class SqliteConversationStore implements ConversationStore {
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
   readonly #ownership: Ownership;
-  readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number) => number;
+  readonly #leaseMs: number;
+  readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number, epoch: number | null) => number;
   readonly #interruptTx: (conversationId: string, owner: string, json: string, time: number) => boolean;
   readonly #entriesTx: (conversationId: string, principal: string, afterSeq: number, limit: number) => EntryRow[] | null;
   #closed = false;
@@ -150,6 +212,7 @@ export class SqliteConversationStore implements ConversationStore {
     if (!Number.isSafeInteger(busyTimeoutMs) || busyTimeoutMs < 0) throw new StoreError('invalid_argument', `busyTimeoutMs must be a whole number of milliseconds, not ${busyTimeoutMs}`);
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     checkMaxPayloadBytes(maxPayloadBytes);
+    checkLeaseMs(options.leaseMs ?? TASK_LEASE_MS);
     let db: Database.Database;
     try {
       // `timeout` is SQLite's busy timeout: a locked database is retried for this long before SQLITE_BUSY.
@@ -175,19 +238,20 @@ export class SqliteConversationStore implements ConversationStore {
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#clock = options.now ?? Date.now;
     this.#ownership = options.ownership ?? processOwnership();
+    this.#leaseMs = checkLeaseMs(options.leaseMs ?? TASK_LEASE_MS);
     const s = this.#statements;
     // IMMEDIATE: take the write lock before reading anything, so a concurrent writer makes this wait
     // (busy timeout) instead of failing on a stale snapshot.
-    const appendTx = db.transaction((conversationId: string, type: EntryType, json: string, time: number): number => {
-      const row = s.nextSeq.get(time, conversationId);
-      if (row === undefined) throw new StoreError('not_found', `no conversation ${conversationId}`);
+    const appendTx = db.transaction((conversationId: string, type: EntryType, json: string, time: number, epoch: number | null): number => {
+      const row = s.nextSeq.get({ time, id: conversationId, epoch });
+      if (row === undefined) throw this.#missedWrite(conversationId, epoch);
       s.insertEntry.run(conversationId, row.last_seq, time, type, json);
       return row.last_seq;
     });
     this.#appendTx = (...args) => appendTx.immediate(...args);
     const interruptTx = db.transaction((conversationId: string, owner: string, json: string, time: number): boolean => {
       if (s.interrupt.run(time, conversationId, owner).changes === 0) return false;
-      appendTx(conversationId, 'interrupted', json, time);
+      appendTx(conversationId, 'interrupted', json, time, null);
       return true;
     });
     this.#interruptTx = (...args) => interruptTx.immediate(...args);
@@ -213,7 +277,7 @@ export class SqliteConversationStore implements ConversationStore {
       updatedAt: now,
       title: input.title ?? null,
     };
-    this.#statements.insertConversation.run({ ...toRow(conversation), owner: this.#ownership.self });
+    this.#statements.insertConversation.run({ ...toRow(conversation), owner: this.#ownership.self, lease_expires: now + this.#leaseMs });
     return conversation;
   }
 
@@ -242,10 +306,75 @@ export class SqliteConversationStore implements ConversationStore {
     return { items, nextCursor: encodeListCursor({ updatedAt: last.updatedAt, id: last.id }) };
   }
 
-  setStatus(id: string, status: ConversationStatus): void {
+  setStatus(id: string, status: ConversationStatus, epoch?: number): void {
     this.#assertOpen();
     checkStatus(status);
-    if (this.#statements.setStatus.run(status, this.#ownership.self, this.#now(), id).changes === 0) throw new StoreError('not_found', `no conversation ${id}`);
+    const fence = epoch === undefined ? null : checkEpoch(epoch);
+    if (this.#statements.setStatus.run({ status, owner: this.#ownership.self, now: this.#now(), id, epoch: fence }).changes === 0) throw this.#missedWrite(id, fence);
+  }
+
+  claimTask(id: string, setup: unknown): TaskLease {
+    this.#assertOpen();
+    const json = serializePayload(setup, this.#maxPayloadBytes);
+    const now = this.#now();
+    const row = this.#statements.claimTask.get({ owner: this.#ownership.self, expires: now + this.#leaseMs, setup: json, now, id });
+    if (row === undefined) throw new StoreError('not_found', `no conversation ${id}`);
+    return { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires };
+  }
+
+  renewLease(id: string, epoch: number): TaskLease {
+    this.#assertOpen();
+    const row = this.#statements.renewLease.get({ expires: this.#now() + this.#leaseMs, id, epoch: checkEpoch(epoch) });
+    if (row === undefined) throw this.#missedWrite(id, epoch, 'its lease');
+    return { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires };
+  }
+
+  expiredTasks(limit: number): ExpiredTask[] {
+    this.#assertOpen();
+    const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
+    return this.#statements.expiredTasks.all({ now: this.#now(), owner: this.#ownership.self, limit: max }).map((r) => ({
+      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: r.epoch, setup: r.task_setup === null ? null : JSON.parse(r.task_setup),
+    }));
+  }
+
+  takeOverTask(id: string, epoch: number): TaskLease | null {
+    this.#assertOpen();
+    const now = this.#now();
+    const row = this.#statements.takeOverTask.get({ owner: this.#ownership.self, expires: now + this.#leaseMs, id, epoch: checkEpoch(epoch), now });
+    return row === undefined ? null : { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires };
+  }
+
+  ownedTasks(): number {
+    this.#assertOpen();
+    return this.#statements.ownedTasks.get(this.#ownership.self)?.n ?? 0;
+  }
+
+  claimSession(sessionId: string, principal: string): { readonly epoch: number } | null {
+    this.#assertOpen();
+    checkSessionKey(sessionId, principal);
+    const row = this.#statements.claimSession.get({ id: sessionId, principal, owner: this.#ownership.self, now: this.#now() });
+    return row === undefined ? null : { epoch: row.epoch };
+  }
+
+  saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): void {
+    this.#assertOpen();
+    checkCheckpoint(bytes);
+    if (this.#statements.saveCheckpoint.run({ bytes, now: this.#now(), id: sessionId, epoch: checkEpoch(epoch) }).changes > 0) return;
+    if (this.#statements.sessionEpoch.get(sessionId) === undefined) throw new StoreError('not_found', `no session ${sessionId}`);
+    throw new StoreError('fenced', `session ${sessionId} was claimed again since epoch ${epoch}; this holder must stop`);
+  }
+
+  loadCheckpoint(sessionId: string, principal: string): SessionCheckpoint | null {
+    this.#assertOpen();
+    const row = this.#statements.loadCheckpoint.get(sessionId, principal);
+    return row === undefined ? null : { sessionId: row.session_id, owner: row.owner, epoch: row.epoch, bytes: new Uint8Array(row.bytes), updatedAt: row.updated_at };
+  }
+
+  /** Why a write that named a conversation (and maybe an epoch) changed no row: no such conversation, or a stale epoch. */
+  #missedWrite(id: string, epoch: number | null, what = 'the conversation'): StoreError {
+    const row = this.#statements.epochOf.get(id);
+    if (row === undefined || epoch === null) return new StoreError('not_found', `no conversation ${id}`);
+    return new StoreError('fenced', `${what} of ${id} is at epoch ${row.epoch}, not ${epoch}: another claim superseded this holder, which must stop`);
   }
 
   recentConversationIds(principal: string, prefix: string, limit: number): ConversationIds {
@@ -269,12 +398,13 @@ export class SqliteConversationStore implements ConversationStore {
     }
   }
 
-  append(conversationId: string, type: EntryType, payload: unknown): Entry {
+  append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Entry {
     this.#assertOpen();
     checkEntryType(type);
+    const fence = epoch === undefined ? null : checkEpoch(epoch);
     const json = serializePayload(payload, this.#maxPayloadBytes);
     const time = this.#now();
-    const seq = this.#appendTx(conversationId, type, json, time);
+    const seq = this.#appendTx(conversationId, type, json, time, fence);
     // Hand back what a later read will return, not the caller's object (which it may go on mutating).
     return { seq, conversationId, time, type, payload: JSON.parse(json) };
   }

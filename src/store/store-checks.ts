@@ -2,6 +2,7 @@
 // PostgreSQL refuse the same calls with the same StoreError codes and messages.
 
 import { StoreError } from './errors.ts';
+import { MAX_CHECKPOINT_BYTES } from './task-lease.ts';
 import { CONVERSATION_STATUSES, type ConversationStatus, ENTRY_TYPES, type EntryType, type NewConversation } from './store.ts';
 
 /** A page size: `fallback` when absent, refused when not a positive whole number, lowered to `max`. */
@@ -66,4 +67,20 @@ const LONE_SURROGATE = /[\uD800-\uDBFF](?![\uDC00-\uDFFF])|(?<![\uD800-\uDBFF])[
  */
 export function storableText(value: string): boolean {
   return !value.includes('\u0000') && !LONE_SURROGATE.test(value);
+}
+
+/** A lease epoch as a write names it: a whole number ≥ 0 (0: a conversation never claimed). */
+export function checkEpoch(epoch: number): number {
+  if (!Number.isSafeInteger(epoch) || epoch < 0) throw new StoreError('invalid_argument', `an epoch is a whole number ≥ 0, not ${epoch}`);
+  return epoch;
+}
+
+export function checkSessionKey(sessionId: string, principal: string): void {
+  if (typeof sessionId !== 'string' || sessionId === '' || !storableText(sessionId)) throw new StoreError('invalid_argument', 'a session id is a non-empty string without NUL or a lone surrogate');
+  if (typeof principal !== 'string' || principal === '' || !storableText(principal)) throw new StoreError('invalid_argument', 'a principal is a non-empty string without NUL or a lone surrogate');
+}
+
+export function checkCheckpoint(bytes: Uint8Array): void {
+  if (!(bytes instanceof Uint8Array)) throw new StoreError('invalid_argument', 'a checkpoint is bytes (a Uint8Array)');
+  if (bytes.byteLength > MAX_CHECKPOINT_BYTES) throw new StoreError('payload_too_large', `the checkpoint is ${bytes.byteLength} bytes, more than the ${MAX_CHECKPOINT_BYTES} a session may keep`);
 }

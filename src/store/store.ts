@@ -1,6 +1,8 @@
 // The durable store's one contract: conversations of harness tasks and their transcript entries. SQLite
 // implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
 
+import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
+
 /**
  * Where a conversation stands. `interrupted`: its task died mid-run (its actor kept failing, or the
  * process running it died — found when a store is next opened) and nobody has continued it yet.
@@ -119,14 +121,48 @@ export interface ConversationStore {
   listConversations(principal: string, opts?: ListOptions): ConversationPage;
   /** The principal's conversation ids that start with `prefix`, newest first, at most `limit` (≤ `MAX_LIST_LIMIT`). */
   recentConversationIds(principal: string, prefix: string, limit: number): ConversationIds;
-  /** Throws `not_found` when there is no such conversation. This process becomes its owner (ownership.ts). */
-  setStatus(id: string, status: ConversationStatus): void;
-  /** Appends an entry and bumps the conversation's `updatedAt`; committed before it returns. Throws `not_found`. */
-  append(conversationId: string, type: EntryType, payload: unknown): Entry;
+  /**
+   * Throws `not_found` when there is no such conversation. This process becomes its owner (ownership.ts).
+   * With `epoch`, only while that lease epoch is current (else `fenced`); without, the change overrides
+   * any holder: the epoch is bumped, so the holder's later writes are refused.
+   */
+  setStatus(id: string, status: ConversationStatus, epoch?: number): void;
+  /**
+   * Appends an entry and bumps the conversation's `updatedAt`; committed before it returns. Throws
+   * `not_found`; with `epoch`, `fenced` when that lease epoch is no longer current (checked in the
+   * append's own transaction).
+   */
+  append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Entry;
   /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Entry[] | null;
   /** The entry with the largest seq, or null when there is none (or no such conversation). */
   lastEntry(conversationId: string): Entry | null;
+  /**
+   * Runs the conversation under this store's owner from now on: status `running`, the epoch bumped (any
+   * earlier holder is fenced), a lease until now + the store's lease term. `setup` (a JSON value) is kept
+   * for whoever takes the task over. Throws `not_found`.
+   */
+  claimTask(id: string, setup: unknown): TaskLease;
+  /** Extends the holder's lease by a term from now. Throws `fenced` when `epoch` is not current (or the task stopped running), `not_found`. */
+  renewLease(id: string, epoch: number): TaskLease;
+  /** Running conversations of other owners whose lease lapsed, longest lapsed first, at most `limit` (≤ `MAX_EXPIRED_TASKS`). */
+  expiredTasks(limit: number): ExpiredTask[];
+  /**
+   * Takes another owner's lapsed task over: only while it is still running at `epoch` with its lease lapsed, so of
+   * several stores trying at once exactly one gets the new lease; the others (and a stale epoch) get null.
+   */
+  takeOverTask(id: string, epoch: number): TaskLease | null;
+  /** How many running conversations this store's owner holds. */
+  ownedTasks(): number;
+  /**
+   * Holds the session from now on: its row is made (empty checkpoint) or its epoch bumped (fencing the
+   * earlier holder). Null when the session id is another principal's: it is not theirs to take.
+   */
+  claimSession(sessionId: string, principal: string): { readonly epoch: number } | null;
+  /** Stores the session's checkpoint. Throws `fenced` when `epoch` is not current, `not_found`, `payload_too_large` past `MAX_CHECKPOINT_BYTES`. */
+  saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): void;
+  /** The session's checkpoint, or null when there is none or it is another principal's session. */
+  loadCheckpoint(sessionId: string, principal: string): SessionCheckpoint | null;
   /** Releases the database; idempotent. Any other call afterwards throws `closed`. */
   close(): void;
 }

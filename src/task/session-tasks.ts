@@ -19,6 +19,8 @@ import type { Logger } from '../log/logger.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { TaskRun } from './task-run.ts';
 import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
+import type { TaskSetup } from './task-core.ts';
+import { storedSetup } from './task-takeover.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
@@ -165,9 +167,16 @@ export class SessionTasks {
     } else {
       conversationId = (await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80) })).id;
     }
-    await store.setStatus(conversationId, 'running');
+    const setup: TaskSetup = {
+      conversationId, harness,
+      maxTurns: Math.min(typeof args.max_turns === 'number' ? args.max_turns : DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT),
+      local: context.local, forbidWrites: context.forbidWrites, canConfirm: effect.client.elicitation,
+    };
+    // This node holds the task from now on (any earlier run of the conversation is fenced), and keeps
+    // what another node needs to continue it should this one die.
+    const lease = await store.claimTask(conversationId, storedSetup(setup));
     // The prompt is durable before the first actor starts: every incarnation starts from the store.
-    await store.append(conversationId, 'user', { text: prompt });
+    await store.append(conversationId, 'user', { text: prompt }, lease.epoch);
     // Every session subscribed to the transcript hears, whichever started the task.
     const updated = context.transcriptChanged
       ? () => context.transcriptChanged?.(conversationId)
@@ -175,13 +184,11 @@ export class SessionTasks {
     updated();
     const { ticket } = effect;
     const run = new TaskRun({
-      setup: {
-        conversationId, harness,
-        maxTurns: Math.min(typeof args.max_turns === 'number' ? args.max_turns : DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT),
-        local: context.local, forbidWrites: context.forbidWrites, canConfirm: effect.client.elicitation,
-      },
+      setup,
       principal: context.principal,
       store,
+      lease,
+      ...(context.taskLeaseMs === undefined ? {} : { leaseMs: context.taskLeaseMs }),
       scheduler: this.#deps.scheduler,
       provider,
       workspace: this.#deps.workspace,

@@ -18,6 +18,8 @@ export interface TaskContext {
   readonly supervise: (run: TaskRun) => Promise<void>;
   /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */
   readonly taskWallMs?: number;
+  /** The store's task lease term, which a running task renews (default TASK_LEASE_MS). */
+  readonly taskLeaseMs?: number;
   /** This session hears about the conversation's new entries from now on (after a subscribe the store allowed). */
   readonly watchTranscript?: (conversationId: string) => void;
   /** The conversation got an entry: every session watching it hears. Without it, only this session. */

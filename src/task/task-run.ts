@@ -7,6 +7,11 @@
 // network), so the actions are carried out one at a time through one queue: an append has committed
 // before the next action runs, and a new incarnation reads the transcript only after its predecessor's
 // writes in flight have settled, so it never starts from a transcript that is about to grow.
+//
+// The run holds the conversation's lease (task-lease.ts) and renews it on a heartbeat; every write names
+// the lease's epoch. When the store answers `fenced` (another node took the task over while this one was
+// paused or cut off, or a newer run of the conversation claimed it), this node has lost the task: it
+// writes nothing more, does not restart the actor, and answers its caller that the task went elsewhere.
 
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
@@ -17,6 +22,8 @@ import { loadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
+import { StoreError } from '../store/errors.ts';
+import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS, type TaskLease } from '../store/task-lease.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
 import { currentContent, type FileSnapshot } from './undo.ts';
@@ -32,6 +39,10 @@ export interface TaskRunDeps {
   /** The store's owner key (the caller's principal), for reading the transcript back. */
   readonly principal: string;
   readonly store: AsyncConversationStore;
+  /** The lease this run holds (from `claimTask` or `takeOverTask`): every write names its epoch. */
+  readonly lease: TaskLease;
+  /** The store's lease term (default `TASK_LEASE_MS`): the run renews it `LEASE_RENEWALS_PER_TERM` times per term. */
+  readonly leaseMs?: number;
   readonly scheduler: Scheduler;
   readonly provider: ModelProvider;
   readonly workspace: string;
@@ -79,6 +90,14 @@ export class TaskRun {
   /** The actions (and the give-up write) in order, each after the one before; it never rejects. */
   #queue: Promise<void> = Promise.resolve();
   #givingUp = false;
+  readonly #heartbeat: unknown;
+  /** Why this node lost the task (a write was fenced), once it has: nothing more is written or run. */
+  #lost: string | null = null;
+  /**
+   * The run's last status change is under way: it ends the lease, so a renewal racing it is refused —
+   * and that refusal says nothing about another holder (the status write itself would be fenced if so).
+   */
+  #finishing = false;
 
   constructor(deps: TaskRunDeps) {
     this.#deps = deps;
@@ -89,6 +108,50 @@ export class TaskRun {
     const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
     this.#clock = deps.clock ?? systemClock;
     this.#wall = this.#clock.setTimeout(() => this.stop(`the task passed its wall time of ${wallMs / 1000} s`), wallMs, { unref: true });
+    this.#heartbeat = this.#clock.setInterval(() => void this.#renew(), Math.floor((deps.leaseMs ?? TASK_LEASE_MS) / LEASE_RENEWALS_PER_TERM), { unref: true });
+  }
+
+  /** The epoch this run writes under. */
+  get epoch(): number {
+    return this.#deps.lease.epoch;
+  }
+
+  /**
+   * One heartbeat. A store that cannot be reached now is tried again at the next beat (the lease has
+   * `LEASE_RENEWALS_PER_TERM` beats in it); a fenced renewal means the task is already someone else's.
+   */
+  async #renew(): Promise<void> {
+    if (this.#settled) return;
+    try {
+      await this.#deps.store.renewLease(this.conversationId, this.epoch);
+    } catch (err) {
+      if (isFenced(err)) return this.#finishing ? undefined : this.#fenced(err);
+      this.#deps.logger.log('warning', 'a task\'s lease could not be renewed; trying again at the next heartbeat', { conversation: this.conversationId, error: (err as Error).message });
+    }
+  }
+
+  /**
+   * The store refused a write or renewal of this run's epoch: another node (or a newer run) holds the
+   * task. Stop without writing and without a restart: retrying would only be refused again, and the
+   * holder continues the transcript from what is durable.
+   */
+  #fenced(err: StoreError): void {
+    if (this.#lost !== null || this.#settled) return;
+    this.#lost = err.message;
+    this.#deps.logger.log('warning', 'this node lost a task to another holder (its write was fenced); it stops the task here and writes nothing more', {
+      conversation: this.conversationId, epoch: this.epoch, reason: err.message,
+    });
+    const inc = this.#current;
+    this.#obeyed = null;
+    if (inc) {
+      inc.writeFailed = true;
+      inc.controller.abort(new Error('the task was taken over'));
+    }
+    this.#settle({
+      text: `The task continues elsewhere: another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${this.conversationId}.`,
+      isError: true,
+      structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: 'running', turns: 0, tool_calls: 0 },
+    });
   }
 
   /** The harness the task runs under. */
@@ -155,9 +218,11 @@ export class TaskRun {
 
   async #interrupted(message: string): Promise<void> {
     if (this.#settled) return;
+    this.#finishing = true;
     try {
-      await this.#deps.store.setStatus(this.conversationId, 'interrupted');
+      await this.#deps.store.setStatus(this.conversationId, 'interrupted', this.epoch);
     } catch (err) {
+      if (isFenced(err)) return this.#fenced(err);
       this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
     }
     this.#settle({
@@ -207,6 +272,9 @@ export class TaskRun {
    * answered as interrupted at once, its transcript kept as far as it was written.
    */
   #writeFailed(inc: Incarnation, err: unknown): void {
+    if (isFenced(err)) return this.#fenced(err);
+    // The status change did not happen: the lease is still the run's, and a fenced renewal means it again.
+    this.#finishing = false;
     const why = (err as Error).message;
     this.#deps.logger.log('error', 'a task\'s store write failed; what its actor asked for next is dropped', { conversation: this.conversationId, error: why });
     inc.writeFailed = true;
@@ -222,11 +290,11 @@ export class TaskRun {
       // An incarnation is obeyed until its successor starts (which reads the store once this queue has
       // drained), so one that exited normally still gets its finish carried out; one that is stopping
       // or has exited only records and finishes, its other work being aborted.
-      if (this.#obeyed !== inc || inc.writeFailed) return;
+      if (this.#obeyed !== inc || inc.writeFailed || this.#lost !== null) return;
       if (inc.controller.signal.aborted && action.a !== 'append' && action.a !== 'finish') continue;
       switch (action.a) {
         case 'append':
-          await this.#deps.store.append(this.conversationId, action.type, action.payload);
+          await this.#deps.store.append(this.conversationId, action.type, action.payload, this.epoch);
           this.#deps.onAppend();
           break;
         case 'progress':
@@ -239,7 +307,8 @@ export class TaskRun {
           void this.#runTool(inc, action.call, action.confirm, action.snapshot);
           break;
         case 'finish':
-          await this.#deps.store.setStatus(this.conversationId, action.status);
+          this.#finishing = true;
+          await this.#deps.store.setStatus(this.conversationId, action.status, this.epoch);
           this.#settle({
             text: action.text, isError: action.isError,
             structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls },
@@ -253,6 +322,7 @@ export class TaskRun {
     if (this.#settled) return;
     this.#settled = true;
     this.#clock.clearTimeout(this.#wall);
+    this.#clock.clearInterval(this.#heartbeat);
     this.#resolve(outcome);
   }
 
@@ -307,4 +377,8 @@ export class TaskRun {
       throw new ToolError(`Not run: the person could not be asked (${(err as Error).message})`);
     }
   }
+}
+
+function isFenced(err: unknown): err is StoreError {
+  return err instanceof StoreError && err.code === 'fenced';
 }

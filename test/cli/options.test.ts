@@ -119,4 +119,15 @@ test('a bad --store or --node-id is an options error (exit 2), and the message d
   assert.is(serve(['--node-id', 'n'.repeat(MAX_NODE_ID_LENGTH)]).nodeId?.length, MAX_NODE_ID_LENGTH);
 });
 
+test('--task-lease (or SUPERPI_TASK_LEASE) sets the lease term in seconds, 10 by default; not a positive whole number is an options error', () => {
+  assert.is(serve([]).taskLeaseMs, 10_000);
+  assert.is(serve(['--task-lease', '3']).taskLeaseMs, 3000);
+  assert.is(serve([], { SUPERPI_TASK_LEASE: '4' }).taskLeaseMs, 4000);
+  assert.is(serve(['--task-lease', '5'], { SUPERPI_TASK_LEASE: '4' }).taskLeaseMs, 5000, 'the flag wins over the environment');
+  for (const bad of ['0', '-1', '1.5', 'soon']) {
+    assert.throws(() => parseOptions([`--task-lease=${bad}`], {}, '/'), (e: unknown) => e instanceof OptionsError && /--task-lease takes a positive whole number/.test((e as Error).message), bad);
+  }
+  assert.match(usage, '--task-lease SECONDS');
+});
+
 test.run();

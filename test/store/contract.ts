@@ -21,12 +21,14 @@ import {
   MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
 } from '../../src/store/store.ts';
+import { MAX_CHECKPOINT_BYTES, TASK_LEASE_MS } from '../../src/store/task-lease.ts';
 import { ManualClock } from './helpers.ts';
 
 export interface ContractStoreOptions {
   readonly now?: () => number;
   readonly maxPayloadBytes?: number;
   readonly ownership?: Ownership;
+  readonly leaseMs?: number;
 }
 
 /** One database of the backend: any number of stores may be open on it at once. */
@@ -618,4 +620,205 @@ contract('a conversation created by a store is owned by it', async ({ open }) =>
   const c = await maker.createConversation(alice);
   assert.is((await (await open({ ownership: fakeOwnership('x', new Set(['other'])) })).getConversation(c.id, 'alice'))?.status, 'running');
   assert.is((await (await open({ ownership: fakeOwnership('y', new Set(['maker'])) })).getConversation(c.id, 'alice'))?.status, 'interrupted');
+});
+
+// ---- task leases and fencing ----------------------------------------------------------------------
+
+// Times come from the stores' clock (the contract's ManualClock), never from sleeps: a lease lapses when
+// the clock is moved past it.
+const LEASE = 1000;
+
+contract('claiming a task runs it under this owner with a fresh lease of one term; every claim moves the epoch on', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const first = await a.claimTask(c.id, { maxTurns: 5 });
+  assert.equal(first, { conversationId: c.id, epoch: 1, expiresAt: clock.now() + LEASE });
+  await a.setStatus(c.id, 'completed', 1);
+  clock.tick(10);
+  const again = await a.claimTask(c.id, { maxTurns: 6 });
+  assert.equal(again, { conversationId: c.id, epoch: 2, expiresAt: clock.now() + LEASE });
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'running', 'a claim makes it running again');
+  assert.is(await a.ownedTasks(), 1);
+  await rejectsStoreError(a.claimTask(MISSING, {}), 'not_found');
+});
+
+contract('a new conversation is held by its creator for one term at epoch 0, so no node takes it over before its claim', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  assert.equal(await b.expiredTasks(10), []);
+  assert.is(await b.takeOverTask(c.id, 0), null);
+  clock.tick(LEASE + 1);
+  assert.equal((await b.expiredTasks(10)).map((t) => [t.conversationId, t.epoch, t.setup]), [[c.id, 0, null]]);
+});
+
+contract('the default lease term is TASK_LEASE_MS', async ({ store, clock }) => {
+  const c = await store.createConversation(alice);
+  assert.is((await store.claimTask(c.id, null)).expiresAt, clock.now() + TASK_LEASE_MS);
+  assert.is(TASK_LEASE_MS, 10_000);
+});
+
+contract('the holder renews its lease to one term from now; a stale epoch cannot renew and is told it is fenced', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  clock.tick(LEASE - 1);
+  assert.equal(await a.renewLease(c.id, epoch), { conversationId: c.id, epoch, expiresAt: clock.now() + LEASE });
+  await rejectsStoreError(a.renewLease(c.id, epoch - 1), 'fenced');
+  await rejectsStoreError(a.renewLease(c.id, epoch + 1), 'fenced');
+  await rejectsStoreError(a.renewLease(MISSING, epoch), 'not_found');
+  await a.setStatus(c.id, 'completed', epoch);
+  await rejectsStoreError(a.renewLease(c.id, epoch), 'fenced');
+});
+
+contract('a lease lapses one term after its last renewal, and only then do other owners see the task expired', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, { maxTurns: 7 });
+  clock.tick(LEASE);
+  assert.equal(await b.expiredTasks(10), [], 'still held at the last millisecond of the term');
+  await a.renewLease(c.id, epoch);
+  clock.tick(LEASE);
+  assert.equal(await b.expiredTasks(10), []);
+  clock.tick(1);
+  assert.equal(await b.expiredTasks(10), [{ conversationId: c.id, principal: 'alice', harness: 'super-pi-code', epoch, setup: { maxTurns: 7 } }]);
+  assert.equal(await a.expiredTasks(10), [], 'a holder does not take its own task over');
+  await a.setStatus(c.id, 'completed', epoch);
+  assert.equal(await b.expiredTasks(10), [], 'a finished task has no lease to lapse');
+});
+
+contract('takeover: of two owners taking a lapsed task over at once exactly one wins, with the next epoch and a fresh lease', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const d = await open({ ownership: fakeOwnership('d'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  assert.is(await b.takeOverTask(c.id, epoch), null, 'a live lease is not taken');
+  clock.tick(LEASE + 1);
+  assert.is(await a.takeOverTask(c.id, epoch), null, 'its holder does not take it over (it renews instead)');
+  const [byB, byD] = await Promise.all([b.takeOverTask(c.id, epoch), d.takeOverTask(c.id, epoch)]);
+  const won = [byB, byD].filter((l) => l !== null);
+  assert.equal(won, [{ conversationId: c.id, epoch: epoch + 1, expiresAt: clock.now() + LEASE }]);
+  const winner = byB !== null ? b : d;
+  const loser = byB !== null ? d : b;
+  assert.is(await winner.ownedTasks(), 1);
+  assert.is(await loser.ownedTasks(), 0);
+  assert.is(await a.ownedTasks(), 0);
+  assert.is(await loser.takeOverTask(c.id, epoch + 1), null, 'the winner\'s lease is live');
+  clock.tick(LEASE + 1);
+  assert.is(await loser.takeOverTask(c.id, epoch), null, 'a stale epoch takes nothing, even once the lease lapsed');
+  assert.is((await loser.takeOverTask(c.id, epoch + 1))?.epoch, epoch + 2);
+});
+
+contract("a superseded holder's append, status change and renewal are refused as fenced and write nothing", async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const old = await a.claimTask(c.id, {});
+  await a.append(c.id, 'user', { text: 'go' }, old.epoch);
+  clock.tick(LEASE + 1);
+  const taken = await b.takeOverTask(c.id, old.epoch);
+  assert.ok(taken);
+  const refused = await rejectsStoreError(a.append(c.id, 'model', { text: 'late' }, old.epoch), 'fenced');
+  assert.match(refused.message, c.id);
+  await rejectsStoreError(a.setStatus(c.id, 'completed', old.epoch), 'fenced');
+  await rejectsStoreError(a.renewLease(c.id, old.epoch), 'fenced');
+  const next = await b.append(c.id, 'model', { text: 'taken over' }, taken.epoch);
+  assert.is(next.seq, 2, 'the refused append used no seq');
+  assert.equal((await b.entries(c.id, 'alice'))?.map((e) => [e.seq, e.type]), [[1, 'user'], [2, 'model']]);
+  assert.is((await b.getConversation(c.id, 'alice'))?.status, 'running');
+  await rejectsStoreError(a.append(MISSING, 'model', {}, 1), 'not_found');
+  await rejectsStoreError(a.append(c.id, 'model', {}, -1), 'invalid_argument');
+});
+
+contract('a fenced append racing a takeover: each append either lands before the takeover or is refused, seqs stay 1..N', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  clock.tick(LEASE + 1);
+  const appends = range(20).map((i) => a.append(c.id, 'model', { i }, epoch).then((e) => e.seq, (err: unknown) => err));
+  const taken = await b.takeOverTask(c.id, epoch);
+  const outcomes = await Promise.all(appends);
+  assert.ok(taken);
+  const landed = outcomes.filter((o): o is number => typeof o === 'number');
+  for (const o of outcomes) if (typeof o !== 'number') assert.is((o as StoreError).code, 'fenced');
+  assert.equal(landed, range(landed.length), 'the appends that landed hold 1..k');
+  assert.is((await b.append(c.id, 'final', {}, taken.epoch)).seq, landed.length + 1);
+});
+
+contract('a status change without an epoch supersedes the holder; an append without one is not fenced', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  await a.append(c.id, 'undo', { reverted: [] });
+  await a.setStatus(c.id, 'interrupted');
+  await rejectsStoreError(a.append(c.id, 'model', {}, epoch), 'fenced');
+  assert.is((await a.claimTask(c.id, {})).epoch, epoch + 2);
+});
+
+contract("interrupting a gone owner's task at open fences that owner", async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  await open({ ownership: fakeOwnership('b', new Set(['a'])) });
+  await rejectsStoreError(a.append(c.id, 'model', { text: 'zombie' }, epoch), 'fenced');
+  assert.equal((await a.entries(c.id, 'alice'))?.map((e) => e.type), ['interrupted']);
+});
+
+contract('expiredTasks pages at most MAX_EXPIRED_TASKS, longest lapsed first', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const ids: string[] = [];
+  for (let i = 0; i < 3; i++) {
+    const c = await a.createConversation(alice);
+    await a.claimTask(c.id, { i });
+    ids.push(c.id);
+    clock.tick(1);
+  }
+  clock.tick(LEASE + 1);
+  assert.equal((await b.expiredTasks(2)).map((t) => t.conversationId), ids.slice(0, 2));
+  assert.equal((await b.expiredTasks(1000)).map((t) => t.setup), [{ i: 0 }, { i: 1 }, { i: 2 }]);
+  await rejectsStoreError(b.expiredTasks(0), 'invalid_argument');
+});
+
+// ---- session checkpoints --------------------------------------------------------------------------
+
+const bytes = (...b: number[]) => new Uint8Array(b);
+
+contract('a session is claimed at epoch 1, its checkpoint saved and loaded by its principal; another principal finds nothing', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a') });
+  assert.equal(await a.claimSession('s-1', 'alice'), { epoch: 1 });
+  assert.equal(await a.loadCheckpoint('s-1', 'alice'), { sessionId: 's-1', owner: 'a', epoch: 1, bytes: bytes(), updatedAt: clock.now() });
+  clock.tick(5);
+  await a.saveCheckpoint('s-1', 1, bytes(1, 2, 0, 255));
+  assert.equal(await a.loadCheckpoint('s-1', 'alice'), { sessionId: 's-1', owner: 'a', epoch: 1, bytes: bytes(1, 2, 0, 255), updatedAt: clock.now() });
+  assert.is(await a.loadCheckpoint('s-1', 'bob'), null, "another principal's session is as missing");
+  assert.is(await a.loadCheckpoint('s-2', 'alice'), null);
+  assert.is(await a.claimSession('s-1', 'bob'), null, "another principal cannot claim it");
+  assert.is((await a.loadCheckpoint('s-1', 'alice'))?.epoch, 1, "bob's claim changed nothing");
+});
+
+contract("claiming a session again (another node) fences the earlier holder's saves", async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a') });
+  const b = await open({ ownership: fakeOwnership('b') });
+  await a.claimSession('s-1', 'alice');
+  await a.saveCheckpoint('s-1', 1, bytes(1));
+  assert.equal(await b.claimSession('s-1', 'alice'), { epoch: 2 });
+  await rejectsStoreError(a.saveCheckpoint('s-1', 1, bytes(9)), 'fenced');
+  assert.equal(await b.loadCheckpoint('s-1', 'alice').then((c) => [c?.owner, c?.epoch, c?.bytes]), ['b', 2, bytes(1)], 'the checkpoint carries over; the stale save wrote nothing');
+  await b.saveCheckpoint('s-1', 2, bytes(2));
+  assert.equal((await a.loadCheckpoint('s-1', 'alice'))?.bytes, bytes(2));
+  await rejectsStoreError(a.saveCheckpoint('s-missing', 1, bytes(1)), 'not_found');
+});
+
+contract('a checkpoint over MAX_CHECKPOINT_BYTES is refused; bad session keys are refused', async ({ store }) => {
+  await store.claimSession('s-1', 'alice');
+  await rejectsStoreError(store.saveCheckpoint('s-1', 1, new Uint8Array(MAX_CHECKPOINT_BYTES + 1)), 'payload_too_large');
+  await store.saveCheckpoint('s-1', 1, new Uint8Array(MAX_CHECKPOINT_BYTES));
+  assert.is((await store.loadCheckpoint('s-1', 'alice'))?.bytes.byteLength, MAX_CHECKPOINT_BYTES);
+  await rejectsStoreError(store.claimSession('', 'alice'), 'invalid_argument');
+  await rejectsStoreError(store.claimSession('s-2', ''), 'invalid_argument');
+  await rejectsStoreError(store.claimSession('s\u0000', 'alice'), 'invalid_argument');
 });

@@ -6,6 +6,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { databasePath, openStore } from '../../src/store/location.ts';
 import { latestVersion, migrate, type Migration, MIGRATIONS, migrationsProblem, schemaVersion } from '../../src/store/migrations.ts';
+import { processOwnership } from '../../src/store/ownership.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { removeHome, tempHome, throwsStoreError } from './helpers.ts';
 
@@ -54,7 +55,7 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   openStore({ home }).close();
   const db = raw(databasePath(home));
   assert.is(schemaVersion(db), latestVersion());
-  assert.equal(tables(db), ['conversations', 'entries']);
+  assert.equal(tables(db), ['conversations', 'entries', 'session_checkpoints']);
   assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'conversations_running', 'entries_by_conversation']);
   assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
   db.close();
@@ -181,3 +182,28 @@ test('a malformed migration list is refused before anything runs', () => {
 });
 
 test.run();
+
+test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and its running task can be claimed and fenced', () => {
+  const file = databasePath(home);
+  SqliteConversationStore.open(file, { migrations: MIGRATIONS.slice(0, 3) }).close();
+  // Rows as a super-pi of schema 3 wrote them (today's store writes columns that schema lacks).
+  const c = { id: '11111111-1111-4111-8111-111111111111' };
+  const before = raw(file);
+  before.prepare("INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq, owner) VALUES (?, 'alice', 's1', 'super-pi-code', 'running', NULL, 1, 1, 1, ?)")
+    .run(c.id, processOwnership().self);
+  before.prepare(`INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, 1, 1, 'user', '{"text":"go"}')`).run(c.id);
+  before.close();
+  const store = SqliteConversationStore.open(file, { now: () => 5000, leaseMs: 1000 });
+  try {
+    assert.is(store.getConversation(c.id, 'alice')?.status, 'running', 'this process still owns it');
+    const db = raw(file);
+    assert.equal(db.prepare('SELECT epoch, lease_expires, task_setup FROM conversations').all(), [{ epoch: 0, lease_expires: 0, task_setup: null }]);
+    db.close();
+    const lease = store.claimTask(c.id, { maxTurns: 3 });
+    assert.equal(lease, { conversationId: c.id, epoch: 1, expiresAt: 6000 });
+    assert.is(store.append(c.id, 'model', { text: 'hi' }, 1).seq, 2);
+    throwsStoreError(() => store.append(c.id, 'model', { text: 'stale' }, 0), 'fenced');
+  } finally {
+    store.close();
+  }
+});

@@ -60,13 +60,30 @@ pgTest('an empty database gets every migration: version, tables, keys, checks an
   assert.equal(runs, POSTGRES_MIGRATIONS.map((m) => m.version));
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
-  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['conversations', 'entries', VERSION_TABLE]);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['conversations', 'entries', 'session_checkpoints', VERSION_TABLE]);
   assert.equal(
     await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
-    ['conversations_by_principal', 'conversations_by_session', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', `${VERSION_TABLE}_pkey`],
+    ['conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', `${VERSION_TABLE}_pkey`],
   );
   const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
   assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);
+});
+
+pgTest('a version-1 database (before leases) migrates to the newest: its running task gets epoch 0, a lapsed lease, and can be claimed and fenced', async () => {
+  const url = await running().createDatabase();
+  await (await PostgresConversationStore.open(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 1) })).close();
+  // Rows as a super-pi of schema 1 wrote them (today's store writes columns that schema lacks).
+  const c = { id: '11111111-1111-4111-8111-111111111111' };
+  await running().query(dbName(url), "INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq, owner) VALUES ($1, 'alice', 's', 'super-pi-code', 'running', NULL, 1, 1, 1, 'node:v1:[\"old\",\"x\"]')", [c.id]);
+  await running().query(dbName(url), `INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, 1, 1, 'user', '{"text":"go"}')`, [c.id]);
+  const store = await open(url, { now: () => 5000, leaseMs: 1000 });
+  const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
+  assert.equal(version.rows, [{ version: 2 }]);
+  const row = await running().query(dbName(url), 'SELECT epoch, lease_expires, task_setup FROM conversations');
+  assert.equal(row.rows, [{ epoch: '0', lease_expires: '0', task_setup: null }]);
+  assert.equal(await store.claimTask(c.id, { maxTurns: 3 }), { conversationId: c.id, epoch: 1, expiresAt: 6000 });
+  assert.is((await store.append(c.id, 'model', { text: 'hi' }, 1)).seq, 2);
+  await rejectsStoreError(store.append(c.id, 'model', { text: 'stale' }, 0), 'fenced');
 });
 
 pgTest('re-opening a migrated database runs no migration', async () => {
@@ -124,7 +141,7 @@ pgTest('a database from a newer super-pi is refused untouched; a malformed migra
   assert.not.match(error.message, 'postgres@', 'the message names the database, not its credentials');
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: 99 }]);
-  const skipping: PostgresMigration = { version: 3, description: 'skips 2', up: async () => undefined };
+  const skipping: PostgresMigration = { version: POSTGRES_MIGRATIONS.length + 2, description: 'skips one', up: async () => undefined };
   await rejectsStoreError(PostgresConversationStore.open(await running().createDatabase(), { migrations: [...POSTGRES_MIGRATIONS, skipping] }), 'invalid_migrations');
 });
 

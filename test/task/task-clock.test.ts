@@ -44,10 +44,11 @@ function heldTool() {
 async function newTask(clock: FakeClock, executeTool: ToolExecutor, toolTimeoutMs = TOOL_TIMEOUT_MS) {
   const store = new SyncStoreAdapter(SqliteConversationStore.open(':memory:'));
   const { id } = await store.createConversation({ principal: 'local', sessionId: 'session-1', harness: 'super-pi-code' });
-  await store.append(id, 'user', { text: 'hello' });
+  const lease = await store.claimTask(id, {});
+  await store.append(id, 'user', { text: 'hello' }, lease.epoch);
   const run = new TaskRun({
     setup: { conversationId: id, harness: 'super-pi-code', maxTurns: 5, local: true, forbidWrites: false, canConfirm: false },
-    principal: 'local', store, scheduler, provider: toolThenAnswer, workspace: '/nonexistent',
+    principal: 'local', store, lease, scheduler, provider: toolThenAnswer, workspace: '/nonexistent',
     executeTool, toolTimeoutMs, wallMs: WALL_MS, logger, clock,
     onProgress: () => undefined, onAppend: () => undefined, confirm: async () => false,
   });

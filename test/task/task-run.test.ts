@@ -24,18 +24,18 @@ const WRITE_DELAY_MS = 40;
 class SlowStore extends SyncStoreAdapter {
   failType: EntryType | null = null;
 
-  override async append(conversationId: string, type: EntryType, payload: unknown) {
+  override async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number) {
     await new Promise((r) => setTimeout(r, WRITE_DELAY_MS));
     if (this.failType === type) {
       this.failType = null;
       throw new Error('connection terminated unexpectedly');
     }
-    return super.append(conversationId, type, payload);
+    return super.append(conversationId, type, payload, epoch);
   }
 
-  override async setStatus(id: string, status: ConversationStatus) {
+  override async setStatus(id: string, status: ConversationStatus, epoch?: number) {
     await new Promise((r) => setTimeout(r, WRITE_DELAY_MS));
-    return super.setStatus(id, status);
+    return super.setStatus(id, status, epoch);
   }
 }
 
@@ -51,12 +51,13 @@ const toolThenAnswer: ModelProvider = {
     : { text: '', toolCalls: [{ id: 'call-1', name: 'ls', arguments: { path: '.' } }], stopReason: 'tool_calls' },
 };
 
-async function newTask(store: AsyncConversationStore, provider: ModelProvider = answering, executeTool: ToolExecutor = async () => ({ text: 'unused' })): Promise<TaskRun> {
+async function newTask(store: AsyncConversationStore, provider: ModelProvider = answering, executeTool: ToolExecutor = async () => ({ text: 'unused' }), leaseMs?: number): Promise<TaskRun> {
   const { id } = await store.createConversation({ principal: 'local', sessionId: 'session-1', harness: 'super-pi-code' });
-  await store.append(id, 'user', { text: 'hello' });
+  const lease = await store.claimTask(id, {});
+  await store.append(id, 'user', { text: 'hello' }, lease.epoch);
   return new TaskRun({
     setup: { conversationId: id, harness: 'super-pi-code', maxTurns: 5, local: true, forbidWrites: false, canConfirm: false },
-    principal: 'local', store, scheduler, provider, workspace: '/nonexistent',
+    principal: 'local', store, lease, ...(leaseMs === undefined ? {} : { leaseMs }), scheduler, provider, workspace: '/nonexistent',
     executeTool, toolTimeoutMs: 1000, logger,
     onProgress: () => undefined, onAppend: () => undefined, confirm: async () => false,
   });
@@ -112,6 +113,123 @@ test('a write that fails after the actor exited normally answers the task as int
   assert.match(outcome.text, /interrupted: its transcript could not be written \(connection terminated unexpectedly\)/);
   assert.equal(await typesOf(store, run.conversationId), ['user', 'model']);
   assert.is((await store.getConversation(run.conversationId, 'local'))?.status, 'interrupted', 'resumable');
+  await store.close();
+});
+
+/** A model that answers (with a tool call) only when `release()` is called, and records that it was aborted. */
+function gatedModel() {
+  let release!: () => void;
+  const released = new Promise<void>((r) => (release = r));
+  const seen = { asked: 0, aborted: false };
+  let asked!: () => void;
+  const firstAsk = new Promise<void>((r) => (asked = r));
+  const provider: ModelProvider = {
+    name: 'gated',
+    complete: async (req) => {
+      seen.asked++;
+      asked();
+      req.signal?.addEventListener('abort', () => (seen.aborted = true));
+      await released;
+      return { text: '', toolCalls: [{ id: 'call-1', name: 'ls', arguments: { path: '.' } }], stopReason: 'tool_calls' };
+    },
+  };
+  return { provider, release, seen, firstAsk };
+}
+
+test('a write refused as fenced (a newer claim holds the task) stops the task here: nothing more written or run, no restart, the caller told it continues elsewhere', async () => {
+  const store = new SyncStoreAdapter(SqliteConversationStore.open(':memory:'));
+  const model = gatedModel();
+  const ran: string[] = [];
+  const run = await newTask(store, model.provider, async (tool) => { ran.push(tool); return { text: 'a.txt' }; });
+  const actor = await run.start();
+  await guarded(model.firstAsk, 'the first model request');
+  // What another node's takeover does to this run: the epoch moves on.
+  const newer = await store.claimTask(run.conversationId, {});
+  assert.is(newer.epoch, run.epoch + 1);
+  model.release();
+  const outcome = await guarded(run.outcome, 'the answer of a fenced task');
+  assert.is(outcome.isError, true);
+  assert.match(outcome.text, `another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${run.conversationId}`);
+  assert.equal(await typesOf(store, run.conversationId), ['user'], 'the refused model entry, and nothing after it');
+  assert.equal(ran, [], 'the tool the refused entry asked for did not run');
+  assert.is((await store.getConversation(run.conversationId, 'local'))?.status, 'running', 'left to the new holder');
+  actor.kill();
+  await actor.exited;
+  await store.close();
+});
+
+test('a renewal refused as fenced stops the task without waiting for its next write: its model request is aborted', async () => {
+  const store = new SyncStoreAdapter(SqliteConversationStore.open(':memory:'));
+  const model = gatedModel();
+  // A 30 ms lease is renewed every 10 ms: the fence is met at the next heartbeat.
+  const run = await newTask(store, model.provider, undefined, 30);
+  const actor = await run.start();
+  await guarded(model.firstAsk, 'the first model request');
+  await store.claimTask(run.conversationId, {});
+  const outcome = await guarded(run.outcome, 'the answer of a task whose renewal was fenced');
+  assert.match(outcome.text, 'took it over');
+  assert.ok(model.seen.aborted, 'the model request in flight was aborted');
+  model.release();
+  assert.equal(await typesOf(store, run.conversationId), ['user']);
+  actor.kill();
+  await actor.exited;
+  await store.close();
+});
+
+test('a renewal refused while the task\'s own finish is being written (it ended the lease) does not turn the answer into "taken over"', async () => {
+  // The status is committed first, then the call takes its time: heartbeats in between find the task
+  // no longer running and are refused.
+  class CommitThenWait extends SyncStoreAdapter {
+    refusedRenewals = 0;
+    override async setStatus(id: string, status: ConversationStatus, epoch?: number) {
+      await super.setStatus(id, status, epoch);
+      await new Promise((r) => setTimeout(r, 80));
+    }
+    override async renewLease(id: string, epoch: number) {
+      try {
+        return await super.renewLease(id, epoch);
+      } catch (err) {
+        this.refusedRenewals++;
+        throw err;
+      }
+    }
+  }
+  const store = new CommitThenWait(SqliteConversationStore.open(':memory:'));
+  const run = await newTask(store, answering, undefined, 15);
+  const actor = await run.start();
+  const outcome = await guarded(run.outcome, 'the answer of a task whose finish is slow');
+  assert.ok(store.refusedRenewals > 0, 'a heartbeat did meet the ended lease');
+  assert.is(outcome.text, 'done');
+  assert.is(outcome.isError, false);
+  await actor.exited;
+  await store.close();
+});
+
+test('a running task renews its lease, under its own epoch, while it waits on the model', async () => {
+  const renewals: [string, number][] = [];
+  let renewed!: () => void;
+  const firstRenewal = new Promise<void>((r) => (renewed = r));
+  class Counting extends SyncStoreAdapter {
+    override async renewLease(id: string, epoch: number) {
+      renewals.push([id, epoch]);
+      renewed();
+      return super.renewLease(id, epoch);
+    }
+  }
+  const store = new Counting(SqliteConversationStore.open(':memory:'));
+  const model = gatedModel();
+  const run = await newTask(store, model.provider, undefined, 30);
+  const actor = await run.start();
+  await guarded(firstRenewal, 'the first heartbeat');
+  assert.equal(renewals[0], [run.conversationId, run.epoch]);
+  run.stop('test over');
+  model.release();
+  await guarded(run.outcome, 'the stopped task');
+  const after = renewals.length;
+  await new Promise((r) => setTimeout(r, 50));
+  assert.is(renewals.length, after, 'no heartbeat after the task answered');
+  actor.kill();
+  await actor.exited;
   await store.close();
 });
 

@@ -1,0 +1,158 @@
+// Tasks that outlive their node. Every running task's lease is renewed by the node that runs it
+// (task-run.ts); when a node dies, or is paused or cut off past its lease, its leases lapse. This module,
+// one per node on a shared store, looks for lapsed leases at a fixed interval, takes such a task over
+// (the store lets exactly one node win, with the next fencing epoch) and continues it from its transcript
+// with the same resume rules as after a worker crash (task-core.ts): idempotent calls run again, others
+// are recorded interrupted, nothing durable is repeated. The caller that started the task was connected
+// to the dead node, so nobody here waits for its answer: it is durable in the transcript and the
+// conversation's status, readable by its principal from any node.
+
+import type { Scheduler } from '../actors/scheduler.ts';
+import { isHarnessId } from '../harness/ids.ts';
+import type { Logger } from '../log/logger.ts';
+import { selectModelProvider } from '../model/select.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import { type ExpiredTask, MAX_EXPIRED_TASKS, TASK_LEASE_MS, type TaskLease } from '../store/task-lease.ts';
+import type { ToolExecutor } from '../tools/contract.ts';
+import type { TaskSetup } from './task-core.ts';
+import { TaskRun } from './task-run.ts';
+
+/** Takeover passes per lease term: a lapsed task waits at most half a term more before a node looks. */
+export const TAKEOVER_PASSES_PER_TERM = 2;
+
+/** What a claimer keeps in the store for a node that continues its task: the setup, minus what the row says. */
+export interface StoredSetup {
+  readonly maxTurns: number;
+  readonly local: boolean;
+  readonly forbidWrites: boolean;
+}
+
+export function storedSetup(setup: TaskSetup): StoredSetup {
+  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites };
+}
+
+/**
+ * The setup of a taken-over task, or why it cannot be continued (it was claimed by a super-pi that kept
+ * no setup, or the row was changed by hand). The client is on another node, so nobody can be asked:
+ * a call the policy would ask about is refused, as for a client without elicitation.
+ */
+export function setupOf(task: ExpiredTask): TaskSetup | string {
+  if (!isHarnessId(task.harness)) return `its harness "${task.harness}" is not one this server runs`;
+  const s = task.setup;
+  if (typeof s !== 'object' || s === null) return 'its claimer kept no setup to continue it with';
+  const { maxTurns, local, forbidWrites } = s as Record<string, unknown>;
+  if (typeof maxTurns !== 'number' || !Number.isSafeInteger(maxTurns) || maxTurns <= 0 || typeof local !== 'boolean' || typeof forbidWrites !== 'boolean') {
+    return 'the setup its claimer kept is not one super-pi writes';
+  }
+  return { conversationId: task.conversationId, harness: task.harness, maxTurns, local, forbidWrites, canConfirm: false };
+}
+
+export interface TaskTakeoverDeps {
+  readonly store: AsyncConversationStore;
+  /** The store's lease term (default `TASK_LEASE_MS`); passes run `TAKEOVER_PASSES_PER_TERM` times per term. */
+  readonly leaseMs?: number;
+  readonly scheduler: Scheduler;
+  readonly workspace: string;
+  readonly toolTimeoutMs: number;
+  /** The tool executor for a principal's owner key (its share of the tool pool). */
+  readonly executorFor: (principal: string) => ToolExecutor;
+  /** Where the model is configured (SUPERPI_MODEL_URL…): a taken-over task cannot sample its client. */
+  readonly env: NodeJS.ProcessEnv;
+  readonly logger: Logger;
+  /** Starts the run under the node's task supervisor, as a session's task is. */
+  readonly supervise: (run: TaskRun, principal: string) => Promise<void>;
+  /** The conversation got an entry: sessions on this node watching it hear. */
+  readonly transcriptChanged: (conversationId: string) => void;
+}
+
+export class TaskTakeover {
+  readonly #deps: TaskTakeoverDeps;
+  #timer: NodeJS.Timeout | null = null;
+  #stopped = false;
+  #pass: Promise<void> | null = null;
+  readonly #runs = new Set<TaskRun>();
+
+  constructor(deps: TaskTakeoverDeps) {
+    this.#deps = deps;
+  }
+
+  /** Tasks this node took over and is still running. */
+  get running(): readonly TaskRun[] {
+    return [...this.#runs];
+  }
+
+  /** Passes from now on, every `leaseMs / TAKEOVER_PASSES_PER_TERM`. */
+  start(): void {
+    if (this.#timer !== null || this.#stopped) return;
+    const every = Math.floor((this.#deps.leaseMs ?? TASK_LEASE_MS) / TAKEOVER_PASSES_PER_TERM);
+    this.#timer = setInterval(() => void this.pass(), every);
+    this.#timer.unref();
+  }
+
+  /** Stops looking; tasks already taken over go on (the application stops them with the tree). */
+  async stop(): Promise<void> {
+    this.#stopped = true;
+    if (this.#timer !== null) clearInterval(this.#timer);
+    this.#timer = null;
+    await this.#pass;
+  }
+
+  /** One look for lapsed leases; a pass still under way is not started twice. Never rejects. */
+  pass(): Promise<void> {
+    this.#pass ??= this.#takeOverLapsed()
+      .catch((err: unknown) => this.#deps.logger.log('warning', 'looking for tasks to take over failed; trying again at the next pass', { error: (err as Error).message }))
+      .finally(() => (this.#pass = null));
+    return this.#pass;
+  }
+
+  async #takeOverLapsed(): Promise<void> {
+    for (const task of await this.#deps.store.expiredTasks(MAX_EXPIRED_TASKS)) {
+      if (this.#stopped) return;
+      const lease = await this.#deps.store.takeOverTask(task.conversationId, task.epoch);
+      // Another node won it, or its holder renewed after all.
+      if (lease === null) continue;
+      this.#deps.logger.log('info', 'took over a task whose lease lapsed; continuing it from its transcript', { conversation: task.conversationId, epoch: lease.epoch });
+      await this.#continue(task, lease);
+    }
+  }
+
+  async #continue(task: ExpiredTask, lease: TaskLease): Promise<void> {
+    const { store, logger } = this.#deps;
+    const setup = setupOf(task);
+    let run: TaskRun;
+    try {
+      if (typeof setup === 'string') throw new Error(setup);
+      run = new TaskRun({
+        setup, principal: task.principal, store, lease,
+        ...(this.#deps.leaseMs === undefined ? {} : { leaseMs: this.#deps.leaseMs }),
+        scheduler: this.#deps.scheduler,
+        provider: selectModelProvider({ env: this.#deps.env }),
+        workspace: this.#deps.workspace,
+        executeTool: this.#deps.executorFor(task.principal),
+        toolTimeoutMs: this.#deps.toolTimeoutMs,
+        logger,
+        onProgress: () => undefined,
+        onAppend: () => this.#deps.transcriptChanged(task.conversationId),
+        confirm: () => Promise.reject(new Error('the client that started the task is connected to another node')),
+      });
+    } catch (err) {
+      // Left as the user can see and continue it, under the lease just taken (no one else writes now).
+      const message = `The server node running this task stopped; another node took it over but cannot continue it: ${(err as Error).message}. Continue it with conversation_id ${task.conversationId}.`;
+      logger.log('error', 'a taken-over task cannot be continued; it is marked interrupted', { conversation: task.conversationId, reason: (err as Error).message });
+      await store.append(task.conversationId, 'interrupted', { message }, lease.epoch);
+      await store.setStatus(task.conversationId, 'interrupted', lease.epoch);
+      return;
+    }
+    this.#runs.add(run);
+    void run.outcome.then((outcome) => {
+      this.#runs.delete(run);
+      const status = (outcome.structured as { status?: unknown } | undefined)?.status;
+      logger.log('info', 'a taken-over task ended; its answer is in its transcript', { conversation: task.conversationId, status: String(status), isError: outcome.isError === true });
+    });
+    try {
+      await this.#deps.supervise(run, task.principal);
+    } catch (err) {
+      run.gaveUp(`it could not be started (${(err as Error).message})`);
+    }
+  }
+}

@@ -1,0 +1,115 @@
+// Taking over a task whose node stopped renewing its lease: one pass finds the lapsed lease of another
+// owner, takes the task over under the next epoch and continues it from its transcript to the end; a
+// task its claimer kept no setup for is marked interrupted instead; a live lease is left alone. Two
+// stores on one SQLite file stand for two nodes; their clock is set by the test, so a lease lapses when
+// the test says.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { Scheduler } from '../../src/actors/scheduler.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import { schedulerEntry } from '../../src/server/thread-entries.ts';
+import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
+import { databasePath } from '../../src/store/location.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { setupOf, storedSetup, TaskTakeover } from '../../src/task/task-takeover.ts';
+import { guarded } from '../hang-guard.ts';
+import { startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import { fakeOwnership } from '../store/contract.ts';
+import { ManualClock, removeHome, tempHome } from '../store/helpers.ts';
+
+const LEASE = 1000;
+const scheduler = new Scheduler({ threads: 1, log: () => undefined, entry: schedulerEntry('source') });
+scheduler.startThread(0);
+const lines: string[] = [];
+const logger = createLogger('info', { write: (line: string) => { lines.push(line); return true; } });
+const alice = { principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-code' };
+
+test.after(async () => {
+  for (const t of scheduler.threads()) {
+    t.stop();
+    await t.exited;
+  }
+});
+
+async function twoNodes() {
+  const home = await tempHome();
+  const clock = new ManualClock();
+  const open = (owner: string) => new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), { ownership: fakeOwnership(owner), now: clock.now, leaseMs: LEASE }));
+  const a = open('node-a');
+  const b = open('node-b');
+  return { a, b, clock, async close() { await a.close(); await b.close(); await removeHome(home); } };
+}
+
+function takeover(store: AsyncConversationStore, env: NodeJS.ProcessEnv) {
+  return new TaskTakeover({
+    store, leaseMs: LEASE, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, env, logger,
+    executorFor: () => async () => ({ text: 'unused' }),
+    supervise: async (run) => { await run.start(); },
+    transcriptChanged: () => undefined,
+  });
+}
+
+test('a pass takes over a task whose lease lapsed and completes it from its transcript under the next epoch', async () => {
+  const model = await startScriptedServer([{ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: 'finished on b' } }] } }]);
+  const nodes = await twoNodes();
+  try {
+    const c = await nodes.a.createConversation(alice);
+    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }));
+    await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
+    const onB = takeover(nodes.b, { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted' });
+    await onB.pass();
+    assert.equal(onB.running, [], 'a live lease is left alone');
+    nodes.clock.tick(LEASE + 1);
+    await onB.pass();
+    const [run] = onB.running;
+    assert.ok(run, 'the lapsed task runs on b');
+    assert.is(run.epoch, lease.epoch + 1);
+    const outcome = await guarded(run.outcome, 'the taken-over task');
+    assert.is(outcome.text, 'finished on b');
+    assert.equal(((await nodes.b.entries(c.id, 'token:alice')) ?? []).map((e) => [e.seq, e.type]), [[1, 'user'], [2, 'model'], [3, 'final']]);
+    assert.is((await nodes.a.getConversation(c.id, 'token:alice'))?.status, 'completed');
+    await rejectsFenced(nodes.a.append(c.id, 'model', { text: 'late' }, lease.epoch));
+    assert.ok(lines.some((l) => l.includes('took over a task whose lease lapsed')));
+    await onB.stop();
+  } finally {
+    await nodes.close();
+    await model.close();
+  }
+});
+
+test('a lapsed task its claimer kept no setup for is marked interrupted, with an entry saying how to continue it', async () => {
+  const nodes = await twoNodes();
+  try {
+    const c = await nodes.a.createConversation(alice);
+    const lease = await nodes.a.claimTask(c.id, null);
+    await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
+    nodes.clock.tick(LEASE + 1);
+    const onB = takeover(nodes.b, {});
+    await onB.pass();
+    assert.equal(onB.running, []);
+    const last = await nodes.b.lastEntry(c.id);
+    assert.is(last?.type, 'interrupted');
+    assert.match(String((last?.payload as { message: string }).message), `its claimer kept no setup to continue it with. Continue it with conversation_id ${c.id}.`);
+    assert.is((await nodes.b.getConversation(c.id, 'token:alice'))?.status, 'interrupted');
+    await onB.stop();
+  } finally {
+    await nodes.close();
+  }
+});
+
+test('setupOf: the stored setup with the row\'s harness, nobody to ask; a setup no super-pi writes is refused with why', () => {
+  const task = { conversationId: 'c1', principal: 'p', harness: 'super-pi-planner', epoch: 3, setup: { maxTurns: 7, local: false, forbidWrites: true } };
+  assert.equal(setupOf(task), { conversationId: 'c1', harness: 'super-pi-planner', maxTurns: 7, local: false, forbidWrites: true, canConfirm: false });
+  assert.is(setupOf({ ...task, harness: 'rogue' }), 'its harness "rogue" is not one this server runs');
+  assert.is(setupOf({ ...task, setup: null }), 'its claimer kept no setup to continue it with');
+  assert.is(setupOf({ ...task, setup: { maxTurns: 0, local: false, forbidWrites: true } }), 'the setup its claimer kept is not one super-pi writes');
+  assert.is(setupOf({ ...task, setup: { maxTurns: 3, local: 'yes', forbidWrites: true } }), 'the setup its claimer kept is not one super-pi writes');
+});
+
+async function rejectsFenced(p: Promise<unknown>): Promise<void> {
+  const err = await p.then(() => null, (e: unknown) => e);
+  assert.is((err as { code?: string } | null)?.code, 'fenced');
+}
+
+test.run();
