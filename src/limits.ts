@@ -247,6 +247,22 @@ export const MAX_RESULT_CHARS = 60_000;
 export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
 
 
+// ── Several nodes on one PostgreSQL store: task leases and health (src/store/task-lease.ts, src/server/node-health.ts).
+
+/**
+ * How long a running task's lease lasts unless its node renews it (`--task-lease`, `SUPERPI_TASK_LEASE`).
+ * Past it, on a PostgreSQL store, another node takes the task over and the first node's writes are fenced.
+ */
+export const TASK_LEASE_MS = 10_000;
+/** Renewals per lease term: with 3, two heartbeats in a row may be late or lost before the lease lapses. */
+export const LEASE_RENEWALS_PER_TERM = 3;
+/** Expired tasks one takeover pass looks at: bounds one query's rows; the rest wait for the next pass. */
+export const MAX_EXPIRED_TASKS = 20;
+/** The largest session checkpoint the store keeps (a session's negotiated state, not its traffic); past it the save is refused. */
+export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
+/** How long the node health probe waits for the store before it reports the store unreachable. */
+export const HEALTH_STORE_TIMEOUT_MS = 1000;
+
 // ── Model endpoints a harness task calls (src/model).
 
 /** Deadline of one attempt, from sending the request to the last byte of the response. */

@@ -15,7 +15,7 @@ import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
-import { TASK_LEASE_MS } from '../store/task-lease.ts';
+import { TASK_LEASE_MS } from '../limits.ts';
 
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */

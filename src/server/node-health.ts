@@ -5,9 +5,7 @@
 // (the store's URL is not part of it).
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
-
-/** How long the health probe waits for the store before it reports the store unreachable. */
-export const HEALTH_STORE_TIMEOUT_MS = 1000;
+import { HEALTH_STORE_TIMEOUT_MS } from '../limits.ts';
 
 export type StoreReachability =
   | { readonly reachable: true }

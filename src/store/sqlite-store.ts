@@ -11,7 +11,8 @@ import { type Ownership, processOwnership } from './ownership.ts';
 import {
   checkAfterSeq, checkCheckpoint, checkEntryType, checkEpoch, checkMaxPayloadBytes, checkNewConversation, checkSessionKey, checkStatus, known, pageLimit, serializePayload,
 } from './store-checks.ts';
-import { checkLeaseMs, type ExpiredTask, MAX_EXPIRED_TASKS, type SessionCheckpoint, TASK_LEASE_MS, type TaskLease } from './task-lease.ts';
+import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
+import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,

@@ -2,7 +2,7 @@
 // PostgreSQL refuse the same calls with the same StoreError codes and messages.
 
 import { StoreError } from './errors.ts';
-import { MAX_CHECKPOINT_BYTES } from './task-lease.ts';
+import { MAX_CHECKPOINT_BYTES } from '../limits.ts';
 import { CONVERSATION_STATUSES, type ConversationStatus, ENTRY_TYPES, type EntryType, type NewConversation } from './store.ts';
 
 /** A page size: `fallback` when absent, refused when not a positive whole number, lowered to `max`. */

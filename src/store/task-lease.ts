@@ -7,15 +7,8 @@
 // write to one holder.
 
 import { StoreError } from './errors.ts';
+import { LEASE_RENEWALS_PER_TERM } from '../limits.ts';
 
-/** How long a task's lease lasts unless renewed; the holder renews it every `TASK_LEASE_MS / LEASE_RENEWALS_PER_TERM`. */
-export const TASK_LEASE_MS = 10_000;
-/** Renewals per lease term: with 3, two heartbeats in a row may be late or lost before the lease lapses. */
-export const LEASE_RENEWALS_PER_TERM = 3;
-/** Expired tasks one takeover pass looks at: bounds one query's rows; the rest wait for the next pass. */
-export const MAX_EXPIRED_TASKS = 20;
-/** The largest session checkpoint the store keeps (a session's negotiated state, not its traffic). */
-export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
 
 /** The hold of one store's owner on a running conversation. */
 export interface TaskLease {

@@ -23,7 +23,8 @@ import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/ty
 import { ModelError } from '../model/types.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { StoreError } from '../store/errors.ts';
-import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS, type TaskLease } from '../store/task-lease.ts';
+import { type TaskLease } from '../store/task-lease.ts';
+import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS } from '../limits.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
 import { currentContent, type FileSnapshot } from './undo.ts';

@@ -46,6 +46,7 @@ interface Figure {
 /** Figures of src/limits.ts. */
 const FIGURES: readonly Figure[] = [
   // Flags and environment
+  { phrase: /\| `--task-lease SECONDS` \| `SUPERPI_TASK_LEASE` \| `(\d+)`/, name: 'TASK_LEASE_MS', figure: seconds(limits.TASK_LEASE_MS) },
   { phrase: /\| `--page-size N` \| \| `(\d+)`/, name: 'DEFAULT_PAGE_SIZE', figure: String(limits.DEFAULT_PAGE_SIZE) },
   { phrase: /\| `--tool-timeout SECONDS` \| \| `(\d+)`/, name: 'DEFAULT_TOOL_TIMEOUT_SECONDS', figure: String(limits.DEFAULT_TOOL_TIMEOUT_SECONDS) },
   { phrase: /\| `--session-idle SECONDS` \| \| `(\d+)`/, name: 'DEFAULT_SESSION_IDLE_SECONDS', figure: String(limits.DEFAULT_SESSION_IDLE_SECONDS) },
@@ -150,6 +151,10 @@ const ELSEWHERE: readonly Figure[] = [
 
 /** Constants of src/limits.ts the README does not state, and why it need not. */
 const INTERNAL = new Map<string, string>([
+  ['LEASE_RENEWALS_PER_TERM', 'heartbeats per lease term; the README says "every third of the term" in words'],
+  ['MAX_EXPIRED_TASKS', 'rows one takeover pass reads; the rest wait for the next pass: a query bound, not a caller-visible limit'],
+  ['MAX_CHECKPOINT_BYTES', 'the largest session checkpoint the store keeps; a session\'s state stays far below it (capabilities are capped at 64 KiB)'],
+  ['HEALTH_STORE_TIMEOUT_MS', 'how long the node health probe waits for the store: a probe bound'],
   ['SESSION_SHUTDOWN_MS', 'how long the tree waits for a stopping connection actor: shutdown plumbing, not a caller-visible limit'],
   ['STORE_CLOSE_GRACE_MS', 'how long a stopping server waits for tasks to record their end: covered by "stop" in general terms'],
   ['TASK_CLOSE_GRACE_MS', 'how long closing a session waits for its tasks to record their end: shutdown plumbing'],

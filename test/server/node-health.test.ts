@@ -3,7 +3,8 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { HEALTH_STORE_TIMEOUT_MS, nodeHealth } from '../../src/server/node-health.ts';
+import { nodeHealth } from '../../src/server/node-health.ts';
+import { HEALTH_STORE_TIMEOUT_MS } from '../../src/limits.ts';
 import { SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { guarded } from '../hang-guard.ts';

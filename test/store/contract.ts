@@ -21,7 +21,7 @@ import {
   MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
 } from '../../src/store/store.ts';
-import { MAX_CHECKPOINT_BYTES, TASK_LEASE_MS } from '../../src/store/task-lease.ts';
+import { MAX_CHECKPOINT_BYTES, TASK_LEASE_MS } from '../../src/limits.ts';
 import { ManualClock } from './helpers.ts';
 
 export interface ContractStoreOptions {
