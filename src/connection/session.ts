@@ -283,11 +283,17 @@ export class Session {
     if (this.#inFlight.size === 0) return Promise.resolve();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, ms);
-      this.#idleWaiters.push(() => {
+      void this.idle().then(() => {
         clearTimeout(timer);
         resolve();
       });
     });
+  }
+
+  /** Resolves once no request is in flight (all answered): no timer, the caller bounds the wait on its own clock. */
+  idle(): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /**
