@@ -61,8 +61,26 @@ export async function serveStdio(options: StdioTransportOptions, host: Pick<Sess
   };
   let giveUp: () => void = () => undefined;
   const gaveUp = new Promise<void>((resolve) => (giveUp = resolve));
+  let givenUp = false;
+  // The host ended the session (it is shutting down) before or while this serves it: serving ends too.
+  let hostClosed: (() => void) | null = null;
+  let closedEarly = false;
   // stdio has exactly one session: if it is given up, what it was sent is answered, then serving ends.
-  const session = await host.open({ principal: { kind: 'local' }, transport: 'stdio', send, onGiveUp: () => giveUp() });
+  const session = await host.open({
+    principal: { kind: 'local' },
+    transport: 'stdio',
+    send,
+    onGiveUp: () => {
+      givenUp = true;
+      giveUp();
+    },
+    // A given-up session leaves the registry at once; serving lingers for the host's requests on their way.
+    onEnded: () => {
+      if (givenUp) return;
+      if (hostClosed) hostClosed();
+      else closedEarly = true;
+    },
+  });
   const hurried = new Promise<void>((resolve) => {
     if (options.hurry?.aborted) resolve();
     options.hurry?.addEventListener('abort', () => resolve(), { once: true });
@@ -119,9 +137,18 @@ export async function serveStdio(options: StdioTransportOptions, host: Pick<Sess
       options.input.destroy();
       void end(options.stopDrainMs ?? EOF_DRAIN_MS, 'the server is shutting down');
     };
+    hostClosed = (): void => {
+      if (ending) return;
+      ending = true;
+      out.stopReading();
+      options.input.off('data', onData);
+      options.input.off('end', onEnd);
+      void end(0, 'the server closed the session');
+    };
     options.input.on('data', onData);
     options.input.on('end', onEnd);
-    if (options.stop?.aborted) onStop();
+    if (closedEarly) hostClosed();
+    else if (options.stop?.aborted) onStop();
     else options.stop?.addEventListener('abort', onStop, { once: true });
   });
 }
