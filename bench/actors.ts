@@ -70,7 +70,7 @@ function startApplication(workspace: string, onGiveUp: (message: string) => void
   });
 }
 
-/** A session's configuration as Application.openSession makes it (defaults filled in by initialState). */
+/** A session's configuration as Application.open makes it (defaults filled in by initialState). */
 const sessionConfig = (workspace: string): ConnectionConfig =>
   initialState({ server: { name: 'super-pi', version: 'bench' }, harness: 'super-pi-code', workspace, principal: { kind: 'local' }, pageSize: 50 }).config;
 
