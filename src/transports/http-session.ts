@@ -7,7 +7,6 @@
 import type { ReplyTarget } from './web-reply.ts';
 import { idKey } from '../mcp/jsonrpc.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
-import type { Principal } from '../mcp/state.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 import type { HostedSession } from './session-host.ts';
 import { EventLog, SseStream } from './sse-stream.ts';
@@ -118,12 +117,12 @@ export class Exchange {
 }
 
 /**
- * One HTTP session on the main thread. An idle session is most of what a server holds, so what only
+ * The HTTP side of one session (its POSTs waiting, its GET streams); the session itself is the
+ * registry's. An idle session is most of what a server holds, so what only
  * requests in flight and open streams need is created with them and let go when they end.
  */
 export class HttpSession {
   readonly id: string;
-  readonly principal: Principal;
   /** The session in the server's registry (its id is this one's). */
   readonly session: HostedSession;
   /** The version `initialize` negotiated: it decides whether this session's POSTs may be batches. */
@@ -148,9 +147,8 @@ export class HttpSession {
    */
   #abandoned: Set<string> | null = null;
 
-  constructor(id: string, principal: Principal, session: HostedSession, version: ProtocolVersion) {
+  constructor(id: string, session: HostedSession, version: ProtocolVersion) {
     this.id = id;
-    this.principal = principal;
     this.session = session;
     this.version = version;
     this.replyHeaders = { 'Mcp-Session-Id': id };

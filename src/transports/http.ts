@@ -1,9 +1,10 @@
-// The node:http adapter: one port, where `/mcp` is Streamable HTTP (streamable-http.ts, on web-standard
-// Request/Response) and WebSocket (websocket.ts, on an upgrade), and `/health`, `/metrics` and
-// `/observer` stay plain node:http routes. It turns an IncomingMessage into a Request (the body streamed,
-// the client's disconnect as the request's AbortSignal) and writes the Response back (streamed, waiting
-// for 'drain' when the socket is full). It runs the idle-session reaper and the shutdown drain, both on
-// the session host's Clock. It knows the server only as a SessionHost.
+// The node:http adapter: one port, where `/mcp` is Streamable HTTP (streamable-http.ts) and WebSocket
+// (websocket.ts, on an upgrade), and `/health`, `/metrics` and `/observer` stay plain node:http routes.
+// A request to `/mcp` reaches the same core a web-standard Request does (`StreamableHttp.handle`), as an
+// `IncomingView` (its headers, its body read up to the size limit) with the ServerResponse as the
+// `ReplyTarget` (the client going away is the response's 'close'): no Request, AbortSignal, body stream
+// or Response is built per POST. It runs the idle-session reaper and the shutdown drain, both on the
+// session host's Clock. It knows the server only as a SessionHost.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -16,7 +17,7 @@ import type { ServerObserver } from '../observer/server-observer.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import type { SessionHost, TransportName } from './session-host.ts';
 import { SessionReaper } from './session-reaper.ts';
-import { StreamableHttp } from './streamable-http.ts';
+import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { WebSocketTransport } from './websocket.ts';
 
 export { DEFAULT_SESSION_IDLE_MS } from './session-reaper.ts';
@@ -87,11 +88,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     if (observerRoutes.handle(req, res, pathname)) return;
     if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
-    void serveMcp(http, req, res).catch((err: unknown) => {
-      logger.log('error', 'HTTP request failed', { method: req.method, error: (err as Error).stack ?? String(err) });
-      if (!res.headersSent) refuse(res, 500, 'Internal Server Error');
-      else res.end();
-    });
+    void http.serve(nodeView(req), res);
   });
 
   server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
@@ -133,91 +130,39 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   };
 }
 
-/** One request to /mcp through the web-standard core: IncomingMessage → Request, Response → the wire. */
-async function serveMcp(http: StreamableHttp, req: IncomingMessage, res: ServerResponse): Promise<void> {
-  const gone = new AbortController();
-  // The client went away before its reply was written: the request's signal says so (its calls are cancelled).
-  res.once('close', () => {
-    if (!res.writableFinished) gone.abort();
-  });
-  // The core reads the Host header, not the URL: the URL only has to be valid.
-  const request = new Request('http://localhost/mcp', {
+/** An IncomingMessage as Streamable HTTP reads it. */
+function nodeView(req: IncomingMessage): IncomingView {
+  return {
     method: req.method ?? 'GET',
-    headers: headersOf(req),
-    signal: gone.signal,
-    ...(req.method === 'POST' ? { body: bodyOf(req), duplex: 'half' } : {}),
-  } as RequestInit);
-  const response = await http.handle(request, req.socket.remoteAddress === undefined ? {} : { remoteAddress: req.socket.remoteAddress });
-  await writeResponse(response, res);
-}
-
-/** The request's headers as Headers (repeated ones joined, as Headers does). */
-function headersOf(req: IncomingMessage): Headers {
-  const headers = new Headers();
-  const raw = req.rawHeaders;
-  for (let i = 0; i + 1 < raw.length; i += 2) headers.append(raw[i] as string, raw[i + 1] as string);
-  return headers;
+    header: (name) => {
+      const v = req.headers[name];
+      return Array.isArray(v) ? v[0] : v;
+    },
+    body: (limit) => readBody(req, limit),
+  };
 }
 
 /**
- * The request body as a web stream. Cancelled (a body past the size limit): the rest is read and dropped
- * rather than the socket destroyed, so the client still gets its 413.
+ * The body as text, or null as soon as it passes `limit` bytes: nothing past the limit is kept, and the
+ * rest is read and dropped rather than the socket destroyed, so the client still gets its 413.
  */
-function bodyOf(req: IncomingMessage): ReadableStream<Uint8Array> {
-  return new ReadableStream<Uint8Array>({
-    start(controller) {
-      req.on('data', (chunk: Buffer) => controller.enqueue(chunk));
-      req.once('end', () => controller.close());
-      req.once('error', (err) => controller.error(err));
-    },
-    cancel() {
-      req.removeAllListeners('data');
-      req.resume();
-    },
-  });
-}
-
-/** Writes a Response: a plain body at once; a stream chunk by chunk, never writing while the socket is full. */
-async function writeResponse(response: Response, res: ServerResponse): Promise<void> {
-  const headers: Record<string, string> = {};
-  response.headers.forEach((value, name) => {
-    headers[name] = value;
-  });
-  const body = response.body;
-  if (body === null) {
-    res.writeHead(response.status, headers).end();
-    return;
-  }
-  if (!(headers['content-type'] ?? '').startsWith('text/event-stream')) {
-    const bytes = Buffer.from(await response.arrayBuffer());
-    res.writeHead(response.status, headers).end(bytes);
-    return;
-  }
-  res.writeHead(response.status, headers);
-  res.flushHeaders();
-  const reader = body.getReader();
-  const stop = () => void reader.cancel().catch((err: unknown) => void err);
-  res.once('close', stop);
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    if (!res.write(value) && !res.destroyed) await drained(res);
-    if (res.destroyed) return;
-  }
-  res.off('close', stop);
-  res.end();
-}
-
-/** Resolves on 'drain', or when the response closes (a closed response will never drain). */
-function drained(res: ServerResponse): Promise<void> {
-  return new Promise((resolve) => {
-    const done = () => {
-      res.off('drain', done);
-      res.off('close', done);
-      resolve();
-    };
-    res.on('drain', done);
-    res.on('close', done);
+function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+  return new Promise((resolve, reject) => {
+    const chunks: Buffer[] = [];
+    let size = 0;
+    let over = false;
+    req.on('data', (c: Buffer) => {
+      if (over) return;
+      size += c.length;
+      if (size <= limit) return void chunks.push(c);
+      over = true;
+      chunks.length = 0;
+      resolve(null);
+    });
+    req.on('end', () => {
+      if (!over) resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
+    });
+    req.on('error', reject);
   });
 }
 

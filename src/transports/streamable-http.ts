@@ -1,11 +1,16 @@
-// Streamable HTTP (MCP 2025-06-18) on web-standard `Request`/`Response`: POST, GET and DELETE of `/mcp`.
+// Streamable HTTP (MCP 2025-06-18): POST, GET and DELETE of `/mcp`, served to a web-standard `Request`
+// with a `Response` (`handle`), or to any request that can name its headers and read its body with a
+// reply written as a ServerResponse writes (`serve`: what the node:http adapter uses, so a POST on the
+// hot path builds no Request, AbortSignal, body stream or Response — measured, those cost more than the
+// rest of a small call).
 // It checks Host/Origin, the bearer token, the protocol version header and the body's size, and maps
 // sessions through the server's registry (`SessionHost`): an unknown id, or another principal's, is 404.
 // It reads each POST once with the core's own reader (mcp/frame.ts) — so that what the core could only
 // answer with id null is answered on its POST, and each request id maps to one POST — and hands that
 // reading on with the message; it never interprets a method beyond initialize (opens a session) and
 // tools/call (may stream). Replies are routed by what the core says they answer (http-session.ts).
-// The node:http adapter (http.ts) turns an IncomingMessage into a Request and the Response back.
+// The node:http adapter (http.ts) passes an IncomingMessage as an `IncomingView` and its ServerResponse
+// as the `ReplyTarget`.
 
 import type { TokenTable } from '../auth/tokens.ts';
 import type { Logger } from '../log/logger.ts';
@@ -19,7 +24,7 @@ import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
 import { SseStream } from './sse-stream.ts';
-import { WebReply } from './web-reply.ts';
+import { type ReplyTarget, WebReply } from './web-reply.ts';
 
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
 const ASSUMED_VERSION = '2025-03-26';
@@ -36,6 +41,20 @@ export interface StreamableHttpOptions {
 /** What the server knows of the connection a request came on. */
 export interface RequestContext {
   readonly remoteAddress?: string;
+}
+
+/** What Streamable HTTP reads of a request: its method, its headers, its body. */
+export interface IncomingView {
+  readonly method: string;
+  /** A header by its lower-case name (the first, if repeated). */
+  header(name: string): string | undefined;
+  /** The body as text, or null once it passes `limit` bytes: reading stops there. */
+  body(limit: number): Promise<string | null>;
+}
+
+/** A reply decided at once: written to the target in one go. */
+class Plain {
+  constructor(readonly status: number, readonly body: string | null, readonly headers: Readonly<Record<string, string>> = {}) {}
 }
 
 export class StreamableHttp {
@@ -59,31 +78,52 @@ export class StreamableHttp {
     this.#accepting = false;
   }
 
-  /** One request to `/mcp`. Never rejects: a failure is a 500. */
-  async handle(request: Request, _context: RequestContext = {}): Promise<Response> {
-    const principal = this.#admit(request);
-    if (principal instanceof Response) return principal;
+  /** One web-standard request to `/mcp`; the client going away is the request's signal aborting. */
+  handle(request: Request, _context: RequestContext = {}): Promise<Response> {
+    const reply = new WebReply();
+    onAbort(request.signal, () => reply.abort());
+    void this.serve(webView(request), reply);
+    return reply.response;
+  }
+
+  /** One request to `/mcp`, answered on `target` (a plain reply at once, or a POST's exchange later). Never rejects. */
+  async serve(request: IncomingView, target: ReplyTarget): Promise<void> {
+    let plain: Plain | null;
     try {
-      switch (request.method) {
-        case 'POST': return await this.#post(request, principal);
-        case 'GET': return this.#get(request, principal);
-        case 'DELETE': {
-          const s = this.#lookup(request, principal);
-          if (s instanceof Response) return s;
-          await this.#host.close(s.id);
-          return new Response(null, { status: 200 });
-        }
-        default:
-          return new Response(null, { status: 405, headers: { Allow: 'GET, POST, DELETE' } });
-      }
+      plain = await this.#route(request, target);
     } catch (err) {
       this.#options.logger.log('error', 'HTTP request failed', { method: request.method, error: (err as Error).stack ?? String(err) });
-      return refuse(500, 'Internal Server Error');
+      if (target.headersSent) {
+        target.end();
+        return;
+      }
+      plain = refuse(500, 'Internal Server Error');
+    }
+    if (plain !== null) {
+      target.writeHead(plain.status, plain.headers);
+      target.end(plain.body ?? undefined);
+    }
+  }
+
+  async #route(request: IncomingView, target: ReplyTarget): Promise<Plain | null> {
+    const principal = this.#admit(request);
+    if (principal instanceof Plain) return principal;
+    switch (request.method) {
+      case 'POST': return this.#post(request, target, principal);
+      case 'GET': return this.#get(request, target, principal);
+      case 'DELETE': {
+        const s = this.#lookup(request, principal);
+        if (s instanceof Plain) return s;
+        await this.#host.close(s.id);
+        return new Plain(200, null);
+      }
+      default:
+        return new Plain(405, null, { Allow: 'GET, POST, DELETE' });
     }
   }
 
   /** Host/Origin and bearer token: the principal, or the refusal. */
-  #admit(request: Request): Principal | Response {
+  #admit(request: IncomingView): Principal | Plain {
     const bad = checkHostAndOrigin(this.#options.origin, header(request, 'host'), header(request, 'origin'));
     if (bad) return refuse(403, `Forbidden: ${bad}`);
     const principal = this.#options.tokens.resolve(header(request, 'authorization'));
@@ -95,7 +135,7 @@ export class StreamableHttp {
     return principal;
   }
 
-  #lookup(request: Request, principal: Principal): HttpSession | Response {
+  #lookup(request: IncomingView, principal: Principal): HttpSession | Plain {
     const id = header(request, 'mcp-session-id');
     if (!id) return refuse(400, 'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)');
     // Another principal's session is indistinguishable from one that does not exist.
@@ -108,7 +148,7 @@ export class StreamableHttp {
     return s;
   }
 
-  async #post(request: Request, principal: Principal): Promise<Response> {
+  async #post(request: IncomingView, target: ReplyTarget, principal: Principal): Promise<Plain | null> {
     const accept = header(request, 'accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return refuse(406, 'Not Acceptable: Accept must list application/json and text/event-stream');
@@ -117,7 +157,7 @@ export class StreamableHttp {
       return refuse(415, 'Unsupported Media Type: Content-Type must be application/json');
     }
     const { maxMessageBytes } = this.#options;
-    const body = await readBody(request, maxMessageBytes);
+    const body = await request.body(maxMessageBytes);
     if (body === null) return refuse(413, `Payload Too Large: the limit is ${maxMessageBytes} bytes (--max-message-bytes)`);
     let parsed: unknown;
     try {
@@ -136,11 +176,11 @@ export class StreamableHttp {
     let s: HttpSession;
     if (opening) {
       const opened = await this.#open(principal, messages);
-      if (opened instanceof Response) return opened;
+      if (opened instanceof Plain) return opened;
       s = opened;
     } else {
       const found = this.#lookup(request, principal);
-      if (found instanceof Response) return found;
+      if (found instanceof Plain) return found;
       s = found;
       if (batch && !versionFeatures(s.version).batches) {
         return refuseBody(`Invalid request: JSON-RPC batch arrays are not accepted in ${s.version}; send one message per POST`);
@@ -179,12 +219,11 @@ export class StreamableHttp {
     };
     if (requests.size === 0) {
       toCore();
-      if (refusedHere.length === 0) return new Response(null, { status: 202 });
-      return new Response(batch ? `[${refusedHere.join(',')}]` : refusedHere[0], { status: 200, headers: { 'Content-Type': 'application/json', ...session.replyHeaders } });
+      if (refusedHere.length === 0) return new Plain(202, null);
+      return new Plain(200, batch ? `[${refusedHere.join(',')}]` : (refusedHere[0] as string), { 'Content-Type': 'application/json', ...session.replyHeaders });
     }
     // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
-    const reply = new WebReply();
-    const exchange = new Exchange(reply, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.events, refusedHere);
+    const exchange = new Exchange(target, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.events, refusedHere);
     session.addExchange(exchange);
     const abandoned = () => {
       if (exchange.finished) return;
@@ -195,17 +234,15 @@ export class StreamableHttp {
         session.session.deliver({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
       }
     };
-    reply.on('close', abandoned);
+    target.on('close', abandoned);
     // A refused initialize leaves no session behind.
     if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void this.#host.close(session.id); });
     toCore();
-    // After the requests: a client already gone cancels them, not a request the core has not seen yet.
-    onAbort(request.signal, () => reply.abort());
-    return reply.response;
+    return null;
   }
 
   /** A new session for `principal` (its quota slot taken first), or the refusal. */
-  async #open(principal: Principal, messages: readonly Classified[]): Promise<HttpSession | Response> {
+  async #open(principal: Principal, messages: readonly Classified[]): Promise<HttpSession | Plain> {
     if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
     const slot = this.#host.reserve(principal);
     if (isRefusal(slot)) return refuse(slot.status, slot.message);
@@ -235,20 +272,18 @@ export class StreamableHttp {
     return state;
   }
 
-  #get(request: Request, principal: Principal): Response | Promise<Response> {
+  #get(request: IncomingView, target: ReplyTarget, principal: Principal): Plain | null {
     if (!(header(request, 'accept') ?? '').includes('text/event-stream')) {
       return refuse(406, 'Not Acceptable: GET /mcp opens an event stream; Accept must list text/event-stream');
     }
     const s = this.#lookup(request, principal);
-    if (s instanceof Response) return s;
-    const reply = new WebReply();
-    const stream = new SseStream(reply, { 'Mcp-Session-Id': s.id });
+    if (s instanceof Plain) return s;
+    const stream = new SseStream(target, { 'Mcp-Session-Id': s.id });
     const last = header(request, 'last-event-id');
     if (last) for (const e of s.events.after(last) ?? []) stream.send(e.id, e.data);
     s.addStandalone(stream);
-    reply.on('close', () => s.removeStandalone(stream));
-    onAbort(request.signal, () => reply.abort());
-    return reply.response;
+    target.on('close', () => s.removeStandalone(stream));
+    return null;
   }
 }
 
@@ -269,17 +304,17 @@ function onAbort(signal: AbortSignal, f: () => void): void {
 }
 
 /** A refusal of the whole request: `status`, with a JSON-RPC error (id null) saying why. */
-function refuse(status: number, message: string, headers: Record<string, string> = {}): Response {
-  return new Response(errorLine(null, ErrorCode.InvalidRequest, message), { status, headers: { 'Content-Type': 'application/json', ...headers } });
+function refuse(status: number, message: string, headers: Record<string, string> = {}): Plain {
+  return new Plain(status, errorLine(null, ErrorCode.InvalidRequest, message), { 'Content-Type': 'application/json', ...headers });
 }
 
 /** A body the transport will not pass on: 400, with a JSON-RPC error saying why. */
-function refuseBody(message: string): Response {
+function refuseBody(message: string): Plain {
   return json(400, errorLine(null, ErrorCode.InvalidRequest, message));
 }
 
-function json(status: number, body: string): Response {
-  return new Response(body, { status, headers: { 'Content-Type': 'application/json' } });
+function json(status: number, body: string): Plain {
+  return new Plain(status, body, { 'Content-Type': 'application/json' });
 }
 
 /**
@@ -308,8 +343,17 @@ function messagesOf(parsed: unknown): { messages: readonly Classified[]; raw: re
   return { refusal: batch ? `[${errors.join(',')}]` : (errors[0] as string) };
 }
 
-function header(request: Request, name: string): string | undefined {
-  return request.headers.get(name) ?? undefined;
+function header(request: IncomingView, name: string): string | undefined {
+  return request.header(name);
+}
+
+/** A web-standard Request as Streamable HTTP reads it. */
+function webView(request: Request): IncomingView {
+  return {
+    method: request.method,
+    header: (name) => request.headers.get(name) ?? undefined,
+    body: (limit) => readBody(request, limit),
+  };
 }
 
 /**

@@ -1,4 +1,4 @@
-// A POST's or GET's reply, written the way the Streamable HTTP code decides it (status and headers, then
+// A reply to a web-standard Request, written the way the Streamable HTTP code decides it (status and headers, then
 // one body or a stream of SSE events) and read as a web-standard `Response`: `response` resolves with a
 // plain body when the reply ends before anything was streamed, else with a `ReadableStream` body at the
 // first streamed write. The node:http adapter (or any other server) writes that Response to the wire.
@@ -12,6 +12,8 @@ export interface ReplyTarget {
   end(chunk?: string): unknown;
   /** The client went away: nothing written reaches it. */
   readonly destroyed: boolean;
+  /** The status and headers have been sent (a stream began). */
+  readonly headersSent: boolean;
   /** 'close': the reply ended or the client went away. */
   on(event: 'close', listener: () => void): unknown;
 }
@@ -34,6 +36,10 @@ export class WebReply implements ReplyTarget {
 
   get destroyed(): boolean {
     return this.#destroyed;
+  }
+
+  get headersSent(): boolean {
+    return this.#stream !== null || this.#ended;
   }
 
   writeHead(status: number, headers: Readonly<Record<string, string>>): this {

@@ -55,7 +55,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
  * and that every POST still connected finishes once all work is answered.
  */
 function check(ops: Op[], refuseReusedIds: boolean): void {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const posts: { serials: Set<number>; res: FakeResponse; ex: Exchange }[] = [];
   const work: { id: number; serial: number }[] = [];
   let serial = 0;
@@ -106,7 +106,7 @@ test('without that refusal, answers cross or a POST waits forever (the bug of is
 });
 
 test('an id stays taken from its POST until its answer comes, even after the POST closed; then it is free', () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const res = new FakeResponse();
   const ex = new Exchange(res as unknown as ReplyTarget, new Set([idKey(7), idKey('7')]), 'json', true, s.replyHeaders, s.events);
   s.addExchange(ex);
@@ -124,7 +124,7 @@ test('an id stays taken from its POST until its answer comes, even after the POS
 });
 
 test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are kept per session, the oldest forgotten first`, () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   for (let i = 0; i <= ABANDONED_IDS_KEPT; i++) {
     const ex = new Exchange(new FakeResponse() as unknown as ReplyTarget, new Set([idKey(i)]), 'json', false, s.replyHeaders, s.events);
     s.addExchange(ex);
@@ -136,7 +136,7 @@ test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are
 });
 
 test('progress goes to the stream of the POST whose request it belongs to, not to a newer one; a message of no request to the newest', () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const [first, second] = [new FakeResponse(), new FakeResponse()];
   const one = new Exchange(first as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
   const two = new Exchange(second as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
@@ -156,7 +156,7 @@ test('progress goes to the stream of the POST whose request it belongs to, not t
 });
 
 test('a message of a request whose POST is gone goes to the GET stream (kept for replay), never to another POST', () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const [gone, other] = [new FakeResponse(), new FakeResponse()];
   const closed = new Exchange(gone as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
   const open = new Exchange(other as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
