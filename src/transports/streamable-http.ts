@@ -267,7 +267,7 @@ export class StreamableHttp {
       throw err;
     }
     const init = messages.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }>;
-    state = new HttpSession(hosted.id, principal, hosted, negotiateVersion(init.params.protocolVersion));
+    state = new HttpSession(hosted.id, hosted, negotiateVersion(init.params.protocolVersion));
     http.set(hosted.id, state);
     return state;
   }
