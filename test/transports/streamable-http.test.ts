@@ -21,7 +21,9 @@ test('a body past the limit is answered 413 without being read to its end (it ha
   let pulled = 0;
   // An endless body: a server that read it to its end before refusing would never answer.
   const endless = new ReadableStream<Uint8Array>({
-    pull(controller) {
+    // Each chunk a turn of the event loop later, as from a socket (so the hang guard can fire).
+    async pull(controller) {
+      await new Promise((resolve) => setImmediate(resolve));
       pulled++;
       controller.enqueue(new TextEncoder().encode('{"padding":"xxxxxxxxxxxxxxxxxxxx"}'));
     },
