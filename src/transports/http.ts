@@ -99,16 +99,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     websocket.upgrade(req, socket, head);
   });
 
+  await new Promise<void>((resolve, reject) => {
+    server.once('error', reject);
+    server.listen(options.port, options.host, () => resolve());
+  });
   const reaper = new SessionReaper({
     host,
     clock: host.clock,
     transport: 'http',
     ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
-  });
-
-  await new Promise<void>((resolve, reject) => {
-    server.once('error', reject);
-    server.listen(options.port, options.host, () => resolve());
   });
   const port = (server.address() as AddressInfo).port;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
