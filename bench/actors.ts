@@ -70,7 +70,7 @@ function startApplication(workspace: string, onGiveUp: (message: string) => void
   });
 }
 
-/** A session's configuration as Application.openSession makes it (defaults filled in by initialState). */
+/** A session's configuration as Application.open makes it (defaults filled in by initialState). */
 const sessionConfig = (workspace: string): ConnectionConfig =>
   initialState({ server: { name: 'super-pi', version: 'bench' }, harness: 'super-pi-code', workspace, principal: { kind: 'local' }, pageSize: 50 }).config;
 
@@ -89,7 +89,8 @@ async function crossingOverhead(workspace: string): Promise<void> {
   const connection = new Connection(initialState(sessionConfig(workspace)), { workspace, logger, toolTimeoutMs: TOOL_TIMEOUT_MS, executeTool: app.tools.execute }, inThread.receive);
   inThread.attach((text) => connection.receiveFrame({ kind: 'line', text }));
   const actor = new RpcClient();
-  const session = await app.openSession({ principal: { kind: 'local' }, send: (out) => actor.receive(out.line) });
+  const sessionEntry = await app.open({ principal: { kind: 'local' }, transport: 'stdio', send: (out) => actor.receive(out.line) });
+  const session = sessionEntry.session;
   actor.attach((text) => session.receiveFrame({ kind: 'line', text }));
   for (const client of [inThread, actor]) expectResult(await client.request('initialize', INITIALIZE));
 
@@ -121,7 +122,7 @@ async function crossingOverhead(workspace: string): Promise<void> {
     rows.push([name, `${IN_FLIGHT} in flight (calls/s)`, fmt(tpA, 0), fmt(tpB, 0), ratio(tpB, tpA), `${signed((wallB - wallA) / THROUGHPUT_CALLS)} µs`]);
   }
   await connection.close();
-  await app.closeSession(session);
+  await app.close(sessionEntry.id);
   await app.stop();
 
   emit(`## 1. Per-call overhead of the thread crossing\n`);
@@ -237,7 +238,8 @@ async function recovery(workspace: string): Promise<RecoveryFigures> {
   let gaveUp: string | null = null;
   const app = await startApplication(workspace, (message) => { gaveUp = message; });
   const client = new RpcClient();
-  const session = await app.openSession({ principal: { kind: 'local' }, send: (out) => client.receive(out.line) });
+  const sessionEntry = await app.open({ principal: { kind: 'local' }, transport: 'stdio', send: (out) => client.receive(out.line) });
+  const session = sessionEntry.session;
   client.attach((text) => session.receiveFrame({ kind: 'line', text }));
   expectResult(await client.request('initialize', INITIALIZE));
 
@@ -288,7 +290,7 @@ async function recovery(workspace: string): Promise<RecoveryFigures> {
     replacementBooted.push((readyAt - startedAt) / 1000);
   }
   const restarts = app.health().restarts;
-  await app.closeSession(session);
+  await app.close(sessionEntry.id);
   await app.stop();
   if (gaveUp) throw new Error(`the application gave up: ${gaveUp}`);
 

@@ -64,7 +64,8 @@ export async function underKillWorker(calls: number): Promise<{ ok: number; tota
       chaos: { killWorkerEveryMs: STORM_KILL_EVERY_MS }, logger: createLogger('error'), serverVersion: 'bench', onGiveUp: (message) => { gaveUp = message; },
     });
     const client = new RpcClient();
-    const session = await app.openSession({ principal: { kind: 'local' }, send: (out) => client.receive(out.line), onGiveUp: (message) => { gaveUp = message; } });
+    const sessionEntry = await app.open({ principal: { kind: 'local' }, transport: 'stdio', send: (out) => client.receive(out.line), onGiveUp: (message) => { gaveUp = message; } });
+    const session = sessionEntry.session;
     client.attach((text) => session.receiveFrame({ kind: 'line', text }));
     for (let attempt = 0; ; attempt++) {
       if ((await client.request('initialize', INITIALIZE, 30_000)).result !== undefined) break;
@@ -108,7 +109,8 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     });
     const started = app;
     const client = new RpcClient();
-    const session = await started.openSession({ principal: { kind: 'local' }, send: (out) => client.receive(out.line) });
+    const sessionEntry = await started.open({ principal: { kind: 'local' }, transport: 'stdio', send: (out) => client.receive(out.line) });
+    const session = sessionEntry.session;
     client.attach((text) => session.receiveFrame({ kind: 'line', text }));
     const init = await client.request('initialize', INITIALIZE);
     if (init.result === undefined) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
@@ -135,19 +137,20 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     };
     // The neighbour: a second session on the other thread, which makes a call there, as any server with
     // sessions on every thread has; it is replaced when a kill has moved it next to the measured session.
-    let neighbour: { session: Session; client: RpcClient } | null = null;
+    let neighbour: { session: Session; id: string; client: RpcClient } | null = null;
     const closeNeighbour = async () => {
-      if (neighbour) await started.closeSession(neighbour.session);
+      if (neighbour) await started.close(neighbour.id);
       neighbour = null;
     };
     const placeNeighbour = async () => {
       if (neighbour && hostOf(neighbour.session) !== hostOf(session)) return;
       await closeNeighbour();
       const c = new RpcClient();
-      const s = await started.openSession({ principal: { kind: 'local' }, send: (out) => c.receive(out.line) });
+      const sEntry = await started.open({ principal: { kind: 'local' }, transport: 'stdio', send: (out) => c.receive(out.line) });
+      const s = sEntry.session;
       c.attach((text) => s.receiveFrame({ kind: 'line', text }));
       if ((await c.request('initialize', INITIALIZE)).result === undefined) throw new Error('the neighbour did not initialize');
-      neighbour = { session: s, client: c };
+      neighbour = { session: s, id: sEntry.id, client: c };
       if (hostOf(s) === hostOf(session)) throw new Error('the neighbour session was placed on the measured session\'s thread');
     };
 
@@ -215,7 +218,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     }
     const restarts = started.health().restarts;
     const entryMode = started.scheduler.entryMode;
-    await started.closeSession(session);
+    await started.close(sessionEntry.id);
     if (gaveUp) throw new Error(`the application gave up: ${gaveUp}`);
 
     const max = Math.max(...warm);

@@ -103,6 +103,12 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     // stdio serves no /metrics: nothing would read them.
     metrics: options.metrics && options.transport !== 'stdio',
     store: options.store,
+    sessionLimits: {
+      maxSessions: options.maxSessions,
+      maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
+      maxAnonymousSessions: options.maxAnonymousSessions,
+      tokensConfigured: tokens.size > 0,
+    },
     ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
     taskLeaseMs: options.taskLeaseMs,
     onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
@@ -133,43 +139,29 @@ export type StdioSessionIo = Pick<StdioServeOptions, 'input' | 'output' | 'stop'
 export async function serveStdioSession(opened: OpenedServer, io: StdioSessionIo = {}): Promise<StdioEnd> {
   const { app, options, logger, workspace } = opened;
   logger.log('info', 'serving MCP over stdio', { workspace, harness: options.harness, pid: process.pid, threads: options.threads });
-  const hurried = new Promise<void>((resolve) => {
-    if (io.hurry?.aborted) resolve();
-    io.hurry?.addEventListener('abort', () => resolve(), { once: true });
-  });
   const transport = {
     input: io.input ?? process.stdin,
     output: io.output ?? process.stdout,
     maxMessageBytes: options.maxMessageBytes,
     ...(io.stop ? { stop: io.stop } : {}),
+    ...(io.hurry ? { hurry: io.hurry } : {}),
     stopDrainMs: DRAIN_GRACE_MS,
   };
   let reason = '';
-  let giveUp: (message: string) => void = () => undefined;
-  const gaveUp = new Promise<string>((resolve) => (giveUp = resolve));
-  const ended = await serveStdio(transport, async (send) => {
-    let first = io.onFirstReply;
-    const session = await app.openSession({
-      send: first === undefined ? send : (message) => {
-        send(message);
+  let first = io.onFirstReply;
+  const ended = await serveStdio(transport, {
+    open: (session) => app.open({
+      ...session,
+      // The command writes its code cache after the first reply has left, off the path of the first exchange.
+      send: first === undefined ? session.send : (message) => {
+        session.send(message);
         const called = first;
         first = undefined;
         called?.();
       },
-      principal: { kind: 'local' },
-      // stdio has exactly one session: if it is given up, what it was sent is answered, then serving ends.
-      onGiveUp: (message) => {
-        reason = message;
-        giveUp(message);
-      },
-    });
-    return {
-      gaveUp,
-      receiveFrame: (frame) => session.receiveFrame(frame),
-      drain: (ms) => Promise.race([session.drain(ms), hurried]),
-      answerInFlight: (why) => session.answerInFlight(why),
-      close: () => app.closeSession(session),
-    };
+      onGiveUp: (message) => { reason = message; session.onGiveUp?.(message); },
+    }),
+    close: (id) => app.close(id),
   });
   logger.log('info', ended === 'gave-up' ? 'the session was given up; stopping' : io.stop?.aborted ? 'drained; exiting' : 'input closed; exiting');
   // A short session (a host probing the server) still logs what isolation was in force.
@@ -185,15 +177,14 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   const server = await startHttpServer({
     host: options.host,
     port: options.port,
-    app,
+    sessions: app,
+    health: () => app.health(),
+    observer: app.observer,
     logger,
     tokens,
     requireAuth: options.requireAuth,
     origin: { allowedHosts: options.allowedHosts },
     maxMessageBytes: options.maxMessageBytes,
-    maxSessions: options.maxSessions,
-    maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
-    maxAnonymousSessions: options.maxAnonymousSessions,
     sessionIdleMs: options.sessionIdleMs,
     observers: options.observers,
   });

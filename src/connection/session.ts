@@ -283,11 +283,17 @@ export class Session {
     return new Promise((resolve) => {
       const clock = this.#deps.effects.clock ?? systemClock;
       const timer = clock.setTimeout(resolve, ms);
-      this.#idleWaiters.push(() => {
+      void this.idle().then(() => {
         clock.clearTimeout(timer);
         resolve();
       });
     });
+  }
+
+  /** Resolves once no request is in flight (all answered): no timer, the caller bounds the wait on its own clock. */
+  idle(): Promise<void> {
+    if (this.#inFlight.size === 0) return Promise.resolve();
+    return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
   /**

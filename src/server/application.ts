@@ -17,7 +17,6 @@ import type { HarnessId } from '../harness/ids.ts';
 import type { TreeIntensities } from '../supervisor/intensities.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
-import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from '../log/logger.ts';
@@ -35,10 +34,14 @@ import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
 import { type NodeHealth, nodeHealth } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
-import type { Transport } from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { DEFAULT_TREE_INTENSITIES, SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS } from '../limits.ts';
+import type { HostedSession, OpenOptions, SessionHost, SessionSlot } from '../transports/session-host.ts';
+import { isRefusal } from '../transports/session-host.ts';
+import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, type QuotaLimits, type Refusal } from '../transports/session-quota.ts';
+import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
+
 
 export interface ApplicationOptions {
   readonly workspace: string;
@@ -74,19 +77,29 @@ export interface ApplicationOptions {
   readonly clock?: Clock;
   /** The term of a running task's lease (`--task-lease`); default TASK_LEASE_MS. */
   readonly taskLeaseMs?: number;
+  /** The session quota (`--max-sessions` and its kin); default the flags' defaults, no tokens configured. */
+  readonly sessionLimits?: QuotaLimits;
 }
 
-export interface SessionOptions {
-  /** Every message for the client, with the request it answers or belongs to. */
-  readonly send: (out: Outgoing) => void;
-  readonly principal: Principal;
-  /** How the session's client is connected, for the observer and metrics (default `stdio`). */
-  readonly transport?: Transport;
-  /** The session's own supervisor gave up on it (its actor kept crashing). */
-  readonly onGiveUp?: (message: string) => void;
+/** The quota when none is given: the flags' defaults. */
+export const DEFAULT_SESSION_LIMITS: QuotaLimits = {
+  maxSessions: DEFAULT_MAX_SESSIONS,
+  maxSessionsPerPrincipal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
+  maxAnonymousSessions: DEFAULT_MAX_ANONYMOUS_SESSIONS,
+  tokensConfigured: false,
+};
+
+/** Why `open` without a slot was refused: the quota's status and message. */
+export class SessionRefusedError extends Error {
+  readonly status: number;
+
+  constructor(refusal: Refusal) {
+    super(refusal.message);
+    this.status = refusal.status;
+  }
 }
 
-export class Application {
+export class Application implements SessionHost {
   readonly scheduler: Scheduler;
   readonly tools: ToolPool;
   /** The tree, sessions, tasks and metrics as /observer and /metrics show them. */
@@ -101,7 +114,8 @@ export class Application {
   #sessions: DynamicSupervisor | null = null;
   #tasks: DynamicSupervisor | null = null;
   #nextTask = 1;
-  readonly #open = new Map<string, Session>();
+  /** The one registry of open sessions, every transport's. */
+  readonly registry: SessionRegistry;
   #nextSession = 1;
   #restarts = 0;
   #chaosTimer: unknown;
@@ -116,6 +130,7 @@ export class Application {
     this.#options = options;
     this.#clock = options.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
+    this.registry = new SessionRegistry(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, this.#clock);
     this.scheduler = new Scheduler({
       clock: this.#clock,
       threads: options.threads,
@@ -163,14 +178,14 @@ export class Application {
   }
 
   get sessionCount(): number {
-    return this.#open.size;
+    return this.registry.size;
   }
 
   health() {
     return {
       status: this.#root ? 'ok' : 'stopped',
       uptimeMs: this.#clock.now() - this.#startedAt,
-      sessions: this.#open.size,
+      sessions: this.registry.size,
       workers: this.scheduler.threads().map((t) => ({ index: t.index, ready: t.isReady, actors: t.actors.size, heapUsed: t.heapUsed })),
       toolThreads: this.tools.threads,
       restarts: this.#restarts,
@@ -187,10 +202,23 @@ export class Application {
     return nodeHealth({ node, backend, store: this.#store });
   }
 
-  /** Opens a session: a per-session supervisor under `sessions`, whose child is the connection actor. */
-  async openSession(options: SessionOptions): Promise<Session> {
+  get clock(): Clock {
+    return this.registry.clock;
+  }
+
+  reserve(principal: Principal): SessionSlot | Refusal {
+    return this.registry.reserve(principal);
+  }
+
+  /**
+   * Opens a session: a per-session supervisor under `sessions`, whose child is the connection actor, and
+   * its entry in the registry.
+   */
+  async open(options: OpenOptions): Promise<RegisteredSession> {
     const sessions = this.#sessions;
     if (!sessions) throw new Error('the application is not running');
+    const reserved = options.slot ?? this.registry.reserve(options.principal);
+    if (isRefusal(reserved)) throw new SessionRefusedError(reserved);
     const id = `session-${this.#nextSession++}`;
     // Made once per session: an anonymous caller's key has a random part, and every use must agree.
     const ownerKey = principalKey(options.principal, id);
@@ -219,27 +247,56 @@ export class Application {
       send,
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
-    this.observer.sessionOpened(id, { transport: options.transport ?? 'stdio', principal: options.principal, harness: this.#options.harness, session });
-    this.#open.set(id, session);
+    this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });
+    const entry = this.registry.add({
+      principal: options.principal,
+      transport: options.transport,
+      session,
+      slot: reserved,
+      ...(options.busy ? { busy: options.busy } : {}),
+      teardown: async () => {
+        this.#transcripts.forget(id);
+        this.observer.sessionClosed(id);
+        try {
+          await Promise.all([session.close(), this.#sessions?.terminateChild(id).catch((err: unknown) => {
+            this.#options.logger.log('debug', 'session supervisor already gone', { session: id, error: (err as Error).message });
+          })]);
+        } finally {
+          options.onEnded?.();
+        }
+      },
+    });
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
-    const handle = await sessions.startChild(id, () => Supervisor.start(
-      { strategy: 'one_for_one', ...this.#intensity('session'), name: id },
-      [connection],
-      this.#supervisorOptions(),
-    ));
-    void handle.exited.then((reason) => this.#sessionEnded(session, reason, options.onGiveUp));
-    return session;
+    let handle: ChildHandle;
+    try {
+      handle = await sessions.startChild(id, () => Supervisor.start(
+        { strategy: 'one_for_one', ...this.#intensity('session'), name: id },
+        [connection],
+        this.#supervisorOptions(),
+      ));
+    } catch (err) {
+      await this.registry.remove(entry.id);
+      throw err;
+    }
+    void handle.exited.then((reason) => this.#sessionEnded(entry, reason, options.onGiveUp));
+    return entry;
   }
 
-  /** Closes a session: its work in flight is aborted, its supervisor and actor stop. */
-  async closeSession(session: Session): Promise<void> {
-    if (!this.#open.has(session.id)) return;
-    this.#open.delete(session.id);
-    this.#transcripts.forget(session.id);
-    this.observer.sessionClosed(session.id);
-    await Promise.all([session.close(), this.#sessions?.terminateChild(session.id).catch((err: unknown) => {
-      this.#options.logger.log('debug', 'session supervisor already gone', { session: session.id, error: (err as Error).message });
-    })]);
+  find(id: string, principal: Principal): HostedSession | undefined {
+    return this.registry.find(id, principal);
+  }
+
+  sessions(): Iterable<HostedSession> {
+    return this.registry.values();
+  }
+
+  /** Ends a session: it leaves the registry, its work in flight is aborted, its supervisor and actor stop. Idempotent. */
+  close(id: string): Promise<void> {
+    return this.registry.remove(id);
+  }
+
+  drain(ms: number): Promise<void> {
+    return this.registry.drain(ms);
   }
 
   /**
@@ -317,7 +374,7 @@ export class Application {
     await this.#takeover?.stop();
     this.#clock.clearInterval(this.#chaosTimer);
     this.#clock.clearInterval(this.#taskChaosTimer);
-    await Promise.all([...this.#open.values()].map((s) => this.closeSession(s)));
+    await Promise.all([...this.registry.values()].map((s) => this.registry.remove(s.id)));
     const root = this.#root;
     this.#root = null;
     if (root) {
@@ -394,7 +451,7 @@ export class Application {
 
   /** Fault injection: terminates the scheduler worker that hosts a running task actor (if any runs). */
   #killATaskWorker(): void {
-    const actors = [...this.#open.values()].flatMap((s) => s.tasks?.running ?? []).map((r) => r.actorId).filter((id): id is string => id !== null);
+    const actors = [...this.registry.values()].flatMap((s) => s.session.tasks?.running ?? []).map((r) => r.actorId).filter((id): id is string => id !== null);
     const victim = this.scheduler.threads().find((t) => t.alive && actors.some((id) => t.actors.has(id)));
     if (!victim) return;
     this.#options.logger.log('warning', 'chaos: killing the scheduler worker of a task', { worker: victim.index, actors: victim.actors.size });
@@ -418,17 +475,16 @@ export class Application {
     return { exited, stop: () => end({ kind: 'shutdown' }), kill: () => end({ kind: 'killed' }) };
   }
 
-  #sessionEnded(session: Session, reason: ExitReason, onGiveUp?: (message: string) => void): void {
-    const wasOpen = this.#open.delete(session.id);
-    this.#transcripts.forget(session.id);
-    this.observer.sessionClosed(session.id);
-    if (!isAbnormal(reason)) return;
-    const message = `session ${session.id} was given up: ${describeExit(reason)}`;
-    this.#options.logger.log('error', message);
-    // Before anything else: every request in flight, and every later one, is answered with why.
-    session.giveUp(message);
-    void session.close();
-    if (wasOpen) onGiveUp?.(message);
+  #sessionEnded(entry: RegisteredSession, reason: ExitReason, onGiveUp?: (message: string) => void): void {
+    const wasOpen = this.registry.get(entry.id) === entry;
+    if (isAbnormal(reason)) {
+      const message = `session ${entry.session.id} was given up: ${describeExit(reason)}`;
+      this.#options.logger.log('error', message);
+      // Before anything else: every request in flight, and every later one, is answered with why.
+      entry.session.giveUp(message);
+      if (wasOpen) onGiveUp?.(message);
+    }
+    void this.registry.remove(entry.id);
   }
 
   #observe(event: SupervisorEvent): void {

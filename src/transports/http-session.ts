@@ -4,12 +4,11 @@
 // else the standalone GET stream (whose events are kept for replay after a reconnect). The text of a
 // message is never read here.
 
-import type { ServerResponse } from 'node:http';
+import type { ReplyTarget } from './web-reply.ts';
 import { idKey } from '../mcp/jsonrpc.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
-import type { Principal } from '../mcp/state.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
-import type { Session } from '../connection/session.ts';
+import type { HostedSession } from './session-host.ts';
 import { EventLog, SseStream } from './sse-stream.ts';
 
 /**
@@ -27,7 +26,7 @@ export const ABANDONED_IDS_KEPT = 1000;
 /** A POST waiting for the replies to its requests. */
 export class Exchange {
   readonly requests: Set<string>;
-  readonly #res: ServerResponse;
+  readonly #res: ReplyTarget;
   /** May this POST's reply become an SSE stream (it carries a tools/call)? */
   readonly #mayStream: boolean;
   #sse: SseStream | null = null;
@@ -42,7 +41,7 @@ export class Exchange {
   #finished = false;
 
   /** `refused`: answers already decided by the transport (a reused id), sent with the core's answers. */
-  constructor(res: ServerResponse, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, events: EventLog, refused: readonly string[] = []) {
+  constructor(res: ReplyTarget, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, events: EventLog, refused: readonly string[] = []) {
     this.#res = res;
     this.#replies.push(...refused);
     this.requests = requests;
@@ -118,19 +117,19 @@ export class Exchange {
 }
 
 /**
- * One HTTP session on the main thread. An idle session is most of what a server holds, so what only
+ * The HTTP side of one session (its POSTs waiting, its GET streams); the session itself is the
+ * registry's. An idle session is most of what a server holds, so what only
  * requests in flight and open streams need is created with them and let go when they end.
  */
 export class HttpSession {
   readonly id: string;
-  readonly principal: Principal;
-  readonly session: Session;
+  /** The session in the server's registry (its id is this one's). */
+  readonly session: HostedSession;
   /** The version `initialize` negotiated: it decides whether this session's POSTs may be batches. */
   readonly version: ProtocolVersion;
   readonly events = new EventLog();
   /** The headers of every reply on this session's POSTs (one object, not one per request). */
   readonly replyHeaders: Readonly<Record<string, string>>;
-  lastSeen = Date.now();
   /** POSTs waiting for answers, oldest first; null when there are none. */
   #exchanges: Exchange[] | null = null;
   /** Open GET streams, oldest first; null when there are none. */
@@ -148,9 +147,8 @@ export class HttpSession {
    */
   #abandoned: Set<string> | null = null;
 
-  constructor(id: string, principal: Principal, session: Session, version: ProtocolVersion) {
+  constructor(id: string, session: HostedSession, version: ProtocolVersion) {
     this.id = id;
-    this.principal = principal;
     this.session = session;
     this.version = version;
     this.replyHeaders = { 'Mcp-Session-Id': id };
@@ -222,7 +220,7 @@ export class HttpSession {
     }
     // Messages of no request (log records, resource updates): the newest POST that may stream, else the
     // GET stream. (Errors with id null never come this way from a POST's messages: the transport answers
-    // every message the core could not read on its POST itself, before the core sees it — see http.ts.)
+    // every message the core could not read on its POST itself, before the core sees it — see streamable-http.ts.)
     const exchanges = this.#exchanges;
     if (exchanges !== null) for (let i = exchanges.length - 1; i >= 0; i--) if ((exchanges[i] as Exchange).push(out.line)) return;
     this.#toStandalone(out.line);

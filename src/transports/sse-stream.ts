@@ -1,7 +1,7 @@
 // One Server-Sent Events stream: unique event ids per session, keep-alive comments so idle streams
 // survive proxies, and a bounded replay buffer for a client that reconnects with Last-Event-ID.
 
-import type { ServerResponse } from 'node:http';
+import type { ReplyTarget } from './web-reply.ts';
 
 /** Interval of `: keep-alive` comments on an idle stream. */
 export const SSE_KEEPALIVE_MS = 15_000;
@@ -33,11 +33,11 @@ export class EventLog {
 }
 
 export class SseStream {
-  readonly #res: ServerResponse;
+  readonly #res: ReplyTarget;
   readonly #keepAlive: NodeJS.Timeout;
   #open = true;
 
-  constructor(res: ServerResponse, headers: Record<string, string> = {}) {
+  constructor(res: ReplyTarget, headers: Record<string, string> = {}) {
     this.#res = res;
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', ...headers });
     res.flushHeaders();

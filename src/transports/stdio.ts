@@ -5,6 +5,7 @@ import type { Readable, Writable } from 'node:stream';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import { Backpressure } from './backpressure.ts';
 import { LineFramer } from './line-framer.ts';
+import type { SessionHost } from './session-host.ts';
 
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
 export const EOF_DRAIN_MS = 2000;
@@ -23,17 +24,6 @@ export const GIVE_UP_QUIET_TICKS = 4;
 /** Ten seconds: the bound within which issue 11 wants every request of a given-up session answered. */
 export const GIVE_UP_LINGER_MAX_MS = 10_000;
 
-export interface LineSession {
-  receiveFrame(frame: ReturnType<LineFramer['push']>[number]): void;
-  /** Resolves when no request is in flight, or after `ms`. */
-  drain?(ms: number): Promise<void>;
-  /** Answers every request still in flight with an error saying why: nothing is left unanswered. */
-  answerInFlight?(reason: string): void;
-  close(): Promise<void>;
-  /** Resolves if the session's supervisor gives it up: the server then ends (and the host sees it end). */
-  gaveUp?: Promise<string>;
-}
-
 export interface StdioTransportOptions {
   readonly input: Readable;
   readonly output: Writable;
@@ -41,15 +31,17 @@ export interface StdioTransportOptions {
   /** When aborted (SIGTERM): stop reading, let requests in flight finish for `stopDrainMs`, then end. */
   readonly stop?: AbortSignal;
   readonly stopDrainMs?: number;
+  /** Aborted while draining: answer what is left now. */
+  readonly hurry?: AbortSignal;
 }
 
 /**
- * Serves one session over a pair of streams; resolves when the input ends or `stop` is aborted, and the
- * session has drained, answered what is left, closed, and its output is flushed — with `gave-up` when the
- * session was given up (the caller exits non-zero), else `ended`. Input is not read until the session is
- * open (the stream buffers it meanwhile).
+ * Serves one session, the local user's, over a pair of streams; resolves when the input ends or `stop` is
+ * aborted, and the session has drained, answered what is left, closed, and its output is flushed — with
+ * `gave-up` when the session was given up (the caller exits non-zero), else `ended`. Input is not read
+ * until the session is open (the stream buffers it meanwhile).
  */
-export async function serveStdio(options: StdioTransportOptions, openSession: (send: (out: Outgoing) => void) => LineSession | Promise<LineSession>): Promise<'ended' | 'gave-up'> {
+export async function serveStdio(options: StdioTransportOptions, host: Pick<SessionHost, 'open' | 'close'>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
   const out = new Backpressure(options.output, options.input);
   // One channel: every message goes out in order, whatever it answers. The lines sent in one turn (a
@@ -67,24 +59,49 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
     pending.push(message.line);
     if (pending.length === 1) queueMicrotask(writePending);
   };
-  const session = await openSession(send);
+  let giveUp: () => void = () => undefined;
+  const gaveUp = new Promise<void>((resolve) => (giveUp = resolve));
+  let givenUp = false;
+  // The host ended the session (it is shutting down) before or while this serves it: serving ends too.
+  let hostClosed: (() => void) | null = null;
+  let closedEarly = false;
+  // stdio has exactly one session: if it is given up, what it was sent is answered, then serving ends.
+  const session = await host.open({
+    principal: { kind: 'local' },
+    transport: 'stdio',
+    send,
+    onGiveUp: () => {
+      givenUp = true;
+      giveUp();
+    },
+    // A given-up session leaves the registry at once; serving lingers for the host's requests on their way.
+    onEnded: () => {
+      if (givenUp) return;
+      if (hostClosed) hostClosed();
+      else closedEarly = true;
+    },
+  });
+  const hurried = new Promise<void>((resolve) => {
+    if (options.hurry?.aborted) resolve();
+    options.hurry?.addEventListener('abort', () => resolve(), { once: true });
+  });
   return new Promise((resolve) => {
     let ending = false;
     let outcome: 'ended' | 'gave-up' = 'ended';
     let reads = 0;
     const end = async (drainMs: number, why: string): Promise<void> => {
-      await session.drain?.(drainMs);
-      session.answerInFlight?.(why);
-      await session.close();
+      await Promise.race([session.drain(drainMs), hurried]);
+      session.answerInFlight(why);
+      await host.close(session.id);
       writePending();
       await out.flush(OUTPUT_FLUSH_MS);
       resolve(outcome);
     };
     const onData = (chunk: Buffer): void => {
       reads++;
-      for (const frame of framer.push(chunk)) session.receiveFrame(frame);
+      for (const frame of framer.push(chunk)) session.deliver(frame);
     };
-    void session.gaveUp?.then(async () => {
+    void gaveUp.then(async () => {
       if (ending) return;
       outcome = 'gave-up';
       // The session answers what arrives now by itself; wait for the host's requests already on their way.
@@ -107,7 +124,7 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
     const onEnd = (): void => {
       if (ending) return;
       ending = true;
-      for (const frame of framer.end()) session.receiveFrame(frame);
+      for (const frame of framer.end()) session.deliver(frame);
       void end(EOF_DRAIN_MS, 'the host closed the input');
     };
     const onStop = (): void => {
@@ -120,9 +137,18 @@ export async function serveStdio(options: StdioTransportOptions, openSession: (s
       options.input.destroy();
       void end(options.stopDrainMs ?? EOF_DRAIN_MS, 'the server is shutting down');
     };
+    hostClosed = (): void => {
+      if (ending) return;
+      ending = true;
+      out.stopReading();
+      options.input.off('data', onData);
+      options.input.off('end', onEnd);
+      void end(0, 'the server closed the session');
+    };
     options.input.on('data', onData);
     options.input.on('end', onEnd);
-    if (options.stop?.aborted) onStop();
+    if (closedEarly) hostClosed();
+    else if (options.stop?.aborted) onStop();
     else options.stop?.addEventListener('abort', onStop, { once: true });
   });
 }

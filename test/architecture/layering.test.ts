@@ -31,8 +31,8 @@ const LAYERS: readonly { readonly name: string; readonly why: string; readonly p
   { name: 'domain', why: 'harness policies and prompts, model providers, the durable store', paths: ['src/harness/', 'src/model/', 'src/store/'] },
   {
     name: 'protocol',
-    why: 'the pure MCP core, the operator log, principals, and the framing and origin checks the rooms above share',
-    paths: ['src/mcp/', 'src/log/', 'src/auth/', 'src/transports/line-framer.ts', 'src/transports/origin.ts', 'src/transports/session-quota.ts'],
+    why: 'the pure MCP core, the operator log, principals, and the framing, origin checks, quota and transport contract the rooms above share',
+    paths: ['src/mcp/', 'src/log/', 'src/auth/', 'src/transports/line-framer.ts', 'src/transports/origin.ts', 'src/transports/session-quota.ts', 'src/transports/session-host.ts'],
   },
   { name: 'tools', why: 'tool bodies, their runner and the tool pool', paths: ['src/tools/'] },
   { name: 'task', why: 'a harness task: core, actor, host, undo', paths: ['src/task/'] },

@@ -31,14 +31,15 @@ test('the uptime and a tool call deadline follow the clock the application was g
 
     const replies = new Map<unknown, (m: Record<string, unknown>) => void>();
     const reply = (id: number) => new Promise<Record<string, unknown>>((resolve) => replies.set(id, resolve));
-    const session = await app.openSession({
+    const session = await app.open({
       principal: { kind: 'local' },
+      transport: 'stdio',
       send: (out) => {
         const msg = JSON.parse(out.line) as Record<string, unknown>;
         replies.get(msg.id)?.(msg);
       },
     });
-    const send = (msg: object) => session.receiveFrame({ kind: 'line', text: JSON.stringify(msg) });
+    const send = (msg: object) => session.deliver({ kind: 'line', text: JSON.stringify(msg) });
     const initialized = reply(1);
     send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
     await guarded(initialized, 'initialize');

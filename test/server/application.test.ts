@@ -9,8 +9,10 @@ import * as assert from 'uvu/assert';
 import { Application } from '../../src/server/application.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { Session } from '../../src/connection/session.ts';
+import type { RegisteredSession } from '../../src/server/session-registry.ts';
 
 interface Client {
+  entry: RegisteredSession;
   session: Session;
   lines: Record<string, unknown>[];
   send(msg: object): void;
@@ -20,8 +22,9 @@ interface Client {
 async function client(app: Application): Promise<Client> {
   const lines: Record<string, unknown>[] = [];
   const waiters: { id: number; resolve: (m: Record<string, unknown>) => void }[] = [];
-  const session = await app.openSession({
+  const entry = await app.open({
     principal: { kind: 'local' },
+    transport: 'stdio',
     send: (out) => {
       const msg = JSON.parse(out.line) as Record<string, unknown>;
       lines.push(msg);
@@ -29,9 +32,10 @@ async function client(app: Application): Promise<Client> {
     },
   });
   return {
-    session,
+    entry,
+    session: entry.session,
     lines,
-    send: (msg) => session.receiveFrame({ kind: 'line', text: JSON.stringify(msg) }),
+    send: (msg) => entry.deliver({ kind: 'line', text: JSON.stringify(msg) }),
     reply: (id, timeoutMs = 10_000) => {
       const seen = lines.find((l) => l.id === id && l.method === undefined);
       if (seen) return Promise.resolve(seen);
@@ -71,7 +75,7 @@ app('serves a session through its connection actor', async () => {
   c.send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read', arguments: { path: 'a.txt' } } });
   const r = (await c.reply(2)).result as { content: { text: string }[] };
   assert.match(r.content[0]!.text, /hello/);
-  await application.closeSession(c.session);
+  await application.close(c.entry.id);
 });
 
 for (const how of ['hang', 'oom', 'throw'] as const) {
@@ -96,7 +100,7 @@ for (const how of ['hang', 'oom', 'throw'] as const) {
     assert.ok(application.health().restarts > before, 'the supervisor counted restarts');
     for (let i = 0; i < 100 && application.scheduler.threads().filter((t) => t.isReady).length < 2; i++) await new Promise((r) => setTimeout(r, 50));
     assert.is(application.scheduler.threads().filter((t) => t.isReady).length, 2, 'the dead thread was replaced');
-    await application.closeSession(c.session);
+    await application.close(c.entry.id);
   });
 }
 
@@ -118,7 +122,7 @@ app('a worker death takes down only the sessions on it; the others do not notice
   victim.send({ jsonrpc: '2.0', id: 7, method: 'ping' });
   assert.equal((await victim.reply(7)).result, {}, 'the victim session was restarted and serves again');
   assert.is(gaveUp, null);
-  for (const c of clients) await application.closeSession(c.session);
+  for (const c of clients) await application.close(c.entry.id);
 });
 
 app.run();

@@ -3,7 +3,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { ServerResponse } from 'node:http';
+import type { ReplyTarget } from '../../src/transports/web-reply.ts';
 import type { Outgoing } from '../../src/mcp/outgoing.ts';
 import { Exchange, SSE_OPEN_AFTER_MS } from '../../src/transports/http-session.ts';
 import { EventLog } from '../../src/transports/sse-stream.ts';
@@ -41,7 +41,7 @@ const progress = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"
 
 function exchange(mode: 'json' | 'sse', ids: number[], batch = false) {
   const res = new FakeResponse();
-  const ex = new Exchange(res as unknown as ServerResponse, new Set(ids.map((i) => `n:${i}`)), mode, batch, { 'Mcp-Session-Id': 's' }, new EventLog());
+  const ex = new Exchange(res as unknown as ReplyTarget, new Set(ids.map((i) => `n:${i}`)), mode, batch, { 'Mcp-Session-Id': 's' }, new EventLog());
   return { res, ex };
 }
 

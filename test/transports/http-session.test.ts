@@ -3,13 +3,13 @@
 // progress and questions go to the POST of the request they belong to. Routing reads only what the core
 // says a message answers or belongs to, never its text.
 
-import type { ServerResponse } from 'node:http';
+import type { ReplyTarget } from '../../src/transports/web-reply.ts';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { answer as answerTo, notice } from '../../src/mcp/outgoing.ts';
-import type { Session } from '../../src/connection/session.ts';
+import type { HostedSession } from '../../src/transports/session-host.ts';
 import { ABANDONED_IDS_KEPT, Exchange, HttpSession } from '../../src/transports/http-session.ts';
 
 const SEED = 20261203;
@@ -38,7 +38,7 @@ class FakeResponse {
 }
 
 // The session's core is not involved in routing: HttpSession never calls it.
-const noCore = {} as Session;
+const noCore = {} as HostedSession;
 
 type Op = { kind: 'post'; ids: number[] } | { kind: 'reply'; pick: number } | { kind: 'hangUp'; post: number };
 
@@ -55,7 +55,7 @@ const op: fc.Arbitrary<Op> = fc.oneof(
  * and that every POST still connected finishes once all work is answered.
  */
 function check(ops: Op[], refuseReusedIds: boolean): void {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const posts: { serials: Set<number>; res: FakeResponse; ex: Exchange }[] = [];
   const work: { id: number; serial: number }[] = [];
   let serial = 0;
@@ -68,7 +68,7 @@ function check(ops: Op[], refuseReusedIds: boolean): void {
       // http.ts answers a POST reusing an id in flight itself; only the others reach the session.
       if (refuseReusedIds && o.ids.some((id) => s.inFlight(idKey(id)))) continue;
       const res = new FakeResponse();
-      const ex = new Exchange(res as unknown as ServerResponse, new Set(o.ids.map(idKey)), 'json', true, s.replyHeaders, s.events);
+      const ex = new Exchange(res as unknown as ReplyTarget, new Set(o.ids.map(idKey)), 'json', true, s.replyHeaders, s.events);
       s.addExchange(ex);
       const serials = new Set<number>();
       for (const id of o.ids) {
@@ -106,9 +106,9 @@ test('without that refusal, answers cross or a POST waits forever (the bug of is
 });
 
 test('an id stays taken from its POST until its answer comes, even after the POST closed; then it is free', () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const res = new FakeResponse();
-  const ex = new Exchange(res as unknown as ServerResponse, new Set([idKey(7), idKey('7')]), 'json', true, s.replyHeaders, s.events);
+  const ex = new Exchange(res as unknown as ReplyTarget, new Set([idKey(7), idKey('7')]), 'json', true, s.replyHeaders, s.events);
   s.addExchange(ex);
   assert.ok(s.inFlight(idKey(7)) && s.inFlight(idKey('7')));
   s.route(answerTo(7, {}));
@@ -124,9 +124,9 @@ test('an id stays taken from its POST until its answer comes, even after the POS
 });
 
 test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are kept per session, the oldest forgotten first`, () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   for (let i = 0; i <= ABANDONED_IDS_KEPT; i++) {
-    const ex = new Exchange(new FakeResponse() as unknown as ServerResponse, new Set([idKey(i)]), 'json', false, s.replyHeaders, s.events);
+    const ex = new Exchange(new FakeResponse() as unknown as ReplyTarget, new Set([idKey(i)]), 'json', false, s.replyHeaders, s.events);
     s.addExchange(ex);
     ex.abandon();
     s.removeExchange(ex);
@@ -136,10 +136,10 @@ test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are
 });
 
 test('progress goes to the stream of the POST whose request it belongs to, not to a newer one; a message of no request to the newest', () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const [first, second] = [new FakeResponse(), new FakeResponse()];
-  const one = new Exchange(first as unknown as ServerResponse, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
-  const two = new Exchange(second as unknown as ServerResponse, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
+  const one = new Exchange(first as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
+  const two = new Exchange(second as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
   s.addExchange(one);
   s.addExchange(two);
   // The same token on both (the client broke the rule): only relatedTo tells them apart.
@@ -156,10 +156,10 @@ test('progress goes to the stream of the POST whose request it belongs to, not t
 });
 
 test('a message of a request whose POST is gone goes to the GET stream (kept for replay), never to another POST', () => {
-  const s = new HttpSession('s', { kind: 'anonymous' }, noCore, '2025-06-18');
+  const s = new HttpSession('s', noCore, '2025-06-18');
   const [gone, other] = [new FakeResponse(), new FakeResponse()];
-  const closed = new Exchange(gone as unknown as ServerResponse, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
-  const open = new Exchange(other as unknown as ServerResponse, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
+  const closed = new Exchange(gone as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
+  const open = new Exchange(other as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
   s.addExchange(closed);
   s.addExchange(open);
   closed.abandon();

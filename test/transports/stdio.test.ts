@@ -2,8 +2,40 @@ import { PassThrough, Writable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Outgoing } from '../../src/mcp/outgoing.ts';
-import { EOF_DRAIN_MS, type LineSession, serveStdio } from '../../src/transports/stdio.ts';
+import type { FrameEvent } from '../../src/transports/line-framer.ts';
+import type { SessionHost } from '../../src/transports/session-host.ts';
+import { EOF_DRAIN_MS, serveStdio } from '../../src/transports/stdio.ts';
 import { guarded } from '../hang-guard.ts';
+
+/** What these tests record of a session: the frames, drains, answers and close the transport asks for. */
+interface LineSession {
+  receiveFrame(frame: FrameEvent): void;
+  drain?(ms: number): Promise<void>;
+  answerInFlight?(reason: string): void;
+  close(): Promise<void>;
+}
+
+/** A session host whose one session is `make`'s: serveStdio opens it, delivers to it, closes it. */
+function hostFor(make: (send: (out: Outgoing) => void) => LineSession): Pick<SessionHost, 'open' | 'close'> {
+  let session: LineSession | null = null;
+  return {
+    open: async (options) => {
+      const opened = make(options.send);
+      session = opened;
+      return {
+        id: 'stdio-session', principal: options.principal, transport: options.transport, lastActivity: 0, inFlight: 0,
+        deliver: (frame) => opened.receiveFrame(frame),
+        touch: () => undefined,
+        busy: () => false,
+        drain: (ms) => opened.drain?.(ms) ?? Promise.resolve(),
+        answerInFlight: (reason) => opened.answerInFlight?.(reason),
+      };
+    },
+    close: async () => {
+      await session?.close();
+    },
+  };
+}
 
 /** A session that records what the transport does to it, in order. */
 function recordingSession(events: string[]): LineSession {
@@ -20,13 +52,13 @@ test('the lines a session sends in one turn leave in one write, in order, each e
   const output = new PassThrough();
   const writes: string[] = [];
   output.on('data', (d: Buffer) => writes.push(d.toString()));
-  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, (send) => ({
+  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, hostFor((send) => ({
     receiveFrame: (frame) => {
       // One frame, three replies in the same turn.
       if (frame.kind === 'line') for (const n of [1, 2, 3]) send({ line: `{"n":${n}}` });
     },
     close: async () => undefined,
-  }));
+  })));
   await new Promise((r) => setImmediate(r));
   input.end('{"go":1}\n');
   await served;
@@ -38,7 +70,7 @@ test('stop: reading ends at once, then the session drains for stopDrainMs, answe
   const output = new PassThrough();
   const stop = new AbortController();
   const events: string[] = [];
-  const served = serveStdio({ input, output, maxMessageBytes: 1024, stop: stop.signal, stopDrainMs: 1234 }, () => recordingSession(events));
+  const served = serveStdio({ input, output, maxMessageBytes: 1024, stop: stop.signal, stopDrainMs: 1234 }, hostFor(() => recordingSession(events)));
   await new Promise((r) => setImmediate(r));
   input.write('{"a":1}\n{"partial');
   await new Promise((r) => setImmediate(r));
@@ -53,7 +85,7 @@ test('end of input: the last line is delivered, the session drains for EOF_DRAIN
   const input = new PassThrough();
   const output = new PassThrough();
   const events: string[] = [];
-  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, () => recordingSession(events));
+  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, hostFor(() => recordingSession(events)));
   await new Promise((r) => setImmediate(r));
   input.end('{"a":1}\n{"b":2}');
   await served;
@@ -64,7 +96,7 @@ test('a stop after the end of input changes nothing: the session is closed once'
   const input = new PassThrough();
   const stop = new AbortController();
   const events: string[] = [];
-  const served = serveStdio({ input, output: new PassThrough(), maxMessageBytes: 1024, stop: stop.signal }, () => recordingSession(events));
+  const served = serveStdio({ input, output: new PassThrough(), maxMessageBytes: 1024, stop: stop.signal }, hostFor(() => recordingSession(events)));
   await new Promise((r) => setImmediate(r));
   input.end();
   await new Promise((r) => setImmediate(r));
@@ -115,10 +147,10 @@ test('a slow host: no write while stdout is full, no request read until it drain
     close: async () => undefined,
   };
   let send: (out: Outgoing) => void = () => undefined;
-  const served = serveStdio({ input, output: reader.output, maxMessageBytes: 1024 }, (s) => {
+  const served = serveStdio({ input, output: reader.output, maxMessageBytes: 1024 }, hostFor((s) => {
     send = s;
     return session;
-  });
+  }));
   await new Promise((r) => setImmediate(r));
   input.write('{"a":1}\n');
   await new Promise((r) => setImmediate(r));

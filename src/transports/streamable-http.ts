@@ -1,0 +1,381 @@
+// Streamable HTTP (MCP 2025-06-18): POST, GET and DELETE of `/mcp`, served to a web-standard `Request`
+// with a `Response` (`handle`), or to any request that can name its headers and read its body with a
+// reply written as a ServerResponse writes (`serve`: what the node:http adapter uses, so a POST on the
+// hot path builds no Request, AbortSignal, body stream or Response — measured, those cost more than the
+// rest of a small call).
+// It checks Host/Origin, the bearer token, the protocol version header and the body's size, and maps
+// sessions through the server's registry (`SessionHost`): an unknown id, or another principal's, is 404.
+// It reads each POST once with the core's own reader (mcp/frame.ts) — so that what the core could only
+// answer with id null is answered on its POST, and each request id maps to one POST — and hands that
+// reading on with the message; it never interprets a method beyond initialize (opens a session) and
+// tools/call (may stream). Replies are routed by what the core says they answer (http-session.ts).
+// The node:http adapter (http.ts) passes an IncomingMessage as an `IncomingView` and its ServerResponse
+// as the `ReplyTarget`.
+
+import type { TokenTable } from '../auth/tokens.ts';
+import type { Logger } from '../log/logger.ts';
+import { type ReadFrame, readParsed } from '../mcp/frame.ts';
+import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import { nestsDeeperThan } from '../mcp/limits.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH } from '../limits.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
+import type { Principal } from '../mcp/state.ts';
+import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
+import { Exchange, HttpSession } from './http-session.ts';
+import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
+import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
+import { SseStream } from './sse-stream.ts';
+import { type ReplyTarget, WebReply } from './web-reply.ts';
+
+/** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
+const ASSUMED_VERSION = '2025-03-26';
+
+export interface StreamableHttpOptions {
+  readonly sessions: SessionHost;
+  readonly tokens: TokenTable;
+  readonly requireAuth: boolean;
+  readonly origin: OriginPolicy;
+  readonly maxMessageBytes: number;
+  readonly logger: Logger;
+}
+
+/** What the server knows of the connection a request came on. */
+export interface RequestContext {
+  readonly remoteAddress?: string;
+}
+
+/** What Streamable HTTP reads of a request: its method, its headers, its body. */
+export interface IncomingView {
+  readonly method: string;
+  /** A header by its lower-case name (the first, if repeated). */
+  header(name: string): string | undefined;
+  /** The body as text, or null once it passes `limit` bytes: reading stops there. */
+  body(limit: number): Promise<string | null>;
+}
+
+/** A reply decided at once: written to the target in one go. */
+class Plain {
+  constructor(readonly status: number, readonly body: string | null, readonly headers: Readonly<Record<string, string>> = {}) {}
+}
+
+export class StreamableHttp {
+  readonly #options: StreamableHttpOptions;
+  readonly #host: SessionHost;
+  /**
+   * The HTTP side of each open HTTP session (its POSTs waiting, its GET streams), by the registry's id.
+   * The registry says which sessions are open; an entry here lives exactly as long as the registry's
+   * (made when it opens, dropped by its `onEnded`).
+   */
+  readonly #http = new Map<string, HttpSession>();
+  #accepting = true;
+
+  constructor(options: StreamableHttpOptions) {
+    this.#options = options;
+    this.#host = options.sessions;
+  }
+
+  /** New sessions are refused with 503 from now on (the server is shutting down). */
+  stopAccepting(): void {
+    this.#accepting = false;
+  }
+
+  /** One web-standard request to `/mcp`; the client going away is the request's signal aborting. */
+  handle(request: Request, _context: RequestContext = {}): Promise<Response> {
+    const reply = new WebReply();
+    onAbort(request.signal, () => reply.abort());
+    void this.serve(webView(request), reply);
+    return reply.response;
+  }
+
+  /** One request to `/mcp`, answered on `target` (a plain reply at once, or a POST's exchange later). Never rejects. */
+  async serve(request: IncomingView, target: ReplyTarget): Promise<void> {
+    let plain: Plain | null;
+    try {
+      plain = await this.#route(request, target);
+    } catch (err) {
+      this.#options.logger.log('error', 'HTTP request failed', { method: request.method, error: (err as Error).stack ?? String(err) });
+      if (target.headersSent) {
+        target.end();
+        return;
+      }
+      plain = refuse(500, 'Internal Server Error');
+    }
+    if (plain !== null) {
+      target.writeHead(plain.status, plain.headers);
+      target.end(plain.body ?? undefined);
+    }
+  }
+
+  async #route(request: IncomingView, target: ReplyTarget): Promise<Plain | null> {
+    const principal = this.#admit(request);
+    if (principal instanceof Plain) return principal;
+    switch (request.method) {
+      case 'POST': return this.#post(request, target, principal);
+      case 'GET': return this.#get(request, target, principal);
+      case 'DELETE': {
+        const s = this.#lookup(request, principal);
+        if (s instanceof Plain) return s;
+        await this.#host.close(s.id);
+        return new Plain(200, null);
+      }
+      default:
+        return new Plain(405, null, { Allow: 'GET, POST, DELETE' });
+    }
+  }
+
+  /** Host/Origin and bearer token: the principal, or the refusal. */
+  #admit(request: IncomingView): Principal | Plain {
+    const bad = checkHostAndOrigin(this.#options.origin, header(request, 'host'), header(request, 'origin'));
+    if (bad) return refuse(403, `Forbidden: ${bad}`);
+    const principal = this.#options.tokens.resolve(header(request, 'authorization'));
+    if (principal === null || (this.#options.requireAuth && principal.kind === 'anonymous')) {
+      return refuse(401, principal === null ? 'Unauthorized: unknown bearer token' : 'Unauthorized: a bearer token is required', {
+        'WWW-Authenticate': 'Bearer realm="super-pi"',
+      });
+    }
+    return principal;
+  }
+
+  #lookup(request: IncomingView, principal: Principal): HttpSession | Plain {
+    const id = header(request, 'mcp-session-id');
+    if (!id) return refuse(400, 'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)');
+    // Another principal's session is indistinguishable from one that does not exist.
+    const hosted = this.#host.find(id, principal);
+    const s = hosted === undefined ? undefined : this.#http.get(id);
+    if (hosted === undefined || s === undefined) return refuse(404, 'Not Found: unknown or ended session; initialize a new one');
+    const version = header(request, 'mcp-protocol-version') ?? ASSUMED_VERSION;
+    if (!isSupportedVersion(version)) return refuse(400, `Bad Request: unsupported MCP-Protocol-Version "${version}"`);
+    hosted.touch();
+    return s;
+  }
+
+  async #post(request: IncomingView, target: ReplyTarget, principal: Principal): Promise<Plain | null> {
+    const accept = header(request, 'accept') ?? '';
+    if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
+      return refuse(406, 'Not Acceptable: Accept must list application/json and text/event-stream');
+    }
+    if (!(header(request, 'content-type') ?? '').includes('application/json')) {
+      return refuse(415, 'Unsupported Media Type: Content-Type must be application/json');
+    }
+    const { maxMessageBytes } = this.#options;
+    const body = await request.body(maxMessageBytes);
+    if (body === null) return refuse(413, `Payload Too Large: the limit is ${maxMessageBytes} bytes (--max-message-bytes)`);
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(body);
+    } catch (err) {
+      return json(400, errorLine(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
+    }
+    const batch = Array.isArray(parsed);
+    const shape = messagesOf(parsed);
+    if ('refusal' in shape) return json(400, shape.refusal);
+    const { messages, raw } = shape;
+    // initialize opens a session only when the POST names none; with one, it goes to that session's core,
+    // which refuses it as it would on stdio ("already initialized") and leaves the session as it was.
+    const opening = header(request, 'mcp-session-id') === undefined && messages.some((m) => m.kind === 'request' && m.method === 'initialize');
+    if (opening && batch) return refuseBody('Invalid request: JSON-RPC batch arrays are not accepted before initialize; send initialize alone');
+    let s: HttpSession;
+    if (opening) {
+      const opened = await this.#open(principal, messages);
+      if (opened instanceof Plain) return opened;
+      s = opened;
+    } else {
+      const found = this.#lookup(request, principal);
+      if (found instanceof Plain) return found;
+      s = found;
+      if (batch && !versionFeatures(s.version).batches) {
+        return refuseBody(`Invalid request: JSON-RPC batch arrays are not accepted in ${s.version}; send one message per POST`);
+      }
+    }
+    const session = s;
+    // Each request id is in flight on one POST at a time: a reused one is answered here, on this POST,
+    // and never reaches the core, so the request already using it (and its POST) is untouched.
+    const requests = new Set<string>();
+    const delivered: (string | number)[] = [];
+    const refusedHere: string[] = [];
+    let toolCall = false;
+    /** Each message that goes on, as the session's reading of a frame of its own. */
+    const deliver: ReadFrame[] = [];
+    for (const [i, m] of messages.entries()) {
+      if (m.kind === 'request') {
+        const key = idKey(m.id);
+        if (requests.has(key) || session.inFlight(key)) {
+          refusedHere.push(errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: id ${JSON.stringify(m.id)} is already used in this session by a request in flight (or by one whose POST closed before its answer); use a new id`));
+          continue;
+        }
+        requests.add(key);
+        delivered.push(m.id);
+        if (m.method === 'tools/call') toolCall = true;
+      }
+      deliver.push({ batch: false, messages: [m], values: [raw[i]] });
+    }
+    const toCore = () => {
+      // A batch reaches the core one message at a time (the core would handle it so, in order): the ids
+      // refused here are simply left out, and each message is its own turn of the session's actor.
+      if (!batch) {
+        if (deliver.length === 1) session.session.deliver({ kind: 'line', text: body }, deliver[0]);
+        return;
+      }
+      for (const m of deliver) session.session.deliver({ kind: 'line', text: JSON.stringify(m.values[0]) }, m);
+    };
+    if (requests.size === 0) {
+      toCore();
+      if (refusedHere.length === 0) return new Plain(202, null);
+      return new Plain(200, batch ? `[${refusedHere.join(',')}]` : (refusedHere[0] as string), { 'Content-Type': 'application/json', ...session.replyHeaders });
+    }
+    // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
+    const exchange = new Exchange(target, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.events, refusedHere);
+    session.addExchange(exchange);
+    const abandoned = () => {
+      if (exchange.finished) return;
+      exchange.abandon();
+      session.removeExchange(exchange);
+      // The client went away mid-request: cancel what it was waiting for (only what this POST sent).
+      for (const id of delivered) {
+        session.session.deliver({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
+      }
+    };
+    target.on('close', abandoned);
+    // A refused initialize leaves no session behind.
+    if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void this.#host.close(session.id); });
+    toCore();
+    return null;
+  }
+
+  /** A new session for `principal` (its quota slot taken first), or the refusal. */
+  async #open(principal: Principal, messages: readonly Classified[]): Promise<HttpSession | Plain> {
+    if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
+    const slot = this.#host.reserve(principal);
+    if (isRefusal(slot)) return refuse(slot.status, slot.message);
+    const http = this.#http;
+    let state: HttpSession | null = null;
+    let hosted: HostedSession;
+    try {
+      hosted = await this.#host.open({
+        principal,
+        transport: 'http',
+        slot,
+        send: routeTo(http, () => state),
+        busy: () => state?.busy ?? false,
+        onEnded: () => {
+          if (state === null) return;
+          http.delete(state.id);
+          state.closeStreams();
+        },
+      });
+    } catch (err) {
+      slot.release();
+      throw err;
+    }
+    const init = messages.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }>;
+    state = new HttpSession(hosted.id, hosted, negotiateVersion(init.params.protocolVersion));
+    http.set(hosted.id, state);
+    return state;
+  }
+
+  #get(request: IncomingView, target: ReplyTarget, principal: Principal): Plain | null {
+    if (!(header(request, 'accept') ?? '').includes('text/event-stream')) {
+      return refuse(406, 'Not Acceptable: GET /mcp opens an event stream; Accept must list text/event-stream');
+    }
+    const s = this.#lookup(request, principal);
+    if (s instanceof Plain) return s;
+    const stream = new SseStream(target, { 'Mcp-Session-Id': s.id });
+    const last = header(request, 'last-event-id');
+    if (last) for (const e of s.events.after(last) ?? []) stream.send(e.id, e.data);
+    s.addStandalone(stream);
+    target.on('close', () => s.removeStandalone(stream));
+    return null;
+  }
+}
+
+/**
+ * The session's `send`, built outside `post()`: a closure made there would share its context and keep
+ * the initialize request, its response and body alive for the whole session (~2-3 KB each, measured).
+ */
+function routeTo(sessions: ReadonlyMap<string, HttpSession>, state: () => HttpSession | null): (out: Outgoing) => void {
+  return (out) => {
+    const s = state();
+    if (s !== null && sessions.get(s.id) === s) s.route(out);
+  };
+}
+
+function onAbort(signal: AbortSignal, f: () => void): void {
+  if (signal.aborted) f();
+  else signal.addEventListener('abort', f, { once: true });
+}
+
+/** A refusal of the whole request: `status`, with a JSON-RPC error (id null) saying why. */
+function refuse(status: number, message: string, headers: Record<string, string> = {}): Plain {
+  return new Plain(status, errorLine(null, ErrorCode.InvalidRequest, message), { 'Content-Type': 'application/json', ...headers });
+}
+
+/** A body the transport will not pass on: 400, with a JSON-RPC error saying why. */
+function refuseBody(message: string): Plain {
+  return json(400, errorLine(null, ErrorCode.InvalidRequest, message));
+}
+
+function json(status: number, body: string): Plain {
+  return new Plain(status, body, { 'Content-Type': 'application/json' });
+}
+
+/**
+ * The messages of a POST body, each classified as the core classifies it, or the 400 body that refuses
+ * the whole POST. A POST must be one JSON-RPC object or a non-empty batch of at most MAX_BATCH_LENGTH
+ * objects, every one of them a valid message: whatever the core could only answer with an error whose id
+ * is null is answered here, on the POST that sent it, and the core never sees any of that POST.
+ */
+function messagesOf(parsed: unknown): { messages: readonly Classified[]; raw: readonly unknown[] } | { refusal: string } {
+  const batch = Array.isArray(parsed);
+  const raw: unknown[] = batch ? parsed : [parsed];
+  if (batch && raw.length === 0) return { refusal: errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch') };
+  if (raw.length > MAX_BATCH_LENGTH) {
+    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${raw.length} messages exceeds MAX_BATCH_LENGTH (${MAX_BATCH_LENGTH}); send at most ${MAX_BATCH_LENGTH} per batch`) };
+  }
+  // Batch elements are handed on re-serialised, and a recursive JSON.stringify must never meet a value
+  // deep enough to overflow; the core refuses anything this deep anyway (a single message reaches it as
+  // the body's own text, and is refused there with its id).
+  if (batch && raw.some((m) => nestsDeeperThan(m, MAX_JSON_DEPTH))) {
+    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch element nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels (nothing in this batch was run)`) };
+  }
+  const { messages } = readParsed(parsed);
+  const invalid = messages.filter((m): m is Extract<Classified, { kind: 'invalid' }> => m.kind === 'invalid');
+  if (invalid.length === 0) return { messages, raw };
+  const errors = invalid.map((m) => errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: ${m.reason}${batch ? ' (nothing in this batch was run)' : ''}`));
+  return { refusal: batch ? `[${errors.join(',')}]` : (errors[0] as string) };
+}
+
+function header(request: IncomingView, name: string): string | undefined {
+  return request.header(name);
+}
+
+/** A web-standard Request as Streamable HTTP reads it. */
+function webView(request: Request): IncomingView {
+  return {
+    method: request.method,
+    header: (name) => request.headers.get(name) ?? undefined,
+    body: (limit) => readBody(request, limit),
+  };
+}
+
+/**
+ * The body as text, or null once it passes `limit` bytes: reading stops there (the reader is cancelled),
+ * so a body past the limit is never held.
+ */
+async function readBody(request: Request, limit: number): Promise<string | null> {
+  const body = request.body;
+  if (body === null) return '';
+  const reader = body.getReader();
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  for (;;) {
+    const { done, value } = await reader.read();
+    if (done) break;
+    size += value.byteLength;
+    if (size > limit) {
+      await reader.cancel();
+      return null;
+    }
+    chunks.push(value);
+  }
+  return chunks.length === 1 ? Buffer.from(chunks[0] as Uint8Array).toString('utf8') : Buffer.concat(chunks).toString('utf8');
+}

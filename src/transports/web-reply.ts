@@ -1,0 +1,107 @@
+// A reply to a web-standard Request, written the way the Streamable HTTP code decides it (status and headers, then
+// one body or a stream of SSE events) and read as a web-standard `Response`: `response` resolves with a
+// plain body when the reply ends before anything was streamed, else with a `ReadableStream` body at the
+// first streamed write. The node:http adapter (or any other server) writes that Response to the wire.
+
+/** What the Streamable HTTP code writes its replies to: a ServerResponse-shaped subset. */
+export interface ReplyTarget {
+  writeHead(status: number, headers: Readonly<Record<string, string>>): unknown;
+  /** Sends the status and headers now: the body is a stream that has not written yet. */
+  flushHeaders(): void;
+  write(chunk: string): unknown;
+  end(chunk?: string): unknown;
+  /** The client went away: nothing written reaches it. */
+  readonly destroyed: boolean;
+  /** The status and headers have been sent (a stream began). */
+  readonly headersSent: boolean;
+  /** 'close': the reply ended or the client went away. */
+  on(event: 'close', listener: () => void): unknown;
+}
+
+const encoder = new TextEncoder();
+
+export class WebReply implements ReplyTarget {
+  readonly response: Promise<Response>;
+  #resolve!: (response: Response) => void;
+  #status = 200;
+  #headers: Readonly<Record<string, string>> = {};
+  #stream: ReadableStreamDefaultController<Uint8Array> | null = null;
+  #destroyed = false;
+  #ended = false;
+  #onClose: (() => void)[] = [];
+
+  constructor() {
+    this.response = new Promise((resolve) => (this.#resolve = resolve));
+  }
+
+  get destroyed(): boolean {
+    return this.#destroyed;
+  }
+
+  get headersSent(): boolean {
+    return this.#stream !== null || this.#ended;
+  }
+
+  writeHead(status: number, headers: Readonly<Record<string, string>>): this {
+    this.#status = status;
+    this.#headers = headers;
+    return this;
+  }
+
+  flushHeaders(): void {
+    this.#open();
+  }
+
+  write(chunk: string): boolean {
+    if (this.#ended) return false;
+    const stream = this.#open();
+    if (stream !== null && !this.#destroyed) stream.enqueue(encoder.encode(chunk));
+    return true;
+  }
+
+  end(chunk?: string): this {
+    if (this.#ended) return this;
+    this.#ended = true;
+    const stream = this.#stream;
+    if (stream === null) {
+      this.#resolve(new Response(chunk ?? null, { status: this.#status, headers: this.#headers }));
+    } else if (!this.#destroyed) {
+      if (chunk !== undefined) stream.enqueue(encoder.encode(chunk));
+      stream.close();
+    }
+    this.#closed();
+    return this;
+  }
+
+  on(_event: 'close', listener: () => void): this {
+    this.#onClose.push(listener);
+    return this;
+  }
+
+  /** The client went away (its request's signal aborted, or the reader cancelled the body). */
+  abort(): void {
+    if (this.#destroyed) return;
+    this.#destroyed = true;
+    this.#closed();
+  }
+
+  #open(): ReadableStreamDefaultController<Uint8Array> | null {
+    if (this.#stream !== null || this.#ended) return this.#stream;
+    let controller!: ReadableStreamDefaultController<Uint8Array>;
+    const body = new ReadableStream<Uint8Array>({
+      start: (c) => {
+        controller = c;
+      },
+      cancel: () => this.abort(),
+    });
+    this.#stream = controller;
+    this.#resolve(new Response(body, { status: this.#status, headers: this.#headers }));
+    return controller;
+  }
+
+  #closed(): void {
+    const listeners = this.#onClose;
+    this.#onClose = [];
+    for (const f of listeners) f();
+  }
+}

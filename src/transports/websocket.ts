@@ -1,0 +1,136 @@
+// MCP over WebSocket (subprotocol `mcp`) on the same port and path as Streamable HTTP: one socket, one
+// session of the server's registry (`SessionHost`), one JSON-RPC message per text frame. The upgrade is
+// admitted with the same Host/Origin and bearer-token checks as a POST, and takes its quota slot before
+// the handshake; the socket closing ends the session, and the session ending closes the socket.
+
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { type WebSocket, WebSocketServer } from 'ws';
+import type { TokenTable } from '../auth/tokens.ts';
+import type { Logger } from '../log/logger.ts';
+import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
+import type { Principal } from '../mcp/state.ts';
+import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
+import { type HostedSession, isRefusal, type SessionHost, type SessionSlot } from './session-host.ts';
+
+/** WebSocket ping interval; a socket that missed one pong is closed. */
+export const WS_PING_INTERVAL_MS = 30_000;
+/** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
+export const WS_EARLY_FRAMES = 1000;
+
+export interface WebSocketTransportOptions {
+  readonly sessions: SessionHost;
+  readonly tokens: TokenTable;
+  readonly requireAuth: boolean;
+  readonly origin: OriginPolicy;
+  readonly maxMessageBytes: number;
+  readonly logger: Logger;
+}
+
+export class WebSocketTransport {
+  readonly #options: WebSocketTransportOptions;
+  readonly #wss: WebSocketServer;
+  readonly #sockets = new Set<WebSocket>();
+  #accepting = true;
+
+  constructor(options: WebSocketTransportOptions) {
+    this.#options = options;
+    this.#wss = new WebSocketServer({
+      noServer: true,
+      maxPayload: options.maxMessageBytes,
+      handleProtocols: (protocols) => (protocols.has('mcp') ? 'mcp' : false),
+    });
+  }
+
+  /** New sockets are refused with 503 from now on. */
+  stopAccepting(): void {
+    this.#accepting = false;
+  }
+
+  /** An HTTP upgrade request to `/mcp` (the adapter has checked the path). */
+  upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
+    const reject = (status: number, text: string) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    };
+    const { origin, tokens, requireAuth } = this.#options;
+    if (checkHostAndOrigin(origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
+    const principal = tokens.resolve(req.headers.authorization);
+    if (principal === null || (requireAuth && principal.kind === 'anonymous')) return reject(401, 'Unauthorized');
+    if (!this.#accepting) return reject(503, 'Service Unavailable');
+    const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
+    if (!offered.includes('mcp')) return reject(400, 'Bad Request');
+    const slot = this.#options.sessions.reserve(principal);
+    if (isRefusal(slot)) return reject(slot.status, slot.status === 429 ? 'Too Many Requests' : 'Service Unavailable');
+    // The slot is the socket's from here: given back when the socket closes, upgraded or not (and by the
+    // registry when the session ends: giving it back twice gives back one).
+    socket.once('close', () => slot.release());
+    this.#wss.handleUpgrade(req, socket, head, (ws) => void this.#serve(ws, principal, slot));
+  }
+
+  /** Closes every socket (the server is shutting down); their sessions end with them. */
+  closeAll(code: number, reason: string): void {
+    for (const ws of this.#sockets) ws.close(code, reason);
+  }
+
+  async #serve(ws: WebSocket, principal: Principal, slot: SessionSlot): Promise<void> {
+    const { sessions, logger } = this.#options;
+    this.#sockets.add(ws);
+    // Listen before the session exists: `ws` drops messages nobody listens to, and a client sends its
+    // initialize as soon as the socket opens. Frames that arrive while the session opens wait here.
+    let session: HostedSession | null = null;
+    const early: string[] = [];
+    let closed = false;
+    ws.on('message', (data, isBinary) => {
+      if (isBinary) {
+        ws.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
+        return;
+      }
+      if (session) {
+        session.touch();
+        session.deliver({ kind: 'line', text: data.toString() });
+      } else if (early.length < WS_EARLY_FRAMES) {
+        early.push(data.toString());
+      } else {
+        ws.close(1013, `more than ${WS_EARLY_FRAMES} messages before the session opened; try again later`);
+      }
+    });
+    let alive = true;
+    ws.on('pong', () => (alive = true));
+    const ping = setInterval(() => {
+      if (!alive) return ws.terminate();
+      alive = false;
+      ws.ping();
+    }, WS_PING_INTERVAL_MS);
+    ping.unref();
+    ws.on('close', () => {
+      closed = true;
+      clearInterval(ping);
+      this.#sockets.delete(ws);
+      if (session) void sessions.close(session.id);
+    });
+    ws.on('error', (err) => logger.log('warning', 'WebSocket error', { error: err.message }));
+    let opened: HostedSession;
+    try {
+      opened = await sessions.open({
+        principal,
+        transport: 'websocket',
+        slot,
+        send: (out) => ws.readyState === ws.OPEN && ws.send(out.line),
+        // Its requests have been answered with why (the frames are queued ahead of the close).
+        onGiveUp: () => ws.close(1011, 'the session was given up: its actor kept crashing; open a new one'),
+        // Whatever else ended the session (the server shutting down): the socket goes with it.
+        onEnded: () => ws.close(1001, 'the session ended'),
+      });
+    } catch (err) {
+      logger.log('error', 'could not open a WebSocket session', { error: (err as Error).message });
+      ws.close(1011, 'the server could not open a session');
+      return;
+    }
+    if (closed) {
+      void sessions.close(opened.id);
+      return;
+    }
+    session = opened;
+    for (const text of early.splice(0)) opened.deliver({ kind: 'line', text });
+  }
+}
