@@ -90,6 +90,12 @@ export function foreignWritable(stat: { uid: number; mode: number }, uid: number
  * The cache bytes, or why there are none. Opened once and checked on that descriptor: the directory
  * and the file must be the user's and writable by no one else.
  */
+/**
+ * The largest cache file read: a real one is about 0.5 MB (the bundle's compiled functions); anything
+ * much larger is not one of ours, and is skipped rather than read into memory at every start.
+ */
+export const MAX_CODE_CACHE_BYTES = 32 * 1024 * 1024;
+
 export function readCodeCache(dir: string, file: string): { data: Buffer } | { skipped: string } {
   const untrusted = untrustedDir(dir);
   if (untrusted) return { skipped: untrusted };
@@ -105,6 +111,7 @@ export function readCodeCache(dir: string, file: string): { data: Buffer } | { s
     const unsafe = foreignWritable(stat);
     if (unsafe) return { skipped: `the cache file is ${unsafe}` };
     if (!stat.isFile()) return { skipped: 'the cache is not a regular file' };
+    if (stat.size > MAX_CODE_CACHE_BYTES) return { skipped: `the cache file is larger than ${MAX_CODE_CACHE_BYTES} bytes` };
     return { data: readFileSync(fd) };
   } catch (err) {
     return { skipped: `the cache file cannot be read (${(err as NodeJS.ErrnoException).code ?? String(err)})` };

@@ -265,7 +265,7 @@ export class Application implements SessionHost {
           options.onEnded?.();
         }
       },
-    });
+    }, options.transport === 'stdio' ? id : undefined);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     let handle: ChildHandle;
     try {

@@ -125,8 +125,14 @@ export class SessionRegistry {
     return this.#quota.acquire(principal) ?? new Slot(this.#quota, principal);
   }
 
-  add(parts: EntryParts): RegisteredSession {
-    const entry = new RegisteredSession(randomUUID(), parts, this.#clock);
+  /**
+   * Registers an opened session under `id`: random by default, since a remote caller sees it
+   * (`Mcp-Session-Id`); a stdio session, which no one else sees, may keep its own (and a stdio start
+   * then needs no node:crypto before its first reply).
+   */
+  add(parts: EntryParts, id: string = randomUUID()): RegisteredSession {
+    if (this.#open.has(id)) throw new Error(`session id ${id} is already registered`);
+    const entry = new RegisteredSession(id, parts, this.#clock);
     this.#open.set(entry.id, entry);
     return entry;
   }

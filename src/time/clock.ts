@@ -24,11 +24,15 @@ export interface Clock {
 type NodeTimer = ReturnType<typeof setTimeout>;
 
 /**
- * The process clock: `performance.now()` (monotonic, so a wall-clock jump can neither empty nor flood a
- * restart window, nor fire a deadline early) and Node's timers.
+ * The process clock: `process.hrtime()` (monotonic, so a wall-clock jump can neither empty nor flood a
+ * restart window, nor fire a deadline early; one scale for every thread of the process) and Node's
+ * timers. Not the global `performance`: touching it loads perf_hooks, about 1.5 ms of a cold start.
  */
 export const systemClock: Clock = {
-  now: () => performance.now(),
+  now: () => {
+    const [seconds, nanoseconds] = process.hrtime();
+    return seconds * 1000 + nanoseconds / 1e6;
+  },
   setTimeout: (fn, ms, options) => {
     const timer = setTimeout(fn, ms);
     if (options?.unref === true) timer.unref();

@@ -6,7 +6,7 @@
 // remote caller or workspace content reaches the cache.
 
 import { execFileSync, spawnSync } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -33,6 +33,23 @@ test('a cache file others may write is not read; the bundle compiles from its te
     const run = runBundle(f.bundle, { env: f.env });
     assert.is(run.cache.used, false);
     assert.match(run.cache.skipped ?? '', /cache file is writable by others \(mode 666\)/);
+    assert.is((run.exports as { answer(): number }).answer(), 42);
+  } finally {
+    f.cleanup();
+  }
+});
+
+test('a cache file past 32 MiB (a real one is ~0.5 MB) is skipped, not read into memory; the bundle still runs', () => {
+  const f = fixture();
+  try {
+    assert.equal(runBundle(f.bundle, { env: f.env }).cache.save(), { ok: true });
+    // Sparse: the size is what is checked, before any byte is read.
+    truncateSync(path.join(f.cacheDir, f.name), 32 * 1024 * 1024 + 1);
+    const read = readCodeCache(f.cacheDir, f.name);
+    assert.ok('skipped' in read, 'the oversized cache is skipped');
+    assert.match('skipped' in read ? read.skipped : '', /larger than 33554432 bytes/);
+    const run = runBundle(f.bundle, { env: f.env });
+    assert.is(run.cache.used, false);
     assert.is((run.exports as { answer(): number }).answer(), 42);
   } finally {
     f.cleanup();
