@@ -1,8 +1,7 @@
 // The named limits and defaults an operator or a caller meets, in one place, lowest layer (imports
 // nothing): what each bounds, what happens past it, and the flag that changes it where there is one.
 // Every figure the README states comes from here (test/architecture/readme-figures.test.ts checks them).
-// Purely internal tuning constants stay beside the code they tune; the transports' own are still in
-// src/transports/*.ts.
+// Purely internal tuning constants stay beside the code they tune.
 
 
 // ── Protocol: what one message, and one session, can make the core hold or do (src/mcp). No flags: no real client comes near them.
@@ -289,6 +288,96 @@ export const MAX_OBSERVER_BACKLOG_BYTES = 1 << 20;
 /** Seconds of the call chart sent with each snapshot, once the server has run that long. */
 export const CHART_SECONDS = 180;
 
+
+// ── Transports: stdio, Streamable HTTP and WebSocket (src/transports).
+
+/**
+ * Bytes of outgoing messages held while the host does not read its end of stdout. Input is not read
+ * meanwhile, so replies stop growing it; past this (a host that never reads, under a stream of
+ * notifications) the host is treated as gone, as after EPIPE.
+ */
+export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * How long a POST that may stream (it carries a tools/call) waits before it opens its SSE stream when it
+ * has nothing to send yet. A call answered sooner gets one plain JSON reply (the spec lets the server
+ * choose JSON or SSE per POST): no stream, no keep-alive timer, one write. A progress notification or a
+ * question for the person opens the stream at once; a long silent call gets its stream (and keep-alive
+ * comments) after this long, well before any client or proxy gives up waiting for headers.
+ */
+export const SSE_OPEN_AFTER_MS = 1000;
+
+/** Ids of unanswered requests whose POST closed, kept per session so a late answer reaches no other POST. */
+export const ABANDONED_IDS_KEPT = 1000;
+
+/**
+ * How long an idle keep-alive connection stays open (Node's default is 5 s). A client that reuses a
+ * connection just as the server closes it gets "other side closed" for a request the server never saw
+ * (undici's fetch, under load, did: test/e2e/many-clients.test.ts); a longer timeout than the clients'
+ * own (undici keeps one 4 s by default; load balancers up to 60 s) leaves the closing to the client.
+ */
+export const HTTP_KEEP_ALIVE_MS = 65_000;
+
+/** How long `close()` lets calls in flight finish before their sessions are closed under them. */
+export const DEFAULT_CLOSE_GRACE_MS = 5000;
+
+/** Largest message (one line, without its newline) accepted by default: 4 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Host names accepted by default, with any port. */
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Concurrent sessions (HTTP and WebSocket together) before new ones are refused with 503. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+
+/** Concurrent sessions one token principal may hold (HTTP and WebSocket together); past it, 429. */
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
+
+/**
+ * Concurrent sessions all anonymous callers together may hold; past it, 429. When tokens are configured,
+ * anonymous callers never get more than half of `--max-sessions` whatever this says, so token holders
+ * always keep the other half.
+ */
+export const DEFAULT_MAX_ANONYMOUS_SESSIONS = 1_000;
+
+/** Idle HTTP sessions (no request, no open stream) are closed after this long (`--session-idle`). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+/** The longest the reaper waits between two looks; with a shorter idle limit it looks at that interval. */
+export const REAPER_MAX_INTERVAL_MS = 60_000;
+
+/** Interval of `: keep-alive` comments on an idle stream. */
+export const SSE_KEEPALIVE_MS = 15_000;
+
+/** Events kept per session for replay after a reconnect. */
+export const SSE_REPLAY_EVENTS = 1000;
+
+/** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
+export const EOF_DRAIN_MS = 2000;
+
+/** Once the session has closed, how long the last replies may take to leave through the output stream. */
+export const OUTPUT_FLUSH_MS = 2000;
+
+/**
+ * After the session was given up: the server goes on reading (and answering, with the give-up error) until
+ * the input has been quiet this long, so requests the host had already sent get their answer before the
+ * server exits — and at most GIVE_UP_LINGER_MAX_MS in all, so a host that keeps sending cannot keep it alive.
+ * Quiet is counted in turns of the event loop that read nothing (GIVE_UP_QUIET_TICKS of them), not in
+ * wall-clock time since the last read: a server busy answering for longer than the window, with more
+ * requests waiting in the pipe, once took that for quiet and left 2,700 pipelined requests unread (CI, load 20).
+ */
+export const GIVE_UP_QUIET_MS = 400;
+
+export const GIVE_UP_QUIET_TICKS = 4;
+
+/** Ten seconds: the bound within which issue 11 wants every request of a given-up session answered. */
+export const GIVE_UP_LINGER_MAX_MS = 10_000;
+
+/** WebSocket ping interval; a socket that missed one pong is closed. */
+export const WS_PING_INTERVAL_MS = 30_000;
+
+/** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
+export const WS_EARLY_FRAMES = 1000;
 
 // ── Command-line defaults and the stop (src/cli).
 

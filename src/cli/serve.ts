@@ -179,6 +179,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     port: options.port,
     sessions: app,
     health: () => app.health(),
+    node: () => app.nodeHealth(),
     observer: app.observer,
     logger,
     tokens,

@@ -39,7 +39,8 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { DEFAULT_TREE_INTENSITIES, SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS } from '../limits.ts';
 import type { HostedSession, OpenOptions, SessionHost, SessionSlot } from '../transports/session-host.ts';
 import { isRefusal } from '../transports/session-host.ts';
-import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, type QuotaLimits, type Refusal } from '../transports/session-quota.ts';
+import { type QuotaLimits, type Refusal } from '../transports/session-quota.ts';
+import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 
 

@@ -2,13 +2,8 @@
 // more; otherwise it waits, in order, for 'drain', and the input is paused so no new request adds to it.
 
 import type { Readable, Writable } from 'node:stream';
+import { MAX_OUTPUT_BACKLOG_BYTES } from '../limits.ts';
 
-/**
- * Bytes of outgoing messages held while the host does not read its end of stdout. Input is not read
- * meanwhile, so replies stop growing it; past this (a host that never reads, under a stream of
- * notifications) the host is treated as gone, as after EPIPE.
- */
-export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /**
  * Writes lines to stdout as fast as the host reads them: when `write` says the stream is full, later

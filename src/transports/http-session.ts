@@ -10,18 +10,9 @@ import type { Outgoing } from '../mcp/outgoing.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 import type { HostedSession } from './session-host.ts';
 import { EventLog, SseStream } from './sse-stream.ts';
+import { ABANDONED_IDS_KEPT, SSE_OPEN_AFTER_MS } from '../limits.ts';
 
-/**
- * How long a POST that may stream (it carries a tools/call) waits before it opens its SSE stream when it
- * has nothing to send yet. A call answered sooner gets one plain JSON reply (the spec lets the server
- * choose JSON or SSE per POST): no stream, no keep-alive timer, one write. A progress notification or a
- * question for the person opens the stream at once; a long silent call gets its stream (and keep-alive
- * comments) after this long, well before any client or proxy gives up waiting for headers.
- */
-export const SSE_OPEN_AFTER_MS = 1000;
 
-/** Ids of unanswered requests whose POST closed, kept per session so a late answer reaches no other POST. */
-export const ABANDONED_IDS_KEPT = 1000;
 
 /** A POST waiting for the replies to its requests. */
 export class Exchange {

@@ -19,19 +19,7 @@ import type { SessionHost, TransportName } from './session-host.ts';
 import { SessionReaper } from './session-reaper.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { WebSocketTransport } from './websocket.ts';
-
-export { DEFAULT_SESSION_IDLE_MS } from './session-reaper.ts';
-export { DEFAULT_MAX_SESSIONS } from './session-quota.ts';
-export { WS_PING_INTERVAL_MS } from './websocket.ts';
-/**
- * How long an idle keep-alive connection stays open (Node's default is 5 s). A client that reuses a
- * connection just as the server closes it gets "other side closed" for a request the server never saw
- * (undici's fetch, under load, did: test/e2e/many-clients.test.ts); a longer timeout than the clients'
- * own (undici keeps one 4 s by default; load balancers up to 60 s) leaves the closing to the client.
- */
-export const HTTP_KEEP_ALIVE_MS = 65_000;
-/** How long `close()` lets calls in flight finish before their sessions are closed under them. */
-export const DEFAULT_CLOSE_GRACE_MS = 5000;
+import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -40,6 +28,8 @@ export interface HttpServerOptions {
   readonly sessions: SessionHost;
   /** What /health shows (status, and for callers the operator knows, how busy the server is). */
   readonly health: () => Record<string, unknown>;
+  /** This node in a cluster (id, store backend and reachability, tasks it holds), shown on /health to known callers. */
+  readonly node?: () => Promise<unknown>;
   /** What /metrics and /observer show. */
   readonly observer: ServerObserver;
   readonly logger: Logger;
@@ -83,7 +73,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       // How busy the server is tells one caller about the others: only to callers the operator knows.
       if (!healthIsPublic && options.tokens.resolve(req.headers.authorization)?.kind !== 'token') return void res.end(JSON.stringify({ status: health.status }));
       const counts = countByTransport(host);
-      res.end(JSON.stringify({ ...health, httpSessions: counts.get('http') ?? 0, webSockets: counts.get('websocket') ?? 0 }));
+      const body = { ...health, httpSessions: counts.get('http') ?? 0, webSockets: counts.get('websocket') ?? 0 };
+      // The node's own probe of its store (bounded; never rejects), for callers the operator knows only.
+      if (!options.node) return void res.end(JSON.stringify(body));
+      void options.node().then((node) => res.end(JSON.stringify({ ...body, node })));
       return;
     }
     if (observerRoutes.handle(req, res, pathname)) return;

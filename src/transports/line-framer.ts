@@ -1,8 +1,8 @@
 // Newline-delimited JSON framing as an explicit state machine: accepts input split at any byte,
 // enforces the maximum message size inside the parser, and decodes each line as strict UTF-8.
 
-/** Largest message (one line, without its newline) accepted by default: 4 MiB. */
-export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.ts';
+
 
 export type FrameEvent =
   | { kind: 'line'; text: string }

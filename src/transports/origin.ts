@@ -1,8 +1,6 @@
 // DNS-rebinding protection: the Host and Origin of an HTTP or WebSocket request must name this server
 // by an allowed name (localhost names by default); anything else is refused with 403.
 
-/** Host names accepted by default, with any port. */
-export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
 
 export interface OriginPolicy {
   readonly allowedHosts: readonly string[];

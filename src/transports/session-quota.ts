@@ -4,16 +4,6 @@
 
 import type { Principal } from '../mcp/state.ts';
 
-/** Concurrent sessions (HTTP and WebSocket together) before new ones are refused with 503. */
-export const DEFAULT_MAX_SESSIONS = 10_000;
-/** Concurrent sessions one token principal may hold (HTTP and WebSocket together); past it, 429. */
-export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
-/**
- * Concurrent sessions all anonymous callers together may hold; past it, 429. When tokens are configured,
- * anonymous callers never get more than half of `--max-sessions` whatever this says, so token holders
- * always keep the other half.
- */
-export const DEFAULT_MAX_ANONYMOUS_SESSIONS = 1_000;
 
 export interface QuotaLimits {
   readonly maxSessions: number;

@@ -5,11 +5,8 @@
 
 import type { Clock } from '../supervisor/clock.ts';
 import type { SessionHost, TransportName } from './session-host.ts';
+import { DEFAULT_SESSION_IDLE_MS, REAPER_MAX_INTERVAL_MS } from '../limits.ts';
 
-/** Idle HTTP sessions (no request, no open stream) are closed after this long (`--session-idle`). */
-export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
-/** The longest the reaper waits between two looks; with a shorter idle limit it looks at that interval. */
-export const REAPER_MAX_INTERVAL_MS = 60_000;
 
 export interface SessionReaperOptions {
   readonly host: Pick<SessionHost, 'sessions' | 'close'>;

@@ -2,11 +2,8 @@
 // survive proxies, and a bounded replay buffer for a client that reconnects with Last-Event-ID.
 
 import type { ReplyTarget } from './web-reply.ts';
+import { SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../limits.ts';
 
-/** Interval of `: keep-alive` comments on an idle stream. */
-export const SSE_KEEPALIVE_MS = 15_000;
-/** Events kept per session for replay after a reconnect. */
-export const SSE_REPLAY_EVENTS = 1000;
 
 /** Per-session event ids and the replay buffer of the session's standalone (GET) stream. */
 export class EventLog {

@@ -6,23 +6,8 @@ import type { Outgoing } from '../mcp/outgoing.ts';
 import { Backpressure } from './backpressure.ts';
 import { LineFramer } from './line-framer.ts';
 import type { SessionHost } from './session-host.ts';
+import { EOF_DRAIN_MS, GIVE_UP_LINGER_MAX_MS, GIVE_UP_QUIET_MS, GIVE_UP_QUIET_TICKS, OUTPUT_FLUSH_MS } from '../limits.ts';
 
-/** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
-export const EOF_DRAIN_MS = 2000;
-/** Once the session has closed, how long the last replies may take to leave through the output stream. */
-export const OUTPUT_FLUSH_MS = 2000;
-/**
- * After the session was given up: the server goes on reading (and answering, with the give-up error) until
- * the input has been quiet this long, so requests the host had already sent get their answer before the
- * server exits — and at most GIVE_UP_LINGER_MAX_MS in all, so a host that keeps sending cannot keep it alive.
- * Quiet is counted in turns of the event loop that read nothing (GIVE_UP_QUIET_TICKS of them), not in
- * wall-clock time since the last read: a server busy answering for longer than the window, with more
- * requests waiting in the pipe, once took that for quiet and left 2,700 pipelined requests unread (CI, load 20).
- */
-export const GIVE_UP_QUIET_MS = 400;
-export const GIVE_UP_QUIET_TICKS = 4;
-/** Ten seconds: the bound within which issue 11 wants every request of a given-up session answered. */
-export const GIVE_UP_LINGER_MAX_MS = 10_000;
 
 export interface StdioTransportOptions {
   readonly input: Readable;

@@ -12,11 +12,8 @@ import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost, type SessionSlot } from './session-host.ts';
+import { WS_EARLY_FRAMES, WS_PING_INTERVAL_MS } from '../limits.ts';
 
-/** WebSocket ping interval; a socket that missed one pong is closed. */
-export const WS_PING_INTERVAL_MS = 30_000;
-/** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
-export const WS_EARLY_FRAMES = 1000;
 
 export interface WebSocketTransportOptions {
   readonly sessions: SessionHost;

@@ -11,13 +11,6 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import * as limits from '../../src/limits.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../../src/transports/line-framer.ts';
-import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../../src/transports/session-quota.ts';
-import { HTTP_KEEP_ALIVE_MS, WS_PING_INTERVAL_MS } from '../../src/transports/http.ts';
-import { SSE_OPEN_AFTER_MS } from '../../src/transports/http-session.ts';
-import { SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../../src/transports/sse-stream.ts';
-import { EOF_DRAIN_MS, GIVE_UP_LINGER_MAX_MS } from '../../src/transports/stdio.ts';
-import { MAX_OUTPUT_BACKLOG_BYTES } from '../../src/transports/backpressure.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
 const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
@@ -125,32 +118,39 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `task` \(one per `harness_task`\) \| (\d+ \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task') },
   { phrase: /\| `schedulers` \| (\d+ \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('schedulers') },
   { phrase: /\| `root` \| (\d+ \/ \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('root') },
+  // Transports
+  { phrase: /\| `--allowed-hosts LIST` \| \| `([^`]+)`/, name: 'DEFAULT_ALLOWED_HOSTS', figure: limits.DEFAULT_ALLOWED_HOSTS.join(',') },
+  { phrase: /four turns of its event loop over (\d+) ms/, name: 'GIVE_UP_QUIET_MS', figure: String(limits.GIVE_UP_QUIET_MS) },
+  { phrase: /\| `--max-message-bytes N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: String(limits.DEFAULT_MAX_MESSAGE_BYTES) },
+  { phrase: /\| `--max-message-bytes N` \| \| `\d+` \((\d+) MiB\)/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: mib(limits.DEFAULT_MAX_MESSAGE_BYTES) },
+  { phrase: /\| `--max-message-bytes` \| (\d+) MiB/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: mib(limits.DEFAULT_MAX_MESSAGE_BYTES) },
+  { phrase: /\| `--max-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS', figure: String(limits.DEFAULT_MAX_SESSIONS) },
+  { phrase: /\| `--max-sessions-per-principal N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_SESSIONS_PER_PRINCIPAL) },
+  { phrase: /\| `--max-anonymous-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_ANONYMOUS_SESSIONS', figure: String(limits.DEFAULT_MAX_ANONYMOUS_SESSIONS) },
+  { phrase: /\| `HTTP_KEEP_ALIVE_MS` \| (\d+) s/, name: 'HTTP_KEEP_ALIVE_MS', figure: seconds(limits.HTTP_KEEP_ALIVE_MS) },
+  { phrase: /after (\d+) s without an answer \(`SSE_OPEN_AFTER_MS`/, name: 'SSE_OPEN_AFTER_MS', figure: seconds(limits.SSE_OPEN_AFTER_MS) },
+  { phrase: /the last (\d+) are kept, `SSE_REPLAY_EVENTS`/, name: 'SSE_REPLAY_EVENTS', figure: String(limits.SSE_REPLAY_EVENTS) },
+  { phrase: /`: keep-alive` comment every (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
+  { phrase: /a\s+ping every (\d+) s \(a socket that missed a pong/, name: 'WS_PING_INTERVAL_MS', figure: seconds(limits.WS_PING_INTERVAL_MS) },
+  { phrase: /requests already sent get (\d+) s, `EOF_DRAIN_MS`/, name: 'EOF_DRAIN_MS', figure: seconds(limits.EOF_DRAIN_MS) },
+  { phrase: /read nothing; at most (\d+) s\)/, name: 'GIVE_UP_LINGER_MAX_MS', figure: seconds(limits.GIVE_UP_LINGER_MAX_MS) },
+  { phrase: /`MAX_OUTPUT_BACKLOG_BYTES`, (\d+) MiB/, name: 'MAX_OUTPUT_BACKLOG_BYTES', figure: mib(limits.MAX_OUTPUT_BACKLOG_BYTES) },
 ];
 
-/**
- * Figures whose constants are still in src/transports/*.ts (being rewritten elsewhere; they move to
- * src/limits.ts at the merge) or src/store: checked all the same.
- */
+/** Figures whose constants live beside their code (the store's node-id bound): checked all the same. */
 const ELSEWHERE: readonly Figure[] = [
-  { phrase: /\| `--max-message-bytes N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: String(DEFAULT_MAX_MESSAGE_BYTES) },
-  { phrase: /\| `--max-message-bytes N` \| \| `\d+` \((\d+) MiB\)/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: mib(DEFAULT_MAX_MESSAGE_BYTES) },
-  { phrase: /\| `--max-message-bytes` \| (\d+) MiB/, name: 'DEFAULT_MAX_MESSAGE_BYTES', figure: mib(DEFAULT_MAX_MESSAGE_BYTES) },
-  { phrase: /\| `--max-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS', figure: String(DEFAULT_MAX_SESSIONS) },
-  { phrase: /\| `--max-sessions-per-principal N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS_PER_PRINCIPAL', figure: String(DEFAULT_MAX_SESSIONS_PER_PRINCIPAL) },
-  { phrase: /\| `--max-anonymous-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_ANONYMOUS_SESSIONS', figure: String(DEFAULT_MAX_ANONYMOUS_SESSIONS) },
   { phrase: /\(at most (\d+) characters, no control characters\)/, name: 'MAX_NODE_ID_LENGTH', figure: String(MAX_NODE_ID_LENGTH) },
-  { phrase: /\| `HTTP_KEEP_ALIVE_MS` \| (\d+) s/, name: 'HTTP_KEEP_ALIVE_MS', figure: seconds(HTTP_KEEP_ALIVE_MS) },
-  { phrase: /after (\d+) s without an answer \(`SSE_OPEN_AFTER_MS`/, name: 'SSE_OPEN_AFTER_MS', figure: seconds(SSE_OPEN_AFTER_MS) },
-  { phrase: /the last (\d+) are kept, `SSE_REPLAY_EVENTS`/, name: 'SSE_REPLAY_EVENTS', figure: String(SSE_REPLAY_EVENTS) },
-  { phrase: /`: keep-alive` comment every (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(SSE_KEEPALIVE_MS) },
-  { phrase: /a\s+ping every (\d+) s \(a socket that missed a pong/, name: 'WS_PING_INTERVAL_MS', figure: seconds(WS_PING_INTERVAL_MS) },
-  { phrase: /requests already sent get (\d+) s, `EOF_DRAIN_MS`/, name: 'EOF_DRAIN_MS', figure: seconds(EOF_DRAIN_MS) },
-  { phrase: /read nothing; at most (\d+) s\)/, name: 'GIVE_UP_LINGER_MAX_MS', figure: seconds(GIVE_UP_LINGER_MAX_MS) },
-  { phrase: /`MAX_OUTPUT_BACKLOG_BYTES`, (\d+) MiB/, name: 'MAX_OUTPUT_BACKLOG_BYTES', figure: mib(MAX_OUTPUT_BACKLOG_BYTES) },
 ];
 
 /** Constants of src/limits.ts the README does not state, and why it need not. */
 const INTERNAL = new Map<string, string>([
+  ['ABANDONED_IDS_KEPT', 'ids of POSTs whose client went away, remembered so their late answers are dropped: bookkeeping, not a caller-visible limit'],
+  ['DEFAULT_CLOSE_GRACE_MS', 'how long the HTTP server waits for requests in flight when it is closed from the library API; the command uses DRAIN_GRACE_MS'],
+  ['DEFAULT_SESSION_IDLE_MS', 'the transport\'s own idle default, equal to DEFAULT_SESSION_IDLE_SECONDS (the flag\'s, which the README states)'],
+  ['GIVE_UP_QUIET_TICKS', 'turns of the event loop that read nothing, counted as quiet input after a give-up; the README says "four turns" in words'],
+  ['OUTPUT_FLUSH_MS', 'how long the last stdio replies may take to leave once the session has closed: shutdown plumbing'],
+  ['REAPER_MAX_INTERVAL_MS', 'the longest gap between two passes of the idle reaper; the idle timeout itself is the stated figure'],
+  ['WS_EARLY_FRAMES', 'WebSocket frames buffered while a session opens: bounded by the per-message limit, never met by a real client'],
   ['LEASE_RENEWALS_PER_TERM', 'heartbeats per lease term; the README says "every third of the term" in words'],
   ['MAX_EXPIRED_TASKS', 'rows one takeover pass reads; the rest wait for the next pass: a query bound, not a caller-visible limit'],
   ['MAX_CHECKPOINT_BYTES', 'the largest session checkpoint the store keeps; a session\'s state stays far below it (capabilities are capped at 64 KiB)'],

@@ -6,7 +6,7 @@ import { OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
-import { DEFAULT_SESSION_IDLE_MS } from '../../src/transports/http.ts';
+import { DEFAULT_SESSION_IDLE_MS } from '../../src/limits.ts';
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   const c = parseOptions(argv, env, '/cwd');

@@ -16,7 +16,7 @@ import { WebSocket } from 'ws';
 import { TokenTable } from '../../src/auth/tokens.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { Application, type ApplicationOptions } from '../../src/server/application.ts';
-import { DEFAULT_ALLOWED_HOSTS } from '../../src/transports/origin.ts';
+import { DEFAULT_ALLOWED_HOSTS } from '../../src/limits.ts';
 import { serveStdio } from '../../src/transports/stdio.ts';
 import { StreamableHttp } from '../../src/transports/streamable-http.ts';
 import { WebSocketTransport } from '../../src/transports/websocket.ts';

@@ -5,7 +5,8 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ReplyTarget } from '../../src/transports/web-reply.ts';
 import type { Outgoing } from '../../src/mcp/outgoing.ts';
-import { Exchange, SSE_OPEN_AFTER_MS } from '../../src/transports/http-session.ts';
+import { Exchange } from '../../src/transports/http-session.ts';
+import { SSE_OPEN_AFTER_MS } from '../../src/limits.ts';
 import { EventLog } from '../../src/transports/sse-stream.ts';
 
 /** Just enough of a ServerResponse to see what was written. */

@@ -10,7 +10,8 @@ import * as assert from 'uvu/assert';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { answer as answerTo, notice } from '../../src/mcp/outgoing.ts';
 import type { HostedSession } from '../../src/transports/session-host.ts';
-import { ABANDONED_IDS_KEPT, Exchange, HttpSession } from '../../src/transports/http-session.ts';
+import { Exchange, HttpSession } from '../../src/transports/http-session.ts';
+import { ABANDONED_IDS_KEPT } from '../../src/limits.ts';
 
 const SEED = 20261203;
 

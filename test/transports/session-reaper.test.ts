@@ -11,7 +11,7 @@ import { TokenTable } from '../../src/auth/tokens.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { Application } from '../../src/server/application.ts';
 import { FakeClock } from '../../src/supervisor/clock.ts';
-import { DEFAULT_ALLOWED_HOSTS } from '../../src/transports/origin.ts';
+import { DEFAULT_ALLOWED_HOSTS } from '../../src/limits.ts';
 import { SessionReaper } from '../../src/transports/session-reaper.ts';
 import { StreamableHttp } from '../../src/transports/streamable-http.ts';
 import { guarded } from '../hang-guard.ts';

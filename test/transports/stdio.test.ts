@@ -4,7 +4,8 @@ import * as assert from 'uvu/assert';
 import type { Outgoing } from '../../src/mcp/outgoing.ts';
 import type { FrameEvent } from '../../src/transports/line-framer.ts';
 import type { SessionHost } from '../../src/transports/session-host.ts';
-import { EOF_DRAIN_MS, serveStdio } from '../../src/transports/stdio.ts';
+import { serveStdio } from '../../src/transports/stdio.ts';
+import { EOF_DRAIN_MS } from '../../src/limits.ts';
 import { guarded } from '../hang-guard.ts';
 
 /** What these tests record of a session: the frames, drains, answers and close the transport asks for. */

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { TokenTable } from '../../src/auth/tokens.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { SessionHost } from '../../src/transports/session-host.ts';
-import { DEFAULT_ALLOWED_HOSTS } from '../../src/transports/origin.ts';
+import { DEFAULT_ALLOWED_HOSTS } from '../../src/limits.ts';
 import { StreamableHttp } from '../../src/transports/streamable-http.ts';
 import { guarded } from '../hang-guard.ts';
 
