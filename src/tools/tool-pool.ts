@@ -4,9 +4,11 @@
 // which a stopped thread could leave half-written — runs in the calling thread. Threads are shared
 // fairly (./fair-share.ts): one principal cannot hold them all, whatever it submits.
 
+import { createRequire } from 'node:module';
 import { stat } from 'node:fs/promises';
 import path from 'node:path';
 import type { Piscina } from 'piscina';
+import type * as PiscinaModule from 'piscina';
 import { defaultThreadCount } from '../actors/thread-count.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ToolContext, ToolExecutor, ToolOutcome } from './contract.ts';
@@ -75,7 +77,12 @@ export class ToolPool {
   }
 
   #piscina(): Promise<Piscina<PooledToolTask, ToolOutcome>> {
-    this.#pool ??= import('piscina').then(({ Piscina }) => {
+    // Loaded with require, not import(): piscina stays a file of its own package (it starts its threads
+    // from there), and the command's CommonJS bundle runs from a V8 code cache, where a dynamic import()
+    // of a package fails with ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (every pooled grep did, through
+    // `super-pi`). Still on first use: a start that never pools a call never loads it.
+    this.#pool ??= Promise.resolve().then(() => {
+      const { Piscina } = createRequire(import.meta.url)('piscina') as typeof PiscinaModule;
       const entry = this.#options.entry ?? toolPoolEntry();
       this.#made = new Piscina<PooledToolTask, ToolOutcome>({
         filename: entry.url.href,

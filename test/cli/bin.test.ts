@@ -110,4 +110,50 @@ test('a garbage code cache: the server still answers, and replaces it with one t
   }
 });
 
+/**
+ * Every code path the command loads on first use (the tool pool's piscina for grep and find, the bash
+ * launcher's child_process) works when the bundle is compiled from the code cache, not only from its text:
+ * a dynamic import() of a package in the cached script once failed every pooled call with
+ * ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING, while ping and read (no lazy load) kept passing.
+ */
+test('with and without the code cache, the command runs grep, find (the tool pool), bash and read', () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-home-'));
+  const ws = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-ws-'));
+  try {
+    mkdirSync(path.join(ws, 'src'));
+    writeFileSync(path.join(ws, 'src', 'needle.txt'), 'a haystack line\nthe NEEDLE-42 line\n');
+    const calls = [
+      { name: 'grep', arguments: { pattern: 'NEEDLE-42' } },
+      { name: 'find', arguments: { pattern: '*.txt' } },
+      { name: 'bash', arguments: { command: 'echo bash-ran' } },
+      { name: 'read', arguments: { path: 'src/needle.txt' } },
+    ];
+    const input = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bin-test', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      ...calls.map((params, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params })),
+    ].map((m) => JSON.stringify(m)).join('\n') + '\n';
+    for (const run of ['compiled without the code cache', 'compiled from the code cache']) {
+      const r = spawnSync(process.execPath, [bin, '--stdio', '--workspace', ws, '--log-level', 'debug'], {
+        input, encoding: 'utf8', timeout: 60_000, env: { ...process.env, SUPERPI_HOME: home },
+      });
+      assert.match(r.stderr, new RegExp(run), `this start was ${run}`);
+      const replies = new Map(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean; content: { text: string }[] } }).map((m) => [m.id, m]));
+      assert.is(replies.size, calls.length + 1, `every request answered (${run}): ${r.stdout} ${r.stderr}`);
+      const text = (id: number) => {
+        const reply = replies.get(id);
+        assert.is(reply?.result?.isError, undefined, `${calls[id - 1]?.name} succeeded (${run}): ${JSON.stringify(reply)}`);
+        return reply?.result?.content.map((c) => c.text).join('\n') ?? '';
+      };
+      assert.match(text(1), /needle\.txt.*NEEDLE-42/s);
+      assert.match(text(2), /src\/needle\.txt/);
+      assert.match(text(3), /bash-ran/);
+      assert.match(text(4), /the NEEDLE-42 line/);
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
 test.run();
