@@ -6,23 +6,15 @@
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { type WebSocket, WebSocketServer } from 'ws';
-import type { TokenTable } from '../auth/tokens.ts';
-import type { Logger } from '../log/logger.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
-import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
-import { type HostedSession, isRefusal, type SessionHost, type SessionSlot } from './session-host.ts';
+import { checkHostAndOrigin } from './origin.ts';
+import { type HostedSession, isRefusal, type SessionSlot } from './session-host.ts';
+import type { StreamableHttpOptions } from './streamable-http.ts';
 import { WS_EARLY_FRAMES, WS_PING_INTERVAL_MS } from '../limits.ts';
 
-
-export interface WebSocketTransportOptions {
-  readonly sessions: SessionHost;
-  readonly tokens: TokenTable;
-  readonly requireAuth: boolean;
-  readonly origin: OriginPolicy;
-  readonly maxMessageBytes: number;
-  readonly logger: Logger;
-}
+/** The same admission and limits as Streamable HTTP on the same port: one definition for both. */
+export type WebSocketTransportOptions = StreamableHttpOptions;
 
 export class WebSocketTransport {
   readonly #options: WebSocketTransportOptions;
