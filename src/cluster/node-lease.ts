@@ -47,11 +47,15 @@ export class NodeLease {
     return !this.#stopped && this.#options.clock.now() < this.#freshUntil;
   }
 
-  /** Renews the lease now (one renewal at a time: a caller during one waits for it); true once it is committed. */
-  renew(): Promise<boolean> {
-    if (this.#stopped) return Promise.resolve(false);
+  /**
+   * Renews the lease now (one renewal at a time); true once the lease is fresh. A caller during a renewal
+   * waits for it, and if that one was sent too long ago to make the lease fresh now, sends another.
+   */
+  async renew(): Promise<boolean> {
+    if (this.#stopped) return false;
+    if (this.#renewing !== null && (await this.#renewing) && this.fresh()) return true;
     this.#renewing ??= this.#renewOnce().finally(() => { this.#renewing = null; });
-    return this.#renewing;
+    return (await this.#renewing) && this.fresh();
   }
 
   async #renewOnce(): Promise<boolean> {

@@ -81,16 +81,21 @@ if (found.ok) {
       model,
       nodes,
       proxy: lb,
-      async client(token: string, onElicit?: (message: string) => Promise<void>) {
+      /** A client through the proxy (or straight to `direct`, a node's /mcp URL). */
+      async client(token: string, onElicit?: (message: string) => Promise<void>, direct?: string) {
         const client = new Client({ name: 'c', version: '1' }, { capabilities: { elicitation: {} } });
         client.setRequestHandler(ElicitRequestSchema, async (req) => {
           await onElicit?.(req.params.message);
           return { action: 'accept', content: { allow: true } };
         });
-        const transport = new StreamableHTTPClientTransport(new URL(`${lb.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
+        const transport = new StreamableHTTPClientTransport(new URL(direct ?? `${lb.url}/mcp`), { requestInit: { headers: { authorization: `Bearer ${token}` } } });
         await client.connect(transport);
         clients.push(client);
         return { client, transport };
+      },
+      /** Moves a session's epoch on, as another node's takeover would. */
+      async bumpEpoch(sessionId: string): Promise<void> {
+        await server.query(name, 'UPDATE session_checkpoints SET epoch = epoch + 1 WHERE session_id = $1', [sessionId]);
       },
       /** The stored row of a session: its home node's id, epoch and state. */
       async row(sessionId: string): Promise<{ node: string; epoch: number; state: StoredState | null } | null> {
@@ -241,12 +246,39 @@ if (found.ok) {
       await c.end(failed);
     }
   });
+  test('a checkpoint save refused by the fence closes the local copy: its request in flight is answered -32010 session-moved, and that node no longer serves the session', async () => {
+    const c = await cluster(2, [{ hang: true }]);
+    let failed = true;
+    try {
+      const a = c.nodes.get('node-a') as RunningServer;
+      const { client, transport } = await c.client(ALICE, undefined, a.url);
+      const sessionId = transport.sessionId as string;
+      const inFlight = client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'wait' } }).then(() => null, (err: unknown) => err as { code?: number; data?: unknown });
+      await until('the task asking the model', async () => (c.model.requests.length >= 1 ? true : null));
+      await c.bumpEpoch(sessionId);
+      // A new log level changes the session's identity: node A saves a checkpoint, and the fence refuses it.
+      await client.setLoggingLevel('debug');
+      const refused = await guarded(inFlight, 'the request in flight answered', SCENARIO_GUARD_MS);
+      assert.equal([refused?.code, refused?.data], [-32010, { reason: 'session-moved' }]);
+      const r = await fetch(a.url, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${ALICE}`, 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-session-id': sessionId, 'mcp-protocol-version': '2025-06-18' },
+        body: JSON.stringify({ jsonrpc: '2.0', id: 9, method: 'tools/list' }),
+      });
+      assert.is(r.status, 404, 'node A holds no copy; the row names node A at an epoch it no longer holds, so nobody takes it over from here');
+      assert.match(a.stderr(), 'another node holds this session now');
+      failed = false;
+    } finally {
+      await c.end(failed);
+    }
+  });
 } else {
   console.log(`  (skipped: the cluster session tests need a PostgreSQL server: ${found.reason})`);
   for (const n of [2, 3]) {
     test.skip(`${n} nodes behind a round-robin proxy: initialize, list and call tools (read, write, bash) with consecutive requests on different nodes; another principal's session is 404 on every node`, () => undefined);
   }
   test.skip("an elicitation of a harness task on the session's home is answered by a POST landing on another node", () => undefined);
+  test.skip('a checkpoint save refused by the fence closes the local copy: its request in flight is answered -32010 session-moved, and that node no longer serves the session', () => undefined);
   test.skip('a transcript subscription gets notifications/resources/updated through the cluster; after its idle home is killed (SIGKILL) the next request takes the session over on another node, with its version and subscriptions', () => undefined);
   // The runner counts a file that ran no test as failed; this one checks that the reason names where it looked.
   test('without PostgreSQL binaries the reason names every directory searched', () => {
