@@ -303,7 +303,11 @@ export class Application implements SessionHost {
         epoch = options.resume.epoch;
         resumed = rehydrate(options.resume.bytes, config);
       } else {
-        const claim = await store.claimSession(sessionId, sessionPrincipalKey(options.principal));
+        const claim = await store.claimSession(sessionId, sessionPrincipalKey(options.principal)).catch((err: unknown) => {
+          // A slot taken here is given back (one the transport reserved, the transport gives back).
+          if (options.slot === undefined) reserved.release();
+          throw err;
+        });
         if (claim === null) throw new Error(`session id ${sessionId} is already another principal's`);
         epoch = claim.epoch;
       }
