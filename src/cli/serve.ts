@@ -195,7 +195,9 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   try {
     await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port));
   } catch (err) {
+    // A node the others cannot find must not serve: it stops, saying why.
     await server.close(0);
+    await app.stop();
     throw err;
   }
   return {
