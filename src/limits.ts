@@ -262,6 +262,26 @@ export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
 /** How long the node health probe waits for the store before it reports the store unreachable. */
 export const HEALTH_STORE_TIMEOUT_MS = 1000;
 
+
+// ── Sessions on any node of a cluster (src/cluster).
+
+/**
+ * How long forwarding a request to a session's home may take to connect; past it (or on a refused
+ * connection) the home counts as unreachable for this try. Connecting only: an answer may rightly take long.
+ */
+export const FORWARD_CONNECT_TIMEOUT_MS = 2000;
+/**
+ * How often a node whose request could not reach a session's home (its lease still fresh) looks again:
+ * the home may be back, or its lease lapsed so the session can be taken over. The whole wait is bounded
+ * by the home's lease (plus one look), never by this.
+ */
+export const HOME_RETRY_MS = 250;
+/**
+ * Tries to find a session's place (forward, take over) for one request: a takeover lost to another node
+ * is followed by a look at the new home, and so on; past this the request is answered 503 (retry).
+ */
+export const MAX_LOCATE_ATTEMPTS = 4;
+
 // ── Model endpoints a harness task calls (src/model).
 
 /** Deadline of one attempt, from sending the request to the last byte of the response. */

@@ -16,6 +16,7 @@ import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
+import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
 
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
@@ -58,6 +59,8 @@ export interface ServerOptions {
   readonly nodeId: string | undefined;
   /** The term of a running task's lease (`--task-lease`, `SUPERPI_TASK_LEASE`), in milliseconds. */
   readonly taskLeaseMs: number;
+  /** How other nodes reach this one (`--advertise-url`, `SUPERPI_ADVERTISE_URL`); undefined: `http://<host>:<bound port>`. */
+  readonly advertiseUrl: string | undefined;
 }
 
 /**
@@ -100,6 +103,7 @@ Options (flags override environment variables, which override defaults):
   --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
   --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
   --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
+  --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
   --help                   print this text
   --version                print the version`;
 
@@ -144,6 +148,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         store: { type: 'string' },
         'node-id': { type: 'string' },
         'task-lease': { type: 'string' },
+        'advertise-url': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -185,6 +190,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const nodeId = values['node-id'] ?? (env.SUPERPI_NODE_ID || undefined);
   const nodeIdProblem = nodeId === undefined ? null : checkNodeId(nodeId);
   if (nodeIdProblem !== null) throw new OptionsError(`--node-id: ${nodeIdProblem}`);
+  const advertiseRaw = values['advertise-url'] ?? (env.SUPERPI_ADVERTISE_URL || undefined);
+  const advertise = advertiseRaw === undefined ? undefined : checkAdvertiseUrl(advertiseRaw);
+  if (advertise !== undefined && 'problem' in advertise) throw new OptionsError(`--advertise-url: ${advertise.problem}`);
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
   const transport = values.stdio ? 'stdio' : defaultTransport;
   return {
@@ -218,6 +226,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       store,
       nodeId,
       taskLeaseMs: positiveInt('--task-lease', values['task-lease'] ?? (env.SUPERPI_TASK_LEASE || undefined), TASK_LEASE_MS / 1000) * 1000,
+      advertiseUrl: advertise?.url,
     },
   };
 }

@@ -5,6 +5,7 @@
 
 import type { Readable, Writable } from 'node:stream';
 import { parseTokenList, readTokenFile, TokenTable } from '../auth/tokens.ts';
+import { defaultAdvertiseUrl } from '../cluster/advertise-url.ts';
 import { Application } from '../server/application.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
@@ -188,11 +189,23 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     maxMessageBytes: options.maxMessageBytes,
     sessionIdleMs: options.sessionIdleMs,
     observers: options.observers,
+    cluster: () => app.cluster,
   });
+  // On a PostgreSQL store the node joins the cluster once it listens: the advertise URL may name the bound port.
+  try {
+    await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port));
+  } catch (err) {
+    // A node the others cannot find must not serve: it stops, saying why.
+    await server.close(0);
+    await app.stop();
+    throw err;
+  }
   return {
     url: server.url,
     sessions: () => server.sessions(),
     close: async (graceMs = DRAIN_GRACE_MS) => {
+      // Sessions closed by this stop keep their stored rows: the other nodes take them over.
+      app.handOff();
       await server.close(graceMs);
       await app.stop();
       logger.log('info', 'stopped');

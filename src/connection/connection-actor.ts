@@ -1,6 +1,6 @@
 // The connection actor: one per MCP session. It wraps the pure core — a line or an effect result in,
 // messages (each saying what it answers) and effects out to its owner — and checkpoints the session whenever the session's identity
-// (version, capabilities, harness, principal, log level) changes, so a restart resumes the session.
+// (version, capabilities, harness, principal, log level, subscriptions) changes, so a restart resumes the session.
 
 import type { EffectResult } from '../mcp/effects.ts';
 import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, type Outgoing, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
@@ -55,7 +55,7 @@ export interface ConnectionOutput {
  * harness tasks, which outlive this actor (they are actors of their own): their tickets are kept, so the
  * restarted actor still knows which request each task answers.
  */
-type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, Pending][] };
+export type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, Pending][] };
 
 interface ActorState {
   readonly session: ConnectionState;
@@ -112,6 +112,8 @@ function coreStep(message: ConnectionMessage, state: ConnectionState): SlicedSte
 function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
   return a.phase !== b.phase || a.protocolVersion !== b.protocolVersion || a.clientCapabilities !== b.clientCapabilities
     || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config
+    // Subscriptions are the session's too: a session rehydrated on another node keeps them (cluster design).
+    || a.subscriptions !== b.subscriptions
     || (a.pending !== b.pending && taskCount(a) !== taskCount(b));
 }
 

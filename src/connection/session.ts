@@ -44,6 +44,10 @@ export interface SessionDeps {
   readonly send: (out: Outgoing) => void;
   /** Fault injection: probability that the connection actor crashes on a message. */
   readonly crashProbability?: number;
+  /** The checkpoint to start from: a session rehydrated on this node (its first actor resumes it, answering nothing early). */
+  readonly checkpoint?: ArrayBuffer;
+  /** Every new checkpoint, in order (a cluster node saves it in the shared store: cluster/checkpoint-saver.ts). */
+  readonly onCheckpoint?: (checkpoint: ArrayBuffer) => void;
 }
 
 export class Session {
@@ -90,6 +94,7 @@ export class Session {
   constructor(deps: SessionDeps) {
     this.id = deps.id;
     this.#deps = deps;
+    this.#checkpoint = deps.checkpoint;
   }
 
   /** The tasks of this session that are running (fault injection and health look at them). */
@@ -125,7 +130,8 @@ export class Session {
     this.#started = true;
     if (!first) this.#restarts++;
     // The first actor of a session may wait for its thread to boot: meanwhile the session answers what it can.
-    if (first) {
+    // A rehydrated session is past initialize: the early answers (of a fresh session's core) would be wrong.
+    if (first && this.#deps.checkpoint === undefined) {
       this.#early = initialState(this.#deps.config);
       void actor.ready.then(() => { this.#early = null; });
     } else {
@@ -300,11 +306,11 @@ export class Session {
    * Answers every request still in flight with an error (the server is stopping): none is left unanswered.
    * The session sends nothing after this, so a late result cannot answer a request a second time.
    */
-  answerInFlight(reason: string): void {
+  answerInFlight(reason: string, data?: Readonly<Record<string, unknown>>): void {
     this.#silenced = true;
     for (const [key, { id }] of this.#inFlight) {
       this.#inFlight.delete(key);
-      this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`));
+      this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`, data));
     }
     this.#notifyIdle();
   }
@@ -400,7 +406,10 @@ export class Session {
     // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
     if (actor !== this.#actor) return;
     this.#acknowledge(out.handled);
-    if (out.checkpoint) this.#checkpoint = out.checkpoint;
+    if (out.checkpoint) {
+      this.#checkpoint = out.checkpoint;
+      this.#deps.onCheckpoint?.(out.checkpoint);
+    }
     for (const reply of out.replies) {
       if (reply.inReplyTo !== undefined) {
         const key = idKey(reply.inReplyTo);

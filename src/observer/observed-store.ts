@@ -2,6 +2,7 @@
 // histogram) and, with every status change, reported to the task directory. Everything else passes through.
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
+import type { ClusterNode } from '../store/cluster-nodes.ts';
 import type { ExpiredTask, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
@@ -85,6 +86,26 @@ export class ObservedStore implements AsyncConversationStore {
 
   loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> {
     return this.#inner.loadCheckpoint(sessionId, principal);
+  }
+
+  takeOverSession(sessionId: string, principal: string, epoch: number): Promise<{ readonly epoch: number } | null> {
+    return this.#inner.takeOverSession(sessionId, principal, epoch);
+  }
+
+  forgetSession(sessionId: string, epoch: number): Promise<void> {
+    return this.#inner.forgetSession(sessionId, epoch);
+  }
+
+  renewNode(advertiseUrl: string): Promise<void> {
+    return this.#inner.renewNode(advertiseUrl);
+  }
+
+  forgetNode(): Promise<void> {
+    return this.#inner.forgetNode();
+  }
+
+  nodeOf(owner: string): Promise<ClusterNode | null> {
+    return this.#inner.nodeOf(owner);
   }
 
   close(): Promise<void> {

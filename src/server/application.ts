@@ -21,7 +21,13 @@ import type { Principal } from '../mcp/state.ts';
 import { type ChaosOptions, describeChaos } from './chaos.ts';
 import type { Logger } from '../log/logger.ts';
 import { Session } from '../connection/session.ts';
-import { transcriptUri } from '../mcp/resources.ts';
+import { parseTranscriptUri, transcriptUri } from '../mcp/resources.ts';
+import type { ConnectionConfig } from '../mcp/state.ts';
+import { CheckpointSaver } from '../cluster/checkpoint-saver.ts';
+import { NodeLease } from '../cluster/node-lease.ts';
+import { rehydrate } from '../cluster/rehydrate.ts';
+import { type ClusterSessions, SessionLocator, sessionPrincipalKey } from '../cluster/session-locator.ts';
+import type { Ownership } from '../store/ownership.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
 import type { StoreLocation } from '../store/store-location.ts';
@@ -36,7 +42,7 @@ import { type NodeHealth, nodeHealth } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
-import { DEFAULT_TREE_INTENSITIES, SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS } from '../limits.ts';
+import { DEFAULT_TREE_INTENSITIES, SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS, TASK_LEASE_MS } from '../limits.ts';
 import type { HostedSession, OpenOptions, SessionHost, SessionSlot } from '../transports/session-host.ts';
 import { isRefusal } from '../transports/session-host.ts';
 import { type QuotaLimits, type Refusal } from '../transports/session-quota.ts';
@@ -126,6 +132,15 @@ export class Application implements SessionHost {
   readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
   #takeover: TaskTakeover | null = null;
+  /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
+  #ownership: Ownership | null = null;
+  /** This node in the cluster's node registry, once the HTTP server listens (`joinCluster`). */
+  #lease: NodeLease | null = null;
+  #locator: SessionLocator | null = null;
+  /** HTTP sessions held in the shared store, by registry id: each one's checkpoint saver (and epoch). */
+  readonly #held = new Map<string, CheckpointSaver>();
+  /** Stopping: sessions that close from now on keep their rows, for other nodes to take over. */
+  #handingOff = false;
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
@@ -160,8 +175,10 @@ export class Application implements SessionHost {
     if (location.kind === 'postgres') {
       const { PostgresConversationStore } = await import('../store/postgres-store.ts');
       const { nodeOwnership } = await import('../store/node-ownership.ts');
+      const { defaultNodeId } = await import('../store/postgres-store.ts');
+      app.#ownership = nodeOwnership(options.nodeId ?? defaultNodeId());
       const store = await PostgresConversationStore.open(location.url, {
-        ...(options.nodeId === undefined ? {} : { ownership: nodeOwnership(options.nodeId) }),
+        ownership: app.#ownership,
         ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
       });
       app.#store = app.observer.observeStore(store);
@@ -207,6 +224,47 @@ export class Application implements SessionHost {
     return this.registry.clock;
   }
 
+  /**
+   * On a PostgreSQL store: registers this node in the node registry, reachable at `advertiseUrl` (its
+   * lease renewed from now on), and from then on HTTP sessions are held in the store (claimed, their
+   * checkpoints saved) and a request for a session held elsewhere is forwarded or taken over. On SQLite
+   * (one node) nothing changes: resolves to null.
+   */
+  async joinCluster(advertiseUrl: string): Promise<ClusterSessions | null> {
+    const store = this.#store;
+    const ownership = this.#ownership;
+    if (store === null || ownership === null || this.#lease !== null) return this.#locator;
+    const logger = this.#options.logger;
+    const lease = new NodeLease({ store, advertiseUrl, leaseMs: this.#options.taskLeaseMs ?? TASK_LEASE_MS, clock: this.#clock, logger });
+    await lease.start();
+    this.#lease = lease;
+    const { defaultNodeId } = await import('../store/postgres-store.ts');
+    this.#locator = new SessionLocator({
+      store, ownership, lease, nodeId: this.#options.nodeId ?? defaultNodeId(), clock: this.#clock, logger,
+      heldEpoch: (id) => this.#held.get(id)?.epoch,
+      closeMoved: (id) => this.#closeMoved(id),
+    });
+    logger.log('info', 'joined the cluster', { advertiseUrl });
+    return this.#locator;
+  }
+
+  /** The cluster's view of sessions (null until `joinCluster`, and on SQLite). */
+  get cluster(): ClusterSessions | null {
+    return this.#locator;
+  }
+
+  /** A clean stop begins: sessions closed from now on keep their stored rows, so other nodes take them over. */
+  handOff(): void {
+    this.#handingOff = true;
+  }
+
+  /** Another node holds the session now: its requests in flight are answered `session-moved`, and its local copy closes. */
+  async #closeMoved(id: string): Promise<void> {
+    const entry = this.registry.get(id);
+    entry?.session.answerInFlight('the session moved to another node', { reason: 'session-moved' });
+    await this.registry.remove(id);
+  }
+
   reserve(principal: Principal): SessionSlot | Refusal {
     return this.registry.reserve(principal);
   }
@@ -223,6 +281,40 @@ export class Application implements SessionHost {
     const id = `session-${this.#nextSession++}`;
     // Made once per session: an anonymous caller's key has a random part, and every use must agree.
     const ownerKey = principalKey(options.principal, id);
+    const config: ConnectionConfig = {
+      server: { name: 'super-pi', version: this.#options.serverVersion },
+      harness: this.#options.harness,
+      workspace: this.#options.workspace,
+      principal: options.principal,
+      pageSize: this.#options.pageSize,
+      allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
+    };
+    // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered,
+    // so any node finds it), or taken over from another node; WebSocket and stdio sessions are not stored
+    // (a socket lives on its node, and a stdio session has one client).
+    let registryId: string | undefined = options.transport === 'stdio' ? id : undefined;
+    let saver: CheckpointSaver | null = null;
+    let resumed: ReturnType<typeof rehydrate> | null = null;
+    const store = this.#store;
+    if (this.#locator !== null && store !== null && options.transport === 'http') {
+      const sessionId = options.resume?.id ?? randomUUID();
+      let epoch: number;
+      if (options.resume) {
+        epoch = options.resume.epoch;
+        resumed = rehydrate(options.resume.bytes, config);
+      } else {
+        const claim = await store.claimSession(sessionId, sessionPrincipalKey(options.principal)).catch((err: unknown) => {
+          // A slot taken here is given back (one the transport reserved, the transport gives back).
+          if (options.slot === undefined) reserved.release();
+          throw err;
+        });
+        if (claim === null) throw new Error(`session id ${sessionId} is already another principal's`);
+        epoch = claim.epoch;
+      }
+      registryId = sessionId;
+      saver = new CheckpointSaver({ store, sessionId, epoch, logger: this.#options.logger, onFenced: () => void this.#closeMoved(sessionId) });
+    }
+    const stored = saver;
     const send = this.observer.watchVersion(id, options.send);
     const session = new Session({
       id,
@@ -236,19 +328,19 @@ export class Application implements SessionHost {
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
           transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
       },
-      config: {
-        server: { name: 'super-pi', version: this.#options.serverVersion },
-        harness: this.#options.harness,
-        workspace: this.#options.workspace,
-        principal: options.principal,
-        pageSize: this.#options.pageSize,
-        allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
-      },
+      config,
       logger: this.#options.logger,
       send,
+      ...(resumed === null ? {} : { checkpoint: resumed.checkpoint }),
+      ...(stored === null ? {} : { onCheckpoint: (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)) }),
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
     this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });
+    // A session taken over keeps its subscriptions: this node watches those transcripts for it now.
+    for (const uri of resumed?.subscriptions ?? []) {
+      const conversation = parseTranscriptUri(uri);
+      if (conversation !== null) this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) }));
+    }
     const entry = this.registry.add({
       principal: options.principal,
       transport: options.transport,
@@ -257,6 +349,7 @@ export class Application implements SessionHost {
       ...(options.busy ? { busy: options.busy } : {}),
       teardown: async () => {
         this.#transcripts.forget(id);
+        if (stored !== null && registryId !== undefined) this.#forgetStored(registryId, stored);
         this.observer.sessionClosed(id);
         try {
           await Promise.all([session.close(), this.#sessions?.terminateChild(id).catch((err: unknown) => {
@@ -266,7 +359,8 @@ export class Application implements SessionHost {
           options.onEnded?.();
         }
       },
-    }, options.transport === 'stdio' ? id : undefined);
+    }, registryId);
+    if (stored !== null) this.#held.set(entry.id, stored);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     let handle: ChildHandle;
     try {
@@ -281,6 +375,16 @@ export class Application implements SessionHost {
     }
     void handle.exited.then((reason) => this.#sessionEnded(entry, reason, options.onGiveUp));
     return entry;
+  }
+
+  /** A stored session left this node: its row goes too (DELETE, idle) — unless it moved, or this node is handing its sessions over. */
+  #forgetStored(id: string, saver: CheckpointSaver): void {
+    this.#held.delete(id);
+    const store = this.#store;
+    if (this.#handingOff || saver.fenced || store === null) return;
+    void saver.settled().then(() => store.forgetSession(id, saver.epoch)).catch((err: unknown) => {
+      this.#options.logger.log('warning', 'an ended session\'s row could not be removed from the store', { session: id, error: (err as Error).message });
+    });
   }
 
   find(id: string, principal: Principal): HostedSession | undefined {
@@ -372,9 +476,11 @@ export class Application implements SessionHost {
   }
 
   async stop(): Promise<void> {
+    this.#handingOff = true;
     await this.#takeover?.stop();
     this.#clock.clearInterval(this.#chaosTimer);
     this.#clock.clearInterval(this.#taskChaosTimer);
+    const savers = [...this.#held.values()];
     await Promise.all([...this.registry.values()].map((s) => this.registry.remove(s.id)));
     const root = this.#root;
     this.#root = null;
@@ -389,6 +495,9 @@ export class Application implements SessionHost {
       await Promise.race([Promise.all(runs), new Promise<void>((r) => { timer = this.#clock.setTimeout(r, STORE_CLOSE_GRACE_MS); })]);
       this.#clock.clearTimeout(timer);
     }
+    // Out of the node registry before the store closes: the other nodes take this node's sessions over at once.
+    await this.#lease?.stop();
+    await Promise.all(savers.map((s) => s.settled()));
     const store = this.#store;
     this.#store = null;
     await store?.close();

@@ -14,6 +14,7 @@ import type {
   ListOptions,
   NewConversation,
 } from './store.ts';
+import type { ClusterNode } from './cluster-nodes.ts';
 import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
@@ -61,6 +62,16 @@ export interface AsyncConversationStore {
   saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void>;
   /** `ConversationStore.loadCheckpoint`: null for a missing session and for another principal's. */
   loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null>;
+  /** `ConversationStore.takeOverSession`: the next epoch, or null when another node won or the epoch moved. */
+  takeOverSession(sessionId: string, principal: string, epoch: number): Promise<{ readonly epoch: number } | null>;
+  /** `ConversationStore.forgetSession`. */
+  forgetSession(sessionId: string, epoch: number): Promise<void>;
+  /** `ConversationStore.renewNode`: on PostgreSQL the lease is on the database's clock. */
+  renewNode(advertiseUrl: string): Promise<void>;
+  /** `ConversationStore.forgetNode`. */
+  forgetNode(): Promise<void>;
+  /** `ConversationStore.nodeOf`: whether its lease is current is the database's judgement. */
+  nodeOf(owner: string): Promise<ClusterNode | null>;
   /** Releases the database; idempotent. Any other call afterwards rejects with `closed`. */
   close(): Promise<void>;
 }
@@ -131,6 +142,26 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> {
     return this.#store.loadCheckpoint(sessionId, principal);
+  }
+
+  async takeOverSession(sessionId: string, principal: string, epoch: number): Promise<{ readonly epoch: number } | null> {
+    return this.#store.takeOverSession(sessionId, principal, epoch);
+  }
+
+  async forgetSession(sessionId: string, epoch: number): Promise<void> {
+    this.#store.forgetSession(sessionId, epoch);
+  }
+
+  async renewNode(advertiseUrl: string): Promise<void> {
+    this.#store.renewNode(advertiseUrl);
+  }
+
+  async forgetNode(): Promise<void> {
+    this.#store.forgetNode();
+  }
+
+  async nodeOf(owner: string): Promise<ClusterNode | null> {
+    return this.#store.nodeOf(owner);
   }
 
   async entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null> {

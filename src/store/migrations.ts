@@ -132,8 +132,25 @@ const v4: Migration = {
   },
 };
 
+// The node registry (cluster-nodes.ts), as the PostgreSQL store has it; one SQLite file is one node, so
+// its lease is on the store's clock (milliseconds), and the table holds at most that node's own row.
+const v5: Migration = {
+  version: 5,
+  description: 'the node registry',
+  up(db) {
+    db.exec(`
+      CREATE TABLE cluster_nodes (
+        owner          TEXT    PRIMARY KEY,
+        node_id        TEXT    NOT NULL,
+        advertise_url  TEXT    NOT NULL,
+        lease_expires  INTEGER NOT NULL
+      ) STRICT;
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

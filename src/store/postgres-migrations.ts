@@ -94,8 +94,26 @@ const v2: PostgresMigration = {
   },
 };
 
+// The node registry (cluster-nodes.ts): one row per running node (owner key = node id + incarnation),
+// where other nodes reach it, and its lease on the DATABASE clock (timestamptz compared with now()), so
+// the nodes' own clocks never decide whose lease lapsed.
+const v3: PostgresMigration = {
+  version: 3,
+  description: 'the node registry: advertise URLs and node leases on the database clock',
+  async up(client) {
+    await client.query(`
+      CREATE TABLE cluster_nodes (
+        owner          text COLLATE "C" PRIMARY KEY,
+        node_id        text        NOT NULL,
+        advertise_url  text        NOT NULL,
+        lease_expires  timestamptz NOT NULL
+      );
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

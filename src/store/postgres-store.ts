@@ -11,7 +11,8 @@ import type { ClientBase, Pool, PoolConfig } from 'pg';
 import type { AsyncConversationStore } from './async-store.ts';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
-import { nodeOwnership } from './node-ownership.ts';
+import type { ClusterNode } from './cluster-nodes.ts';
+import { decodeNodeOwner, nodeOwnership } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
 import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
 import {
@@ -178,6 +179,23 @@ const CLAIM_SESSION = `
   ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, epoch = session_checkpoints.epoch + 1,
     updated_at = greatest(session_checkpoints.updated_at, excluded.updated_at)
   WHERE session_checkpoints.principal = excluded.principal RETURNING epoch`;
+
+// Taken over only at the epoch seen, for the same principal: the row lock makes concurrent takers take
+// turns, and the second re-reads the committed row, whose epoch moved on: it matches nothing.
+const TAKE_OVER_SESSION = `
+  UPDATE session_checkpoints SET owner = $1, epoch = epoch + 1, updated_at = greatest(updated_at, $2)
+  WHERE session_id = $3 AND principal = $4 AND epoch = $5 RETURNING epoch`;
+
+// The node lease is on the DATABASE's clock (now()), in both the write and the read: nodes whose clocks
+// disagree still agree on whose lease lapsed.
+const RENEW_NODE = `
+  INSERT INTO cluster_nodes (owner, node_id, advertise_url, lease_expires) VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000))
+  ON CONFLICT (owner) DO UPDATE SET node_id = excluded.node_id, advertise_url = excluded.advertise_url, lease_expires = excluded.lease_expires`;
+
+const NODE_OF = `
+  SELECT owner, node_id, advertise_url, lease_expires > now() AS fresh,
+    greatest(0, ceil(extract(epoch FROM (lease_expires - now())) * 1000))::bigint AS remaining
+  FROM cluster_nodes WHERE owner = $1`;
 
 interface LeaseRow {
   epoch: string;
@@ -431,6 +449,41 @@ export class PostgresConversationStore implements AsyncConversationStore {
       sessionId: row.session_id, owner: row.owner, epoch: integer(row.epoch, `session ${sessionId} epoch`),
       bytes: new Uint8Array(row.bytes), updatedAt: integer(row.updated_at, `session ${sessionId} updated_at`),
     };
+  }
+
+  async takeOverSession(sessionId: string, principal: string, epoch: number): Promise<{ readonly epoch: number } | null> {
+    this.#assertOpen();
+    checkSessionKey(sessionId, principal);
+    const { rows } = await this.#pool.query<{ epoch: string }>(TAKE_OVER_SESSION, [this.#ownership.self, this.#now(), sessionId, principal, checkEpoch(epoch)]);
+    return rows[0] === undefined ? null : { epoch: integer(rows[0].epoch, `session ${sessionId} epoch`) };
+  }
+
+  async forgetSession(sessionId: string, epoch: number): Promise<void> {
+    this.#assertOpen();
+    checkEpoch(epoch);
+    if (!storableText(sessionId)) return;
+    await this.#pool.query('DELETE FROM session_checkpoints WHERE session_id = $1 AND epoch = $2', [sessionId, epoch]);
+  }
+
+  async renewNode(advertiseUrl: string): Promise<void> {
+    this.#assertOpen();
+    const self = this.#ownership.self;
+    if (!storableText(advertiseUrl)) throw new StoreError('invalid_argument', 'an advertise URL must not hold a NUL character or a lone surrogate');
+    await this.#pool.query(RENEW_NODE, [self, decodeNodeOwner(self)?.node ?? self, advertiseUrl, this.#leaseMs]);
+  }
+
+  async forgetNode(): Promise<void> {
+    this.#assertOpen();
+    await this.#pool.query('DELETE FROM cluster_nodes WHERE owner = $1', [this.#ownership.self]);
+  }
+
+  async nodeOf(owner: string): Promise<ClusterNode | null> {
+    this.#assertOpen();
+    if (!storableText(owner)) return null;
+    const { rows } = await this.#pool.query<{ owner: string; node_id: string; advertise_url: string; fresh: boolean; remaining: string }>(NODE_OF, [owner]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    return { owner: row.owner, node: row.node_id, advertiseUrl: row.advertise_url, fresh: row.fresh, remainingMs: integer(row.remaining, `node ${owner} lease`) };
   }
 
   /** Why a write that named a conversation (and maybe an epoch) changed no row: no such conversation, or a stale epoch. */

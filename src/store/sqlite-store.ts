@@ -11,6 +11,8 @@ import { type Ownership, processOwnership } from './ownership.ts';
 import {
   checkAfterSeq, checkCheckpoint, checkEntryType, checkEpoch, checkMaxPayloadBytes, checkNewConversation, checkSessionKey, checkStatus, known, pageLimit, serializePayload,
 } from './store-checks.ts';
+import type { ClusterNode } from './cluster-nodes.ts';
+import { decodeNodeOwner } from './node-ownership.ts';
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
 import {
@@ -136,6 +138,17 @@ function prepareStatements(db: Database.Database) {
     saveCheckpoint: db.prepare<[{ bytes: Uint8Array; now: number; id: string; epoch: number }]>(
       'UPDATE session_checkpoints SET bytes = @bytes, updated_at = max(updated_at, @now) WHERE session_id = @id AND epoch = @epoch',
     ),
+    // Only at the epoch seen and for the same principal: of several takers, the first moves the epoch on.
+    takeOverSession: db.prepare<[{ owner: string; now: number; id: string; principal: string; epoch: number }], { epoch: number }>(
+      'UPDATE session_checkpoints SET owner = @owner, epoch = epoch + 1, updated_at = max(updated_at, @now) WHERE session_id = @id AND principal = @principal AND epoch = @epoch RETURNING epoch',
+    ),
+    forgetSession: db.prepare<[string, number]>('DELETE FROM session_checkpoints WHERE session_id = ? AND epoch = ?'),
+    renewNode: db.prepare<[{ owner: string; node: string; url: string; expires: number }]>(
+      'INSERT INTO cluster_nodes (owner, node_id, advertise_url, lease_expires) VALUES (@owner, @node, @url, @expires) ' +
+        'ON CONFLICT (owner) DO UPDATE SET node_id = excluded.node_id, advertise_url = excluded.advertise_url, lease_expires = excluded.lease_expires',
+    ),
+    forgetNode: db.prepare<[string]>('DELETE FROM cluster_nodes WHERE owner = ?'),
+    nodeOf: db.prepare<[string], { owner: string; node_id: string; advertise_url: string; lease_expires: number }>('SELECT owner, node_id, advertise_url, lease_expires FROM cluster_nodes WHERE owner = ?'),
     sessionEpoch: db.prepare<[string], { epoch: number }>('SELECT epoch FROM session_checkpoints WHERE session_id = ?'),
     loadCheckpoint: db.prepare<[string, string], CheckpointRow>('SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = ? AND principal = ?'),
     insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
@@ -369,6 +382,37 @@ export class SqliteConversationStore implements ConversationStore {
     this.#assertOpen();
     const row = this.#statements.loadCheckpoint.get(sessionId, principal);
     return row === undefined ? null : { sessionId: row.session_id, owner: row.owner, epoch: row.epoch, bytes: new Uint8Array(row.bytes), updatedAt: row.updated_at };
+  }
+
+  takeOverSession(sessionId: string, principal: string, epoch: number): { readonly epoch: number } | null {
+    this.#assertOpen();
+    checkSessionKey(sessionId, principal);
+    const row = this.#statements.takeOverSession.get({ owner: this.#ownership.self, now: this.#now(), id: sessionId, principal, epoch: checkEpoch(epoch) });
+    return row === undefined ? null : { epoch: row.epoch };
+  }
+
+  forgetSession(sessionId: string, epoch: number): void {
+    this.#assertOpen();
+    this.#statements.forgetSession.run(sessionId, checkEpoch(epoch));
+  }
+
+  renewNode(advertiseUrl: string): void {
+    this.#assertOpen();
+    const self = this.#ownership.self;
+    this.#statements.renewNode.run({ owner: self, node: decodeNodeOwner(self)?.node ?? self, url: advertiseUrl, expires: this.#now() + this.#leaseMs });
+  }
+
+  forgetNode(): void {
+    this.#assertOpen();
+    this.#statements.forgetNode.run(this.#ownership.self);
+  }
+
+  nodeOf(owner: string): ClusterNode | null {
+    this.#assertOpen();
+    const row = this.#statements.nodeOf.get(owner);
+    if (row === undefined) return null;
+    const remainingMs = Math.max(0, row.lease_expires - this.#now());
+    return { owner: row.owner, node: row.node_id, advertiseUrl: row.advertise_url, fresh: remainingMs > 0, remainingMs };
   }
 
   /** Why a write that named a conversation (and maybe an epoch) changed no row: no such conversation, or a stale epoch. */

@@ -1,6 +1,7 @@
 // The durable store's one contract: conversations of harness tasks and their transcript entries. SQLite
 // implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
 
+import type { ClusterNode } from './cluster-nodes.ts';
 import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
@@ -163,6 +164,19 @@ export interface ConversationStore {
   saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): void;
   /** The session's checkpoint, or null when there is none or it is another principal's session. */
   loadCheckpoint(sessionId: string, principal: string): SessionCheckpoint | null;
+  /**
+   * Takes the session over from a home found gone: only while it is still the principal's at `epoch`, so
+   * of several nodes trying at once exactly one gets the next epoch; the others (and a stale epoch) get null.
+   */
+  takeOverSession(sessionId: string, principal: string, epoch: number): { readonly epoch: number } | null;
+  /** The session ended (DELETE, idle): its row goes, unless another claim moved it past `epoch`. */
+  forgetSession(sessionId: string, epoch: number): void;
+  /** Registers this store's owner as a node reachable at `advertiseUrl`, or renews its lease: a term from now. */
+  renewNode(advertiseUrl: string): void;
+  /** This store's owner leaves the registry (a clean stop): its lease is lapsed at once. */
+  forgetNode(): void;
+  /** The registered node with this owner key, or null when none is (it never registered, or left). */
+  nodeOf(owner: string): ClusterNode | null;
   /** Releases the database; idempotent. Any other call afterwards throws `closed`. */
   close(): void;
 }

@@ -9,6 +9,7 @@
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import type { TokenTable } from '../auth/tokens.ts';
+import type { ClusterSessions } from '../cluster/session-locator.ts';
 import type { Logger } from '../log/logger.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import { isLoopbackHost } from '../observer/observer-access.ts';
@@ -40,6 +41,8 @@ export interface HttpServerOptions {
   readonly sessionIdleMs?: number;
   /** Token principals who may read /metrics and /observer (--observers). */
   readonly observers?: readonly string[];
+  /** On a cluster: where sessions not held here are (null until the node joined). */
+  readonly cluster?: () => ClusterSessions | null;
 }
 
 export interface RunningHttpServer {
@@ -52,7 +55,7 @@ export interface RunningHttpServer {
 
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { sessions: host, logger } = options;
-  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin: options.origin, maxMessageBytes: options.maxMessageBytes, logger };
+  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin: options.origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
   const http = new StreamableHttp(transportOptions);
   const websocket = new WebSocketTransport(transportOptions);
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor

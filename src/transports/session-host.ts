@@ -34,6 +34,15 @@ export interface OpenOptions {
   readonly busy?: () => boolean;
   /** The quota slot taken with `reserve` (else `open` takes one, and rejects if the quota refuses). */
   readonly slot?: SessionSlot;
+  /** A session this node took over from another (a cluster): opened under its own id, from its stored checkpoint. */
+  readonly resume?: ResumedSession;
+}
+
+/** A session taken over on this node: its id (unchanged), the epoch this node holds it at, its checkpoint bytes. */
+export interface ResumedSession {
+  readonly id: string;
+  readonly epoch: number;
+  readonly bytes: Uint8Array;
 }
 
 /** One open session as a transport sees it. */

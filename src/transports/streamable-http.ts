@@ -14,6 +14,9 @@
 
 import type { TokenTable } from '../auth/tokens.ts';
 import type { Logger } from '../log/logger.ts';
+import { FORWARDED_BY_HEADER } from '../cluster/forward.ts';
+import { storedVersion } from '../cluster/rehydrate.ts';
+import type { ClusterSessions, TakenOver } from '../cluster/session-locator.ts';
 import { type ReadFrame, readParsed } from '../mcp/frame.ts';
 import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
 import { nestsDeeperThan } from '../mcp/limits.ts';
@@ -37,6 +40,8 @@ export interface StreamableHttpOptions {
   readonly origin: OriginPolicy;
   readonly maxMessageBytes: number;
   readonly logger: Logger;
+  /** On a cluster (a PostgreSQL store, once the node joined): where sessions not held here are. */
+  readonly cluster?: () => ClusterSessions | null;
 }
 
 /** What the server knows of the connection a request came on. */
@@ -68,6 +73,8 @@ export class StreamableHttp {
    */
   readonly #http = new Map<string, HttpSession>();
   #accepting = true;
+  /** Sessions being opened here after a takeover, by id: a request for one waits for it rather than find it missing. */
+  readonly #opening = new Map<string, Promise<unknown>>();
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options;
@@ -106,9 +113,12 @@ export class StreamableHttp {
     }
   }
 
-  async #route(request: IncomingView, target: ReplyTarget): Promise<Plain | null> {
-    const principal = this.#admit(request);
+  async #route(incoming: IncomingView, target: ReplyTarget): Promise<Plain | null> {
+    const principal = this.#admit(incoming);
     if (principal instanceof Plain) return principal;
+    const here = await this.#elsewhere(incoming, target, principal);
+    if ('reply' in here) return here.reply;
+    const request = here.view;
     switch (request.method) {
       case 'POST': return this.#post(request, target, principal);
       case 'GET': return this.#get(request, target, principal);
@@ -134,6 +144,46 @@ export class StreamableHttp {
       });
     }
     return principal;
+  }
+
+  /**
+   * On a cluster, a request for a session this node does not hold is forwarded to its home or the session
+   * is taken over and opened here (cluster/session-locator.ts); a session held here is served only while
+   * this node may (its own lease fresh, or re-validated). `view`: serve the request here, as on one node
+   * (a POST's body, if it was read, comes with it); `reply`: it is answered (null: already written).
+   */
+  async #elsewhere(request: IncomingView, target: ReplyTarget, principal: Principal): Promise<{ reply: Plain | null } | { view: IncomingView }> {
+    const cluster = this.#options.cluster?.() ?? null;
+    const id = header(request, 'mcp-session-id');
+    if (cluster === null || id === undefined) return { view: request };
+    await this.#opening.get(id);
+    if (this.#http.has(id) && this.#host.find(id, principal) !== undefined) {
+      const held = await cluster.confirmHeld(id, principal);
+      if (held === 'held') return { view: request };
+      if (held === 'unknown') return { reply: refuse(503, 'Service Unavailable: this node cannot confirm with the store that it still holds the session; retry') };
+    }
+    if (servedFromEventLog(request)) return { view: request };
+    let body: string | null = null;
+    if (request.method === 'POST') {
+      body = await request.body(this.#options.maxMessageBytes);
+      if (body === null) return { reply: refuse(413, `Payload Too Large: the limit is ${this.#options.maxMessageBytes} bytes (--max-message-bytes)`) };
+    }
+    const view = body === null ? request : withBody(request, body);
+    const located = await cluster.locate(id, principal, request, body, target, header(request, FORWARDED_BY_HEADER) !== undefined);
+    switch (located.kind) {
+      case 'forwarded': return { reply: null };
+      case 'unavailable': return { reply: refuse(503, `Service Unavailable: ${located.message}`) };
+      case 'missing':
+        // Taken over by another request to this node a moment ago: served here once it is open.
+        await this.#opening.get(id);
+        return { view };
+      case 'taken-over': {
+        const opening = this.#open(principal, null, located.session);
+        this.#opening.set(id, opening);
+        const opened = await opening.finally(() => this.#opening.delete(id));
+        return opened instanceof Plain ? { reply: opened } : { view };
+      }
+    }
   }
 
   #lookup(request: IncomingView, principal: Principal): HttpSession | Plain {
@@ -242,8 +292,8 @@ export class StreamableHttp {
     return null;
   }
 
-  /** A new session for `principal` (its quota slot taken first), or the refusal. */
-  async #open(principal: Principal, messages: readonly Classified[]): Promise<HttpSession | Plain> {
+  /** A new session for `principal` (its quota slot taken first), or one taken over from another node (`resume`), or the refusal. */
+  async #open(principal: Principal, messages: readonly Classified[] | null, resume?: TakenOver): Promise<HttpSession | Plain> {
     if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
     const slot = this.#host.reserve(principal);
     if (isRefusal(slot)) return refuse(slot.status, slot.message);
@@ -257,6 +307,7 @@ export class StreamableHttp {
         slot,
         send: routeTo(http, () => state),
         busy: () => state?.busy ?? false,
+        ...(resume === undefined ? {} : { resume }),
         onEnded: () => {
           if (state === null) return;
           http.delete(state.id);
@@ -267,8 +318,9 @@ export class StreamableHttp {
       slot.release();
       throw err;
     }
-    const init = messages.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }>;
-    state = new HttpSession(hosted.id, hosted, negotiateVersion(init.params.protocolVersion));
+    const init = messages?.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }> | undefined;
+    const version = resume === undefined ? negotiateVersion(init?.params.protocolVersion) : (storedVersion(resume.bytes) ?? negotiateVersion(undefined));
+    state = new HttpSession(hosted.id, hosted, version);
     http.set(hosted.id, state);
     return state;
   }
@@ -297,6 +349,19 @@ function routeTo(sessions: ReadonlyMap<string, HttpSession>, state: () => HttpSe
     const s = state();
     if (s !== null && sessions.get(s.id) === s) s.route(out);
   };
+}
+
+/**
+ * The hook of the session events log: a GET with Last-Event-ID is served on any node from the log
+ * (cluster design), never forwarded or taken over for — here it goes to the local lookup.
+ */
+function servedFromEventLog(request: IncomingView): boolean {
+  return request.method === 'GET' && header(request, 'last-event-id') !== undefined;
+}
+
+/** The request with its body already read (`body` gives it once more, within the same limit). */
+function withBody(request: IncomingView, body: string): IncomingView {
+  return { method: request.method, header: (name) => request.header(name), body: async (limit) => (Buffer.byteLength(body) > limit ? null : body) };
 }
 
 function onAbort(signal: AbortSignal, f: () => void): void {

@@ -38,6 +38,7 @@ const LAYERS: readonly { readonly name: string; readonly why: string; readonly p
   { name: 'task', why: 'a harness task: core, actor, host, undo', paths: ['src/task/'] },
   { name: 'connection', why: 'one MCP session: the connection actor, its effects, its main-thread host', paths: ['src/connection/'] },
   { name: 'observer', why: 'reads the rooms below for /metrics and the observer page', paths: ['src/observer/'] },
+  { name: 'cluster', why: 'sessions on any node: the node registry lease, checkpoint saves, forwarding, takeover', paths: ['src/cluster/'] },
   { name: 'server', why: 'the supervision tree, thread entry points, chaos', paths: ['src/server/'] },
   { name: 'transports', why: 'stdio, Streamable HTTP, WebSocket: move bytes into sessions of the server', paths: ['src/transports/'] },
   { name: 'entry', why: 'the command line and the package entry', paths: ['src/cli/', 'src/index.ts'] },

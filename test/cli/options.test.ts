@@ -119,6 +119,24 @@ test('a bad --store or --node-id is an options error (exit 2), and the message d
   assert.is(serve(['--node-id', 'n'.repeat(MAX_NODE_ID_LENGTH)]).nodeId?.length, MAX_NODE_ID_LENGTH);
 });
 
+test('--advertise-url (or SUPERPI_ADVERTISE_URL) says how other nodes reach this one; unset by default (the bound address is used)', () => {
+  assert.is(serve([]).advertiseUrl, undefined);
+  assert.is(serve(['--advertise-url', 'http://10.0.0.5:8080']).advertiseUrl, 'http://10.0.0.5:8080');
+  assert.is(serve(['--advertise-url', 'https://node-a.internal/superpi/']).advertiseUrl, 'https://node-a.internal/superpi', 'a trailing slash is dropped');
+  assert.is(serve([], { SUPERPI_ADVERTISE_URL: 'http://[fd00::5]:9000' }).advertiseUrl, 'http://[fd00::5]:9000');
+  assert.is(serve(['--advertise-url', 'http://a:1'], { SUPERPI_ADVERTISE_URL: 'http://b:2' }).advertiseUrl, 'http://a:1', 'the flag wins over the environment');
+});
+
+test('a bad --advertise-url is an options error (exit 2): not a URL, not http(s), with credentials (never echoed), with a query', () => {
+  const refused = (raw: string, why: RegExp) => assert.throws(() => parseOptions(['--advertise-url', raw], {}, '/'), (e: unknown) => e instanceof OptionsError && /^--advertise-url: /.test((e as Error).message) && why.test((e as Error).message) && !(e as Error).message.includes('hunter2'));
+  refused('node-a:8080', /http:\/\/ or https:\/\//);
+  refused('not a url', /is not a URL/);
+  refused('ftp://node-a/', /http:\/\/ or https:\/\//);
+  refused('http://admin:hunter2@node-a:8080', /must not carry credentials/);
+  refused('http://node-a:8080/?x=1', /no query or fragment/);
+  assert.throws(() => parseOptions([], { SUPERPI_ADVERTISE_URL: 'gopher://x' }, '/'), (e: unknown) => e instanceof OptionsError);
+});
+
 test('--task-lease (or SUPERPI_TASK_LEASE) sets the lease term in seconds, 10 by default; not a positive whole number is an options error', () => {
   assert.is(serve([]).taskLeaseMs, 10_000);
   assert.is(serve(['--task-lease', '3']).taskLeaseMs, 3000);

@@ -70,6 +70,22 @@ test('an initialize nesting 5,000 levels is refused without a crash; the next in
   assert.equal(decodeCheckpoint<{ clientCapabilities: unknown }>(checkpoint).clientCapabilities, { sampling: {} });
 });
 
+test('a subscription (and an unsubscribe) checkpoints the session: a node that rehydrates it keeps its subscriptions', () => {
+  const a = actor();
+  a.line(init('{}'));
+  const uri = 'superpi://conversation/c1/transcript';
+  const asked = a.line('{"jsonrpc":"2.0","id":1,"method":"resources/subscribe","params":{"uri":"superpi://conversation/c1/transcript"}}');
+  const watch = asked.outputs[0]?.effects[0];
+  assert.is(watch?.kind, 'watchTranscript');
+  const found = a.handle({ k: 'result', result: { kind: 'transcriptFound', ticket: (watch as { ticket: number }).ticket, found: true } });
+  const subscribed = found.outputs[0]?.checkpoint;
+  assert.ok(subscribed, 'subscribed: checkpointed');
+  assert.equal(decodeCheckpoint<{ subscriptions: string[] }>(subscribed).subscriptions, [uri]);
+  const dropped = a.line(`{"jsonrpc":"2.0","id":2,"method":"resources/unsubscribe","params":{"uri":"${uri}"}}`).outputs[0]?.checkpoint;
+  assert.ok(dropped, 'unsubscribed: checkpointed');
+  assert.equal(decodeCheckpoint<{ subscriptions: string[] }>(dropped).subscriptions, []);
+});
+
 test('a read run inline is counted in the thread\'s tally; the output to the owner carries only replies, effects and the handled count', async () => {
   const ws = await mkdtemp(path.join(os.tmpdir(), 'superpi-inline-'));
   const reports: InlineSeries[][] = [];

@@ -822,3 +822,48 @@ contract('a checkpoint over MAX_CHECKPOINT_BYTES is refused; bad session keys ar
   await rejectsStoreError(store.claimSession('s-2', ''), 'invalid_argument');
   await rejectsStoreError(store.claimSession('s\u0000', 'alice'), 'invalid_argument');
 });
+
+contract('a session taken over at the epoch seen moves to the next epoch for one taker only; a stale epoch or another principal gets null', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a') });
+  const b = await open({ ownership: fakeOwnership('b') });
+  const c = await open({ ownership: fakeOwnership('c') });
+  await a.claimSession('s-1', 'alice');
+  await a.saveCheckpoint('s-1', 1, bytes(7));
+  const taken = await Promise.all([b.takeOverSession('s-1', 'alice', 1), c.takeOverSession('s-1', 'alice', 1)]);
+  assert.equal(taken.filter((t) => t !== null), [{ epoch: 2 }], 'exactly one winner');
+  const winner = taken[0] === null ? 'c' : 'b';
+  assert.equal(await a.loadCheckpoint('s-1', 'alice').then((r) => [r?.owner, r?.epoch, r?.bytes]), [winner, 2, bytes(7)], 'the checkpoint carries over');
+  await rejectsStoreError(a.saveCheckpoint('s-1', 1, bytes(9)), 'fenced');
+  assert.is(await b.takeOverSession('s-1', 'bob', 2), null, "another principal's session is not taken");
+  assert.is(await b.takeOverSession('s-missing', 'alice', 1), null);
+});
+
+contract('a forgotten session is gone for its principal; a forget at a stale epoch leaves the row', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a') });
+  const b = await open({ ownership: fakeOwnership('b') });
+  await a.claimSession('s-1', 'alice');
+  await b.takeOverSession('s-1', 'alice', 1);
+  await a.forgetSession('s-1', 1);
+  assert.is((await a.loadCheckpoint('s-1', 'alice'))?.epoch, 2, 'the stale holder does not end the session it lost');
+  await b.forgetSession('s-1', 2);
+  assert.is(await a.loadCheckpoint('s-1', 'alice'), null);
+});
+
+contract('a node registers with its advertise URL; every store sees it fresh; it lapses a term after its last renewal; a forgotten node is unknown', async ({ open, clock }) => {
+  const LEASE = 50;
+  const a = await open({ ownership: fakeOwnership('node:v1:["node-a","i1"]'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  assert.is(await b.nodeOf('node:v1:["node-a","i1"]'), null, 'not registered yet');
+  await a.renewNode('http://10.0.0.1:8080');
+  const seen = await b.nodeOf('node:v1:["node-a","i1"]');
+  assert.equal([seen?.owner, seen?.node, seen?.advertiseUrl, seen?.fresh], ['node:v1:["node-a","i1"]', 'node-a', 'http://10.0.0.1:8080', true]);
+  assert.ok((seen?.remainingMs ?? 0) > 0 && (seen?.remainingMs ?? 0) <= LEASE, String(seen?.remainingMs));
+  // SQLite judges the lease on the store's clock, PostgreSQL on the database's: both have moved past it.
+  clock.tick(LEASE + 1);
+  await new Promise((r) => setTimeout(r, LEASE + 20));
+  assert.equal(await b.nodeOf('node:v1:["node-a","i1"]').then((n) => [n?.fresh, n?.remainingMs]), [false, 0]);
+  await a.renewNode('http://10.0.0.1:9090');
+  assert.equal(await b.nodeOf('node:v1:["node-a","i1"]').then((n) => [n?.fresh, n?.advertiseUrl]), [true, 'http://10.0.0.1:9090'], 'renewed, with the new URL');
+  await a.forgetNode();
+  assert.is(await b.nodeOf('node:v1:["node-a","i1"]'), null);
+});

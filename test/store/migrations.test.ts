@@ -55,7 +55,7 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   openStore({ home }).close();
   const db = raw(databasePath(home));
   assert.is(schemaVersion(db), latestVersion());
-  assert.equal(tables(db), ['conversations', 'entries', 'session_checkpoints']);
+  assert.equal(tables(db), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints']);
   assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'conversations_running', 'entries_by_conversation']);
   assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
   db.close();
@@ -182,6 +182,23 @@ test('a malformed migration list is refused before anything runs', () => {
 });
 
 test.run();
+
+test('a schema-4 database (before the node registry) keeps its sessions and gets an empty node registry', () => {
+  const file = databasePath(home);
+  const old = SqliteConversationStore.open(file, { migrations: MIGRATIONS.slice(0, 4) });
+  old.claimSession('s-1', 'alice');
+  old.saveCheckpoint('s-1', 1, new Uint8Array([1, 2]));
+  old.close();
+  const store = SqliteConversationStore.open(file, { ownership: { self: 'node:v1:["n","i"]', isAlive: () => true } });
+  try {
+    assert.equal(store.loadCheckpoint('s-1', 'alice')?.bytes, new Uint8Array([1, 2]));
+    assert.is(store.nodeOf('node:v1:["n","i"]'), null);
+    store.renewNode('http://127.0.0.1:8080');
+    assert.equal([store.nodeOf('node:v1:["n","i"]')?.node, store.nodeOf('node:v1:["n","i"]')?.advertiseUrl], ['n', 'http://127.0.0.1:8080']);
+  } finally {
+    store.close();
+  }
+});
 
 test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and its running task can be claimed and fenced', () => {
   const file = databasePath(home);

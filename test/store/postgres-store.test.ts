@@ -60,10 +60,10 @@ pgTest('an empty database gets every migration: version, tables, keys, checks an
   assert.equal(runs, POSTGRES_MIGRATIONS.map((m) => m.version));
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
-  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['conversations', 'entries', 'session_checkpoints', VERSION_TABLE]);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints', VERSION_TABLE]);
   assert.equal(
     await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
-    ['conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', `${VERSION_TABLE}_pkey`],
+    ['cluster_nodes_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', `${VERSION_TABLE}_pkey`],
   );
   const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
   assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);
@@ -78,12 +78,28 @@ pgTest('a version-1 database (before leases) migrates to the newest: its running
   await running().query(dbName(url), `INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, 1, 1, 'user', '{"text":"go"}')`, [c.id]);
   const store = await open(url, { now: () => 5000, leaseMs: 1000 });
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
-  assert.equal(version.rows, [{ version: 2 }]);
+  assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }], 'the newest version');
   const row = await running().query(dbName(url), 'SELECT epoch, lease_expires, task_setup FROM conversations');
   assert.equal(row.rows, [{ epoch: '0', lease_expires: '0', task_setup: null }]);
   assert.equal(await store.claimTask(c.id, { maxTurns: 3 }), { conversationId: c.id, epoch: 1, expiresAt: 6000 });
   assert.is((await store.append(c.id, 'model', { text: 'hi' }, 1)).seq, 2);
   await rejectsStoreError(store.append(c.id, 'model', { text: 'stale' }, 0), 'fenced');
+});
+
+pgTest('a version-2 database (before the node registry) keeps its sessions and gets an empty node registry on the database clock', async () => {
+  const url = await running().createDatabase();
+  const old = await PostgresConversationStore.open(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 2) });
+  await old.claimSession('s-1', 'alice');
+  await old.saveCheckpoint('s-1', 1, new Uint8Array([1, 2]));
+  await old.close();
+  const self = nodeOwnership('node-a', 'i1');
+  const store = await open(url, { ownership: self });
+  assert.equal((await store.loadCheckpoint('s-1', 'alice'))?.bytes, new Uint8Array([1, 2]));
+  assert.is(await store.nodeOf(self.self), null);
+  await store.renewNode('http://127.0.0.1:8080');
+  assert.equal(await store.nodeOf(self.self).then((n) => [n?.node, n?.advertiseUrl, n?.fresh]), ['node-a', 'http://127.0.0.1:8080', true]);
+  const lease = await running().query<{ type: string }>(dbName(url), "SELECT data_type AS type FROM information_schema.columns WHERE table_name = 'cluster_nodes' AND column_name = 'lease_expires'");
+  assert.equal(lease.rows, [{ type: 'timestamp with time zone' }], 'the lease is a time on the database clock, not a node\'s milliseconds');
 });
 
 pgTest('re-opening a migrated database runs no migration', async () => {

@@ -1,0 +1,114 @@
+// Forwarding one Streamable HTTP request to the node that is its session's home (cluster design: "the
+// home's lease is fresh → forward"). The request goes on with the client's own headers that matter to
+// MCP (the bearer token is checked again there: the home trusts no other node's judgement), plus
+// X-SuperPi-Forwarded-By naming this node; a request carrying that header is never forwarded again, so a
+// loop is impossible. The reply is streamed back as it comes (an SSE reply reaches the client event by
+// event), and the client going away aborts the upstream request.
+
+import http from 'node:http';
+import https from 'node:https';
+import { FORWARD_CONNECT_TIMEOUT_MS } from '../limits.ts';
+
+/** The header that marks a forwarded request (and names the node that forwarded it). */
+export const FORWARDED_BY_HEADER = 'x-superpi-forwarded-by';
+
+/** The client's headers passed on to the home node (lower case); every other header stays here. */
+export const FORWARDED_HEADERS: readonly string[] = ['authorization', 'mcp-session-id', 'mcp-protocol-version', 'accept', 'content-type', 'last-event-id'];
+
+/** Headers of the home's reply not passed back (hop-by-hop, RFC 9110 §7.6.1; the length is the stream's). */
+const HOP_BY_HOP = new Set(['connection', 'keep-alive', 'proxy-connection', 'transfer-encoding', 'upgrade', 'te', 'trailer', 'content-length']);
+
+/** What forwarding reads of the client's request. */
+export interface ForwardRequest {
+  readonly method: string;
+  header(name: string): string | undefined;
+}
+
+/** Where the home's reply is written: the client's reply (a ServerResponse-shaped subset). */
+export interface ForwardTarget {
+  writeHead(status: number, headers: Readonly<Record<string, string>>): unknown;
+  flushHeaders(): void;
+  write(chunk: string): unknown;
+  end(chunk?: string): unknown;
+  readonly destroyed: boolean;
+  on(event: 'close', listener: () => void): unknown;
+}
+
+/**
+ * How a forward ended: `done` (the home answered; its reply went to the client, whole or until one side
+ * went away), or `unreachable` (no reply began: nothing was written to the client, the caller may wait
+ * and try again, or take the session over).
+ */
+export type ForwardOutcome = { readonly kind: 'done' } | { readonly kind: 'unreachable'; readonly reason: string };
+
+const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+
+/** Sends the request (with `body`, for a POST) to `baseUrl` + `/mcp` and streams the reply to `target`. */
+export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string): Promise<ForwardOutcome> {
+  const url = new URL(`${baseUrl}/mcp`);
+  const headers: Record<string, string> = { [FORWARDED_BY_HEADER]: self };
+  for (const name of FORWARDED_HEADERS) {
+    const value = request.header(name);
+    if (value !== undefined) headers[name] = value;
+  }
+  if (body !== null) headers['content-length'] = String(Buffer.byteLength(body));
+  const secure = url.protocol === 'https:';
+  const send = secure ? https.request : http.request;
+  return new Promise((resolve) => {
+    let began = false;
+    let settled = false;
+    const settle = (outcome: ForwardOutcome) => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(connectTimer);
+      resolve(outcome);
+    };
+    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http }, (reply) => {
+      began = true;
+      clearTimeout(connectTimer);
+      const back: Record<string, string> = {};
+      for (const [name, value] of Object.entries(reply.headers)) {
+        if (HOP_BY_HOP.has(name) || value === undefined) continue;
+        back[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      target.writeHead(reply.statusCode ?? 502, back);
+      target.flushHeaders();
+      reply.setEncoding('utf8');
+      reply.on('data', (chunk: string) => { if (!target.destroyed) target.write(chunk); });
+      reply.on('end', () => {
+        target.end();
+        settle({ kind: 'done' });
+      });
+      // The home went away mid-reply: the client's reply ends too (an SSE client resumes with Last-Event-ID).
+      reply.on('error', () => {
+        target.end();
+        settle({ kind: 'done' });
+      });
+      reply.on('aborted', () => {
+        target.end();
+        settle({ kind: 'done' });
+      });
+    });
+    // Only connecting is bounded: once connected, the home may rightly take long to answer (a tool call) or
+    // keep the reply open (SSE). A home that accepts connections and never answers (paused) is not told
+    // from a slow one here; its lease lapsing is what lets a later request take the session over.
+    const connectTimer = setTimeout(() => upstream.destroy(new Error(`could not connect within ${FORWARD_CONNECT_TIMEOUT_MS} ms`)), FORWARD_CONNECT_TIMEOUT_MS);
+    upstream.on('socket', (socket) => {
+      if (!socket.connecting) clearTimeout(connectTimer);
+      else socket.once('connect', () => clearTimeout(connectTimer));
+    });
+    upstream.on('error', (err) => {
+      if (began) {
+        target.end();
+        settle({ kind: 'done' });
+        return;
+      }
+      settle({ kind: 'unreachable', reason: err.message });
+    });
+    target.on('close', () => {
+      if (!settled) upstream.destroy();
+      if (!began) settle({ kind: 'done' });
+    });
+    upstream.end(body ?? undefined);
+  });
+}

@@ -1,0 +1,141 @@
+// Where a Streamable HTTP session lives, for a request that reached a node which does not hold it
+// (cluster design, /work/notes: "a session has one home node at a time"). The session's row in the store
+// names its home (an owner key) and its fencing epoch; the node registry says whether that home's lease
+// is fresh (on the database's clock) and where it is reached:
+// - no row, or another principal's: the session does not exist here (404, as on every node);
+// - the home's lease is fresh: the request is forwarded there (forward.ts), and if the home cannot be
+//   reached, looked at again every HOME_RETRY_MS for as long as its lease said it had left (then 503);
+// - the home's lease lapsed, the home left the registry, or it is an earlier run of this node: the session
+//   is taken over (epoch + 1, one winner among nodes trying at once) and rehydrated here by the caller.
+// A forwarded request (X-SuperPi-Forwarded-By) is never forwarded again: a loop is impossible.
+// It also answers whether a session held here may still be served: while this node's own lease is stale
+// it re-validates (renews, then checks the row is still its own) first.
+
+import type { Logger } from '../log/logger.ts';
+import type { Principal } from '../mcp/state.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import type { Ownership } from '../store/ownership.ts';
+import type { Clock } from '../time/clock.ts';
+import { type ForwardRequest, type ForwardTarget, forwardRequest } from './forward.ts';
+import type { NodeLease } from './node-lease.ts';
+import { HOME_RETRY_MS, MAX_LOCATE_ATTEMPTS } from '../limits.ts';
+
+/** A session this node took over: the caller opens it under the same id, from these checkpoint bytes. */
+export interface TakenOver {
+  readonly id: string;
+  readonly epoch: number;
+  readonly bytes: Uint8Array;
+}
+
+/** What became of a request for a session not held here. */
+export type Located =
+  /** No such session for this principal (or it ended): answer 404 as for any unknown id. */
+  | { readonly kind: 'missing' }
+  /** The home answered it (its reply was streamed to the client). */
+  | { readonly kind: 'forwarded' }
+  /** This node holds the session now: open it from `session` and serve the request here. */
+  | { readonly kind: 'taken-over'; readonly session: TakenOver }
+  /** It cannot be served now (its home is alive but unreachable, or it kept moving): 503, retry. */
+  | { readonly kind: 'unavailable'; readonly message: string };
+
+/** Is a session held here still this node's to serve? */
+export type HeldCheck = 'held' | 'moved' | 'unknown';
+
+/** What streamable-http needs of the cluster (the transport knows no store). */
+export interface ClusterSessions {
+  /** This node's id, sent as X-SuperPi-Forwarded-By. */
+  readonly nodeId: string;
+  /** Before serving a session held here: `held` (serve it), `moved` (its local copy is closed; locate it), `unknown` (the store cannot say: 503). */
+  confirmHeld(id: string, principal: Principal): Promise<HeldCheck>;
+  locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located>;
+}
+
+/** The principal key a session row is stored under. Anonymous callers share one: their sessions stay apart by the unguessable id. */
+export function sessionPrincipalKey(principal: Principal): string {
+  switch (principal.kind) {
+    case 'local': return 'local';
+    case 'token': return `token:${principal.name}`;
+    case 'anonymous': return 'anonymous';
+  }
+}
+
+export interface SessionLocatorOptions {
+  readonly store: AsyncConversationStore;
+  readonly ownership: Ownership;
+  readonly lease: NodeLease;
+  readonly nodeId: string;
+  readonly clock: Clock;
+  readonly logger: Logger;
+  /** The epoch this node holds a session at, if it holds it. */
+  readonly heldEpoch: (id: string) => number | undefined;
+  /** Closes the local copy of a session another node holds now (its requests in flight answered `session-moved`). */
+  readonly closeMoved: (id: string) => Promise<void>;
+}
+
+export class SessionLocator implements ClusterSessions {
+  readonly #o: SessionLocatorOptions;
+
+  constructor(options: SessionLocatorOptions) {
+    this.#o = options;
+  }
+
+  get nodeId(): string {
+    return this.#o.nodeId;
+  }
+
+  async confirmHeld(id: string, principal: Principal): Promise<HeldCheck> {
+    const { lease, store, ownership, heldEpoch, logger } = this.#o;
+    if (lease.fresh()) return 'held';
+    const epoch = heldEpoch(id);
+    if (epoch === undefined) return 'held';
+    if (!(await lease.renew())) return 'unknown';
+    let owner: string | null;
+    let current: number | null;
+    try {
+      const row = await store.loadCheckpoint(id, sessionPrincipalKey(principal));
+      owner = row?.owner ?? null;
+      current = row?.epoch ?? null;
+    } catch (err) {
+      logger.log('warning', 'could not re-validate a session after this node\'s lease went stale', { session: id, error: (err as Error).message });
+      return 'unknown';
+    }
+    if (owner === ownership.self && current === epoch) return 'held';
+    logger.log('info', 'this node\'s lease went stale and the session moved meanwhile; closing its copy here', { session: id });
+    await this.#o.closeMoved(id);
+    return 'moved';
+  }
+
+  async locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located> {
+    const { store, ownership, clock } = this.#o;
+    const key = sessionPrincipalKey(principal);
+    let waitUntil: number | null = null;
+    for (let attempt = 0; attempt < MAX_LOCATE_ATTEMPTS;) {
+      const row = await store.loadCheckpoint(id, key);
+      // Ended, never there, another principal's — or ended here (this incarnation holds no copy of it).
+      if (row === null || row.owner === ownership.self) return { kind: 'missing' };
+      const earlierRunOfThisNode = !ownership.isAlive(row.owner);
+      const home = earlierRunOfThisNode ? null : await store.nodeOf(row.owner);
+      if (home !== null && home.fresh) {
+        if (forwarded) return { kind: 'unavailable', message: 'the session moved while this request was being forwarded to it; retry' };
+        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId);
+        if (outcome.kind === 'done') return { kind: 'forwarded' };
+        if (target.destroyed) return { kind: 'forwarded' };
+        // Its lease says it is alive, but it cannot be reached: wait (bounded by that lease) for it to come
+        // back or for its lease to lapse; a home that keeps renewing but stays unreachable is a 503.
+        waitUntil ??= clock.now() + home.remainingMs + HOME_RETRY_MS;
+        if (clock.now() >= waitUntil) return { kind: 'unavailable', message: `the session's home node ${home.node} cannot be reached (${outcome.reason}); retry` };
+        this.#o.logger.log('info', 'a session\'s home cannot be reached while its lease is fresh; waiting', { session: id, home: home.node, reason: outcome.reason });
+        await new Promise<void>((resolve) => clock.setTimeout(resolve, HOME_RETRY_MS));
+        continue;
+      }
+      attempt++;
+      // A session whose initialize never got its checkpoint saved cannot be resumed: the client starts anew.
+      if (row.bytes.byteLength === 0) return { kind: 'missing' };
+      const taken = await store.takeOverSession(id, key, row.epoch);
+      if (taken === null) continue;
+      this.#o.logger.log('info', 'took a session over', { session: id, from: home?.node ?? row.owner, epoch: taken.epoch });
+      return { kind: 'taken-over', session: { id, epoch: taken.epoch, bytes: row.bytes } };
+    }
+    return { kind: 'unavailable', message: 'the session kept moving between nodes; retry' };
+  }
+}
