@@ -60,13 +60,26 @@ pgTest('an empty database gets every migration: version, tables, keys, checks an
   assert.equal(runs, POSTGRES_MIGRATIONS.map((m) => m.version));
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
-  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['conversations', 'entries', 'session_checkpoints', VERSION_TABLE]);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['conversations', 'entries', 'session_checkpoints', 'session_event_heads', 'session_events', VERSION_TABLE]);
   assert.equal(
     await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
-    ['conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', `${VERSION_TABLE}_pkey`],
+    ['conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', 'session_event_heads_age', 'session_event_heads_pkey', 'session_events_age', 'session_events_seq_unique', `${VERSION_TABLE}_pkey`],
   );
   const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
   assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);
+});
+
+pgTest('a version-2 database (before the session event log) migrates to the newest: its conversations stay, and sessions get event logs', async () => {
+  const url = await running().createDatabase();
+  const before = await PostgresConversationStore.open(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 2) });
+  const c = await before.createConversation(alice);
+  await before.append(c.id, 'user', { text: 'go' });
+  await before.close();
+  const store = await open(url);
+  const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
+  assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
+  assert.equal((await store.entries(c.id, 'alice'))?.map((e) => e.payload), [{ text: 'go' }]);
+  assert.is(await store.appendSessionEvent('s', 'alice', 'standalone', 'first'), 1);
 });
 
 pgTest('a version-1 database (before leases) migrates to the newest: its running task gets epoch 0, a lapsed lease, and can be claimed and fenced', async () => {
@@ -78,7 +91,7 @@ pgTest('a version-1 database (before leases) migrates to the newest: its running
   await running().query(dbName(url), `INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, 1, 1, 'user', '{"text":"go"}')`, [c.id]);
   const store = await open(url, { now: () => 5000, leaseMs: 1000 });
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
-  assert.equal(version.rows, [{ version: 2 }]);
+  assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
   const row = await running().query(dbName(url), 'SELECT epoch, lease_expires, task_setup FROM conversations');
   assert.equal(row.rows, [{ epoch: '0', lease_expires: '0', task_setup: null }]);
   assert.equal(await store.claimTask(c.id, { maxTurns: 3 }), { conversationId: c.id, epoch: 1, expiresAt: 6000 });
