@@ -188,6 +188,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     maxMessageBytes: options.maxMessageBytes,
     sessionIdleMs: options.sessionIdleMs,
     observers: options.observers,
+    events: app.sessionEvents,
   });
   return {
     url: server.url,

@@ -32,6 +32,7 @@ import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
+import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { type NodeHealth, nodeHealth } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
@@ -126,6 +127,8 @@ export class Application implements SessionHost {
   readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
   #takeover: TaskTakeover | null = null;
+  /** The session event log and this node's LISTEN connection, on a PostgreSQL store (issue 14). */
+  #feed: SessionEventFeed | null = null;
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
@@ -165,6 +168,12 @@ export class Application implements SessionHost {
         ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
       });
       app.#store = app.observer.observeStore(store);
+      const { SessionEventFeed } = await import('../store/session-event-feed.ts');
+      app.#feed = new SessionEventFeed(store, {
+        // Another node appended to a transcript: this node's sessions subscribed to it hear.
+        transcriptChanged: (conversation) => app.#transcripts.changed(conversation),
+        onError: (what, error) => options.logger.log('warning', what, { error: error.message }),
+      });
       options.logger.log('info', 'conversation store: PostgreSQL', { database: location.label, ...(options.nodeId === undefined ? {} : { node: options.nodeId }) });
     }
     try {
@@ -172,10 +181,16 @@ export class Application implements SessionHost {
       // Several nodes share this store: tasks whose node died are taken over here once their lease lapses.
       if (location.kind === 'postgres') app.#startTakeover();
     } catch (err) {
+      await app.#feed?.close();
       await app.#store?.close();
       throw err;
     }
     return app;
+  }
+
+  /** The session event log SSE streams keep their events in (PostgreSQL store), or null (SQLite: in memory). */
+  get sessionEvents(): SessionEventFeed | null {
+    return this.#feed;
   }
 
   get sessionCount(): number {
@@ -389,6 +404,9 @@ export class Application implements SessionHost {
       await Promise.race([Promise.all(runs), new Promise<void>((r) => { timer = this.#clock.setTimeout(r, STORE_CLOSE_GRACE_MS); })]);
       this.#clock.clearTimeout(timer);
     }
+    const feed = this.#feed;
+    this.#feed = null;
+    await feed?.close();
     const store = this.#store;
     this.#store = null;
     await store?.close();
