@@ -120,6 +120,9 @@ if (found.ok) {
       async events(session: string): Promise<{ seq: string; stream: string; data: string; ends: boolean }[]> {
         return (await server.query<{ seq: string; stream: string; data: string; ends: boolean }>(name, 'SELECT seq, stream, data, ends FROM session_events WHERE session_id = $1 ORDER BY seq', [session])).rows;
       },
+      async conversations(): Promise<string[]> {
+        return (await server.query<{ id: string }>(name, 'SELECT id FROM conversations')).rows.map((r) => r.id);
+      },
       async drop(sql: string, params: unknown[]) {
         await server.query(name, sql, params);
       },
@@ -202,10 +205,49 @@ if (found.ok) {
       await c.end(failed);
     }
   });
+  test('a session on node B subscribed to a conversation whose task runs on node A hears its updates (NOTIFY from A\'s appends)', async () => {
+    let release!: () => void;
+    const c = await cluster([{ ...answer('hi'), release: new Promise<void>((r) => (release = r)) }]);
+    let failed = true;
+    try {
+      const [a, b] = [await c.node('node-a'), await c.node('node-b')];
+      const onA = await c.client(a);
+      const call = onA.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'Say hi.' } });
+      const conversation = await guarded((async () => {
+        for (;;) {
+          const rows = await c.conversations();
+          if (rows[0] !== undefined) return rows[0];
+          await new Promise((r) => setTimeout(r, 100));
+        }
+      })(), 'the task\'s conversation on node A', GUARD_MS);
+      const onB = await c.client(b);
+      const uri = `superpi://conversation/${conversation}/transcript`;
+      const updates: string[] = [];
+      let heard!: () => void;
+      const final = new Promise<void>((r) => (heard = r));
+      onB.setNotificationHandler(ResourceUpdatedNotificationSchema, (n) => {
+        updates.push(n.params.uri);
+        void onB.readResource({ uri }).then((r) => {
+          if (String((r.contents[0] as { text?: string }).text).includes('"final"')) heard();
+        }, (err: unknown) => updates.push(`read failed: ${String(err)}`));
+      });
+      await onB.subscribeResource({ uri });
+      release();
+      await guarded(call, 'the task\'s answer on node A', GUARD_MS);
+      await guarded(final, 'node B hearing the transcript change up to its final entry', GUARD_MS);
+      assert.ok(updates.length > 0);
+      assert.ok(updates.every((u) => u === uri), updates.join(', '));
+      failed = false;
+    } finally {
+      await c.end(failed);
+    }
+  });
+
 } else {
   console.log(`  (skipped: the cluster event tests need a PostgreSQL server: ${found.reason})`);
   test.skip('a POST stream is primed and kept in the log; a GET with Last-Event-ID on the other node replays it, follows it as the holder appends, and ends after the answer', () => undefined);
   test.skip('resuming is the principal\'s only (404 on every node), an id never sent is 400, an id older than the log keeps is 409, a plain JSON reply keeps nothing', () => undefined);
+  test.skip('a session on node B subscribed to a conversation whose task runs on node A hears its updates (NOTIFY from A\'s appends)', () => undefined);
   test('without PostgreSQL binaries the reason names every directory searched', () => {
     for (const dir of postgresBinDirs()) assert.ok(found.reason.includes(dir), dir);
   });
