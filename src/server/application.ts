@@ -33,6 +33,8 @@ import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
+import { eventPrincipal, requestStream } from '../store/session-events.ts';
+import { idKey } from '../mcp/jsonrpc.ts';
 import { type NodeHealth, nodeHealth } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
@@ -236,6 +238,9 @@ export class Application implements SessionHost {
     const reserved = options.slot ?? this.registry.reserve(options.principal);
     if (isRefusal(reserved)) throw new SessionRefusedError(reserved);
     const id = `session-${this.#nextSession++}`;
+    // The registry's id (a Streamable HTTP session's Mcp-Session-Id), known now so its tasks can keep it.
+    const registryId = options.transport === 'stdio' ? id : randomUUID();
+    const feed = this.#feed;
     // Made once per session: an anonymous caller's key has a random part, and every use must agree.
     const ownerKey = principalKey(options.principal, id);
     const send = this.observer.watchVersion(id, options.send);
@@ -249,7 +254,9 @@ export class Application implements SessionHost {
           supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
           ...(this.#options.taskLeaseMs === undefined ? {} : { taskLeaseMs: this.#options.taskLeaseMs }),
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
-          transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
+          transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+          // A node that takes one of this session's tasks over answers its request in the session's event log.
+          ...(feed !== null && options.transport === 'http' ? { answerTo: { session: registryId, principal: eventPrincipal(options.principal) } } : {}) },
       },
       config: {
         server: { name: 'super-pi', version: this.#options.serverVersion },
@@ -281,7 +288,7 @@ export class Application implements SessionHost {
           options.onEnded?.();
         }
       },
-    }, options.transport === 'stdio' ? id : undefined);
+    }, registryId);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     let handle: ChildHandle;
     try {
@@ -356,6 +363,11 @@ export class Application implements SessionHost {
       logger: this.#options.logger,
       supervise: (run, key) => this.#superviseTask(run, TAKEN_OVER, principalOfKey(key), key),
       transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+      // The answer goes on the stream of the request it answers, and ends it: the client resuming that
+      // stream (on any node) gets it.
+      answer: async (target, line) => {
+        await this.#feed?.store.appendSessionEvent(target.session, target.principal, requestStream(idKey(target.request)), line, true);
+      },
     });
     this.#takeover.start();
   }

@@ -18,6 +18,18 @@ export function requestStream(requestKey: string): string {
   return `request:${requestKey}`;
 }
 
+/**
+ * Whose session log it is, as the store keeps it: anonymous callers are one principal (the session id,
+ * a random UUID only its client knows, keeps them apart), as the session registry treats them.
+ */
+export function eventPrincipal(principal: { readonly kind: 'local' } | { readonly kind: 'token'; readonly name: string } | { readonly kind: 'anonymous' }): string {
+  switch (principal.kind) {
+    case 'local': return 'local';
+    case 'token': return `token:${principal.name}`;
+    case 'anonymous': return 'anonymous';
+  }
+}
+
 /** One SSE event as kept. */
 export interface SessionEvent {
   /** The SSE event id. */

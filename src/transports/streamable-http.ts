@@ -26,6 +26,7 @@ import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
 import { SseStream, StoredEventIds } from './sse-stream.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
+import { eventPrincipal } from '../store/session-events.ts';
 import { SESSION_EVENTS_PAGE } from '../limits.ts';
 import { type ReplyTarget, WebReply } from './web-reply.ts';
 
@@ -354,15 +355,6 @@ export class StreamableHttp {
         wait.cancel();
       }
     }
-  }
-}
-
-/** Whose session log it is, as the store keeps it: anonymous callers are one principal (the session id keeps them apart). */
-export function eventPrincipal(principal: Principal): string {
-  switch (principal.kind) {
-    case 'local': return 'local';
-    case 'token': return `token:${principal.name}`;
-    case 'anonymous': return 'anonymous';
   }
 }
 

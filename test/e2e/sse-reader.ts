@@ -15,7 +15,8 @@ export interface SseReader {
 }
 
 export function sseReader(body: ReadableStream<Uint8Array>): SseReader {
-  const reader = body.pipeThrough(new TextDecoderStream()).getReader();
+  const reader = body.getReader();
+  const decoder = new TextDecoder();
   let buffer = '';
   const next = async (): Promise<SseEvent | null> => {
     for (;;) {
@@ -32,7 +33,7 @@ export function sseReader(body: ReadableStream<Uint8Array>): SseReader {
       }
       const { done, value } = await reader.read();
       if (done) return null;
-      buffer += value;
+      buffer += decoder.decode(value, { stream: true });
     }
   };
   return {
