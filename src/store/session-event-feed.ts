@@ -4,7 +4,6 @@
 // comes back, as notifications may have been missed meanwhile), hands other nodes' transcript appends
 // to whoever delivers resource updates, and sweeps events past their age.
 
-import type { PostgresListener } from './postgres-listener.ts';
 import type { SessionEventStore } from './session-events.ts';
 import { SESSION_EVENTS_SWEEP_MS } from '../limits.ts';
 
@@ -14,6 +13,12 @@ export interface EventWait {
   cancel(): void;
 }
 
+/** A LISTEN connection as the feed holds it (postgres-listener.ts). */
+export interface Listening {
+  readonly ready: Promise<void>;
+  close(): Promise<void>;
+}
+
 /** What the feed needs of the store: the log, and a LISTEN connection. */
 export interface FeedStore extends SessionEventStore {
   listen(handlers: {
@@ -21,7 +26,7 @@ export interface FeedStore extends SessionEventStore {
     readonly transcript: (conversationId: string) => void;
     readonly onConnected: () => void;
     readonly onError: (error: Error) => void;
-  }): PostgresListener;
+  }): Listening;
 }
 
 export interface FeedOptions {
@@ -33,7 +38,7 @@ export interface FeedOptions {
 
 export class SessionEventFeed {
   readonly store: SessionEventStore;
-  readonly #listener: PostgresListener;
+  readonly #listener: Listening;
   /** Session id → the wake-ups of streams waiting on it. */
   readonly #waiting = new Map<string, Set<() => void>>();
   readonly #sweep: NodeJS.Timeout;
