@@ -56,13 +56,25 @@ export class Exchange {
     return this.#finished;
   }
 
-  /** A notification or server request for this POST's stream, opened now if need be; false if it cannot stream. */
+  /**
+   * A notification or server request for this POST's stream, opened now if need be; false if it cannot
+   * stream. A stream kept in the store takes it even once its client went: the client may resume it.
+   */
   push(line: string): boolean {
     if (!this.#mayStream || this.#finished) return false;
     const sse = this.#sse ?? this.#openStream();
-    if (!sse?.open) return false;
+    if (sse === null || (!sse.open && !this.resumable)) return false;
     this.#ids.emit(this.#stream, line, false, (id) => sse.send(id, line));
     return true;
+  }
+
+  /**
+   * Can the client resume this POST's stream (GET with Last-Event-ID, on any node)? Only a stream kept in
+   * the store, once open (its priming event sent): its client going away is then no cancellation (as
+   * MCP asks), and what follows is kept for the resumed stream.
+   */
+  get resumable(): boolean {
+    return this.#ids.durable && this.#sse !== null;
   }
 
   /** A response to one of this POST's requests. */

@@ -236,7 +236,8 @@ export class StreamableHttp {
     const exchange = new Exchange(target, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere);
     session.addExchange(exchange);
     const abandoned = () => {
-      if (exchange.finished) return;
+      // A stream the client can resume is not given up: its answer goes to the log, for the resumed stream.
+      if (exchange.finished || exchange.resumable) return;
       exchange.abandon();
       session.removeExchange(exchange);
       // The client went away mid-request: cancel what it was waiting for (only what this POST sent).

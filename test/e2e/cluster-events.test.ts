@@ -205,6 +205,31 @@ if (found.ok) {
       await c.end(failed);
     }
   });
+  test('a POST stream whose client went is not cancelled on a PostgreSQL store: its answer is kept, and a GET with Last-Event-ID on the other node gets it', async () => {
+    let release!: () => void;
+    const c = await cluster([{ ...answer('kept for you'), release: new Promise<void>((r) => (release = r)) }]);
+    let failed = true;
+    try {
+      const [a, b] = [await c.node('node-a'), await c.node('node-b')];
+      const o = await initialize(a.url, ALICE);
+      const dropped = new AbortController();
+      const res = await fetch(a.url, { method: 'POST', headers: { 'content-type': 'application/json', accept: ACCEPT, ...o.headers }, body: JSON.stringify(harnessCall(2)), signal: dropped.signal });
+      const priming = await guarded(sseReader(res.body as ReadableStream<Uint8Array>).next(), 'the priming event', GUARD_MS) as SseEvent;
+      dropped.abort();
+      const resumed = await resume(b.url, o, priming.id as string);
+      assert.is(resumed.status, 200);
+      release();
+      const events = await guarded(sseReader(resumed.body as ReadableStream<Uint8Array>).rest(), 'the answer on the resumed stream', GUARD_MS);
+      assert.is(events.length, 1);
+      const reply = JSON.parse(events[0]?.data ?? '{}') as { id?: number; result?: { content?: { text?: string }[] } };
+      assert.is(reply.id, 2);
+      assert.match(String(reply.result?.content?.[0]?.text), 'kept for you');
+      failed = false;
+    } finally {
+      await c.end(failed);
+    }
+  });
+
   test('a session on node B subscribed to a conversation whose task runs on node A hears its updates (NOTIFY from A\'s appends)', async () => {
     let release!: () => void;
     const c = await cluster([{ ...answer('hi'), release: new Promise<void>((r) => (release = r)) }]);
@@ -247,6 +272,7 @@ if (found.ok) {
   console.log(`  (skipped: the cluster event tests need a PostgreSQL server: ${found.reason})`);
   test.skip('a POST stream is primed and kept in the log; a GET with Last-Event-ID on the other node replays it, follows it as the holder appends, and ends after the answer', () => undefined);
   test.skip('resuming is the principal\'s only (404 on every node), an id never sent is 400, an id older than the log keeps is 409, a plain JSON reply keeps nothing', () => undefined);
+  test.skip('a POST stream whose client went is not cancelled on a PostgreSQL store: its answer is kept, and a GET with Last-Event-ID on the other node gets it', () => undefined);
   test.skip('a session on node B subscribed to a conversation whose task runs on node A hears its updates (NOTIFY from A\'s appends)', () => undefined);
   test('without PostgreSQL binaries the reason names every directory searched', () => {
     for (const dir of postgresBinDirs()) assert.ok(found.reason.includes(dir), dir);
