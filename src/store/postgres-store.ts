@@ -207,7 +207,7 @@ const APPEND_SESSION_EVENT = `
 
 // One snapshot: the session's head (principal checked), the event at $3 if still kept.
 const SESSION_EVENT_POSITION = `
-  SELECT h.last_seq, e.stream FROM session_event_heads h LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq = $3
+  SELECT h.last_seq, e.stream, e.ends FROM session_event_heads h LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq = $3
   WHERE h.session_id = $1 AND h.principal = $2`;
 
 // As ENTRIES: no row, no such session (or not the principal's); one row with a null seq, no event after $3.
@@ -495,10 +495,10 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#assertOpen();
     checkAfterSeq(seq);
     if (!storableText(sessionId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<{ last_seq: string; stream: string | null }>(SESSION_EVENT_POSITION, [sessionId, principal, seq]);
+    const { rows } = await this.#pool.query<{ last_seq: string; stream: string | null; ends: boolean | null }>(SESSION_EVENT_POSITION, [sessionId, principal, seq]);
     const row = rows[0];
     if (row === undefined) return null;
-    if (row.stream !== null) return { kind: 'kept', stream: row.stream };
+    if (row.stream !== null) return { kind: 'kept', stream: row.stream, ends: row.ends === true };
     const last = integer(row.last_seq, `session ${sessionId} last seq`);
     return seq > last ? { kind: 'ahead', last } : { kind: 'expired', last };
   }

@@ -43,7 +43,8 @@ export interface SessionEvent {
 
 /** Where an event id stands in a session's log. */
 export type EventPosition =
-  | { readonly kind: 'kept'; readonly stream: string }
+  /** Kept: the stream it is on, and whether it ended that stream (nothing follows it there). */
+  | { readonly kind: 'kept'; readonly stream: string; readonly ends: boolean }
   /** Issued once, but pruned by retention (or it named another session's event): its stream cannot be known. */
   | { readonly kind: 'expired'; readonly last: number }
   /** Never issued in this session (past its last seq). */

@@ -328,6 +328,11 @@ export class StreamableHttp {
     }
     this.#host.find(id, principal)?.touch();
     const stream = new SseStream(target, { 'Mcp-Session-Id': id });
+    // The client had the stream's last event already: nothing more will come on it.
+    if (position.ends) {
+      stream.end();
+      return null;
+    }
     void this.#tail(feed, stream, id, who, position.stream, seq).catch((err: unknown) => {
       this.#options.logger.log('warning', 'a resumed SSE stream could not read the session event log; it is closed (the client may resume it again)', { session: id, error: (err as Error).message });
       stream.end();

@@ -85,7 +85,8 @@ pgTest('a stream is read on its own, and its end marker is kept', async () => {
   await store.appendSessionEvent('s', 'local', 'standalone', '{"jsonrpc":"2.0","method":"notifications/message"}');
   await store.appendSessionEvent('s', 'local', 'request:n:1', '{"jsonrpc":"2.0","id":1,"result":{}}', true);
   assert.equal(await store.sessionEventsAfter('s', 'local', 1, { stream: 'request:n:1' }), [{ seq: 3, stream: 'request:n:1', data: '{"jsonrpc":"2.0","id":1,"result":{}}', ends: true }]);
-  assert.equal(await store.sessionEventPosition('s', 'local', 1), { kind: 'kept', stream: 'request:n:1' });
+  assert.equal(await store.sessionEventPosition('s', 'local', 1), { kind: 'kept', stream: 'request:n:1', ends: false });
+  assert.equal(await store.sessionEventPosition('s', 'local', 3), { kind: 'kept', stream: 'request:n:1', ends: true });
   assert.equal(await store.sessionEventPosition('s', 'local', 4), { kind: 'ahead', last: 3 });
   assert.equal(await store.sessionEventsAfter('s', 'local', 3), []);
 });
@@ -96,7 +97,7 @@ pgTest('retention by count: past the limit the oldest events are deleted by the 
   const kept = await store.sessionEventsAfter('s', 'local', 0);
   assert.equal(kept?.map((e) => e.data), ['e4', 'e5', 'e6', 'e7', 'e8']);
   assert.equal(await store.sessionEventPosition('s', 'local', 3), { kind: 'expired', last: 8 });
-  assert.equal(await store.sessionEventPosition('s', 'local', 4), { kind: 'kept', stream: 'standalone' });
+  assert.equal(await store.sessionEventPosition('s', 'local', 4), { kind: 'kept', stream: 'standalone', ends: false });
 });
 
 pgTest('retention by age: the sweep deletes events older than SESSION_EVENTS_MAX_AGE_MS, keeps newer ones and the counter', async () => {

@@ -24,7 +24,7 @@ export class MemoryLog implements FeedStore {
     const s = this.sessions.get(sessionId);
     if (!s || s.principal !== principal) return null;
     const e = s.events.find((x) => x.seq === seq);
-    if (e) return { kind: 'kept', stream: e.stream };
+    if (e) return { kind: 'kept', stream: e.stream, ends: e.ends };
     return seq > s.last ? { kind: 'ahead', last: s.last } : { kind: 'expired', last: s.last };
   }
 

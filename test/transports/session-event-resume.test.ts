@@ -73,6 +73,17 @@ test('a resumed GET stream follows until the client goes, and then waits for not
   await feed.close();
 });
 
+test('resuming after the event that ended a POST stream: the stream ends at once, nothing waits', async () => {
+  const { log, feed, get } = node();
+  await log.appendSessionEvent('s1', 'anonymous', 'request:n:2', '');
+  await log.appendSessionEvent('s1', 'anonymous', 'request:n:2', '{"jsonrpc":"2.0","id":2,"result":{}}', true);
+  const res = await guarded(get('2'), 'the resumed stream');
+  assert.is(res.status, 200);
+  assert.equal(await guarded(sseReader(res.body as ReadableStream<Uint8Array>).rest(), 'the end'), []);
+  assert.is(feed.waiting, 0);
+  await feed.close();
+});
+
 test('another principal\'s log is 404 even with the session\'s id', async () => {
   const { log, feed, get } = node();
   await log.appendSessionEvent('s1', 'token:alice', 'standalone', '{}');
