@@ -372,6 +372,30 @@ export const SSE_KEEPALIVE_MS = 15_000;
 /** Events kept per session for replay after a reconnect. */
 export const SSE_REPLAY_EVENTS = 1000;
 
+/**
+ * On a PostgreSQL store, SSE events kept per session in `session_events` for a client resuming a stream
+ * (GET with Last-Event-ID) on any node; each append deletes the session's events older than this many.
+ */
+export const SESSION_EVENTS_KEPT = 1000;
+
+/** On a PostgreSQL store, how long an SSE event is kept for resumption at most (pruned by each node's sweep). */
+export const SESSION_EVENTS_MAX_AGE_MS = 60 * 60_000;
+
+/**
+ * A session's event counter (its head row) is deleted by the sweep once the session appended nothing for
+ * this long: far past any session's idle limit, so a live session's event ids never start again at 1.
+ */
+export const SESSION_EVENT_HEADS_KEPT_MS = 24 * 60 * 60_000;
+
+/** How often each node deletes events older than SESSION_EVENTS_MAX_AGE_MS (one DELETE per sweep). */
+export const SESSION_EVENTS_SWEEP_MS = 60_000;
+
+/** Events read from `session_events` per query while a resumed stream catches up. */
+export const SESSION_EVENTS_PAGE = 100;
+
+/** The longest a node's LISTEN connection waits before connecting again after losing the database. */
+export const LISTEN_RETRY_MAX_MS = 5_000;
+
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
 export const EOF_DRAIN_MS = 2000;
 

@@ -190,6 +190,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     sessionIdleMs: options.sessionIdleMs,
     observers: options.observers,
     cluster: () => app.cluster,
+    events: app.sessionEvents,
   });
   // On a PostgreSQL store the node joins the cluster once it listens: the advertise URL may name the bound port.
   try {

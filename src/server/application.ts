@@ -38,6 +38,9 @@ import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
+import type { SessionEventFeed } from '../store/session-event-feed.ts';
+import { eventPrincipal, requestStream } from '../store/session-events.ts';
+import { idKey } from '../mcp/jsonrpc.ts';
 import { type NodeHealth, nodeHealth } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
@@ -141,6 +144,8 @@ export class Application implements SessionHost {
   readonly #held = new Map<string, CheckpointSaver>();
   /** Stopping: sessions that close from now on keep their rows, for other nodes to take over. */
   #handingOff = false;
+  /** The session event log and this node's LISTEN connection, on a PostgreSQL store (issue 14). */
+  #feed: SessionEventFeed | null = null;
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
@@ -182,6 +187,12 @@ export class Application implements SessionHost {
         ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
       });
       app.#store = app.observer.observeStore(store);
+      const { SessionEventFeed } = await import('../store/session-event-feed.ts');
+      app.#feed = new SessionEventFeed(store, {
+        // Another node appended to a transcript: this node's sessions subscribed to it hear.
+        transcriptChanged: (conversation) => app.#transcripts.changed(conversation),
+        onError: (what, error) => options.logger.log('warning', what, { error: error.message }),
+      });
       options.logger.log('info', 'conversation store: PostgreSQL', { database: location.label, ...(options.nodeId === undefined ? {} : { node: options.nodeId }) });
     }
     try {
@@ -189,10 +200,16 @@ export class Application implements SessionHost {
       // Several nodes share this store: tasks whose node died are taken over here once their lease lapses.
       if (location.kind === 'postgres') app.#startTakeover();
     } catch (err) {
+      await app.#feed?.close();
       await app.#store?.close();
       throw err;
     }
     return app;
+  }
+
+  /** The session event log SSE streams keep their events in (PostgreSQL store), or null (SQLite: in memory). */
+  get sessionEvents(): SessionEventFeed | null {
+    return this.#feed;
   }
 
   get sessionCount(): number {
@@ -279,6 +296,7 @@ export class Application implements SessionHost {
     const reserved = options.slot ?? this.registry.reserve(options.principal);
     if (isRefusal(reserved)) throw new SessionRefusedError(reserved);
     const id = `session-${this.#nextSession++}`;
+    const feed = this.#feed;
     // Made once per session: an anonymous caller's key has a random part, and every use must agree.
     const ownerKey = principalKey(options.principal, id);
     const config: ConnectionConfig = {
@@ -292,12 +310,13 @@ export class Application implements SessionHost {
     // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered,
     // so any node finds it), or taken over from another node; WebSocket and stdio sessions are not stored
     // (a socket lives on its node, and a stdio session has one client).
-    let registryId: string | undefined = options.transport === 'stdio' ? id : undefined;
+    // The registry's id (a Streamable HTTP session's Mcp-Session-Id), known now so its tasks can keep it.
+    let registryId = options.transport === 'stdio' ? id : randomUUID();
     let saver: CheckpointSaver | null = null;
     let resumed: ReturnType<typeof rehydrate> | null = null;
     const store = this.#store;
     if (this.#locator !== null && store !== null && options.transport === 'http') {
-      const sessionId = options.resume?.id ?? randomUUID();
+      const sessionId = options.resume?.id ?? registryId;
       let epoch: number;
       if (options.resume) {
         epoch = options.resume.epoch;
@@ -326,7 +345,9 @@ export class Application implements SessionHost {
           supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
           ...(this.#options.taskLeaseMs === undefined ? {} : { taskLeaseMs: this.#options.taskLeaseMs }),
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
-          transcriptChanged: (conversation) => this.#transcripts.changed(conversation) },
+          transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+          // A node that takes one of this session's tasks over answers its request in the session's event log.
+          ...(feed !== null && options.transport === 'http' ? { answerTo: { session: registryId, principal: eventPrincipal(options.principal) } } : {}) },
       },
       config,
       logger: this.#options.logger,
@@ -349,7 +370,7 @@ export class Application implements SessionHost {
       ...(options.busy ? { busy: options.busy } : {}),
       teardown: async () => {
         this.#transcripts.forget(id);
-        if (stored !== null && registryId !== undefined) this.#forgetStored(registryId, stored);
+        if (stored !== null) this.#forgetStored(registryId, stored);
         this.observer.sessionClosed(id);
         try {
           await Promise.all([session.close(), this.#sessions?.terminateChild(id).catch((err: unknown) => {
@@ -445,6 +466,11 @@ export class Application implements SessionHost {
       logger: this.#options.logger,
       supervise: (run, key) => this.#superviseTask(run, TAKEN_OVER, principalOfKey(key), key),
       transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+      // The answer goes on the stream of the request it answers, and ends it: the client resuming that
+      // stream (on any node) gets it.
+      answer: async (target, line) => {
+        await this.#feed?.store.appendSessionEvent(target.session, target.principal, requestStream(idKey(target.request)), line, true);
+      },
     });
     this.#takeover.start();
   }
@@ -498,6 +524,9 @@ export class Application implements SessionHost {
     // Out of the node registry before the store closes: the other nodes take this node's sessions over at once.
     await this.#lease?.stop();
     await Promise.all(savers.map((s) => s.settled()));
+    const feed = this.#feed;
+    this.#feed = null;
+    await feed?.close();
     const store = this.#store;
     this.#store = null;
     await store?.close();

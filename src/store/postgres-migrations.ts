@@ -112,8 +112,42 @@ const v3: PostgresMigration = {
   },
 };
 
+// The session event log (SSE events on a PostgreSQL store, session-events.ts): one head row per session
+// holds its principal (checked by every read, so a resumption on any node is the principal's only) and
+// its seq counter, bumped in the same statement that inserts the event — the row lock makes appenders
+// on every node take turns, so a session's seqs are unique and, in commit order, without gaps; the
+// primary key (session_id, seq) refuses a duplicate if anything ever got past it. `stream` names the
+// SSE stream (a POST's first request key, or the standalone GET stream); `ends` marks the event after
+// which that stream has nothing more (the last answer of a POST). Retention: SESSION_EVENTS_KEPT per
+// session (pruned by each append) and SESSION_EVENTS_MAX_AGE_MS (pruned by each node's sweep).
+const v4: PostgresMigration = {
+  version: 4,
+  description: 'session event log: SSE events by session and seq, for Last-Event-ID on any node',
+  async up(client) {
+    await client.query(`
+      CREATE TABLE session_event_heads (
+        session_id  text COLLATE "C" PRIMARY KEY,
+        principal   text   NOT NULL,
+        last_seq    bigint NOT NULL CHECK (last_seq > 0),
+        updated_at  bigint NOT NULL
+      );
+      CREATE TABLE session_events (
+        session_id  text COLLATE "C" NOT NULL,
+        seq         bigint  NOT NULL CHECK (seq > 0),
+        stream      text    NOT NULL,
+        data        text    NOT NULL,
+        ends        boolean NOT NULL DEFAULT false,
+        created_at  bigint  NOT NULL,
+        CONSTRAINT session_events_seq_unique PRIMARY KEY (session_id, seq)
+      );
+      CREATE INDEX session_events_age ON session_events (created_at);
+      CREATE INDEX session_event_heads_age ON session_event_heads (updated_at);
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

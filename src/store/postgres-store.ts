@@ -30,7 +30,9 @@ import {
   storableText,
 } from './store-checks.ts';
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
-import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
+import { PostgresListener } from './postgres-listener.ts';
+import { type EventPosition, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TRANSCRIPTS_CHANNEL } from './session-events.ts';
+import { MAX_EXPIRED_TASKS, SESSION_EVENT_HEADS_KEPT_MS, SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_AGE_MS, SESSION_EVENTS_PAGE, TASK_LEASE_MS } from '../limits.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
@@ -70,6 +72,8 @@ export interface PostgresStoreOptions {
   readonly ownership?: Ownership;
   /** The term of a task lease this store grants (task-lease.ts). Default `TASK_LEASE_MS`. */
   readonly leaseMs?: number;
+  /** Events kept per session in the session event log. Default `SESSION_EVENTS_KEPT`. */
+  readonly sessionEventsKept?: number;
   /**
    * An idle pooled connection failed (the server restarted, a network cut): the pool drops it and the
    * next call opens another. Default: one line on stderr (stdout may be the MCP protocol stream).
@@ -124,12 +128,16 @@ interface EntryRow {
 // and then bumps the committed counter. The fence ($5, when not null) is compared on the row as locked:
 // a takeover committed meanwhile is seen (READ COMMITTED re-reads the row it waited for), and the stale
 // writer's UPDATE matches nothing. No row (no such conversation, or fenced): nothing is inserted.
+// Its NOTIFY (TRANSCRIPTS_CHANNEL, `<origin> <conversation>`) is sent at commit: every node's listener
+// hears of the entry, and this store's own origin ($6) tells its node to ignore what it announced itself.
 const APPEND = `
   WITH bumped AS (
     UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
     WHERE id = $1 AND ($5::bigint IS NULL OR epoch = $5) RETURNING id, last_seq
+  ), added AS (
+    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, $3, $4 FROM bumped RETURNING conversation_id, seq
   )
-  INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, $3, $4 FROM bumped RETURNING seq`;
+  SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
 // The same, only while the conversation is still `running` under the owner found gone: if another store
 // resumed or interrupted it in the meantime, the row no longer matches and nothing is written.
@@ -197,17 +205,56 @@ const NODE_OF = `
     greatest(0, ceil(extract(epoch FROM (lease_expires - now())) * 1000))::bigint AS remaining
   FROM cluster_nodes WHERE owner = $1`;
 
+// The session's counter row is created by its first event and bumped by each next one, in the statement
+// that inserts the event: the row lock makes appenders on every node take turns (READ COMMITTED re-reads
+// the row it waited for), so seqs are unique per session and gap-free in commit order. Another
+// principal's session matches the conflict but not the WHERE: no row, nothing inserted. The session's
+// events more than SESSION_EVENTS_KEPT behind are deleted in the same statement, and the NOTIFY is sent
+// at commit.
+const APPEND_SESSION_EVENT = `
+  WITH head AS (
+    INSERT INTO session_event_heads AS h (session_id, principal, last_seq, updated_at) VALUES ($1, $2, 1, $3)
+    ON CONFLICT (session_id) DO UPDATE SET last_seq = h.last_seq + 1, updated_at = greatest(h.updated_at, excluded.updated_at)
+    WHERE h.principal = excluded.principal RETURNING session_id, last_seq
+  ), added AS (
+    INSERT INTO session_events (session_id, seq, stream, data, ends, created_at) SELECT session_id, last_seq, $4, $5, $6, $3 FROM head RETURNING session_id, seq
+  ), pruned AS (
+    DELETE FROM session_events d USING head WHERE d.session_id = head.session_id AND d.seq <= head.last_seq - $7
+  )
+  SELECT seq, pg_notify('${SESSION_EVENTS_CHANNEL}', session_id || ' ' || seq) FROM added`;
+
+// One snapshot: the session's head (principal checked), the event at $3 if still kept.
+const SESSION_EVENT_POSITION = `
+  SELECT h.last_seq, e.stream, e.ends FROM session_event_heads h LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq = $3
+  WHERE h.session_id = $1 AND h.principal = $2`;
+
+// As ENTRIES: no row, no such session (or not the principal's); one row with a null seq, no event after $3.
+const SESSION_EVENTS_AFTER = `
+  SELECT e.seq, e.stream, e.data, e.ends FROM session_event_heads h
+  LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq > $3 AND ($5::text IS NULL OR e.stream = $5)
+  WHERE h.session_id = $1 AND h.principal = $2 ORDER BY e.seq LIMIT $4`;
+
+const PRUNE_SESSION_EVENTS = `
+  WITH gone AS (DELETE FROM session_events WHERE created_at < $1 RETURNING 1),
+  heads AS (DELETE FROM session_event_heads WHERE updated_at < $2)
+  SELECT count(*) AS n FROM gone`;
+
 interface LeaseRow {
   epoch: string;
   lease_expires: string;
 }
 
-export class PostgresConversationStore implements AsyncConversationStore {
+export class PostgresConversationStore implements AsyncConversationStore, SessionEventStore {
   readonly #pool: Pool;
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
   readonly #ownership: Ownership;
   readonly #leaseMs: number;
+  readonly #eventsKept: number;
+  /** The database, for the node's LISTEN connection (`listen`). */
+  readonly #connection: string | PoolConfig;
+  /** Tags this store's transcript NOTIFYs, so its own node can tell them from other nodes'. */
+  readonly #origin = randomUUID();
   #closing: Promise<void> | null = null;
 
   /**
@@ -241,7 +288,7 @@ export class PostgresConversationStore implements AsyncConversationStore {
       } finally {
         client.release();
       }
-      const store = new PostgresConversationStore(pool, maxPayloadBytes, options);
+      const store = new PostgresConversationStore(pool, maxPayloadBytes, options, config);
       await store.#interruptOrphans();
       return store;
     } catch (error) {
@@ -251,12 +298,14 @@ export class PostgresConversationStore implements AsyncConversationStore {
     }
   }
 
-  private constructor(pool: Pool, maxPayloadBytes: number, options: PostgresStoreOptions) {
+  private constructor(pool: Pool, maxPayloadBytes: number, options: PostgresStoreOptions, connection: string | PoolConfig) {
     this.#pool = pool;
+    this.#connection = connection;
     this.#maxPayloadBytes = maxPayloadBytes;
     this.#clock = options.now ?? Date.now;
     this.#ownership = options.ownership ?? nodeOwnership(defaultNodeId());
     this.#leaseMs = options.leaseMs ?? TASK_LEASE_MS;
+    this.#eventsKept = pageLimit(options.sessionEventsKept, SESSION_EVENTS_KEPT, Number.MAX_SAFE_INTEGER, 'sessionEventsKept');
   }
 
   async createConversation(input: NewConversation): Promise<Conversation> {
@@ -347,7 +396,7 @@ export class PostgresConversationStore implements AsyncConversationStore {
     const fence = epoch === undefined ? null : checkEpoch(epoch);
     const json = serializePayload(payload, this.#maxPayloadBytes);
     const time = this.#now();
-    const { rows } = storableText(conversationId) ? await this.#pool.query<{ seq: string }>(APPEND, [conversationId, time, type, json, fence]) : { rows: [] };
+    const { rows } = storableText(conversationId) ? await this.#pool.query<{ seq: string }>(APPEND, [conversationId, time, type, json, fence, this.#origin]) : { rows: [] };
     const row = rows[0];
     if (row === undefined) throw await this.#missedWrite(conversationId, fence);
     // Hand back what a later read will return, not the caller's object (which it may go on mutating).
@@ -484,6 +533,71 @@ export class PostgresConversationStore implements AsyncConversationStore {
     const row = rows[0];
     if (row === undefined) return null;
     return { owner: row.owner, node: row.node_id, advertiseUrl: row.advertise_url, fresh: row.fresh, remainingMs: integer(row.remaining, `node ${owner} lease`) };
+  }
+
+  async appendSessionEvent(sessionId: string, principal: string, stream: string, data: string, ends = false): Promise<number> {
+    this.#assertOpen();
+    checkSessionKey(sessionId, principal);
+    if (!storableText(stream) || !storableText(data)) throw new StoreError('invalid_argument', 'an event\'s stream and data must not hold a NUL character or a lone surrogate');
+    const { rows } = await this.#pool.query<{ seq: string }>(APPEND_SESSION_EVENT, [sessionId, principal, this.#now(), stream, data, ends, this.#eventsKept]);
+    if (rows[0] === undefined) throw new StoreError('not_found', `no session ${sessionId}`);
+    return integer(rows[0].seq, `session ${sessionId} event seq`);
+  }
+
+  async sessionEventPosition(sessionId: string, principal: string, seq: number): Promise<EventPosition | null> {
+    this.#assertOpen();
+    checkAfterSeq(seq);
+    if (!storableText(sessionId) || !storableText(principal)) return null;
+    const { rows } = await this.#pool.query<{ last_seq: string; stream: string | null; ends: boolean | null }>(SESSION_EVENT_POSITION, [sessionId, principal, seq]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    if (row.stream !== null) return { kind: 'kept', stream: row.stream, ends: row.ends === true };
+    const last = integer(row.last_seq, `session ${sessionId} last seq`);
+    return seq > last ? { kind: 'ahead', last } : { kind: 'expired', last };
+  }
+
+  async sessionEventsAfter(sessionId: string, principal: string, afterSeq: number, options: { readonly stream?: string; readonly limit?: number } = {}): Promise<SessionEvent[] | null> {
+    this.#assertOpen();
+    checkAfterSeq(afterSeq);
+    const limit = pageLimit(options.limit, SESSION_EVENTS_PAGE, SESSION_EVENTS_KEPT, 'limit');
+    if (!storableText(sessionId) || !storableText(principal) || (options.stream !== undefined && !storableText(options.stream))) return null;
+    const { rows } = await this.#pool.query<{ seq: string | null; stream: string; data: string; ends: boolean }>(
+      SESSION_EVENTS_AFTER, [sessionId, principal, afterSeq, limit, options.stream ?? null],
+    );
+    if (rows.length === 0) return null;
+    return rows.flatMap((r) => (r.seq === null ? [] : [{ seq: integer(r.seq, `session ${sessionId} event seq`), stream: r.stream, data: r.data, ends: r.ends }]));
+  }
+
+  async pruneSessionEvents(): Promise<number> {
+    this.#assertOpen();
+    const now = this.#now();
+    const { rows } = await this.#pool.query<{ n: string }>(PRUNE_SESSION_EVENTS, [now - SESSION_EVENTS_MAX_AGE_MS, now - SESSION_EVENT_HEADS_KEPT_MS]);
+    return integer(rows[0]?.n, 'pruned session events');
+  }
+
+  /**
+   * This node's LISTEN connection on the cluster channels: `sessionEvent` hears `<session id>` and seq
+   * of every event appended (by any node), `transcript` the id of every conversation another node's
+   * store appended to. `onConnected` runs at every (re)connection. Closed by its own `close()`.
+   */
+  listen(handlers: {
+    readonly sessionEvent: (sessionId: string, seq: number) => void;
+    readonly transcript: (conversationId: string) => void;
+    readonly onConnected: () => void;
+    readonly onError: (error: Error) => void;
+  }): PostgresListener {
+    const channels = new Map<string, (payload: string) => void>([
+      [SESSION_EVENTS_CHANNEL, (payload) => {
+        const space = payload.lastIndexOf(' ');
+        handlers.sessionEvent(payload.slice(0, space), Number(payload.slice(space + 1)));
+      }],
+      [TRANSCRIPTS_CHANNEL, (payload) => {
+        const space = payload.indexOf(' ');
+        if (payload.slice(0, space) !== this.#origin) handlers.transcript(payload.slice(space + 1));
+      }],
+    ]);
+    const connection = typeof this.#connection === 'string' ? this.#connection : { ...this.#connection };
+    return new PostgresListener({ connection, channels, onConnected: handlers.onConnected, onError: handlers.onError });
   }
 
   /** Why a write that named a conversation (and maybe an epoch) changed no row: no such conversation, or a stale epoch. */

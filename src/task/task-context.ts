@@ -24,4 +24,9 @@ export interface TaskContext {
   readonly watchTranscript?: (conversationId: string) => void;
   /** The conversation got an entry: every session watching it hears. Without it, only this session. */
   readonly transcriptChanged?: (conversationId: string) => void;
+  /**
+   * The session's place in the store's session event log (a Streamable HTTP session on a PostgreSQL
+   * store): kept with each task it starts, so a node that takes the task over can answer the request.
+   */
+  readonly answerTo?: { readonly session: string; readonly principal: string };
 }

@@ -5,7 +5,10 @@
 // with the same resume rules as after a worker crash (task-core.ts): idempotent calls run again, others
 // are recorded interrupted, nothing durable is repeated. The caller that started the task was connected
 // to the dead node, so nobody here waits for its answer: it is durable in the transcript and the
-// conversation's status, readable by its principal from any node.
+// conversation's status, readable by its principal from any node — and when the claimer kept which
+// Streamable HTTP session and request it answers (on a PostgreSQL store), the answer is appended to that
+// session's event log on that request's stream, where the client resuming the stream (GET with
+// Last-Event-ID, any node) gets it.
 
 import type { Scheduler } from '../actors/scheduler.ts';
 import { isHarnessId } from '../harness/ids.ts';
@@ -14,22 +17,55 @@ import { selectModelProvider } from '../model/select.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { type ExpiredTask, type TaskLease } from '../store/task-lease.ts';
 import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
-import type { ToolExecutor } from '../tools/contract.ts';
+import type { ToolExecutor, ToolOutcome } from '../tools/contract.ts';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { resultLine } from '../mcp/jsonrpc.ts';
 import type { TaskSetup } from './task-core.ts';
 import { TaskRun } from './task-run.ts';
 
 /** Takeover passes per lease term: a lapsed task waits at most half a term more before a node looks. */
 export const TAKEOVER_PASSES_PER_TERM = 2;
 
+/** The JSON-RPC request a task answers, and where its answer goes: a session's event log (issue 14). */
+export interface AnswerTarget {
+  /** The Streamable HTTP session (its Mcp-Session-Id). */
+  readonly session: string;
+  /** The session's principal as its event log keeps it (`eventPrincipal`). */
+  readonly principal: string;
+  /** The `tools/call` request's id, as the client sent it. */
+  readonly request: RequestId;
+}
+
 /** What a claimer keeps in the store for a node that continues its task: the setup, minus what the row says. */
 export interface StoredSetup {
   readonly maxTurns: number;
   readonly local: boolean;
   readonly forbidWrites: boolean;
+  /** Which request the task answers, when its answer can reach the client from another node (absent in setups kept before). */
+  readonly answers?: AnswerTarget;
 }
 
-export function storedSetup(setup: TaskSetup): StoredSetup {
-  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites };
+export function storedSetup(setup: TaskSetup, answers?: AnswerTarget): StoredSetup {
+  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites, ...(answers ? { answers } : {}) };
+}
+
+/** The request a taken-over task answers, when its claimer kept one (a setup without it, or not one super-pi writes: null). */
+export function answerOf(task: ExpiredTask): AnswerTarget | null {
+  const answers = (task.setup as { answers?: unknown } | null)?.answers;
+  if (typeof answers !== 'object' || answers === null) return null;
+  const { session, principal, request } = answers as Record<string, unknown>;
+  if (typeof session !== 'string' || session === '' || typeof principal !== 'string' || principal === '') return null;
+  if (typeof request !== 'string' && !(typeof request === 'number' && Number.isSafeInteger(request))) return null;
+  return { session, principal, request };
+}
+
+/** The JSON-RPC response a task's outcome makes, as the connection actor would have sent it (`toolResult`). */
+export function answerLine(request: RequestId, outcome: ToolOutcome): string {
+  return resultLine(request, {
+    content: [{ type: 'text', text: outcome.text }],
+    ...(outcome.structured ? { structuredContent: outcome.structured } : {}),
+    ...(outcome.isError ? { isError: true } : {}),
+  });
 }
 
 /**
@@ -64,6 +100,8 @@ export interface TaskTakeoverDeps {
   readonly supervise: (run: TaskRun, principal: string) => Promise<void>;
   /** The conversation got an entry: sessions on this node watching it hear. */
   readonly transcriptChanged: (conversationId: string) => void;
+  /** Sends a taken-over task's answer (`answerLine`) to the request it answers; absent: nobody can be told. */
+  readonly answer?: (target: AnswerTarget, line: string) => Promise<void>;
 }
 
 export class TaskTakeover {
@@ -145,10 +183,17 @@ export class TaskTakeover {
       return;
     }
     this.#runs.add(run);
-    void run.outcome.then((outcome) => {
+    const target = answerOf(task);
+    void run.outcome.then(async (outcome) => {
       this.#runs.delete(run);
       const status = (outcome.structured as { status?: unknown } | undefined)?.status;
       logger.log('info', 'a taken-over task ended; its answer is in its transcript', { conversation: task.conversationId, status: String(status), isError: outcome.isError === true });
+      if (target === null || this.#deps.answer === undefined) return;
+      try {
+        await this.#deps.answer(target, answerLine(target.request, outcome));
+      } catch (err) {
+        logger.log('warning', 'a taken-over task\'s answer could not be sent to its session; it is in the transcript', { conversation: task.conversationId, session: target.session, error: (err as Error).message });
+      }
     });
     try {
       await this.#deps.supervise(run, task.principal);

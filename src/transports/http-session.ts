@@ -9,9 +9,9 @@ import { idKey } from '../mcp/jsonrpc.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 import type { HostedSession } from './session-host.ts';
-import { EventLog, SseStream } from './sse-stream.ts';
+import { EventLog, type EventIds, MemoryEventIds, SseStream } from './sse-stream.ts';
+import { requestStream, STANDALONE_STREAM } from '../store/session-events.ts';
 import { ABANDONED_IDS_KEPT, SSE_OPEN_AFTER_MS } from '../limits.ts';
-
 
 
 /** A POST waiting for the replies to its requests. */
@@ -26,19 +26,22 @@ export class Exchange {
   readonly #replies: string[] = [];
   readonly #batch: boolean;
   readonly #headers: Readonly<Record<string, string>>;
-  readonly #events: EventLog;
+  readonly #ids: EventIds;
+  /** This POST's stream in the session's event log: named by its first request, whose answer ends it. */
+  readonly #stream: string;
   #onDone: ((answers: readonly Outgoing[]) => void) | null = null;
   #answered: Outgoing[] | null = null;
   #finished = false;
 
   /** `refused`: answers already decided by the transport (a reused id), sent with the core's answers. */
-  constructor(res: ReplyTarget, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, events: EventLog, refused: readonly string[] = []) {
+  constructor(res: ReplyTarget, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, ids: EventIds, refused: readonly string[] = []) {
     this.#res = res;
     this.#replies.push(...refused);
     this.requests = requests;
     this.#batch = batch;
     this.#headers = headers;
-    this.#events = events;
+    this.#ids = ids;
+    this.#stream = requestStream(requests.values().next().value ?? '');
     this.#mayStream = mode === 'sse';
     if (this.#mayStream) this.#opener = setTimeout(() => this.#openStream(), SSE_OPEN_AFTER_MS);
   }
@@ -53,20 +56,33 @@ export class Exchange {
     return this.#finished;
   }
 
-  /** A notification or server request for this POST's stream, opened now if need be; false if it cannot stream. */
+  /**
+   * A notification or server request for this POST's stream, opened now if need be; false if it cannot
+   * stream. A stream kept in the store takes it even once its client went: the client may resume it.
+   */
   push(line: string): boolean {
     if (!this.#mayStream || this.#finished) return false;
     const sse = this.#sse ?? this.#openStream();
-    if (!sse?.open) return false;
-    sse.send(this.#events.nextId(), line);
+    if (sse === null || (!sse.open && !this.resumable)) return false;
+    this.#ids.emit(this.#stream, line, false, (id) => sse.send(id, line));
     return true;
+  }
+
+  /**
+   * Can the client resume this POST's stream (GET with Last-Event-ID, on any node)? Only a stream kept in
+   * the store, once open (its priming event sent): its client going away is then no cancellation (as
+   * MCP asks), and what follows is kept for the resumed stream.
+   */
+  get resumable(): boolean {
+    return this.#ids.durable && this.#sse !== null;
   }
 
   /** A response to one of this POST's requests. */
   answer(key: string, out: Outgoing): void {
     this.requests.delete(key);
     this.#answered?.push(out);
-    if (this.#sse) this.#sse.send(this.#events.nextId(), out.line);
+    const sse = this.#sse;
+    if (sse) this.#ids.emit(this.#stream, out.line, this.requests.size === 0, (id) => sse.send(id, out.line));
     else this.#replies.push(out.line);
     if (this.requests.size === 0) this.#finish();
   }
@@ -82,7 +98,11 @@ export class Exchange {
     if (this.#finished || this.#res.destroyed) return null;
     const sse = new SseStream(this.#res, this.#headers);
     this.#sse = sse;
-    for (const line of this.#replies) sse.send(this.#events.nextId(), line);
+    // A stream kept in the store opens with a priming event (an id, no data): a client whose connection
+    // drops before the answer can then resume it, on any node, with GET and Last-Event-ID.
+    if (this.#ids.durable) this.#ids.emit(this.#stream, '', false, (id) => sse.send(id, ''));
+    const last = this.#replies.length - 1;
+    for (const [i, line] of this.#replies.entries()) this.#ids.emit(this.#stream, line, i === last && this.requests.size === 0, (id) => sse.send(id, line));
     this.#replies.length = 0;
     return sse;
   }
@@ -97,8 +117,9 @@ export class Exchange {
     this.#finished = true;
     this.#cancelOpener();
     if (this.#answered) this.#onDone?.(this.#answered);
-    if (this.#sse) {
-      this.#sse.end();
+    const sse = this.#sse;
+    if (sse) {
+      this.#ids.afterWrites(() => sse.end());
       return;
     }
     const body = this.#batch ? `[${this.#replies.join(',')}]` : (this.#replies[0] ?? '');
@@ -118,7 +139,10 @@ export class HttpSession {
   readonly session: HostedSession;
   /** The version `initialize` negotiated: it decides whether this session's POSTs may be batches. */
   readonly version: ProtocolVersion;
+  /** The standalone stream's replay buffer, when the ids are this process's (`ids` not durable). */
   readonly events = new EventLog();
+  /** Where this session's SSE events get their ids (and, on a PostgreSQL store, are kept). */
+  readonly ids: EventIds;
   /** The headers of every reply on this session's POSTs (one object, not one per request). */
   readonly replyHeaders: Readonly<Record<string, string>>;
   /** POSTs waiting for answers, oldest first; null when there are none. */
@@ -138,8 +162,10 @@ export class HttpSession {
    */
   #abandoned: Set<string> | null = null;
 
-  constructor(id: string, session: HostedSession, version: ProtocolVersion) {
+  /** `ids`: default this process's counter, with the GET stream's events kept in `events` for replay. */
+  constructor(id: string, session: HostedSession, version: ProtocolVersion, ids?: EventIds) {
     this.id = id;
+    this.ids = ids ?? new MemoryEventIds(this.events);
     this.session = session;
     this.version = version;
     this.replyHeaders = { 'Mcp-Session-Id': id };
@@ -217,15 +243,19 @@ export class HttpSession {
     this.#toStandalone(out.line);
   }
 
-  /** On the newest open GET stream, remembered for a client that reconnects with Last-Event-ID. */
+  /**
+   * On the newest open GET stream, remembered for a client that reconnects with Last-Event-ID (in the
+   * store's log, or this process's buffer).
+   */
   #toStandalone(line: string): void {
-    const eventId = this.events.nextId();
-    this.events.remember(eventId, line);
-    const streams = this.#standalone ?? [];
-    for (let i = streams.length - 1; i >= 0; i--) {
-      const stream = streams[i] as SseStream;
-      if (stream.open) return stream.send(eventId, line);
-    }
+    this.ids.emit(STANDALONE_STREAM, line, false, (eventId) => {
+      if (eventId !== null && !this.ids.durable) this.events.remember(eventId, line);
+      const streams = this.#standalone ?? [];
+      for (let i = streams.length - 1; i >= 0; i--) {
+        const stream = streams[i] as SseStream;
+        if (stream.open) return stream.send(eventId, line);
+      }
+    });
   }
 
   closeStreams(): void {

@@ -20,6 +20,7 @@ import type { SessionHost, TransportName } from './session-host.ts';
 import { SessionReaper } from './session-reaper.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { WebSocketTransport } from './websocket.ts';
+import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
@@ -43,6 +44,8 @@ export interface HttpServerOptions {
   readonly observers?: readonly string[];
   /** On a cluster: where sessions not held here are (null until the node joined). */
   readonly cluster?: () => ClusterSessions | null;
+  /** The session event log of a PostgreSQL store: SSE events kept for Last-Event-ID on any node. */
+  readonly events?: SessionEventFeed | null;
 }
 
 export interface RunningHttpServer {
@@ -56,7 +59,7 @@ export interface RunningHttpServer {
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { sessions: host, logger } = options;
   const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin: options.origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
-  const http = new StreamableHttp(transportOptions);
+  const http = new StreamableHttp({ ...transportOptions, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport(transportOptions);
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
   // --require-auth (a loopback server for its own user); else only callers with a valid token.

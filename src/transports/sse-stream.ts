@@ -1,8 +1,78 @@
 // One Server-Sent Events stream: unique event ids per session, keep-alive comments so idle streams
-// survive proxies, and a bounded replay buffer for a client that reconnects with Last-Event-ID.
+// survive proxies, and a bounded replay buffer for a client that reconnects with Last-Event-ID. Where
+// the ids come from is an `EventIds`: this process's counter (one node, SQLite), or a PostgreSQL store's
+// session event log, where each event is appended before it is written (its seq is its id) so a client
+// may resume the stream on any node (issue 14).
 
 import type { ReplyTarget } from './web-reply.ts';
+import type { SessionEventStore } from '../store/session-events.ts';
 import { SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../limits.ts';
+
+/** How a session's SSE events get their ids, in the order they are emitted. */
+export interface EventIds {
+  /** Are events kept in the store (and POST streams primed, so a client can resume them anywhere)? */
+  readonly durable: boolean;
+  /**
+   * Gives the event on `stream` its id (on a store: appends it first, committed) and then calls `write`
+   * with it; writes happen in emit order. `ends`: nothing follows on this stream. A null id: the store
+   * failed, and the event is written without one (live, but not resumable).
+   */
+  emit(stream: string, data: string, ends: boolean, write: (id: string | null) => void): void;
+  /** Runs `f` once every event emitted so far has been written. */
+  afterWrites(f: () => void): void;
+}
+
+/** Ids from this process's counter: at once, in order, nothing kept but the GET stream's replay buffer. */
+export class MemoryEventIds implements EventIds {
+  readonly durable = false;
+  readonly #log: EventLog;
+
+  constructor(log: EventLog) {
+    this.#log = log;
+  }
+
+  emit(_stream: string, _data: string, _ends: boolean, write: (id: string | null) => void): void {
+    write(this.#log.nextId());
+  }
+
+  afterWrites(f: () => void): void {
+    f();
+  }
+}
+
+/**
+ * Ids from the store's session event log: each event is appended (one after the other, so the log's
+ * order is the emit order) before it is written. Created with the session's first event.
+ */
+export class StoredEventIds implements EventIds {
+  readonly durable = true;
+  readonly #store: SessionEventStore;
+  readonly #sessionId: string;
+  readonly #principal: string;
+  readonly #onError: (error: Error) => void;
+  #last: Promise<void> = Promise.resolve();
+
+  constructor(store: SessionEventStore, sessionId: string, principal: string, onError: (error: Error) => void) {
+    this.#store = store;
+    this.#sessionId = sessionId;
+    this.#principal = principal;
+    this.#onError = onError;
+  }
+
+  emit(stream: string, data: string, ends: boolean, write: (id: string | null) => void): void {
+    this.#last = this.#last.then(() => this.#store.appendSessionEvent(this.#sessionId, this.#principal, stream, data, ends)).then(
+      (seq) => write(String(seq)),
+      (err: unknown) => {
+        this.#onError(err as Error);
+        write(null);
+      },
+    ).catch((err: unknown) => this.#onError(err as Error));
+  }
+
+  afterWrites(f: () => void): void {
+    this.#last = this.#last.then(f).catch((err: unknown) => this.#onError(err as Error));
+  }
+}
 
 
 /** Per-session event ids and the replay buffer of the session's standalone (GET) stream. */
@@ -33,6 +103,7 @@ export class SseStream {
   readonly #res: ReplyTarget;
   readonly #keepAlive: NodeJS.Timeout;
   #open = true;
+  #onClose: (() => void)[] | null = null;
 
   constructor(res: ReplyTarget, headers: Record<string, string> = {}) {
     this.#res = res;
@@ -47,8 +118,9 @@ export class SseStream {
     return this.#open;
   }
 
-  send(id: string, data: string): void {
-    this.#write(`id: ${id}\nevent: message\ndata: ${data}\n\n`);
+  /** One event; `id` null: an event that cannot be resumed from (written without an id). */
+  send(id: string | null, data: string): void {
+    this.#write(`${id === null ? '' : `id: ${id}\n`}event: message\ndata: ${data}\n\n`);
   }
 
   end(): void {
@@ -61,8 +133,18 @@ export class SseStream {
     if (this.#open) this.#res.write(chunk);
   }
 
+  /** Runs `f` once the stream closes (ended here, or the client went); at once if it has. */
+  onClose(f: () => void): void {
+    if (!this.#open) return f();
+    (this.#onClose ??= []).push(f);
+  }
+
   #closed(): void {
+    if (!this.#open) return;
     this.#open = false;
     clearInterval(this.#keepAlive);
+    const callbacks = this.#onClose ?? [];
+    this.#onClose = null;
+    for (const f of callbacks) f();
   }
 }

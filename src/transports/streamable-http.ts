@@ -27,7 +27,10 @@ import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/ve
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
-import { SseStream } from './sse-stream.ts';
+import { SseStream, StoredEventIds } from './sse-stream.ts';
+import type { SessionEventFeed } from '../store/session-event-feed.ts';
+import { eventPrincipal } from '../store/session-events.ts';
+import { SESSION_EVENTS_PAGE } from '../limits.ts';
 import { type ReplyTarget, WebReply } from './web-reply.ts';
 
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
@@ -42,6 +45,12 @@ export interface StreamableHttpOptions {
   readonly logger: Logger;
   /** On a cluster (a PostgreSQL store, once the node joined): where sessions not held here are. */
   readonly cluster?: () => ClusterSessions | null;
+  /**
+   * The session event log of a PostgreSQL store (issue 14): every SSE event is kept there before it is
+   * written, and a GET with Last-Event-ID is served from it on any node. Absent (SQLite): ids from this
+   * process, the GET stream's replay buffer in memory.
+   */
+  readonly events?: SessionEventFeed;
 }
 
 /** What the server knows of the connection a request came on. */
@@ -274,10 +283,11 @@ export class StreamableHttp {
       return new Plain(200, batch ? `[${refusedHere.join(',')}]` : (refusedHere[0] as string), { 'Content-Type': 'application/json', ...session.replyHeaders });
     }
     // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
-    const exchange = new Exchange(target, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.events, refusedHere);
+    const exchange = new Exchange(target, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere);
     session.addExchange(exchange);
     const abandoned = () => {
-      if (exchange.finished) return;
+      // A stream the client can resume is not given up: its answer goes to the log, for the resumed stream.
+      if (exchange.finished || exchange.resumable) return;
       exchange.abandon();
       session.removeExchange(exchange);
       // The client went away mid-request: cancel what it was waiting for (only what this POST sent).
@@ -320,23 +330,89 @@ export class StreamableHttp {
     }
     const init = messages?.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }> | undefined;
     const version = resume === undefined ? negotiateVersion(init?.params.protocolVersion) : (storedVersion(resume.bytes) ?? negotiateVersion(undefined));
-    state = new HttpSession(hosted.id, hosted, version);
+    const feed = this.#options.events;
+    const ids = feed === undefined ? undefined : new StoredEventIds(feed.store, hosted.id, eventPrincipal(principal), (error) => {
+      this.#options.logger.log('warning', 'an SSE event could not be kept in the session event log; it is sent without an id (not resumable)', { session: hosted.id, error: error.message });
+    });
+    state = new HttpSession(hosted.id, hosted, version, ids);
     http.set(hosted.id, state);
     return state;
   }
 
-  #get(request: IncomingView, target: ReplyTarget, principal: Principal): Plain | null {
+  #get(request: IncomingView, target: ReplyTarget, principal: Principal): Plain | null | Promise<Plain | null> {
     if (!(header(request, 'accept') ?? '').includes('text/event-stream')) {
       return refuse(406, 'Not Acceptable: GET /mcp opens an event stream; Accept must list text/event-stream');
     }
+    const last = header(request, 'last-event-id');
+    const feed = this.#options.events;
+    if (last && feed) return this.#resume(request, target, principal, feed, last);
     const s = this.#lookup(request, principal);
     if (s instanceof Plain) return s;
     const stream = new SseStream(target, { 'Mcp-Session-Id': s.id });
-    const last = header(request, 'last-event-id');
     if (last) for (const e of s.events.after(last) ?? []) stream.send(e.id, e.data);
     s.addStandalone(stream);
     target.on('close', () => s.removeStandalone(stream));
     return null;
+  }
+
+  /**
+   * A stream resumed from the store's session event log, on whichever node the GET landed — the session
+   * need not be held here (its home may be another node, or dead): the log's own row says whose it is.
+   * The events of the stream that `last` belongs to after `last`, then its later ones as any node
+   * appends them (NOTIFY wakes this node), until the event that ends it (a POST's last answer) or
+   * until the client goes (the GET stream). Refusals: 400 for an id this session never issued, 404 for
+   * another principal's session or one with no log, 409 for an id older than the log keeps
+   * (SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_AGE_MS): its events are gone, so the stream cannot be resumed.
+   */
+  async #resume(request: IncomingView, target: ReplyTarget, principal: Principal, feed: SessionEventFeed, last: string): Promise<Plain | null> {
+    const id = header(request, 'mcp-session-id');
+    if (!id) return refuse(400, 'Bad Request: Mcp-Session-Id header is required (send initialize first to get one)');
+    const version = header(request, 'mcp-protocol-version') ?? ASSUMED_VERSION;
+    if (!isSupportedVersion(version)) return refuse(400, `Bad Request: unsupported MCP-Protocol-Version "${version}"`);
+    if (!/^[1-9]\d{0,15}$/.test(last) || !Number.isSafeInteger(Number(last))) return refuse(400, `Bad Request: Last-Event-ID "${last.slice(0, 40)}" is not an event id this server sends`);
+    const seq = Number(last);
+    const who = eventPrincipal(principal);
+    const position = await feed.store.sessionEventPosition(id, who, seq);
+    if (position === null) return refuse(404, 'Not Found: unknown or ended session; initialize a new one');
+    if (position.kind === 'ahead') return refuse(400, `Bad Request: Last-Event-ID ${seq} was never sent in this session (its last event is ${position.last})`);
+    if (position.kind === 'expired') {
+      return refuse(409, `Conflict: the events after Last-Event-ID ${seq} are no longer kept (the log keeps a session's last events for a limited time), so this stream cannot be resumed; send the request again`);
+    }
+    this.#host.find(id, principal)?.touch();
+    const stream = new SseStream(target, { 'Mcp-Session-Id': id });
+    // The client had the stream's last event already: nothing more will come on it.
+    if (position.ends) {
+      stream.end();
+      return null;
+    }
+    void this.#tail(feed, stream, id, who, position.stream, seq).catch((err: unknown) => {
+      this.#options.logger.log('warning', 'a resumed SSE stream could not read the session event log; it is closed (the client may resume it again)', { session: id, error: (err as Error).message });
+      stream.end();
+    });
+    return null;
+  }
+
+  async #tail(feed: SessionEventFeed, stream: SseStream, sessionId: string, principal: string, name: string, after: number): Promise<void> {
+    let gone!: () => void;
+    const closed = new Promise<void>((r) => (gone = r));
+    stream.onClose(gone);
+    while (stream.open) {
+      // Registered before reading, so an event appended between the read and the wait still wakes it.
+      const wait = feed.wait(sessionId);
+      try {
+        const events = await feed.store.sessionEventsAfter(sessionId, principal, after, { stream: name, limit: SESSION_EVENTS_PAGE });
+        if (events === null) return stream.end();
+        for (const e of events) {
+          stream.send(String(e.seq), e.data);
+          after = e.seq;
+          if (e.ends) return stream.end();
+        }
+        if (events.length === SESSION_EVENTS_PAGE) continue;
+        await Promise.race([wait.woken, closed]);
+      } finally {
+        wait.cancel();
+      }
+    }
   }
 }
 

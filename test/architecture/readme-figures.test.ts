@@ -173,6 +173,14 @@ const INTERNAL = new Map<string, string>([
   ['DEFAULT_MAX_RETRIES', 'retries of a model endpoint; the model call\'s error says how many were made'],
   ['MAX_RESPONSE_BYTES', 'largest model response read: far above any real turn'],
   ['MAX_OBSERVER_BACKLOG_BYTES', 'an observer page that reads slower than this is skipped until it catches up, not disconnected'],
+  ['SESSION_EVENTS_PAGE', 'rows one read of the session event log takes while a resumed stream catches up: a query bound'],
+  ['SESSION_EVENTS_SWEEP_MS', 'how often a node deletes session events past their age: the age itself is the caller-visible figure'],
+  ['SESSION_EVENT_HEADS_KEPT_MS', 'when a long-idle session\'s event counter row is deleted: far past any session\'s idle limit, never met by a live session'],
+  ['LISTEN_RETRY_MAX_MS', 'the longest back-off of the LISTEN connection\'s reconnects: plumbing; waiters re-read the log on reconnection'],
+  // The retention of the session event log: the cluster section's text (notes/readme-events.md) states
+  // both figures; when it is merged into the README these two rows move to FIGURES (rows given there).
+  ['SESSION_EVENTS_KEPT', 'events kept per session for resumption on a PostgreSQL store; stated in the cluster section once merged'],
+  ['SESSION_EVENTS_MAX_AGE_MS', 'how long a session event is kept for resumption on a PostgreSQL store; stated in the cluster section once merged'],
 ]);
 
 /** For each row, what is wrong: the phrase is gone from `text`, or one of its figures disagrees with the constant. */

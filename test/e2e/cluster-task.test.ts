@@ -15,6 +15,7 @@ import { guarded } from '../hang-guard.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { findPostgres, postgresBinDirs, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
+import { startRoundRobinProxy } from './round-robin-proxy.ts';
 
 /** The lease the nodes run with (`--task-lease`, seconds): short, so a takeover comes soon after a death. */
 const LEASE_SECONDS = 3;
@@ -80,9 +81,9 @@ if (found.ok) {
         nodes.push(node);
         return node;
       },
-      async alice(node: RunningServer) {
+      async alice(node: RunningServer | URL) {
         const client = new Client({ name: 'alice', version: '1' }, { capabilities: {} });
-        await client.connect(new StreamableHTTPClientTransport(new URL(node.url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
+        await client.connect(new StreamableHTTPClientTransport(node instanceof URL ? node : new URL(node.url), { requestInit: { headers: { authorization: `Bearer ${ALICE}` } } }));
         clients.push(client);
         return client;
       },
@@ -146,6 +147,42 @@ if (found.ok) {
     }
   });
 
+  test('the answer of a task taken over from a killed node reaches the SDK client: its POST stream drops, it resumes it with GET + Last-Event-ID on the surviving node, and callTool resolves with the answer', async () => {
+    const c = await cluster([toolTurn('read', { path: 'src/greet.ts' }), { hang: true }, answer('greet says hello.')]);
+    const a = await c.node('node-a');
+    const b = await c.node('node-b');
+    const [baseA, baseB] = [new URL(a.url).origin, new URL(b.url).origin];
+    const proxy = await startRoundRobinProxy([baseA, baseB]);
+    let failed = true;
+    try {
+      // Every request on A until it dies: whether a node serves a session it does not hold is not this test's subject.
+      proxy.setTargets([baseA]);
+      const client = await c.alice(new URL('/mcp', proxy.url));
+      let primed!: (id: string) => void;
+      const resumable = new Promise<string>((r) => (primed = r));
+      const call = client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'What does greet say?' } }, undefined, {
+        timeout: TAKEOVER_GUARD_MS,
+        onresumptiontoken: (token) => primed(token),
+      });
+      // The stream carries an id (its priming event) and A asked the model its second question: A dies now.
+      await guarded(resumable, 'the POST stream\'s first event id', TAKEOVER_GUARD_MS);
+      await until('node A asking the model its second question', () => (c.model.requests.length >= 2 ? true : null));
+      const beforeKill = proxy.log.length;
+      proxy.setTargets([baseB]);
+      a.child.kill('SIGKILL');
+      const outcome = await guarded(call, 'callTool resolving with the taken-over task\'s answer', TAKEOVER_GUARD_MS);
+      assert.is(outcome.isError, undefined);
+      assert.is(textOf(outcome), 'greet says hello.');
+      assert.ok(proxy.log.slice(beforeKill).length > 0 && proxy.log.slice(beforeKill).every((t) => t === baseB), 'the stream was resumed through B');
+      assert.match(b.stderr(), /took over a task whose lease lapsed/);
+      assert.is(c.model.requests.length, 3);
+      failed = false;
+    } finally {
+      await proxy.close();
+      await c.end(failed);
+    }
+  });
+
   test('node A paused with SIGSTOP past its lease and resumed: its late writes are refused by the fence, it logs why and stops the task, which B completed', async () => {
     let releaseA!: () => void;
     const answerToA = new Promise<void>((r) => (releaseA = r));
@@ -186,6 +223,7 @@ if (found.ok) {
   console.log(`  (skipped: the cluster task tests need a PostgreSQL server: ${found.reason})`);
   test.skip('node A killed with SIGKILL mid-task: node B takes the task over after the lease, completes it, every step once; the principal reads it through B', () => undefined);
   test.skip('node A paused with SIGSTOP past its lease and resumed: its late writes are refused by the fence, it logs why and stops the task, which B completed', () => undefined);
+  test.skip('the answer of a task taken over from a killed node reaches the SDK client: its POST stream drops, it resumes it with GET + Last-Event-ID on the surviving node, and callTool resolves with the answer', () => undefined);
   // The runner counts a file that ran no test as failed; this one checks that the reason names where it looked.
   test('without PostgreSQL binaries the reason names every directory searched', () => {
     for (const dir of postgresBinDirs()) assert.ok(found.reason.includes(dir), dir);

@@ -60,13 +60,26 @@ pgTest('an empty database gets every migration: version, tables, keys, checks an
   assert.equal(runs, POSTGRES_MIGRATIONS.map((m) => m.version));
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
-  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints', VERSION_TABLE]);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints', 'session_event_heads', 'session_events', VERSION_TABLE]);
   assert.equal(
     await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
-    ['cluster_nodes_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', `${VERSION_TABLE}_pkey`],
+    ['cluster_nodes_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', 'session_event_heads_age', 'session_event_heads_pkey', 'session_events_age', 'session_events_seq_unique', `${VERSION_TABLE}_pkey`],
   );
   const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
   assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);
+});
+
+pgTest('a version-2 database (before the session event log) migrates to the newest: its conversations stay, and sessions get event logs', async () => {
+  const url = await running().createDatabase();
+  const before = await PostgresConversationStore.open(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 2) });
+  const c = await before.createConversation(alice);
+  await before.append(c.id, 'user', { text: 'go' });
+  await before.close();
+  const store = await open(url);
+  const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
+  assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
+  assert.equal((await store.entries(c.id, 'alice'))?.map((e) => e.payload), [{ text: 'go' }]);
+  assert.is(await store.appendSessionEvent('s', 'alice', 'standalone', 'first'), 1);
 });
 
 pgTest('a version-1 database (before leases) migrates to the newest: its running task gets epoch 0, a lapsed lease, and can be claimed and fenced', async () => {

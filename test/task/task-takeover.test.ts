@@ -12,7 +12,7 @@ import { schedulerEntry } from '../../src/server/thread-entries.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { databasePath } from '../../src/store/location.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
-import { setupOf, storedSetup, TaskTakeover } from '../../src/task/task-takeover.ts';
+import { type AnswerTarget, answerOf, setupOf, storedSetup, TaskTakeover } from '../../src/task/task-takeover.ts';
 import { guarded } from '../hang-guard.ts';
 import { startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { fakeOwnership } from '../store/contract.ts';
@@ -41,12 +41,13 @@ async function twoNodes() {
   return { a, b, clock, async close() { await a.close(); await b.close(); await removeHome(home); } };
 }
 
-function takeover(store: AsyncConversationStore, env: NodeJS.ProcessEnv) {
+function takeover(store: AsyncConversationStore, env: NodeJS.ProcessEnv, answer?: (target: AnswerTarget, line: string) => Promise<void>) {
   return new TaskTakeover({
     store, leaseMs: LEASE, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, env, logger,
     executorFor: () => async () => ({ text: 'unused' }),
     supervise: async (run) => { await run.start(); },
     transcriptChanged: () => undefined,
+    ...(answer ? { answer } : {}),
   });
 }
 
@@ -105,6 +106,44 @@ test('setupOf: the stored setup with the row\'s harness, nobody to ask; a setup 
   assert.is(setupOf({ ...task, setup: null }), 'its claimer kept no setup to continue it with');
   assert.is(setupOf({ ...task, setup: { maxTurns: 0, local: false, forbidWrites: true } }), 'the setup its claimer kept is not one super-pi writes');
   assert.is(setupOf({ ...task, setup: { maxTurns: 3, local: 'yes', forbidWrites: true } }), 'the setup its claimer kept is not one super-pi writes');
+});
+
+test('a taken-over task whose claimer kept the request it answers sends its answer there: the JSON-RPC response the connection actor would have sent', async () => {
+  const model = await startScriptedServer([{ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: 'finished on b' } }] } }]);
+  const nodes = await twoNodes();
+  try {
+    const c = await nodes.a.createConversation(alice);
+    const target = { session: '0b6c1d2e-session', principal: 'token:alice', request: 7 };
+    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, target));
+    await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
+    let sent!: (v: [AnswerTarget, string]) => void;
+    const answered = new Promise<[AnswerTarget, string]>((r) => (sent = r));
+    const onB = takeover(nodes.b, { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted' }, async (t, line) => sent([t, line]));
+    nodes.clock.tick(LEASE + 1);
+    await onB.pass();
+    const [to, line] = await guarded(answered, 'the taken-over task\'s answer');
+    assert.equal(to, target);
+    const reply = JSON.parse(line) as { jsonrpc: string; id: number; result: { content: { type: string; text: string }[]; isError?: boolean; structuredContent?: { conversation_id?: string } } };
+    assert.is(reply.jsonrpc, '2.0');
+    assert.is(reply.id, 7);
+    assert.equal(reply.result.content, [{ type: 'text', text: 'finished on b' }]);
+    assert.is(reply.result.isError, undefined);
+    assert.is(reply.result.structuredContent?.conversation_id, c.id);
+    await onB.stop();
+  } finally {
+    await nodes.close();
+    await model.close();
+  }
+});
+
+test('answerOf: the request a claimer kept, or null for a setup without one or with one no super-pi writes', () => {
+  const task = { conversationId: 'c1', principal: 'p', harness: 'super-pi-code', epoch: 3, setup: { maxTurns: 7, local: false, forbidWrites: true, answers: { session: 's', principal: 'local', request: 'r-1' } } };
+  assert.equal(answerOf(task), { session: 's', principal: 'local', request: 'r-1' });
+  assert.is(answerOf({ ...task, setup: { maxTurns: 7, local: false, forbidWrites: true } }), null, 'kept by a super-pi from before');
+  assert.is(answerOf({ ...task, setup: null }), null);
+  assert.is(answerOf({ ...task, setup: { ...task.setup, answers: { session: 's', principal: 'local', request: 1.5 } } }), null);
+  assert.is(answerOf({ ...task, setup: { ...task.setup, answers: { session: '', principal: 'local', request: 1 } } }), null);
+  assert.equal(setupOf(task), { conversationId: 'c1', harness: 'super-pi-code', maxTurns: 7, local: false, forbidWrites: true, canConfirm: false }, 'the rest of the setup reads as before');
 });
 
 async function rejectsFenced(p: Promise<unknown>): Promise<void> {

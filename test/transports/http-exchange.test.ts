@@ -7,7 +7,7 @@ import type { ReplyTarget } from '../../src/transports/web-reply.ts';
 import type { Outgoing } from '../../src/mcp/outgoing.ts';
 import { Exchange } from '../../src/transports/http-session.ts';
 import { SSE_OPEN_AFTER_MS } from '../../src/limits.ts';
-import { EventLog } from '../../src/transports/sse-stream.ts';
+import { EventLog, MemoryEventIds } from '../../src/transports/sse-stream.ts';
 
 /** Just enough of a ServerResponse to see what was written. */
 class FakeResponse {
@@ -42,7 +42,7 @@ const progress = '{"jsonrpc":"2.0","method":"notifications/progress","params":{"
 
 function exchange(mode: 'json' | 'sse', ids: number[], batch = false) {
   const res = new FakeResponse();
-  const ex = new Exchange(res as unknown as ReplyTarget, new Set(ids.map((i) => `n:${i}`)), mode, batch, { 'Mcp-Session-Id': 's' }, new EventLog());
+  const ex = new Exchange(res as unknown as ReplyTarget, new Set(ids.map((i) => `n:${i}`)), mode, batch, { 'Mcp-Session-Id': 's' }, new MemoryEventIds(new EventLog()));
   return { res, ex };
 }
 

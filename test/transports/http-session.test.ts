@@ -69,7 +69,7 @@ function check(ops: Op[], refuseReusedIds: boolean): void {
       // http.ts answers a POST reusing an id in flight itself; only the others reach the session.
       if (refuseReusedIds && o.ids.some((id) => s.inFlight(idKey(id)))) continue;
       const res = new FakeResponse();
-      const ex = new Exchange(res as unknown as ReplyTarget, new Set(o.ids.map(idKey)), 'json', true, s.replyHeaders, s.events);
+      const ex = new Exchange(res as unknown as ReplyTarget, new Set(o.ids.map(idKey)), 'json', true, s.replyHeaders, s.ids);
       s.addExchange(ex);
       const serials = new Set<number>();
       for (const id of o.ids) {
@@ -109,7 +109,7 @@ test('without that refusal, answers cross or a POST waits forever (the bug of is
 test('an id stays taken from its POST until its answer comes, even after the POST closed; then it is free', () => {
   const s = new HttpSession('s', noCore, '2025-06-18');
   const res = new FakeResponse();
-  const ex = new Exchange(res as unknown as ReplyTarget, new Set([idKey(7), idKey('7')]), 'json', true, s.replyHeaders, s.events);
+  const ex = new Exchange(res as unknown as ReplyTarget, new Set([idKey(7), idKey('7')]), 'json', true, s.replyHeaders, s.ids);
   s.addExchange(ex);
   assert.ok(s.inFlight(idKey(7)) && s.inFlight(idKey('7')));
   s.route(answerTo(7, {}));
@@ -127,7 +127,7 @@ test('an id stays taken from its POST until its answer comes, even after the POS
 test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are kept per session, the oldest forgotten first`, () => {
   const s = new HttpSession('s', noCore, '2025-06-18');
   for (let i = 0; i <= ABANDONED_IDS_KEPT; i++) {
-    const ex = new Exchange(new FakeResponse() as unknown as ReplyTarget, new Set([idKey(i)]), 'json', false, s.replyHeaders, s.events);
+    const ex = new Exchange(new FakeResponse() as unknown as ReplyTarget, new Set([idKey(i)]), 'json', false, s.replyHeaders, s.ids);
     s.addExchange(ex);
     ex.abandon();
     s.removeExchange(ex);
@@ -139,8 +139,8 @@ test(`at most ABANDONED_IDS_KEPT (${ABANDONED_IDS_KEPT}) ids of closed POSTs are
 test('progress goes to the stream of the POST whose request it belongs to, not to a newer one; a message of no request to the newest', () => {
   const s = new HttpSession('s', noCore, '2025-06-18');
   const [first, second] = [new FakeResponse(), new FakeResponse()];
-  const one = new Exchange(first as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
-  const two = new Exchange(second as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
+  const one = new Exchange(first as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.ids);
+  const two = new Exchange(second as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.ids);
   s.addExchange(one);
   s.addExchange(two);
   // The same token on both (the client broke the rule): only relatedTo tells them apart.
@@ -159,8 +159,8 @@ test('progress goes to the stream of the POST whose request it belongs to, not t
 test('a message of a request whose POST is gone goes to the GET stream (kept for replay), never to another POST', () => {
   const s = new HttpSession('s', noCore, '2025-06-18');
   const [gone, other] = [new FakeResponse(), new FakeResponse()];
-  const closed = new Exchange(gone as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.events);
-  const open = new Exchange(other as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.events);
+  const closed = new Exchange(gone as unknown as ReplyTarget, new Set([idKey(1)]), 'sse', false, s.replyHeaders, s.ids);
+  const open = new Exchange(other as unknown as ReplyTarget, new Set([idKey(2)]), 'sse', false, s.replyHeaders, s.ids);
   s.addExchange(closed);
   s.addExchange(open);
   closed.abandon();

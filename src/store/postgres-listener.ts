@@ -1,0 +1,104 @@
+// One LISTEN connection per node (issue 14): outside the pool (a pooled connection is shared, and LISTEN
+// belongs to a session), listening on the cluster's channels and handing each notification to its
+// channel's handler. A lost connection is opened again, backing off up to LISTEN_RETRY_MAX_MS; a
+// notification sent while it was down is lost, so every (re)connection calls `onConnected`, and the
+// waiters it wakes read the store again — NOTIFY is a wake-up, never the data.
+
+import type { Client, ClientConfig } from 'pg';
+import { LISTEN_RETRY_MAX_MS } from '../limits.ts';
+
+export interface ListenerOptions {
+  /** The database (as the store connects to it). */
+  readonly connection: string | ClientConfig;
+  /** Channel name → what a notification on it does (with its payload). */
+  readonly channels: ReadonlyMap<string, (payload: string) => void>;
+  /** Listening (again): whatever waits should look at the store, as notifications may have been missed. */
+  readonly onConnected: () => void;
+  /** The connection failed or could not be opened (it is retried). */
+  readonly onError: (error: Error) => void;
+}
+
+/** The first retry's wait; each next one doubles, up to LISTEN_RETRY_MAX_MS. */
+const FIRST_RETRY_MS = 100;
+
+export class PostgresListener {
+  readonly #options: ListenerOptions;
+  #client: Client | null = null;
+  #closed = false;
+  #retryMs = FIRST_RETRY_MS;
+  #timer: NodeJS.Timeout | null = null;
+  /** Resolves once listening the first time (or once closed): a node that starts is listening before it serves. */
+  readonly ready: Promise<void>;
+  #markReady!: () => void;
+
+  constructor(options: ListenerOptions) {
+    this.#options = options;
+    this.ready = new Promise((r) => (this.#markReady = r));
+    void this.#connect();
+  }
+
+  /** Is the connection up and listening now? */
+  get listening(): boolean {
+    return this.#client !== null;
+  }
+
+  async close(): Promise<void> {
+    this.#closed = true;
+    this.#markReady();
+    if (this.#timer !== null) clearTimeout(this.#timer);
+    const client = this.#client;
+    this.#client = null;
+    await client?.end().catch((err: unknown) => this.#options.onError(err as Error));
+  }
+
+  async #connect(): Promise<void> {
+    if (this.#closed) return;
+    const { default: pg } = await import('pg');
+    const connection = this.#options.connection;
+    const client = new pg.Client(typeof connection === 'string' ? { connectionString: connection } : connection);
+    let lost = false;
+    const onLost = (error: Error) => {
+      if (lost) return;
+      lost = true;
+      if (this.#client === client) this.#client = null;
+      if (this.#closed) return;
+      this.#options.onError(error);
+      // Already failed and reported: ending it only frees the socket, whose own failure says nothing new.
+      client.end().catch(() => undefined);
+      this.#retry();
+    };
+    client.on('error', onLost);
+    client.on('end', () => onLost(new Error('the LISTEN connection ended')));
+    client.on('notification', (msg) => this.#options.channels.get(msg.channel)?.(msg.payload ?? ''));
+    try {
+      await client.connect();
+      for (const channel of this.#options.channels.keys()) await client.query(`LISTEN ${quoteIdentifier(channel)}`);
+    } catch (err) {
+      onLost(err as Error);
+      return;
+    }
+    if (this.#closed || lost) {
+      // Closed meanwhile (or lost, and reported): nothing listens on it any more.
+      if (!lost) await client.end().catch((err: unknown) => this.#options.onError(err as Error));
+      return;
+    }
+    this.#client = client;
+    this.#retryMs = FIRST_RETRY_MS;
+    this.#markReady();
+    this.#options.onConnected();
+  }
+
+  #retry(): void {
+    const wait = this.#retryMs;
+    this.#retryMs = Math.min(this.#retryMs * 2, LISTEN_RETRY_MAX_MS);
+    this.#timer = setTimeout(() => {
+      this.#timer = null;
+      void this.#connect();
+    }, wait);
+    this.#timer.unref();
+  }
+}
+
+function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}

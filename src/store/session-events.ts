@@ -1,0 +1,63 @@
+// The session event log's contract (issue 14): on a PostgreSQL store every SSE event a session sends is
+// appended to `session_events` before it is written, under a per-session seq that is the SSE event id —
+// unique per session across nodes (the counter row is bumped in the insert's own statement) — and a
+// NOTIFY in the same transaction wakes every node's listener, so a client resuming a stream with
+// Last-Event-ID is served from the log on whichever node its GET lands. The SQLite store keeps
+// today's in-memory log (transports/sse-stream.ts): one node needs no more.
+
+/** The NOTIFY channel of appended session events; the payload is `<session id> <seq>`. */
+export const SESSION_EVENTS_CHANNEL = 'superpi_session_events';
+/** The NOTIFY channel of appended transcript entries; the payload is `<origin> <conversation id>`. */
+export const TRANSCRIPTS_CHANNEL = 'superpi_transcripts';
+
+/** The name of a session's standalone (GET) stream in the log; a POST's stream is named by its first request. */
+export const STANDALONE_STREAM = 'standalone';
+
+/** The stream of the POST that carries the request with this id key (`idKey`): its answer goes there. */
+export function requestStream(requestKey: string): string {
+  return `request:${requestKey}`;
+}
+
+/**
+ * Whose session log it is, as the store keeps it: anonymous callers are one principal (the session id,
+ * a random UUID only its client knows, keeps them apart), as the session registry treats them.
+ */
+export function eventPrincipal(principal: { readonly kind: 'local' } | { readonly kind: 'token'; readonly name: string } | { readonly kind: 'anonymous' }): string {
+  switch (principal.kind) {
+    case 'local': return 'local';
+    case 'token': return `token:${principal.name}`;
+    case 'anonymous': return 'anonymous';
+  }
+}
+
+/** One SSE event as kept. */
+export interface SessionEvent {
+  /** The SSE event id. */
+  readonly seq: number;
+  readonly stream: string;
+  /** The event's data: one JSON-RPC message, or '' for a stream's priming event. */
+  readonly data: string;
+  /** Nothing follows on this stream (the last answer of a POST). */
+  readonly ends: boolean;
+}
+
+/** Where an event id stands in a session's log. */
+export type EventPosition =
+  /** Kept: the stream it is on, and whether it ended that stream (nothing follows it there). */
+  | { readonly kind: 'kept'; readonly stream: string; readonly ends: boolean }
+  /** Issued once, but pruned by retention (or it named another session's event): its stream cannot be known. */
+  | { readonly kind: 'expired'; readonly last: number }
+  /** Never issued in this session (past its last seq). */
+  | { readonly kind: 'ahead'; readonly last: number };
+
+/** The log, as a PostgreSQL store offers it. Another principal's session reads as one that does not exist. */
+export interface SessionEventStore {
+  /** Appends one event (committed, with its NOTIFY, before it resolves) and prunes the session's oldest past SESSION_EVENTS_KEPT; resolves to its seq. */
+  appendSessionEvent(sessionId: string, principal: string, stream: string, data: string, ends?: boolean): Promise<number>;
+  /** Where `seq` stands, or null when the session has no log, or is another principal's. */
+  sessionEventPosition(sessionId: string, principal: string, seq: number): Promise<EventPosition | null>;
+  /** Up to `limit` events after `afterSeq` in seq order (of `stream` only, when given), or null as above. */
+  sessionEventsAfter(sessionId: string, principal: string, afterSeq: number, options?: { readonly stream?: string; readonly limit?: number }): Promise<SessionEvent[] | null>;
+  /** Deletes events older than SESSION_EVENTS_MAX_AGE_MS (and long-idle counters); resolves to the events deleted. */
+  pruneSessionEvents(): Promise<number>;
+}
