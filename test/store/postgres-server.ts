@@ -62,6 +62,10 @@ export interface PostgresServer {
   createDatabase(): Promise<string>;
   /** Runs one statement as the superuser on database `name` (for checks a store offers no call for). */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  /** Stops the server (fast shutdown) and keeps its data and port, for `restart` (a database lost and back). */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port with the same data. */
+  restart(): Promise<void>;
   /** Stops the server (fast shutdown) and deletes its directory; idempotent. */
   stop(): Promise<void>;
 }
@@ -80,6 +84,8 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
   let child: ChildProcess | null = null;
   let admin: pg.Pool | null = null;
   let stopped: Promise<void> | null = null;
+  /** Halted on purpose: the admin pool's connections failing is expected, not worth a line. */
+  let halted = false;
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       await admin?.end();
@@ -107,11 +113,15 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
       // isolation) does not depend on the server's fsync, which only slows a shared machine down.
       '-c', 'fsync=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=100',
     ];
-    child = spawn('/bin/sh', ['-c', WATCHDOG, 'sh', ...args], { ...asOwner, env, stdio: ['pipe', 'ignore', 'pipe'] });
-    await guarded(ready(child), 'the PostgreSQL server start', POSTGRES_START_GUARD_MS);
+    const launch = async () => {
+      const started = spawn('/bin/sh', ['-c', WATCHDOG, 'sh', ...args], { ...asOwner, env, stdio: ['pipe', 'ignore', 'pipe'] });
+      child = started;
+      await guarded(ready(started), 'the PostgreSQL server start', POSTGRES_START_GUARD_MS);
+    };
+    await launch();
     const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 2 });
     // Once stopping, the shutdown itself ends idle connections: that is no failure worth a line.
-    pool.on('error', (error) => stopped === null && process.stderr.write(`test PostgreSQL admin connection failed: ${error.message}\n`));
+    pool.on('error', (error) => stopped === null && !halted && process.stderr.write(`test PostgreSQL admin connection failed: ${error.message}\n`));
     admin = pool;
     let databases = 0;
     const url = (name: string) => `postgres://postgres@127.0.0.1:${port}/${name}`;
@@ -131,6 +141,17 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
         } finally {
           await client.end();
         }
+      },
+      async halt() {
+        if (child === null || halted) return;
+        halted = true;
+        await stopServer(child, data);
+        child = null;
+      },
+      async restart() {
+        if (!halted) return;
+        await launch();
+        halted = false;
       },
       stop,
     };
