@@ -75,8 +75,16 @@ export interface PostgresServer {
 // ends, however it ends. Background jobs of a non-interactive shell read /dev/null, hence fd 3.
 const WATCHDOG = 'exec 3<&0; "$@" & pg=$!; (read -r _ <&3; kill -INT "$pg" 2>/dev/null) & wait "$pg"';
 
+export interface PostgresStartOptions {
+  /**
+   * Flush commits to disk, as a production server does. Default false: the tests check semantics, not
+   * durability across a power cut; a benchmark comparing commit latency with SQLite (which syncs) sets it.
+   */
+  readonly fsync?: boolean;
+}
+
 /** Initialises and starts a server; `stop()` it in an `after` hook (and in `finally` of a failed start). */
-export async function startPostgres(found: PostgresAvailability & { ok: true }): Promise<PostgresServer> {
+export async function startPostgres(found: PostgresAvailability & { ok: true }, options: PostgresStartOptions = {}): Promise<PostgresServer> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'superpi-pg-'));
   const data = path.join(root, 'data');
   const sockets = path.join(root, 'sockets');
@@ -111,7 +119,7 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
       '-c', 'listen_addresses=127.0.0.1',
       // No test here cuts the server's power; what they check (commit before resolve, seq allocation,
       // isolation) does not depend on the server's fsync, which only slows a shared machine down.
-      '-c', 'fsync=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=100',
+      '-c', `fsync=${options.fsync === true ? 'on' : 'off'}`, '-c', 'shared_buffers=16MB', '-c', 'max_connections=100',
     ];
     const launch = async () => {
       const started = spawn('/bin/sh', ['-c', WATCHDOG, 'sh', ...args], { ...asOwner, env, stdio: ['pipe', 'ignore', 'pipe'] });
