@@ -155,6 +155,7 @@ const INTERNAL = new Map<string, string>([
   ['MAX_EXPIRED_TASKS', 'rows one takeover pass reads; the rest wait for the next pass: a query bound, not a caller-visible limit'],
   ['MAX_CHECKPOINT_BYTES', 'the largest session checkpoint the store keeps; a session\'s state stays far below it (capabilities are capped at 64 KiB)'],
   ['HEALTH_STORE_TIMEOUT_MS', 'how long the node health probe waits for the store: a probe bound'],
+  ['STORE_PROBE_INTERVAL_MS', 'how often a node on a shared store probes it: a caller sees it only as the Retry-After of the 503 while the store is lost, which states it'],
   ['SESSION_SHUTDOWN_MS', 'how long the tree waits for a stopping connection actor: shutdown plumbing, not a caller-visible limit'],
   ['STORE_CLOSE_GRACE_MS', 'how long a stopping server waits for tasks to record their end: covered by "stop" in general terms'],
   ['TASK_CLOSE_GRACE_MS', 'how long closing a session waits for its tasks to record their end: shutdown plumbing'],
