@@ -32,7 +32,7 @@ import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
-import { nodeHealth, type NodeStatus, StoreWatch } from './node-health.ts';
+import { type NodeHealth, nodeHealth, type NodeStatus, StoreWatch } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
@@ -212,7 +212,7 @@ export class Application implements SessionHost {
     return { ...(await this.#probeStore()), acceptingSessions: true };
   }
 
-  async #probeStore() {
+  async #probeStore(): Promise<NodeHealth> {
     const backend = this.#options.store?.kind ?? 'sqlite';
     const node = this.#options.nodeId ?? (backend === 'postgres' ? (await import('../store/postgres-store.ts')).defaultNodeId() : null);
     return nodeHealth({ node, backend, store: this.#store });

@@ -83,6 +83,7 @@ export class StoreWatch {
   #last: NodeHealth | null = null;
   #probing: Promise<NodeStatus> | null = null;
   #timer: unknown = undefined;
+  #stopped = false;
 
   constructor(options: StoreWatchOptions) {
     this.#options = options;
@@ -91,11 +92,13 @@ export class StoreWatch {
 
   /** Probes every interval from now on (a probe still running is not doubled). */
   start(): void {
-    if (this.#timer !== undefined) return;
+    if (this.#timer !== undefined || this.#stopped) return;
     this.#timer = this.#options.clock.setInterval(() => void this.probe(), this.#intervalMs, { unref: true });
   }
 
+  /** No more probes are started or kept: a probe under way as the node closes its store would read as a lost store. */
   stop(): void {
+    this.#stopped = true;
     this.#options.clock.clearInterval(this.#timer);
     this.#timer = undefined;
   }
@@ -123,6 +126,7 @@ export class StoreWatch {
   }
 
   #record(health: NodeHealth): void {
+    if (this.#stopped) return;
     const was = this.acceptingSessions;
     this.#last = health;
     const now = this.acceptingSessions;

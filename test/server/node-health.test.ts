@@ -100,6 +100,19 @@ test('a started watch probes every interval by itself, so a node notices a lost 
   assert.is(w.probes(), 2, 'a stopped watch probes no more');
 });
 
+test('a stopped watch keeps no probe that ends after the stop (the node closing its store is no lost store)', async () => {
+  let answer!: (h: NodeHealth) => void;
+  const clock = new FakeClock();
+  const lines: string[] = [];
+  const watch = new StoreWatch({ probe: () => new Promise<NodeHealth>((r) => { answer = r; }), clock, logger: { level: 'debug', log: (level, message) => void lines.push(`${level}: ${message}`) } });
+  const probing = watch.probe();
+  watch.stop();
+  answer(down);
+  await probing;
+  assert.is(watch.refusal(), null);
+  assert.equal(lines, []);
+});
+
 test('Retry-After is the probe interval rounded up to whole seconds; a probe under way is joined, not doubled', async () => {
   const w = watched(2500);
   w.set(down);
