@@ -10,7 +10,7 @@
 // PostgreSQL is started here (test/store/postgres-server.ts); without its binaries the section is skipped
 // with the reason. Usage: npm run build && npx tsx bench/cluster.ts [--quick]   (or npm run bench -- --only cluster)
 
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { chmod, mkdtemp, rm, stat, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { SyncStoreAdapter, type AsyncConversationStore } from '../src/store/async-store.ts';
@@ -113,6 +113,18 @@ const isNotFound = (message: string | null | undefined) => message !== null && m
 
 type TwoNodes = { readonly kind: 'measured'; readonly cmp: Comparison } | { readonly kind: 'needs-forwarding'; readonly why: string } | { readonly kind: 'failed'; readonly why: string };
 
+/**
+ * The server runs as the `postgres` user when this runs as root, under os.tmpdir(); the suite runner's
+ * per-section temp dir sits in a 0700 scratch dir of root's, which that user cannot pass through. Every
+ * directory of ours on the way gets search permission (not read: the names inside stay unlisted).
+ */
+async function letPostgresThrough(dir: string): Promise<void> {
+  for (let d = path.resolve(dir); d !== path.dirname(d); d = path.dirname(d)) {
+    const s = await stat(d);
+    if (s.uid === process.getuid?.() && (s.mode & 0o001) === 0) await chmod(d, (s.mode & 0o7777) | 0o011);
+  }
+}
+
 // ---------------------------------------------------------------------------------------------------
 
 export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promise<BenchSection> => {
@@ -127,6 +139,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
   const load = os.loadavg()[0] ?? Number.NaN;
   try {
     progress('cluster: starting PostgreSQL (fsync on)');
+    if (found.user !== null) await letPostgresThrough(os.tmpdir());
     pg = await startPostgres(found, { fsync: true });
     box = await makeSandbox();
     await writeFile(path.join(box.ws, FILE), FILE_TEXT);
