@@ -19,7 +19,7 @@ import { SqliteConversationStore } from '../src/store/sqlite-store.ts';
 import { makeSandbox, type Sandbox } from '../test/e2e/fixtures.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../test/e2e/round-robin-proxy.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../test/store/postgres-server.ts';
-import { checkReply, compare, type Comparison, drive, FILE, FILE_TEXT, OPEN_CONCURRENCY, rate, type Sample, startSuperPi, superPiEntry, type Target, WARMUP_MS } from './http.ts';
+import { checkReply, compare, type Comparison, cpuPerCall, drive, FILE, FILE_TEXT, OPEN_CONCURRENCY, rate, type Sample, startSuperPi, superPiEntry, type Target, WARMUP_MS } from './http.ts';
 import { bounded, McpHttpSession, readParams } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { fmt, nowUs, percentile } from './lib/stats.ts';
@@ -229,7 +229,7 @@ function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBe
   const notes: string[] = [];
   notes.push(`Load average (1 min) at the start of the section: ${fmt(load)} (2 cores shared by the client, the nodes, PostgreSQL and anything else running).`);
   notes.push(`(a): ${appended.pg.length} appends per store after 50 unmeasured; p50/p99 PostgreSQL ${ms(percentile(appended.pg, 50))}/${ms(percentile(appended.pg, 99))}, SQLite ${ms(percentile(appended.sqlite, 50))}/${ms(percentile(appended.sqlite, 99))}.`);
-  notes.push(`(b): \`read\` does not touch the conversation store, so these rows show what running on PostgreSQL costs a node's ordinary calls (its store probe every ${STORE_PROBE_INTERVAL_MS / 1000} s, the takeover passes), not store writes; those are (a). PostgreSQL ÷ SQLite per pair of adjacent blocks: ${storeCmp.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')} (the spread is the machine's noise).`);
+  notes.push(`(b): \`read\` does not touch the conversation store, so these rows show what running on PostgreSQL costs a node's ordinary calls (its store probe every ${STORE_PROBE_INTERVAL_MS / 1000} s, the takeover passes), not store writes; those are (a). PostgreSQL ÷ SQLite calls/s per pair of adjacent blocks: ${storeCmp.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')} (the spread is the machine's noise). Server CPU per call (all the node's threads, /proc), which other work on the machine moves less than throughput: PostgreSQL ${fmt(cpuPerCall(pgs), 0)} µs, SQLite ${fmt(cpuPerCall(sq), 0)} µs (${fmt(cpuPerCall(pgs) / cpuPerCall(sq), 2)}×).`);
   if (twoNodes.kind === 'needs-forwarding') {
     notes.push(`(c) needs session forwarding: the proxy has no session affinity, so a session opened on one node sends its next request to the other, which does not hold it (${twoNodes.why}). No two-node figure is given; the one-node figure behind the same proxy is ${perS(oneBehindProxy)}.`);
   } else if (twoNodes.kind === 'measured') {
