@@ -452,3 +452,10 @@ export const DRAIN_GRACE_MS = 10_000;
  * stuck handle) may keep the process alive before it exits anyway: a host must see it end.
  */
 export const STDIO_EXIT_GRACE_MS = 3000;
+
+/**
+ * How often a node on a shared (PostgreSQL) store probes it. While the last probe found it unreachable
+ * the node refuses new sessions (503, `Retry-After` this interval, rounded up to whole seconds), so a
+ * node that lost its database is noticed within one interval plus `HEALTH_STORE_TIMEOUT_MS`.
+ */
+export const STORE_PROBE_INTERVAL_MS = 2000;

@@ -41,7 +41,7 @@ import { TaskTakeover } from '../task/task-takeover.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal, requestStream } from '../store/session-events.ts';
 import { idKey } from '../mcp/jsonrpc.ts';
-import { type NodeHealth, nodeHealth } from './node-health.ts';
+import { type NodeHealth, nodeHealth, type NodeStatus, StoreWatch } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
@@ -146,6 +146,8 @@ export class Application implements SessionHost {
   #handingOff = false;
   /** The session event log and this node's LISTEN connection, on a PostgreSQL store (issue 14). */
   #feed: SessionEventFeed | null = null;
+  /** The shared store's last probe: while it cannot be reached, new sessions are refused. Null on SQLite. */
+  #storeWatch: StoreWatch | null = null;
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
@@ -197,8 +199,13 @@ export class Application implements SessionHost {
     }
     try {
       await app.#boot();
-      // Several nodes share this store: tasks whose node died are taken over here once their lease lapses.
-      if (location.kind === 'postgres') app.#startTakeover();
+      // Several nodes share this store: tasks whose node died are taken over here once their lease lapses,
+      // and a node that loses it stops taking sessions whose work it could not record.
+      if (location.kind === 'postgres') {
+        app.#startTakeover();
+        app.#storeWatch = new StoreWatch({ probe: () => app.#probeStore(), clock: app.#clock, logger: options.logger });
+        app.#storeWatch.start();
+      }
     } catch (err) {
       await app.#feed?.close();
       await app.#store?.close();
@@ -230,8 +237,16 @@ export class Application implements SessionHost {
     };
   }
 
-  /** This node in a cluster: id, store backend and whether it answers now (bounded), running tasks it holds. */
-  async nodeHealth(): Promise<NodeHealth> {
+  /**
+   * This node in a cluster: id, store backend and whether it answers now (bounded), running tasks it
+   * holds, and whether it accepts new sessions. On a shared store this probe counts as the last one.
+   */
+  async nodeHealth(): Promise<NodeStatus> {
+    if (this.#storeWatch) return this.#storeWatch.probe();
+    return { ...(await this.#probeStore()), acceptingSessions: true };
+  }
+
+  async #probeStore(): Promise<NodeHealth> {
     const backend = this.#options.store?.kind ?? 'sqlite';
     const node = this.#options.nodeId ?? (backend === 'postgres' ? (await import('../store/postgres-store.ts')).defaultNodeId() : null);
     return nodeHealth({ node, backend, store: this.#store });
@@ -282,8 +297,9 @@ export class Application implements SessionHost {
     await this.registry.remove(id);
   }
 
+  /** A quota slot for a new HTTP or WebSocket session, or why not: the quota, or a shared store this node cannot reach. */
   reserve(principal: Principal): SessionSlot | Refusal {
-    return this.registry.reserve(principal);
+    return this.#storeWatch?.refusal() ?? this.registry.reserve(principal);
   }
 
   /**
@@ -503,6 +519,7 @@ export class Application implements SessionHost {
 
   async stop(): Promise<void> {
     this.#handingOff = true;
+    this.#storeWatch?.stop();
     await this.#takeover?.stop();
     this.#clock.clearInterval(this.#chaosTimer);
     this.#clock.clearInterval(this.#taskChaosTimer);

@@ -64,8 +64,18 @@ export interface PostgresStoreOptions {
   readonly connectTimeoutMs?: number;
   /** Default `DEFAULT_MAX_PAYLOAD_BYTES`. */
   readonly maxPayloadBytes?: number;
-  /** Wall-clock milliseconds for `createdAt`, `updatedAt` and entry times. Default `Date.now`. */
+  /**
+   * Wall-clock milliseconds for `createdAt`, `updatedAt`, entry and checkpoint times. Default `Date.now`.
+   * Not lease times: those are the database's clock (`leaseClock`).
+   */
   readonly now?: () => number;
+  /**
+   * Milliseconds that task leases are set by and compared with. Default: the database's clock, the one
+   * clock every node sharing the database agrees on, so a node whose own clock is off neither takes a
+   * live task over nor lets its own lease look longer than it is. Tests pass one to move leases
+   * deterministically.
+   */
+  readonly leaseClock?: () => number;
   /** Default `POSTGRES_MIGRATIONS`; tests pass their own. */
   readonly migrations?: readonly PostgresMigration[];
   /** Who this store runs as, and which owners are gone. Default: `nodeOwnership(defaultNodeId())`. */
@@ -99,6 +109,13 @@ type NoEntryRow = { [K in keyof EntryRow]: null };
 function hasEntry(row: EntryRow | NoEntryRow): row is EntryRow {
   return row.seq !== null;
 }
+
+// The database's clock in milliseconds. `now()` is the transaction's start, so one statement sets and
+// compares lease times against a single instant (every lease statement here is its own transaction).
+const DATABASE_NOW_MS = '(extract(epoch from now()) * 1000)::bigint';
+
+/** The lease clock of a statement: parameter `$n` when the store has an injected `leaseClock`, else (null) the database's. */
+const leaseNow = (n: number) => `coalesce($${n}::bigint, ${DATABASE_NOW_MS})`;
 
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
@@ -163,22 +180,27 @@ const SET_STATUS = `
   UPDATE conversations SET status = $1, owner = $2, updated_at = greatest(updated_at, $3), epoch = CASE WHEN $5::bigint IS NULL THEN epoch + 1 ELSE epoch END
   WHERE id = $4 AND ($5::bigint IS NULL OR epoch = $5)`;
 
+// Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
+// expiry is computed where it is compared: on one clock for every node.
+const INSERT_CONVERSATION = `
+  INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${leaseNow(10)} + $11)`;
+
 const CLAIM_TASK = `
-  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = $2, task_setup = $3, updated_at = greatest(updated_at, $4)
+  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $6, task_setup = $3, updated_at = greatest(updated_at, $4)
   WHERE id = $5 RETURNING epoch, lease_expires`;
 
-const RENEW_LEASE = "UPDATE conversations SET lease_expires = $1 WHERE id = $2 AND epoch = $3 AND status = 'running' RETURNING epoch, lease_expires";
+const RENEW_LEASE = `UPDATE conversations SET lease_expires = ${leaseNow(1)} + $4 WHERE id = $2 AND epoch = $3 AND status = 'running' RETURNING epoch, lease_expires`;
 
 const EXPIRED_TASKS = `
   SELECT id, principal, harness, epoch, task_setup FROM conversations
-  WHERE status = 'running' AND lease_expires < $1 AND owner <> $2 ORDER BY lease_expires, id LIMIT $3`;
+  WHERE status = 'running' AND lease_expires < ${leaseNow(1)} AND owner <> $2 ORDER BY lease_expires, id LIMIT $3`;
 
 // The one-winner claim: the row lock makes concurrent takers take turns, and the second one re-reads the
 // row the first committed: its epoch moved on and its lease is current, so it matches nothing. A holder
 // does not take over its own task (it renews the lease instead of fencing itself).
 const TAKE_OVER = `
-  UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = $2
-  WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < $5 AND owner <> $1 RETURNING epoch, lease_expires`;
+  UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(5)} + $2
+  WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < ${leaseNow(5)} AND owner <> $1 RETURNING epoch, lease_expires`;
 
 // A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
 // another principal's matches the conflict but not the WHERE: no row, as for a session not there.
@@ -255,6 +277,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   readonly #connection: string | PoolConfig;
   /** Tags this store's transcript NOTIFYs, so its own node can tell them from other nodes'. */
   readonly #origin = randomUUID();
+  readonly #leaseClock: (() => number) | null;
   #closing: Promise<void> | null = null;
 
   /**
@@ -306,6 +329,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#ownership = options.ownership ?? nodeOwnership(defaultNodeId());
     this.#leaseMs = options.leaseMs ?? TASK_LEASE_MS;
     this.#eventsKept = pageLimit(options.sessionEventsKept, SESSION_EVENTS_KEPT, Number.MAX_SAFE_INTEGER, 'sessionEventsKept');
+    this.#leaseClock = options.leaseClock ?? null;
   }
 
   async createConversation(input: NewConversation): Promise<Conversation> {
@@ -328,8 +352,8 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     // Held by its creator for one lease term: a claim follows at once, and no other node may take over
     // a conversation between its creation and that claim.
     await this.#pool.query(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10)`,
-      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self, now + this.#leaseMs],
+      INSERT_CONVERSATION,
+      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self, this.#leaseNow(), this.#leaseMs],
     );
     return conversation;
   }
@@ -424,7 +448,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#assertOpen();
     const json = serializePayload(setup, this.#maxPayloadBytes);
     const now = this.#now();
-    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(CLAIM_TASK, [this.#ownership.self, now + this.#leaseMs, json, now, id]) : { rows: [] };
+    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(CLAIM_TASK, [this.#ownership.self, this.#leaseNow(), json, now, id, this.#leaseMs]) : { rows: [] };
     if (rows[0] === undefined) throw new StoreError('not_found', `no conversation ${id}`);
     return leaseFromRow(id, rows[0]);
   }
@@ -432,7 +456,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   async renewLease(id: string, epoch: number): Promise<TaskLease> {
     this.#assertOpen();
     checkEpoch(epoch);
-    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(RENEW_LEASE, [this.#now() + this.#leaseMs, id, epoch]) : { rows: [] };
+    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(RENEW_LEASE, [this.#leaseNow(), id, epoch, this.#leaseMs]) : { rows: [] };
     if (rows[0] === undefined) throw await this.#missedWrite(id, epoch, 'its lease');
     return leaseFromRow(id, rows[0]);
   }
@@ -440,7 +464,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   async expiredTasks(limit: number): Promise<ExpiredTask[]> {
     this.#assertOpen();
     const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
-    const { rows } = await this.#pool.query<{ id: string; principal: string; harness: string; epoch: string; task_setup: string | null }>(EXPIRED_TASKS, [this.#now(), this.#ownership.self, max]);
+    const { rows } = await this.#pool.query<{ id: string; principal: string; harness: string; epoch: string; task_setup: string | null }>(EXPIRED_TASKS, [this.#leaseNow(), this.#ownership.self, max]);
     return rows.map((r) => ({
       conversationId: r.id, principal: r.principal, harness: r.harness, epoch: integer(r.epoch, `conversation ${r.id} epoch`),
       setup: r.task_setup === null ? null : JSON.parse(r.task_setup),
@@ -451,8 +475,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#assertOpen();
     checkEpoch(epoch);
     if (!storableText(id)) return null;
-    const now = this.#now();
-    const { rows } = await this.#pool.query<LeaseRow>(TAKE_OVER, [this.#ownership.self, now + this.#leaseMs, id, epoch, now]);
+    const { rows } = await this.#pool.query<LeaseRow>(TAKE_OVER, [this.#ownership.self, this.#leaseMs, id, epoch, this.#leaseNow()]);
     return rows[0] === undefined ? null : leaseFromRow(id, rows[0]);
   }
 
@@ -635,6 +658,11 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   #now(): number {
     // The columns are bigint: an injected clock with fractions must not make a write fail.
     return Math.trunc(this.#clock());
+  }
+
+  /** The injected lease clock's reading, or null: the statement reads the database's clock. */
+  #leaseNow(): number | null {
+    return this.#leaseClock === null ? null : Math.trunc(this.#leaseClock());
   }
 }
 

@@ -2,9 +2,9 @@
 // the node that runs a task holds its lease and renews it by heartbeat; a fencing epoch, bumped at every
 // claim and takeover, is checked by the database in the same transaction as each write, so a node that
 // lost a task (it was paused, cut off or slow, and another node took over) can no longer write into it.
-// Lease times are the store's clock (`now` of the store options): nodes' wall clocks should agree to well
-// within a lease; when they do not, a task is taken over early or late, but the fence still keeps every
-// write to one holder.
+// Lease times are the store's clock: on PostgreSQL the database's (postgres-store.ts), the one clock all
+// nodes sharing it agree on, so the nodes' own clocks need not agree; on SQLite (one machine) the store's
+// `now`. Whatever the clock, the fence keeps every write to one holder.
 
 import { StoreError } from './errors.ts';
 import { LEASE_RENEWALS_PER_TERM } from '../limits.ts';

@@ -17,6 +17,8 @@ export interface QuotaLimits {
 export interface Refusal {
   readonly status: 429 | 503;
   readonly message: string;
+  /** Response headers that go with it (a `Retry-After`). */
+  readonly headers?: Readonly<Record<string, string>>;
 }
 
 export class SessionQuota {

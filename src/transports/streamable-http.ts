@@ -306,7 +306,7 @@ export class StreamableHttp {
   async #open(principal: Principal, messages: readonly Classified[] | null, resume?: TakenOver): Promise<HttpSession | Plain> {
     if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
     const slot = this.#host.reserve(principal);
-    if (isRefusal(slot)) return refuse(slot.status, slot.message);
+    if (isRefusal(slot)) return refuse(slot.status, slot.message, slot.headers);
     const http = this.#http;
     let state: HttpSession | null = null;
     let hosted: HostedSession;

@@ -38,8 +38,8 @@ export class WebSocketTransport {
 
   /** An HTTP upgrade request to `/mcp` (the adapter has checked the path). */
   upgrade(req: IncomingMessage, socket: Duplex, head: Buffer): void {
-    const reject = (status: number, text: string) => {
-      socket.end(`HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+    const reject = (status: number, text: string, headers: Readonly<Record<string, string>> = {}) => {
+      socket.end(`HTTP/1.1 ${status} ${text}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Connection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     const { origin, tokens, requireAuth } = this.#options;
     if (checkHostAndOrigin(origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
@@ -49,7 +49,7 @@ export class WebSocketTransport {
     const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes('mcp')) return reject(400, 'Bad Request');
     const slot = this.#options.sessions.reserve(principal);
-    if (isRefusal(slot)) return reject(slot.status, slot.status === 429 ? 'Too Many Requests' : 'Service Unavailable');
+    if (isRefusal(slot)) return reject(slot.status, slot.status === 429 ? 'Too Many Requests' : 'Service Unavailable', slot.headers);
     // The slot is the socket's from here: given back when the socket closes, upgraded or not (and by the
     // registry when the session ends: giving it back twice gives back one).
     socket.once('close', () => slot.release());

@@ -158,6 +158,7 @@ const INTERNAL = new Map<string, string>([
   ['FORWARD_CONNECT_TIMEOUT_MS', 'how long connecting to a session\'s home may take before it counts as unreachable for one try: a probe bound; the wait as a whole is bounded by the home\'s lease'],
   ['HOME_RETRY_MS', 'how often an unreachable home is looked at again while its lease is fresh; the wait is bounded by the lease, the stated figure'],
   ['MAX_LOCATE_ATTEMPTS', 'takeovers lost to other nodes before a request is answered 503 (retry): a loop bound, never met by two nodes'],
+  ['STORE_PROBE_INTERVAL_MS', 'how often a node on a shared store probes it: a caller sees it only as the Retry-After of the 503 while the store is lost, which states it'],
   ['SESSION_SHUTDOWN_MS', 'how long the tree waits for a stopping connection actor: shutdown plumbing, not a caller-visible limit'],
   ['STORE_CLOSE_GRACE_MS', 'how long a stopping server waits for tasks to record their end: covered by "stop" in general terms'],
   ['TASK_CLOSE_GRACE_MS', 'how long closing a session waits for its tasks to record their end: shutdown plumbing'],

@@ -27,7 +27,9 @@ if (found.ok) {
       const url = await s.createDatabase();
       const name = new URL(url).pathname.slice(1);
       return {
-        open: (options) => PostgresConversationStore.open(url, options),
+        // The contract moves leases with its own clock: an injected `now` is the lease clock too here
+        // (a node's default is the database's clock, postgres-lease-clock.test.ts).
+        open: (options) => PostgresConversationStore.open(url, options.now === undefined ? options : { ...options, leaseClock: options.now }),
         drop: async () => {
           await s.query('postgres', `DROP DATABASE ${name}`);
         },

@@ -62,6 +62,10 @@ export interface PostgresServer {
   createDatabase(): Promise<string>;
   /** Runs one statement as the superuser on database `name` (for checks a store offers no call for). */
   query<R extends pg.QueryResultRow = pg.QueryResultRow>(name: string, sql: string, params?: unknown[]): Promise<pg.QueryResult<R>>;
+  /** Stops the server (fast shutdown) and keeps its data and port, for `restart` (a database lost and back). */
+  halt(): Promise<void>;
+  /** Starts a halted server again, on the same port with the same data. */
+  restart(): Promise<void>;
   /** Stops the server (fast shutdown) and deletes its directory; idempotent. */
   stop(): Promise<void>;
 }
@@ -71,8 +75,16 @@ export interface PostgresServer {
 // ends, however it ends. Background jobs of a non-interactive shell read /dev/null, hence fd 3.
 const WATCHDOG = 'exec 3<&0; "$@" & pg=$!; (read -r _ <&3; kill -INT "$pg" 2>/dev/null) & wait "$pg"';
 
+export interface PostgresStartOptions {
+  /**
+   * Flush commits to disk, as a production server does. Default false: the tests check semantics, not
+   * durability across a power cut; a benchmark comparing commit latency with SQLite (which syncs) sets it.
+   */
+  readonly fsync?: boolean;
+}
+
 /** Initialises and starts a server; `stop()` it in an `after` hook (and in `finally` of a failed start). */
-export async function startPostgres(found: PostgresAvailability & { ok: true }): Promise<PostgresServer> {
+export async function startPostgres(found: PostgresAvailability & { ok: true }, options: PostgresStartOptions = {}): Promise<PostgresServer> {
   const root = await mkdtemp(path.join(os.tmpdir(), 'superpi-pg-'));
   const data = path.join(root, 'data');
   const sockets = path.join(root, 'sockets');
@@ -80,6 +92,8 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
   let child: ChildProcess | null = null;
   let admin: pg.Pool | null = null;
   let stopped: Promise<void> | null = null;
+  /** Halted on purpose: the admin pool's connections failing is expected, not worth a line. */
+  let halted = false;
   const stop = (): Promise<void> => {
     stopped ??= (async () => {
       await admin?.end();
@@ -105,13 +119,17 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
       '-c', 'listen_addresses=127.0.0.1',
       // No test here cuts the server's power; what they check (commit before resolve, seq allocation,
       // isolation) does not depend on the server's fsync, which only slows a shared machine down.
-      '-c', 'fsync=off', '-c', 'shared_buffers=16MB', '-c', 'max_connections=100',
+      '-c', `fsync=${options.fsync === true ? 'on' : 'off'}`, '-c', 'shared_buffers=16MB', '-c', 'max_connections=100',
     ];
-    child = spawn('/bin/sh', ['-c', WATCHDOG, 'sh', ...args], { ...asOwner, env, stdio: ['pipe', 'ignore', 'pipe'] });
-    await guarded(ready(child), 'the PostgreSQL server start', POSTGRES_START_GUARD_MS);
+    const launch = async () => {
+      const started = spawn('/bin/sh', ['-c', WATCHDOG, 'sh', ...args], { ...asOwner, env, stdio: ['pipe', 'ignore', 'pipe'] });
+      child = started;
+      await guarded(ready(started), 'the PostgreSQL server start', POSTGRES_START_GUARD_MS);
+    };
+    await launch();
     const pool = new pg.Pool({ host: '127.0.0.1', port, user: 'postgres', database: 'postgres', max: 2 });
     // Once stopping, the shutdown itself ends idle connections: that is no failure worth a line.
-    pool.on('error', (error) => stopped === null && process.stderr.write(`test PostgreSQL admin connection failed: ${error.message}\n`));
+    pool.on('error', (error) => stopped === null && !halted && process.stderr.write(`test PostgreSQL admin connection failed: ${error.message}\n`));
     admin = pool;
     let databases = 0;
     const url = (name: string) => `postgres://postgres@127.0.0.1:${port}/${name}`;
@@ -131,6 +149,17 @@ export async function startPostgres(found: PostgresAvailability & { ok: true }):
         } finally {
           await client.end();
         }
+      },
+      async halt() {
+        if (child === null || halted) return;
+        halted = true;
+        await stopServer(child, data);
+        child = null;
+      },
+      async restart() {
+        if (!halted) return;
+        await launch();
+        halted = false;
       },
       stop,
     };

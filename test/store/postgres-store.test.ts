@@ -89,7 +89,7 @@ pgTest('a version-1 database (before leases) migrates to the newest: its running
   const c = { id: '11111111-1111-4111-8111-111111111111' };
   await running().query(dbName(url), "INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq, owner) VALUES ($1, 'alice', 's', 'super-pi-code', 'running', NULL, 1, 1, 1, 'node:v1:[\"old\",\"x\"]')", [c.id]);
   await running().query(dbName(url), `INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, 1, 1, 'user', '{"text":"go"}')`, [c.id]);
-  const store = await open(url, { now: () => 5000, leaseMs: 1000 });
+  const store = await open(url, { now: () => 5000, leaseClock: () => 5000, leaseMs: 1000 });
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }], 'the newest version');
   const row = await running().query(dbName(url), 'SELECT epoch, lease_expires, task_setup FROM conversations');
