@@ -5,8 +5,8 @@
 // loop is impossible. The reply is streamed back as it comes (an SSE reply reaches the client event by
 // event), and the client going away aborts the upstream request.
 
-import http from 'node:http';
-import https from 'node:https';
+import type * as Http from 'node:http';
+import type * as Https from 'node:https';
 import { FORWARD_CONNECT_TIMEOUT_MS } from '../limits.ts';
 
 /** The header that marks a forwarded request (and names the node that forwarded it). */
@@ -41,10 +41,27 @@ export interface ForwardTarget {
  */
 export type ForwardOutcome = { readonly kind: 'done' } | { readonly kind: 'unreachable'; readonly reason: string };
 
-const agents = { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) };
+interface Clients {
+  readonly http: typeof Http;
+  readonly https: typeof Https;
+  readonly agents: { readonly http: Http.Agent; readonly https: Https.Agent };
+}
+
+/**
+ * node:http and node:https (which loads TLS and crypto), loaded by the first forward: a stdio start, or a
+ * node on SQLite, never forwards and never loads them (test/package/stdio-start.test.ts).
+ */
+let clients: Promise<Clients> | null = null;
+
+function loadClients(): Promise<Clients> {
+  return (clients ??= Promise.all([import('node:http'), import('node:https')]).then(([http, https]) => ({
+    http, https, agents: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
+  })));
+}
 
 /** Sends the request (with `body`, for a POST) to `baseUrl` + `/mcp` and streams the reply to `target`. */
-export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string): Promise<ForwardOutcome> {
+export async function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string): Promise<ForwardOutcome> {
+  const { http, https, agents } = await loadClients();
   const url = new URL(`${baseUrl}/mcp`);
   const headers: Record<string, string> = { [FORWARDED_BY_HEADER]: self };
   for (const name of FORWARDED_HEADERS) {
