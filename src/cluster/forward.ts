@@ -5,6 +5,7 @@
 // loop is impossible. The reply is streamed back as it comes (an SSE reply reaches the client event by
 // event), and the client going away aborts the upstream request.
 
+import { createRequire } from 'node:module';
 import type * as Http from 'node:http';
 import type * as Https from 'node:https';
 import { FORWARD_CONNECT_TIMEOUT_MS } from '../limits.ts';
@@ -51,17 +52,23 @@ interface Clients {
  * node:http and node:https (which loads TLS and crypto), loaded by the first forward: a stdio start, or a
  * node on SQLite, never forwards and never loads them (test/package/stdio-start.test.ts).
  */
-let clients: Promise<Clients> | null = null;
+let clients: Clients | null = null;
 
-function loadClients(): Promise<Clients> {
-  return (clients ??= Promise.all([import('node:http'), import('node:https')]).then(([http, https]) => ({
-    http, https, agents: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) },
-  })));
+function loadClients(): Clients {
+  if (clients !== null) return clients;
+  // require, not import(): in the `super-pi` bundle, compiled from its V8 code cache, a dynamic import()
+  // of a module outside the bundle fails with ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (as the tool pool's
+  // piscina did), which bench/cluster caught as a 500 on every forwarded request.
+  const require = createRequire(import.meta.url);
+  const http = require('node:http') as typeof Http;
+  const https = require('node:https') as typeof Https;
+  clients = { http, https, agents: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) } };
+  return clients;
 }
 
 /** Sends the request (with `body`, for a POST) to `baseUrl` + `/mcp` and streams the reply to `target`. */
-export async function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string): Promise<ForwardOutcome> {
-  const { http, https, agents } = await loadClients();
+export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string): Promise<ForwardOutcome> {
+  const { http, https, agents } = loadClients();
   const url = new URL(`${baseUrl}/mcp`);
   const headers: Record<string, string> = { [FORWARDED_BY_HEADER]: self };
   for (const name of FORWARDED_HEADERS) {

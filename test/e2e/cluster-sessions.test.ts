@@ -68,7 +68,9 @@ if (found.ok) {
     try {
       for (let i = 0; i < n; i++) {
         const id = `node-${String.fromCharCode(97 + i)}`;
-        nodes.set(id, await startHttpServerProcess(box.ws, ['--store', url, '--node-id', id, '--threads', '1', '--tool-threads', '1'], env));
+        // Every other node runs the `super-pi` bundle, so forwarding is tested both ways between the
+        // source and what users run (bench/cluster found forwarding failing in the bundle alone).
+        nodes.set(id, await startHttpServerProcess(box.ws, ['--store', url, '--node-id', id, '--threads', '1', '--tool-threads', '1'], env, i % 2 === 0 ? 'source' : 'bundle'));
       }
       proxy = await startRoundRobinProxy([...nodes.values()].map((s) => base(s.url)));
     } catch (err) {

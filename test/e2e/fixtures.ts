@@ -86,10 +86,16 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
-/** Starts `examples/server.ts` on 127.0.0.1 and a free port; resolves once it printed its URL. */
-export async function startHttpServerProcess(ws: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}): Promise<RunningServer> {
+/**
+ * Starts a server on 127.0.0.1 and a free port; resolves once it printed its URL. `entry`: the source
+ * through tsx (`examples/server.ts`), or the `super-pi` command users run (`bin/super-pi.js`: the dist/
+ * bundle compiled from its code cache, which `npm test` builds first) — code that works from source can
+ * fail there (a dynamic import() of a module outside the bundle does).
+ */
+export async function startHttpServerProcess(ws: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, entry: 'source' | 'bundle' = 'source'): Promise<RunningServer> {
   const { spawn } = await import('node:child_process');
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'examples/server.ts'), '--port', '0', '--workspace', ws, ...extraArgs], {
+  const start = entry === 'source' ? ['--import', 'tsx', path.join(repoRoot, 'examples/server.ts')] : [path.join(repoRoot, 'bin/super-pi.js')];
+  const child = spawn(process.execPath, [...start, '--port', '0', '--workspace', ws, ...extraArgs], {
     cwd: repoRoot,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
