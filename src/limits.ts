@@ -281,6 +281,12 @@ export const HOME_RETRY_MS = 250;
  * is followed by a look at the new home, and so on; past this the request is answered 503 (retry).
  */
 export const MAX_LOCATE_ATTEMPTS = 4;
+/**
+ * Sessions whose home a node remembers after forwarding to it (for as long as that home's lease was seen
+ * to have left, never longer), so the next request of the session is forwarded without reading the store;
+ * past this many the oldest is forgotten (and read again when needed).
+ */
+export const HOME_CACHE_ENTRIES = 10_000;
 
 // ── Model endpoints a harness task calls (src/model).
 

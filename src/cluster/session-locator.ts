@@ -8,6 +8,9 @@
 // - the home's lease lapsed, the home left the registry, or it is an earlier run of this node: the session
 //   is taken over (epoch + 1, one winner among nodes trying at once) and rehydrated here by the caller.
 // A forwarded request (X-SuperPi-Forwarded-By) is never forwarded again: a loop is impossible.
+// Where a forwarded session's home is, is remembered for as long as that home's lease was seen to have
+// left (its principal key with it): the session's next requests are forwarded without reading the store.
+// Safe because a session moves only once its home's lease lapsed, and the home checks the token again.
 // It also answers whether a session held here may still be served: while this node's own lease is stale
 // it re-validates (renews, then checks the row is still its own) first.
 
@@ -18,7 +21,7 @@ import type { Ownership } from '../store/ownership.ts';
 import type { Clock } from '../time/clock.ts';
 import { type ForwardRequest, type ForwardTarget, forwardRequest } from './forward.ts';
 import type { NodeLease } from './node-lease.ts';
-import { HOME_RETRY_MS, MAX_LOCATE_ATTEMPTS } from '../limits.ts';
+import { HOME_CACHE_ENTRIES, HOME_RETRY_MS, MAX_LOCATE_ATTEMPTS } from '../limits.ts';
 
 /** A session this node took over: the caller opens it under the same id, from these checkpoint bytes. */
 export interface TakenOver {
@@ -72,8 +75,19 @@ export interface SessionLocatorOptions {
   readonly closeMoved: (id: string) => Promise<void>;
 }
 
+/** A session's home as last read from the store, while its lease was fresh. */
+interface KnownHome {
+  /** The principal key the session's row was read for: another principal never uses this entry. */
+  readonly key: string;
+  readonly url: string;
+  /** On this node's clock: when the home's lease, as read, ends. */
+  readonly until: number;
+}
+
 export class SessionLocator implements ClusterSessions {
   readonly #o: SessionLocatorOptions;
+  /** Session id → its home, oldest first (at most HOME_CACHE_ENTRIES). */
+  readonly #homes = new Map<string, KnownHome>();
 
   constructor(options: SessionLocatorOptions) {
     this.#o = options;
@@ -108,6 +122,15 @@ export class SessionLocator implements ClusterSessions {
   async locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located> {
     const { store, ownership, clock } = this.#o;
     const key = sessionPrincipalKey(principal);
+    const known = forwarded ? undefined : this.#homes.get(id);
+    if (known !== undefined) {
+      if (known.key === key && clock.now() < known.until) {
+        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId);
+        if (outcome.kind === 'done' || target.destroyed) return { kind: 'forwarded' };
+      }
+      // Another principal, a lease that may have lapsed since, or a home that cannot be reached: the store says.
+      this.#homes.delete(id);
+    }
     let waitUntil: number | null = null;
     for (let attempt = 0; attempt < MAX_LOCATE_ATTEMPTS;) {
       const row = await store.loadCheckpoint(id, key);
@@ -117,8 +140,12 @@ export class SessionLocator implements ClusterSessions {
       const home = earlierRunOfThisNode ? null : await store.nodeOf(row.owner);
       if (home !== null && home.fresh) {
         if (forwarded) return { kind: 'unavailable', message: 'the session moved while this request was being forwarded to it; retry' };
+        const until = clock.now() + home.remainingMs;
         const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId);
-        if (outcome.kind === 'done') return { kind: 'forwarded' };
+        if (outcome.kind === 'done') {
+          this.#remember(id, { key, url: home.advertiseUrl, until });
+          return { kind: 'forwarded' };
+        }
         if (target.destroyed) return { kind: 'forwarded' };
         // Its lease says it is alive, but it cannot be reached: wait (bounded by that lease) for it to come
         // back or for its lease to lapse; a home that keeps renewing but stays unreachable is a 503.
@@ -137,5 +164,11 @@ export class SessionLocator implements ClusterSessions {
       return { kind: 'taken-over', session: { id, epoch: taken.epoch, bytes: row.bytes } };
     }
     return { kind: 'unavailable', message: 'the session kept moving between nodes; retry' };
+  }
+
+  #remember(id: string, home: KnownHome): void {
+    this.#homes.delete(id);
+    this.#homes.set(id, home);
+    if (this.#homes.size > HOME_CACHE_ENTRIES) this.#homes.delete(this.#homes.keys().next().value as string);
   }
 }

@@ -157,6 +157,7 @@ const INTERNAL = new Map<string, string>([
   ['HEALTH_STORE_TIMEOUT_MS', 'how long the node health probe waits for the store: a probe bound'],
   ['FORWARD_CONNECT_TIMEOUT_MS', 'how long connecting to a session\'s home may take before it counts as unreachable for one try: a probe bound; the wait as a whole is bounded by the home\'s lease'],
   ['HOME_RETRY_MS', 'how often an unreachable home is looked at again while its lease is fresh; the wait is bounded by the lease, the stated figure'],
+  ['HOME_CACHE_ENTRIES', 'a bound on a cache of where sessions\' homes are: past it the oldest is read from the store again, which changes speed, never an answer'],
   ['MAX_LOCATE_ATTEMPTS', 'takeovers lost to other nodes before a request is answered 503 (retry): a loop bound, never met by two nodes'],
   ['STORE_PROBE_INTERVAL_MS', 'how often a node on a shared store probes it: a caller sees it only as the Retry-After of the 503 while the store is lost, which states it'],
   ['SESSION_SHUTDOWN_MS', 'how long the tree waits for a stopping connection actor: shutdown plumbing, not a caller-visible limit'],

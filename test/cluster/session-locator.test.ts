@@ -105,6 +105,45 @@ test("a home with a fresh lease gets the request, with the client's MCP headers 
   }
 });
 
+test('a home forwarded to is remembered while its lease was seen fresh: the next request goes there without reading the store; another principal, or a lease that may have lapsed, reads the store again', async () => {
+  const s = await setup();
+  const home = await startHome();
+  let reads = 0;
+  const counted = new Proxy(s.b, {
+    get(target, name, receiver) {
+      const value = Reflect.get(target, name, receiver) as unknown;
+      if (name === 'loadCheckpoint') reads++;
+      return typeof value === 'function' ? (value as (...a: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const locator = new SessionLocator({
+    store: counted, ownership: nodeOwnership('node-b', 'b1'), lease: s.leaseB, nodeId: 'node-b', clock: s.clock, logger,
+    heldEpoch: () => 1, closeMoved: async () => undefined,
+  });
+  try {
+    await s.a.renewNode(home.url);
+    await s.a.claimSession('s-1', 'token:alice');
+    await s.a.saveCheckpoint('s-1', 1, new Uint8Array([1]));
+    assert.equal(await locator.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false), { kind: 'forwarded' });
+    assert.is(reads, 1, 'the first request reads the store');
+    assert.equal(await locator.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false), { kind: 'forwarded' });
+    assert.is(reads, 1, 'the second is forwarded to the home remembered');
+    assert.is(home.seen.length, 2);
+    assert.equal(await locator.locate('s-1', bob, s.request(headers), '{}', replyTarget(), false), { kind: 'missing' });
+    assert.is(reads, 2, "another principal's request reads the store (and is 404)");
+    assert.equal(await locator.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false), { kind: 'forwarded' });
+    assert.is(reads, 3, 'the entry another principal met is gone: read again');
+    s.clock.advance(LEASE_MS + 1);
+    const located = await locator.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false);
+    assert.is(reads, 4, 'past the lease seen, the store is read again');
+    assert.is(located.kind, 'taken-over', 'and the lapsed home loses the session');
+    assert.is(home.seen.length, 3, 'nothing was forwarded to the lapsed home');
+  } finally {
+    await home.close();
+    await s.end();
+  }
+});
+
 test('a home whose lease lapsed (or that left the registry) loses the session: taken over at the next epoch, with its checkpoint', async () => {
   const s = await setup();
   try {
