@@ -1,5 +1,5 @@
 // Where a Streamable HTTP session lives, for a request that reached a node which does not hold it
-// (cluster design, /work/notes: "a session has one home node at a time"). The session's row in the store
+// (README, "Running a cluster": a session has one home node at a time). The session's row in the store
 // names its home (an owner key) and its fencing epoch; the node registry says whether that home's lease
 // is fresh (on the database's clock) and where it is reached:
 // - no row, or another principal's: the session does not exist here (404, as on every node);

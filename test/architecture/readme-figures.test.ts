@@ -135,6 +135,15 @@ const FIGURES: readonly Figure[] = [
   { phrase: /requests already sent get (\d+) s, `EOF_DRAIN_MS`/, name: 'EOF_DRAIN_MS', figure: seconds(limits.EOF_DRAIN_MS) },
   { phrase: /read nothing; at most (\d+) s\)/, name: 'GIVE_UP_LINGER_MAX_MS', figure: seconds(limits.GIVE_UP_LINGER_MAX_MS) },
   { phrase: /`MAX_OUTPUT_BACKLOG_BYTES`, (\d+) MiB/, name: 'MAX_OUTPUT_BACKLOG_BYTES', figure: mib(limits.MAX_OUTPUT_BACKLOG_BYTES) },
+  // The cluster (README "Running a cluster").
+  { phrase: /keeps the last (\d+) events\s+of each session/, name: 'SESSION_EVENTS_KEPT', figure: String(limits.SESSION_EVENTS_KEPT) },
+  { phrase: /for at most (\d+) minutes\s+\(`SESSION_EVENTS_MAX_AGE_MS`/, name: 'SESSION_EVENTS_MAX_AGE_MS', figure: String(limits.SESSION_EVENTS_MAX_AGE_MS / 60_000) },
+  { phrase: /probes its store every (\d+) s\s+\(`STORE_PROBE_INTERVAL_MS`\)/, name: 'STORE_PROBE_INTERVAL_MS', figure: seconds(limits.STORE_PROBE_INTERVAL_MS) },
+  { phrase: /`Retry-After: (\d+)`/, name: 'STORE_PROBE_INTERVAL_MS', figure: seconds(limits.STORE_PROBE_INTERVAL_MS) },
+  { phrase: /one query bounded by (\d+) s\s+\(`HEALTH_STORE_TIMEOUT_MS`\)/, name: 'HEALTH_STORE_TIMEOUT_MS', figure: seconds(limits.HEALTH_STORE_TIMEOUT_MS) },
+  { phrase: /`FORWARD_CONNECT_TIMEOUT_MS` \((\d+) s/, name: 'FORWARD_CONNECT_TIMEOUT_MS', figure: seconds(limits.FORWARD_CONNECT_TIMEOUT_MS) },
+  { phrase: /`HOME_RETRY_MS` \((\d+) ms\)/, name: 'HOME_RETRY_MS', figure: String(limits.HOME_RETRY_MS) },
+  { phrase: /`MAX_LOCATE_ATTEMPTS` \((\d+) takeovers/, name: 'MAX_LOCATE_ATTEMPTS', figure: String(limits.MAX_LOCATE_ATTEMPTS) },
 ];
 
 /** Figures whose constants live beside their code (the store's node-id bound): checked all the same. */
@@ -154,12 +163,7 @@ const INTERNAL = new Map<string, string>([
   ['LEASE_RENEWALS_PER_TERM', 'heartbeats per lease term; the README says "every third of the term" in words'],
   ['MAX_EXPIRED_TASKS', 'rows one takeover pass reads; the rest wait for the next pass: a query bound, not a caller-visible limit'],
   ['MAX_CHECKPOINT_BYTES', 'the largest session checkpoint the store keeps; a session\'s state stays far below it (capabilities are capped at 64 KiB)'],
-  ['HEALTH_STORE_TIMEOUT_MS', 'how long the node health probe waits for the store: a probe bound'],
-  ['FORWARD_CONNECT_TIMEOUT_MS', 'how long connecting to a session\'s home may take before it counts as unreachable for one try: a probe bound; the wait as a whole is bounded by the home\'s lease'],
-  ['HOME_RETRY_MS', 'how often an unreachable home is looked at again while its lease is fresh; the wait is bounded by the lease, the stated figure'],
   ['HOME_CACHE_ENTRIES', 'a bound on a cache of where sessions\' homes are: past it the oldest is read from the store again, which changes speed, never an answer'],
-  ['MAX_LOCATE_ATTEMPTS', 'takeovers lost to other nodes before a request is answered 503 (retry): a loop bound, never met by two nodes'],
-  ['STORE_PROBE_INTERVAL_MS', 'how often a node on a shared store probes it: a caller sees it only as the Retry-After of the 503 while the store is lost, which states it'],
   ['SESSION_SHUTDOWN_MS', 'how long the tree waits for a stopping connection actor: shutdown plumbing, not a caller-visible limit'],
   ['STORE_CLOSE_GRACE_MS', 'how long a stopping server waits for tasks to record their end: covered by "stop" in general terms'],
   ['TASK_CLOSE_GRACE_MS', 'how long closing a session waits for its tasks to record their end: shutdown plumbing'],
@@ -179,10 +183,6 @@ const INTERNAL = new Map<string, string>([
   ['SESSION_EVENTS_SWEEP_MS', 'how often a node deletes session events past their age: the age itself is the caller-visible figure'],
   ['SESSION_EVENT_HEADS_KEPT_MS', 'when a long-idle session\'s event counter row is deleted: far past any session\'s idle limit, never met by a live session'],
   ['LISTEN_RETRY_MAX_MS', 'the longest back-off of the LISTEN connection\'s reconnects: plumbing; waiters re-read the log on reconnection'],
-  // The retention of the session event log: the cluster section's text (notes/readme-events.md) states
-  // both figures; when it is merged into the README these two rows move to FIGURES (rows given there).
-  ['SESSION_EVENTS_KEPT', 'events kept per session for resumption on a PostgreSQL store; stated in the cluster section once merged'],
-  ['SESSION_EVENTS_MAX_AGE_MS', 'how long a session event is kept for resumption on a PostgreSQL store; stated in the cluster section once merged'],
 ]);
 
 /** For each row, what is wrong: the phrase is gone from `text`, or one of its figures disagrees with the constant. */
