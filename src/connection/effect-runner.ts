@@ -33,8 +33,11 @@ export class EffectRunner {
   readonly #deps: EffectDeps;
   readonly #clock: Clock;
   readonly #deliver: (result: EffectResult) => void;
-  /** Work in flight by ticket: its abort controller, and a promise that settles when it has stopped. */
-  readonly #work = new Map<number, { controller: AbortController; done: Promise<void> }>();
+  /**
+   * Work in flight by ticket: its abort controller, and a promise that settles when it has stopped. Null
+   * while there is none: an idle session holds no table (an empty Map keeps one, ~200 B, per session).
+   */
+  #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
   #closed = false;
 
   constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
@@ -46,7 +49,7 @@ export class EffectRunner {
   }
 
   get inFlight(): number {
-    return this.#work.size;
+    return this.#work?.size ?? 0;
   }
 
   run(effect: Effect): void {
@@ -54,7 +57,7 @@ export class EffectRunner {
       case 'log':
         return this.#deps.logger.log(effect.level, effect.message, effect.data);
       case 'cancel':
-        this.#work.get(effect.ticket)?.controller.abort(new Error('cancelled by the client'));
+        this.#work?.get(effect.ticket)?.controller.abort(new Error('cancelled by the client'));
         return;
       case 'runTool':
         return this.#runTool(effect);
@@ -104,7 +107,7 @@ export class EffectRunner {
    */
   async close(reason: string, graceMs: number = ABORT_GRACE_MS): Promise<void> {
     this.#closed = true;
-    const done = [...this.#work.values()].map((w) => {
+    const done = [...(this.#work?.values() ?? [])].map((w) => {
       w.controller.abort(new Error(reason));
       return w.done;
     });
@@ -126,7 +129,7 @@ export class EffectRunner {
       };
       const clock = this.#clock;
       const deadline = clock.setTimeout(() => {
-        this.#work.get(ticket)?.controller.abort(new Error(`the tool call passed its deadline of ${this.#deps.toolTimeoutMs / 1000} s`));
+        this.#work?.get(ticket)?.controller.abort(new Error(`the tool call passed its deadline of ${this.#deps.toolTimeoutMs / 1000} s`));
       }, this.#deps.toolTimeoutMs);
       // A body that ignores its abort signal is answered for after a grace period; its late result is dropped.
       let graceTimer: unknown;
@@ -180,8 +183,11 @@ export class EffectRunner {
     const done = body(controller.signal).catch((err: unknown) => {
       this.#deps.logger.log('error', 'effect failed', { ticket, error: (err as Error).stack ?? String(err) });
       this.#deliver(onError ? onError(err) : { kind: 'effectFailed', ticket, code: ErrorCode.InternalError, message: `Internal error: ${(err as Error).message}` });
-    }).finally(() => this.#work.delete(ticket));
-    this.#work.set(ticket, { controller, done });
+    }).finally(() => {
+      const work = this.#work;
+      if (work?.delete(ticket) && work.size === 0) this.#work = null;
+    });
+    (this.#work ??= new Map()).set(ticket, { controller, done });
   }
 }
 

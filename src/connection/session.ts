@@ -65,15 +65,17 @@ export class Session {
   #unackedHead = 0;
   /** Messages the current actor has reported handled. */
   #handled = 0;
+  // The three tables below are null while empty: an idle session holds no table (an empty Map keeps one,
+  // ~200 B, and most sessions are idle most of the time).
   /** Tool tickets to the requests they answer: an effect result names its request. */
-  readonly #tickets = new Map<number, string>();
+  #tickets: Map<number, string> | null = null;
   /**
    * Tool calls running on the main thread (the effect runner outlives each actor), with what the core needs
    * to answer them: a restarted actor adopts the ones still in flight, so a crash does not run them again.
    */
-  readonly #work = new Map<number, { key: string; pending: Pending }>();
+  #work: Map<number, { key: string; pending: Pending }> | null = null;
   /** The ticket of each request in #work: its entry goes when the request is answered (or cancelled). */
-  readonly #workTicket = new Map<string, number>();
+  #workTicket: Map<string, number> | null = null;
   /** The highest ticket any incarnation issued: the next one starts above it. */
   #maxTicket = 0;
   /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
@@ -117,12 +119,12 @@ export class Session {
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
   async start(): Promise<ActorRef> {
-    for (const w of [...this.#work.values()]) if (!this.#inFlight.has(w.key)) this.#settleWork(w.key);
+    for (const w of [...(this.#work?.values() ?? [])]) if (!this.#inFlight.has(w.key)) this.#settleWork(w.key);
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
       ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
-      ...(this.#work.size > 0 ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
+      ...(this.#work !== null ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
       ticketFloor: this.#maxTicket + 1,
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
@@ -219,17 +221,17 @@ export class Session {
 
   /** The request an effect result answers, when the session saw the effect that asked for it. */
   #requestOf(result: EffectResult): string[] {
-    const key = 'ticket' in result ? this.#tickets.get(result.ticket) : undefined;
+    const key = 'ticket' in result ? this.#tickets?.get(result.ticket) : undefined;
     return key === undefined ? [] : [key];
   }
 
   /** A request is answered (or cancelled, or decided after a crash): its work is no longer adoptable. */
   #settleWork(key: string): void {
-    const ticket = this.#workTicket.get(key);
+    const ticket = this.#workTicket?.get(key);
     if (ticket === undefined) return;
-    this.#workTicket.delete(key);
-    this.#work.delete(ticket);
-    this.#tickets.delete(ticket);
+    if (this.#workTicket?.delete(key) && this.#workTicket.size === 0) this.#workTicket = null;
+    if (this.#work?.delete(ticket) && this.#work.size === 0) this.#work = null;
+    if (this.#tickets?.delete(ticket) && this.#tickets.size === 0) this.#tickets = null;
   }
 
   /** A result of the session's runner: to the current actor, or held for the next one during a restart. */
@@ -251,6 +253,13 @@ export class Session {
         const request = this.#inFlight.get(key);
         if (request) request.begun = true;
       }
+    }
+    // Everything sent was handled: the queue lets go of it (an idle session would otherwise keep its last
+    // messages, its initialize among them, until a thousand more came).
+    if (this.#unackedHead === this.#unacked.length) {
+      this.#unacked.length = 0;
+      this.#unackedHead = 0;
+      return;
     }
     // Compact once the handled prefix dominates, so the queue does not grow forever.
     if (this.#unackedHead > 1024 && this.#unackedHead * 2 > this.#unacked.length) {
@@ -424,13 +433,13 @@ export class Session {
     if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
     for (const effect of out.effects) {
       if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
-      if (effect.kind === 'runTool') this.#tickets.set(effect.ticket, idKey(effect.requestId));
+      if (effect.kind === 'runTool') (this.#tickets ??= new Map()).set(effect.ticket, idKey(effect.requestId));
       if (this.#taskEffect(effect)) continue;
       if (effect.kind === 'runTool') {
         const key = idKey(effect.requestId);
         const progressToken = this.#inFlight.get(key)?.progressToken;
-        this.#workTicket.set(key, effect.ticket);
-        this.#work.set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
+        (this.#workTicket ??= new Map()).set(key, effect.ticket);
+        (this.#work ??= new Map()).set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
       }
       runner.run(effect);
     }
@@ -476,11 +485,11 @@ export class Session {
     if (this.#closed || this.#givenUp !== null) return;
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
-    const running = new Set([...this.#work.values()].map((w) => w.key));
+    const running = new Set([...(this.#work?.values() ?? [])].map((w) => w.key));
     const recovery = recover(this.#inFlight, unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
     // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
     const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
-    for (const [ticket, w] of this.#work) {
+    for (const [ticket, w] of [...(this.#work ?? [])]) {
       if (!decided.has(w.key)) continue;
       this.#settleWork(w.key);
       this.#runner?.run({ kind: 'cancel', ticket });

@@ -687,6 +687,8 @@ function principalKey(principal: Principal, sessionId: string): string {
   switch (principal.kind) {
     case 'local': return 'local';
     case 'token': return `token:${principal.name}`;
-    case 'anonymous': return `anonymous:${sessionId}:${randomUUID()}`;
+    // join, not a template: it makes one flat string. randomUUID's own is a chain of some fifteen
+    // concatenations, which this key, kept for the session's life, would otherwise hold (~0.5 KB each).
+    case 'anonymous': return ['anonymous', sessionId, randomUUID()].join(':');
   }
 }
