@@ -277,6 +277,13 @@ export const FORWARD_CONNECT_TIMEOUT_MS = 2000;
  */
 export const HOME_RETRY_MS = 250;
 /**
+ * How often a resumed stream that waits on the session event log looks whether its request was orphaned:
+ * the session's home has no fresh node lease and no running task answers the request, so nothing will
+ * ever end the stream (it is then answered `-32010` `node-died`). A request is taken for orphaned only
+ * when two looks in a row say so, so the longest wait is about two of these past the home's lease.
+ */
+export const ORPHAN_CHECK_MS = 1000;
+/**
  * Tries to find a session's place (forward, take over) for one request: a takeover lost to another node
  * is followed by a look at the new home, and so on; past this the request is answered 503 (retry).
  */

@@ -21,6 +21,7 @@ import type { Ownership } from '../store/ownership.ts';
 import type { Clock } from '../time/clock.ts';
 import { type ForwardRequest, type ForwardTarget, forwardRequest } from './forward.ts';
 import type { NodeLease } from './node-lease.ts';
+import type { OrphanRequests, OrphanWatch } from './orphan-requests.ts';
 import { HOME_CACHE_ENTRIES, HOME_RETRY_MS, MAX_LOCATE_ATTEMPTS } from '../limits.ts';
 
 /** A session this node took over: the caller opens it under the same id, from these checkpoint bytes. */
@@ -51,6 +52,11 @@ export interface ClusterSessions {
   /** Before serving a session held here: `held` (serve it), `moved` (its local copy is closed; locate it), `unknown` (the store cannot say: 503). */
   confirmHeld(id: string, principal: Principal): Promise<HeldCheck>;
   locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located>;
+  /**
+   * For a resumed stream tailing the event log: a look-out that ends it `node-died` once its request died
+   * with its node (orphan-requests.ts). `principal` is the log's (`eventPrincipal`). Null: nothing to watch.
+   */
+  watchOrphan?(sessionId: string, principal: string, stream: string): OrphanWatch | null;
 }
 
 /** The principal key a session row is stored under. Anonymous callers share one: their sessions stay apart by the unguessable id. */
@@ -73,6 +79,8 @@ export interface SessionLocatorOptions {
   readonly heldEpoch: (id: string) => number | undefined;
   /** Closes the local copy of a session another node holds now (its requests in flight answered `session-moved`). */
   readonly closeMoved: (id: string) => Promise<void>;
+  /** Answers the requests that died with a session's previous home (PostgreSQL's event log); absent: none are. */
+  readonly orphans?: OrphanRequests;
 }
 
 /** A session's home as last read from the store, while its lease was fresh. */
@@ -161,9 +169,27 @@ export class SessionLocator implements ClusterSessions {
       const taken = await store.takeOverSession(id, key, row.epoch);
       if (taken === null) continue;
       this.#o.logger.log('info', 'took a session over', { session: id, from: home?.node ?? row.owner, epoch: taken.epoch });
+      await this.#endOrphans(id, key);
       return { kind: 'taken-over', session: { id, epoch: taken.epoch, bytes: row.bytes } };
     }
     return { kind: 'unavailable', message: 'the session kept moving between nodes; retry' };
+  }
+
+  watchOrphan(sessionId: string, principal: string, stream: string): OrphanWatch | null {
+    return this.#o.orphans?.watch(sessionId, principal, stream) ?? null;
+  }
+
+  /**
+   * Before the session is served here: its requests that died with the old home are answered, so a client
+   * resuming their streams is not left waiting. A failure is logged, not fatal: the resumed streams' own
+   * look-outs cannot help once this node holds the session, so the log says which session it was.
+   */
+  async #endOrphans(id: string, key: string): Promise<void> {
+    try {
+      await this.#o.orphans?.endOrphans(id, key);
+    } catch (err) {
+      this.#o.logger.log('warning', 'could not answer the requests that died with a session\'s previous home; clients resuming them keep waiting', { session: id, error: (err as Error).message });
+    }
   }
 
   #remember(id: string, home: KnownHome): void {

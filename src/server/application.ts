@@ -25,6 +25,7 @@ import { parseTranscriptUri, transcriptUri } from '../mcp/resources.ts';
 import type { ConnectionConfig } from '../mcp/state.ts';
 import { CheckpointSaver } from '../cluster/checkpoint-saver.ts';
 import { NodeLease } from '../cluster/node-lease.ts';
+import { OrphanRequests, type OrphanStore } from '../cluster/orphan-requests.ts';
 import { rehydrate } from '../cluster/rehydrate.ts';
 import { type ClusterSessions, SessionLocator, sessionPrincipalKey } from '../cluster/session-locator.ts';
 import type { Ownership } from '../store/ownership.ts';
@@ -146,6 +147,8 @@ export class Application implements SessionHost {
   #handingOff = false;
   /** The session event log and this node's LISTEN connection, on a PostgreSQL store (issue 14). */
   #feed: SessionEventFeed | null = null;
+  /** The PostgreSQL store as requests that died with their node are answered from it (null on SQLite: no event log). */
+  #orphanStore: OrphanStore | null = null;
   /** The shared store's last probe: while it cannot be reached, new sessions are refused. Null on SQLite. */
   #storeWatch: StoreWatch | null = null;
 
@@ -189,6 +192,7 @@ export class Application implements SessionHost {
         ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
       });
       app.#store = app.observer.observeStore(store);
+      app.#orphanStore = store;
       const { SessionEventFeed } = await import('../store/session-event-feed.ts');
       app.#feed = new SessionEventFeed(store, {
         // Another node appended to a transcript: this node's sessions subscribed to it hear.
@@ -275,6 +279,7 @@ export class Application implements SessionHost {
       store, ownership, lease, nodeId: this.#options.nodeId ?? defaultNodeId(), clock: this.#clock, logger,
       heldEpoch: (id) => this.#held.get(id)?.epoch,
       closeMoved: (id) => this.#closeMoved(id),
+      ...(this.#orphanStore === null ? {} : { orphans: new OrphanRequests({ store: this.#orphanStore, clock: this.#clock, logger }) }),
     });
     logger.log('info', 'joined the cluster', { advertiseUrl });
     return this.#locator;

@@ -31,7 +31,7 @@ import {
 } from './store-checks.ts';
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
-import { type EventPosition, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TRANSCRIPTS_CHANNEL } from './session-events.ts';
+import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, STANDALONE_STREAM, TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { MAX_EXPIRED_TASKS, SESSION_EVENT_HEADS_KEPT_MS, SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_AGE_MS, SESSION_EVENTS_PAGE, TASK_LEASE_MS } from '../limits.ts';
 import {
   CONVERSATION_STATUSES,
@@ -256,6 +256,21 @@ const SESSION_EVENTS_AFTER = `
   LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq > $3 AND ($5::text IS NULL OR e.stream = $5)
   WHERE h.session_id = $1 AND h.principal = $2 ORDER BY e.seq LIMIT $4`;
 
+// A stream has ended when any of its kept events ends it (pruning deletes oldest first, so an ending
+// event never goes while earlier events of its stream stay).
+const UNENDED_REQUEST_STREAMS = `
+  SELECT e.stream FROM session_event_heads h JOIN session_events e ON e.session_id = h.session_id
+  WHERE h.session_id = $1 AND h.principal = $2 AND e.stream <> $3
+  GROUP BY e.stream HAVING NOT bool_or(e.ends) ORDER BY min(e.seq)`;
+
+// The setup a claimer keeps is JSON text (only super-pi writes it); a request id compares as JSON, so
+// the number 1 and the string "1" stay two requests.
+const TASK_ANSWERS = `
+  SELECT 1 FROM conversations WHERE status = 'running' AND task_setup IS NOT NULL
+    AND task_setup::jsonb -> 'answers' ->> 'session' = $1 AND task_setup::jsonb -> 'answers' ->> 'principal' = $2
+    AND task_setup::jsonb -> 'answers' -> 'request' = $3::jsonb
+  LIMIT 1`;
+
 const PRUNE_SESSION_EVENTS = `
   WITH gone AS (DELETE FROM session_events WHERE created_at < $1 RETURNING 1),
   heads AS (DELETE FROM session_event_heads WHERE updated_at < $2)
@@ -266,7 +281,7 @@ interface LeaseRow {
   lease_expires: string;
 }
 
-export class PostgresConversationStore implements AsyncConversationStore, SessionEventStore {
+export class PostgresConversationStore implements AsyncConversationStore, SessionEventStore, OrphanLookup {
   readonly #pool: Pool;
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
@@ -589,6 +604,20 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     );
     if (rows.length === 0) return null;
     return rows.flatMap((r) => (r.seq === null ? [] : [{ seq: integer(r.seq, `session ${sessionId} event seq`), stream: r.stream, data: r.data, ends: r.ends }]));
+  }
+
+  async unendedRequestStreams(sessionId: string, principal: string): Promise<string[]> {
+    this.#assertOpen();
+    if (!storableText(sessionId) || !storableText(principal)) return [];
+    const { rows } = await this.#pool.query<{ stream: string }>(UNENDED_REQUEST_STREAMS, [sessionId, principal, STANDALONE_STREAM]);
+    return rows.map((r) => r.stream);
+  }
+
+  async taskAnswers(sessionId: string, principal: string, request: string | number): Promise<boolean> {
+    this.#assertOpen();
+    if (!storableText(sessionId) || !storableText(principal) || (typeof request === 'string' && !storableText(request))) return false;
+    const { rows } = await this.#pool.query(TASK_ANSWERS, [sessionId, principal, JSON.stringify(request)]);
+    return rows.length > 0;
   }
 
   async pruneSessionEvents(): Promise<number> {

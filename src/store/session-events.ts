@@ -61,3 +61,15 @@ export interface SessionEventStore {
   /** Deletes events older than SESSION_EVENTS_MAX_AGE_MS (and long-idle counters); resolves to the events deleted. */
   pruneSessionEvents(): Promise<number>;
 }
+
+/**
+ * What a node needs of the store to answer a request whose node died (PostgreSQL; the SQLite store has
+ * no event log and one node): which request streams of a session never got their ending event, and
+ * whether a running task will still answer one (it is then answered by the node that takes it over).
+ */
+export interface OrphanLookup {
+  /** The session's request streams (never STANDALONE_STREAM) with events but no ending event, oldest first; [] for another principal's session or one with no log. */
+  unendedRequestStreams(sessionId: string, principal: string): Promise<string[]>;
+  /** Whether a running task's stored setup says it answers `request` of this session (`answers` in task-takeover.ts). */
+  taskAnswers(sessionId: string, principal: string, request: string | number): Promise<boolean>;
+}

@@ -396,9 +396,13 @@ export class StreamableHttp {
     let gone!: () => void;
     const closed = new Promise<void>((r) => (gone = r));
     stream.onClose(gone);
+    // Its request may have died with its node, and then no node would ever end the stream: the look-out
+    // ends it `node-died` (cluster/orphan-requests.ts), through the log, so it is read below as any event.
+    const orphan = this.#options.cluster?.()?.watchOrphan?.(sessionId, principal, name) ?? null;
     while (stream.open) {
       // Registered before reading, so an event appended between the read and the wait still wakes it.
       const wait = feed.wait(sessionId);
+      const due = orphan?.untilDue();
       try {
         const events = await feed.store.sessionEventsAfter(sessionId, principal, after, { stream: name, limit: SESSION_EVENTS_PAGE });
         if (events === null) return stream.end();
@@ -408,9 +412,11 @@ export class StreamableHttp {
           if (e.ends) return stream.end();
         }
         if (events.length === SESSION_EVENTS_PAGE) continue;
-        await Promise.race([wait.woken, closed]);
+        await Promise.race([wait.woken, closed, ...(due ? [due.done] : [])]);
+        if (stream.open) await orphan?.lookIfDue();
       } finally {
         wait.cancel();
+        due?.cancel();
       }
     }
   }

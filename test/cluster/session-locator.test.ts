@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FORWARDED_BY_HEADER, type ForwardTarget } from '../../src/cluster/forward.ts';
 import { NodeLease } from '../../src/cluster/node-lease.ts';
+import { OrphanRequests } from '../../src/cluster/orphan-requests.ts';
 import { type Located, SessionLocator } from '../../src/cluster/session-locator.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { Principal } from '../../src/mcp/state.ts';
@@ -17,6 +18,7 @@ import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { FakeClock } from '../../src/time/fake-clock.ts';
 import { removeHome, tempHome } from '../store/helpers.ts';
 import { HOME_RETRY_MS } from '../../src/limits.ts';
+import { Cluster } from './orphan-store.ts';
 
 const LEASE_MS = 3000;
 const logger = createLogger('error', { write: () => true });
@@ -158,6 +160,40 @@ test('a home whose lease lapsed (or that left the registry) loses the session: t
     await s.a.saveCheckpoint('s-2', 1, new Uint8Array([1]));
     await s.a.forgetNode();
     assert.is((await s.locatorB.locate('s-2', alice, s.request(headers), '{}', replyTarget(), false)).kind, 'taken-over');
+  } finally {
+    await s.end();
+  }
+});
+
+test('the node that takes a session over answers the requests that died with the old home before the session is served; if it cannot, the session is still served', async () => {
+  const s = await setup();
+  const calls: string[] = [];
+  let fail = false;
+  class Recording extends OrphanRequests {
+    override async endOrphans(sessionId: string, principal: string): Promise<number> {
+      await new Promise((r) => setTimeout(r, 5));
+      calls.push(`${sessionId} ${principal}`);
+      if (fail) throw new Error('the store is gone');
+      return 1;
+    }
+  }
+  const locator = new SessionLocator({
+    store: s.b, ownership: nodeOwnership('node-b', 'b1'), lease: s.leaseB, nodeId: 'node-b', clock: s.clock, logger,
+    heldEpoch: () => 1, closeMoved: async () => undefined,
+    orphans: new Recording({ store: new Cluster(), clock: s.clock, logger }),
+  });
+  try {
+    await s.a.renewNode('http://127.0.0.1:1');
+    for (const id of ['s-1', 's-2']) {
+      await s.a.claimSession(id, 'token:alice');
+      await s.a.saveCheckpoint(id, 1, new Uint8Array([1]));
+    }
+    s.clock.advance(LEASE_MS + 1);
+    assert.is((await locator.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false)).kind, 'taken-over');
+    assert.equal(calls, ['s-1 token:alice'], 'done before locate resolved');
+    fail = true;
+    assert.is((await locator.locate('s-2', alice, s.request(headers), '{}', replyTarget(), false)).kind, 'taken-over');
+    assert.equal(calls, ['s-1 token:alice', 's-2 token:alice']);
   } finally {
     await s.end();
   }

@@ -2,7 +2,8 @@
 // unique per session and gap-free in commit order even with two stores (nodes) appending at once; the
 // retention bounds (events per session, age); another principal's session reads as missing; and NOTIFY
 // waking a node's LISTEN connection — session events from every node, transcript entries from other
-// nodes only. Skipped, with the reason, without PostgreSQL binaries.
+// nodes only; and what a node needs to answer a request whose node died (unended request streams, a
+// running task that answers a request). Skipped, with the reason, without PostgreSQL binaries.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -121,6 +122,36 @@ pgTest('another principal\'s session reads as missing, and cannot be appended to
   assert.is(await store.sessionEventsAfter('nope', 'token:alice', 0), null);
   await rejectsStoreError(store.appendSessionEvent('s', 'token:mallory', 'standalone', 'x'), 'not_found');
   assert.equal((await store.sessionEventsAfter('s', 'token:alice', 0))?.map((e) => e.data), ['secret']);
+});
+
+pgTest('unended request streams: those with events but no ending event, oldest first, never the standalone stream', async () => {
+  const store = await open(await running().createDatabase());
+  await store.appendSessionEvent('s', 'token:alice', 'request:n:1', '');
+  await store.appendSessionEvent('s', 'token:alice', 'standalone', '{"jsonrpc":"2.0","method":"notifications/message"}');
+  await store.appendSessionEvent('s', 'token:alice', 'request:s:two', '');
+  await store.appendSessionEvent('s', 'token:alice', 'request:n:3', '');
+  await store.appendSessionEvent('s', 'token:alice', 'request:n:3', '{"jsonrpc":"2.0","id":3,"result":{}}', true);
+  await store.appendSessionEvent('other', 'token:alice', 'request:n:9', '');
+  assert.equal(await store.unendedRequestStreams('s', 'token:alice'), ['request:n:1', 'request:s:two']);
+  assert.equal(await store.unendedRequestStreams('s', 'token:mallory'), [], 'another principal\'s session has none');
+  assert.equal(await store.unendedRequestStreams('nope', 'token:alice'), []);
+  await store.appendSessionEvent('s', 'token:alice', 'request:n:1', '{"jsonrpc":"2.0","id":1,"result":{}}', true);
+  assert.equal(await store.unendedRequestStreams('s', 'token:alice'), ['request:s:two']);
+});
+
+pgTest('a running task answers the request its stored setup names (session, principal and id as JSON); a finished one no longer does', async () => {
+  const store = await open(await running().createDatabase());
+  const c = await store.createConversation({ principal: 'token:alice', sessionId: 's', harness: 'super-pi-code' });
+  await store.claimTask(c.id, { maxTurns: 3, local: false, forbidWrites: false, answers: { session: 's', principal: 'token:alice', request: 7 } });
+  const other = await store.createConversation({ principal: 'token:alice', sessionId: 's', harness: 'super-pi-code' });
+  await store.claimTask(other.id, { maxTurns: 3, local: false, forbidWrites: false });
+  assert.is(await store.taskAnswers('s', 'token:alice', 7), true);
+  assert.is(await store.taskAnswers('s', 'token:alice', '7'), false, 'the string "7" is another request');
+  assert.is(await store.taskAnswers('s', 'token:alice', 8), false);
+  assert.is(await store.taskAnswers('s2', 'token:alice', 7), false);
+  assert.is(await store.taskAnswers('s', 'token:mallory', 7), false);
+  await store.setStatus(c.id, 'completed');
+  assert.is(await store.taskAnswers('s', 'token:alice', 7), false);
 });
 
 pgTest('NOTIFY wakes another node\'s listener with the session and seq of each event appended', async () => {

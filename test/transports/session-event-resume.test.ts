@@ -3,7 +3,8 @@
 // later events as a NOTIFY wakes it, until the event that ends it; a client that goes away leaves no
 // wait behind. And the id source of a session on such a store: each event kept before it is written,
 // writes in the order the events were emitted whatever order the store answers in, and a failed append
-// written without an id rather than lost. The store here is in memory; the PostgreSQL one is tested in
+// written without an id rather than lost; and a stream whose request died with its node, ended node-died
+// by its look-out. The store here is in memory; the PostgreSQL one is tested in
 // test/store/session-events.test.ts and end to end in test/e2e/cluster-events.test.ts.
 
 import { test } from 'uvu';
@@ -14,10 +15,14 @@ import { createLogger } from '../../src/log/logger.ts';
 import { type FeedStore, SessionEventFeed } from '../../src/store/session-event-feed.ts';
 import type { SessionEventStore } from '../../src/store/session-events.ts';
 import { MemoryLog } from './memory-event-log.ts';
+import { OrphanRequests } from '../../src/cluster/orphan-requests.ts';
+import type { ClusterSessions } from '../../src/cluster/session-locator.ts';
+import { FakeClock } from '../../src/time/fake-clock.ts';
+import { Cluster } from '../cluster/orphan-store.ts';
 import type { SessionHost } from '../../src/transports/session-host.ts';
 import { StoredEventIds } from '../../src/transports/sse-stream.ts';
 import { StreamableHttp } from '../../src/transports/streamable-http.ts';
-import { DEFAULT_ALLOWED_HOSTS } from '../../src/limits.ts';
+import { DEFAULT_ALLOWED_HOSTS, ORPHAN_CHECK_MS } from '../../src/limits.ts';
 import { guarded } from '../hang-guard.ts';
 import { sseReader } from '../e2e/sse-reader.ts';
 
@@ -89,6 +94,39 @@ test('another principal\'s log is 404 even with the session\'s id', async () => 
   await log.appendSessionEvent('s1', 'token:alice', 'standalone', '{}');
   const res = await get('1');
   assert.is(res.status, 404);
+  await feed.close();
+});
+
+test('a resumed POST stream whose request died with its node (the home\'s lease lapsed, no task answers it) is ended node-died by its look-out, at the second look', async () => {
+  const log = new Cluster();
+  const clock = new FakeClock(1000);
+  const orphans = new OrphanRequests({ store: log, clock, logger: createLogger('error') });
+  const feed = new SessionEventFeed(log, { transcriptChanged: () => undefined, onError: (what, error) => { throw new Error(`${what}: ${error.message}`); } });
+  const cluster: ClusterSessions = {
+    nodeId: 'node-b',
+    confirmHeld: () => Promise.reject(new Error('a resumed stream is not served by the session\'s home')),
+    locate: () => Promise.reject(new Error('a resumed stream is never located')),
+    watchOrphan: (sessionId, principal, stream) => orphans.watch(sessionId, principal, stream),
+  };
+  const http = new StreamableHttp({ sessions: holdsNothing, tokens: new TokenTable(), requireAuth: false, origin: { allowedHosts: DEFAULT_ALLOWED_HOSTS }, maxMessageBytes: 1024, logger: createLogger('error'), events: feed, cluster: () => cluster });
+  await log.appendSessionEvent('s1', 'anonymous', 'request:n:7', '');
+  log.homeFresh = false;
+  const res = await guarded(http.handle(new Request('http://localhost/mcp', {
+    method: 'GET', headers: { host: 'localhost', accept: 'text/event-stream', 'mcp-session-id': 's1', 'last-event-id': '1' },
+  })), 'the resumed stream');
+  const rest = sseReader(res.body as ReadableStream<Uint8Array>).rest();
+  let ended = false;
+  void rest.then(() => (ended = true), () => (ended = true));
+  await guarded((async () => {
+    while (!ended) {
+      await new Promise((r) => setTimeout(r, 2));
+      clock.advance(ORPHAN_CHECK_MS);
+    }
+  })(), 'the look-out ending the stream');
+  assert.equal(await rest, [{ id: '2', data: '{"jsonrpc":"2.0","id":7,"error":{"code":-32010,"message":"the node running this request stopped (its lease lapsed) before answering; its effect is unknown, so it is not run again: check before you retry","data":{"reason":"node-died"}}}' }]);
+  assert.ok(log.lookups >= 2, 'two looks at least: one alone only suspects');
+  assert.is(feed.waiting, 0);
+  assert.is(clock.pendingTimers, 0, 'the ended stream keeps no look-out timer');
   await feed.close();
 });
 
