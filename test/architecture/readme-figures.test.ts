@@ -143,6 +143,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /one query bounded by (\d+) s\s+\(`HEALTH_STORE_TIMEOUT_MS`\)/, name: 'HEALTH_STORE_TIMEOUT_MS', figure: seconds(limits.HEALTH_STORE_TIMEOUT_MS) },
   { phrase: /`FORWARD_CONNECT_TIMEOUT_MS` \((\d+) s/, name: 'FORWARD_CONNECT_TIMEOUT_MS', figure: seconds(limits.FORWARD_CONNECT_TIMEOUT_MS) },
   { phrase: /`HOME_RETRY_MS` \((\d+) ms\)/, name: 'HOME_RETRY_MS', figure: String(limits.HOME_RETRY_MS) },
+  { phrase: /it looks every (\d+) s,\s+`ORPHAN_CHECK_MS`/, name: 'ORPHAN_CHECK_MS', figure: seconds(limits.ORPHAN_CHECK_MS) },
   { phrase: /`MAX_LOCATE_ATTEMPTS` \((\d+) takeovers/, name: 'MAX_LOCATE_ATTEMPTS', figure: String(limits.MAX_LOCATE_ATTEMPTS) },
 ];
 
@@ -182,7 +183,6 @@ const INTERNAL = new Map<string, string>([
   ['SESSION_EVENTS_PAGE', 'rows one read of the session event log takes while a resumed stream catches up: a query bound'],
   ['SESSION_EVENTS_SWEEP_MS', 'how often a node deletes session events past their age: the age itself is the caller-visible figure'],
   ['SESSION_EVENT_HEADS_KEPT_MS', 'when a long-idle session\'s event counter row is deleted: far past any session\'s idle limit, never met by a live session'],
-  ['ORPHAN_CHECK_MS', 'how often a resumed stream looks whether its request died with its node: the wait is bounded by the home\'s lease (--task-lease, stated); this only adds a look or two to it'],
   ['LISTEN_RETRY_MAX_MS', 'the longest back-off of the LISTEN connection\'s reconnects: plumbing; waiters re-read the log on reconnection'],
 ]);
 
