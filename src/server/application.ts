@@ -242,12 +242,14 @@ export class Application implements SessionHost {
   }
 
   /**
-   * This node in a cluster: id, store backend and whether it answers now (bounded), running tasks it
-   * holds, and whether it accepts new sessions. On a shared store this probe counts as the last one.
+   * This node in a cluster: id, store backend and whether it answers now (bounded), running tasks and
+   * sessions it holds, and whether it accepts new sessions. On a shared store this probe counts as the last one.
    */
-  async nodeHealth(): Promise<NodeStatus> {
-    if (this.#storeWatch) return this.#storeWatch.probe();
-    return { ...(await this.#probeStore()), acceptingSessions: true };
+  async nodeHealth(): Promise<NodeStatus & { readonly sessions: number }> {
+    const status = this.#storeWatch ? await this.#storeWatch.probe() : { ...(await this.#probeStore()), acceptingSessions: true };
+    // The sessions whose home this node is: in a cluster, the HTTP sessions it holds in the shared store
+    // (a request for one on another node is forwarded here); on one node, every open session.
+    return { ...status, sessions: this.#locator !== null ? this.#held.size : this.registry.size };
   }
 
   async #probeStore(): Promise<NodeHealth> {

@@ -170,6 +170,12 @@ if (found.ok) {
           assert.match(await r.text(), 'unknown or ended session');
         }
         assert.is((await c.row(sessionId))?.epoch, 1, "bob's requests moved nothing");
+        // /health: the home holds the one session; every other node holds none (its requests were forwarded).
+        const held = await Promise.all([...c.nodes].map(async ([id, s]) => {
+          const health = await (await fetch(`${base(s.url)}/health`, { headers: { authorization: `Bearer ${ALICE}` } })).json() as { node: { sessions: number } };
+          return [id, health.node.sessions] as const;
+        }));
+        assert.equal(held, [...c.nodes.keys()].map((id) => [id, id === home?.node ? 1 : 0] as const), 'sessions held, per node');
         failed = false;
       } finally {
         await c.end(failed);

@@ -84,7 +84,7 @@ if (found.ok) {
       server = await startHttpServerProcess(box.ws, ['--store', database, '--node-id', 'node-a']);
       const before = await connect(server);
       assert.is(textOf(await before.callTool({ name: 'read', arguments: { path: 'src/greet.ts' } })).includes('hello'), true);
-      assert.equal(await nodeHealth(server), { node: 'node-a', backend: 'postgres', store: { reachable: true }, tasks: 0, acceptingSessions: true });
+      assert.equal(await nodeHealth(server), { node: 'node-a', backend: 'postgres', store: { reachable: true }, tasks: 0, acceptingSessions: true, sessions: 1 }, 'the one session opened is held here');
 
       await pg.halt();
       const lost = await nodeHealth(server);

@@ -142,7 +142,7 @@ if (found.ok) {
       const health = await (await fetch(first.url.replace(/\/mcp$/, '/health'), { headers: { authorization: 'Bearer alice-token-123' } })).json() as { store?: unknown; node?: unknown };
       assert.equal(health.store, { backend: 'postgres', node: 'node-a' }, '/health names the backend and the node');
       // The task finished: this node holds no running task's lease, and its store answered the probe.
-      assert.equal(health.node, { node: 'node-a', backend: 'postgres', store: { reachable: true }, tasks: 0, acceptingSessions: true }, '/health reports the node\'s store probe, and that it takes new sessions');
+      assert.equal(health.node, { node: 'node-a', backend: 'postgres', store: { reachable: true }, tasks: 0, acceptingSessions: true, sessions: 1 }, '/health reports the node\'s store probe, the one session (alice\'s) it holds, and that it takes new sessions');
       const bob = await connect(first, 'bob-token-4567');
       await bob.readResource({ uri }).then(() => assert.unreachable('bob read alice\'s transcript'), (err: { code?: number }) => assert.is(err.code, -32002));
       for (const c of clients.splice(0)) await c.close();
