@@ -14,3 +14,18 @@ export function guarded<T>(promise: Promise<T>, what: string, ms = HANG_GUARD_MS
   });
   return Promise.race([promise, hang]).finally(() => clearTimeout(timer));
 }
+
+/**
+ * Resolves with `probe`'s first non-null value, looking every `pollMs`; fails naming `what` if none came
+ * within `ms` (a hang guard, not a speed claim).
+ */
+export function pollUntil<T>(what: string, probe: () => Promise<T | null> | T | null, ms: number, pollMs = 100): Promise<T> {
+  const loop = async (): Promise<T> => {
+    for (;;) {
+      const value = await probe();
+      if (value !== null) return value;
+      await new Promise((r) => setTimeout(r, pollMs));
+    }
+  };
+  return guarded(loop(), what, ms);
+}

@@ -18,8 +18,8 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { guarded } from '../hang-guard.ts';
-import { findPostgres, postgresBinDirs, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
-import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
+import { findPostgres, postgresBinDirs } from '../store/postgres-server.ts';
+import { clusterGround, type RunningServer, startHttpServerProcess } from './fixtures.ts';
 import { startRoundRobinProxy } from './round-robin-proxy.ts';
 import { sseReader } from './sse-reader.ts';
 
@@ -54,16 +54,7 @@ const NODE_DIED = {
 
 const found = findPostgres();
 if (found.ok) {
-  let pg: PostgresServer | null = null;
-  let box: Sandbox;
-  test.before(async () => {
-    pg = await startPostgres(found);
-    box = await makeSandbox();
-  });
-  test.after(async () => {
-    await box?.cleanup();
-    await pg?.stop();
-  });
+  const ground = clusterGround(test, found);
 
   /**
    * Two nodes behind the proxy (every request on A for now) and alice's SDK client through it, which
@@ -71,7 +62,7 @@ if (found.ok) {
    * once the command runs on A and its POST stream is primed; `killA` sends later requests to B and kills A.
    */
   async function cluster() {
-    if (pg === null) throw new Error('the PostgreSQL server did not start');
+    const { pg, box } = ground();
     const url = await pg.createDatabase();
     const env = { SUPERPI_TOKENS: `${ALICE}=alice`, SUPERPI_TASK_LEASE: String(LEASE_SECONDS) };
     const nodes: RunningServer[] = [];

@@ -15,10 +15,10 @@ import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ElicitRequestSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
-import { guarded } from '../hang-guard.ts';
+import { guarded, pollUntil } from '../hang-guard.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { findPostgres, postgresBinDirs, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
-import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
+import { findPostgres, postgresBinDirs } from '../store/postgres-server.ts';
+import { clusterGround, type RunningServer, startHttpServerProcess, textOf } from './fixtures.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from './round-robin-proxy.ts';
 
 /** The node lease (`--task-lease`, seconds): short, so a takeover comes soon after a death. */
@@ -43,21 +43,11 @@ interface StoredState {
 
 const found = findPostgres();
 if (found.ok) {
-  let pg: PostgresServer | null = null;
-  let box: Sandbox;
-  test.before(async () => {
-    pg = await startPostgres(found);
-    box = await makeSandbox();
-  });
-  test.after(async () => {
-    await box?.cleanup();
-    await pg?.stop();
-  });
+  const ground = clusterGround(test, found);
 
   /** `n` nodes on a fresh database behind a round-robin proxy; `end` stops everything started. */
   async function cluster(n: number, script: ScriptStep[]) {
-    if (pg === null) throw new Error('the PostgreSQL server did not start');
-    const server = pg;
+    const { pg: server, box } = ground();
     const url = await server.createDatabase();
     const name = new URL(url).pathname.slice(1);
     const model: ScriptedServer = await startScriptedServer(script);
@@ -126,14 +116,7 @@ if (found.ok) {
   }
 
   function until<T>(what: string, probe: () => Promise<T | null>): Promise<T> {
-    const loop = async (): Promise<T> => {
-      for (;;) {
-        const value = await probe();
-        if (value !== null) return value;
-        await new Promise((r) => setTimeout(r, POLL_MS));
-      }
-    };
-    return guarded(loop(), what, SCENARIO_GUARD_MS);
+    return pollUntil(what, probe, SCENARIO_GUARD_MS, POLL_MS);
   }
 
   for (const n of [2, 3]) {

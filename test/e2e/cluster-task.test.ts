@@ -11,10 +11,10 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { guarded } from '../hang-guard.ts';
+import { guarded, pollUntil } from '../hang-guard.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { findPostgres, postgresBinDirs, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
-import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
+import { findPostgres, postgresBinDirs } from '../store/postgres-server.ts';
+import { clusterGround, type RunningServer, startHttpServerProcess, textOf } from './fixtures.ts';
 import { startRoundRobinProxy } from './round-robin-proxy.ts';
 
 /** The lease the nodes run with (`--task-lease`, seconds): short, so a takeover comes soon after a death. */
@@ -39,35 +39,18 @@ interface Line {
   payload: { id?: string; text?: string };
 }
 
-/** Resolves with `probe`'s first non-null value, looking every POLL_MS; fails naming `what` past the guard. */
+/** `probe`'s first non-null value, looked for every POLL_MS, within the takeover guard. */
 function until<T>(what: string, probe: () => Promise<T | null> | T | null): Promise<T> {
-  const loop = async (): Promise<T> => {
-    for (;;) {
-      const value = await probe();
-      if (value !== null) return value;
-      await new Promise((r) => setTimeout(r, POLL_MS));
-    }
-  };
-  return guarded(loop(), what, TAKEOVER_GUARD_MS);
+  return pollUntil(what, probe, TAKEOVER_GUARD_MS, POLL_MS);
 }
 
 const found = findPostgres();
 if (found.ok) {
-  let pg: PostgresServer | null = null;
-  let box: Sandbox;
-  test.before(async () => {
-    pg = await startPostgres(found);
-    box = await makeSandbox();
-  });
-  test.after(async () => {
-    await box?.cleanup();
-    await pg?.stop();
-  });
+  const ground = clusterGround(test, found);
 
   /** A fresh database, a scripted model and what the nodes and clients started; everything is stopped by `end`. */
   async function cluster(script: ScriptStep[]) {
-    if (pg === null) throw new Error('the PostgreSQL server did not start');
-    const server = pg;
+    const { pg: server, box } = ground();
     const url = await server.createDatabase();
     const name = new URL(url).pathname.slice(1);
     const model: ScriptedServer = await startScriptedServer(script);

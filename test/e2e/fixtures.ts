@@ -6,6 +6,7 @@ import { mkdir, mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { type PostgresAvailability, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 
@@ -125,5 +126,32 @@ export async function startHttpServerProcess(ws: string, extraArgs: string[] = [
       child.once('exit', (code) => resolve(code));
       child.kill('SIGTERM');
     }),
+  };
+}
+
+/** What a file's cluster tests share: one PostgreSQL server and one sandbox workspace. */
+export interface ClusterGround {
+  readonly pg: PostgresServer;
+  readonly box: Sandbox;
+}
+
+/**
+ * Starts a PostgreSQL server and a sandbox before the file's first test and stops both after its last;
+ * the returned function gives them to a test (and fails it if they did not start).
+ */
+export function clusterGround(t: { before(fn: () => Promise<void>): void; after(fn: () => Promise<void>): void }, found: PostgresAvailability & { ok: true }): () => ClusterGround {
+  let pg: PostgresServer | null = null;
+  let box: Sandbox | null = null;
+  t.before(async () => {
+    pg = await startPostgres(found);
+    box = await makeSandbox();
+  });
+  t.after(async () => {
+    await box?.cleanup();
+    await pg?.stop();
+  });
+  return () => {
+    if (pg === null || box === null) throw new Error('the PostgreSQL server or the sandbox did not start');
+    return { pg, box };
   };
 }
