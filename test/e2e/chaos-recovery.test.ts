@@ -79,15 +79,23 @@ chaos('--chaos kill-worker=250: workers really die, every request is answered, >
 
 for (const mode of MODES) chaos(`--chaos crash-actor=0.002, ${mode.name}: actors really crash, every request is answered, >= 99% succeed`, async () => {
   const wire = await server(['--chaos', 'crash-actor=0.002'], mode.threads);
-  const tally = await pipeline(wire, CALLS, WINDOW, ANSWER_WITHIN_MS);
-  const crashes = logCount(wire.stderr(), 'connection actor exited; redelivering what it had not finished', /crash-actor made this connection actor crash/);
-  console.log(`  crash-actor=0.002, ${mode.name}: ${describeTally(tally)}; ${crashes} crashes`);
+  const crashesSoFar = () => logCount(wire.stderr(), 'connection actor exited; redelivering what it had not finished', /crash-actor made this connection actor crash/);
+  // How many messages 3,000 calls make to the actor depends on how the lines arrive (one run gave 1
+  // crash, the next 9): rounds of calls go on until it crashed three times (at most five rounds), so the
+  // test counts real crashes, not its luck.
+  const MAX_ROUNDS = 5;
+  let rounds = 0;
+  while (rounds < MAX_ROUNDS && (rounds === 0 || crashesSoFar() < 3)) {
+    rounds++;
+    const tally = await pipeline(wire, CALLS, WINDOW, ANSWER_WITHIN_MS);
+    console.log(`  crash-actor=0.002, ${mode.name}, round ${rounds}: ${describeTally(tally)}; ${crashesSoFar()} crashes so far`);
+    assert.is(tally.unanswered, 0, `every request is answered (round ${rounds})`);
+    assert.ok(tally.ok >= 0.99 * CALLS, `at least 99% succeed (round ${rounds}): ${describeTally(tally)}`);
+  }
   // The mode is the one asked for: the server says how many scheduler threads it started.
   assert.match(wire.stderr(), new RegExp(`serving MCP over stdio .*"threads":${mode.threads[1]}\\b`));
-  // 3,000 calls are at least 4,500 messages to the actor (a grep is a call and a result): ~9 crashes expected.
-  assert.ok(crashes >= 3, `the actor crashed at least 3 times (${crashes})`);
-  assert.is(tally.unanswered, 0, 'every request is answered');
-  assert.ok(tally.ok >= 0.99 * CALLS, `at least 99% succeed: ${describeTally(tally)}`);
+  const crashes = crashesSoFar();
+  assert.ok(crashes >= 3, `the actor crashed at least 3 times in ${rounds} round(s) (${crashes})`);
   await stillWorks(wire);
 });
 
