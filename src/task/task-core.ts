@@ -18,7 +18,7 @@ import type { Entry, EntryType } from '../store/store.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { isToolName } from '../tools/definition.ts';
-import type { FileSnapshot } from './undo.ts';
+import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
 import { MAX_RESULT_CHARS } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
@@ -42,8 +42,12 @@ export type TaskAction =
   | { readonly a: 'progress'; readonly progress: number; readonly total: number; readonly message: string }
   /** Ask the model; answer with a `model` or `modelFailed` event. */
   | { readonly a: 'model'; readonly turn: number; readonly messages: readonly ChatMessage[] }
-  /** Run one tool call (asking the person first when `confirm` is set); answer with a `tool` event. */
-  | { readonly a: 'tool'; readonly call: ToolCall; readonly confirm?: string; readonly snapshot: boolean }
+  /**
+   * Run one tool call (asking the person first when `confirm` is set); answer with a `tool` event. With
+   * `snapshot`, the host appends the file's before-image before the tool runs — unless `stored` carries
+   * the one a crashed run of this same call already made durable, which is then the true original.
+   */
+  | { readonly a: 'tool'; readonly call: ToolCall; readonly confirm?: string; readonly snapshot: boolean; readonly stored?: BeforeImage }
   /** The task is over: set the conversation's status and answer the harness_task call. */
   | { readonly a: 'finish'; readonly status: TaskStatus; readonly text: string; readonly isError: boolean; readonly turns: number; readonly toolCalls: number };
 
@@ -110,9 +114,13 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
   let lastModel: Payload | null = null;
   const started = new Set<string>();
   const resolved = new Set<string>();
+  const beforeImages = new Map<string, BeforeImage>();
   for (const entry of run.slice(1)) {
     const p = entry.payload as Payload;
     switch (entry.type) {
+      case 'file_snapshot':
+        if (isBeforeImage(entry.payload) && !beforeImages.has(entry.payload.id)) beforeImages.set(entry.payload.id, entry.payload);
+        break;
       case 'model':
         turn++;
         lastModel = p;
@@ -151,7 +159,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
     // Started, no result: it was running when the task died.
     if (queue.length === 0 && isIdempotent(call.name)) {
       // Re-run in place (its tool_call entry stands; only its result will be appended).
-      const rerun = dispatch(state, call, actions);
+      const rerun = dispatch(state, call, actions, beforeImages.get(call.id));
       if (rerun.waiting === 'tool') {
         return { state: { ...rerun, queue: calls.filter((c) => !resolved.has(c.id) && !started.has(c.id)) }, actions };
       }
@@ -227,14 +235,14 @@ function advance(state: TaskState, actions: TaskAction[]): TaskStep {
  * A call whose tool_call entry is appended: refused on the spot by the policy (its result is appended at
  * once), or handed to the host to run (the state then waits for its outcome).
  */
-function dispatch(state: TaskState, call: ToolCall, actions: TaskAction[]): TaskState {
+function dispatch(state: TaskState, call: ToolCall, actions: TaskAction[], stored?: BeforeImage): TaskState {
   const { setup } = state;
   const verdict = verdictOf(setup, call);
   if ('refusal' in verdict) return recordResult(state, call, { text: verdict.refusal, isError: true }, actions);
   actions.push({ a: 'progress', progress: state.turn, total: setup.maxTurns, message: `turn ${state.turn}: ${call.name}` });
   const snapshot = setup.harness === 'super-pi-code' && (call.name === 'write' || call.name === 'edit');
   const confirm = verdict.ask === null ? undefined : `A ${setup.harness} task wants to ${describeCall(call.name, call.arguments)}\n(${verdict.ask})`;
-  actions.push({ a: 'tool', call, snapshot, ...(confirm === undefined ? {} : { confirm }) });
+  actions.push({ a: 'tool', call, snapshot, ...(confirm === undefined ? {} : { confirm }), ...(snapshot && stored !== undefined ? { stored } : {}) });
   return { ...state, waiting: 'tool', running: call };
 }
 

@@ -27,7 +27,8 @@ import { type TaskLease } from '../store/task-lease.ts';
 import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS } from '../limits.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
-import { currentContent, type FileSnapshot } from './undo.ts';
+import { currentContent } from './undo.ts';
+import type { BeforeImage, FileSnapshot } from './file-snapshot.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
@@ -305,7 +306,7 @@ export class TaskRun {
           void this.#askModel(inc, action.messages);
           break;
         case 'tool':
-          void this.#runTool(inc, action.call, action.confirm, action.snapshot);
+          void this.#runTool(inc, action.call, action.confirm, action.snapshot, action.stored);
           break;
         case 'finish':
           this.#finishing = true;
@@ -343,21 +344,28 @@ export class TaskRun {
     }
   }
 
-  async #runTool(inc: Incarnation, call: ToolCall, confirm: string | undefined, snapshot: boolean): Promise<void> {
+  async #runTool(inc: Incarnation, call: ToolCall, confirm: string | undefined, snapshot: boolean, stored: BeforeImage | undefined): Promise<void> {
     // As AbortSignal.timeout would, but on the task's clock.
     const deadline = new AbortController();
     const timer = this.#clock.setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), this.#deps.toolTimeoutMs, { unref: true });
     const signal = AbortSignal.any([inc.controller.signal, deadline.signal]);
     let outcome: ToolOutcome;
-    let taken: FileSnapshot | undefined;
+    /** What the file held before this call, once that is durable: the call may have changed the file. */
+    let image: { readonly path: string; readonly before: string | null } | undefined;
     try {
       if (confirm !== undefined && !(await this.#ask(confirm, signal))) {
         outcome = { text: `Not run: the person did not allow ${call.name}`, isError: true };
       } else {
-        const target = String(call.arguments.path);
-        const before = snapshot ? await currentContent(this.#deps.workspace, target) : null;
+        if (snapshot) {
+          const target = String(call.arguments.path);
+          // A re-run of a call that crashed after its before-image keeps that one: the file may already
+          // hold this call's own write, which is no original.
+          const kept = stored !== undefined && stored.path === target ? stored : undefined;
+          const before = kept !== undefined ? kept.before : await currentContent(this.#deps.workspace, target);
+          if (kept === undefined && !(await this.#writeAhead(inc, { id: call.id, path: target, before, stage: 'before' }))) return;
+          image = { path: target, before };
+        }
         outcome = await this.#deps.executeTool(call.name as ToolName, call.arguments, this.#deps.setup.harness, { workspace: this.#deps.workspace, signal, clock: this.#clock });
-        if (snapshot && !outcome.isError) taken = { path: target, before, after: await currentContent(this.#deps.workspace, target) };
       }
     } catch (err) {
       if (inc.controller.signal.aborted) return;
@@ -367,7 +375,43 @@ export class TaskRun {
     } finally {
       this.#clock.clearTimeout(timer);
     }
+    // Failed calls are completed too (after = before, nothing to undo), so undo does not take them for
+    // interrupted ones; a call stopped by its deadline may still be writing: its result stays unknown.
+    const taken = image !== undefined && !signal.aborted ? await this.#afterImage(image) : undefined;
+    if (inc.controller.signal.aborted) return;
     this.#answer(inc, { e: 'tool', id: call.id, outcome, ...(taken ? { snapshot: taken } : {}) });
+  }
+
+  /** The completed snapshot, or undefined when the file cannot be read now (undo then restores the before-image). */
+  async #afterImage(image: { readonly path: string; readonly before: string | null }): Promise<FileSnapshot | undefined> {
+    try {
+      return { ...image, after: await currentContent(this.#deps.workspace, image.path) };
+    } catch (err) {
+      this.#deps.logger.log('warning', 'a changed file could not be read for its after-image; undo will restore its before-image', { conversation: this.conversationId, error: (err as Error).message });
+      return undefined;
+    }
+  }
+
+  /**
+   * Appends a before-image through the action queue (so a new incarnation reads the transcript only
+   * after it settled) and waits until it is committed: the tool may change the file only then. False
+   * when the incarnation was superseded or the write failed (then handled as any failed write): the
+   * tool is not run.
+   */
+  async #writeAhead(inc: Incarnation, image: BeforeImage): Promise<boolean> {
+    const written = this.#queue.then(async () => {
+      if (this.#obeyed !== inc || inc.writeFailed || this.#lost !== null || inc.controller.signal.aborted) return false;
+      await this.#deps.store.append(this.conversationId, 'file_snapshot', image, this.epoch);
+      this.#deps.onAppend();
+      return true;
+    });
+    this.#queue = written.then(() => undefined, (err: unknown) => this.#writeFailed(inc, err));
+    try {
+      return await written;
+    } catch {
+      // Already handled in the queue (#writeFailed): the incarnation is aborted and restarted.
+      return false;
+    }
   }
 
   async #ask(message: string, signal: AbortSignal): Promise<boolean> {

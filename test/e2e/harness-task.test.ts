@@ -74,7 +74,8 @@ tasks('a super-pi-code task reads, edits and runs a command, then answers; the t
     assert.ok(resources.some((x) => x.uri === uri));
     const t = await c.client.readResource({ uri });
     const entries = (t.contents[0] as { text: string }).text.split('\n').map((l) => JSON.parse(l) as { seq: number; type: string });
-    assert.equal(entries.map((e) => e.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'tool_call', 'file_snapshot', 'tool_result', 'tool_call', 'tool_result', 'model', 'final']);
+    // The edit's before-image (written ahead of the edit), then its completed snapshot.
+    assert.equal(entries.map((e) => e.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'tool_call', 'file_snapshot', 'file_snapshot', 'tool_result', 'tool_call', 'tool_result', 'model', 'final']);
     assert.ok(entries.every((e, i) => i === 0 || e.seq > (entries[i - 1] as { seq: number }).seq), 'strictly increasing seq');
   });
 });

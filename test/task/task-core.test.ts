@@ -233,6 +233,17 @@ resume('edit is not re-run; write (idempotent) is', () => {
   }
 });
 
+resume('a write re-run after a crash past its before-image gets that durable before-image back, not a new snapshot', () => {
+  const h = new Host('go');
+  h.append('model', { text: '', toolCalls: [call('x', 'write', { path: 'f', content: 'new' })] });
+  h.append('tool_call', { id: 'x', name: 'write', arguments: { path: 'f', content: 'new' } });
+  h.append('file_snapshot', { id: 'x', path: 'f', before: 'original', stage: 'before' });
+  const tool = resumeTask(setup(), h.entries).actions.find((a) => a.a === 'tool') as Extract<TaskAction, { a: 'tool' }>;
+  assert.equal(tool.stored, { id: 'x', path: 'f', before: 'original', stage: 'before' });
+  const fresh = resumeTask(setup(), h.entries.slice(0, -1)).actions.find((a) => a.a === 'tool') as Extract<TaskAction, { a: 'tool' }>;
+  assert.is(fresh.stored, undefined, 'without one, the host snapshots the file itself');
+});
+
 resume('a crash while the model was asked asks again for the same turn', () => {
   const h = new Host('go');
   h.append('model', { text: '', toolCalls: [call('r1', 'read', { path: 'a' })] });
