@@ -69,6 +69,7 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
 function codeCacheWriter(cache: CodeCacheHandle | undefined, logger: Logger): () => void {
   if (!cache) return () => undefined;
   if (cache.skipped === null) logger.log('debug', 'compiled from the code cache');
+  else if (cache.distrusted !== null) logger.log('warning', 'the code cache is not used: it is reached through a path that is not trusted', { why: cache.distrusted });
   else logger.log('debug', 'compiled without the code cache', { why: cache.skipped });
   let scheduled = false;
   return () => {

@@ -6,7 +6,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { bundleHash, CODE_CACHE_ENV, codeCacheDir, codeCacheFileName, runBundle, writeCodeCache } from '../../src/cli/code-cache.ts';
+import { bundleHash, CODE_CACHE_ENV, codeCacheDir, codeCacheFile, codeCacheFileName, runBundle, writeCodeCache } from '../../src/cli/code-cache.ts';
 import { storeHome } from '../../src/store/location.ts';
 
 /** A CommonJS "bundle" with enough code for V8 to cache, which says what it was given. */
@@ -44,7 +44,8 @@ test('the cache directory is `cache` in the home the store uses ($SUPERPI_HOME, 
 
 test('the cache file is named by the bundle hash, the Node version and the architecture', () => {
   assert.is(codeCacheFileName('0123456789abcdef', 'v20.20.2', 'x64'), 'super-pi-0123456789abcdef-v20.20.2-x64.v8cache');
-  assert.is(bundleHash('a'), 'ca978112ca1bbdca');
+  assert.is(codeCacheFileName('0123456789abcdef0123', 'v20.20.2', 'x64'), 'super-pi-0123456789abcdef-v20.20.2-x64.v8cache', 'the first 16 digits of the hash');
+  assert.is(bundleHash('a'), 'ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb');
   assert.is.not(bundleHash('a'), bundleHash('b'));
 });
 
@@ -78,10 +79,16 @@ test('a garbage cache file is rejected, the bundle still runs, and the save repl
   try {
     const name = codeCacheFileName(bundleHash(BUNDLE));
     mkdirSync(f.cacheDir, { recursive: true, mode: 0o700 });
-    writeFileSync(path.join(f.cacheDir, name), 'not a V8 code cache', { mode: 0o600 });
+    // A header for this very bundle does not make garbage a cache: V8 rejects it. (First: once this
+    // process compiled the bundle, V8 takes it from its own in-memory cache and looks at no data.)
+    writeFileSync(path.join(f.cacheDir, name), codeCacheFile(bundleHash(BUNDLE), Buffer.from('not a V8 code cache')), { mode: 0o600 });
     const run = runBundle(f.bundle, { env: f.env });
     assert.is(run.cache.used, false);
     assert.match(run.cache.skipped ?? '', /rejected by V8/);
+    writeFileSync(path.join(f.cacheDir, name), 'not a V8 code cache', { mode: 0o600 });
+    const headless = runBundle(f.bundle, { env: f.env });
+    assert.is(headless.cache.used, false);
+    assert.match(headless.cache.skipped ?? '', /no super-pi header/);
     assert.is((run.exports as { shout(s: string): string }).shout('x'), 'X!');
     assert.equal(run.cache.save(), { ok: true });
     assert.is.not(readFileSync(path.join(f.cacheDir, name), 'utf8'), 'not a V8 code cache');
