@@ -304,6 +304,17 @@ export class Application implements SessionHost {
     await this.registry.remove(id);
   }
 
+  /**
+   * A request failed (opening or finding a session touches the shared store): probe the store now, so
+   * the first request that meets a lost database gets the 503 the next probe would have given, not a 500.
+   */
+  async storeLoss(): Promise<Refusal | null> {
+    const watch = this.#storeWatch;
+    if (watch === null) return null;
+    await watch.probe();
+    return watch.refusal();
+  }
+
   /** A quota slot for a new HTTP or WebSocket session, or why not: the quota, or a shared store this node cannot reach. */
   reserve(principal: Principal): SessionSlot | Refusal {
     return this.#storeWatch?.refusal() ?? this.registry.reserve(principal);

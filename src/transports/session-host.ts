@@ -81,6 +81,12 @@ export interface SessionHost {
   close(id: string): Promise<void>;
   /** Resolves once no session has a request in flight, or after `ms` on the host's clock. */
   drain(ms: number): Promise<void>;
+  /**
+   * After a request failed: whether the shared store is unreachable, checked now (not at the last
+   * periodic probe) — the 503 refusal with its Retry-After, or null (it answers, or there is no shared
+   * store). Never rejects.
+   */
+  storeLoss?(): Promise<Refusal | null>;
 }
 
 /** Is this `reserve` answer a refusal? */

@@ -27,6 +27,7 @@ import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/ve
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
+import type { Refusal } from './session-quota.ts';
 import { SseStream, StoredEventIds } from './sse-stream.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
@@ -109,16 +110,33 @@ export class StreamableHttp {
     try {
       plain = await this.#route(request, target);
     } catch (err) {
-      this.#options.logger.log('error', 'HTTP request failed', { method: request.method, error: (err as Error).stack ?? String(err) });
-      if (target.headersSent) {
-        target.end();
-        return;
+      const lost = target.headersSent ? null : await this.#storeLoss();
+      if (lost !== null) {
+        // The shared store went away under the request: the documented 503, from the first request that finds it.
+        this.#options.logger.log('warning', 'HTTP request refused: the conversation store cannot be reached', { method: request.method, error: (err as Error).message });
+        plain = refuse(lost.status, lost.message, lost.headers);
+      } else {
+        this.#options.logger.log('error', 'HTTP request failed', { method: request.method, error: (err as Error).stack ?? String(err) });
+        if (target.headersSent) {
+          target.end();
+          return;
+        }
+        plain = refuse(500, 'Internal Server Error');
       }
-      plain = refuse(500, 'Internal Server Error');
     }
     if (plain !== null) {
       target.writeHead(plain.status, plain.headers);
       target.end(plain.body ?? undefined);
+    }
+  }
+
+  /** The host's store-loss refusal after a failed request, or null; a failing check is logged and is no refusal. */
+  async #storeLoss(): Promise<Refusal | null> {
+    try {
+      return (await this.#host.storeLoss?.()) ?? null;
+    } catch (err) {
+      this.#options.logger.log('error', 'the store check after a failed HTTP request failed', { error: (err as Error).message });
+      return null;
     }
   }
 
@@ -169,7 +187,10 @@ export class StreamableHttp {
     if (this.#http.has(id) && this.#host.find(id, principal) !== undefined) {
       const held = await cluster.confirmHeld(id, principal);
       if (held === 'held') return { view: request };
-      if (held === 'unknown') return { reply: refuse(503, 'Service Unavailable: this node cannot confirm with the store that it still holds the session; retry') };
+      if (held === 'unknown') {
+        const lost = await this.#storeLoss();
+        return { reply: lost !== null ? refuse(lost.status, lost.message, lost.headers) : refuse(503, 'Service Unavailable: this node cannot confirm with the store that it still holds the session; retry') };
+      }
     }
     if (servedFromEventLog(request)) return { view: request };
     let body: string | null = null;

@@ -87,6 +87,12 @@ if (found.ok) {
       assert.equal(await nodeHealth(server), { node: 'node-a', backend: 'postgres', store: { reachable: true }, tasks: 0, acceptingSessions: true, sessions: 1 }, 'the one session opened is held here');
 
       await pg.halt();
+      // The very first request that needs the store, before /health or the node's periodic probe looks:
+      // 503 with Retry-After, not a 500.
+      const first = await initialize(server);
+      assert.is(first.status, 503, first.text);
+      assert.is(first.retryAfter, '2');
+      assert.match(first.text, 'the conversation store cannot be reached');
       const lost = await nodeHealth(server);
       assert.equal([lost.store.reachable, lost.acceptingSessions], [false, false]);
       assert.ok((lost.store.error ?? '') !== '', 'the reason is given');
