@@ -61,6 +61,8 @@ export interface ServerOptions {
   readonly taskLeaseMs: number;
   /** How other nodes reach this one (`--advertise-url`, `SUPERPI_ADVERTISE_URL`); undefined: `http://<host>:<bound port>`. */
   readonly advertiseUrl: string | undefined;
+  /** `--cluster-insecure-forwarding` (`SUPERPI_CLUSTER_INSECURE_FORWARDING=1`): bearer tokens may be forwarded to another node over plain http:// off this machine. */
+  readonly clusterInsecureForwarding: boolean;
 }
 
 /**
@@ -104,6 +106,7 @@ Options (flags override environment variables, which override defaults):
   --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
   --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
   --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
+  --cluster-insecure-forwarding   forward requests with a bearer token to another node's plain http:// advertise URL off this machine (only on a network between the nodes you trust)   env SUPERPI_CLUSTER_INSECURE_FORWARDING=1   default: refused (503); https:// and loopback URLs always forward
   --help                   print this text
   --version                print the version`;
 
@@ -149,6 +152,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'node-id': { type: 'string' },
         'task-lease': { type: 'string' },
         'advertise-url': { type: 'string' },
+        'cluster-insecure-forwarding': { type: 'boolean' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -227,6 +231,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       nodeId,
       taskLeaseMs: positiveInt('--task-lease', values['task-lease'] ?? (env.SUPERPI_TASK_LEASE || undefined), TASK_LEASE_MS / 1000) * 1000,
       advertiseUrl: advertise?.url,
+      clusterInsecureForwarding: values['cluster-insecure-forwarding'] ?? env.SUPERPI_CLUSTER_INSECURE_FORWARDING === '1',
     },
   };
 }

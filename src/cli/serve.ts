@@ -194,7 +194,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   });
   // On a PostgreSQL store the node joins the cluster once it listens: the advertise URL may name the bound port.
   try {
-    await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port));
+    await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port), { insecure: options.clusterInsecureForwarding });
   } catch (err) {
     // A node the others cannot find must not serve: it stops, saying why.
     await server.close(0);

@@ -20,6 +20,7 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Ownership } from '../store/ownership.ts';
 import type { Clock } from '../time/clock.ts';
 import { type ForwardRequest, type ForwardTarget, forwardRequest } from './forward.ts';
+import { forwardingRefusal } from './forward-policy.ts';
 import type { NodeLease } from './node-lease.ts';
 import type { OrphanRequests, OrphanWatch } from './orphan-requests.ts';
 import { HOME_CACHE_ENTRIES, HOME_RETRY_MS, MAX_LOCATE_ATTEMPTS } from '../limits.ts';
@@ -81,6 +82,8 @@ export interface SessionLocatorOptions {
   readonly closeMoved: (id: string) => Promise<void>;
   /** Answers the requests that died with a session's previous home (PostgreSQL's event log); absent: none are. */
   readonly orphans?: OrphanRequests;
+  /** `--cluster-insecure-forwarding`: bearer tokens may go to a home over plain http:// off this machine. */
+  readonly insecureForwarding?: boolean;
 }
 
 /** A session's home as last read from the store, while its lease was fresh. */
@@ -133,6 +136,8 @@ export class SessionLocator implements ClusterSessions {
     const known = forwarded ? undefined : this.#homes.get(id);
     if (known !== undefined) {
       if (known.key === key && clock.now() < known.until) {
+        const refused = this.#refusal(known.url, request);
+        if (refused !== null) return refused;
         const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId);
         if (outcome.kind === 'done' || target.destroyed) return { kind: 'forwarded' };
       }
@@ -149,6 +154,8 @@ export class SessionLocator implements ClusterSessions {
       if (home !== null && home.fresh) {
         if (forwarded) return { kind: 'unavailable', message: 'the session moved while this request was being forwarded to it; retry' };
         const until = clock.now() + home.remainingMs;
+        const refused = this.#refusal(home.advertiseUrl, request);
+        if (refused !== null) return refused;
         const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId);
         if (outcome.kind === 'done') {
           this.#remember(id, { key, url: home.advertiseUrl, until });
@@ -173,6 +180,14 @@ export class SessionLocator implements ClusterSessions {
       return { kind: 'taken-over', session: { id, epoch: taken.epoch, bytes: row.bytes } };
     }
     return { kind: 'unavailable', message: 'the session kept moving between nodes; retry' };
+  }
+
+  /** A forward that would put the caller's token on the wire in clear (forward-policy.ts): answered 503 with why, and logged. */
+  #refusal(url: string, request: ForwardRequest): Located | null {
+    const why = forwardingRefusal(url, request.header('authorization') !== undefined, this.#o.insecureForwarding === true);
+    if (why === null) return null;
+    this.#o.logger.log('error', 'a request was not forwarded: its bearer token would cross the network in clear', { home: url, why });
+    return { kind: 'unavailable', message: why };
   }
 
   watchOrphan(sessionId: string, principal: string, stream: string): OrphanWatch | null {

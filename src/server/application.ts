@@ -28,6 +28,7 @@ import { NodeLease } from '../cluster/node-lease.ts';
 import { OrphanRequests, type OrphanStore } from '../cluster/orphan-requests.ts';
 import { rehydrate } from '../cluster/rehydrate.ts';
 import { type ClusterSessions, SessionLocator, sessionPrincipalKey } from '../cluster/session-locator.ts';
+import { forwardingRefusal } from '../cluster/forward-policy.ts';
 import type { Ownership } from '../store/ownership.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
@@ -268,7 +269,7 @@ export class Application implements SessionHost {
    * checkpoints saved) and a request for a session held elsewhere is forwarded or taken over. On SQLite
    * (one node) nothing changes: resolves to null.
    */
-  async joinCluster(advertiseUrl: string): Promise<ClusterSessions | null> {
+  async joinCluster(advertiseUrl: string, forwarding: { readonly insecure?: boolean } = {}): Promise<ClusterSessions | null> {
     const store = this.#store;
     const ownership = this.#ownership;
     if (store === null || ownership === null || this.#lease !== null) return this.#locator;
@@ -282,8 +283,12 @@ export class Application implements SessionHost {
       heldEpoch: (id) => this.#held.get(id)?.epoch,
       closeMoved: (id) => this.#closeMoved(id),
       ...(this.#orphanStore === null ? {} : { orphans: new OrphanRequests({ store: this.#orphanStore, clock: this.#clock, logger }) }),
+      insecureForwarding: forwarding.insecure === true,
     });
     logger.log('info', 'joined the cluster', { advertiseUrl });
+    // Other nodes (as this one) refuse to forward a bearer token to a plain http:// URL off their machine.
+    const refusal = forwardingRefusal(advertiseUrl, true, forwarding.insecure === true);
+    if (refusal !== null) logger.log('warning', 'requests with a bearer token for sessions held here will not be forwarded from other nodes', { why: refusal });
     return this.#locator;
   }
 

@@ -127,6 +127,14 @@ test('--advertise-url (or SUPERPI_ADVERTISE_URL) says how other nodes reach this
   assert.is(serve(['--advertise-url', 'http://a:1'], { SUPERPI_ADVERTISE_URL: 'http://b:2' }).advertiseUrl, 'http://a:1', 'the flag wins over the environment');
 });
 
+test('--cluster-insecure-forwarding (or SUPERPI_CLUSTER_INSECURE_FORWARDING=1) allows bearer tokens to a plain http:// node; off by default', () => {
+  assert.is(serve([]).clusterInsecureForwarding, false);
+  assert.is(serve(['--cluster-insecure-forwarding']).clusterInsecureForwarding, true);
+  assert.is(serve([], { SUPERPI_CLUSTER_INSECURE_FORWARDING: '1' }).clusterInsecureForwarding, true);
+  assert.is(serve([], { SUPERPI_CLUSTER_INSECURE_FORWARDING: 'yes' }).clusterInsecureForwarding, false, 'only 1 turns it on');
+  assert.match(usage, '--cluster-insecure-forwarding');
+});
+
 test('a bad --advertise-url is an options error (exit 2): not a URL, not http(s), with credentials (never echoed), with a query', () => {
   const refused = (raw: string, why: RegExp) => assert.throws(() => parseOptions(['--advertise-url', raw], {}, '/'), (e: unknown) => e instanceof OptionsError && /^--advertise-url: /.test((e as Error).message) && why.test((e as Error).message) && !(e as Error).message.includes('hunter2'));
   refused('node-a:8080', /http:\/\/ or https:\/\//);

@@ -107,6 +107,23 @@ test("a home with a fresh lease gets the request, with the client's MCP headers 
   }
 });
 
+test('a home whose advertise URL is plain http:// off this machine is not sent the caller\'s bearer token: 503 with why, nothing sent', async () => {
+  const s = await setup();
+  try {
+    // Never contacted: the refusal comes before any connection.
+    await s.a.renewNode('http://10.255.255.1:7777');
+    await s.a.claimSession('s-1', 'token:alice');
+    await s.a.saveCheckpoint('s-1', 1, new Uint8Array([1]));
+    const target = replyTarget();
+    const located = await s.locatorB.locate('s-1', alice, s.request(headers), '{}', target, false);
+    assert.is(located.kind, 'unavailable');
+    assert.match(located.kind === 'unavailable' ? located.message : '', 'does not forward a bearer token over plain http:// to 10.255.255.1:7777');
+    assert.is(target.status, 0, 'nothing written to the client by a forward');
+  } finally {
+    await s.end();
+  }
+});
+
 test('a home forwarded to is remembered while its lease was seen fresh: the next request goes there without reading the store; another principal, or a lease that may have lapsed, reads the store again', async () => {
   const s = await setup();
   const home = await startHome();
