@@ -106,14 +106,25 @@ export function checkPack(pack: Buffer, idx: Buffer, name: string, budget: Infla
   const { offsets, oids } = readIndex(idx, name);
   if (pack.length < 32 || pack.readUInt32BE(0) !== 0x5041434b /* PACK */) throw new GitObjectRefused(`${name} is not a pack`);
   const bodyEnd = pack.length - 20;
-  const sorted = [...new Set(offsets)].sort((a, b) => a - b);
+  // Every entry isomorphic-git could reach: those the index lists, and the bases their ofs-deltas name
+  // (which the index need not list), each header read once.
   const byOffset = new Map<number, PackEntry>();
-  for (let i = 0; i < sorted.length; i++) {
-    const offset = sorted[i] as number;
-    const end = i + 1 < sorted.length ? (sorted[i + 1] as number) : bodyEnd;
-    if (offset < 12 || end > bodyEnd || offset >= end) throw new GitObjectRefused(`${name}: index offset ${offset} lies outside the pack`);
-    byOffset.set(offset, readEntryHeader(pack, offset, end, name));
+  const pending = [...new Set(offsets)];
+  while (pending.length > 0) {
+    const offset = pending.pop() as number;
+    if (byOffset.has(offset)) continue;
+    if (offset < 12 || offset >= bodyEnd) throw new GitObjectRefused(`${name}: offset ${offset} lies outside the pack`);
+    const entry = readEntryHeader(pack, offset, bodyEnd, name);
+    byOffset.set(offset, entry);
+    if (entry.base !== -1 && !byOffset.has(entry.base)) pending.push(entry.base);
   }
+  // An entry's deflated data ends where the next entry starts (or at the trailer).
+  const sorted = [...byOffset.keys()].sort((a, b) => a - b);
+  sorted.forEach((offset, i) => {
+    const entry = byOffset.get(offset) as PackEntry;
+    entry.end = i + 1 < sorted.length ? (sorted[i + 1] as number) : bodyEnd;
+    if (entry.data >= entry.end) throw new GitObjectRefused(`${name}: entry at ${offset} is cut short`);
+  });
   const offsetOf = new Map<string, number>();
   oids.forEach((oid, i) => offsetOf.set(oid, offsets[i] as number));
   for (const entry of byOffset.values()) {
