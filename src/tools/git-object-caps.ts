@@ -35,13 +35,13 @@ function inflateAtMost(deflated: Buffer, limit: number, what: string): Buffer {
   try {
     return inflateSync(deflated, { maxOutputLength: Math.max(1, limit) });
   } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new GitObjectRefused(`${what} inflates past ${formatSize(limit)}`);
+    if ((err as NodeJS.ErrnoException).code === 'ERR_BUFFER_TOO_LARGE') throw new GitObjectRefused(`${what} inflates past the ${formatSize(limit)} it may`);
     throw new GitObjectRefused(`${what} is not a valid zlib stream (${(err as Error).message})`);
   }
 }
 
 function charge(budget: InflateBudget, bytes: number, what: string): void {
-  if (bytes > budget.remaining) throw new GitObjectRefused(`${what} would pass the status's inflate budget`);
+  if (bytes > budget.remaining) throw new GitObjectRefused(`${what} would pass what one status may inflate (GIT_STATUS_MAX_INFLATED_BYTES)`);
   budget.remaining -= bytes;
 }
 
@@ -49,7 +49,7 @@ function charge(budget: InflateBudget, bytes: number, what: string): void {
 export function checkLooseObject(deflated: Buffer, name: string, budget: InflateBudget): void {
   // The deflated form of an object under the cap is never much larger than the cap (stored blocks add 5 bytes per 16 KB).
   if (deflated.length > budget.objectMaxBytes + Math.ceil(budget.objectMaxBytes / 1024) + LOOSE_HEADER_MAX + 1024) {
-    throw new GitObjectRefused(`${name} is ${formatSize(deflated.length)} compressed, over the ${formatSize(budget.objectMaxBytes)} object cap`);
+    throw new GitObjectRefused(`${name} is ${formatSize(deflated.length)} compressed, over the ${formatSize(budget.objectMaxBytes)} object cap (GIT_OBJECT_MAX_BYTES)`);
   }
   // The header alone first: a bomb that declares 4 GB is refused before a byte of its body is inflated.
   const head = inflatePrefix(deflated);
@@ -58,7 +58,7 @@ export function checkLooseObject(deflated: Buffer, name: string, budget: Inflate
   if (nul === -1 || nul >= LOOSE_HEADER_MAX || header === null) throw new GitObjectRefused(`${name} has no valid object header`);
   const declared = Number(header[2]);
   if (declared > budget.objectMaxBytes) {
-    throw new GitObjectRefused(`${name} declares ${formatSize(declared)}, over the ${formatSize(budget.objectMaxBytes)} object cap`);
+    throw new GitObjectRefused(`${name} declares ${formatSize(declared)}, over the ${formatSize(budget.objectMaxBytes)} object cap (GIT_OBJECT_MAX_BYTES)`);
   }
   const total = nul + 1 + declared;
   charge(budget, total, name);
@@ -133,17 +133,17 @@ export function checkPack(pack: Buffer, idx: Buffer, name: string, budget: Infla
   const depthOf = new Map<number, number>();
   for (const entry of byOffset.values()) {
     const what = `${name} at offset ${entry.offset}`;
-    if (entry.declared > budget.objectMaxBytes) throw new GitObjectRefused(`${what} declares ${formatSize(entry.declared)}, over the ${formatSize(budget.objectMaxBytes)} object cap`);
+    if (entry.declared > budget.objectMaxBytes) throw new GitObjectRefused(`${what} declares ${formatSize(entry.declared)}, over the ${formatSize(budget.objectMaxBytes)} object cap (GIT_OBJECT_MAX_BYTES)`);
     charge(budget, entry.declared, name);
     const body = inflateAtMost(pack.subarray(entry.data, entry.end), entry.declared, what);
     if (body.length !== entry.declared) throw new GitObjectRefused(`${what} inflates to ${body.length} bytes, not the ${entry.declared} it declares`);
     if (entry.type === OBJ_OFS_DELTA || entry.type === OBJ_REF_DELTA) {
       const target = deltaTargetSize(body, what);
-      if (target > budget.objectMaxBytes) throw new GitObjectRefused(`${what} is a delta to ${formatSize(target)}, over the ${formatSize(budget.objectMaxBytes)} object cap`);
+      if (target > budget.objectMaxBytes) throw new GitObjectRefused(`${what} is a delta to ${formatSize(target)}, over the ${formatSize(budget.objectMaxBytes)} object cap (GIT_OBJECT_MAX_BYTES)`);
       // Applying it makes the target: counted as inflated bytes too.
       charge(budget, target, name);
       if (chainDepth(entry, byOffset, depthOf, budget.maxDeltaDepth) > budget.maxDeltaDepth) {
-        throw new GitObjectRefused(`${what} ends a delta chain deeper than ${budget.maxDeltaDepth}`);
+        throw new GitObjectRefused(`${what} ends a delta chain deeper than ${budget.maxDeltaDepth} (GIT_DELTA_MAX_DEPTH)`);
       }
     }
   }

@@ -123,6 +123,11 @@ test('a shallow delta chain in a pack is read: the status is computed', () => ba
   assert.is((await guarded(gitSummary(ws), 'git status of a shallow delta chain'))?.status, '');
 }));
 
+test('a status that would inflate more in all than one status may is skipped, naming the limit', () => bare(async (ws) => {
+  const status = (await guarded(gitSummary(ws, { maxInflatedBytes: 100 }), 'git status over its inflate budget'))?.status ?? '';
+  assert.ok(status.startsWith(GIT_STATUS_SKIPPED) && status.includes('GIT_STATUS_MAX_INFLATED_BYTES'), status);
+}));
+
 test('a status thread stuck in synchronous code is terminated at its deadline, the caller keeps running, and the next status works', () => bare(async (ws) => {
   const clock = new FakeClock();
   const spinning = { url: pathToFileURL(path.join(import.meta.dirname, 'fixtures', 'spinning-git-worker.mjs')), execArgv: [], mode: 'built' as const };
