@@ -29,7 +29,10 @@ export interface GitStatusOptions {
   readonly entry?: ThreadEntry;
 }
 
-/** Statuses running, by root: a second reader of the same root waits for the first's thread. */
+/**
+ * Statuses running in this thread, by root: a second reader of the same root waits for the first's thread
+ * (and takes its options). Bounded by the roots this thread serves: one workspace.
+ */
 const running = new Map<string, Promise<GitStatusOutcome>>();
 
 /** The short status of `root` (whose `.git` is the real directory `gitdir`), computed in a bounded thread. */
@@ -50,14 +53,21 @@ function runThread(task: GitStatusTask, options: GitStatusOptions): Promise<GitS
   return new Promise((resolve) => {
     let settled = false;
     let timer: unknown;
-    const worker = new Worker(entry.url, {
-      workerData: { ...entry.workerData, ...task },
-      execArgv: entry.execArgv,
-      resourceLimits: { maxOldGenerationSizeMb: memoryMb },
-      // A thread's console output must never reach stdout, which carries protocol messages only.
-      stdout: true,
-      stderr: true,
-    });
+    let worker: Worker;
+    try {
+      worker = new Worker(entry.url, {
+        workerData: { ...entry.workerData, ...task },
+        execArgv: entry.execArgv,
+        resourceLimits: { maxOldGenerationSizeMb: memoryMb },
+        // A thread's console output must never reach stdout, which carries protocol messages only.
+        stdout: true,
+        stderr: true,
+      });
+    } catch (err) {
+      // No thread could be started (its file is missing, or threads are exhausted): the resource still answers.
+      resolve({ skipped: `no thread could be started for it (${err instanceof Error ? err.message : String(err)})` });
+      return;
+    }
     worker.stdout.pipe(process.stderr);
     worker.stderr.pipe(process.stderr);
     const finish = (outcome: GitStatusOutcome): void => {
