@@ -96,6 +96,7 @@ await Promise.all([
     entryPoints: {
       'scheduler-worker': 'src/server/scheduler-entry.ts',
       'tool-pool-worker': 'src/tools/tool-pool-worker.ts',
+      'git-status-worker': 'src/tools/git-status-worker.ts',
       index: 'src/index.ts',
     },
   }),

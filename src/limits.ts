@@ -221,8 +221,33 @@ export const TOOL_POOL_MAX_WAITING_PER_SESSION = 64;
 /** Lines of short status shown; more are summarised as a count. */
 export const GIT_STATUS_LINES = 50;
 
-/** Time the status may take before it is reported as unavailable (a huge work tree). */
+/**
+ * Time the workspace's git status may take; past it its thread is terminated (even mid-inflate) and the
+ * resource shows "git status skipped: …" instead.
+ */
 export const GIT_STATUS_DEADLINE_MS = 5000;
+
+/** V8 old-generation limit of the thread one git status runs in; past it the thread dies and the status is skipped. */
+export const GIT_STATUS_THREAD_MEMORY_MB = 64;
+
+/**
+ * Largest git object the status inflates (a commit, a tree, a delta's target), by its header and by what
+ * it really inflates to; a larger one is refused before it is inflated and the status is skipped.
+ * 4 MB holds a tree of ~80,000 entries.
+ */
+export const GIT_OBJECT_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bytes one git status may inflate in all: loose objects it reads, and every entry (and delta target) of
+ * every pack it reads, which is checked whole before it is used. Past it the status is skipped.
+ */
+export const GIT_STATUS_MAX_INFLATED_BYTES = 128 * 1024 * 1024;
+
+/** Largest `.pack` or `.idx` file the status reads (isomorphic-git holds a pack whole in memory). */
+export const GIT_PACK_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Longest chain of deltas to a base object in a pack (git's own deepest `--depth` is 4095; `gc --aggressive` packs to 50). */
+export const GIT_DELTA_MAX_DEPTH = 250;
 
 
 // ── Harness tasks (src/task).

@@ -11,7 +11,7 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { LAYOUT_LIMIT, README_EXCERPT_BYTES, README_EXCERPT_LINES } from '../limits.ts';
 
 export async function gatherWorkspaceContext(root: string, clock: Clock = systemClock): Promise<WorkspaceContext> {
-  const [git, layout, readme] = await Promise.all([gitSummary(root, clock), topLevel(root), readmeExcerpt(root)]);
+  const [git, layout, readme] = await Promise.all([gitSummary(root, { clock }), topLevel(root), readmeExcerpt(root)]);
   return { root, git, layout, readme };
 }
 

@@ -92,6 +92,11 @@ const FIGURES: readonly Figure[] = [
   // Prompts, resources, completion
   { phrase: /within (\d+) s \(`GIT_STATUS_DEADLINE_MS`\)/, name: 'GIT_STATUS_DEADLINE_MS', figure: seconds(limits.GIT_STATUS_DEADLINE_MS) },
   { phrase: /at most (\d+) lines \(`GIT_STATUS_LINES`\)/, name: 'GIT_STATUS_LINES', figure: String(limits.GIT_STATUS_LINES) },
+  { phrase: /with a (\d+) MB heap\s+\(`GIT_STATUS_THREAD_MEMORY_MB`\)/, name: 'GIT_STATUS_THREAD_MEMORY_MB', figure: String(limits.GIT_STATUS_THREAD_MEMORY_MB) },
+  { phrase: /at most (\d+) MiB declared and inflated \(`GIT_OBJECT_MAX_BYTES`/, name: 'GIT_OBJECT_MAX_BYTES', figure: mib(limits.GIT_OBJECT_MAX_BYTES) },
+  { phrase: /packs\s+of at most (\d+) MiB \(`GIT_PACK_MAX_BYTES`\)/, name: 'GIT_PACK_MAX_BYTES', figure: mib(limits.GIT_PACK_MAX_BYTES) },
+  { phrase: /delta chains at most (\d+) deep \(`GIT_DELTA_MAX_DEPTH`\)/, name: 'GIT_DELTA_MAX_DEPTH', figure: String(limits.GIT_DELTA_MAX_DEPTH) },
+  { phrase: /at most (\d+) MiB inflated by one status \(`GIT_STATUS_MAX_INFLATED_BYTES`\)/, name: 'GIT_STATUS_MAX_INFLATED_BYTES', figure: mib(limits.GIT_STATUS_MAX_INFLATED_BYTES) },
   // Harness tasks
   { phrase: /a wall time of\s+(\d+) minutes/, name: 'DEFAULT_TASK_WALL_MS', figure: String(limits.DEFAULT_TASK_WALL_MS / 60_000) },
   { phrase: /the actor `transient`, (\d+ restarts in \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task').replace(' / ', ' restarts in ') },

@@ -116,12 +116,18 @@ test('a garbage code cache: the server still answers, and replaces it with one t
  * a dynamic import() of a package in the cached script once failed every pooled call with
  * ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING, while ping and read (no lazy load) kept passing.
  */
-test('with and without the code cache, the command runs grep, find (the tool pool), bash and read', () => {
+test('with and without the code cache, the command runs grep, find (the tool pool), bash and read, and the git status thread', () => {
   const home = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-home-'));
   const ws = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-ws-'));
   try {
     mkdirSync(path.join(ws, 'src'));
     writeFileSync(path.join(ws, 'src', 'needle.txt'), 'a haystack line\nthe NEEDLE-42 line\n');
+    // A repository, so the workspace resource starts its git-status thread (dist/git-status-worker.js) from the bundle.
+    const git = (...args: string[]) => spawnSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], { cwd: ws, env: { ...process.env, GIT_CONFIG_NOSYSTEM: '1', GIT_CONFIG_GLOBAL: '/dev/null' } });
+    git('init', '-q');
+    git('add', '.');
+    git('commit', '-q', '-m', 'init');
+    writeFileSync(path.join(ws, 'src', 'new.txt'), 'untracked\n');
     const calls = [
       { name: 'grep', arguments: { pattern: 'NEEDLE-42' } },
       { name: 'find', arguments: { pattern: '*.txt' } },
@@ -132,14 +138,16 @@ test('with and without the code cache, the command runs grep, find (the tool poo
       { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bin-test', version: '1' } } },
       { jsonrpc: '2.0', method: 'notifications/initialized' },
       ...calls.map((params, i) => ({ jsonrpc: '2.0', id: i + 1, method: 'tools/call', params })),
+      { jsonrpc: '2.0', id: calls.length + 1, method: 'resources/read', params: { uri: 'superpi://workspace' } },
     ].map((m) => JSON.stringify(m)).join('\n') + '\n';
     for (const run of ['compiled without the code cache', 'compiled from the code cache']) {
       const r = spawnSync(process.execPath, [bin, '--stdio', '--workspace', ws, '--log-level', 'debug'], {
         input, encoding: 'utf8', timeout: 60_000, env: { ...process.env, SUPERPI_HOME: home },
       });
       assert.match(r.stderr, new RegExp(run), `this start was ${run}`);
-      const replies = new Map(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean; content: { text: string }[] } }).map((m) => [m.id, m]));
-      assert.is(replies.size, calls.length + 1, `every request answered (${run}): ${r.stdout} ${r.stderr}`);
+      const replies = new Map(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean; content: { text: string }[]; contents?: { text: string }[] } }).map((m) => [m.id, m]));
+      assert.is(replies.size, calls.length + 2, `every request answered (${run}): ${r.stdout} ${r.stderr}`);
+      assert.match(replies.get(calls.length + 1)?.result?.contents?.[0]?.text ?? '', /Git status:\n```\n\?\? src\/new\.txt\n```/, `the git status (${run})`);
       const text = (id: number) => {
         const reply = replies.get(id);
         assert.is(reply?.result?.isError, undefined, `${calls[id - 1]?.name} succeeded (${run}): ${JSON.stringify(reply)}`);

@@ -71,7 +71,7 @@ pkg('ships the bundle, the bin, the declarations and the licence, and neither so
   assert.equal(top, ['LICENSE', 'README.md', 'bin', 'dist', 'package.json']);
   assert.match(await readFile(path.join(root, 'LICENSE'), 'utf8'), /^MIT License\n\nCopyright \(c\) \d{4} the super-pi authors\n/);
   const dist = await readdir(path.join(root, 'dist'));
-  for (const f of ['super-pi.cjs', 'super-pi-start.cjs', 'index.js', 'scheduler-worker.js', 'tool-pool-worker.js', 'types']) assert.ok(dist.includes(f), `dist/${f}`);
+  for (const f of ['super-pi.cjs', 'super-pi-start.cjs', 'index.js', 'scheduler-worker.js', 'tool-pool-worker.js', 'git-status-worker.js', 'types']) assert.ok(dist.includes(f), `dist/${f}`);
   assert.not.ok(dist.some((f) => f.endsWith('.map')), 'no source maps (they would carry the sources)');
 });
 

@@ -8,10 +8,13 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { chmod, mkdir, mkdtemp, readdir, realpath, rm, utimes, writeFile } from 'node:fs/promises';
+import { chmod, mkdir, mkdtemp, readdir, realpath, rename, rm, symlink, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { gatherWorkspaceContext } from '../../src/connection/workspace-context.ts';
+import { GIT_STATUS_SKIPPED } from '../../src/tools/git-summary.ts';
+import { guarded } from '../hang-guard.ts';
+import { plantLooseBomb } from '../tools/fixtures/git-bombs.ts';
 
 /** git for building fixtures only, with no user or system configuration, before any hostile key is written. */
 function git(cwd: string, ...args: string[]): void {
@@ -128,6 +131,39 @@ test('a .git that is a file pointing elsewhere, or a symlink, is not followed', 
   await rm(path.join(s.ws, '.git'));
   execFileSync('ln', ['-s', path.join(elsewhere, '.git'), path.join(s.ws, '.git')]);
   assert.is((await gatherWorkspaceContext(s.ws)).git, null);
+}));
+
+/** The HEAD commit's loose object file, moved to `target` and replaced by a symlink to it. */
+async function linkHeadCommit(s: Scene, target: string): Promise<void> {
+  const oid = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: s.ws, encoding: 'utf8' }).trim();
+  const file = path.join(s.ws, '.git', 'objects', oid.slice(0, 2), oid.slice(2));
+  await rename(file, target);
+  await symlink(target, file);
+}
+
+test('a symlink inside .git leading out of it, even into the work tree, is not followed: the status is skipped', () => scene(async (s) => {
+  await committedRepo(s);
+  await mkdir(path.join(s.ws, 'stash'));
+  await linkHeadCommit(s, path.join(s.ws, 'stash', 'commit-object'));
+  const status = (await gatherWorkspaceContext(s.ws)).git?.status ?? '';
+  assert.ok(status.startsWith(GIT_STATUS_SKIPPED), status);
+}));
+
+test('a symlink inside .git leading outside the workspace is not followed: the status is skipped', () => scene(async (s) => {
+  await committedRepo(s);
+  await linkHeadCommit(s, path.join(s.root, 'elsewhere-object'));
+  const status = (await gatherWorkspaceContext(s.ws)).git?.status ?? '';
+  assert.ok(status.startsWith(GIT_STATUS_SKIPPED), status);
+}));
+
+test('a zlib bomb planted in .git by whoever writes the workspace is refused; the rest of the context is still there', () => scene(async (s) => {
+  await committedRepo(s);
+  const oid = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: s.ws, encoding: 'utf8' }).trim();
+  await plantLooseBomb(s.ws, oid, 4_000_000_000, 64 * 1024 * 1024);
+  const context = await guarded(gatherWorkspaceContext(s.ws), 'the workspace context with a bomb in .git');
+  assert.is(context.git?.branch, 'main');
+  assert.ok(context.git?.status?.startsWith(`${GIT_STATUS_SKIPPED}objects/${oid.slice(0, 2)}/`), String(context.git?.status));
+  assert.ok(context.layout.includes('a.txt'), context.layout.join(','));
 }));
 
 test.run();

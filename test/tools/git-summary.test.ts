@@ -1,5 +1,7 @@
 // The workspace's git branch and short status, read without running git: the same lines `git status
-// --short` prints for each kind of change, a detached HEAD without a branch, and the line limit.
+// --short` prints for each kind of change, a detached HEAD without a branch, and the line limit; and the
+// bounds of the thread it runs in: hostile objects (zlib bombs, a huge pack entry, a deep delta chain)
+// refused before they are inflated, a stuck thread terminated at its deadline.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -7,8 +9,12 @@ import { execFileSync } from 'node:child_process';
 import { mkdtemp, realpath, rm, unlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
-import { gitSummary } from '../../src/tools/git-summary.ts';
-import { GIT_STATUS_LINES } from '../../src/limits.ts';
+import { pathToFileURL } from 'node:url';
+import { GIT_STATUS_SKIPPED, gitSummary } from '../../src/tools/git-summary.ts';
+import { GIT_DELTA_MAX_DEPTH, GIT_STATUS_DEADLINE_MS, GIT_STATUS_LINES } from '../../src/limits.ts';
+import { FakeClock } from '../../src/time/fake-clock.ts';
+import { guarded } from '../hang-guard.ts';
+import { committedRepo, plantDeltaChain, plantLooseBomb, plantPackBomb } from './fixtures/git-bombs.ts';
 
 function git(cwd: string, ...args: string[]): string {
   return execFileSync('git', ['-c', 'user.name=t', '-c', 'user.email=t@example.com', '-c', 'init.defaultBranch=main', ...args], {
@@ -72,5 +78,74 @@ test('a workspace without .git has no git summary', async () => {
     await rm(ws, { recursive: true, force: true });
   }
 });
+
+/** A fresh repository with one commit, for a hostile change to its HEAD commit. */
+async function bare(body: (ws: string, oid: string) => Promise<void>): Promise<void> {
+  const ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'super-pi-gitbomb-')));
+  try {
+    await body(ws, await committedRepo(ws));
+  } finally {
+    await rm(ws, { recursive: true, force: true });
+  }
+}
+
+/** 64 MB of zeros: ~64 KB deflated. isomorphic-git alone inflates all of it, synchronously, before it checks anything. */
+const BOMB_ZEROS = 64 * 1024 * 1024;
+
+test('a loose object declaring 4 GB (a zlib bomb) is refused by its header: the status is a note naming it', () => bare(async (ws, oid) => {
+  await plantLooseBomb(ws, oid, 4_000_000_000, BOMB_ZEROS);
+  const summary = await guarded(gitSummary(ws), 'git status of a zlib bomb');
+  assert.is(summary?.branch, 'main');
+  assert.ok(summary?.status?.startsWith(GIT_STATUS_SKIPPED), String(summary?.status));
+  assert.ok(summary?.status?.includes(`objects/${oid.slice(0, 2)}/${oid.slice(2)} declares`), String(summary?.status));
+}));
+
+test('a loose object whose header understates what it inflates to is stopped at what it declared', () => bare(async (ws, oid) => {
+  await plantLooseBomb(ws, oid, 200, BOMB_ZEROS);
+  const status = (await guarded(gitSummary(ws), 'git status of a lying header'))?.status ?? '';
+  assert.ok(status.startsWith(GIT_STATUS_SKIPPED) && status.includes('inflates past'), status);
+}));
+
+test('a pack entry declaring 4 GB is refused before isomorphic-git reads the pack', () => bare(async (ws, oid) => {
+  await plantPackBomb(ws, oid, 4_000_000_000, BOMB_ZEROS);
+  const status = (await guarded(gitSummary(ws), 'git status of a pack bomb'))?.status ?? '';
+  assert.ok(status.startsWith(GIT_STATUS_SKIPPED) && status.includes('pack-hostile.pack at offset 12 declares'), status);
+}));
+
+test(`a delta chain deeper than ${GIT_DELTA_MAX_DEPTH} is refused`, () => bare(async (ws, oid) => {
+  await plantDeltaChain(ws, oid, GIT_DELTA_MAX_DEPTH + 1);
+  const deep = (await guarded(gitSummary(ws), 'git status of a deep delta chain'))?.status ?? '';
+  assert.ok(deep.startsWith(GIT_STATUS_SKIPPED) && deep.includes(`delta chain deeper than ${GIT_DELTA_MAX_DEPTH}`), deep);
+}));
+
+test('a shallow delta chain in a pack is read: the status is computed', () => bare(async (ws, oid) => {
+  await plantDeltaChain(ws, oid, 10);
+  assert.is((await guarded(gitSummary(ws), 'git status of a shallow delta chain'))?.status, '');
+}));
+
+test('a status that would inflate more in all than one status may is skipped, naming the limit', () => bare(async (ws) => {
+  const status = (await guarded(gitSummary(ws, { maxInflatedBytes: 100 }), 'git status over its inflate budget'))?.status ?? '';
+  assert.ok(status.startsWith(GIT_STATUS_SKIPPED) && status.includes('GIT_STATUS_MAX_INFLATED_BYTES'), status);
+}));
+
+test('a status thread stuck in synchronous code is terminated at its deadline, the caller keeps running, and the next status works', () => bare(async (ws) => {
+  const clock = new FakeClock();
+  const spinning = { url: pathToFileURL(path.join(import.meta.dirname, 'fixtures', 'spinning-git-worker.mjs')), execArgv: [], mode: 'built' as const };
+  const pending = gitSummary(ws, { clock, entry: spinning });
+  let settled = false;
+  void pending.then(() => (settled = true));
+  // The deadline is armed once the thread starts: wait for it (this thread is free to run meanwhile).
+  for (let turns = 0; clock.pendingTimers === 0; turns++) {
+    assert.ok(turns < 10_000, 'the deadline timer was never armed');
+    await new Promise((r) => setTimeout(r, 1));
+  }
+  // Many turns of this thread's event loop pass while the status thread spins: it blocks no one.
+  for (let i = 0; i < 50; i++) await new Promise((r) => setImmediate(r));
+  assert.is(settled, false);
+  clock.advance(GIT_STATUS_DEADLINE_MS);
+  const status = (await guarded(pending, 'a status past its deadline'))?.status ?? '';
+  assert.is(status, `${GIT_STATUS_SKIPPED}it passed its ${GIT_STATUS_DEADLINE_MS} ms deadline (GIT_STATUS_DEADLINE_MS)`);
+  assert.is((await guarded(gitSummary(ws), 'the status after a terminated one'))?.status, '');
+}));
 
 test.run();
