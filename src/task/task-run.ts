@@ -27,6 +27,7 @@ import { type TaskLease } from '../store/task-lease.ts';
 import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS } from '../limits.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
+import type { TaskAllowance } from './principal-budget.ts';
 import { currentContent, type FileSnapshot } from './undo.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -59,6 +60,11 @@ export interface TaskRunDeps {
   readonly onAppend: () => void;
   /** Asks the person (elicitation); only called when the setup says the client can be asked. */
   readonly confirm: (message: string, signal: AbortSignal) => Promise<boolean>;
+  /**
+   * The task's share of its principal's budget (principal-budget.ts): each turn and each model request
+   * waits for it, and the run releases it once answered, however it ended. None: unbudgeted.
+   */
+  readonly allowance?: TaskAllowance;
 }
 
 interface Incarnation {
@@ -302,7 +308,7 @@ export class TaskRun {
           this.#deps.onProgress({ progress: action.progress, total: action.total, message: action.message });
           break;
         case 'model':
-          void this.#askModel(inc, action.messages);
+          void this.#askModel(inc, action.messages, action.turn);
           break;
         case 'tool':
           void this.#runTool(inc, action.call, action.confirm, action.snapshot);
@@ -324,6 +330,7 @@ export class TaskRun {
     this.#settled = true;
     this.#clock.clearTimeout(this.#wall);
     this.#clock.clearInterval(this.#heartbeat);
+    this.#deps.allowance?.release();
     this.#resolve(outcome);
   }
 
@@ -331,10 +338,18 @@ export class TaskRun {
     if (this.#current === inc && !inc.controller.signal.aborted) inc.actor.cast(event satisfies TaskMessage);
   }
 
-  async #askModel(inc: Incarnation, messages: readonly ChatMessage[]): Promise<void> {
+  async #askModel(inc: Incarnation, messages: readonly ChatMessage[], turn: number): Promise<void> {
     const signal = inc.controller.signal;
+    const { allowance } = this.#deps;
+    // Past the principal's per-minute budget the turn waits (a cancel or the wall time ends the wait),
+    // saying so, rather than failing a task that would succeed a minute later.
+    const waiting = (message: string) => {
+      if (!signal.aborted) this.#deps.onProgress({ progress: turn, total: this.#deps.setup.maxTurns, message: `turn ${turn}: ${message}` });
+    };
     try {
-      const reply = await this.#deps.provider.complete({ system: harnessById(this.#deps.setup.harness).systemPrompt, messages: [...messages], tools: this.#tools, signal });
+      await allowance?.admitTurn(signal, waiting);
+      const admitRequest = allowance ? (s: AbortSignal) => allowance.admitModelCall(s, waiting) : undefined;
+      const reply = await this.#deps.provider.complete({ system: harnessById(this.#deps.setup.harness).systemPrompt, messages: [...messages], tools: this.#tools, signal, ...(admitRequest ? { admitRequest } : {}) });
       this.#answer(inc, { e: 'model', text: reply.text, toolCalls: reply.toolCalls, stopReason: reply.stopReason });
     } catch (err) {
       if (signal.aborted) return;

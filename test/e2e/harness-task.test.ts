@@ -153,7 +153,7 @@ tasks('over HTTP, principal B can neither read, list nor continue principal A\'s
 
 tasks('an anonymous remote caller cannot write through a task either', async () => {
   const model = await startScriptedServer([toolTurn([{ name: 'write', arguments: { path: 'pwned.txt', content: 'x' } }]), answer('done')]);
-  const server = await startHttpServerProcess(box.ws, [], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-tasks'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
   try {
     const client = new Client({ name: 'anon', version: '1' }, { capabilities: {} });
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
@@ -234,7 +234,7 @@ tasks('the same kind of task driven through MCP sampling, answered by the test c
 
 tasks('a remote task asks the person (elicitation) before an `ask` tool, and runs it when allowed', async () => {
   const model = await startScriptedServer([toolTurn([{ name: 'bash', arguments: { command: 'echo asked-and-allowed' } }]), answer('ran it')]);
-  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-writes'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-writes', '--allow-anonymous-tasks'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
   try {
     const questions: string[] = [];
     const client = new Client({ name: 'asker', version: '1' }, { capabilities: { elicitation: {} } });
