@@ -18,7 +18,7 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { type TaskActorArgs, taskBehaviourRef, type TaskMessage } from './task-actor.ts';
 import { harnessById } from '../harness/catalog.ts';
-import { loadout } from '../harness/policy.ts';
+import { type Caller, callerLoadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
@@ -110,7 +110,9 @@ export class TaskRun {
     this.#deps = deps;
     this.conversationId = deps.setup.conversationId;
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
-    this.#tools = loadout(harnessById(deps.setup.harness)).filter((t) => t !== 'harness_task')
+    // The model is offered only what the task may run for its caller: a tool it would be refused costs
+    // a turn of the operator's model and teaches it nothing.
+    this.#tools = callerLoadout(harnessById(deps.setup.harness), taskCaller(deps.setup)).filter((t) => t !== 'harness_task')
       .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
     const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
     this.#clock = deps.clock ?? systemClock;
@@ -393,6 +395,20 @@ export class TaskRun {
       throw new ToolError(`Not run: the person could not be asked (${(err as Error).message})`);
     }
   }
+}
+
+/**
+ * The task's caller as the permission rules see it: the local user (whose host confirmed the task), an
+ * anonymous caller without the operator's write opt-in, or a remote caller who can be asked or not.
+ * Tasks start no tasks, so the anonymous-tasks opt-in does not matter here.
+ */
+function taskCaller(setup: TaskSetup): Caller {
+  return {
+    kind: setup.local ? 'local' : setup.forbidWrites ? 'anonymous' : 'token',
+    canElicit: setup.canConfirm,
+    allowAnonymousWrites: !setup.forbidWrites,
+    allowAnonymousTasks: false,
+  };
 }
 
 function isFenced(err: unknown): err is StoreError {
