@@ -270,6 +270,28 @@ export const MAX_RESULT_CHARS = 60_000;
 /** Files larger than this are not snapshotted (and so cannot be undone): the store keeps whole contents. */
 export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
 
+/**
+ * Harness tasks one principal may run at once on this node (every anonymous caller together is one
+ * principal); one more is refused at its start with a tool error naming the flag. `--max-tasks-per-principal`.
+ */
+export const DEFAULT_MAX_TASKS_PER_PRINCIPAL = 4;
+
+/**
+ * Model turns one principal's tasks may begin per minute on this node (a sliding window); past it a turn
+ * waits until the window allows, reporting progress "waiting for the model budget", within the task's
+ * wall time. `--turns-per-minute`.
+ */
+export const DEFAULT_TURNS_PER_MINUTE = 60;
+
+/**
+ * Requests one principal's tasks may send to a model endpoint per minute on this node, retries included
+ * (what the operator pays for); past it a request waits as a turn does. `--model-calls-per-minute`.
+ */
+export const DEFAULT_MODEL_CALLS_PER_MINUTE = 120;
+
+/** The window of the per-minute task budgets. */
+export const TASK_BUDGET_WINDOW_MS = 60_000;
+
 
 // ── Several nodes on one PostgreSQL store: task leases and health (src/store/task-lease.ts, src/server/node-health.ts).
 

@@ -16,6 +16,7 @@ import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
+import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
 
 export interface ServerOptions {
@@ -44,6 +45,14 @@ export interface ServerOptions {
   readonly tokenList: string | undefined;
   readonly requireAuth: boolean;
   readonly allowAnonymousWrites: boolean;
+  /** Anonymous remote callers may start harness_task (`--allow-anonymous-tasks`, `SUPERPI_ALLOW_ANONYMOUS_TASKS`). */
+  readonly allowAnonymousTasks: boolean;
+  /** Harness tasks one principal may run at once on this node (`--max-tasks-per-principal`). */
+  readonly maxTasksPerPrincipal: number;
+  /** Model turns one principal's tasks may begin per minute on this node (`--turns-per-minute`). */
+  readonly turnsPerMinute: number;
+  /** Model requests, retries included, one principal's tasks may send per minute on this node (`--model-calls-per-minute`). */
+  readonly modelCallsPerMinute: number;
   readonly allowedHosts: readonly string[];
   readonly maxSessions: number;
   readonly maxSessionsPerPrincipal: number;
@@ -95,6 +104,10 @@ Options (flags override environment variables, which override defaults):
   --tokens FILE            bearer tokens, one "token principal" pair per line   env SUPERPI_TOKENS="tokenA=alice,tokenB=bob"
   --require-auth           refuse callers without a valid bearer token (401)
   --allow-anonymous-writes let anonymous remote callers use write, edit and bash   default: refused
+  --allow-anonymous-tasks  let anonymous remote callers start harness_task (it spends the operator's model budget; all anonymous callers share one task budget)   env SUPERPI_ALLOW_ANONYMOUS_TASKS=1   default: refused
+  --max-tasks-per-principal N   harness tasks one principal runs at once on this node; one more is refused   default: ${DEFAULT_MAX_TASKS_PER_PRINCIPAL}
+  --turns-per-minute N     model turns one principal's tasks begin per minute on this node; past it a turn waits   default: ${DEFAULT_TURNS_PER_MINUTE}
+  --model-calls-per-minute N   requests to the model endpoint (retries included) one principal's tasks send per minute on this node; past it a request waits   default: ${DEFAULT_MODEL_CALLS_PER_MINUTE}
   --allowed-hosts LIST     comma-separated Host/Origin names accepted   default: localhost,127.0.0.1,[::1]
   --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
@@ -141,6 +154,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         tokens: { type: 'string' },
         'require-auth': { type: 'boolean' },
         'allow-anonymous-writes': { type: 'boolean' },
+        'allow-anonymous-tasks': { type: 'boolean' },
+        'max-tasks-per-principal': { type: 'string' },
+        'turns-per-minute': { type: 'string' },
+        'model-calls-per-minute': { type: 'string' },
         'allowed-hosts': { type: 'string' },
         'max-sessions': { type: 'string' },
         'max-sessions-per-principal': { type: 'string' },
@@ -220,6 +237,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       tokenList: env.SUPERPI_TOKENS,
       requireAuth: values['require-auth'] ?? false,
       allowAnonymousWrites: values['allow-anonymous-writes'] ?? false,
+      allowAnonymousTasks: values['allow-anonymous-tasks'] ?? envFlag('SUPERPI_ALLOW_ANONYMOUS_TASKS', env.SUPERPI_ALLOW_ANONYMOUS_TASKS),
+      maxTasksPerPrincipal: positiveInt('--max-tasks-per-principal', values['max-tasks-per-principal'], DEFAULT_MAX_TASKS_PER_PRINCIPAL),
+      turnsPerMinute: positiveInt('--turns-per-minute', values['turns-per-minute'], DEFAULT_TURNS_PER_MINUTE),
+      modelCallsPerMinute: positiveInt('--model-calls-per-minute', values['model-calls-per-minute'], DEFAULT_MODEL_CALLS_PER_MINUTE),
       allowedHosts: values['allowed-hosts'] ? values['allowed-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') : DEFAULT_ALLOWED_HOSTS,
       maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
@@ -234,6 +255,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       clusterInsecureForwarding: values['cluster-insecure-forwarding'] ?? env.SUPERPI_CLUSTER_INSECURE_FORWARDING === '1',
     },
   };
+}
+
+/** A yes/no environment variable: 1/true/yes or 0/false/no (any case); unset or empty is no. */
+function envFlag(name: string, raw: string | undefined): boolean {
+  const v = raw?.trim().toLowerCase() ?? '';
+  if (v === '' || v === '0' || v === 'false' || v === 'no') return false;
+  if (v === '1' || v === 'true' || v === 'yes') return true;
+  throw new OptionsError(`${name} takes 1, true or yes (or 0, false, no), not "${raw}"`);
 }
 
 function portNumber(raw: string | undefined): number {

@@ -101,6 +101,8 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     logger,
     serverVersion: SERVER_VERSION,
     allowAnonymousWrites: options.allowAnonymousWrites,
+    allowAnonymousTasks: options.allowAnonymousTasks,
+    taskBudget: { maxTasks: options.maxTasksPerPrincipal, turnsPerMinute: options.turnsPerMinute, modelCallsPerMinute: options.modelCallsPerMinute },
     // stdio serves no /metrics: nothing would read them.
     metrics: options.metrics && options.transport !== 'stdio',
     store: options.store,

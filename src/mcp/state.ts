@@ -21,6 +21,8 @@ export interface ConnectionConfig {
   readonly pageSize: number;
   /** Operator opt-in (`--allow-anonymous-writes`): anonymous remote callers may use write, edit and bash. */
   readonly allowAnonymousWrites: boolean;
+  /** Operator opt-in (`--allow-anonymous-tasks`): anonymous remote callers may start harness_task. */
+  readonly allowAnonymousTasks: boolean;
 }
 
 export type Pending =
@@ -60,6 +62,7 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
       principal: config.principal ?? { kind: 'local' },
       pageSize: config.pageSize ?? DEFAULT_PAGE_SIZE,
       allowAnonymousWrites: config.allowAnonymousWrites ?? false,
+      allowAnonymousTasks: config.allowAnonymousTasks ?? false,
     },
     phase: 'awaiting-initialize',
     protocolVersion: null,

@@ -72,6 +72,7 @@ export class AnthropicProvider implements ModelProvider {
       signal: req.signal,
       secrets: [this.#config.apiKey],
       policy: this.#config.retry,
+      ...(req.admitRequest ? { admit: req.admitRequest } : {}),
     });
     return fromAnthropicResponse(this.name, response);
   }

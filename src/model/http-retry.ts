@@ -40,6 +40,8 @@ export interface JsonPost {
   secrets?: readonly string[];
   /** Overrides of DEFAULT_RETRY_POLICY. */
   policy?: Partial<RetryPolicy>;
+  /** Awaited before each attempt (the caller's budget of model calls); its rejection ends the call. */
+  admit?: (signal: AbortSignal) => Promise<void>;
 }
 
 /** The parsed JSON body of the first successful (2xx) response. */
@@ -53,6 +55,7 @@ export async function postJson(req: JsonPost): Promise<unknown> {
   };
   for (let attempt = 0; ; attempt++) {
     if (req.signal?.aborted) throw abortedError(req.provider, where, req.signal);
+    if (req.admit) await admitted(req, where);
     const outcome = await attemptOnce(req, init, policy, where);
     if (outcome.ok) return outcome.value;
     const lastAttempt = !outcome.retryable || attempt >= policy.maxRetries;
@@ -65,6 +68,17 @@ export async function postJson(req: JsonPost): Promise<unknown> {
       });
     }
     await sleep(backoffMs(attempt, outcome.retryAfterMs, policy), req.signal, () => abortedError(req.provider, where, req.signal));
+  }
+}
+
+/** Waits for the caller's budget to allow one more attempt; an abort while waiting is reported as any other. */
+async function admitted(req: JsonPost, where: string): Promise<void> {
+  const signal = req.signal ?? new AbortController().signal;
+  try {
+    await req.admit?.(signal);
+  } catch (err) {
+    if (signal.aborted) throw abortedError(req.provider, where, signal);
+    throw err;
   }
 }
 

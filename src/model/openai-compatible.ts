@@ -65,6 +65,7 @@ export class OpenAICompatibleProvider implements ModelProvider {
       signal: req.signal,
       secrets: apiKey ? [apiKey] : [],
       policy: this.#config.retry,
+      ...(req.admitRequest ? { admit: req.admitRequest } : {}),
     });
     return fromOpenAIResponse(this.name, response);
   }

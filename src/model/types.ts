@@ -56,6 +56,12 @@ export interface ModelRequest {
   maxTokens?: number;
   /** Aborting it stops the request (and any retry wait) promptly with a ModelError. */
   signal?: AbortSignal;
+  /**
+   * Awaited before every request sent to a model endpoint, retries included: the caller's budget of
+   * model calls (it may wait, and rejects when the signal aborts). Sampling asks the host's own model
+   * and does not call it.
+   */
+  admitRequest?: (signal: AbortSignal) => Promise<void>;
 }
 
 export interface ModelProvider {

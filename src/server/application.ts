@@ -40,6 +40,7 @@ import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation } from '../tools/bash-isolation.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
+import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets, type TaskBudgetLimits } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal, requestStream } from '../store/session-events.ts';
 import { idKey } from '../mcp/jsonrpc.ts';
@@ -72,6 +73,10 @@ export interface ApplicationOptions {
   readonly serverVersion: string;
   /** Anonymous remote callers may use write, edit and bash (operator opt-in). */
   readonly allowAnonymousWrites?: boolean;
+  /** Anonymous remote callers may start harness_task (operator opt-in, `--allow-anonymous-tasks`). */
+  readonly allowAnonymousTasks?: boolean;
+  /** What one principal's harness tasks may spend on this node; default DEFAULT_TASK_BUDGET_LIMITS. */
+  readonly taskBudget?: TaskBudgetLimits;
   /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
   readonly onGiveUp: (message: string) => void;
   /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
@@ -128,6 +133,8 @@ export class Application implements SessionHost {
   #nextTask = 1;
   /** The one registry of open sessions, every transport's. */
   readonly registry: SessionRegistry;
+  /** What each principal's harness tasks spend on this node (tasks at once, turns and model calls per minute). */
+  readonly budgets: PrincipalBudgets;
   #nextSession = 1;
   #restarts = 0;
   #chaosTimer: unknown;
@@ -169,6 +176,7 @@ export class Application implements SessionHost {
       entry: () => schedulerEntry(),
       onInlineCalls: (series) => this.observer.inlineCalls(series),
     });
+    this.budgets = new PrincipalBudgets(options.taskBudget ?? DEFAULT_TASK_BUDGET_LIMITS, this.#clock);
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
   }
@@ -345,6 +353,7 @@ export class Application implements SessionHost {
       principal: options.principal,
       pageSize: this.#options.pageSize,
       allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
+      allowAnonymousTasks: this.#options.allowAnonymousTasks ?? false,
     };
     // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered,
     // so any node finds it), or taken over from another node; WebSocket and stdio sessions are not stored
@@ -381,6 +390,8 @@ export class Application implements SessionHost {
         workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
         task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
+          // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
+          openAllowance: () => this.budgets.open(poolPrincipal(options.principal)),
           supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
           ...(this.#options.taskLeaseMs === undefined ? {} : { taskLeaseMs: this.#options.taskLeaseMs }),
           watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
@@ -503,6 +514,7 @@ export class Application implements SessionHost {
       executorFor: (key) => this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(principalOfKey(key)), session: TAKEN_OVER })),
       env: process.env,
       logger: this.#options.logger,
+      adoptAllowance: (key) => this.budgets.adopt(poolPrincipal(principalOfKey(key))),
       supervise: (run, key) => this.#superviseTask(run, TAKEN_OVER, principalOfKey(key), key),
       transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
       // The answer goes on the stream of the request it answers, and ends it: the client resuming that

@@ -21,6 +21,7 @@ import { TaskRun } from './task-run.ts';
 import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
 import type { TaskSetup } from './task-core.ts';
 import { storedSetup } from './task-takeover.ts';
+import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
@@ -139,11 +140,16 @@ export class SessionTasks {
       for (const [id, ask] of this.#asks) if (ask.ticket === ticket) this.#asks.delete(id);
       this.#deps.deliver({ kind: 'toolDone', ticket, outcome });
     };
-    this.#launch(effect).then((run) => {
+    // Refused before anything is written: past the cap the call costs the operator nothing.
+    const allowance = this.#deps.context.openAllowance?.();
+    if (allowance !== undefined && isBudgetRefusal(allowance)) return done({ text: allowance.refused, isError: true });
+    this.#launch(effect, allowance).then((run) => {
       entry.run = run;
       if (entry.stopped !== null) run.stop(entry.stopped);
       void run.outcome.then(done);
     }, (err: unknown) => {
+      // The run never began (or could not be supervised and already answered): its slot is free either way.
+      allowance?.release();
       if (err instanceof ToolError || err instanceof ModelError) return done({ text: err.message, isError: true });
       this.#deps.logger.log('error', 'harness task failed to start', { error: (err as Error).stack ?? String(err) });
       done({ text: `Internal error: the task could not start: ${(err as Error).message}`, isError: true });
@@ -151,7 +157,7 @@ export class SessionTasks {
   }
 
   /** The conversation (new or continued), its prompt appended, then the supervised task actor. */
-  async #launch(effect: RunToolEffect): Promise<TaskRun> {
+  async #launch(effect: RunToolEffect, allowance: TaskAllowance | undefined): Promise<TaskRun> {
     const { context } = this.#deps;
     const args = effect.args;
     const harness = args.harness as HarnessId;
@@ -203,6 +209,7 @@ export class SessionTasks {
       confirm: async (message, signal) => {
         return isAllowed(await this.#ask(ticket, 'elicitation/create', confirmationRequest(message), signal));
       },
+      ...(allowance === undefined ? {} : { allowance }),
     });
     try {
       await context.supervise(run);

@@ -2,6 +2,7 @@
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { TaskRun } from './task-run.ts';
+import type { BudgetRefusal, TaskAllowance } from './principal-budget.ts';
 
 /** What harness tasks need: the store (opened on first use), who the caller is, which session. */
 export interface TaskContext {
@@ -14,6 +15,8 @@ export interface TaskContext {
   readonly forbidWrites: boolean;
   readonly sessionId: string;
   readonly env: NodeJS.ProcessEnv;
+  /** A slot in the caller's task budget for a new task, or why not (principal-budget.ts). None: unbudgeted. */
+  readonly openAllowance?: () => TaskAllowance | BudgetRefusal;
   /** Starts a task under its supervisor (the task's actor is restarted if it dies). */
   readonly supervise: (run: TaskRun) => Promise<void>;
   /** Wall time of one task (default DEFAULT_TASK_WALL_MS). */

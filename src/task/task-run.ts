@@ -18,7 +18,7 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import { type TaskActorArgs, taskBehaviourRef, type TaskMessage } from './task-actor.ts';
 import { harnessById } from '../harness/catalog.ts';
-import { loadout } from '../harness/policy.ts';
+import { type Caller, callerLoadout } from '../harness/policy.ts';
 import type { ChatMessage, ModelProvider, ToolCall, ToolSpec } from '../model/types.ts';
 import { ModelError } from '../model/types.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
@@ -29,6 +29,7 @@ import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
 import { currentContent } from './undo.ts';
 import type { BeforeImage, FileSnapshot } from './file-snapshot.ts';
+import type { TaskAllowance } from './principal-budget.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
@@ -60,6 +61,11 @@ export interface TaskRunDeps {
   readonly onAppend: () => void;
   /** Asks the person (elicitation); only called when the setup says the client can be asked. */
   readonly confirm: (message: string, signal: AbortSignal) => Promise<boolean>;
+  /**
+   * The task's share of its principal's budget (principal-budget.ts): each turn and each model request
+   * waits for it, and the run releases it once answered, however it ended. None: unbudgeted.
+   */
+  readonly allowance?: TaskAllowance;
 }
 
 interface Incarnation {
@@ -105,7 +111,9 @@ export class TaskRun {
     this.#deps = deps;
     this.conversationId = deps.setup.conversationId;
     this.outcome = new Promise((resolve) => (this.#resolve = resolve));
-    this.#tools = loadout(harnessById(deps.setup.harness)).filter((t) => t !== 'harness_task')
+    // The model is offered only what the task may run for its caller: a tool it would be refused costs
+    // a turn of the operator's model and teaches it nothing.
+    this.#tools = callerLoadout(harnessById(deps.setup.harness), taskCaller(deps.setup)).filter((t) => t !== 'harness_task')
       .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
     const wallMs = deps.wallMs ?? DEFAULT_TASK_WALL_MS;
     this.#clock = deps.clock ?? systemClock;
@@ -303,7 +311,7 @@ export class TaskRun {
           this.#deps.onProgress({ progress: action.progress, total: action.total, message: action.message });
           break;
         case 'model':
-          void this.#askModel(inc, action.messages);
+          void this.#askModel(inc, action.messages, action.turn);
           break;
         case 'tool':
           void this.#runTool(inc, action.call, action.confirm, action.snapshot, action.stored);
@@ -325,6 +333,7 @@ export class TaskRun {
     this.#settled = true;
     this.#clock.clearTimeout(this.#wall);
     this.#clock.clearInterval(this.#heartbeat);
+    this.#deps.allowance?.release();
     this.#resolve(outcome);
   }
 
@@ -332,10 +341,18 @@ export class TaskRun {
     if (this.#current === inc && !inc.controller.signal.aborted) inc.actor.cast(event satisfies TaskMessage);
   }
 
-  async #askModel(inc: Incarnation, messages: readonly ChatMessage[]): Promise<void> {
+  async #askModel(inc: Incarnation, messages: readonly ChatMessage[], turn: number): Promise<void> {
     const signal = inc.controller.signal;
+    const { allowance } = this.#deps;
+    // Past the principal's per-minute budget the turn waits (a cancel or the wall time ends the wait),
+    // saying so, rather than failing a task that would succeed a minute later.
+    const waiting = (message: string) => {
+      if (!signal.aborted) this.#deps.onProgress({ progress: turn, total: this.#deps.setup.maxTurns, message: `turn ${turn}: ${message}` });
+    };
     try {
-      const reply = await this.#deps.provider.complete({ system: harnessById(this.#deps.setup.harness).systemPrompt, messages: [...messages], tools: this.#tools, signal });
+      await allowance?.admitTurn(signal, waiting);
+      const admitRequest = allowance ? (s: AbortSignal) => allowance.admitModelCall(s, waiting) : undefined;
+      const reply = await this.#deps.provider.complete({ system: harnessById(this.#deps.setup.harness).systemPrompt, messages: [...messages], tools: this.#tools, signal, ...(admitRequest ? { admitRequest } : {}) });
       this.#answer(inc, { e: 'model', text: reply.text, toolCalls: reply.toolCalls, stopReason: reply.stopReason });
     } catch (err) {
       if (signal.aborted) return;
@@ -422,6 +439,20 @@ export class TaskRun {
       throw new ToolError(`Not run: the person could not be asked (${(err as Error).message})`);
     }
   }
+}
+
+/**
+ * The task's caller as the permission rules see it: the local user (whose host confirmed the task), an
+ * anonymous caller without the operator's write opt-in, or a remote caller who can be asked or not.
+ * Tasks start no tasks, so the anonymous-tasks opt-in does not matter here.
+ */
+function taskCaller(setup: TaskSetup): Caller {
+  return {
+    kind: setup.local ? 'local' : setup.forbidWrites ? 'anonymous' : 'token',
+    canElicit: setup.canConfirm,
+    allowAnonymousWrites: !setup.forbidWrites,
+    allowAnonymousTasks: false,
+  };
 }
 
 function isFenced(err: unknown): err is StoreError {

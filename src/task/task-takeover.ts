@@ -21,6 +21,7 @@ import type { ToolExecutor, ToolOutcome } from '../tools/contract.ts';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { resultLine } from '../mcp/jsonrpc.ts';
 import type { TaskSetup } from './task-core.ts';
+import type { TaskAllowance } from './principal-budget.ts';
 import { TaskRun } from './task-run.ts';
 
 /** Takeover passes per lease term: a lapsed task waits at most half a term more before a node looks. */
@@ -96,6 +97,8 @@ export interface TaskTakeoverDeps {
   /** Where the model is configured (SUPERPI_MODEL_URL…): a taken-over task cannot sample its client. */
   readonly env: NodeJS.ProcessEnv;
   readonly logger: Logger;
+  /** The share of a principal's budget (by owner key) a taken-over task spends: counted, never refused, as it already runs. */
+  readonly adoptAllowance?: (principal: string) => TaskAllowance;
   /** Starts the run under the node's task supervisor, as a session's task is. */
   readonly supervise: (run: TaskRun, principal: string) => Promise<void>;
   /** The conversation got an entry: sessions on this node watching it hear. */
@@ -173,6 +176,7 @@ export class TaskTakeover {
         onProgress: () => undefined,
         onAppend: () => this.#deps.transcriptChanged(task.conversationId),
         confirm: () => Promise.reject(new Error('the client that started the task is connected to another node')),
+        ...(this.#deps.adoptAllowance ? { allowance: this.#deps.adoptAllowance(task.principal) } : {}),
       });
     } catch (err) {
       // Left as the user can see and continue it, under the lease just taken (no one else writes now).

@@ -100,6 +100,16 @@ const FIGURES: readonly Figure[] = [
   // Harness tasks
   { phrase: /a wall time of\s+(\d+) minutes/, name: 'DEFAULT_TASK_WALL_MS', figure: String(limits.DEFAULT_TASK_WALL_MS / 60_000) },
   { phrase: /the actor `transient`, (\d+ restarts in \d+) s/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task').replace(' / ', ' restarts in ') },
+  { phrase: /\| `--max-tasks-per-principal N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
+  { phrase: /\| `--turns-per-minute N` \| \| `(\d+)`/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
+  { phrase: /\| `--model-calls-per-minute N` \| \| `(\d+)`/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
+  { phrase: /\| `DEFAULT_MAX_TASKS_PER_PRINCIPAL` \| (\d+) harness tasks/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
+  { phrase: /\| `DEFAULT_TURNS_PER_MINUTE` \| (\d+) model turns/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
+  { phrase: /\| `DEFAULT_MODEL_CALLS_PER_MINUTE` \| (\d+) requests/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
+  { phrase: /at most (\d+) tasks at once \(`--max-tasks-per-principal`\)/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
+  { phrase: /(\d+) model turns\s+\(`--turns-per-minute`\)/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
+  { phrase: /(\d+) model requests, retries included \(`--model-calls-per-minute`\)/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
+  { phrase: /in any\s+sliding (minute)/, name: 'TASK_BUDGET_WINDOW_MS', figure: limits.TASK_BUDGET_WINDOW_MS === 60_000 ? 'minute' : `${limits.TASK_BUDGET_WINDOW_MS} ms` },
   // Streamable HTTP and stdio
   { phrase: /up to (\d+) s,\s+`DRAIN_GRACE_MS`/, name: 'DRAIN_GRACE_MS', figure: seconds(limits.DRAIN_GRACE_MS) },
   // Observer

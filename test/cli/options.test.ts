@@ -7,6 +7,7 @@ import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/limits.ts';
+import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../../src/limits.ts';
 
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   const c = parseOptions(argv, env, '/cwd');
@@ -154,6 +155,25 @@ test('--task-lease (or SUPERPI_TASK_LEASE) sets the lease term in seconds, 10 by
     assert.throws(() => parseOptions([`--task-lease=${bad}`], {}, '/'), (e: unknown) => e instanceof OptionsError && /--task-lease takes a positive whole number/.test((e as Error).message), bad);
   }
   assert.match(usage, '--task-lease SECONDS');
+});
+
+test('anonymous tasks are refused by default; --allow-anonymous-tasks or SUPERPI_ALLOW_ANONYMOUS_TASKS=1 allows them; a bad value is an options error', () => {
+  assert.is(serve([]).allowAnonymousTasks, false);
+  assert.is(serve(['--allow-anonymous-tasks']).allowAnonymousTasks, true);
+  assert.is(serve([], { SUPERPI_ALLOW_ANONYMOUS_TASKS: '1' }).allowAnonymousTasks, true);
+  assert.is(serve([], { SUPERPI_ALLOW_ANONYMOUS_TASKS: 'no' }).allowAnonymousTasks, false);
+  assert.throws(() => serve([], { SUPERPI_ALLOW_ANONYMOUS_TASKS: 'maybe' }), /SUPERPI_ALLOW_ANONYMOUS_TASKS takes 1, true or yes/);
+});
+
+test('the task budget flags default to the named limits and take positive whole numbers', () => {
+  const o = serve([]);
+  assert.equal([o.maxTasksPerPrincipal, o.turnsPerMinute, o.modelCallsPerMinute], [DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_TURNS_PER_MINUTE, DEFAULT_MODEL_CALLS_PER_MINUTE]);
+  const set = serve(['--max-tasks-per-principal', '2', '--turns-per-minute', '10', '--model-calls-per-minute', '20']);
+  assert.equal([set.maxTasksPerPrincipal, set.turnsPerMinute, set.modelCallsPerMinute], [2, 10, 20]);
+  for (const flag of ['--max-tasks-per-principal', '--turns-per-minute', '--model-calls-per-minute']) {
+    assert.throws(() => serve([flag, '0']), new RegExp(`${flag} takes a positive whole number`));
+    assert.match(usage, flag);
+  }
 });
 
 test.run();

@@ -33,7 +33,8 @@ type Connect = (box: Sandbox) => Promise<Connection>;
 
 let server: RunningServer | null = null;
 async function httpServer(box: Sandbox): Promise<RunningServer> {
-  server ??= await startHttpServerProcess(box.ws, ['--allow-anonymous-writes']);
+  // The remote clients are anonymous: the operator's opt-ins give them (and list) the eight tools stdio has.
+  server ??= await startHttpServerProcess(box.ws, ['--allow-anonymous-writes', '--allow-anonymous-tasks']);
   return server;
 }
 

@@ -143,7 +143,7 @@ ownership('HTTP: another connection and a restarted server serve the principal; 
 
 ownership('HTTP: an anonymous caller is one principal per session, also across a restart (session ids repeat)', async () => {
   const model = await startScriptedServer([answer('anonymous one')]);
-  let server = await startHttpServerProcess(box.ws, [], modelEnv(model.url));
+  let server = await startHttpServerProcess(box.ws, ['--allow-anonymous-tasks'], modelEnv(model.url));
   try {
     const anon = await connectHttp(server.url);
     const done = await anon.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'mine' } });
@@ -155,7 +155,7 @@ ownership('HTTP: an anonymous caller is one principal per session, also across a
     await other.close();
     assert.is(await server.stop(), 0);
     // The first session of the new process has the same session number as the first of the old one.
-    server = await startHttpServerProcess(box.ws, [], modelEnv(model.url));
+    server = await startHttpServerProcess(box.ws, ['--allow-anonymous-tasks'], modelEnv(model.url));
     const next = await connectHttp(server.url);
     await next.readResource({ uri: uriOf(id) }).then(() => assert.unreachable('a new anonymous session after a restart'), (err: { code?: number }) => assert.is(err.code, -32002));
     assert.equal(await completeIds(next), []);

@@ -12,6 +12,7 @@ import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { CreateMessageRequestSchema, ElicitRequestSchema, ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { type Connected, connectStdio, makeSandbox, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
+import { guarded, pollUntil } from '../hang-guard.ts';
 
 const toolTurn = (calls: { name: string; arguments: object }[]): ScriptStep => ({
   body: {
@@ -154,7 +155,7 @@ tasks('over HTTP, principal B can neither read, list nor continue principal A\'s
 
 tasks('an anonymous remote caller cannot write through a task either', async () => {
   const model = await startScriptedServer([toolTurn([{ name: 'write', arguments: { path: 'pwned.txt', content: 'x' } }]), answer('done')]);
-  const server = await startHttpServerProcess(box.ws, [], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-tasks'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
   try {
     const client = new Client({ name: 'anon', version: '1' }, { capabilities: {} });
     await client.connect(new StreamableHTTPClientTransport(new URL(server.url)));
@@ -235,7 +236,7 @@ tasks('the same kind of task driven through MCP sampling, answered by the test c
 
 tasks('a remote task asks the person (elicitation) before an `ask` tool, and runs it when allowed', async () => {
   const model = await startScriptedServer([toolTurn([{ name: 'bash', arguments: { command: 'echo asked-and-allowed' } }]), answer('ran it')]);
-  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-writes'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-writes', '--allow-anonymous-tasks'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
   try {
     const questions: string[] = [];
     const client = new Client({ name: 'asker', version: '1' }, { capabilities: { elicitation: {} } });
@@ -252,6 +253,83 @@ tasks('a remote task asks the person (elicitation) before an `ask` tool, and run
     assert.match(back?.content ?? '', /asked-and-allowed/);
     await client.close();
   } finally {
+    await server.stop();
+    await model.close();
+  }
+});
+
+// ── Who may spend the operator's model, and how much (issue 22).
+
+const anonymousClient = async (url: string, name: string) => {
+  const client = new Client({ name, version: '1' }, { capabilities: {} });
+  await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+  return client;
+};
+
+tasks('over HTTP an anonymous caller cannot start harness_task by default: a tool error names the flag and tokens, it is not listed, and the model gets no request', async () => {
+  const model = await startScriptedServer([answer('should never be asked')]);
+  const server = await startHttpServerProcess(box.ws, [], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  try {
+    const anon = await anonymousClient(server.url, 'anon');
+    assert.equal((await anon.listTools()).tools.map((t) => t.name), ['read', 'grep', 'find', 'ls'], 'only what it may call');
+    const results = await Promise.all(Array.from({ length: 5 }, () => anon.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'spend' } })));
+    for (const r of results) {
+      assert.is(r.isError, true);
+      assert.match(textOf(r), /--allow-anonymous-tasks/);
+      assert.match(textOf(r), /bearer token/);
+    }
+    assert.is(model.requests.length, 0, 'the operator\'s model was never called');
+    await anon.close();
+  } finally {
+    await server.stop();
+    await model.close();
+  }
+});
+
+tasks('with --allow-anonymous-tasks and --max-tasks-per-principal 2, anonymous sessions share one budget: a third concurrent task (from a third session) is refused', async () => {
+  const model = await startScriptedServer([{ hang: true }, { hang: true }, answer('a third task reached the model')]);
+  const server = await startHttpServerProcess(box.ws, ['--allow-anonymous-tasks', '--max-tasks-per-principal', '2'], { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home });
+  const clients: Client[] = [];
+  try {
+    for (const name of ['anon-1', 'anon-2', 'anon-3']) clients.push(await anonymousClient(server.url, name));
+    const [one, two, three] = clients as [Client, Client, Client];
+    const running = [one, two].map((c) => c.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'hang' } }, undefined, { timeout: 60_000 }).catch(() => undefined));
+    await pollUntil('both tasks asked the model', () => (model.requests.length >= 2 ? true : null), 20_000);
+    const third = await three.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'one more' } });
+    assert.is(third.isError, true);
+    assert.match(textOf(third), /anonymous callers \(who share one budget\) already run 2 task\(s\) on this node, the most --max-tasks-per-principal allows \(2\)/);
+    assert.is(model.requests.length, 2, 'the refused task never reached the model');
+    void running;
+  } finally {
+    for (const c of clients) await c.close().catch(() => undefined);
+    await server.stop();
+    await model.close();
+  }
+});
+
+tasks('--model-calls-per-minute 2 bounds what the model endpoint receives: the task waits, saying so, with exactly 2 requests sent', async () => {
+  const ls = toolTurn([{ name: 'ls', arguments: { path: '.' } }]);
+  const model = await startScriptedServer([ls, ls, ls, ls, answer('done')]);
+  const server = await startHttpServerProcess(box.ws, ['--model-calls-per-minute', '2'], {
+    SUPERPI_TOKENS: 'carol-token-123=carol', SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home,
+  });
+  const client = new Client({ name: 'carol', version: '1' }, { capabilities: {} });
+  try {
+    await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: 'Bearer carol-token-123' } } }));
+    const controller = new AbortController();
+    let resolveWaiting!: (n: number) => void;
+    const waiting = new Promise<number>((r) => (resolveWaiting = r));
+    const call = client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'list it four times' } }, undefined, {
+      signal: controller.signal, timeout: 60_000,
+      onprogress: (p) => { if (/waiting for the model budget/.test(p.message ?? '')) resolveWaiting(model.requests.length); },
+    }).catch(() => undefined);
+    const seenWhenWaiting = await guarded(waiting, 'the progress "waiting for the model budget"', 30_000);
+    assert.is(seenWhenWaiting, 2, 'two requests reached the model before the task waited');
+    controller.abort('enough');
+    await call;
+    assert.is(model.requests.length, 2, 'no third request was sent');
+  } finally {
+    await client.close().catch(() => undefined);
     await server.stop();
     await model.close();
   }

@@ -52,6 +52,35 @@ test('500 three times: a retryable ModelError naming provider, status, the serve
   }
 });
 
+test('admitRequest is awaited before every attempt, retries included, so a budget counts what the endpoint receives', async () => {
+  const boom = { status: 500, body: { error: { message: 'try again' } } };
+  const server = await startScriptedServer([boom, boom, ok]);
+  try {
+    const provider = new OpenAICompatibleProvider({ baseUrl: server.url, model: 'm', retry: quick });
+    const seen: number[] = [];
+    const turn = await provider.complete({ ...request, admitRequest: async () => { seen.push(server.requests.length); } });
+    assert.is(turn.text, 'fine');
+    assert.equal(seen, [0, 1, 2], 'admitted once before each of the three requests');
+  } finally {
+    await server.close();
+  }
+});
+
+test('a request the budget does not admit is never sent; an abort while it waits is the usual abort error', async () => {
+  const server = await startScriptedServer([ok]);
+  try {
+    const provider = new AnthropicProvider({ apiKey: 'k', model: 'm', baseUrl: server.url, retry: quick });
+    const controller = new AbortController();
+    const pending = provider.complete({ ...request, signal: controller.signal, admitRequest: (signal) => new Promise((_, reject) => signal.addEventListener('abort', () => reject(signal.reason), { once: true })) });
+    controller.abort(new Error('cancelled'));
+    const err = await rejection(guarded(pending, 'the aborted wait'));
+    assert.match(err.message, /abort/i);
+    assert.is(server.requests.length, 0);
+  } finally {
+    await server.close();
+  }
+});
+
 test('400: no retry, not retryable, the Anthropic error type and message kept', async () => {
   const server = await startScriptedServer([
     { status: 400, body: { type: 'error', error: { type: 'invalid_request_error', message: 'max_tokens: too large' } } },

@@ -8,8 +8,9 @@
 //   only (another principal's look exactly like ones that do not exist); an `ask` rule becomes an
 //   `elicitation/create` when the client declared elicitation, else a denial naming the rule.
 // - an anonymous remote caller: one principal per session; reads only — no `write`, `edit` or `bash`
-//   unless the operator passed `--allow-anonymous-writes`; `/health` tells it only `{status}` once
-//   tokens are configured.
+//   unless the operator passed `--allow-anonymous-writes`, no `harness_task` (the operator's model)
+//   unless `--allow-anonymous-tasks`, and `tools/list` shows it only what it may call; `/health` tells
+//   it only `{status}` once tokens are configured.
 // - the content of the workspace (always): a cloned repository is attacker-controlled. It never
 //   chooses a program or an option the server runs (git config, hooks, pagers), never leads a read
 //   or write outside the root (symlinks, swapped directories), and never hangs or bloats the server
@@ -115,6 +116,18 @@ classes('an anonymous remote caller may read but not write, edit or run commands
     }
     const ls = await call(anon, 'ls', { path: '.' });
     assert.not.match(textOf(ls), /anon\.txt|anon-bash-ran/);
+  } finally {
+    await anon.close();
+  }
+});
+
+classes('an anonymous remote caller cannot start harness_task, and is shown only the tools it may call', async () => {
+  const anon = await httpClient(server.url, null);
+  try {
+    assert.equal((await anon.listTools()).tools.map((t) => t.name), ['read', 'grep', 'find', 'ls']);
+    const denied = await call(anon, 'harness_task', { harness: 'super-pi-code', prompt: 'spend the operator\'s model' });
+    assert.is(denied.isError, true);
+    assert.match(textOf(denied), /anonymous remote callers cannot start harness_task.*--allow-anonymous-tasks/);
   } finally {
     await anon.close();
   }

@@ -233,4 +233,32 @@ test('a running task renews its lease, under its own epoch, while it waits on th
   await store.close();
 });
 
+
+test('the model is offered only the tools the task may run for its caller: no write, edit or bash for an anonymous caller, no bash for one that cannot be asked', async () => {
+  const offered = new Map<string, string[]>();
+  for (const [who, setup] of [
+    ['local', { local: true, forbidWrites: false, canConfirm: false }],
+    ['anonymous', { local: false, forbidWrites: true, canConfirm: true }],
+    ['token without elicitation', { local: false, forbidWrites: false, canConfirm: false }],
+  ] as const) {
+    const store = new SyncStoreAdapter(SqliteConversationStore.open(':memory:'));
+    const { id } = await store.createConversation({ principal: 'local', sessionId: 'session-1', harness: 'super-pi-code' });
+    const lease = await store.claimTask(id, {});
+    await store.append(id, 'user', { text: 'hello' }, lease.epoch);
+    const provider: ModelProvider = { name: 'recording', complete: async (req) => { offered.set(who, req.tools.map((t) => t.name)); return { text: 'done', toolCalls: [], stopReason: 'end' }; } };
+    const run = new TaskRun({
+      setup: { conversationId: id, harness: 'super-pi-code', maxTurns: 5, ...setup },
+      principal: 'local', store, lease, scheduler, provider, workspace: '/nonexistent',
+      executeTool: async () => ({ text: 'unused' }), toolTimeoutMs: 1000, logger,
+      onProgress: () => undefined, onAppend: () => undefined, confirm: async () => false,
+    });
+    await run.start();
+    await guarded(run.outcome, `the ${who} task`);
+    await store.close();
+  }
+  assert.equal(offered.get('local'), ['read', 'write', 'edit', 'bash', 'grep', 'find', 'ls']);
+  assert.equal(offered.get('anonymous'), ['read', 'grep', 'find', 'ls']);
+  assert.equal(offered.get('token without elicitation'), ['read', 'write', 'edit', 'grep', 'find', 'ls']);
+});
+
 test.run();

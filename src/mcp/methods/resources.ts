@@ -4,11 +4,12 @@
 
 import type { RequestId, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
-import { decideTool } from '../../harness/policy.ts';
+import { decideForCaller } from '../../harness/policy.ts';
 import { toolNames } from '../../tools/definition.ts';
 import type { WorkspaceContext } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { listReply } from './list-reply.ts';
+import { callerOf } from './tools.ts';
 import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri, transcriptUri } from '../resources.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
@@ -17,7 +18,7 @@ function resourcesOf(state: ConnectionState): Resource[] {
   const harness = effectiveHarness(state);
   return [
     { uri: WORKSPACE_URI, name: 'workspace', title: 'Workspace context', description: 'The workspace root, git branch and status, top-level layout and README excerpt.', mimeType: 'text/markdown' },
-    { uri: LOADOUT_URI, name: 'loadout', title: `Tool loadout of ${harness}`, description: 'Which tools this connection\'s harness may use, and the rule for each.', mimeType: 'application/json' },
+    { uri: LOADOUT_URI, name: 'loadout', title: `Tool loadout of ${harness}`, description: 'Which tools this connection\'s harness lets this caller use, and the rule for each.', mimeType: 'application/json' },
     ...state.conversations.map((id): Resource => ({ uri: transcriptUri(id), name: `conversation-${id}`, title: `Transcript of conversation ${id}`, mimeType: 'application/jsonl' })),
   ];
 }
@@ -56,17 +57,22 @@ export function readResource(state: ConnectionState, id: RequestId, params: Para
   return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
 }
 
+/** The harness's tools as this caller meets them: `verdict` and `rule` are what a call of it would get. */
 function loadoutDocument(state: ConnectionState) {
   const harness = harnessById(effectiveHarness(state));
+  const caller = callerOf(state);
   return {
     harness: harness.id,
     description: harness.description,
+    caller: caller.kind,
     tools: toolNames.map((name) => {
       const rule = harness.policy[name];
+      const decision = decideForCaller(harness, name, caller);
       return {
         name,
-        verdict: rule.verdict,
-        rule: decideTool(harness, name).rule,
+        verdict: decision.verdict,
+        rule: decision.verdict === 'deny' ? decision.refusal : decision.rule,
+        ...(decision.verdict === rule.verdict ? {} : { harnessVerdict: rule.verdict }),
         ...(rule.paths ? { paths: rule.paths.map((p) => ({ under: p.under, verdict: p.verdict, why: p.why })) } : {}),
       };
     }),

@@ -3,7 +3,7 @@
 
 import type { CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
-import { decideTool, loadout } from '../../harness/policy.ts';
+import { type Caller, callerLoadout, decideForCaller } from '../../harness/policy.ts';
 import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
@@ -17,12 +17,10 @@ import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
 import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../../limits.ts';
 
-/** What an anonymous remote caller may not do unless the operator opted in. */
-const anonymousForbidden: ReadonlySet<ToolName> = new Set(['write', 'edit', 'bash']);
-
 export function listTools(state: ConnectionState, id: RequestId, params: Params): Step {
   const features = versionFeatures(state.protocolVersion ?? '2025-06-18');
-  const tools = loadout(harnessById(effectiveHarness(state))).map((name): Tool => {
+  // Only what this caller may actually call: a host shown a tool assumes it can use it.
+  const tools = callerLoadout(harnessById(effectiveHarness(state)), callerOf(state)).map((name): Tool => {
     const def = toolCatalog[name];
     const tool: Tool = { name: def.name, description: def.description, inputSchema: def.inputSchema };
     if (features.titles) tool.title = def.title;
@@ -50,20 +48,10 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (name === 'harness_task' && conversationsHeld(state) >= MAX_SESSION_CONVERSATIONS) {
     return fail(state, id, ErrorCode.InvalidParams, `This session has started MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS}) conversations; open a new session to start more`);
   }
-  const harness = harnessById(effectiveHarness(state));
-  const decision = decideTool(harness, name);
-  if (decision.verdict === 'deny') return reply(state, id, toolError(`Denied by harness policy: ${decision.rule}`));
-  if (state.config.principal.kind === 'anonymous' && anonymousForbidden.has(name) && !state.config.allowAnonymousWrites) {
-    return reply(state, id, toolError(`Denied by remote policy: anonymous remote callers cannot use ${name}; authenticate with a bearer token, or the operator may start the server with --allow-anonymous-writes`));
-  }
+  const decision = decideForCaller(harnessById(effectiveHarness(state)), name, callerOf(state));
+  if (decision.verdict === 'deny') return reply(state, id, toolError(decision.refusal));
   const typedArgs = args as Record<string, unknown>;
-  if (decision.verdict === 'ask') {
-    if (canElicit(state)) return askPerson(state, id, name, typedArgs, decision.rule, progressToken);
-    if (state.config.principal.kind !== 'local') {
-      return reply(state, id, toolError(`Denied by harness policy: ${decision.rule}; this client cannot be asked (it did not declare elicitation), so the call is refused`));
-    }
-    // A local host confirms each tool call with its user before sending it, so `ask` is already satisfied.
-  }
+  if (decision.verdict === 'ask') return askPerson(state, id, name, typedArgs, decision.rule, progressToken);
   return startTool(state, id, name, typedArgs, progressToken);
 }
 
@@ -111,6 +99,16 @@ function conversationsHeld(state: ConnectionState): number {
   let held = state.conversations.length;
   for (const p of state.pending.values()) if ((p.kind === 'tool' || p.kind === 'confirm') && p.tool === 'harness_task') held++;
   return held;
+}
+
+/** The caller as the permission rules see it: a pure function of the connection's state. */
+export function callerOf(state: ConnectionState): Caller {
+  return {
+    kind: state.config.principal.kind,
+    canElicit: canElicit(state),
+    allowAnonymousWrites: state.config.allowAnonymousWrites,
+    allowAnonymousTasks: state.config.allowAnonymousTasks,
+  };
 }
 
 function canElicit(state: ConnectionState): boolean {
