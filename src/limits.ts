@@ -467,6 +467,12 @@ export const DRAIN_GRACE_MS = 10_000;
 export const STDIO_EXIT_GRACE_MS = 3000;
 
 /**
+ * After an exception or rejection nothing caught (a bug: every event callback is guarded), how long the
+ * work in flight gets to be answered with an error before the process exits with code 1 anyway.
+ */
+export const UNCAUGHT_EXIT_GRACE_MS = 2000;
+
+/**
  * How often a node on a shared (PostgreSQL) store probes it. While the last probe found it unreachable
  * the node refuses new sessions (503, `Retry-After` this interval, rounded up to whole seconds), so a
  * node that lost its database is noticed within one interval plus `HEALTH_STORE_TIMEOUT_MS`.

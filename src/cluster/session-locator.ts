@@ -133,7 +133,7 @@ export class SessionLocator implements ClusterSessions {
     const known = forwarded ? undefined : this.#homes.get(id);
     if (known !== undefined) {
       if (known.key === key && clock.now() < known.until) {
-        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId);
+        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId, this.#o.logger);
         if (outcome.kind === 'done' || target.destroyed) return { kind: 'forwarded' };
       }
       // Another principal, a lease that may have lapsed since, or a home that cannot be reached: the store says.
@@ -149,7 +149,7 @@ export class SessionLocator implements ClusterSessions {
       if (home !== null && home.fresh) {
         if (forwarded) return { kind: 'unavailable', message: 'the session moved while this request was being forwarded to it; retry' };
         const until = clock.now() + home.remainingMs;
-        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId);
+        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId, this.#o.logger);
         if (outcome.kind === 'done') {
           this.#remember(id, { key, url: home.advertiseUrl, until });
           return { kind: 'forwarded' };
