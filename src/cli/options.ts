@@ -10,6 +10,7 @@ import { parseLogLevel } from '../log/logger.ts';
 import { parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.ts';
+import { parseOrigin } from '../transports/origin.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../limits.ts';
 import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
@@ -45,6 +46,8 @@ export interface ServerOptions {
   readonly requireAuth: boolean;
   readonly allowAnonymousWrites: boolean;
   readonly allowedHosts: readonly string[];
+  /** Origins accepted besides the server's own (`--allowed-origins`, `SUPERPI_ALLOWED_ORIGINS`), as `scheme://host[:port]`. */
+  readonly allowedOrigins: readonly string[];
   readonly maxSessions: number;
   readonly maxSessionsPerPrincipal: number;
   readonly maxAnonymousSessions: number;
@@ -93,7 +96,8 @@ Options (flags override environment variables, which override defaults):
   --tokens FILE            bearer tokens, one "token principal" pair per line   env SUPERPI_TOKENS="tokenA=alice,tokenB=bob"
   --require-auth           refuse callers without a valid bearer token (401)
   --allow-anonymous-writes let anonymous remote callers use write, edit and bash   default: refused
-  --allowed-hosts LIST     comma-separated Host/Origin names accepted   default: localhost,127.0.0.1,[::1]
+  --allowed-hosts LIST     comma-separated Host names accepted (and Origin names at the server's own port)   default: localhost,127.0.0.1,[::1]
+  --allowed-origins LIST   comma-separated browser origins accepted besides the server's own, as scheme://host[:port]   env SUPERPI_ALLOWED_ORIGINS   default: none
   --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
@@ -139,6 +143,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'require-auth': { type: 'boolean' },
         'allow-anonymous-writes': { type: 'boolean' },
         'allowed-hosts': { type: 'string' },
+        'allowed-origins': { type: 'string' },
         'max-sessions': { type: 'string' },
         'max-sessions-per-principal': { type: 'string' },
         'max-anonymous-sessions': { type: 'string' },
@@ -217,6 +222,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       requireAuth: values['require-auth'] ?? false,
       allowAnonymousWrites: values['allow-anonymous-writes'] ?? false,
       allowedHosts: values['allowed-hosts'] ? values['allowed-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') : DEFAULT_ALLOWED_HOSTS,
+      allowedOrigins: parseAllowedOrigins(values['allowed-origins'] ?? (env.SUPERPI_ALLOWED_ORIGINS || undefined)),
       maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
@@ -229,6 +235,16 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       advertiseUrl: advertise?.url,
     },
   };
+}
+
+/** `--allowed-origins`: each entry an http(s) origin, kept as the origin check compares it. */
+function parseAllowedOrigins(raw: string | undefined): readonly string[] {
+  if (raw === undefined) return [];
+  return raw.split(',').map((o) => o.trim()).filter((o) => o !== '').map((o) => {
+    const origin = parseOrigin(o);
+    if (origin === null) throw new OptionsError(`--allowed-origins takes http(s) origins such as http://localhost:3000, not "${o}"`);
+    return origin;
+  });
 }
 
 function portNumber(raw: string | undefined): number {

@@ -60,14 +60,17 @@ export interface RunningHttpServer {
 
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { sessions: host, logger } = options;
-  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin: options.origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
+  // The server's own origin is an allowed host at the port it is bound to, known once it listens.
+  let boundPort: number | undefined;
+  const origin: OriginPolicy = { ...options.origin, port: () => boundPort };
+  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
   const http = new StreamableHttp({ ...transportOptions, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport(transportOptions);
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
   const healthIsPublic = options.tokens.size === 0 && !options.requireAuth;
   const observerRoutes = new ObserverRoutes({
-    observer: options.observer, tokens: options.tokens, origin: options.origin,
+    observer: options.observer, tokens: options.tokens, origin,
     access: { loopback: isLoopbackHost(options.host), tokensConfigured: options.tokens.size > 0, requireAuth: options.requireAuth, observers: new Set(options.observers ?? []) },
   });
 
@@ -75,7 +78,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const pathname = pathOf(req.url);
     if (pathname === null) return refuse(res, 400, 'Bad Request: the request target is not a URL');
     if (pathname === '/health' && req.method === 'GET') {
-      const bad = checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin);
+      const bad = checkHostAndOrigin(origin, req.headers.host, req.headers.origin);
       if (bad) return refuse(res, 403, `Forbidden: ${bad}`);
       const health = options.health();
       res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -129,6 +132,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
   });
   const port = (server.address() as AddressInfo).port;
+  boundPort = port;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     url: `http://${shownHost}:${port}/mcp`,
