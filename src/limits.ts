@@ -37,6 +37,12 @@ export const MAX_CLIENT_INFO_STRING_LENGTH = 256;
  */
 export const MAX_REQUEST_ID_LENGTH = 256;
 
+/**
+ * Length of a method name, in characters (the longest MCP method is under 40). A request with a longer
+ * one gets -32600 with its id; a notification is dropped, with one log line that does not repeat it.
+ */
+export const MAX_METHOD_LENGTH = 256;
+
 /** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
 export const MAX_REQUESTS_IN_FLIGHT = 512;
 
@@ -435,6 +441,18 @@ export const WS_PING_INTERVAL_MS = 30_000;
 
 /** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
 export const WS_EARLY_FRAMES = 1000;
+
+// ── The operator's log (src/log/logger.ts). No flags: a log line is for reading, not for keeping what a caller sent.
+
+/**
+ * Length of each string a log record carries, the message and every string in its fields, in characters;
+ * past it the string is cut and says how much was left out. Caller text (a method name, a path, an error
+ * message) reaches the log only through these fields, so no caller can write a megabyte-long line.
+ */
+export const MAX_LOGGED_STRING_LENGTH = 1024;
+
+/** Length of the fields of one log record, as their JSON text; past it the text is cut, saying how much was left out. */
+export const MAX_LOGGED_FIELDS_LENGTH = 8 * 1024;
 
 // ── Command-line defaults and the stop (src/cli).
 
