@@ -7,7 +7,7 @@
 // session host's Clock. It knows the server only as a SessionHost.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TokenTable } from '../auth/tokens.ts';
 import type { ClusterSessions } from '../cluster/session-locator.ts';
@@ -114,9 +114,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   }));
   // A request node:http could not parse: answered as node does by default, and noted at debug level (a
   // scanner on the port is no news to the operator).
-  server.on('clientError', guarded(logger, 'http client error', (err: NodeJS.ErrnoException, socket: Duplex) => {
+  server.on('clientError', guarded(logger, 'http client error', (err: NodeJS.ErrnoException, socket: Socket) => {
     logger.log('debug', 'an HTTP request could not be parsed', { code: err.code ?? err.message });
-    if (err.code === 'ECONNRESET' || !socket.writable) return void socket.destroy();
+    // A reply already begun on this connection (keep-alive) must not have a status line written into it.
+    if (err.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) return void socket.destroy();
     const [status, text] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
     socket.end(bareStatus(status, text));
   }, (_error, _err, socket) => socket.destroy()));

@@ -100,7 +100,7 @@ function regressions(port: number): [Case][] {
   ];
 }
 
-test(`${RUNS} generated request lines, headers and upgrades over raw sockets: after each the server answers /health and an MCP ping, and nothing reached the uncaught-failure policy (seed ${SEED})`, async () => {
+test(`an unparseable request target is 400 (request and upgrade); then ${RUNS} generated request lines, headers and upgrades over raw sockets: after each the server answers /health and an MCP ping, and nothing reached the uncaught-failure policy (seed ${SEED})`, async () => {
   const box = await makeSandbox();
   const server = await startFuzzServer(box.ws);
   const port = Number(new URL(server.url).port);
@@ -109,6 +109,12 @@ test(`${RUNS} generated request lines, headers and upgrades over raw sockets: af
     const init = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'fuzz', version: '1' } } }) });
     assert.is(init.status, 200, await init.text());
     const session = { ...headers, 'mcp-session-id': init.headers.get('mcp-session-id') as string };
+    // The answers the fix gives, beyond surviving: the caller's mistake is a 400, over HTTP and on an upgrade.
+    const own = `Host: 127.0.0.1:${port}`;
+    assert.match(await rawExchange(port, `GET http:// HTTP/1.1\r\n${own}\r\n\r\n`), /^HTTP\/1\.1 400 /);
+    assert.match(await rawExchange(port, `POST http://[ HTTP/1.1\r\n${own}\r\nContent-Length: 0\r\n\r\n`), /^HTTP\/1\.1 400 /);
+    assert.match(await rawExchange(port, `GET http:// HTTP/1.1\r\n${own}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\nSec-WebSocket-Protocol: mcp\r\n\r\n`), /^HTTP\/1\.1 400 /);
+    assert.match(await rawExchange(port, `GET /elsewhere HTTP/1.1\r\n${own}\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n\r\n`), /^HTTP\/1\.1 404 /);
     let pingId = 100;
     const stillServing = async (c: Case): Promise<void> => {
       const seen = `after ${JSON.stringify(bytesOf(c).slice(0, 300))}; stderr: ${server.stderr().slice(-1500)}`;
