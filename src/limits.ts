@@ -37,6 +37,12 @@ export const MAX_CLIENT_INFO_STRING_LENGTH = 256;
  */
 export const MAX_REQUEST_ID_LENGTH = 256;
 
+/**
+ * Length of a method name, in characters (the longest MCP method is under 40). A request with a longer
+ * one gets -32600 with its id; a notification is dropped, with one log line that does not repeat it.
+ */
+export const MAX_METHOD_LENGTH = 256;
+
 /** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
 export const MAX_REQUESTS_IN_FLIGHT = 512;
 
@@ -483,6 +489,18 @@ export const WS_PING_INTERVAL_MS = 30_000;
 /** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
 export const WS_EARLY_FRAMES = 1000;
 
+// ── The operator's log (src/log/logger.ts). No flags: a log line is for reading, not for keeping what a caller sent.
+
+/**
+ * Length of each string a log record carries, the message and every string in its fields, in characters;
+ * past it the string is cut and says how much was left out. Caller text (a method name, a path, an error
+ * message) reaches the log only through these fields, so no caller can write a megabyte-long line.
+ */
+export const MAX_LOGGED_STRING_LENGTH = 1024;
+
+/** Length of the fields of one log record, as their JSON text; past it the text is cut, saying how much was left out. */
+export const MAX_LOGGED_FIELDS_LENGTH = 8 * 1024;
+
 // ── Command-line defaults and the stop (src/cli).
 
 /** Default deadline of one tool call (`--tool-timeout`); past it the call is aborted and answered with an error. */
@@ -512,6 +530,12 @@ export const DRAIN_GRACE_MS = 10_000;
  * stuck handle) may keep the process alive before it exits anyway: a host must see it end.
  */
 export const STDIO_EXIT_GRACE_MS = 3000;
+
+/**
+ * After an exception or rejection nothing caught (a bug: every event callback is guarded), how long the
+ * work in flight gets to be answered with an error before the process exits with code 1 anyway.
+ */
+export const UNCAUGHT_EXIT_GRACE_MS = 2000;
 
 /**
  * How often a node on a shared (PostgreSQL) store probes it. While the last probe found it unreachable

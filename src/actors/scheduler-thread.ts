@@ -1,6 +1,7 @@
 // One scheduler worker thread, seen from the main thread: the ready handshake, a heartbeat that
 // detects a hung thread, memory limits, and the rule that the thread's exit is the exit of every actor on it.
 
+import { guarded } from '../log/guarded.ts';
 import { Worker } from 'node:worker_threads';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, SCHEDULER_THREAD_MEMORY_MB } from '../limits.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
@@ -87,7 +88,10 @@ export class SchedulerThread {
         resolve(reason);
       });
     });
-    this.#worker.on('message', (m: FromWorker) => {
+    // A message this side cannot take in is a fault of the pair, not of the process: the worker is
+    // terminated, and its exit fails what it held and reports the crash, as any worker death does.
+    const asLogger = { log: (_level: 'error', message: string, data: Record<string, unknown>) => log(message, { worker: index, ...data }) };
+    this.#worker.on('message', guarded(asLogger, 'scheduler worker message', (m: FromWorker) => {
       if (m.t === 'ready') {
         this.#isReady = true;
         this.#heartbeat.start();
@@ -95,7 +99,7 @@ export class SchedulerThread {
         return;
       }
       this.#receive(m);
-    });
+    }, () => void this.#worker.terminate()));
     this.#heartbeat = new Heartbeat(this.#clock, limits, {
       ping: (seq) => this.#post({ t: 'ping', seq }),
       hung: (silentForMs) => {

@@ -11,7 +11,8 @@ import { CODE_CACHE_WRITE_DELAY_MS, type CodeCacheHandle } from './code-cache.ts
 import { watchLauncher } from './launcher-watch.ts';
 import { OptionsError, parseOptions, usage } from './options.ts';
 import { listen, type OpenedServer, openServer, SERVER_VERSION, serveStdioSession } from './serve.ts';
-import { DRAIN_GRACE_MS, STDIO_EXIT_GRACE_MS } from '../limits.ts';
+import { installLastResort, type LastResort } from './last-resort.ts';
+import { DRAIN_GRACE_MS, STDIO_EXIT_GRACE_MS, UNCAUGHT_EXIT_GRACE_MS } from '../limits.ts';
 
 export { SERVER_VERSION } from './serve.ts';
 
@@ -58,7 +59,13 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
     throw err;
   }
   const saveCodeCache = codeCacheWriter(start.codeCache, opened.logger);
-  return command.options.transport === 'stdio' ? serveOverStdio(opened, saveCodeCache) : serveOverHttp(opened, saveCodeCache);
+  const lastResort = installLastResort(opened.logger);
+  lastResort.onFailure(() => opened.app.stop());
+  try {
+    return await (command.options.transport === 'stdio' ? serveOverStdio(opened, saveCodeCache, lastResort) : serveOverHttp(opened, saveCodeCache, lastResort));
+  } finally {
+    lastResort.uninstall();
+  }
 }
 
 /**
@@ -89,7 +96,7 @@ function codeCacheWriter(cache: CodeCacheHandle | undefined, logger: Logger): ()
   };
 }
 
-async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void): Promise<number> {
+async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void, lastResort: LastResort): Promise<number> {
   const { logger } = opened;
   // SIGTERM or SIGINT (or the wrapper the host launched going away) drains as HTTP does; a second signal
   // cuts the drain short. Either way the requests left are answered with an error and the exit code is 0.
@@ -106,6 +113,13 @@ async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void)
   };
   process.on('SIGTERM', onSignal);
   process.on('SIGINT', onSignal);
+  // After an uncaught failure: every request left is answered with an error now.
+  let served: Promise<unknown> = Promise.resolve();
+  lastResort.onFailure(() => {
+    stop.abort();
+    hurry.abort();
+    return served;
+  });
   // Found while the session is already being served: the host's first requests do not wait on /proc.
   const launcher = watchLauncher((gone) => {
     if (stop.signal.aborted) return;
@@ -120,7 +134,9 @@ async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void)
   });
   let ended: Awaited<ReturnType<typeof serveStdioSession>>;
   try {
-    ended = await serveStdioSession(opened, { input: process.stdin, output: process.stdout, stop: stop.signal, hurry: hurry.signal, onFirstReply: afterFirstReply });
+    const session = serveStdioSession(opened, { input: process.stdin, output: process.stdout, stop: stop.signal, hurry: hurry.signal, onFirstReply: afterFirstReply });
+    served = session;
+    ended = await session;
   } finally {
     (await launcher)?.stop();
   }
@@ -138,9 +154,11 @@ async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void)
   return 0;
 }
 
-async function serveOverHttp(opened: OpenedServer, afterListening: () => void): Promise<number> {
+async function serveOverHttp(opened: OpenedServer, afterListening: () => void, lastResort: LastResort): Promise<number> {
   const { options, logger, workspace, tokens } = opened;
   const server = await listen(opened);
+  // After an uncaught failure: requests in flight get half the grace to finish, then are answered with an error.
+  lastResort.onFailure(() => server.close(UNCAUGHT_EXIT_GRACE_MS / 2));
   afterListening();
   const wsUrl = server.url.replace(/^http/, 'ws');
   process.stdout.write([

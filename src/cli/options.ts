@@ -10,6 +10,7 @@ import { parseLogLevel } from '../log/logger.ts';
 import { parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.ts';
+import { parseOrigin } from '../transports/origin.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../limits.ts';
 import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
@@ -54,6 +55,8 @@ export interface ServerOptions {
   /** Model requests, retries included, one principal's tasks may send per minute on this node (`--model-calls-per-minute`). */
   readonly modelCallsPerMinute: number;
   readonly allowedHosts: readonly string[];
+  /** Origins accepted besides the server's own (`--allowed-origins`, `SUPERPI_ALLOWED_ORIGINS`), as `scheme://host[:port]`. */
+  readonly allowedOrigins: readonly string[];
   readonly maxSessions: number;
   readonly maxSessionsPerPrincipal: number;
   readonly maxAnonymousSessions: number;
@@ -108,7 +111,8 @@ Options (flags override environment variables, which override defaults):
   --max-tasks-per-principal N   harness tasks one principal runs at once on this node; one more is refused   default: ${DEFAULT_MAX_TASKS_PER_PRINCIPAL}
   --turns-per-minute N     model turns one principal's tasks begin per minute on this node; past it a turn waits   default: ${DEFAULT_TURNS_PER_MINUTE}
   --model-calls-per-minute N   requests to the model endpoint (retries included) one principal's tasks send per minute on this node; past it a request waits   default: ${DEFAULT_MODEL_CALLS_PER_MINUTE}
-  --allowed-hosts LIST     comma-separated Host/Origin names accepted   default: localhost,127.0.0.1,[::1]
+  --allowed-hosts LIST     comma-separated Host names accepted (and Origin names at the server's own port)   default: localhost,127.0.0.1,[::1]
+  --allowed-origins LIST   comma-separated browser origins accepted besides the server's own, as scheme://host[:port]   env SUPERPI_ALLOWED_ORIGINS   default: none
   --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
@@ -159,6 +163,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'turns-per-minute': { type: 'string' },
         'model-calls-per-minute': { type: 'string' },
         'allowed-hosts': { type: 'string' },
+        'allowed-origins': { type: 'string' },
         'max-sessions': { type: 'string' },
         'max-sessions-per-principal': { type: 'string' },
         'max-anonymous-sessions': { type: 'string' },
@@ -242,6 +247,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       turnsPerMinute: positiveInt('--turns-per-minute', values['turns-per-minute'], DEFAULT_TURNS_PER_MINUTE),
       modelCallsPerMinute: positiveInt('--model-calls-per-minute', values['model-calls-per-minute'], DEFAULT_MODEL_CALLS_PER_MINUTE),
       allowedHosts: values['allowed-hosts'] ? values['allowed-hosts'].split(',').map((h) => h.trim().toLowerCase()).filter((h) => h !== '') : DEFAULT_ALLOWED_HOSTS,
+      allowedOrigins: parseAllowedOrigins(values['allowed-origins'] ?? (env.SUPERPI_ALLOWED_ORIGINS || undefined)),
       maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
@@ -263,6 +269,16 @@ function envFlag(name: string, raw: string | undefined): boolean {
   if (v === '' || v === '0' || v === 'false' || v === 'no') return false;
   if (v === '1' || v === 'true' || v === 'yes') return true;
   throw new OptionsError(`${name} takes 1, true or yes (or 0, false, no), not "${raw}"`);
+}
+
+/** `--allowed-origins`: each entry an http(s) origin, kept as the origin check compares it. */
+function parseAllowedOrigins(raw: string | undefined): readonly string[] {
+  if (raw === undefined) return [];
+  return raw.split(',').map((o) => o.trim()).filter((o) => o !== '').map((o) => {
+    const origin = parseOrigin(o);
+    if (origin === null) throw new OptionsError(`--allowed-origins takes http(s) origins such as http://localhost:3000, not "${o}"`);
+    return origin;
+  });
 }
 
 function portNumber(raw: string | undefined): number {

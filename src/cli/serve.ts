@@ -187,7 +187,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     logger,
     tokens,
     requireAuth: options.requireAuth,
-    origin: { allowedHosts: options.allowedHosts },
+    origin: { allowedHosts: options.allowedHosts, allowedOrigins: options.allowedOrigins },
     maxMessageBytes: options.maxMessageBytes,
     sessionIdleMs: options.sessionIdleMs,
     observers: options.observers,

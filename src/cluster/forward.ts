@@ -8,6 +8,10 @@
 import { createRequire } from 'node:module';
 import type * as Http from 'node:http';
 import type * as Https from 'node:https';
+import type { Socket } from 'node:net';
+import { guarded } from '../log/guarded.ts';
+import type { Logger } from '../log/logger.ts';
+import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import { FORWARD_CONNECT_TIMEOUT_MS } from '../limits.ts';
 
 /** The header that marks a forwarded request (and names the node that forwarded it). */
@@ -67,7 +71,7 @@ function loadClients(): Clients {
 }
 
 /** Sends the request (with `body`, for a POST) to `baseUrl` + `/mcp` and streams the reply to `target`. */
-export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string): Promise<ForwardOutcome> {
+export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string, logger: Logger): Promise<ForwardOutcome> {
   const { http, https, agents } = loadClients();
   const url = new URL(`${baseUrl}/mcp`);
   const headers: Record<string, string> = { [FORWARDED_BY_HEADER]: self };
@@ -87,52 +91,73 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
       clearTimeout(connectTimer);
       resolve(outcome);
     };
-    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http }, (reply) => {
+    // Whatever the home sent that cannot be passed on (a status like 099, a header node refuses to write)
+    // is a 502 from here if nothing was written yet, else the client's reply ends; never a throw.
+    let wroteHead = false;
+    const badReply = (reason: string, reply: Http.IncomingMessage): void => {
+      reply.destroy();
+      if (!wroteHead && !target.destroyed) {
+        wroteHead = true;
+        target.writeHead(502, { 'content-type': 'application/json' });
+        target.end(errorLine(null, ErrorCode.InternalError, `Bad Gateway: ${reason}`));
+      } else {
+        target.end();
+      }
+      settle({ kind: 'done' });
+    };
+    const onReply = (reply: Http.IncomingMessage): void => {
       began = true;
       clearTimeout(connectTimer);
+      const status = reply.statusCode ?? 0;
+      if (!isFinalStatus(status)) return badReply(`the session's home node answered with status ${status}`, reply);
       const back: Record<string, string> = {};
       for (const [name, value] of Object.entries(reply.headers)) {
         if (HOP_BY_HOP.has(name) || value === undefined) continue;
         back[name] = Array.isArray(value) ? value.join(', ') : value;
       }
-      target.writeHead(reply.statusCode ?? 502, back);
+      target.writeHead(status, back);
+      wroteHead = true;
       target.flushHeaders();
       reply.setEncoding('utf8');
-      reply.on('data', (chunk: string) => { if (!target.destroyed) target.write(chunk); });
-      reply.on('end', () => {
+      const ended = () => {
         target.end();
         settle({ kind: 'done' });
-      });
+      };
+      const cut = (error: unknown) => badReply(`the reply could not be passed on: ${(error as Error).message}`, reply);
+      reply.on('data', guarded(logger, 'forward reply data', (chunk: string) => { if (!target.destroyed) target.write(chunk); }, cut));
+      reply.on('end', guarded(logger, 'forward reply end', ended, cut));
       // The home went away mid-reply: the client's reply ends too (an SSE client resumes with Last-Event-ID).
-      reply.on('error', () => {
-        target.end();
-        settle({ kind: 'done' });
-      });
-      reply.on('aborted', () => {
-        target.end();
-        settle({ kind: 'done' });
-      });
-    });
+      reply.on('error', guarded(logger, 'forward reply error', ended, cut));
+      reply.on('aborted', guarded(logger, 'forward reply aborted', ended, cut));
+    };
+    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http }, guarded(logger, 'forward reply', onReply, (error, reply) => {
+      badReply(`the reply could not be passed on: ${(error as Error).message}`, reply);
+    }));
     // Only connecting is bounded: once connected, the home may rightly take long to answer (a tool call) or
     // keep the reply open (SSE). A home that accepts connections and never answers (paused) is not told
     // from a slow one here; its lease lapsing is what lets a later request take the session over.
     const connectTimer = setTimeout(() => upstream.destroy(new Error(`could not connect within ${FORWARD_CONNECT_TIMEOUT_MS} ms`)), FORWARD_CONNECT_TIMEOUT_MS);
-    upstream.on('socket', (socket) => {
+    upstream.on('socket', guarded(logger, 'forward socket', (socket: Socket) => {
       if (!socket.connecting) clearTimeout(connectTimer);
       else socket.once('connect', () => clearTimeout(connectTimer));
-    });
-    upstream.on('error', (err) => {
+    }));
+    upstream.on('error', guarded(logger, 'forward error', (err: Error) => {
       if (began) {
         target.end();
         settle({ kind: 'done' });
         return;
       }
       settle({ kind: 'unreachable', reason: err.message });
-    });
-    target.on('close', () => {
+    }));
+    target.on('close', guarded(logger, 'forward client close', () => {
       if (!settled) upstream.destroy();
       if (!began) settle({ kind: 'done' });
-    });
+    }));
     upstream.end(body ?? undefined);
   });
+}
+
+/** A status a reply may end with and node:http can write back (1xx are interim; node refuses past 999). */
+function isFinalStatus(status: number): boolean {
+  return Number.isInteger(status) && status >= 200 && status <= 599;
 }

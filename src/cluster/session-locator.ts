@@ -138,7 +138,7 @@ export class SessionLocator implements ClusterSessions {
       if (known.key === key && clock.now() < known.until) {
         const refused = this.#refusal(known.url, request);
         if (refused !== null) return refused;
-        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId);
+        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId, this.#o.logger);
         if (outcome.kind === 'done' || target.destroyed) return { kind: 'forwarded' };
       }
       // Another principal, a lease that may have lapsed since, or a home that cannot be reached: the store says.
@@ -156,7 +156,7 @@ export class SessionLocator implements ClusterSessions {
         const until = clock.now() + home.remainingMs;
         const refused = this.#refusal(home.advertiseUrl, request);
         if (refused !== null) return refused;
-        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId);
+        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId, this.#o.logger);
         if (outcome.kind === 'done') {
           this.#remember(id, { key, url: home.advertiseUrl, until });
           return { kind: 'forwarded' };

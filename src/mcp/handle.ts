@@ -134,6 +134,8 @@ function handleMessage(raw: unknown, state: ConnectionState): Step {
   switch (msg.kind) {
     case 'invalid':
       return fail(state, msg.id, ErrorCode.InvalidRequest, `Invalid request: ${msg.reason}`);
+    case 'dropped':
+      return silent(state, [{ kind: 'log', level: 'warning', message: msg.reason }]);
     case 'notification':
       return handleNotification(msg.method, msg.params, state);
     case 'response':
@@ -157,6 +159,8 @@ function tooDeep(msg: Classified, state: ConnectionState): Step {
       return handleResponse({ kind: 'response', id: msg.id, error: { code: ErrorCode.InvalidParams, message: `the client's answer was refused: ${why}` } }, state);
     case 'notification':
       return silent(state, [{ kind: 'log', level: 'warning', message: `notification ${msg.method} dropped: ${why}` }]);
+    case 'dropped':
+      return silent(state, [{ kind: 'log', level: 'warning', message: msg.reason }]);
     case 'invalid':
       return fail(state, msg.id, ErrorCode.InvalidRequest, `Invalid request: ${why}`);
   }

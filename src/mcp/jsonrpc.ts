@@ -1,7 +1,7 @@
 // JSON-RPC 2.0 framing for MCP: classifying one parsed message, the error catalogue, reply builders.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { MAX_REQUEST_ID_LENGTH } from '../limits.ts';
+import { MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH } from '../limits.ts';
 
 /** The error catalogue: stable codes, one place. */
 export const ErrorCode = {
@@ -25,7 +25,9 @@ export type Classified =
   | { kind: 'request'; id: RequestId; method: string; params: Params }
   | { kind: 'notification'; method: string; params: Params }
   | { kind: 'response'; id: RequestId; result?: unknown; error?: { code: number; message: string; data?: unknown } }
-  | { kind: 'invalid'; id: RequestId | null; reason: string };
+  | { kind: 'invalid'; id: RequestId | null; reason: string }
+  /** A notification the core drops with a log line: nothing answers a notification, not even a refusal. */
+  | { kind: 'dropped'; reason: string };
 
 const isObject = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 const isId = (v: unknown): v is RequestId =>
@@ -38,6 +40,11 @@ export function classify(msg: unknown): Classified {
   if (msg.jsonrpc !== '2.0') return { kind: 'invalid', id, reason: 'jsonrpc must be "2.0"' };
   if ('method' in msg) {
     if (typeof msg.method !== 'string' || msg.method.length === 0) return { kind: 'invalid', id, reason: 'method must be a non-empty string' };
+    // No method is this long; one that is would be kept, echoed and logged whole.
+    if (msg.method.length > MAX_METHOD_LENGTH) {
+      const reason = `method is longer than MAX_METHOD_LENGTH (${MAX_METHOD_LENGTH}) characters`;
+      return 'id' in msg ? { kind: 'invalid', id, reason } : { kind: 'dropped', reason: `a notification was dropped: its ${reason}` };
+    }
     if (msg.params !== undefined && !isObject(msg.params)) return { kind: 'invalid', id, reason: 'params must be an object' };
     const params = (msg.params ?? {}) as Params;
     if (!('id' in msg)) return { kind: 'notification', method: msg.method, params };

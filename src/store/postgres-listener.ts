@@ -4,7 +4,8 @@
 // notification sent while it was down is lost, so every (re)connection calls `onConnected`, and the
 // waiters it wakes read the store again — NOTIFY is a wake-up, never the data.
 
-import type { Client, ClientConfig } from 'pg';
+import type { Client, ClientConfig, Notification } from 'pg';
+import { guarded } from '../log/guarded.ts';
 import { LISTEN_RETRY_MAX_MS } from '../limits.ts';
 
 export interface ListenerOptions {
@@ -67,9 +68,11 @@ export class PostgresListener {
       client.end().catch(() => undefined);
       this.#retry();
     };
-    client.on('error', onLost);
-    client.on('end', () => onLost(new Error('the LISTEN connection ended')));
-    client.on('notification', (msg) => this.#options.channels.get(msg.channel)?.(msg.payload ?? ''));
+    // A handler that fails is reported as the connection's failures are; the connection stays up.
+    const report = { log: (_level: 'error', message: string, data: Record<string, unknown>) => this.#options.onError(new Error(`${message}: ${String(data.error)}`)) };
+    client.on('error', guarded(report, 'LISTEN connection error', onLost));
+    client.on('end', guarded(report, 'LISTEN connection end', () => onLost(new Error('the LISTEN connection ended'))));
+    client.on('notification', guarded(report, 'LISTEN notification', (msg: Notification) => this.#options.channels.get(msg.channel)?.(msg.payload ?? '')));
     try {
       await client.connect();
       for (const channel of this.#options.channels.keys()) await client.query(`LISTEN ${quoteIdentifier(channel)}`);

@@ -31,6 +31,7 @@ import {
 } from './store-checks.ts';
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
+import { guarded } from '../log/guarded.ts';
 import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, STANDALONE_STREAM, TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { MAX_EXPIRED_TASKS, SESSION_EVENT_HEADS_KEPT_MS, SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_AGE_MS, SESSION_EVENTS_PAGE, TASK_LEASE_MS } from '../limits.ts';
 import {
@@ -313,9 +314,10 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const onIdleError = options.onIdleError ?? ((error: Error) => process.stderr.write(`super-pi: ${label}: an idle database connection failed: ${error.message}\n`));
     // `pool.end()` resolves once its connections are told to close, not once they have: a server
     // shutting down meanwhile fails them, which after close is expected and reported to nobody.
-    pool.on('error', (error) => {
+    const report = { log: (_level: 'error', message: string, data: Record<string, unknown>) => process.stderr.write(`super-pi: ${label}: ${message}: ${JSON.stringify(data.error)}\n`) };
+    pool.on('error', guarded(report, 'idle connection error', (error: Error) => {
       if (!ended.has(pool)) onIdleError(error);
-    });
+    }));
     try {
       const client = await pool.connect().catch((cause: unknown) => {
         throw new StoreError('open_failed', `${label}: cannot connect: ${String(cause)}`, { cause });

@@ -148,8 +148,17 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
       }
       opts.onOutput();
     };
-    child.stdout.on('data', onData);
-    child.stderr.on('data', onData);
+    // This runs on the main thread: a throw here would end the node, so the call fails with it instead.
+    const guardedData = (chunk: Buffer): void => {
+      try {
+        onData(chunk);
+      } catch (err) {
+        killGroup('SIGKILL');
+        settle(() => reject(err));
+      }
+    };
+    child.stdout.on('data', guardedData);
+    child.stderr.on('data', guardedData);
 
     if (opts.timeoutMs !== null) timers.push(clock.setTimeout(() => stop('timeout'), opts.timeoutMs));
     opts.signal.addEventListener('abort', onAbort, { once: true });

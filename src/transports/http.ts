@@ -7,9 +7,11 @@
 // session host's Clock. It knows the server only as a SessionHost.
 
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import type { AddressInfo, Socket } from 'node:net';
+import type { Duplex } from 'node:stream';
 import type { TokenTable } from '../auth/tokens.ts';
 import type { ClusterSessions } from '../cluster/session-locator.ts';
+import { guarded } from '../log/guarded.ts';
 import type { Logger } from '../log/logger.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import { isLoopbackHost } from '../observer/observer-access.ts';
@@ -58,21 +60,25 @@ export interface RunningHttpServer {
 
 export async function startHttpServer(options: HttpServerOptions): Promise<RunningHttpServer> {
   const { sessions: host, logger } = options;
-  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin: options.origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
+  // The server's own origin is an allowed host at the port it is bound to, known once it listens.
+  let boundPort: number | undefined;
+  const origin: OriginPolicy = { ...options.origin, port: () => boundPort };
+  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
   const http = new StreamableHttp({ ...transportOptions, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport(transportOptions);
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
   const healthIsPublic = options.tokens.size === 0 && !options.requireAuth;
   const observerRoutes = new ObserverRoutes({
-    observer: options.observer, tokens: options.tokens, origin: options.origin,
+    observer: options.observer, tokens: options.tokens, origin,
     access: { loopback: isLoopbackHost(options.host), tokensConfigured: options.tokens.size > 0, requireAuth: options.requireAuth, observers: new Set(options.observers ?? []) },
   });
 
-  const server: Server = createServer((req, res) => {
+  const server: Server = createServer(guarded(logger, 'http request', (req: IncomingMessage, res: ServerResponse) => {
     const pathname = pathOf(req.url);
+    if (pathname === null) return refuse(res, 400, 'Bad Request: the request target is not a URL');
     if (pathname === '/health' && req.method === 'GET') {
-      const bad = checkHostAndOrigin(options.origin, req.headers.host, req.headers.origin);
+      const bad = checkHostAndOrigin(origin, req.headers.host, req.headers.origin);
       if (bad) return refuse(res, 403, `Forbidden: ${bad}`);
       const health = options.health();
       res.writeHead(200, { 'Content-Type': 'application/json' });
@@ -82,21 +88,39 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       const body = { ...health, httpSessions: counts.get('http') ?? 0, webSockets: counts.get('websocket') ?? 0 };
       // The node's own probe of its store (bounded; never rejects), for callers the operator knows only.
       if (!options.node) return void res.end(JSON.stringify(body));
-      void options.node().then((node) => res.end(JSON.stringify({ ...body, node })));
-      return;
+      return options.node().then((node) => res.end(JSON.stringify({ ...body, node })));
     }
     if (observerRoutes.handle(req, res, pathname)) return;
     if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
-    void http.serve(nodeView(req), res);
-  });
+    return http.serve(nodeView(req), res);
+  }, (_error, _req, res) => {
+    // Whatever failed is ours, not the caller's: a 500 if nothing was sent yet, else the reply is cut.
+    if (res.headersSent) return void res.destroy();
+    res.writeHead(500, { 'Content-Type': 'application/json', Connection: 'close' });
+    res.end(errorLine(null, ErrorCode.InternalError, 'Internal error'));
+  }));
 
   server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
   // Node's rule: the time allowed for a request's headers must exceed the keep-alive timeout.
   server.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
-  server.on('upgrade', (req: IncomingMessage, socket, head: Buffer) => {
-    if (pathOf(req.url) !== '/mcp') return void socket.end('HTTP/1.1 404 Not Found\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+  server.on('upgrade', guarded(logger, 'http upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const pathname = pathOf(req.url);
+    if (pathname === null) return void socket.end(bareStatus(400, 'Bad Request'));
+    if (pathname !== '/mcp') return void socket.end(bareStatus(404, 'Not Found'));
     websocket.upgrade(req, socket, head);
-  });
+  }, (_error, _req, socket) => {
+    if (socket.writable) socket.end(bareStatus(500, 'Internal Server Error'));
+    else socket.destroy();
+  }));
+  // A request node:http could not parse: answered as node does by default, and noted at debug level (a
+  // scanner on the port is no news to the operator).
+  server.on('clientError', guarded(logger, 'http client error', (err: NodeJS.ErrnoException, socket: Socket) => {
+    logger.log('debug', 'an HTTP request could not be parsed', { code: err.code ?? err.message });
+    // A reply already begun on this connection (keep-alive) must not have a status line written into it.
+    if (err.code === 'ECONNRESET' || !socket.writable || socket.bytesWritten > 0) return void socket.destroy();
+    const [status, text] = err.code === 'HPE_HEADER_OVERFLOW' ? [431, 'Request Header Fields Too Large'] : err.code === 'ERR_HTTP_REQUEST_TIMEOUT' ? [408, 'Request Timeout'] : [400, 'Bad Request'];
+    socket.end(bareStatus(status, text));
+  }, (_error, _err, socket) => socket.destroy()));
 
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
@@ -109,6 +133,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
   });
   const port = (server.address() as AddressInfo).port;
+  boundPort = port;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
   return {
     url: `http://${shownHost}:${port}/mcp`,
@@ -181,10 +206,18 @@ function countOf(host: SessionHost): number {
   return n;
 }
 
-/** The path of a request target: origin-form (`/mcp?x`) without parsing a URL, absolute-form through URL. */
-function pathOf(target: string | undefined): string {
+/**
+ * The path of a request target: origin-form (`/mcp?x`) without parsing a URL, any other form through
+ * URL; null when it is not a URL (`http://`, `http://[`): the caller's mistake, a 400.
+ */
+export function pathOf(target: string | undefined): string | null {
   if (target === undefined) return '/';
-  if (!target.startsWith('/')) return new URL(target, 'http://localhost').pathname;
+  if (!target.startsWith('/')) return URL.canParse(target, 'http://localhost') ? new URL(target, 'http://localhost').pathname : null;
   const q = target.indexOf('?');
   return q === -1 ? target : target.slice(0, q);
+}
+
+/** A whole HTTP/1.1 reply with no body, written on a socket node:http no longer answers on. */
+function bareStatus(status: number, text: string): string {
+  return `HTTP/1.1 ${status} ${text}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`;
 }

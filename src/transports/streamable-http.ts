@@ -12,6 +12,7 @@
 // The node:http adapter (http.ts) passes an IncomingMessage as an `IncomingView` and its ServerResponse
 // as the `ReplyTarget`.
 
+import { guarded } from '../log/guarded.ts';
 import type { TokenTable } from '../auth/tokens.ts';
 import type { Logger } from '../log/logger.ts';
 import { FORWARDED_BY_HEADER } from '../cluster/forward.ts';
@@ -316,7 +317,7 @@ export class StreamableHttp {
         session.session.deliver({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
       }
     };
-    target.on('close', abandoned);
+    target.on('close', guarded(this.#options.logger, 'HTTP reply close', abandoned));
     // A refused initialize leaves no session behind.
     if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void this.#host.close(session.id); });
     toCore();
@@ -372,7 +373,7 @@ export class StreamableHttp {
     const stream = new SseStream(target, { 'Mcp-Session-Id': s.id });
     if (last) for (const e of s.events.after(last) ?? []) stream.send(e.id, e.data);
     s.addStandalone(stream);
-    target.on('close', () => s.removeStandalone(stream));
+    target.on('close', guarded(this.#options.logger, 'HTTP stream close', () => s.removeStandalone(stream)));
     return null;
   }
 

@@ -5,7 +5,8 @@
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { guarded } from '../log/guarded.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
 import { checkHostAndOrigin } from './origin.ts';
@@ -52,8 +53,9 @@ export class WebSocketTransport {
     if (isRefusal(slot)) return reject(slot.status, slot.status === 429 ? 'Too Many Requests' : 'Service Unavailable', slot.headers);
     // The slot is the socket's from here: given back when the socket closes, upgraded or not (and by the
     // registry when the session ends: giving it back twice gives back one).
-    socket.once('close', () => slot.release());
-    this.#wss.handleUpgrade(req, socket, head, (ws) => void this.#serve(ws, principal, slot));
+    socket.once('close', guarded(this.#options.logger, 'WebSocket upgrade close', () => slot.release()));
+    // The session is served from a callback of `ws`: a failure closes the socket with 1011.
+    this.#wss.handleUpgrade(req, socket, head, guarded(this.#options.logger, 'WebSocket session', (ws: WebSocket) => this.#serve(ws, principal, slot), serverFault));
   }
 
   /** Closes every socket (the server is shutting down); their sessions end with them. */
@@ -69,7 +71,7 @@ export class WebSocketTransport {
     let session: HostedSession | null = null;
     const early: string[] = [];
     let closed = false;
-    ws.on('message', (data, isBinary) => {
+    ws.on('message', guarded(logger, 'WebSocket message', (data: RawData, isBinary: boolean) => {
       if (isBinary) {
         ws.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
         return;
@@ -82,7 +84,7 @@ export class WebSocketTransport {
       } else {
         ws.close(1013, `more than ${WS_EARLY_FRAMES} messages before the session opened; try again later`);
       }
-    });
+    }, () => serverFault(null, ws)));
     let alive = true;
     ws.on('pong', () => (alive = true));
     const ping = setInterval(() => {
@@ -91,13 +93,13 @@ export class WebSocketTransport {
       ws.ping();
     }, WS_PING_INTERVAL_MS);
     ping.unref();
-    ws.on('close', () => {
+    ws.on('close', guarded(logger, 'WebSocket close', () => {
       closed = true;
       clearInterval(ping);
       this.#sockets.delete(ws);
-      if (session) void sessions.close(session.id);
-    });
-    ws.on('error', (err) => logger.log('warning', 'WebSocket error', { error: err.message }));
+      if (session) return sessions.close(session.id);
+    }));
+    ws.on('error', guarded(logger, 'WebSocket error', (err: Error) => logger.log('warning', 'WebSocket error', { error: err.message })));
     let opened: HostedSession;
     try {
       opened = await sessions.open({
@@ -122,4 +124,9 @@ export class WebSocketTransport {
     session = opened;
     for (const text of early.splice(0)) opened.deliver({ kind: 'line', text });
   }
+}
+
+/** A failure of ours on an open socket: closed with 1011 (internal error), the client may reconnect. */
+function serverFault(_error: unknown, ws: WebSocket): void {
+  if (ws.readyState === ws.OPEN) ws.close(1011, 'internal error');
 }

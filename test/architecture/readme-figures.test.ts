@@ -199,6 +199,10 @@ const INTERNAL = new Map<string, string>([
   ['SESSION_EVENTS_SWEEP_MS', 'how often a node deletes session events past their age: the age itself is the caller-visible figure'],
   ['SESSION_EVENT_HEADS_KEPT_MS', 'when a long-idle session\'s event counter row is deleted: far past any session\'s idle limit, never met by a live session'],
   ['LISTEN_RETRY_MAX_MS', 'the longest back-off of the LISTEN connection\'s reconnects: plumbing; waiters re-read the log on reconnection'],
+  ['MAX_METHOD_LENGTH', 'no real client comes near it; the -32600 it gets says the limit by name (stated in the README once its limits table is edited)'],
+  ['MAX_LOGGED_STRING_LENGTH', 'bounds what one log record repeats of a caller\'s text: the operator\'s log, not the protocol; the cut line says how much was left out'],
+  ['MAX_LOGGED_FIELDS_LENGTH', 'bounds the fields of one log record: the operator\'s log, not the protocol; the cut line says how much was left out'],
+  ['UNCAUGHT_EXIT_GRACE_MS', 'how long work in flight is answered after an uncaught failure (a bug) before the exit: never met normally'],
 ]);
 
 /** For each row, what is wrong: the phrase is gone from `text`, or one of its figures disagrees with the constant. */

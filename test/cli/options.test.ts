@@ -176,4 +176,13 @@ test('the task budget flags default to the named limits and take positive whole 
   }
 });
 
+test('--allowed-origins (or SUPERPI_ALLOWED_ORIGINS) lists origins as scheme://host[:port], none by default; anything but an http(s) origin is an options error', () => {
+  assert.equal(serve([]).allowedOrigins, []);
+  assert.equal(serve(['--allowed-origins', 'http://localhost:3000/, https://App.example.com:443']).allowedOrigins, ['http://localhost:3000', 'https://app.example.com']);
+  assert.equal(serve([], { SUPERPI_ALLOWED_ORIGINS: 'http://localhost:5173' }).allowedOrigins, ['http://localhost:5173']);
+  assert.equal(serve(['--allowed-origins', 'http://a:1'], { SUPERPI_ALLOWED_ORIGINS: 'http://b:2' }).allowedOrigins, ['http://a:1'], 'the flag wins over the environment');
+  for (const bad of ['localhost:3000', 'null', 'file:///x', 'ws://localhost:1']) assert.throws(() => parseOptions(['--allowed-origins', bad], {}, '/'), (e: unknown) => e instanceof OptionsError && /--allowed-origins/.test((e as Error).message), bad);
+  assert.match(usage, '--allowed-origins');
+});
+
 test.run();

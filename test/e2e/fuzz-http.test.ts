@@ -5,6 +5,7 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { UNCAUGHT_MESSAGE } from '../../src/cli/last-resort.ts';
 import { makeSandbox } from './fixtures.ts';
 import { FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, fuzzCase, Rng, rssOf, startFuzzServer } from './fuzz.ts';
 
@@ -78,6 +79,7 @@ test(`HTTP: ${FUZZ_MESSAGES} generated POSTs each get a response; then a fresh c
     const read = messagesOf((await post(server.url, JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read', arguments: { path: 'README.md' } } }), fresh)).text);
     assert.match(JSON.stringify(read.find((m) => m.id === 3)?.result), /Demo project/);
 
+    assert.not.ok(server.stderr().includes(UNCAUGHT_MESSAGE), 'no fuzzed message reached the uncaught-failure policy');
     const rss = await rssOf(server.child.pid as number);
     assert.ok(rss < FUZZ_RSS_LIMIT_BYTES, `RSS ${Math.round(rss / 2 ** 20)} MB`);
   } finally {

@@ -7,6 +7,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
+import { UNCAUGHT_MESSAGE } from '../../src/cli/last-resort.ts';
 import { makeSandbox } from './fixtures.ts';
 import { FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, fuzzCase, Rng, rssOf, startFuzzServer } from './fuzz.ts';
 
@@ -109,6 +110,7 @@ test(`WebSocket: ${FUZZ_MESSAGES} generated frames; every socket's last ping is 
     assert.match(JSON.stringify((await reply('read') as Message).result), /Demo project/);
     ws.close();
 
+    assert.not.ok(server.stderr().includes(UNCAUGHT_MESSAGE), 'no fuzzed message reached the uncaught-failure policy');
     const rss = await rssOf(server.child.pid as number);
     assert.ok(rss < FUZZ_RSS_LIMIT_BYTES, `RSS ${Math.round(rss / 2 ** 20)} MB`);
     assert.ok(closedForBytes > 0 && closedForBytes < batches.length);

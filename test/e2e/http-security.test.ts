@@ -8,6 +8,8 @@ import { WebSocket } from 'ws';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 
 const ACCEPT = 'application/json, text/event-stream';
+/** A page on another port the `open` server lists in SUPERPI_ALLOWED_ORIGINS. */
+const ALLOWED_PAGE = 'http://localhost:5173';
 const init = (id: number | string = 1) => JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'sec', version: '1' } } });
 
 async function post(url: string, body: string, headers: Record<string, string> = {}) {
@@ -41,7 +43,8 @@ let authed: RunningServer;
 
 sec.before(async () => {
   box = await makeSandbox();
-  open = await startHttpServerProcess(box.ws);
+  // A page origin the operator allows (a dev server on its own port), given through the environment.
+  open = await startHttpServerProcess(box.ws, [], { SUPERPI_ALLOWED_ORIGINS: ALLOWED_PAGE });
   authed = await startHttpServerProcess(box.ws, ['--require-auth'], { SUPERPI_TOKENS: 'alice-token-123=alice,bob-token-4567=bob' });
 });
 sec.after(async () => {
@@ -67,6 +70,22 @@ sec('a foreign Host is 403 (DNS rebinding), and so is a foreign Origin', async (
   assert.is(r2.status, 403);
   const ok = await post(open.url, init(), { origin: `http://localhost:${url.port}` });
   assert.is(ok.status, 200);
+});
+
+sec('Origin is scheme, host and port: a page on another localhost port is 403 over POST, the server\'s own and an allow-listed origin are served', async () => {
+  const port = Number(new URL(open.url).port);
+  assert.is((await post(open.url, init(), { origin: `http://localhost:${port + 1}` })).status, 403);
+  assert.is((await post(open.url, init(), { origin: `http://127.0.0.1:${port === 3000 ? 3001 : 3000}` })).status, 403);
+  assert.is((await post(open.url, init(), { origin: `https://localhost:${port}` })).status, 403);
+  assert.is((await post(open.url, init(), { origin: `http://127.0.0.1:${port}` })).status, 200);
+  assert.is((await post(open.url, init(), { origin: ALLOWED_PAGE })).status, 200);
+});
+
+sec('Origin is scheme, host and port over a WebSocket upgrade too: another localhost port is 403, the server\'s own and an allow-listed origin open', async () => {
+  const port = Number(new URL(open.url).port);
+  assert.is(await wsOpen(open.wsUrl, ['mcp'], { origin: `http://localhost:${port + 1}` }), 403);
+  assert.is(await wsOpen(open.wsUrl, ['mcp'], { origin: `http://localhost:${port}` }), 'open');
+  assert.is(await wsOpen(open.wsUrl, ['mcp'], { origin: ALLOWED_PAGE }), 'open');
 });
 
 sec('a request without Mcp-Session-Id is 400, an unknown one 404; a refused request allocates no session', async () => {
