@@ -325,11 +325,26 @@ export const CHART_SECONDS = 180;
 // ── Transports: stdio, Streamable HTTP and WebSocket (src/transports).
 
 /**
- * Bytes of outgoing messages held while the host does not read its end of stdout. Input is not read
- * meanwhile, so replies stop growing it; past this (a host that never reads, under a stream of
- * notifications) the host is treated as gone, as after EPIPE.
+ * Bytes of outgoing messages held while the client does not read them: stdio's lines waiting for 'drain',
+ * a WebSocket's frames queued to its socket (`bufferedAmount`). Input is not read meanwhile, so replies
+ * stop growing it; past this (a client that never reads, under a stream of answers and notifications) a
+ * stdio host is treated as gone, as after EPIPE, and a WebSocket is closed with 1008.
  */
 export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Bytes (characters) of a WebSocket session's messages read and not yet handled by its actor, frames held
+ * while the session opens included. Past it the socket is not read (`WebSocket#pause`): the client's
+ * further frames wait in its own buffers and TCP's until the session has caught up to this, so a client
+ * that sends faster than the session handles costs the server this much, not a mailbox of 4 MiB frames.
+ */
+export const MAX_INPUT_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Bytes queued to a WebSocket past which its input is not read until they have left: a client behind on
+ * its answers sends no new requests to add to them (stdio pauses its input the same way on a full pipe).
+ */
+export const WS_OUTPUT_PAUSE_BYTES = 1024 * 1024;
 
 /**
  * How long a POST that may stream (it carries a tools/call) waits before it opens its SSE stream when it
