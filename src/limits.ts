@@ -401,6 +401,20 @@ export const SSE_KEEPALIVE_MS = 15_000;
 export const SSE_REPLAY_EVENTS = 1000;
 
 /**
+ * Bytes (UTF-8) of the events one session's log keeps for replay, besides their count and age: the
+ * in-memory replay buffer of a GET stream, and on a PostgreSQL store the session's rows of
+ * `session_events`. Each new event deletes the oldest until the rest fit; their ids then read as expired.
+ */
+export const SESSION_EVENTS_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The largest event a session's log keeps as it is. A larger one is sent live as it is, but kept as a
+ * small notice (SESSION_EVENT_TOO_LARGE: a `notifications/message` saying so) in its place, so one
+ * answer cannot take a session's whole budget; a client resuming past it gets the notice.
+ */
+export const SESSION_EVENT_MAX_BYTES = 1024 * 1024;
+
+/**
  * On a PostgreSQL store, SSE events kept per session in `session_events` for a client resuming a stream
  * (GET with Last-Event-ID) on any node; each append deletes the session's events older than this many.
  */
