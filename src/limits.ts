@@ -432,6 +432,16 @@ export const SESSION_EVENT_HEADS_KEPT_MS = 24 * 60 * 60_000;
 /** How often each node deletes events older than SESSION_EVENTS_MAX_AGE_MS (one DELETE per sweep). */
 export const SESSION_EVENTS_SWEEP_MS = 60_000;
 
+/**
+ * Streams resumed from the session event log (GET with Last-Event-ID) one session may hold open on one
+ * node. Past it: 429. The node reads a session's log once per event whatever the number (one reader fans
+ * out to them), but each holds a connection and a response.
+ */
+export const MAX_RESUMED_STREAMS_PER_SESSION = 16;
+
+/** Streams resumed from the session event log one principal (all anonymous callers together being one) may hold open on one node. Past it: 429. */
+export const MAX_RESUMED_STREAMS_PER_PRINCIPAL = 256;
+
 /** Events read from `session_events` per query while a resumed stream catches up. */
 export const SESSION_EVENTS_PAGE = 100;
 
