@@ -102,8 +102,9 @@ test('a slow reader is paused, not closed, while its unread answers are within t
   const { port, reports } = await serve({ outputPauseBytes: 64 * 1024 });
   const { socket, answers, closed } = await client(port);
   socket.pause();
-  // About 16 MB of answers: more than loopback's socket buffers hold, far less than the backlog (64 MiB).
-  const requests = 400;
+  // About 16 MB of answers (13 KB each): more than loopback's socket buffers hold (a reader that does not
+  // read does not grow its window), far less than the backlog (64 MiB).
+  const requests = 1200;
   const id = 'y'.repeat(200);
   for (let i = 0; i < requests; i++) socket.send(JSON.stringify({ jsonrpc: '2.0', id: `${id}${i}`, method: 'tools/list' }));
   await pollUntil('reading paused for the output', () => (paused(reports, 'output').length > 0 ? true : null), 30_000, 5);
