@@ -92,13 +92,6 @@ export class ResumedStreams {
     return null;
   }
 
-  /** Resumed streams open on this node (of every session). */
-  get open(): number {
-    let n = 0;
-    for (const held of this.#byPrincipal.values()) n += held;
-    return n;
-  }
-
   async #read(key: string, reader: Reader, sessionId: string, principal: string): Promise<void> {
     try {
       await this.#follow(reader, sessionId, principal);
