@@ -378,11 +378,26 @@ export const CHART_SECONDS = 180;
 // ── Transports: stdio, Streamable HTTP and WebSocket (src/transports).
 
 /**
- * Bytes of outgoing messages held while the host does not read its end of stdout. Input is not read
- * meanwhile, so replies stop growing it; past this (a host that never reads, under a stream of
- * notifications) the host is treated as gone, as after EPIPE.
+ * Bytes of outgoing messages held while the client does not read them: stdio's lines waiting for 'drain',
+ * a WebSocket's frames queued to its socket (`bufferedAmount`). Input is not read meanwhile, so replies
+ * stop growing it; past this (a client that never reads, under a stream of answers and notifications) a
+ * stdio host is treated as gone, as after EPIPE, and a WebSocket is closed with 1008.
  */
 export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Bytes (characters) of a WebSocket session's messages read and not yet handled by its actor, frames held
+ * while the session opens included. Past it the socket is not read (`WebSocket#pause`): the client's
+ * further frames wait in its own buffers and TCP's until the session has caught up to this, so a client
+ * that sends faster than the session handles costs the server this much, not a mailbox of 4 MiB frames.
+ */
+export const MAX_INPUT_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Bytes queued to a WebSocket past which its input is not read until they have left: a client behind on
+ * its answers sends no new requests to add to them (stdio pauses its input the same way on a full pipe).
+ */
+export const WS_OUTPUT_PAUSE_BYTES = 1024 * 1024;
 
 /**
  * How long a POST that may stream (it carries a tools/call) waits before it opens its SSE stream when it
@@ -439,6 +454,20 @@ export const SSE_KEEPALIVE_MS = 15_000;
 export const SSE_REPLAY_EVENTS = 1000;
 
 /**
+ * Bytes (UTF-8) of the events one session's log keeps for replay, besides their count and age: the
+ * in-memory replay buffer of a GET stream, and on a PostgreSQL store the session's rows of
+ * `session_events`. Each new event deletes the oldest until the rest fit; their ids then read as expired.
+ */
+export const SESSION_EVENTS_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The largest event a session's log keeps as it is. A larger one is sent live as it is, but kept as a
+ * small notice (SESSION_EVENT_TOO_LARGE: a `notifications/message` saying so) in its place, so one
+ * answer cannot take a session's whole budget; a client resuming past it gets the notice.
+ */
+export const SESSION_EVENT_MAX_BYTES = 1024 * 1024;
+
+/**
  * On a PostgreSQL store, SSE events kept per session in `session_events` for a client resuming a stream
  * (GET with Last-Event-ID) on any node; each append deletes the session's events older than this many.
  */
@@ -455,6 +484,16 @@ export const SESSION_EVENT_HEADS_KEPT_MS = 24 * 60 * 60_000;
 
 /** How often each node deletes events older than SESSION_EVENTS_MAX_AGE_MS (one DELETE per sweep). */
 export const SESSION_EVENTS_SWEEP_MS = 60_000;
+
+/**
+ * Streams resumed from the session event log (GET with Last-Event-ID) one session may hold open on one
+ * node. Past it: 429. The node reads a session's log once per event whatever the number (one reader fans
+ * out to them), but each holds a connection and a response.
+ */
+export const MAX_RESUMED_STREAMS_PER_SESSION = 16;
+
+/** Streams resumed from the session event log one principal (all anonymous callers together being one) may hold open on one node. Past it: 429. */
+export const MAX_RESUMED_STREAMS_PER_PRINCIPAL = 256;
 
 /** Events read from `session_events` per query while a resumed stream catches up. */
 export const SESSION_EVENTS_PAGE = 100;

@@ -9,7 +9,7 @@ import { defaultPrincipalShare } from '../tools/fair-share.ts';
 import { parseLogLevel } from '../log/logger.ts';
 import { parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES } from '../limits.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES } from '../limits.ts';
 import { parseOrigin } from '../transports/origin.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../limits.ts';
 import { parseObservers } from '../observer/observer-access.ts';
@@ -26,6 +26,10 @@ export interface ServerOptions {
   readonly harness: HarnessId;
   readonly logLevel: LogLevel;
   readonly maxMessageBytes: number;
+  /** A WebSocket session's unhandled input before its socket is not read (`--max-input-backlog-bytes`). */
+  readonly maxInputBacklogBytes: number;
+  /** Output a client may leave unread before stdio drops it / a WebSocket is closed 1008 (`--max-output-backlog-bytes`). */
+  readonly maxOutputBacklogBytes: number;
   readonly pageSize: number;
   readonly toolTimeoutMs: number;
   /** Scheduler worker threads hosting the actors; 0: on the main thread (see defaultSchedulerThreads). */
@@ -94,6 +98,8 @@ Options (flags override environment variables, which override defaults):
   --harness ID             harness for tool calls: ${harnessIds.join(', ')}   env SUPERPI_HARNESS   default: ${DEFAULT_HARNESS}
   --log-level LEVEL        stderr log threshold: debug, info, notice, warning, error   env SUPERPI_LOG_LEVEL   default: info
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
+  --max-input-backlog-bytes N    a WebSocket session's messages read and not yet handled before the socket is not read   default: ${MAX_INPUT_BACKLOG_BYTES}
+  --max-output-backlog-bytes N   output a client leaves unread before stdio treats it as gone and a WebSocket is closed (1008)   default: ${MAX_OUTPUT_BACKLOG_BYTES}
   --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
   --threads N              scheduler worker threads hosting the actors; 0 runs them on the main thread   default: --stdio 0 (with --chaos kill-worker or kill-task-worker: as HTTP), HTTP ${DEFAULT_THREADS_RULE}
@@ -145,6 +151,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         harness: { type: 'string' },
         'log-level': { type: 'string' },
         'max-message-bytes': { type: 'string' },
+        'max-input-backlog-bytes': { type: 'string' },
+        'max-output-backlog-bytes': { type: 'string' },
         'page-size': { type: 'string' },
         'tool-timeout': { type: 'string' },
         threads: { type: 'string' },
@@ -228,6 +236,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       harness,
       logLevel,
       maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),
+      maxInputBacklogBytes: positiveInt('--max-input-backlog-bytes', values['max-input-backlog-bytes'], MAX_INPUT_BACKLOG_BYTES),
+      maxOutputBacklogBytes: positiveInt('--max-output-backlog-bytes', values['max-output-backlog-bytes'], MAX_OUTPUT_BACKLOG_BYTES),
       pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
       toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,
       threads: wholeNumber('--threads', values.threads, defaultSchedulerThreads(transport, chaos)),

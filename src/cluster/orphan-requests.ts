@@ -55,6 +55,14 @@ export interface OrphanWatch {
   lookIfDue(): Promise<boolean>;
 }
 
+/** The look-out of every resumed request stream of one session on this node. */
+export interface SessionOrphanWatch {
+  /** Resolves when the next look is due (at once if it is); `cancel` when woken otherwise. */
+  untilDue(): { readonly done: Promise<void>; cancel(): void };
+  /** Looks, if a look is due, at these streams (those of no request are skipped): resolves to the ones it ended `node-died`. */
+  lookIfDue(streams: Iterable<string>): Promise<string[]>;
+}
+
 export interface OrphanRequestsOptions {
   readonly store: OrphanStore;
   readonly clock: Clock;
@@ -85,47 +93,69 @@ export class OrphanRequests {
     return ended;
   }
 
-  /** A look-out for the request of `stream` (null for a stream that is no request's). */
+  /** A look-out for the request of `stream` alone (null for a stream that is no request's). */
   watch(sessionId: string, principal: string, stream: string): OrphanWatch | null {
-    const request = requestOfStream(stream);
-    if (request === null) return null;
+    if (requestOfStream(stream) === null) return null;
+    const session = this.watchSession(sessionId, principal);
+    return { untilDue: () => session.untilDue(), lookIfDue: async () => (await session.lookIfDue([stream])).length > 0 };
+  }
+
+  /**
+   * One look-out for every resumed request stream of a session on this node: one look per ORPHAN_CHECK_MS
+   * whatever the number of streams (the session's row and its home's lease read once; whether a task
+   * answers it, per request, only once the home is gone).
+   */
+  watchSession(sessionId: string, principal: string): SessionOrphanWatch {
     const { clock } = this.#o;
     let next = clock.now() + ORPHAN_CHECK_MS;
-    let suspected = false;
+    /** Request streams the last look found orphaned: a second look in a row ends them. */
+    let suspected = new Set<string>();
     return {
       untilDue: () => {
-        let timer: unknown;
         let fire!: () => void;
         const done = new Promise<void>((resolve) => (fire = resolve));
-        timer = clock.setTimeout(fire, Math.max(0, next - clock.now()), { unref: true });
+        const timer = clock.setTimeout(fire, Math.max(0, next - clock.now()), { unref: true });
         return { done, cancel: () => { clock.clearTimeout(timer); fire(); } };
       },
-      lookIfDue: async () => {
-        if (clock.now() < next) return false;
-        next = clock.now() + ORPHAN_CHECK_MS;
-        const orphaned = await this.#orphaned(sessionId, principal, request);
-        if (!orphaned || !suspected) {
-          suspected = orphaned;
-          return false;
+      lookIfDue: async (streams) => {
+        if (clock.now() < next) return [];
+        const requests: [string, string | number][] = [];
+        for (const stream of streams) {
+          const request = requestOfStream(stream);
+          if (request !== null) requests.push([stream, request]);
         }
-        await this.#o.store.appendSessionEvent(sessionId, principal, stream, nodeDiedLine(request), true);
-        this.#o.logger.log('info', 'a resumed stream\'s request died with its node; it is answered node-died', { session: sessionId, stream });
-        return true;
+        if (requests.length === 0) return [];
+        next = clock.now() + ORPHAN_CHECK_MS;
+        const now = new Set<string>();
+        const ended: string[] = [];
+        if (await this.#homeGone(sessionId, principal)) {
+          for (const [stream, request] of requests) {
+            if (await this.#o.store.taskAnswers(sessionId, principal, request)) continue;
+            if (!suspected.has(stream)) {
+              now.add(stream);
+              continue;
+            }
+            await this.#o.store.appendSessionEvent(sessionId, principal, stream, nodeDiedLine(request), true);
+            this.#o.logger.log('info', 'a resumed stream\'s request died with its node; it is answered node-died', { session: sessionId, stream });
+            ended.push(stream);
+          }
+        }
+        suspected = now;
+        return ended;
       },
     };
   }
 
   /**
-   * Nothing will end the request's stream: the session's home (its row's owner) has no fresh node lease,
-   * and no running task answers the request. A session with no row (ended, or another principal's) is
-   * not judged: its home closed it, or the log is not this principal's.
+   * Nothing will end the session's request streams but this node: the session's home (its row's owner) has
+   * no fresh node lease. A session with no row (ended, or another principal's) is not judged: its home
+   * closed it, or the log is not this principal's.
    */
-  async #orphaned(sessionId: string, principal: string, request: string | number): Promise<boolean> {
+  async #homeGone(sessionId: string, principal: string): Promise<boolean> {
     const { store } = this.#o;
     const row = await store.loadCheckpoint(sessionId, principal);
     if (row === null) return false;
     const home = await store.nodeOf(row.owner);
-    if (home !== null && home.fresh) return false;
-    return !(await store.taskAnswers(sessionId, principal, request));
+    return home === null || !home.fresh;
   }
 }

@@ -22,7 +22,7 @@ import type { Clock } from '../time/clock.ts';
 import { type ForwardRequest, type ForwardTarget, forwardRequest } from './forward.ts';
 import { forwardingRefusal } from './forward-policy.ts';
 import type { NodeLease } from './node-lease.ts';
-import type { OrphanRequests, OrphanWatch } from './orphan-requests.ts';
+import type { OrphanRequests, SessionOrphanWatch } from './orphan-requests.ts';
 import { HOME_CACHE_ENTRIES, HOME_RETRY_MS, MAX_LOCATE_ATTEMPTS } from '../limits.ts';
 
 /** A session this node took over: the caller opens it under the same id, from these checkpoint bytes. */
@@ -54,10 +54,11 @@ export interface ClusterSessions {
   confirmHeld(id: string, principal: Principal): Promise<HeldCheck>;
   locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located>;
   /**
-   * For a resumed stream tailing the event log: a look-out that ends it `node-died` once its request died
-   * with its node (orphan-requests.ts). `principal` is the log's (`eventPrincipal`). Null: nothing to watch.
+   * For the streams of a session resumed on this node from the event log: one look-out that ends each
+   * `node-died` once its request died with its node (orphan-requests.ts). `principal` is the log's
+   * (`eventPrincipal`). Null: nothing to watch.
    */
-  watchOrphan?(sessionId: string, principal: string, stream: string): OrphanWatch | null;
+  watchOrphans?(sessionId: string, principal: string): SessionOrphanWatch | null;
 }
 
 /** The principal key a session row is stored under. Anonymous callers share one: their sessions stay apart by the unguessable id. */
@@ -190,8 +191,8 @@ export class SessionLocator implements ClusterSessions {
     return { kind: 'unavailable', message: why };
   }
 
-  watchOrphan(sessionId: string, principal: string, stream: string): OrphanWatch | null {
-    return this.#o.orphans?.watch(sessionId, principal, stream) ?? null;
+  watchOrphans(sessionId: string, principal: string): SessionOrphanWatch | null {
+    return this.#o.orphans?.watchSession(sessionId, principal) ?? null;
   }
 
   /**

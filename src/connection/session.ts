@@ -92,6 +92,14 @@ export class Session {
   #answeredEarly: Map<string, number> | null = null;
   /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
   #tasks: SessionTasks | null = null;
+  /**
+   * Characters of the client's lines sent to or held for the actor and not yet handled (#unacked from its
+   * head, and #buffer): what a transport that can stop reading (WebSocket) weighs against its budget.
+   * Characters, not UTF-8 bytes: O(1) to read, and what a string holds in memory (one or two bytes each).
+   */
+  #inputChars = 0;
+  /** A transport waiting for the unhandled input to fall to `limit` (one at a time: the one transport that reads). */
+  #inputWaiter: { limit: number; resolve: () => void } | null = null;
 
   constructor(deps: SessionDeps) {
     this.id = deps.id;
@@ -115,6 +123,26 @@ export class Session {
 
   get inFlight(): number {
     return this.#inFlight.size;
+  }
+
+  /** Characters of the client's lines the actor has not handled yet (held for it, or in its mailbox). */
+  get pendingInput(): number {
+    return this.#inputChars;
+  }
+
+  /** Resolves once the unhandled input is at most `limit` characters (at once if it is; when the session ends). */
+  whenInputBelow(limit: number): Promise<void> {
+    if (this.#inputChars <= limit || this.#closed || this.#givenUp !== null) return Promise.resolve();
+    this.#inputWaiter?.resolve();
+    return new Promise((resolve) => (this.#inputWaiter = { limit, resolve }));
+  }
+
+  #inputChanged(): void {
+    const waiter = this.#inputWaiter;
+    if (waiter !== null && (this.#inputChars <= waiter.limit || this.#closed || this.#givenUp !== null)) {
+      this.#inputWaiter = null;
+      waiter.resolve();
+    }
   }
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
@@ -181,8 +209,10 @@ export class Session {
       delivery = { msg, keys: [], crashes: 0 };
     }
     if (this.#actor?.alive) {
+      this.#inputChars += lineChars(delivery);
       this.#sendTo(this.#actor, delivery);
     } else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) {
+      this.#inputChars += lineChars(delivery);
       this.#buffer.push(delivery);
     } else {
       this.#refuse(delivery.msg, 'the session is restarting and its buffer is full; retry later');
@@ -249,11 +279,13 @@ export class Session {
     while (this.#handled < handled && this.#unackedHead < this.#unacked.length) {
       const delivery = this.#unacked[this.#unackedHead++] as Delivery;
       this.#handled++;
+      this.#inputChars -= lineChars(delivery);
       for (const key of delivery.keys) {
         const request = this.#inFlight.get(key);
         if (request) request.begun = true;
       }
     }
+    if (this.#inputWaiter !== null) this.#inputChanged();
     // Everything sent was handled: the queue lets go of it (an idle session would otherwise keep its last
     // messages, its initialize among them, until a thousand more came).
     if (this.#unackedHead === this.#unacked.length) {
@@ -276,6 +308,8 @@ export class Session {
     if (this.#givenUp !== null) return;
     this.#givenUp = why;
     this.#buffer = [];
+    this.#inputChars = 0;
+    this.#inputChanged();
     const requests = [...this.#inFlight.values()];
     this.#inFlight.clear();
     for (const r of requests) this.#deps.send(givenUp(r.id, why));
@@ -330,6 +364,8 @@ export class Session {
     // Tasks record that they were stopped before the session goes.
     await this.#tasks?.close('the session closed');
     this.#closed = true;
+    this.#inputChars = 0;
+    this.#inputChanged();
     this.#actor?.stop();
     if (runner) await runner.close('the session closed');
   }
@@ -504,6 +540,10 @@ export class Session {
         : refusal(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' }));
     }
     this.#buffer = [...recovery.redeliver, ...this.#buffer];
+    // What is left unhandled is what the next actor gets: counted afresh (an exit is rare; the buffer is bounded).
+    this.#inputChars = 0;
+    for (const delivery of this.#buffer) this.#inputChars += lineChars(delivery);
+    this.#inputChanged();
     if (this.#inFlight.size === 0) this.#notifyIdle();
   }
 
@@ -519,6 +559,8 @@ export class Session {
     const at = this.#unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
     if (at < 0) return;
     const [delivery] = this.#unacked.splice(at, 1);
+    if (delivery !== undefined) this.#inputChars -= lineChars(delivery);
+    this.#inputChanged();
     for (const key of delivery?.keys ?? []) {
       const request = this.#inFlight.get(key);
       if (request === undefined) continue;
@@ -526,6 +568,11 @@ export class Session {
       this.#deps.send(refusal(request.id, ErrorCode.ServerBusy, `Request refused: ${why}`));
     }
   }
+}
+
+/** The characters of a client line a delivery carries (0 for anything else). */
+function lineChars(delivery: Delivery): number {
+  return delivery.msg.k === 'line' ? delivery.msg.line.length : 0;
 }
 
 function givenUp(id: RequestId, why: string): Outgoing {

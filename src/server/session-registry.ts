@@ -67,6 +67,14 @@ export class RegisteredSession implements HostedSession {
     return this.session.inFlight;
   }
 
+  get pendingInput(): number {
+    return this.session.pendingInput;
+  }
+
+  whenInputBelow(limit: number): Promise<void> {
+    return this.session.whenInputBelow(limit);
+  }
+
   deliver(frame: FrameEvent, read?: ReadFrame | null): void {
     this.session.receiveFrame(frame, read);
   }

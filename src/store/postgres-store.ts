@@ -32,8 +32,8 @@ import {
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { guarded } from '../log/guarded.ts';
-import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, STANDALONE_STREAM, TRANSCRIPTS_CHANNEL } from './session-events.ts';
-import { MAX_EXPIRED_TASKS, SESSION_EVENT_HEADS_KEPT_MS, SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_AGE_MS, SESSION_EVENTS_PAGE, TASK_LEASE_MS } from '../limits.ts';
+import { type EventPosition, keptEventData, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, STANDALONE_STREAM, TRANSCRIPTS_CHANNEL } from './session-events.ts';
+import { MAX_EXPIRED_TASKS, SESSION_EVENT_HEADS_KEPT_MS, SESSION_EVENT_MAX_BYTES, SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_BYTES, SESSION_EVENTS_MAX_AGE_MS, SESSION_EVENTS_PAGE, TASK_LEASE_MS } from '../limits.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
@@ -85,6 +85,10 @@ export interface PostgresStoreOptions {
   readonly leaseMs?: number;
   /** Events kept per session in the session event log. Default `SESSION_EVENTS_KEPT`. */
   readonly sessionEventsKept?: number;
+  /** Bytes kept per session in the session event log. Default `SESSION_EVENTS_MAX_BYTES`. */
+  readonly sessionEventsMaxBytes?: number;
+  /** The largest event kept as it is (a larger one is kept as a notice). Default `SESSION_EVENT_MAX_BYTES`. */
+  readonly sessionEventMaxBytes?: number;
   /**
    * An idle pooled connection failed (the server restarted, a network cut): the pool drops it and the
    * next call opens another. Default: one line on stderr (stdout may be the MCP protocol stream).
@@ -232,8 +236,10 @@ const NODE_OF = `
 // that inserts the event: the row lock makes appenders on every node take turns (READ COMMITTED re-reads
 // the row it waited for), so seqs are unique per session and gap-free in commit order. Another
 // principal's session matches the conflict but not the WHERE: no row, nothing inserted. The session's
-// events more than SESSION_EVENTS_KEPT behind are deleted in the same statement, and the NOTIFY is sent
-// at commit.
+// events more than SESSION_EVENTS_KEPT behind are deleted in the same statement, and so are its oldest
+// events while the rest, with the new one ($8 bytes), would pass SESSION_EVENTS_MAX_BYTES ($9): the newest
+// first, summed until the budget is passed (octet_length reads a stored value's size without fetching it).
+// The NOTIFY is sent at commit.
 const APPEND_SESSION_EVENT = `
   WITH head AS (
     INSERT INTO session_event_heads AS h (session_id, principal, last_seq, updated_at) VALUES ($1, $2, 1, $3)
@@ -243,6 +249,12 @@ const APPEND_SESSION_EVENT = `
     INSERT INTO session_events (session_id, seq, stream, data, ends, created_at) SELECT session_id, last_seq, $4, $5, $6, $3 FROM head RETURNING session_id, seq
   ), pruned AS (
     DELETE FROM session_events d USING head WHERE d.session_id = head.session_id AND d.seq <= head.last_seq - $7
+  ), trimmed AS (
+    DELETE FROM session_events d USING head WHERE d.session_id = head.session_id AND d.seq <= (
+      SELECT t.seq FROM (
+        SELECT e.seq, sum(octet_length(e.data)) OVER (ORDER BY e.seq DESC) AS tail
+        FROM session_events e WHERE e.session_id = head.session_id AND e.seq > head.last_seq - $7 ORDER BY e.seq DESC
+      ) t WHERE t.tail > $9::bigint - $8::bigint ORDER BY t.seq DESC LIMIT 1)
   )
   SELECT seq, pg_notify('${SESSION_EVENTS_CHANNEL}', session_id || ' ' || seq) FROM added`;
 
@@ -289,6 +301,8 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   readonly #ownership: Ownership;
   readonly #leaseMs: number;
   readonly #eventsKept: number;
+  readonly #eventsMaxBytes: number;
+  readonly #eventMaxBytes: number;
   /** The database, for the node's LISTEN connection (`listen`). */
   readonly #connection: string | PoolConfig;
   /** Tags this store's transcript NOTIFYs, so its own node can tell them from other nodes'. */
@@ -346,6 +360,8 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#ownership = options.ownership ?? nodeOwnership(defaultNodeId());
     this.#leaseMs = options.leaseMs ?? TASK_LEASE_MS;
     this.#eventsKept = pageLimit(options.sessionEventsKept, SESSION_EVENTS_KEPT, Number.MAX_SAFE_INTEGER, 'sessionEventsKept');
+    this.#eventsMaxBytes = pageLimit(options.sessionEventsMaxBytes, SESSION_EVENTS_MAX_BYTES, Number.MAX_SAFE_INTEGER, 'sessionEventsMaxBytes');
+    this.#eventMaxBytes = pageLimit(options.sessionEventMaxBytes, SESSION_EVENT_MAX_BYTES, this.#eventsMaxBytes, 'sessionEventMaxBytes');
     this.#leaseClock = options.leaseClock ?? null;
   }
 
@@ -579,7 +595,10 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#assertOpen();
     checkSessionKey(sessionId, principal);
     if (!storableText(stream) || !storableText(data)) throw new StoreError('invalid_argument', 'an event\'s stream and data must not hold a NUL character or a lone surrogate');
-    const { rows } = await this.#pool.query<{ seq: string }>(APPEND_SESSION_EVENT, [sessionId, principal, this.#now(), stream, data, ends, this.#eventsKept]);
+    const size = Buffer.byteLength(data);
+    const kept = keptEventData(data, size, this.#eventMaxBytes);
+    const bytes = kept === data ? size : Buffer.byteLength(kept);
+    const { rows } = await this.#pool.query<{ seq: string }>(APPEND_SESSION_EVENT, [sessionId, principal, this.#now(), stream, kept, ends, this.#eventsKept, bytes, this.#eventsMaxBytes]);
     if (rows[0] === undefined) throw new StoreError('not_found', `no session ${sessionId}`);
     return integer(rows[0].seq, `session ${sessionId} event seq`);
   }

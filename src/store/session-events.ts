@@ -30,6 +30,19 @@ export function eventPrincipal(principal: { readonly kind: 'local' } | { readonl
   }
 }
 
+/**
+ * What a session's log keeps of an event of `bytes` bytes: the event itself, or past `maxBytes` a small
+ * notice in its place (the event still goes out live). A valid JSON-RPC notification, so a client that
+ * resumes past it reads why the event is missing; on a request's stream it still ends that stream.
+ */
+export function keptEventData(data: string, bytes: number, maxBytes: number): string {
+  if (bytes <= maxBytes) return data;
+  return JSON.stringify({
+    jsonrpc: '2.0', method: 'notifications/message',
+    params: { level: 'warning', logger: 'super-pi', data: `an event of ${bytes} bytes was sent live but is too large to replay (the session log keeps events of up to ${maxBytes} bytes); if it answered a request, send the request again` },
+  });
+}
+
 /** One SSE event as kept. */
 export interface SessionEvent {
   /** The SSE event id. */
@@ -52,7 +65,11 @@ export type EventPosition =
 
 /** The log, as a PostgreSQL store offers it. Another principal's session reads as one that does not exist. */
 export interface SessionEventStore {
-  /** Appends one event (committed, with its NOTIFY, before it resolves) and prunes the session's oldest past SESSION_EVENTS_KEPT; resolves to its seq. */
+  /**
+   * Appends one event (committed, with its NOTIFY, before it resolves) and prunes the session's oldest past
+   * SESSION_EVENTS_KEPT events or SESSION_EVENTS_MAX_BYTES bytes; an event past SESSION_EVENT_MAX_BYTES is
+   * kept as `keptEventData`'s notice. Resolves to its seq.
+   */
   appendSessionEvent(sessionId: string, principal: string, stream: string, data: string, ends?: boolean): Promise<number>;
   /** Where `seq` stands, or null when the session has no log, or is another principal's. */
   sessionEventPosition(sessionId: string, principal: string, seq: number): Promise<EventPosition | null>;

@@ -41,6 +41,10 @@ export interface HttpServerOptions {
   readonly requireAuth: boolean;
   readonly origin: OriginPolicy;
   readonly maxMessageBytes: number;
+  /** A WebSocket session's unhandled input before its socket is not read. Default MAX_INPUT_BACKLOG_BYTES. */
+  readonly maxInputBacklogBytes?: number;
+  /** Output a WebSocket client may leave unread before it is closed 1008. Default MAX_OUTPUT_BACKLOG_BYTES. */
+  readonly maxOutputBacklogBytes?: number;
   readonly sessionIdleMs?: number;
   /** Token principals who may read /metrics and /observer (--observers). */
   readonly observers?: readonly string[];
@@ -65,7 +69,11 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const origin: OriginPolicy = { ...options.origin, port: () => boundPort };
   const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
   const http = new StreamableHttp({ ...transportOptions, ...(options.events ? { events: options.events } : {}) });
-  const websocket = new WebSocketTransport(transportOptions);
+  const websocket = new WebSocketTransport({
+    ...transportOptions,
+    ...(options.maxInputBacklogBytes === undefined ? {} : { maxInputBacklogBytes: options.maxInputBacklogBytes }),
+    ...(options.maxOutputBacklogBytes === undefined ? {} : { maxOutputBacklogBytes: options.maxOutputBacklogBytes }),
+  });
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
   const healthIsPublic = options.tokens.size === 0 && !options.requireAuth;

@@ -55,6 +55,10 @@ export interface HostedSession {
   readonly lastActivity: number;
   /** Requests the session has not answered yet. */
   readonly inFlight: number;
+  /** Characters of the client's messages delivered and not yet handled by the session (its input backlog). */
+  readonly pendingInput: number;
+  /** Resolves once `pendingInput` is at most `limit` (or the session has ended): a transport that stopped reading reads again. */
+  whenInputBelow(limit: number): Promise<void>;
   /** A frame from the client; `read`: the transport's own reading of it (HTTP reads a POST once), if any. */
   deliver(frame: FrameEvent, read?: ReadFrame | null): void;
   /** The client used the session now (the idle reaper counts from here). */

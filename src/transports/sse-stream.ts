@@ -5,8 +5,8 @@
 // may resume the stream on any node (issue 14).
 
 import type { ReplyTarget } from './web-reply.ts';
-import type { SessionEventStore } from '../store/session-events.ts';
-import { SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../limits.ts';
+import { keptEventData, type SessionEventStore } from '../store/session-events.ts';
+import { SESSION_EVENT_MAX_BYTES, SESSION_EVENTS_MAX_BYTES, SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../limits.ts';
 
 /** How a session's SSE events get their ids, in the order they are emitted. */
 export interface EventIds {
@@ -75,20 +75,47 @@ export class StoredEventIds implements EventIds {
 }
 
 
+/** The bounds of a replay buffer (tests pass small ones). */
+export interface ReplayLimits {
+  readonly events: number;
+  readonly bytes: number;
+  readonly eventBytes: number;
+}
+
+const REPLAY_LIMITS: ReplayLimits = { events: SSE_REPLAY_EVENTS, bytes: SESSION_EVENTS_MAX_BYTES, eventBytes: SESSION_EVENT_MAX_BYTES };
+
 /** Per-session event ids and the replay buffer of the session's standalone (GET) stream. */
 export class EventLog {
+  readonly #limits: ReplayLimits;
   #next = 1;
   /** Created with the first event to remember: most sessions never send one on their GET stream. */
-  #buffer: { id: string; data: string }[] | null = null;
+  #buffer: { id: string; data: string; bytes: number }[] | null = null;
+  #bytes = 0;
+
+  constructor(limits: ReplayLimits = REPLAY_LIMITS) {
+    this.#limits = limits;
+  }
 
   nextId(): string {
     return String(this.#next++);
   }
 
+  /** Bytes of the events kept for replay (at most `limits.bytes`). */
+  get bytes(): number {
+    return this.#bytes;
+  }
+
+  /** Keeps an event for replay: the oldest go while more than the count or the bytes are kept. */
   remember(id: string, data: string): void {
     const buffer = (this.#buffer ??= []);
-    buffer.push({ id, data });
-    if (buffer.length > SSE_REPLAY_EVENTS) buffer.shift();
+    const size = Buffer.byteLength(data);
+    const kept = keptEventData(data, size, this.#limits.eventBytes);
+    const bytes = kept === data ? size : Buffer.byteLength(kept);
+    buffer.push({ id, data: kept, bytes });
+    this.#bytes += bytes;
+    while (buffer.length > this.#limits.events || (this.#bytes > this.#limits.bytes && buffer.length > 1)) {
+      this.#bytes -= (buffer.shift() as { bytes: number }).bytes;
+    }
   }
 
   /** Events after `lastEventId`, or null when that id is no longer (or never was) in the buffer. */

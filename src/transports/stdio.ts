@@ -13,6 +13,8 @@ export interface StdioTransportOptions {
   readonly input: Readable;
   readonly output: Writable;
   readonly maxMessageBytes: number;
+  /** Output held while the host does not read it; past it the host is treated as gone. Default MAX_OUTPUT_BACKLOG_BYTES. */
+  readonly maxOutputBacklogBytes?: number;
   /** When aborted (SIGTERM): stop reading, let requests in flight finish for `stopDrainMs`, then end. */
   readonly stop?: AbortSignal;
   readonly stopDrainMs?: number;
@@ -28,7 +30,7 @@ export interface StdioTransportOptions {
  */
 export async function serveStdio(options: StdioTransportOptions, host: Pick<SessionHost, 'open' | 'close'>): Promise<'ended' | 'gave-up'> {
   const framer = new LineFramer(options.maxMessageBytes);
-  const out = new Backpressure(options.output, options.input);
+  const out = new Backpressure(options.output, options.input, options.maxOutputBacklogBytes);
   // One channel: every message goes out in order, whatever it answers. The lines sent in one turn (a
   // drained mailbox answers up to dozens) leave in one write, at the end of the turn: one system call
   // instead of one per line, and no line waits past the current job. Backpressure still holds them while

@@ -32,7 +32,7 @@ import type { Refusal } from './session-quota.ts';
 import { SseStream, StoredEventIds } from './sse-stream.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
-import { SESSION_EVENTS_PAGE } from '../limits.ts';
+import { ResumedStreams, type ResumedStreamLimits } from './resumed-streams.ts';
 import { type ReplyTarget, WebReply } from './web-reply.ts';
 
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
@@ -53,6 +53,8 @@ export interface StreamableHttpOptions {
    * process, the GET stream's replay buffer in memory.
    */
   readonly events?: SessionEventFeed;
+  /** Resumed streams per session and per principal on this node. Default MAX_RESUMED_STREAMS_PER_SESSION, _PER_PRINCIPAL. */
+  readonly resumedStreamLimits?: ResumedStreamLimits;
 }
 
 /** What the server knows of the connection a request came on. */
@@ -84,6 +86,7 @@ export class StreamableHttp {
    */
   readonly #http = new Map<string, HttpSession>();
   #accepting = true;
+  #resumed: ResumedStreams | null = null;
   /** Sessions being opened here after a takeover, by id: a request for one waits for it rather than find it missing. */
   readonly #opening = new Map<string, Promise<unknown>>();
 
@@ -384,7 +387,9 @@ export class StreamableHttp {
    * appends them (NOTIFY wakes this node), until the event that ends it (a POST's last answer) or
    * until the client goes (the GET stream). Refusals: 400 for an id this session never issued, 404 for
    * another principal's session or one with no log, 409 for an id older than the log keeps
-   * (SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_AGE_MS): its events are gone, so the stream cannot be resumed.
+   * (SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_BYTES, SESSION_EVENTS_MAX_AGE_MS): its events are gone, so the
+   * stream cannot be resumed; 429 past the resumed streams a session or a principal may hold on this node
+   * (resumed-streams.ts, which reads each session's log once for all of them).
    */
   async #resume(request: IncomingView, target: ReplyTarget, principal: Principal, feed: SessionEventFeed, last: string): Promise<Plain | null> {
     const id = header(request, 'mcp-session-id');
@@ -401,46 +406,24 @@ export class StreamableHttp {
       return refuse(409, `Conflict: the events after Last-Event-ID ${seq} are no longer kept (the log keeps a session's last events for a limited time), so this stream cannot be resumed; send the request again`);
     }
     this.#host.find(id, principal)?.touch();
-    const stream = new SseStream(target, { 'Mcp-Session-Id': id });
+    const open = () => new SseStream(target, { 'Mcp-Session-Id': id });
     // The client had the stream's last event already: nothing more will come on it.
     if (position.ends) {
-      stream.end();
+      open().end();
       return null;
     }
-    void this.#tail(feed, stream, id, who, position.stream, seq).catch((err: unknown) => {
-      this.#options.logger.log('warning', 'a resumed SSE stream could not read the session event log; it is closed (the client may resume it again)', { session: id, error: (err as Error).message });
-      stream.end();
-    });
-    return null;
+    const refused = this.#resumedStreams(feed).follow(id, who, position.stream, seq, open);
+    return refused === null ? null : refuse(refused.status, refused.message);
   }
 
-  async #tail(feed: SessionEventFeed, stream: SseStream, sessionId: string, principal: string, name: string, after: number): Promise<void> {
-    let gone!: () => void;
-    const closed = new Promise<void>((r) => (gone = r));
-    stream.onClose(gone);
-    // Its request may have died with its node, and then no node would ever end the stream: the look-out
-    // ends it `node-died` (cluster/orphan-requests.ts), through the log, so it is read below as any event.
-    const orphan = this.#options.cluster?.()?.watchOrphan?.(sessionId, principal, name) ?? null;
-    while (stream.open) {
-      // Registered before reading, so an event appended between the read and the wait still wakes it.
-      const wait = feed.wait(sessionId);
-      const due = orphan?.untilDue();
-      try {
-        const events = await feed.store.sessionEventsAfter(sessionId, principal, after, { stream: name, limit: SESSION_EVENTS_PAGE });
-        if (events === null) return stream.end();
-        for (const e of events) {
-          stream.send(String(e.seq), e.data);
-          after = e.seq;
-          if (e.ends) return stream.end();
-        }
-        if (events.length === SESSION_EVENTS_PAGE) continue;
-        await Promise.race([wait.woken, closed, ...(due ? [due.done] : [])]);
-        if (stream.open) await orphan?.lookIfDue();
-      } finally {
-        wait.cancel();
-        due?.cancel();
-      }
-    }
+  /** The node's resumed streams (made with the first one). */
+  #resumedStreams(feed: SessionEventFeed): ResumedStreams {
+    return this.#resumed ??= new ResumedStreams({
+      feed,
+      watchOrphans: (sessionId, principal) => this.#options.cluster?.()?.watchOrphans?.(sessionId, principal) ?? null,
+      onError: (sessionId, error) => this.#options.logger.log('warning', 'resumed SSE streams could not read the session event log; they are closed (their clients may resume them again)', { session: sessionId, error: error.message }),
+      ...(this.#options.resumedStreamLimits ? { limits: this.#options.resumedStreamLimits } : {}),
+    });
   }
 }
 

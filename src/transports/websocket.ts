@@ -1,7 +1,8 @@
 // MCP over WebSocket (subprotocol `mcp`) on the same port and path as Streamable HTTP: one socket, one
 // session of the server's registry (`SessionHost`), one JSON-RPC message per text frame. The upgrade is
 // admitted with the same Host/Origin and bearer-token checks as a POST, and takes its quota slot before
-// the handshake; the socket closing ends the session, and the session ending closes the socket.
+// the handshake; the socket closing ends the session, and the session ending closes the socket. Reading
+// stops while the session's unhandled input or the socket's unread output is over budget (socket-flow.ts).
 
 import type { IncomingMessage } from 'node:http';
 import type { Duplex } from 'node:stream';
@@ -11,20 +12,27 @@ import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
 import { checkHostAndOrigin } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionSlot } from './session-host.ts';
+import { type FlowEvent, type FlowLimits, SocketFlow } from './socket-flow.ts';
 import type { StreamableHttpOptions } from './streamable-http.ts';
-import { WS_EARLY_FRAMES, WS_PING_INTERVAL_MS } from '../limits.ts';
+import { MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, WS_EARLY_FRAMES, WS_OUTPUT_PAUSE_BYTES, WS_PING_INTERVAL_MS } from '../limits.ts';
 
-/** The same admission and limits as Streamable HTTP on the same port: one definition for both. */
-export type WebSocketTransportOptions = StreamableHttpOptions;
+/** The same admission and limits as Streamable HTTP on the same port, and the socket's flow budgets. */
+export type WebSocketTransportOptions = StreamableHttpOptions & Partial<FlowLimits>;
 
 export class WebSocketTransport {
   readonly #options: WebSocketTransportOptions;
   readonly #wss: WebSocketServer;
   readonly #sockets = new Set<WebSocket>();
+  readonly #limits: FlowLimits;
   #accepting = true;
 
   constructor(options: WebSocketTransportOptions) {
     this.#options = options;
+    this.#limits = {
+      maxInputBacklogBytes: options.maxInputBacklogBytes ?? MAX_INPUT_BACKLOG_BYTES,
+      outputPauseBytes: options.outputPauseBytes ?? WS_OUTPUT_PAUSE_BYTES,
+      maxOutputBacklogBytes: options.maxOutputBacklogBytes ?? MAX_OUTPUT_BACKLOG_BYTES,
+    };
     this.#wss = new WebSocketServer({
       noServer: true,
       maxPayload: options.maxMessageBytes,
@@ -71,16 +79,24 @@ export class WebSocketTransport {
     let session: HostedSession | null = null;
     const early: string[] = [];
     let closed = false;
+    let sessionId: string | null = null;
+    const flow = new SocketFlow(ws, this.#limits, (event: FlowEvent) => {
+      if (event.kind === 'overflow') logger.log('warning', 'WebSocket closed: its client left too much output unread', { session: sessionId, bytes: event.bytes, limit: this.#limits.maxOutputBacklogBytes });
+      else logger.log('debug', `WebSocket reading ${event.kind}`, { session: sessionId, ...event });
+    });
     ws.on('message', guarded(logger, 'WebSocket message', (data: RawData, isBinary: boolean) => {
       if (isBinary) {
-        ws.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
+        flow.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
         return;
       }
       if (session) {
         session.touch();
         session.deliver({ kind: 'line', text: data.toString() });
+        flow.delivered();
       } else if (early.length < WS_EARLY_FRAMES) {
-        early.push(data.toString());
+        const text = data.toString();
+        early.push(text);
+        flow.held(text.length);
       } else {
         ws.close(1013, `more than ${WS_EARLY_FRAMES} messages before the session opened; try again later`);
       }
@@ -88,6 +104,9 @@ export class WebSocketTransport {
     let alive = true;
     ws.on('pong', () => (alive = true));
     const ping = setInterval(() => {
+      // A paused socket's pong waits unread behind the frames it holds: while its output still leaves (or
+      // the server is the one behind), it is alive.
+      if (flow.paused && flow.progressed()) alive = true;
       if (!alive) return ws.terminate();
       alive = false;
       ws.ping();
@@ -106,7 +125,7 @@ export class WebSocketTransport {
         principal,
         transport: 'websocket',
         slot,
-        send: (out) => ws.readyState === ws.OPEN && ws.send(out.line),
+        send: (out) => flow.send(out.line),
         // Its requests have been answered with why (the frames are queued ahead of the close).
         onGiveUp: () => ws.close(1011, 'the session was given up: its actor kept crashing; open a new one'),
         // Whatever else ended the session (the server shutting down): the socket goes with it.
@@ -122,7 +141,9 @@ export class WebSocketTransport {
       return;
     }
     session = opened;
+    sessionId = opened.id;
     for (const text of early.splice(0)) opened.deliver({ kind: 'line', text });
+    flow.attach(opened);
   }
 }
 

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount } from '../../src/actors/thread-count.ts';
-import { MIN_DEFAULT_THREADS } from '../../src/limits.ts';
+import { MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
 import { OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
@@ -68,6 +68,17 @@ test('the library takes the same thread defaults: runStdio in-thread, with worke
   assert.is(resolveOptions({ chaos: { killWorkerEveryMs: 100 } }, 'stdio').threads, defaultThreadCount());
   assert.is(resolveOptions({ threads: 2 }, 'stdio').threads, 2);
   assert.is(resolveOptions({}, 'http').threads, defaultThreadCount());
+});
+
+test('--max-input-backlog-bytes and --max-output-backlog-bytes set the flow budgets (MAX_INPUT_BACKLOG_BYTES and MAX_OUTPUT_BACKLOG_BYTES by default); not a positive whole number is an options error', () => {
+  assert.is(serve([]).maxInputBacklogBytes, MAX_INPUT_BACKLOG_BYTES);
+  assert.is(serve([]).maxOutputBacklogBytes, MAX_OUTPUT_BACKLOG_BYTES);
+  assert.is(serve(['--max-input-backlog-bytes', '1048576']).maxInputBacklogBytes, 1048576);
+  assert.is(serve(['--max-output-backlog-bytes', '2097152']).maxOutputBacklogBytes, 2097152);
+  assert.throws(() => serve(['--max-input-backlog-bytes', '0']), (e: unknown) => e instanceof OptionsError && e.message.includes('--max-input-backlog-bytes'));
+  assert.throws(() => serve(['--max-output-backlog-bytes', 'lots']), (e: unknown) => e instanceof OptionsError && e.message.includes('--max-output-backlog-bytes'));
+  assert.match(usage, `--max-input-backlog-bytes N`);
+  assert.match(usage, `default: ${MAX_OUTPUT_BACKLOG_BYTES}`);
 });
 
 test('--tool-timeout is in seconds', () => {

@@ -101,6 +101,37 @@ pgTest('retention by count: past the limit the oldest events are deleted by the 
   assert.equal(await store.sessionEventPosition('s', 'local', 4), { kind: 'kept', stream: 'standalone', ends: false });
 });
 
+pgTest('retention by bytes: past SESSION_EVENTS_MAX_BYTES the oldest events are deleted by the append, and the rest stay within it', async () => {
+  const budget = 1000;
+  const store = await open(await running().createDatabase(), { sessionEventsMaxBytes: budget, sessionEventMaxBytes: 500 });
+  // Nine events of 300 bytes (2,700): three fit (900), a fourth would not.
+  for (let i = 1; i <= 9; i++) await store.appendSessionEvent('s', 'local', 'standalone', `${i}`.repeat(300));
+  const kept = (await store.sessionEventsAfter('s', 'local', 0)) ?? [];
+  assert.equal(kept.map((e) => e.seq), [7, 8, 9], 'the newest three are kept, the oldest went first');
+  assert.ok(kept.reduce((n, e) => n + Buffer.byteLength(e.data), 0) <= budget, 'the kept events fit the budget');
+  assert.equal(await store.sessionEventPosition('s', 'local', 6), { kind: 'expired', last: 9 });
+  // Multi-byte characters count as the bytes they take: 200 characters of 2 bytes each (as characters, all would fit).
+  await store.appendSessionEvent('s', 'local', 'standalone', 'é'.repeat(200));
+  assert.equal((await store.sessionEventsAfter('s', 'local', 0))?.map((e) => e.seq), [8, 9, 10]);
+  await store.appendSessionEvent('s', 'local', 'standalone', 'é'.repeat(200));
+  assert.equal((await store.sessionEventsAfter('s', 'local', 0))?.map((e) => e.seq), [10, 11]);
+});
+
+pgTest('an event past SESSION_EVENT_MAX_BYTES is kept as a small notice saying it was too large to replay, and still ends its stream', async () => {
+  const store = await open(await running().createDatabase(), { sessionEventsMaxBytes: 10_000, sessionEventMaxBytes: 1000 });
+  await store.appendSessionEvent('s', 'local', 'standalone', 'before');
+  const answer = JSON.stringify({ jsonrpc: '2.0', id: 1, result: { text: 'x'.repeat(5000) } });
+  const seq = await store.appendSessionEvent('s', 'local', 'request:n:1', answer, true);
+  const [before, notice] = (await store.sessionEventsAfter('s', 'local', 0)) ?? [];
+  assert.is(before?.data, 'before', 'the earlier event is not pushed out by the large one');
+  assert.is(notice?.seq, seq);
+  assert.is(notice?.ends, true);
+  assert.ok(Buffer.byteLength(notice?.data ?? '') < 1000, 'the notice is small');
+  const message = JSON.parse(notice?.data ?? '{}') as { method?: string; params?: { data?: string } };
+  assert.is(message.method, 'notifications/message');
+  assert.match(message.params?.data ?? '', 'too large to replay');
+});
+
 pgTest('retention by age: the sweep deletes events older than SESSION_EVENTS_MAX_AGE_MS, keeps newer ones and the counter', async () => {
   let now = 1_000_000;
   const store = await open(await running().createDatabase(), { now: () => now });

@@ -106,7 +106,7 @@ test('a resumed POST stream whose request died with its node (the home\'s lease 
     nodeId: 'node-b',
     confirmHeld: () => Promise.reject(new Error('a resumed stream is not served by the session\'s home')),
     locate: () => Promise.reject(new Error('a resumed stream is never located')),
-    watchOrphan: (sessionId, principal, stream) => orphans.watch(sessionId, principal, stream),
+    watchOrphans: (sessionId, principal) => orphans.watchSession(sessionId, principal),
   };
   const http = new StreamableHttp({ sessions: holdsNothing, tokens: new TokenTable(), requireAuth: false, origin: { allowedHosts: DEFAULT_ALLOWED_HOSTS }, maxMessageBytes: 1024, logger: createLogger('error'), events: feed, cluster: () => cluster });
   await log.appendSessionEvent('s1', 'anonymous', 'request:n:7', '');

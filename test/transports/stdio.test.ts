@@ -24,7 +24,8 @@ function hostFor(make: (send: (out: Outgoing) => void) => LineSession): Pick<Ses
       const opened = make(options.send);
       session = opened;
       return {
-        id: 'stdio-session', principal: options.principal, transport: options.transport, lastActivity: 0, inFlight: 0,
+        id: 'stdio-session', principal: options.principal, transport: options.transport, lastActivity: 0, inFlight: 0, pendingInput: 0,
+        whenInputBelow: () => Promise.resolve(),
         deliver: (frame) => opened.receiveFrame(frame),
         touch: () => undefined,
         busy: () => false,
