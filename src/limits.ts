@@ -252,6 +252,13 @@ export const EGRESS_IDLE_TIMEOUT_MS = 120_000;
 /** How long the egress proxy may take to resolve an allowed host and connect to it; past it, 504. */
 export const EGRESS_CONNECT_TIMEOUT_MS = 10_000;
 
+/**
+ * Host names all egress proxies of the server resolve at once. Resolving runs on libuv's thread pool (4
+ * threads unless UV_THREADPOOL_SIZE says otherwise), which file operations share; past this, a lookup
+ * waits its turn (within EGRESS_CONNECT_TIMEOUT_MS), so slow names never hold the whole pool.
+ */
+export const EGRESS_MAX_CONCURRENT_LOOKUPS = 2;
+
 
 // ── Harness tasks (src/task).
 

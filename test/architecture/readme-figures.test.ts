@@ -161,6 +161,7 @@ const BASH_NETWORK: readonly Figure[] = [
   { phrase: /serves (\d+)\s+connections at once \(`EGRESS_MAX_CONNECTIONS`/, name: 'EGRESS_MAX_CONNECTIONS', figure: String(limits.EGRESS_MAX_CONNECTIONS) },
   { phrase: /may take (\d+) s \(`EGRESS_CONNECT_TIMEOUT_MS`/, name: 'EGRESS_CONNECT_TIMEOUT_MS', figure: seconds(limits.EGRESS_CONNECT_TIMEOUT_MS) },
   { phrase: /for (\d+) s is closed \(`EGRESS_IDLE_TIMEOUT_MS`\)/, name: 'EGRESS_IDLE_TIMEOUT_MS', figure: seconds(limits.EGRESS_IDLE_TIMEOUT_MS) },
+  { phrase: /resolve at\s+most (\d+) names at once \(`EGRESS_MAX_CONCURRENT_LOOKUPS`/, name: 'EGRESS_MAX_CONCURRENT_LOOKUPS', figure: String(limits.EGRESS_MAX_CONCURRENT_LOOKUPS) },
 ];
 
 /** Constants of src/limits.ts the README does not state, and why it need not. */

@@ -5,6 +5,7 @@ import { connect, type Socket } from 'node:net';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { DEFAULT_EGRESS_PORTS, type EgressTarget } from './egress-allow.ts';
+import { egressLookup } from './lookup-gate.ts';
 
 /** Why a request got no upstream: the status it is answered with and a message the command prints. */
 export class UpstreamError extends Error {
@@ -27,10 +28,12 @@ export function targetText(target: EgressTarget): string {
 export function connectUpstream(target: EgressTarget, timeoutMs: number, track: (socket: Socket) => void): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const host = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
-    const socket = connect({ host, port: target.port, allowHalfOpen: true });
+    const gone = new AbortController();
+    const socket = connect({ host, port: target.port, allowHalfOpen: true, lookup: egressLookup(gone.signal) });
     track(socket);
     const fail = (err: UpstreamError): void => {
       clearTimeout(timer);
+      gone.abort();
       socket.destroy();
       reject(err);
     };
