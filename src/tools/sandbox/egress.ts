@@ -3,7 +3,7 @@
 // tunnels and forwards plain HTTP to the allowed hosts only, and answers everything else with a reason.
 
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
-import { createServer as createHttpServer, request as httpRequest, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { createServer as createNetServer, Socket } from 'node:net';
 import path from 'node:path';
 import { pipeline, type Duplex } from 'node:stream';
@@ -12,7 +12,8 @@ import {
 } from '../../limits.ts';
 import type { Logger } from '../../log/logger.ts';
 import { egressAllowed, type EgressTarget, parseEgressRule, parseEgressTarget } from './egress-allow.ts';
-import { answer, answerRaw, connectUpstream, endToEndHeaders, refusalText, targetText, UpstreamError } from './egress-upstream.ts';
+import { forwardPlain } from './egress-forward.ts';
+import { answer, answerRaw, connectUpstream, refusalText, targetText, UpstreamError } from './egress-upstream.ts';
 
 export { parseEgressAllowList, EgressSyntaxError } from './egress-allow.ts';
 export { egressBridgeArgv } from './egress-bridge.ts';
@@ -88,12 +89,10 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   http.timeout = limits.idleTimeoutMs;
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {
     firstRequestSeen(req.socket);
-    try {
-      forward(req, res);
-    } catch (err) {
+    forwardPlain(req, res, { rules, limits, track, log, refuse }).catch((err: unknown) => {
       log('debug', 'egress request failed', { error: String(err) });
-      answer(res, 500, `super-pi egress proxy: ${String(err)}\n`);
-    }
+      answer(res, 502, `super-pi egress proxy: ${String(err)}\n`);
+    });
   });
   http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
     firstRequestSeen(socket);
@@ -170,50 +169,6 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     };
     pipeline(client, upstream, ended);
     pipeline(upstream, client, ended);
-  }
-
-  /** A plain HTTP request in absolute form: checks the target, then forwards it and streams the answer back. */
-  function forward(req: IncomingMessage, res: ServerResponse): void {
-    const url = req.url ?? '';
-    const absolute = /^http:\/\/([^/?#]*)(.*)$/is.exec(url);
-    if (absolute === null) {
-      const why = /^https:\/\//i.test(url)
-        ? 'https:// goes through CONNECT (set HTTPS_PROXY), not as a plain request'
-        : 'this is a proxy: it takes CONNECT host:port, or a request for an absolute URL (GET http://host/path)';
-      return answer(res, 400, `super-pi egress proxy: ${why}\n`);
-    }
-    const target = parseEgressTarget(absolute[1] as string, 80);
-    if (typeof target === 'string') return answer(res, 400, `super-pi egress proxy: ${target}\n`);
-    if (!egressAllowed(rules, target)) return answer(res, 403, refuse(target));
-    const pathAndQuery = absolute[2] === '' ? '/' : (absolute[2] as string);
-    connectUpstream(target, limits.connectTimeoutMs, track).then((socket) => {
-      if (res.destroyed) {
-        socket.destroy();
-        return;
-      }
-      socket.setTimeout(limits.idleTimeoutMs, () => socket.destroy(new UpstreamError(504, `${targetText(target)} sent nothing for ${limits.idleTimeoutMs / 1000} s`)));
-      const headers = [...endToEndHeaders(req.rawHeaders), 'Host', target.port === 80 ? target.host : targetText(target), 'Connection', 'close'];
-      const outgoing = httpRequest({ createConnection: () => socket, method: req.method, path: pathAndQuery, headers, setHost: false });
-      outgoing.on('response', (incoming) => {
-        res.writeHead(incoming.statusCode ?? 502, incoming.statusMessage, endToEndHeaders(incoming.rawHeaders));
-        pipeline(incoming, res, (err) => {
-          if (err) log('debug', 'egress response cut off', { target: targetText(target), error: err.message });
-        });
-      });
-      outgoing.on('error', (err) => {
-        socket.destroy();
-        answer(res, err instanceof UpstreamError ? err.status : 502, `super-pi egress proxy: ${targetText(target)}: ${err.message}\n`);
-      });
-      res.on('close', () => {
-        if (!res.writableFinished) outgoing.destroy();
-      });
-      pipeline(req, outgoing, (err) => {
-        if (err) log('debug', 'egress request body cut off', { target: targetText(target), error: err.message });
-      });
-    }, (err: unknown) => {
-      if (err instanceof UpstreamError) answer(res, err.status, `super-pi egress proxy: ${err.message}\n`);
-      else answer(res, 502, `super-pi egress proxy: ${String(err)}\n`);
-    });
   }
 
   try {
