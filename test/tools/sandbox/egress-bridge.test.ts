@@ -70,7 +70,7 @@ test('the argv is this Node with an inline script, the socket path and the port;
   assert.throws(() => egressBridgeArgv('/s', 70000), /1 to 65535/);
 });
 
-test('curl through the bridge reaches an allowed host by plain HTTP and by CONNECT, and gets the 403 for another', async () => {
+test('curl through the bridge reaches an allowed host by plain HTTP and by CONNECT, and gets the 403 for another, also after a redirect', async () => {
   await withBridge(async (home, web, _echo, port) => {
     const bridge = await startBridge(home.proxy.socketPath, port);
     try {
@@ -81,6 +81,8 @@ test('curl through the bridge reaches an allowed host by plain HTTP and by CONNE
       assert.is(tunnelled.stdout, `GET /tunnel host=localhost:${web.port} body=`);
       const refused = await run('curl', ['-sS', `http://127.0.0.1:${web.port}/no`], env);
       assert.match(refused.stdout, /127\.0\.0\.1:\d+ is not on this sandbox's allow list[^]*--bash-network allow=/);
+      const redirected = await run('curl', ['-sS', '-L', `http://localhost:${web.port}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${web.port}/next`)}`], env);
+      assert.match(redirected.stdout, /^super-pi egress proxy: 127\.0\.0\.1:\d+ is not on/, 'the redirect is the client\'s to follow, and its new host is checked again');
       const refusedTunnel = await run('curl', ['-sS', '--proxytunnel', `http://127.0.0.1:${web.port}/no`], env);
       assert.is(refusedTunnel.code, 56, 'curl: CONNECT tunnel failed');
       assert.match(refusedTunnel.stderr, /403/);

@@ -42,12 +42,21 @@ export function echoUpstream(): Promise<Upstream> {
   return listening(server, new Set());
 }
 
-/** Answers every request with `<method> <url> host=<Host header> body=<body>` and its headers as JSON in `x-seen`. */
+/**
+ * Answers every request with `<method> <url> host=<Host header> body=<body>` and its headers as JSON in
+ * `x-seen`; `/redirect?to=URL` answers 302 to URL instead.
+ */
 export function httpUpstream(): Promise<Upstream> {
   const server = createHttpServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const redirect = /^\/redirect\?to=(.*)$/.exec(req.url ?? '');
+      if (redirect !== null) {
+        res.writeHead(302, { location: decodeURIComponent(redirect[1] as string) });
+        res.end();
+        return;
+      }
       res.setHeader('x-seen', JSON.stringify(req.headers));
       res.end(`${req.method} ${req.url} host=${req.headers.host} body=${Buffer.concat(chunks).toString()}`);
     });

@@ -112,6 +112,14 @@ test('plain HTTP to an allowed host is forwarded with Host set from the URL and 
   });
 });
 
+test('a redirect is passed back as it is, never followed by the proxy', async () => {
+  await withProxy(async (home, _echo, web) => {
+    const answer = await exchange(home.proxy.socketPath, get(`http://localhost:${web.port}/redirect?to=${encodeURIComponent('http://elsewhere.example/')}`));
+    assert.match(answer, /^HTTP\/1\.1 302 Found\r\n/);
+    assert.match(answer, /\r\nlocation: http:\/\/elsewhere\.example\/\r\n/i);
+  });
+});
+
 test('plain HTTP with a body: the body reaches the upstream', async () => {
   await withProxy(async (home, _echo, web) => {
     const answer = await exchange(
