@@ -213,7 +213,16 @@ test('connections past the limit get 503 while the open ones go on', async () =>
     } finally {
       for (const client of held) client.destroy();
     }
-    await new Promise((resolve) => setTimeout(resolve, 100));
+    // The proxy learns of the two closes asynchronously: once it has, a connection is admitted again.
+    for (let tries = 0; ; tries++) {
+      const probe = await RawClient.open(home.proxy.socketPath);
+      probe.socket.write(`CONNECT localhost:${echo.port} HTTP/1.1\r\n\r\n`);
+      const answer = await probe.until('\r\n\r\n');
+      probe.destroy();
+      if (!answer.startsWith('HTTP/1.1 503 ')) break;
+      if (tries === 100) throw new Error('connections were never admitted again after the held ones closed');
+      await new Promise((resolve) => setTimeout(resolve, 20));
+    }
     await stillServes(home, echo);
   }, { maxConnections: 2 });
 });
