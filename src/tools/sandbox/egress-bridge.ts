@@ -54,6 +54,8 @@ if (stdin !== null && (stdin.isFIFO() || stdin.isSocket())) {
  * The command that runs the bridge: `[node, -e, BRIDGE_SCRIPT, socketPathInSandbox, port]`, with this
  * server's own Node binary (the sandbox must show its path, read-only). A launcher that must not start
  * the command before the bridge listens runs, in sh: `(bridge… &) | head -n 1 >/dev/null; exec command`.
+ * The bridge keeps the stderr it was given (its only output after `ready` is a failure to listen): inside
+ * the sandbox's PID namespace it dies with the command, so it never holds that pipe open past the command.
  */
 export function egressBridgeArgv(socketPathInSandbox: string, port: number): string[] {
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`the egress bridge port must be 1 to 65535, not ${port}`);
