@@ -255,6 +255,41 @@ export const GIT_PACK_MAX_BYTES = 64 * 1024 * 1024;
 /** Longest chain of deltas to a base object in a pack (git's own deepest `--depth` is 4095; `gc --aggressive` packs to 50). */
 export const GIT_DELTA_MAX_DEPTH = 250;
 
+/**
+ * The port on 127.0.0.1, inside a `bash` sandbox with `--bash-network allow=…`, where the egress bridge
+ * listens and the proxy variables point (HTTP_PROXY and the rest): 3128, the port HTTP proxies are known by.
+ * The sandbox has a network namespace of its own, so the port is free there whatever the host runs.
+ */
+export const EGRESS_PROXY_PORT = 3128;
+
+/** Bytes of a request line and headers the egress proxy reads before answering 431 and closing the connection. */
+export const EGRESS_MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Connections one egress proxy serves at once (requests waiting for headers, forwarded requests and open
+ * tunnels alike). Past it a new connection is answered 503 and closed; the open ones go on.
+ */
+export const EGRESS_MAX_CONNECTIONS = 64;
+
+/** How long the egress proxy waits for a request's complete headers; past it, 408 and the connection is closed. */
+export const EGRESS_HEADERS_TIMEOUT_MS = 10_000;
+
+/**
+ * How long an egress connection may pass no byte either way (a kept-alive client between requests, a quiet
+ * tunnel, an upstream that does not answer) before it is closed. A command's own timeout still ends it first.
+ */
+export const EGRESS_IDLE_TIMEOUT_MS = 120_000;
+
+/** How long the egress proxy may take to resolve an allowed host and connect to it; past it, 504. */
+export const EGRESS_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Host names all egress proxies of the server resolve at once. Resolving runs on libuv's thread pool (4
+ * threads unless UV_THREADPOOL_SIZE says otherwise), which file operations share; past this, a lookup
+ * waits its turn (within EGRESS_CONNECT_TIMEOUT_MS), so slow names never hold the whole pool.
+ */
+export const EGRESS_MAX_CONCURRENT_LOOKUPS = 2;
+
 
 // ── Harness tasks (src/task).
 

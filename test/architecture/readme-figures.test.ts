@@ -180,6 +180,18 @@ const ELSEWHERE: readonly Figure[] = [
   { phrase: /\(at most (\d+) characters, no control characters\)/, name: 'MAX_NODE_ID_LENGTH', figure: String(MAX_NODE_ID_LENGTH) },
 ];
 
+/** Figures of the `bash` egress proxy, stated on the allow-mode page, docs/bash-network.md. */
+const bashNetworkDoc = readFileSync(path.join(root, 'docs', 'bash-network.md'), 'utf8');
+const BASH_NETWORK: readonly Figure[] = [
+  { phrase: /`127\.0\.0\.1:(\d+)` \(`EGRESS_PROXY_PORT`\)/, name: 'EGRESS_PROXY_PORT', figure: String(limits.EGRESS_PROXY_PORT) },
+  { phrase: /may take (\d+) KiB \(`EGRESS_MAX_HEADER_BYTES`/, name: 'EGRESS_MAX_HEADER_BYTES', figure: kib(limits.EGRESS_MAX_HEADER_BYTES) },
+  { phrase: /within (\d+) s of the connection \(`EGRESS_HEADERS_TIMEOUT_MS`/, name: 'EGRESS_HEADERS_TIMEOUT_MS', figure: seconds(limits.EGRESS_HEADERS_TIMEOUT_MS) },
+  { phrase: /serves (\d+)\s+connections at once \(`EGRESS_MAX_CONNECTIONS`/, name: 'EGRESS_MAX_CONNECTIONS', figure: String(limits.EGRESS_MAX_CONNECTIONS) },
+  { phrase: /may take (\d+) s \(`EGRESS_CONNECT_TIMEOUT_MS`/, name: 'EGRESS_CONNECT_TIMEOUT_MS', figure: seconds(limits.EGRESS_CONNECT_TIMEOUT_MS) },
+  { phrase: /for (\d+) s is closed \(`EGRESS_IDLE_TIMEOUT_MS`\)/, name: 'EGRESS_IDLE_TIMEOUT_MS', figure: seconds(limits.EGRESS_IDLE_TIMEOUT_MS) },
+  { phrase: /resolve at\s+most (\d+) names at once \(`EGRESS_MAX_CONCURRENT_LOOKUPS`/, name: 'EGRESS_MAX_CONCURRENT_LOOKUPS', figure: String(limits.EGRESS_MAX_CONCURRENT_LOOKUPS) },
+];
+
 /** Constants of src/limits.ts the README does not state, and why it need not. */
 const INTERNAL = new Map<string, string>([
   ['ABANDONED_IDS_KEPT', 'ids of POSTs whose client went away, remembered so their late answers are dropped: bookkeeping, not a caller-visible limit'],
@@ -238,6 +250,10 @@ test('every figure the README states for a transport or store constant is its va
   assert.equal(mismatches(readme, ELSEWHERE), []);
 });
 
+test('every figure docs/bash-network.md states for an egress constant is its value', () => {
+  assert.equal(mismatches(bashNetworkDoc, BASH_NETWORK), []);
+});
+
 test('the check fails on a README figure that disagrees with the code, or on a figure no longer stated', () => {
   const rows: Figure[] = [{ phrase: /pinged every (\d+) ms/, name: 'HEARTBEAT_INTERVAL_MS', figure: '250' }];
   assert.equal(mismatches('each is pinged every 250 ms and', rows), []);
@@ -250,7 +266,7 @@ test('the check fails on a README figure that disagrees with the code, or on a f
 test('every constant of src/limits.ts is stated in the README (a row above) or listed as internal, with why', () => {
   const names = Object.keys(limits);
   assert.ok(names.length > 50, 'the module is read');
-  const stated = new Set(FIGURES.map((f) => f.name));
+  const stated = new Set([...FIGURES, ...BASH_NETWORK].map((f) => f.name));
   assert.equal(names.filter((n) => !stated.has(n) && !INTERNAL.has(n)), [], 'neither stated nor internal');
   assert.equal([...INTERNAL.keys()].filter((n) => !names.includes(n)), [], 'internal, but no longer in src/limits.ts');
   assert.equal([...INTERNAL.keys()].filter((n) => stated.has(n)), [], 'both stated and internal');

@@ -1,0 +1,206 @@
+// The egress proxy of a sandboxed `bash` command under `--bash-network allow=…`: an HTTP proxy on a Unix
+// socket (bound into the sandbox, reached there through the bridge on 127.0.0.1) that opens CONNECT
+// tunnels and forwards plain HTTP to the allowed hosts only, and answers everything else with a reason.
+
+import { chmod, mkdtemp, rm } from 'node:fs/promises';
+import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { createServer as createNetServer, Socket } from 'node:net';
+import path from 'node:path';
+import { pipeline, type Duplex } from 'node:stream';
+import {
+  EGRESS_CONNECT_TIMEOUT_MS, EGRESS_HEADERS_TIMEOUT_MS, EGRESS_IDLE_TIMEOUT_MS, EGRESS_MAX_CONNECTIONS, EGRESS_MAX_HEADER_BYTES,
+} from '../../limits.ts';
+import type { Logger } from '../../log/logger.ts';
+import { egressAllowed, type EgressTarget, parseEgressRule, parseEgressTarget } from './egress-allow.ts';
+import { forwardPlain } from './egress-forward.ts';
+import { answer, answerRaw, connectUpstream, refusalText, targetText, UpstreamError } from './egress-upstream.ts';
+
+export { parseEgressAllowList, EgressSyntaxError } from './egress-allow.ts';
+export { egressBridgeArgv } from './egress-bridge.ts';
+
+export interface EgressProxy {
+  /** The proxy's Unix socket (mode 0600, alone in a 0700 directory of its own under `dir`). */
+  readonly socketPath: string;
+  /** Stops listening, ends every connection and tunnel, removes the socket's directory. Idempotent. */
+  close(): Promise<void>;
+}
+
+/** The bounds of one proxy; each defaults to its named limit in src/limits.ts (tests shorten them). */
+export interface EgressLimits {
+  readonly maxConnections: number;
+  readonly maxHeaderBytes: number;
+  readonly headersTimeoutMs: number;
+  readonly idleTimeoutMs: number;
+  readonly connectTimeoutMs: number;
+}
+
+export interface EgressProxyOptions {
+  /** Allow-list entries, as parseEgressAllowList returns them (a bad one makes the start throw). */
+  readonly allow: readonly string[];
+  /** Where the socket's own 0700 directory is made. */
+  readonly dir: string;
+  readonly logger?: Logger;
+  readonly limits?: Partial<EgressLimits>;
+}
+
+/** The longest path a Unix socket can be bound to on Linux (sun_path is 108 bytes with its NUL). */
+const MAX_SOCKET_PATH_BYTES = 107;
+
+/**
+ * The proxy variables that point curl, git, pip, npm (and Node's fetch, which reads them when
+ * NODE_USE_ENV_PROXY is set) at the bridge on 127.0.0.1:`port`. NO_PROXY is empty: inside the sandbox
+ * nothing is reachable except through the proxy, so no host should be tried directly.
+ */
+export function egressEnvironment(port: number): Record<string, string> {
+  const url = `http://127.0.0.1:${port}`;
+  return {
+    HTTP_PROXY: url, HTTPS_PROXY: url, ALL_PROXY: url,
+    http_proxy: url, https_proxy: url, all_proxy: url,
+    NO_PROXY: '', no_proxy: '',
+    npm_config_proxy: url, npm_config_https_proxy: url,
+    NODE_USE_ENV_PROXY: '1',
+  };
+}
+
+/** Starts a proxy for one allow list; it serves until `close()`. Throws on a bad entry or a path too long for a socket. */
+export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
+  const rules = options.allow.map(parseEgressRule);
+  const limits: EgressLimits = {
+    maxConnections: EGRESS_MAX_CONNECTIONS, maxHeaderBytes: EGRESS_MAX_HEADER_BYTES, headersTimeoutMs: EGRESS_HEADERS_TIMEOUT_MS,
+    idleTimeoutMs: EGRESS_IDLE_TIMEOUT_MS, connectTimeoutMs: EGRESS_CONNECT_TIMEOUT_MS, ...options.limits,
+  };
+  const log = (level: 'debug' | 'info', message: string, data: Record<string, unknown>): void => options.logger?.log(level, message, data);
+  const home = await mkdtemp(path.join(options.dir, 'egress-'));
+  const socketPath = path.join(home, 'proxy.sock');
+  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+    await rm(home, { recursive: true, force: true });
+    throw new Error(`the egress proxy socket path ${socketPath} is longer than a Unix socket allows (${MAX_SOCKET_PATH_BYTES} bytes); give a shorter dir`);
+  }
+
+  /** Every socket the proxy holds, both sides, so close() ends them all. */
+  const sockets = new Set<Socket>();
+  const track = (socket: Socket): void => {
+    sockets.add(socket);
+    socket.once('close', () => sockets.delete(socket));
+  };
+  let clients = 0;
+
+  const http = createHttpServer({ maxHeaderSize: limits.maxHeaderBytes, requestTimeout: 0, keepAliveTimeout: limits.idleTimeoutMs });
+  http.timeout = limits.idleTimeoutMs;
+  http.on('request', (req: IncomingMessage, res: ServerResponse) => {
+    firstRequestSeen(req.socket);
+    forwardPlain(req, res, { rules, limits, track, log, refuse }).catch((err: unknown) => {
+      log('debug', 'egress request failed', { error: String(err) });
+      answer(res, 502, `super-pi egress proxy: ${String(err)}\n`);
+    });
+  });
+  http.on('connect', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    firstRequestSeen(socket);
+    tunnel(req, socket, head).catch((err: unknown) => {
+      log('debug', 'egress tunnel failed', { error: String(err) });
+      socket.destroy();
+    });
+  });
+  http.on('upgrade', (req: IncomingMessage, socket: Duplex) => {
+    firstRequestSeen(socket);
+    answerRaw(socket, 501, 'super-pi egress proxy: protocol upgrades are not forwarded as plain HTTP; use CONNECT (HTTPS, wss://)\n');
+  });
+  http.on('clientError', (err: NodeJS.ErrnoException, socket: Duplex) => {
+    log('debug', 'egress request unreadable', { code: err.code });
+    if (err.code === 'HPE_HEADER_OVERFLOW') answerRaw(socket, 431, `super-pi egress proxy: the request's headers pass ${limits.maxHeaderBytes} bytes\n`);
+    else answerRaw(socket, 400, `super-pi egress proxy: the request could not be read as HTTP (${err.code ?? 'error'})\n`);
+  });
+
+  const headerTimers = new Map<Duplex, NodeJS.Timeout>();
+  function firstRequestSeen(socket: Duplex): void {
+    clearTimeout(headerTimers.get(socket));
+    headerTimers.delete(socket);
+  }
+
+  const listener = createNetServer({ allowHalfOpen: true }, (socket) => {
+    track(socket);
+    socket.on('error', (err: NodeJS.ErrnoException) => log('debug', 'egress client connection failed', { code: err.code }));
+    if (clients >= limits.maxConnections) {
+      log('info', 'egress connection refused: too many', { limit: limits.maxConnections });
+      answerRaw(socket, 503, `super-pi egress proxy: ${limits.maxConnections} connections are open already; close one and retry\n`);
+      return;
+    }
+    clients += 1;
+    socket.once('close', () => {
+      clients -= 1;
+      firstRequestSeen(socket);
+    });
+    headerTimers.set(socket, setTimeout(() => {
+      headerTimers.delete(socket);
+      answerRaw(socket, 408, `super-pi egress proxy: no complete request within ${limits.headersTimeoutMs / 1000} s\n`);
+    }, limits.headersTimeoutMs));
+    http.emit('connection', socket);
+  });
+
+  function refuse(target: EgressTarget): string {
+    log('info', 'egress refused', { target: targetText(target) });
+    return refusalText(target);
+  }
+
+  /** A CONNECT: checks the target, connects, answers 200, then passes bytes both ways until either side ends. */
+  async function tunnel(req: IncomingMessage, client: Duplex, head: Buffer): Promise<void> {
+    client.pause();
+    // Every connection comes from the listener below, so it is a net.Socket (node:http types it as a Duplex).
+    if (client instanceof Socket) client.setTimeout(limits.idleTimeoutMs, () => client.destroy());
+    const target = parseEgressTarget(req.url ?? '', null);
+    if (typeof target === 'string') return answerRaw(client, 400, `super-pi egress proxy: CONNECT ${req.url ?? ''}: ${target}\n`);
+    if (!egressAllowed(rules, target)) return answerRaw(client, 403, refuse(target));
+    let upstream: Socket;
+    try {
+      upstream = await connectUpstream(target, limits.connectTimeoutMs, track);
+    } catch (err) {
+      if (!(err instanceof UpstreamError)) throw err;
+      return answerRaw(client, err.status, `super-pi egress proxy: ${err.message}\n`);
+    }
+    if (client.destroyed) {
+      upstream.destroy();
+      return;
+    }
+    log('debug', 'egress tunnel', { target: targetText(target) });
+    client.write('HTTP/1.1 200 Connection Established\r\n\r\n');
+    if (head.length > 0) upstream.write(head);
+    const ended = (err: Error | null): void => {
+      if (err) log('debug', 'egress tunnel ended', { target: targetText(target), error: err.message });
+    };
+    pipeline(client, upstream, ended);
+    pipeline(upstream, client, ended);
+  }
+
+  try {
+    await new Promise<void>((resolve, reject) => {
+      listener.once('error', reject);
+      listener.listen(socketPath, () => {
+        listener.off('error', reject);
+        resolve();
+      });
+    });
+    // The directory (0700) already keeps others out; the socket's own mode says the same to whoever looks.
+    await chmod(socketPath, 0o600);
+  } catch (err) {
+    listener.close();
+    await rm(home, { recursive: true, force: true });
+    throw err;
+  }
+  listener.on('error', (err) => log('debug', 'egress listener failed', { error: err.message }));
+
+  let closing: Promise<void> | null = null;
+  return {
+    socketPath,
+    close() {
+      closing ??= (async () => {
+        const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
+        for (const timer of headerTimers.values()) clearTimeout(timer);
+        headerTimers.clear();
+        for (const socket of sockets) socket.destroy();
+        await stopped;
+        await rm(home, { recursive: true, force: true });
+      })();
+      return closing;
+    },
+  };
+}
