@@ -64,7 +64,7 @@ jsonrpc.run();
 // ---------------------------------------------------------------------------------------------
 const lifecycle = suite('initialize and the session lifecycle');
 
-for (const [asked, answered] of [['2025-06-18', '2025-06-18'], ['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2026-07-28', '2025-06-18'], ['1999-01-01', '2025-06-18']]) {
+for (const [asked, answered] of [['2025-11-25', '2025-11-25'], ['2025-06-18', '2025-06-18'], ['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2026-07-28', '2025-11-25'], ['1999-01-01', '2025-11-25']]) {
   lifecycle(`answers protocolVersion ${asked} with ${answered}`, () => {
     const r = feed(fresh(), init(asked));
     const result = (r.replies[0] as { result: { protocolVersion: string } }).result;
@@ -176,14 +176,36 @@ tools('answers an unknown tool with -32602', () => {
   assert.equal(r.replies, [{ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: rm' } }]);
 });
 
-tools('validates arguments against the schema before anything runs', () => {
-  const r = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }), req(2, 'tools/call', { name: 'read', arguments: { path: 'a', bogus: 1 } }), req(3, 'tools/call', { name: 'read', arguments: {} }));
+/** The text of an `isError` tool result, or a failure naming what came instead. */
+function toolErrorText(reply: unknown): string {
+  const r = reply as { result?: { isError?: boolean; content?: { type: string; text: string }[] }; error?: unknown };
+  assert.is(r.error, undefined, 'a tool result, not a JSON-RPC error');
+  assert.is(r.result?.isError, true);
+  assert.is(r.result?.content?.length, 1);
+  return r.result?.content?.[0]?.text ?? '';
+}
+
+tools('validates arguments against the schema before anything runs; a bad call is an isError result the model reads (SEP-1303)', () => {
+  const r = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }), req(2, 'tools/call', { name: 'read', arguments: { path: 'a', bogus: 1 } }), req(3, 'tools/call', { name: 'read', arguments: {} }), req(4, 'tools/call', { name: 'read', arguments: [1] }));
   assert.equal(r.effects.filter((e) => e.kind === 'runTool'), []);
-  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3]);
-  const errors = r.replies.map((x) => (x as { error: { code: number; message: string } }).error);
-  assert.ok(errors.every((e) => e.code === -32602));
-  assert.match(errors[1]!.message, /unknown property "bogus"/);
-  assert.match(errors[2]!.message, /missing the required property "path"/);
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3, 4]);
+  const texts = r.replies.map(toolErrorText);
+  assert.match(texts[0]!, /^Invalid arguments for read: /);
+  assert.match(texts[1]!, /unknown property "bogus"/);
+  assert.match(texts[2]!, /missing the required property "path"/);
+  assert.match(texts[3]!, /arguments must be an object/);
+});
+
+tools('the same bad arguments are an isError result under every version we speak', () => {
+  for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+    const r = feed(ready(version), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }));
+    assert.match(toolErrorText(r.replies[0]), /Invalid arguments for read/, version);
+  }
+});
+
+tools('an unknown tool stays a JSON-RPC -32602 (it is not a call the model can correct by its arguments)', () => {
+  const r = feed(ready('2025-11-25'), req(1, 'tools/call', { name: 'nope', arguments: {} }));
+  assert.is((r.replies[0] as { error: { code: number } }).error.code, -32602);
 });
 
 tools('turns a valid call into a runTool effect and its result into the reply', () => {
@@ -238,9 +260,7 @@ tools('harness_task runs as an effect; the conversation it started becomes this 
 
 tools('validates harness_task arguments: harness is an enum of the harness ids', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'harness_task', arguments: { harness: 'nope', prompt: 'x' } }));
-  const error = (r.replies[0] as { error: { code: number; message: string } }).error;
-  assert.is(error.code, -32602);
-  assert.match(error.message, /super-pi-code/);
+  assert.match(toolErrorText(r.replies[0]), /super-pi-code/);
 });
 
 tools('asks the person through elicitation when the policy says ask and the client can be asked', () => {
@@ -399,9 +419,9 @@ const schemas = suite('argument schemas (draft 2020-12)');
 
 schemas('edit needs oldText and newText together (dependentRequired)', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'edit', arguments: { path: 'a', oldText: 'x' } }));
-  const error = (r.replies[0] as { error: { code: number; message: string } }).error;
-  assert.is(error.code, -32602);
-  assert.match(error.message, /newText/);
+  const result = (r.replies[0] as { result: { isError: boolean; content: { text: string }[] } }).result;
+  assert.is(result.isError, true);
+  assert.match(result.content[0]!.text, /newText/);
 });
 
 schemas.run();
