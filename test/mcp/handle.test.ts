@@ -276,6 +276,39 @@ tools('asks the person through elicitation when the policy says ask and the clie
   assert.match((no.replies[0] as { result: { content: { text: string }[] } }).result.content[0]!.text, /Not run: bash/);
 });
 
+tools('accept means run: a generic host form accepted as shown (allow defaults to true) or with no content runs the call; unticked, decline and cancel do not', () => {
+  const s = ready('2025-06-18', { elicitation: {} });
+  const r = feed(s, req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' } }));
+  const ask = r.replies[0] as { id: string; params: { requestedSchema: { properties: { allow: { default: unknown } }; required?: string[] } } };
+  assert.is(ask.params.requestedSchema.properties.allow.default, true, 'the box is ticked by default');
+  assert.is(ask.params.requestedSchema.required, undefined, 'nothing must be filled in to accept');
+  const answers: [unknown, boolean][] = [
+    [{ action: 'accept', content: { allow: true } }, true],
+    [{ action: 'accept', content: {} }, true],
+    [{ action: 'accept' }, true],
+    [{ action: 'accept', content: { allow: false } }, false],
+    [{ action: 'accept', content: 'yes' }, false],
+    [{ action: 'decline' }, false],
+    [{ action: 'cancel' }, false],
+    [{}, false],
+  ];
+  for (const [answer, runs] of answers) {
+    const out = feed(r.state, { jsonrpc: '2.0', id: ask.id, result: answer });
+    assert.is(out.effects.filter((e) => e.kind === 'runTool').length, runs ? 1 : 0, JSON.stringify(answer));
+    if (!runs) assert.match((out.replies[0] as { result: { content: { text: string }[] } }).result.content[0]!.text, /^Not run: bash/);
+  }
+});
+
+tools('every tool has annotations.title (hosts show it), equal to its title', () => {
+  const r = feed(ready('2025-11-25'), req(1, 'tools/list'));
+  const tools = (r.replies[0] as { result: { tools: { name: string; title?: string; annotations?: { title?: string } }[] } }).result.tools;
+  assert.is(tools.length, 8);
+  for (const t of tools) {
+    assert.type(t.annotations?.title, 'string', t.name);
+    assert.is(t.annotations?.title, t.title, t.name);
+  }
+});
+
 tools('runs an ask tool for the local user when the client cannot elicit (the host confirms calls)', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' } }));
   assert.is(r.effects.filter((e) => e.kind === 'runTool').length, 1);
