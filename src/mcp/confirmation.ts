@@ -12,14 +12,23 @@ export function confirmationRequest(message: string) {
     message,
     requestedSchema: {
       type: 'object',
-      properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: false } },
-      required: ['allow'],
+      // Checked by default: a generic host form's Accept button must mean "run it"; a person who does not
+      // want the call declines (or unticks the box).
+      properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: true } },
     },
   };
 }
 
-/** Only an accepted answer with allow=true allows the call. */
+/**
+ * Accept means run: an accepted answer allows the call unless the person unticked the box (`allow: false`);
+ * decline, cancel, or anything else refuses it. A host that sends accept with no content (its form had
+ * no fields it could show) has still said yes.
+ */
 export function isAllowed(answer: unknown): boolean {
-  const a = answer as { action?: unknown; content?: { allow?: unknown } } | undefined;
-  return a?.action === 'accept' && a.content?.allow === true;
+  const a = answer as { action?: unknown; content?: unknown } | undefined;
+  if (a?.action !== 'accept') return false;
+  const content = a.content;
+  if (content === undefined || content === null) return true;
+  if (typeof content !== 'object' || Array.isArray(content)) return false;
+  return (content as { allow?: unknown }).allow !== false;
 }

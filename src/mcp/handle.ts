@@ -16,6 +16,7 @@ import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
+import { canElicitForm, canSample } from './client-capabilities.ts';
 import { nestsDeeperThan } from './limits.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
 
@@ -219,11 +220,9 @@ function cancel(state: ConnectionState, params: Params): Step {
 
 /** Sends a request to the client for work in flight, if the client can answer it; else answers the work at once. */
 function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, owner: Pending, state: ConnectionState): Step {
-  const caps = state.clientCapabilities;
-  const features = versionFeatures(state.protocolVersion ?? '2025-06-18');
-  const able = result.method === 'sampling/createMessage' ? caps.sampling !== undefined : caps.elicitation !== undefined && features.elicitation;
+  const able = result.method === 'sampling/createMessage' ? canSample(state) : canElicitForm(state);
   if (owner.kind !== 'tool' || !able) {
-    return silent(state, [{ kind: 'clientResponse', ticket: result.ticket, key: result.key, error: { code: ErrorCode.MethodNotFound, message: `the client did not declare ${result.method === 'sampling/createMessage' ? 'sampling' : 'elicitation'}` } }]);
+    return silent(state, [{ kind: 'clientResponse', ticket: result.ticket, key: result.key, error: { code: ErrorCode.MethodNotFound, message: `the client did not declare ${result.method === 'sampling/createMessage' ? 'sampling' : 'form elicitation'}` } }]);
   }
   const outgoingId = `superpi-ask-${state.nextTicket}`;
   const added = addPending(state, { kind: 'outgoing', owner: result.ticket, key: result.key, outgoingId });

@@ -141,7 +141,7 @@ if (found.ok) {
         assert.ok(log.length >= 6, String(log.length));
         assert.equal(log.filter((u, i) => i > 0 && u === log[i - 1]), [], 'consecutive requests on different nodes');
         const home = await c.row(sessionId);
-        assert.equal([home?.epoch, home?.state?.protocolVersion], [1, '2025-06-18'], 'claimed once on initialize, its checkpoint stored');
+        assert.equal([home?.epoch, home?.state?.protocolVersion], [1, '2025-11-25'], 'claimed once on initialize, its checkpoint stored');
         // Bob sends alice's session id to every node: 404 from each, as for a session that does not exist.
         for (const u of nodeUrls) {
           const r = await fetch(`${u}/mcp`, {
@@ -230,7 +230,7 @@ if (found.ok) {
         const after = await c.row(sessionId);
         assert.ok(survivors.some(([id]) => id === after?.node), `taken over by a surviving node, not ${after?.node}`);
         assert.is(after?.epoch, 2, 'taken over once');
-        assert.equal([after?.state?.protocolVersion, after?.state?.subscriptions], ['2025-06-18', [uri]], 'with its negotiated version and subscriptions');
+        assert.equal([after?.state?.protocolVersion, after?.state?.subscriptions], ['2025-11-25', [uri]], 'with its negotiated version and subscriptions');
         updates.length = 0;
         const third = await client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'three', conversation_id: conversation } });
         assert.is(textOf(third), 'third');
@@ -256,7 +256,7 @@ if (found.ok) {
       const read = await client.callTool({ name: 'read', arguments: { path: 'src/math.ts' } });
       assert.match(textOf(read), 'a + b');
       const after = await c.row(sessionId);
-      assert.equal([after?.node, after?.epoch, after?.state?.protocolVersion], [survivors[0]?.[0], 2, '2025-06-18']);
+      assert.equal([after?.node, after?.epoch, after?.state?.protocolVersion], [survivors[0]?.[0], 2, '2025-11-25']);
       assert.not.match((survivors[0]?.[1] as RunningServer).stderr(), 'cannot be reached while its lease is fresh', 'no wait: the home had left the registry');
       failed = false;
     } finally {

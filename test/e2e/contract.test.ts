@@ -137,8 +137,10 @@ for (const [name, connect] of transports) {
     }
   });
 
-  t('bad arguments are -32602; escapes are refused', async () => {
-    await c.client.callTool({ name: 'read', arguments: { path: 1 } }).then(() => assert.unreachable(), (err: { code?: number }) => assert.is(err.code, -32602));
+  t('bad arguments are an isError result (SEP-1303); escapes are refused', async () => {
+    const bad = await c.client.callTool({ name: 'read', arguments: { path: 1 } });
+    assert.is(bad.isError, true);
+    assert.match(textOf(bad), /Invalid arguments for read/);
     const r = await c.client.callTool({ name: 'read', arguments: { path: '../outside/secret.txt' } });
     assert.is(r.isError, true);
     assert.match(textOf(r), /outside the workspace/);

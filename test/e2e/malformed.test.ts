@@ -87,12 +87,13 @@ raw('broken JSON gets -32700 with id null', async () => {
   assert.match((m.error as { message: string }).message, /Parse error/);
 });
 
-raw('wrong types get -32600 or -32602', async () => {
+raw('wrong types get -32600 or -32602; wrong tool arguments an isError result (SEP-1303)', async () => {
   s.send(`${JSON.stringify({ jsonrpc: '2.0', id: 2, method: 42 })}\n`);
   s.send(`${JSON.stringify({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read', arguments: { path: ['a'] } } })}\n`);
   s.send(`${JSON.stringify({ jsonrpc: '2.0', id: 4, method: 'tools/call', params: { name: 7 } })}\n`);
   assert.is(errorCode(await s.next(byId(2))), -32600);
-  assert.is(errorCode(await s.next(byId(3))), -32602);
+  const badArguments = await s.next(byId(3));
+  assert.is((badArguments.result as { isError?: boolean } | undefined)?.isError, true, JSON.stringify(badArguments));
   assert.is(errorCode(await s.next(byId(4))), -32602);
 });
 

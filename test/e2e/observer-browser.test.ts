@@ -87,7 +87,7 @@ observer('shows the tree, two sessions and a task that runs and completes with i
     const sessionText = await page.locator('#sessions tbody').innerText();
     assert.match(sessionText, /alice/);
     assert.match(sessionText, /bob/);
-    assert.match(sessionText, /2025-06-18|2025-03-26/, 'the negotiated version');
+    assert.match(sessionText, /2025-11-25|2025-06-18|2025-03-26/, 'the negotiated version');
     assert.is(await rows(page, '#tree li[data-node="connection"]'), 2, 'one connection actor under each session supervisor');
 
     const call = alice.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'What does greet say?' } });

@@ -19,8 +19,9 @@ e2e.after(async () => {
   await box?.cleanup();
 });
 
-e2e('initializes at 2025-06-18 and says which workspace and harness it serves', () => {
+e2e('initializes at 2025-11-25 (the newest the SDK client asks for) and says which workspace and harness it serves', () => {
   assert.is(c.client.getServerVersion()?.name, 'super-pi');
+  assert.match(c.client.getServerVersion()?.description ?? '', /workspace/);
   assert.match(c.client.getInstructions() ?? '', /super-pi-code/);
   assert.ok(c.client.getServerCapabilities()?.tools);
 });
@@ -98,13 +99,10 @@ e2e('harness_task without a configured model says exactly how to configure one',
   assert.match(textOf(r), /SUPERPI_MODEL_URL/);
 });
 
-e2e('bad arguments are JSON-RPC -32602, not a tool result', async () => {
-  try {
-    await c.client.callTool({ name: 'read', arguments: { path: 42 } });
-    assert.unreachable('should have thrown');
-  } catch (err) {
-    assert.is((err as { code?: number }).code, -32602);
-  }
+e2e('bad arguments are an isError tool result naming what is wrong (SEP-1303), so the model can correct its call', async () => {
+  const r = await c.client.callTool({ name: 'read', arguments: { path: 42 } });
+  assert.is(r.isError, true);
+  assert.match(textOf(r), /^Invalid arguments for read: .*path/);
 });
 
 e2e('escape attempts are refused with a clear error', async () => {

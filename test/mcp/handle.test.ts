@@ -64,7 +64,7 @@ jsonrpc.run();
 // ---------------------------------------------------------------------------------------------
 const lifecycle = suite('initialize and the session lifecycle');
 
-for (const [asked, answered] of [['2025-06-18', '2025-06-18'], ['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2026-07-28', '2025-06-18'], ['1999-01-01', '2025-06-18']]) {
+for (const [asked, answered] of [['2025-11-25', '2025-11-25'], ['2025-06-18', '2025-06-18'], ['2025-03-26', '2025-03-26'], ['2024-11-05', '2024-11-05'], ['2026-07-28', '2025-11-25'], ['1999-01-01', '2025-11-25']]) {
   lifecycle(`answers protocolVersion ${asked} with ${answered}`, () => {
     const r = feed(fresh(), init(asked));
     const result = (r.replies[0] as { result: { protocolVersion: string } }).result;
@@ -176,14 +176,36 @@ tools('answers an unknown tool with -32602', () => {
   assert.equal(r.replies, [{ jsonrpc: '2.0', id: 1, error: { code: -32602, message: 'Unknown tool: rm' } }]);
 });
 
-tools('validates arguments against the schema before anything runs', () => {
-  const r = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }), req(2, 'tools/call', { name: 'read', arguments: { path: 'a', bogus: 1 } }), req(3, 'tools/call', { name: 'read', arguments: {} }));
+/** The text of an `isError` tool result, or a failure naming what came instead. */
+function toolErrorText(reply: unknown): string {
+  const r = reply as { result?: { isError?: boolean; content?: { type: string; text: string }[] }; error?: unknown };
+  assert.is(r.error, undefined, 'a tool result, not a JSON-RPC error');
+  assert.is(r.result?.isError, true);
+  assert.is(r.result?.content?.length, 1);
+  return r.result?.content?.[0]?.text ?? '';
+}
+
+tools('validates arguments against the schema before anything runs; a bad call is an isError result the model reads (SEP-1303)', () => {
+  const r = feed(ready(), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }), req(2, 'tools/call', { name: 'read', arguments: { path: 'a', bogus: 1 } }), req(3, 'tools/call', { name: 'read', arguments: {} }), req(4, 'tools/call', { name: 'read', arguments: [1] }));
   assert.equal(r.effects.filter((e) => e.kind === 'runTool'), []);
-  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3]);
-  const errors = r.replies.map((x) => (x as { error: { code: number; message: string } }).error);
-  assert.ok(errors.every((e) => e.code === -32602));
-  assert.match(errors[1]!.message, /unknown property "bogus"/);
-  assert.match(errors[2]!.message, /missing the required property "path"/);
+  assert.equal(r.replies.map((x) => (x as { id: unknown }).id), [1, 2, 3, 4]);
+  const texts = r.replies.map(toolErrorText);
+  assert.match(texts[0]!, /^Invalid arguments for read: /);
+  assert.match(texts[1]!, /unknown property "bogus"/);
+  assert.match(texts[2]!, /missing the required property "path"/);
+  assert.match(texts[3]!, /arguments must be an object/);
+});
+
+tools('the same bad arguments are an isError result under every version we speak', () => {
+  for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+    const r = feed(ready(version), req(1, 'tools/call', { name: 'read', arguments: { path: 5 } }));
+    assert.match(toolErrorText(r.replies[0]), /Invalid arguments for read/, version);
+  }
+});
+
+tools('an unknown tool stays a JSON-RPC -32602 (it is not a call the model can correct by its arguments)', () => {
+  const r = feed(ready('2025-11-25'), req(1, 'tools/call', { name: 'nope', arguments: {} }));
+  assert.is((r.replies[0] as { error: { code: number } }).error.code, -32602);
 });
 
 tools('turns a valid call into a runTool effect and its result into the reply', () => {
@@ -238,9 +260,7 @@ tools('harness_task runs as an effect; the conversation it started becomes this 
 
 tools('validates harness_task arguments: harness is an enum of the harness ids', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'harness_task', arguments: { harness: 'nope', prompt: 'x' } }));
-  const error = (r.replies[0] as { error: { code: number; message: string } }).error;
-  assert.is(error.code, -32602);
-  assert.match(error.message, /super-pi-code/);
+  assert.match(toolErrorText(r.replies[0]), /super-pi-code/);
 });
 
 tools('asks the person through elicitation when the policy says ask and the client can be asked', () => {
@@ -254,6 +274,39 @@ tools('asks the person through elicitation when the policy says ask and the clie
   assert.is(yes.effects.filter((e) => e.kind === 'runTool').length, 1);
   const no = feed(r.state, { jsonrpc: '2.0', id: ask.id, result: { action: 'decline' } });
   assert.match((no.replies[0] as { result: { content: { text: string }[] } }).result.content[0]!.text, /Not run: bash/);
+});
+
+tools('accept means run: a generic host form accepted as shown (allow defaults to true) or with no content runs the call; unticked, decline and cancel do not', () => {
+  const s = ready('2025-06-18', { elicitation: {} });
+  const r = feed(s, req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' } }));
+  const ask = r.replies[0] as { id: string; params: { requestedSchema: { properties: { allow: { default: unknown } }; required?: string[] } } };
+  assert.is(ask.params.requestedSchema.properties.allow.default, true, 'the box is ticked by default');
+  assert.is(ask.params.requestedSchema.required, undefined, 'nothing must be filled in to accept');
+  const answers: [unknown, boolean][] = [
+    [{ action: 'accept', content: { allow: true } }, true],
+    [{ action: 'accept', content: {} }, true],
+    [{ action: 'accept' }, true],
+    [{ action: 'accept', content: { allow: false } }, false],
+    [{ action: 'accept', content: 'yes' }, false],
+    [{ action: 'decline' }, false],
+    [{ action: 'cancel' }, false],
+    [{}, false],
+  ];
+  for (const [answer, runs] of answers) {
+    const out = feed(r.state, { jsonrpc: '2.0', id: ask.id, result: answer });
+    assert.is(out.effects.filter((e) => e.kind === 'runTool').length, runs ? 1 : 0, JSON.stringify(answer));
+    if (!runs) assert.match((out.replies[0] as { result: { content: { text: string }[] } }).result.content[0]!.text, /^Not run: bash/);
+  }
+});
+
+tools('every tool has annotations.title (hosts show it), equal to its title', () => {
+  const r = feed(ready('2025-11-25'), req(1, 'tools/list'));
+  const tools = (r.replies[0] as { result: { tools: { name: string; title?: string; annotations?: { title?: string } }[] } }).result.tools;
+  assert.is(tools.length, 8);
+  for (const t of tools) {
+    assert.type(t.annotations?.title, 'string', t.name);
+    assert.is(t.annotations?.title, t.title, t.name);
+  }
 });
 
 tools('runs an ask tool for the local user when the client cannot elicit (the host confirms calls)', () => {
@@ -399,9 +452,9 @@ const schemas = suite('argument schemas (draft 2020-12)');
 
 schemas('edit needs oldText and newText together (dependentRequired)', () => {
   const r = feed(ready(), req(1, 'tools/call', { name: 'edit', arguments: { path: 'a', oldText: 'x' } }));
-  const error = (r.replies[0] as { error: { code: number; message: string } }).error;
-  assert.is(error.code, -32602);
-  assert.match(error.message, /newText/);
+  const result = (r.replies[0] as { result: { isError: boolean; content: { text: string }[] } }).result;
+  assert.is(result.isError, true);
+  assert.match(result.content[0]!.text, /newText/);
 });
 
 schemas.run();

@@ -164,8 +164,8 @@ pkg('the library API imports from the installed package: the pure core, the tool
   const out = execFileSync(process.execPath, ['use.mjs', ws], { cwd: installed, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'ignore'] });
   const r = JSON.parse(out) as Record<string, unknown>;
   assert.equal(r.ping, [{ line: '{"jsonrpc":"2.0","id":1,"result":{}}', inReplyTo: 1 }]);
-  assert.is(r.negotiated, '2025-06-18');
-  assert.equal(r.supportedVersions, ['2025-06-18', '2025-03-26', '2024-11-05']);
+  assert.is(r.negotiated, '2025-11-25');
+  assert.equal(r.supportedVersions, ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
   assert.is((r.tools as string[]).length, 8);
   assert.match(r.url as string, /^http:\/\/127\.0\.0\.1:\d+\/mcp$/);
   assert.is(r.health, 200);

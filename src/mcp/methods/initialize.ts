@@ -1,6 +1,6 @@
 // `initialize`: version negotiation, capabilities, and the connection's harness.
 
-import type { ClientCapabilities, Implementation, InitializeResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Icon, Implementation, InitializeResult, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
 import { harnessIds, isHarnessId } from '../../harness/ids.ts';
 import { loadout } from '../../harness/policy.ts';
@@ -9,6 +9,16 @@ import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { fail, reply, type Step } from '../step.ts';
 import { negotiateVersion, versionFeatures } from '../version.ts';
 import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../../limits.ts';
+
+/** `serverInfo.description` (2025-11-25): what a host shows beside the server's name. */
+export const SERVER_DESCRIPTION = 'Coding-agent tools and harnesses for one workspace: read, write, edit, bash, grep, find, ls and harness tasks.';
+
+/** `serverInfo.icons` (2025-11-25): one small SVG as a data URI, so a host shows it without fetching anything. */
+export const SERVER_ICON: Icon = {
+  src: `data:image/svg+xml,${encodeURIComponent('<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 32 32"><rect width="32" height="32" rx="6" fill="#1f2937"/><text x="16" y="23" font-family="serif" font-size="20" text-anchor="middle" fill="#f9fafb">&#960;</text></svg>')}`,
+  mimeType: 'image/svg+xml',
+  sizes: ['any'],
+};
 
 /** The `_meta` key a client may use at initialize to pick its harness. */
 export const HARNESS_META_KEY = 'superpi/harness';
@@ -57,7 +67,13 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
       logging: {},
       ...(features.completions ? { completions: {} } : {}),
     },
-    serverInfo: { name: state.config.server.name, version: state.config.server.version, ...(features.titles ? { title: 'Super-Pi' } : {}) },
+    serverInfo: {
+      name: state.config.server.name,
+      version: state.config.server.version,
+      ...(features.titles ? { title: 'Super-Pi' } : {}),
+      ...(features.implementationDescription ? { description: SERVER_DESCRIPTION } : {}),
+      ...(features.icons ? { icons: [SERVER_ICON] } : {}),
+    },
     instructions:
       `Super-Pi serves the workspace ${state.config.workspace} under the ${harness.id} harness (${harness.description}) ` +
       `Its tools: ${loadout(harness).join(', ')}. Paths are relative to the workspace; nothing outside it can be read or written. ` +

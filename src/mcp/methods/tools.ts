@@ -8,6 +8,7 @@ import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
+import { canElicitForm, canSample } from '../client-capabilities.ts';
 import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { question } from '../outgoing.ts';
@@ -37,10 +38,12 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (!isToolName(name)) return fail(state, id, ErrorCode.InvalidParams, `Unknown tool: ${name}`);
   const args = params.arguments ?? {};
   if (typeof args !== 'object' || args === null || Array.isArray(args)) {
-    return fail(state, id, ErrorCode.InvalidParams, 'tools/call params.arguments must be an object');
+    return reply(state, id, toolError(`Invalid arguments for ${name}: tools/call params.arguments must be an object`));
   }
+  // SEP-1303 (2025-11-25), for every version: arguments that do not fit the schema are a tool error the
+  // model reads and corrects, not a protocol error a host shows as "an error occurred".
   const checked = checkToolArguments(name, args);
-  if (!checked.ok) return fail(state, id, ErrorCode.InvalidParams, checked.message);
+  if (!checked.ok) return reply(state, id, toolError(`Invalid arguments for ${name}: ${checked.message}`));
   const progressToken = progressTokenOf(params);
   if (typeof progressToken === 'string' && progressToken.length > MAX_REQUEST_ID_LENGTH) {
     return fail(state, id, ErrorCode.InvalidParams, `_meta.progressToken is longer than MAX_REQUEST_ID_LENGTH (${MAX_REQUEST_ID_LENGTH}) characters`);
@@ -57,7 +60,7 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
 
 export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number): Step {
   const added = addPending(state, progressToken === undefined ? { kind: 'tool', requestId: id, tool } : { kind: 'tool', requestId: id, tool, progressToken });
-  const client = { sampling: state.clientCapabilities.sampling !== undefined, elicitation: canElicit(state) };
+  const client = { sampling: canSample(state), elicitation: canElicitForm(state) };
   return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client }] };
 }
 
@@ -105,14 +108,10 @@ function conversationsHeld(state: ConnectionState): number {
 export function callerOf(state: ConnectionState): Caller {
   return {
     kind: state.config.principal.kind,
-    canElicit: canElicit(state),
+    canElicit: canElicitForm(state),
     allowAnonymousWrites: state.config.allowAnonymousWrites,
     allowAnonymousTasks: state.config.allowAnonymousTasks,
   };
-}
-
-function canElicit(state: ConnectionState): boolean {
-  return state.clientCapabilities.elicitation !== undefined && versionFeatures(state.protocolVersion ?? '2025-06-18').elicitation;
 }
 
 export function progressTokenOf(params: Params): string | number | undefined {

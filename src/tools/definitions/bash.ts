@@ -32,6 +32,7 @@ export const bashDefinition: ToolDefinition = {
     additionalProperties: false,
   },
   annotations: {
+    title: 'Run a shell command',
     readOnlyHint: false,
     destructiveHint: true,
     idempotentHint: false,

@@ -43,5 +43,5 @@ export const findDefinition: ToolDefinition = {
     required: ['paths', 'truncated'],
     additionalProperties: false,
   },
-  annotations: readOnlyLocal,
+  annotations: { title: 'Find files by glob', ...readOnlyLocal },
 };

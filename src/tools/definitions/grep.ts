@@ -59,5 +59,5 @@ export const grepDefinition: ToolDefinition = {
     required: ['matches', 'truncated'],
     additionalProperties: false,
   },
-  annotations: readOnlyLocal,
+  annotations: { title: 'Search file contents', ...readOnlyLocal },
 };

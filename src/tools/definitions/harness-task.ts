@@ -22,5 +22,5 @@ export const harnessTaskDefinition: ToolDefinition = {
     required: ['harness', 'prompt'],
     additionalProperties: false,
   },
-  annotations: { readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
+  annotations: { title: 'Run a harness task', readOnlyHint: false, destructiveHint: true, idempotentHint: false, openWorldHint: true },
 };

@@ -1,0 +1,28 @@
+// What the client said it can do, read one way for every caller in the core: may the server ask it a
+// form question (`elicitation/create` in form mode), may it ask it for a completion (sampling).
+
+import type { ConnectionState } from './state.ts';
+import { versionFeatures } from './version.ts';
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * The client may be sent a form elicitation. Before 2025-11-25 declaring `elicitation` at all means forms;
+ * from 2025-11-25 a client names its modes (`form`, `url`), and an empty `elicitation: {}` still means form
+ * only. A client that declares URL mode alone is never sent a form: the spec makes that a MUST NOT.
+ */
+export function canElicitForm(state: ConnectionState): boolean {
+  const declared: unknown = state.clientCapabilities.elicitation;
+  if (declared === undefined || declared === null) return false;
+  const features = versionFeatures(state.protocolVersion ?? '2025-06-18');
+  if (!features.elicitation) return false;
+  if (!features.elicitationModes || !isRecord(declared)) return true;
+  const hasForm = Object.hasOwn(declared, 'form');
+  const hasUrl = Object.hasOwn(declared, 'url');
+  return hasForm || !hasUrl;
+}
+
+/** The client declared sampling (`sampling/createMessage` may be sent to it). */
+export function canSample(state: ConnectionState): boolean {
+  return state.clientCapabilities.sampling !== undefined;
+}
