@@ -105,7 +105,7 @@ export class ToolPool {
   }
 
   async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
-    if (tool === 'edit' && await isLarger(args, ctx, EDIT_INLINE_MAX_BYTES)) {
+    if (tool === 'edit' && (editTextLength(args) > EDIT_INLINE_MAX_BYTES || await isLarger(args, ctx, EDIT_INLINE_MAX_BYTES))) {
       // Only the deciding half moves (edit.ts): a thread stopped by a deadline must never be the one writing.
       const planEdit: EditPlanner = async (editArgs: EditArgs, workspace: string, signal: AbortSignal) => {
         const ran = await this.#run(tool, caller, { kind: 'edit-plan', args: editArgs, workspace }, signal);
@@ -145,6 +145,18 @@ export class ToolPool {
       release();
     }
   }
+}
+
+/** Characters of an edit's texts: the matcher's automaton is built from them, so many of them are large work even on a small file. */
+function editTextLength(args: Record<string, unknown>): number {
+  const length = (v: unknown) => (typeof v === 'string' ? v.length : 0);
+  let total = length(args.oldText) + length(args.newText);
+  if (Array.isArray(args.edits)) {
+    for (const e of args.edits as unknown[]) {
+      if (typeof e === 'object' && e !== null) total += length((e as Record<string, unknown>).oldText) + length((e as Record<string, unknown>).newText);
+    }
+  }
+  return total;
 }
 
 /** Routing only: one stat of the lexical path. Confinement is enforced by the body wherever it runs, and this answer is never shown to the caller. */
