@@ -41,15 +41,24 @@ export function compileGlobMatcher(glob: string): PathMatcher {
   return negated ? (p) => !re.matches(p) : (p) => re.matches(p);
 }
 
+/**
+ * Which glob syntax: picomatch's (find, grep), or .gitignore's, which has no braces or extglobs and
+ * whose trailing `/**` matches what is below a directory but not the directory itself.
+ */
+export type GlobDialect = 'picomatch' | 'gitignore';
+
 /** The RE2 source matching exactly the paths `glob` matches (anchoring is the caller's: `matches` is whole-input). */
-export function translate(glob: string): string {
+export function translate(glob: string, dialect: GlobDialect = 'picomatch'): string {
+  const rich = dialect === 'picomatch';
+  const sub = (part: string) => translate(part, dialect);
   let out = '';
   let i = 0;
   while (i < glob.length) {
     const c = glob[i] as string;
     if (c === '/' && isGlobstar(glob, i + 1)) {
       const slashAfter = glob[i + 3] === '/';
-      out += slashAfter ? '/(?:.*/)?' : '(?:/.*)?'; // `a/**/b`: a/b or deeper; `a/**`: a itself or anything below
+      // `a/**/b`: a/b or deeper; `a/**`: anything below a, and for picomatch a itself too.
+      out += slashAfter ? '/(?:.*/)?' : rich ? '(?:/.*)?' : '/.+';
       i += slashAfter ? 4 : 3;
       continue;
     }
@@ -60,12 +69,12 @@ export function translate(glob: string): string {
       i += slashAfter ? 3 : 2;
       continue;
     }
-    if ((EXTGLOB_SUFFIX.has(c) || c === '!') && glob[i + 1] === '(') {
+    if (rich && (EXTGLOB_SUFFIX.has(c) || c === '!') && glob[i + 1] === '(') {
       const close = closing(glob, i + 1, '(', ')');
       if (close !== -1) {
         if (c === '!') throw new GlobSyntaxError('!(...) (a negated group) is not supported; negate the whole glob with a leading ! instead');
         const alternatives = splitTopLevel(glob.slice(i + 2, close), '|');
-        out += `(?:${alternatives.map(translate).join('|')})${EXTGLOB_SUFFIX.get(c) as string}`;
+        out += `(?:${alternatives.map(sub).join('|')})${EXTGLOB_SUFFIX.get(c) as string}`;
         i = close + 1;
         continue;
       }
@@ -90,13 +99,13 @@ export function translate(glob: string): string {
         break;
       }
       case '{': {
-        const close = closing(glob, i, '{', '}');
+        const close = rich ? closing(glob, i, '{', '}') : -1;
         if (close !== -1) {
           const inner = glob.slice(i + 1, close);
           const alternatives = splitTopLevel(inner, ',');
           const range = alternatives.length === 1 ? rangeOf(inner) : null;
           if (alternatives.length > 1 || range !== null) {
-            out += range ?? `(?:${alternatives.map(translate).join('|')})`;
+            out += range ?? `(?:${alternatives.map(sub).join('|')})`;
             i = close + 1;
             continue;
           }

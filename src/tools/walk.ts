@@ -8,9 +8,9 @@
 import { closeSync, type Dirent, lstatSync, readFileSync } from 'node:fs';
 import { listDirectorySync, openRegularFileSync } from './confined-file.ts';
 import path from 'node:path';
-import ignore, { type Ignore } from 'ignore';
 import { ToolError } from './contract.ts';
 import { compileGlobMatcher, GlobSyntaxError, type PathMatcher } from './glob.ts';
+import { IgnoreRules } from './ignore-rules.ts';
 import { displayPath, isInside } from './workspace.ts';
 import { MAX_WALK_ENTRIES } from '../limits.ts';
 
@@ -44,7 +44,7 @@ export interface WalkOptions {
 interface IgnoreLayer {
   /** Workspace-relative directory holding the .gitignore; '' for the workspace root. */
   readonly base: string;
-  readonly rules: Ignore;
+  readonly rules: IgnoreRules;
 }
 
 interface OpenDir {
@@ -215,7 +215,8 @@ function loadLayer(workspace: string, dirAbsolute: string, base: string): Ignore
   const text = readIgnoreFile(workspace, path.join(dirAbsolute, '.gitignore'));
   if (text === null) return null;
   // Git compares names case-sensitively unless the file system folds case (macOS, Windows by default).
-  const rules = ignore({ ignorecase: process.platform === 'darwin' || process.platform === 'win32' }).add(text);
+  // Compiled to RE2 (./ignore-rules.ts): the file is workspace content, and must not be able to backtrack.
+  const rules = new IgnoreRules(text, process.platform === 'darwin' || process.platform === 'win32');
   return { base, rules };
 }
 
