@@ -15,8 +15,12 @@ export interface IgnoreVerdict {
 interface Rule {
   readonly negated: boolean;
   readonly directoryOnly: boolean;
-  readonly re: RE2JS;
+  /** Whether the rule's pattern matches the path (without its trailing `/`). */
+  readonly matches: (path: string) => boolean;
 }
+
+/** Characters that make a pattern more than a literal name. */
+const GLOB_SYNTAX = /[*?[\\]/;
 
 /** Lines of one .gitignore kept at most; the rest are not read (no real one comes near). */
 export const MAX_IGNORE_RULES = 10_000;
@@ -41,7 +45,7 @@ export class IgnoreRules {
     for (let i = this.#rules.length - 1; i >= 0; i--) {
       const rule = this.#rules[i] as Rule;
       if (rule.directoryOnly && !isDirectory) continue;
-      if (rule.re.matches(bare)) return { ignored: !rule.negated, unignored: rule.negated };
+      if (rule.matches(bare)) return { ignored: !rule.negated, unignored: rule.negated };
     }
     return { ignored: false, unignored: false };
   }
@@ -59,16 +63,36 @@ function compileRule(line: string, ignoreCase: boolean): Rule | null {
   if (pattern === '' || pattern === '/') return null;
   const anchored = pattern.includes('/');
   if (pattern.startsWith('/')) pattern = pattern.slice(1);
+  const literal = ignoreCase ? null : literalMatcher(pattern, anchored);
+  if (literal !== null) return { negated, directoryOnly, matches: literal };
   try {
     const body = translate(pattern, 'gitignore');
     // Unanchored: the name at any depth below the file's directory.
     const source = anchored || pattern.startsWith('**/') ? body : `(?:.*/)?${body}`;
-    return { negated, directoryOnly, re: RE2JS.compile(source, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0) };
+    const re = RE2JS.compile(source, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    return { negated, directoryOnly, matches: (path) => re.matches(path) };
   } catch (err) {
     // A range running backwards or a class RE2 refuses: git matches nothing with it either.
     if (err instanceof GlobSyntaxError || (err as Error).name === 'RE2JSSyntaxException') return null;
     throw err;
   }
+}
+
+/**
+ * Most real rules are a name (`dist`), a path (`/out`, `docs/build`) or `*` and a suffix (`*.log`):
+ * those are compared as strings, several times faster than RE2 on every entry of a walk.
+ */
+function literalMatcher(pattern: string, anchored: boolean): ((path: string) => boolean) | null {
+  if (!GLOB_SYNTAX.test(pattern)) {
+    if (anchored) return (path) => path === pattern;
+    const below = `/${pattern}`;
+    return (path) => path === pattern || path.endsWith(below);
+  }
+  if (!anchored && pattern.startsWith('*') && !GLOB_SYNTAX.test(pattern.slice(1))) {
+    const suffix = pattern.slice(1);
+    return (path) => path.endsWith(suffix) && path.length - path.lastIndexOf('/') - 1 >= suffix.length;
+  }
+  return null;
 }
 
 /** Trailing spaces are dropped unless escaped with a backslash (git's rule). */
