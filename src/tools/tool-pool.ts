@@ -19,7 +19,7 @@ import type { EditArgs, EditPlanner } from './edit-plan.ts';
 import type { ThreadEntry } from '../actors/thread-entry.ts';
 import { toolPoolEntry } from './tool-pool-entry.ts';
 import { runTool } from './tool-runner.ts';
-import { EDIT_INLINE_MAX_BYTES, LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
+import { EDIT_INLINE_MAX_BYTES, EDIT_INLINE_MAX_TEXT_CHARS, LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
 
 /** Pool threads kept idle before they are stopped. */
 export const TOOL_THREAD_IDLE_MS = 30_000;
@@ -105,7 +105,7 @@ export class ToolPool {
   }
 
   async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
-    if (tool === 'edit' && (editTextLength(args) > EDIT_INLINE_MAX_BYTES || await isLarger(args, ctx, EDIT_INLINE_MAX_BYTES))) {
+    if (tool === 'edit' && (editTextLength(args) > EDIT_INLINE_MAX_TEXT_CHARS || await isLarger(args, ctx, EDIT_INLINE_MAX_BYTES))) {
       // Only the deciding half moves (edit.ts): a thread stopped by a deadline must never be the one writing.
       const planEdit: EditPlanner = async (editArgs: EditArgs, workspace: string, signal: AbortSignal) => {
         const ran = await this.#run(tool, caller, { kind: 'edit-plan', args: editArgs, workspace }, signal);

@@ -76,6 +76,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /at most (\d+), `EDIT_MAX_EDITS`/, name: 'EDIT_MAX_EDITS', figure: String(limits.EDIT_MAX_EDITS) },
   { phrase: /\| `EDIT_MAX_TEXT_BYTES` \| (\d+) MiB/, name: 'EDIT_MAX_TEXT_BYTES', figure: mib(limits.EDIT_MAX_TEXT_BYTES) },
   { phrase: /\| `EDIT_INLINE_MAX_BYTES` \| (\d+) KiB/, name: 'EDIT_INLINE_MAX_BYTES', figure: kib(limits.EDIT_INLINE_MAX_BYTES) },
+  { phrase: /\| `EDIT_INLINE_MAX_TEXT_CHARS` \| (\d+) KiB characters/, name: 'EDIT_INLINE_MAX_TEXT_CHARS', figure: kib(limits.EDIT_INLINE_MAX_TEXT_CHARS) },
   // Tools
   { phrase: /truncation rules \((\d+) lines/, name: 'DEFAULT_MAX_LINES', figure: String(limits.DEFAULT_MAX_LINES) },
   { phrase: /truncation rules \(\d+ lines or (\d+) KB/, name: 'DEFAULT_MAX_BYTES', figure: kib(limits.DEFAULT_MAX_BYTES) },
