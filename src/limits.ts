@@ -178,6 +178,18 @@ export const GREP_MAX_LINE_LENGTH = 500;
 /** Files larger than this are skipped (and counted) rather than read. */
 export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
+/** Replacements one `edit` call may carry in `edits` (the schema's maxItems); more is refused before anything is read. */
+export const EDIT_MAX_EDITS = 1000;
+
+/** UTF-8 bytes of all of one `edit` call's oldText and newText together; more is refused before anything is read. */
+export const EDIT_MAX_TEXT_BYTES = 1024 * 1024;
+
+/** An `edit` of a file larger than this runs its matching on the tool pool (with its memory limit and deadline) instead of inline. */
+export const EDIT_INLINE_MAX_BYTES = 64 * 1024;
+
+/** An `edit` whose oldText and newText are longer than this, in characters, runs its matching on the tool pool too (the matcher is built from them). */
+export const EDIT_INLINE_MAX_TEXT_CHARS = 16 * 1024;
+
 /** Entries `ls` returns when the caller gives no `limit`. */
 export const DEFAULT_LS_LIMIT = 500;
 

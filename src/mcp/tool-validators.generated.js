@@ -186,7 +186,7 @@ return errors === 0;
 validate1.evaluated = {"props":true,"dynamicProps":false,"dynamicItems":false};
 
 export const edit = validate2;
-const schema2 = {"type":"object","properties":{"path":{"type":"string","minLength":1,"description":"Path of the file to edit, relative to the workspace root (or absolute inside it)."},"oldText":{"type":"string","minLength":1,"description":"Exact text to find; it must match the file exactly (including whitespace and line breaks) and occur exactly once."},"newText":{"type":"string","description":"Text to put in place of oldText (may be empty to delete it)."},"edits":{"type":"array","minItems":1,"description":"Several replacements in this file, used instead of oldText/newText. Each oldText is matched in the original file.","items":{"type":"object","properties":{"oldText":{"type":"string","minLength":1,"description":"Exact text to find; it must match the file exactly (including whitespace and line breaks) and occur exactly once."},"newText":{"type":"string","description":"Text to put in place of oldText (may be empty to delete it)."}},"required":["oldText","newText"],"additionalProperties":false}}},"required":["path"],"dependentRequired":{"oldText":["newText"],"newText":["oldText"]},"additionalProperties":false};
+const schema2 = {"type":"object","properties":{"path":{"type":"string","minLength":1,"description":"Path of the file to edit, relative to the workspace root (or absolute inside it)."},"oldText":{"type":"string","minLength":1,"description":"Exact text to find; it must match the file exactly (including whitespace and line breaks) and occur exactly once."},"newText":{"type":"string","description":"Text to put in place of oldText (may be empty to delete it)."},"edits":{"type":"array","minItems":1,"maxItems":1000,"description":"Several replacements in this file (at most 1000), used instead of oldText/newText. Each oldText is matched in the original file.","items":{"type":"object","properties":{"oldText":{"type":"string","minLength":1,"description":"Exact text to find; it must match the file exactly (including whitespace and line breaks) and occur exactly once."},"newText":{"type":"string","description":"Text to put in place of oldText (may be empty to delete it)."}},"required":["oldText","newText"],"additionalProperties":false}}},"required":["path"],"dependentRequired":{"oldText":["newText"],"newText":["oldText"]},"additionalProperties":false};
 
 function validate2(data, {instancePath="", parentData, parentDataProperty, rootData=data, dynamicAnchors={}}={}){
 let vErrors = null;
@@ -274,6 +274,11 @@ let data3 = data.edits;
 const _errs8 = errors;
 if(errors === _errs8){
 if(Array.isArray(data3)){
+if(data3.length > 1000){
+validate2.errors = [{instancePath:instancePath+"/edits",schemaPath:"#/properties/edits/maxItems",keyword:"maxItems",params:{limit: 1000},message:"must NOT have more than 1000 items"}];
+return false;
+}
+else {
 if(data3.length < 1){
 validate2.errors = [{instancePath:instancePath+"/edits",schemaPath:"#/properties/edits/minItems",keyword:"minItems",params:{limit: 1},message:"must NOT have fewer than 1 items"}];
 return false;
@@ -345,6 +350,7 @@ return false;
 var valid1 = _errs10 === errors;
 if(!valid1){
 break;
+}
 }
 }
 }

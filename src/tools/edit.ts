@@ -6,30 +6,11 @@ import { ToolError, type ToolBody } from './contract.ts';
 import { throwIfCancelled } from './fs-errors.ts';
 import { truncateHead } from './truncate.ts';
 import { displayPath } from './workspace.ts';
-import { MAX_CONFINED_FILE_BYTES } from '../limits.ts';
+import { findNeedles, type NeedleHits } from './edit-match.ts';
+import type { EditArgs, EditPlan, EditPlanner, EditRefused, EditReplacement, EditSummary } from './edit-plan.ts';
+import { EDIT_MAX_EDITS, EDIT_MAX_TEXT_BYTES, MAX_CONFINED_FILE_BYTES } from '../limits.ts';
 
-export interface EditReplacement {
-  oldText: string;
-  newText: string;
-}
-
-export interface EditArgs {
-  path: string;
-  oldText?: string;
-  newText?: string;
-  edits?: EditReplacement[];
-}
-
-/** The structuredContent of a successful edit (matches editDefinition.outputSchema). */
-export interface EditSummary {
-  [key: string]: unknown;
-  path: string;
-  replacements: number;
-  firstChangedLine: number;
-  linesAdded: number;
-  linesRemoved: number;
-  diff: string;
-}
+export type { EditArgs, EditReplacement, EditSummary } from './edit-plan.ts';
 
 /** Lines of unchanged context around each change in the diff. */
 const CONTEXT_LINES = 3;
@@ -42,16 +23,46 @@ const EDIT_WORDING: ConfinedWording = {
   swappedWhile: 'edited',
   usedAs: 'edited',
 };
+/** Occurrences of an ambiguous oldText counted for its message; past it the message says "more than". */
+const SHOWN_OCCURRENCES = 100;
 /** Largest file edit reads whole (it needs all of it in memory to match and rewrite). */
 export const EDIT_MAX_FILE_BYTES = MAX_CONFINED_FILE_BYTES;
 
-export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
+/**
+ * The `edit` body, deciding with `planner`: planEdit in this thread, or the tool pool's for a large file.
+ * Only the deciding moves: the write stays here, where no thread stopped by a deadline can interrupt it.
+ */
+export function editToolWith(planner: EditPlanner): ToolBody<EditArgs> {
+  return async (args, ctx) => {
+    const plan = await planner(args, ctx.workspace, ctx.signal);
+    if (plan.kind === 'refused') throw new ToolError(plan.message);
+    throwIfCancelled(ctx.signal);
+    const output = Buffer.from(plan.bytes.buffer, plan.bytes.byteOffset, plan.bytes.byteLength);
+    // Atomic and confined: the old content or the new after any crash, never a mix, and never outside.
+    await writeConfinedFile(ctx.workspace, args.path, output, { wording: EDIT_WORDING });
+    return { text: plan.text, structured: plan.structured };
+  };
+}
+
+export const editTool: ToolBody<EditArgs> = editToolWith((args, workspace, signal) => planEdit(args, workspace, signal));
+
+/** Reads the file and decides the edit: every check that can refuse it, and the bytes to write. Writes nothing. */
+export async function planEdit(args: EditArgs, workspace: string, signal?: AbortSignal): Promise<EditPlan | EditRefused> {
+  try {
+    return await decideEdit(args, workspace, signal);
+  } catch (err) {
+    if (err instanceof ToolError) return { kind: 'refused', message: err.message };
+    throw err;
+  }
+}
+
+async function decideEdit(args: EditArgs, workspace: string, signal: AbortSignal | undefined): Promise<EditPlan> {
   const requested = replacementsOf(args);
   const shown = args.path;
   // Read through the confined path: a regular file inside the workspace, checked on its descriptor, bounded.
-  const { bytes, opened } = await readConfinedFile(ctx.workspace, args.path, EDIT_MAX_FILE_BYTES, EDIT_WORDING);
+  const { bytes, opened } = await readConfinedFile(workspace, args.path, EDIT_MAX_FILE_BYTES, EDIT_WORDING);
   const real = opened.real;
-  throwIfCancelled(ctx.signal);
+  if (signal) throwIfCancelled(signal);
 
   const raw = decodeText(bytes, shown);
   const bom = raw.startsWith('\uFEFF') ? '\uFEFF' : '';
@@ -68,17 +79,12 @@ export const editTool: ToolBody<EditArgs> = async (args, ctx) => {
   if (updated === original) {
     throw new ToolError(`No changes made to ${shown}: the replacement produced identical content.`);
   }
-  const summary = summarise(original, updated, matches, displayPath(ctx.workspace, real));
-
-  throwIfCancelled(ctx.signal);
+  const summary = summarise(original, updated, matches, displayPath(workspace, real));
   const output = bom + (ending === '\r\n' ? updated.replace(/\n/g, '\r\n') : updated);
-  // Atomic and confined: the old content or the new after any crash, never a mix, and never outside.
-  await writeConfinedFile(ctx.workspace, args.path, output, { wording: EDIT_WORDING });
-
   const what = matches.length === 1 ? `Successfully replaced text in ${shown}.` : `Successfully applied ${matches.length} edits to ${shown}.`;
   const text = `${what} Lines +${summary.linesAdded} -${summary.linesRemoved}, first change at line ${summary.firstChangedLine}.\n\n${summary.diff}`;
-  return { text, structured: summary };
-};
+  return { kind: 'plan', bytes: Buffer.from(output, 'utf8'), text, structured: summary };
+}
 
 interface Requested extends EditReplacement {
   /** `edits[i]` when the caller sent an array, empty for the single oldText/newText form. */
@@ -105,6 +111,11 @@ function replacementsOf(args: EditArgs): Requested[] {
     if (!Array.isArray(args.edits) || args.edits.length === 0) {
       throw new ToolError('edits must be a non-empty array of {oldText, newText}.');
     }
+    // The schema says so too (maxItems); checked again because a body can be called without it.
+    if (args.edits.length > EDIT_MAX_EDITS) {
+      throw new ToolError(`edits has ${args.edits.length} items, over the limit of ${EDIT_MAX_EDITS} (EDIT_MAX_EDITS) for one edit call; ` +
+        'split the change into several calls.');
+    }
     list = args.edits.map((e: unknown, i) => {
       const item = e as Partial<EditReplacement> | null;
       if (typeof item !== 'object' || item === null || typeof item.oldText !== 'string' || typeof item.newText !== 'string') {
@@ -113,8 +124,14 @@ function replacementsOf(args: EditArgs): Requested[] {
       return { label: `edits[${i}]`, oldText: item.oldText, newText: item.newText };
     });
   }
+  let textBytes = 0;
   for (const r of list) {
     if (r.oldText.length === 0) throw new ToolError(`${prefix(r.label)}oldText is empty; give the exact text to replace.`);
+    textBytes += Buffer.byteLength(r.oldText) + Buffer.byteLength(r.newText);
+  }
+  if (textBytes > EDIT_MAX_TEXT_BYTES) {
+    throw new ToolError(`The edits' oldText and newText come to ${textBytes} bytes, over the limit of ${EDIT_MAX_TEXT_BYTES} ` +
+      '(EDIT_MAX_TEXT_BYTES) for one edit call; split the change into several calls, or use write for a whole new file.');
   }
   return list;
 }
@@ -131,19 +148,20 @@ interface Match {
 /** Finds each edit's single occurrence in the original; all must match exactly once and not overlap. */
 function locate(content: string, edits: Requested[], shown: string, several: boolean): Match[] {
   const untouched = several ? ' No edits were applied.' : '';
+  // One pass for all edits: checking them one by one made the work edits × file size.
+  const hits = findNeedles(content, edits.map((e) => e.oldText));
   const matches: Match[] = [];
   for (const [index, e] of edits.entries()) {
-    const at = content.indexOf(e.oldText);
-    if (at === -1) {
+    const hit = hits[index] as NeedleHits;
+    if (hit.count === 0) {
       throw new ToolError(`${prefix(e.label)}oldText was not found in ${shown}. It must match the file exactly, ` +
         `including all whitespace, indentation and line breaks; read the file again and copy the text.${untouched}`);
     }
-    const count = countOccurrences(content, e.oldText);
-    if (count > 1) {
-      throw new ToolError(`${prefix(e.label)}Found ${count} occurrences of the oldText in ${shown}. The text must be unique: ` +
+    if (hit.count > 1) {
+      throw new ToolError(`${prefix(e.label)}Found ${occurrences(content, e.oldText, hit.first)} of the oldText in ${shown}. The text must be unique: ` +
         `include more surrounding lines to make it unique.${untouched}`);
     }
-    matches.push({ index, label: e.label, start: at, end: at + e.oldText.length, newText: e.newText });
+    matches.push({ index, label: e.label, start: hit.first, end: hit.first + e.oldText.length, newText: e.newText });
   }
   matches.sort((a, b) => a.start - b.start);
   for (let i = 1; i < matches.length; i++) {
@@ -158,11 +176,16 @@ function locate(content: string, edits: Requested[], shown: string, several: boo
   return matches;
 }
 
-/** Counts occurrences, overlapping ones too: any second position makes the match ambiguous. */
-function countOccurrences(haystack: string, needle: string): number {
+/**
+ * How many times the refused oldText occurs, overlapping ones too, for the message only: counted for
+ * this one edit and up to SHOWN_OCCURRENCES, so the count costs one bounded scan, not one per edit.
+ */
+function occurrences(haystack: string, needle: string, first: number): string {
   let count = 0;
-  for (let at = haystack.indexOf(needle); at !== -1; at = haystack.indexOf(needle, at + 1)) count++;
-  return count;
+  for (let at = first; at !== -1; at = haystack.indexOf(needle, at + 1)) {
+    if (++count > SHOWN_OCCURRENCES) return `more than ${SHOWN_OCCURRENCES} occurrences`;
+  }
+  return `${count} occurrences`;
 }
 
 function applyMatches(content: string, matches: Match[]): string {
@@ -207,13 +230,14 @@ function summarise(original: string, updated: string, matches: Match[], relPath:
  */
 function changedBlocks(content: string, matches: Match[]): Block[] {
   const blocks: Block[] = [];
+  const lineEnd = lineEnds(content);
   let lineShift = 0;
   let linesBefore = 0;
   let counted = 0;
   for (let i = 0; i < matches.length; ) {
     const lineStart = content.lastIndexOf('\n', (matches[i] as Match).start - 1);
     const from = (matches[i] as Match).start === 0 || lineStart === -1 ? 0 : lineStart + 1;
-    let to = lineEnd(content, (matches[i] as Match).end);
+    let to = lineEnd((matches[i] as Match).end);
     let replaced = content.slice(from, (matches[i] as Match).start) + (matches[i] as Match).newText;
     let pos = (matches[i] as Match).end;
     i++;
@@ -221,7 +245,7 @@ function changedBlocks(content: string, matches: Match[]): Block[] {
       const m = matches[i] as Match;
       replaced += content.slice(pos, m.start) + m.newText;
       pos = m.end;
-      to = lineEnd(content, m.end);
+      to = lineEnd(m.end);
       i++;
     }
     replaced += content.slice(pos, to);
@@ -246,9 +270,22 @@ function changedBlocks(content: string, matches: Match[]): Block[] {
   return blocks;
 }
 
-function lineEnd(content: string, from: number): number {
-  const nl = content.indexOf('\n', from);
-  return nl === -1 ? content.length : nl;
+/**
+ * End of the line holding each position asked, for positions asked in increasing order: remembers the
+ * last line break found, so many edits on one long line scan it once, not once each.
+ */
+function lineEnds(content: string): (from: number) => number {
+  let asked = -1;
+  let end = -1;
+  return (from) => {
+    // No line break lies between the last position asked and the end found for it.
+    if (from < asked || from > end) {
+      const nl = content.indexOf('\n', from);
+      end = nl === -1 ? content.length : nl;
+    }
+    asked = from;
+    return end;
+  };
 }
 
 function countNewlines(s: string, from: number, to: number): number {

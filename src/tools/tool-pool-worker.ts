@@ -6,14 +6,28 @@ import os from 'node:os';
 import type { HarnessId } from '../harness/ids.ts';
 import type { ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
+import { planEdit } from './edit.ts';
+import type { EditArgs, EditPlan, EditRefused } from './edit-plan.ts';
 import { runTool } from './tool-runner.ts';
 
+/** A whole tool call, run here. */
 export interface PooledToolTask {
+  readonly kind: 'tool';
   readonly tool: ToolName;
   readonly args: Record<string, unknown>;
   readonly harness: HarnessId;
   readonly workspace: string;
 }
+
+/** The deciding half of an `edit` of a large file (read and match); the calling thread writes the result. */
+export interface PooledEditPlan {
+  readonly kind: 'edit-plan';
+  readonly args: EditArgs;
+  readonly workspace: string;
+}
+
+export type PooledTask = PooledToolTask | PooledEditPlan;
+export type PooledResult = ToolOutcome | EditPlan | EditRefused;
 
 /** Niceness of a pool thread: dirty work yields the cores to the main thread and the scheduler threads. */
 export const TOOL_THREAD_NICE = 10;
@@ -30,6 +44,7 @@ try {
 // The thread is terminated on abort, so the body's own signal never needs to fire.
 const never = new AbortController().signal;
 
-export default function runPooledTool(task: PooledToolTask): Promise<ToolOutcome> {
+export default function runPooledTool(task: PooledTask): Promise<PooledResult> {
+  if (task.kind === 'edit-plan') return planEdit(task.args, task.workspace);
   return runTool(task.tool, task.args, task.harness, { workspace: task.workspace, signal: never });
 }

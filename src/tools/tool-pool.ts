@@ -1,4 +1,4 @@
-// The tool pool: CPU-heavy or hang-prone tool bodies (grep, find, large reads) run on piscina threads
+// The tool pool: CPU-heavy or hang-prone tool bodies (grep, find, large reads, a large edit's matching) run on piscina threads
 // with a memory limit, and a deadline or cancellation stops the thread itself. Everything else — and
 // `bash`, whose child processes must be killed from a thread that outlives them, and the writing tools,
 // which a stopped thread could leave half-written — runs in the calling thread. Threads are shared
@@ -11,14 +11,15 @@ import type { Piscina } from 'piscina';
 import type * as PiscinaModule from 'piscina';
 import { defaultThreadCount } from '../actors/thread-count.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import type { ToolContext, ToolExecutor, ToolOutcome } from './contract.ts';
+import { type ToolContext, ToolError, type ToolExecutor, type ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
 import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
-import type { PooledToolTask } from './tool-pool-worker.ts';
+import type { PooledResult, PooledTask } from './tool-pool-worker.ts';
+import type { EditArgs, EditPlanner } from './edit-plan.ts';
 import type { ThreadEntry } from '../actors/thread-entry.ts';
 import { toolPoolEntry } from './tool-pool-entry.ts';
 import { runTool } from './tool-runner.ts';
-import { LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
+import { EDIT_INLINE_MAX_BYTES, EDIT_INLINE_MAX_TEXT_CHARS, LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
 
 /** Pool threads kept idle before they are stopped. */
 export const TOOL_THREAD_IDLE_MS = 30_000;
@@ -42,8 +43,8 @@ export class ToolPool {
   readonly #options: ToolPoolOptions;
   readonly #maxThreads: number;
   /** Made on the first pooled call: a start (and a server whose calls never need the pool) loads no piscina. */
-  #pool: Promise<Piscina<PooledToolTask, ToolOutcome>> | null = null;
-  #made: Piscina<PooledToolTask, ToolOutcome> | null = null;
+  #pool: Promise<Piscina<PooledTask, PooledResult>> | null = null;
+  #made: Piscina<PooledTask, PooledResult> | null = null;
   readonly #share: FairShare;
 
   constructor(options: ToolPoolOptions = {}) {
@@ -76,7 +77,7 @@ export class ToolPool {
     if (pool) await (await pool).destroy();
   }
 
-  #piscina(): Promise<Piscina<PooledToolTask, ToolOutcome>> {
+  #piscina(): Promise<Piscina<PooledTask, PooledResult>> {
     // Loaded with require, not import(): piscina stays a file of its own package (it starts its threads
     // from there), and the command's CommonJS bundle runs from a V8 code cache, where a dynamic import()
     // of a package fails with ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (every pooled grep did, through
@@ -84,7 +85,7 @@ export class ToolPool {
     this.#pool ??= Promise.resolve().then(() => {
       const { Piscina } = createRequire(import.meta.url)('piscina') as typeof PiscinaModule;
       const entry = this.#options.entry ?? toolPoolEntry();
-      this.#made = new Piscina<PooledToolTask, ToolOutcome>({
+      this.#made = new Piscina<PooledTask, PooledResult>({
         filename: entry.url.href,
         execArgv: entry.execArgv,
         // No thread until the first pooled call: a start-up does not boot a thread it may never use.
@@ -100,40 +101,72 @@ export class ToolPool {
 
   async #belongsInPool(tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<boolean> {
     if (pooled.has(tool)) return true;
-    if (tool !== 'read') return false;
-    // Routing only: one stat of the lexical path. Confinement is enforced by the body wherever it runs,
-    // and this answer is never shown to the caller.
-    try {
-      return (await stat(path.resolve(ctx.workspace, String(args.path)))).size > LARGE_READ_BYTES;
-    } catch (err) {
-      // Missing or unreadable: the body, run here, reports it properly.
-      if ((err as NodeJS.ErrnoException).code !== undefined) return false;
-      throw err;
-    }
+    return tool === 'read' && await isLarger(args, ctx, LARGE_READ_BYTES);
   }
 
   async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
+    if (tool === 'edit' && (editTextLength(args) > EDIT_INLINE_MAX_TEXT_CHARS || await isLarger(args, ctx, EDIT_INLINE_MAX_BYTES))) {
+      // Only the deciding half moves (edit.ts): a thread stopped by a deadline must never be the one writing.
+      const planEdit: EditPlanner = async (editArgs: EditArgs, workspace: string, signal: AbortSignal) => {
+        const ran = await this.#run(tool, caller, { kind: 'edit-plan', args: editArgs, workspace }, signal);
+        if (!ran.ok) throw new ToolError(ran.outcome.text);
+        if (!('kind' in ran.result)) throw new Error('the tool pool answered an edit plan with a tool outcome');
+        return ran.result;
+      };
+      return runTool(tool, args, harness, ctx, { editPlanner: planEdit });
+    }
     if (!(await this.#belongsInPool(tool, args, ctx))) return runTool(tool, args, harness, ctx);
+    const ran = await this.#run(tool, caller, { kind: 'tool', tool, args, harness, workspace: ctx.workspace }, ctx.signal);
+    if (!ran.ok) return ran.outcome;
+    if ('kind' in ran.result) throw new Error(`the tool pool answered a ${tool} call with an edit plan`);
+    return ran.result;
+  }
+
+  /** Runs one task on a thread once `caller`'s share allows; a refusal, a stop or running out of memory is an error outcome. */
+  async #run(tool: ToolName, caller: PoolCaller, task: PooledTask, signal: AbortSignal): Promise<{ ok: true; result: PooledResult } | { ok: false; outcome: ToolOutcome }> {
     let release: Release;
     try {
-      release = await this.#share.acquire(caller, ctx.signal);
+      release = await this.#share.acquire(caller, signal);
     } catch (err) {
-      if (ctx.signal.aborted) return stopped(ctx.signal);
-      if (err instanceof PoolQueueFull) return { text: `The ${tool} call was refused: ${err.message}.`, isError: true };
+      if (signal.aborted) return { ok: false, outcome: stopped(signal) };
+      if (err instanceof PoolQueueFull) return { ok: false, outcome: { text: `The ${tool} call was refused: ${err.message}.`, isError: true } };
       throw err;
     }
     try {
       const pool = await this.#piscina();
-      return await pool.run({ tool, args, harness, workspace: ctx.workspace }, { signal: ctx.signal });
+      return { ok: true, result: await pool.run(task, { signal }) };
     } catch (err) {
-      if (ctx.signal.aborted) return stopped(ctx.signal);
+      if (signal.aborted) return { ok: false, outcome: stopped(signal) };
       if ((err as NodeJS.ErrnoException).code === 'ERR_WORKER_OUT_OF_MEMORY') {
-        return { text: `The ${tool} call ran out of memory (limit ${TOOL_THREAD_MEMORY_MB} MB per tool thread); narrow it (a smaller path, a glob, a limit).`, isError: true };
+        return { ok: false, outcome: { text: `The ${tool} call ran out of memory (limit ${TOOL_THREAD_MEMORY_MB} MB per tool thread); narrow it (a smaller path, a glob, a limit).`, isError: true } };
       }
       throw err;
     } finally {
       release();
     }
+  }
+}
+
+/** Characters of an edit's texts: the matcher's automaton is built from them, so many of them are large work even on a small file. */
+function editTextLength(args: Record<string, unknown>): number {
+  const length = (v: unknown) => (typeof v === 'string' ? v.length : 0);
+  let total = length(args.oldText) + length(args.newText);
+  if (Array.isArray(args.edits)) {
+    for (const e of args.edits as unknown[]) {
+      if (typeof e === 'object' && e !== null) total += length((e as Record<string, unknown>).oldText) + length((e as Record<string, unknown>).newText);
+    }
+  }
+  return total;
+}
+
+/** Routing only: one stat of the lexical path. Confinement is enforced by the body wherever it runs, and this answer is never shown to the caller. */
+async function isLarger(args: Record<string, unknown>, ctx: ToolContext, bytes: number): Promise<boolean> {
+  try {
+    return (await stat(path.resolve(ctx.workspace, String(args.path)))).size > bytes;
+  } catch (err) {
+    // Missing or unreadable: the body, run here, reports it properly.
+    if ((err as NodeJS.ErrnoException).code !== undefined) return false;
+    throw err;
   }
 }
 

@@ -7,7 +7,8 @@ import { decidePath } from '../harness/policy.ts';
 import { type BashArgs, bashTool } from './bash.ts';
 import { type ToolContext, ToolError, type ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
-import { type EditArgs, editTool } from './edit.ts';
+import { type EditArgs, editTool, editToolWith } from './edit.ts';
+import type { EditPlanner } from './edit-plan.ts';
 import type { FindArgs } from './find.ts';
 import type { GrepArgs } from './grep.ts';
 import { type LsArgs, lsTool } from './ls.ts';
@@ -15,17 +16,22 @@ import { type ReadArgs, readTool } from './read.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 import { type WriteArgs, writeTool } from './write.ts';
 
+export interface RunOptions {
+  /** Where `edit` decides its change (default: this thread); the tool pool gives its own for a large file. */
+  readonly editPlanner?: EditPlanner;
+}
+
 /**
  * Arguments reach here validated against the tool's input schema (src/mcp/arguments.ts), which is
  * what makes the per-tool casts below sound.
  */
-export async function runTool(tool: ToolName, args: Record<string, unknown>, harnessId: HarnessId, ctx: ToolContext): Promise<ToolOutcome> {
+export async function runTool(tool: ToolName, args: Record<string, unknown>, harnessId: HarnessId, ctx: ToolContext, options: RunOptions = {}): Promise<ToolOutcome> {
   try {
     if (tool === 'write' || tool === 'edit') await checkPathRules(tool, String(args.path), harnessId, ctx.workspace);
     switch (tool) {
       case 'read': return await readTool(args as unknown as ReadArgs, ctx);
       case 'write': return await writeTool(args as unknown as WriteArgs, ctx);
-      case 'edit': return await editTool(args as unknown as EditArgs, ctx);
+      case 'edit': return await (options.editPlanner ? editToolWith(options.editPlanner) : editTool)(args as unknown as EditArgs, ctx);
       case 'bash': return await bashTool(args as unknown as BashArgs, ctx);
       // Loaded on first use (RE2, globs and .gitignore rules are most of the tools' code): a start does
       // not parse them, and grep and find run on the tool pool's threads, which load them there.

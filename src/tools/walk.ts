@@ -8,9 +8,9 @@
 import { closeSync, type Dirent, lstatSync, readFileSync } from 'node:fs';
 import { listDirectorySync, openRegularFileSync } from './confined-file.ts';
 import path from 'node:path';
-import ignore, { type Ignore } from 'ignore';
-import picomatch from 'picomatch';
 import { ToolError } from './contract.ts';
+import { compileGlobMatcher, GlobSyntaxError, type PathMatcher } from './glob.ts';
+import { IgnoreRules } from './ignore-rules.ts';
 import { displayPath, isInside } from './workspace.ts';
 import { MAX_WALK_ENTRIES } from '../limits.ts';
 
@@ -44,7 +44,7 @@ export interface WalkOptions {
 interface IgnoreLayer {
   /** Workspace-relative directory holding the .gitignore; '' for the workspace root. */
   readonly base: string;
-  readonly rules: Ignore;
+  readonly rules: IgnoreRules;
 }
 
 interface OpenDir {
@@ -167,17 +167,17 @@ export function walkTree(workspace: string, start: string, options: WalkOptions 
  */
 export function compileGlob(pattern: string): (workspacePath: string, searchDir: string) => boolean {
   const trimmed = pattern.startsWith('./') ? pattern.slice(2) : pattern;
-  let regex: RegExp;
+  let regex: PathMatcher;
   try {
-    picomatch(trimmed, { dot: true });
-    regex = picomatch.makeRe(trimmed, { dot: true });
+    if (trimmed === '') throw new GlobSyntaxError('the glob is empty');
+    // RE2 (./glob.ts), not picomatch's RegExp: a caller's glob must not be able to backtrack.
+    regex = compileGlobMatcher(trimmed);
   } catch (err) {
-    throw new ToolError(`invalid glob ${JSON.stringify(pattern)}: ${(err as Error).message}`, { cause: err });
+    if (!(err instanceof GlobSyntaxError)) throw err;
+    throw new ToolError(`invalid glob ${JSON.stringify(pattern)}: ${err.message}`, { cause: err });
   }
-  // What picomatch's matcher does, without the result object it builds for every call (a walk asks
-  // once per entry): a non-empty input equal to the glob, or one its regular expression matches.
-  const matcher = (input: string) => input !== '' && (input === trimmed || regex.test(input));
-  // picomatch's own `basename` option also rewrites patterns that contain '/', so the split is done here.
+  // As picomatch's matcher did: a non-empty input equal to the glob, or one the glob matches.
+  const matcher = (input: string) => input !== '' && (input === trimmed || regex(input));
   if (!trimmed.includes('/')) return (workspacePath) => matcher(baseName(workspacePath));
   return (workspacePath, searchDir) => {
     if (matcher(workspacePath)) return true;
@@ -215,7 +215,8 @@ function loadLayer(workspace: string, dirAbsolute: string, base: string): Ignore
   const text = readIgnoreFile(workspace, path.join(dirAbsolute, '.gitignore'));
   if (text === null) return null;
   // Git compares names case-sensitively unless the file system folds case (macOS, Windows by default).
-  const rules = ignore({ ignorecase: process.platform === 'darwin' || process.platform === 'win32' }).add(text);
+  // Compiled to RE2 (./ignore-rules.ts): the file is workspace content, and must not be able to backtrack.
+  const rules = new IgnoreRules(text, process.platform === 'darwin' || process.platform === 'win32');
   return { base, rules };
 }
 

@@ -72,6 +72,11 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `TOOL_THREAD_MEMORY_MB` \| (\d+) MB/, name: 'TOOL_THREAD_MEMORY_MB', figure: String(limits.TOOL_THREAD_MEMORY_MB) },
   { phrase: /\| `ABORT_GRACE_MS` \| (\d+) s/, name: 'ABORT_GRACE_MS', figure: seconds(limits.ABORT_GRACE_MS) },
   { phrase: /\| `SPAWN_WAIT_MS` \| (\d+) s/, name: 'SPAWN_WAIT_MS', figure: seconds(limits.SPAWN_WAIT_MS) },
+  { phrase: /\| `EDIT_MAX_EDITS` \| (\d+) replacements/, name: 'EDIT_MAX_EDITS', figure: String(limits.EDIT_MAX_EDITS) },
+  { phrase: /at most (\d+), `EDIT_MAX_EDITS`/, name: 'EDIT_MAX_EDITS', figure: String(limits.EDIT_MAX_EDITS) },
+  { phrase: /\| `EDIT_MAX_TEXT_BYTES` \| (\d+) MiB/, name: 'EDIT_MAX_TEXT_BYTES', figure: mib(limits.EDIT_MAX_TEXT_BYTES) },
+  { phrase: /\| `EDIT_INLINE_MAX_BYTES` \| (\d+) KiB/, name: 'EDIT_INLINE_MAX_BYTES', figure: kib(limits.EDIT_INLINE_MAX_BYTES) },
+  { phrase: /\| `EDIT_INLINE_MAX_TEXT_CHARS` \| (\d+) KiB characters/, name: 'EDIT_INLINE_MAX_TEXT_CHARS', figure: kib(limits.EDIT_INLINE_MAX_TEXT_CHARS) },
   // Tools
   { phrase: /truncation rules \((\d+) lines/, name: 'DEFAULT_MAX_LINES', figure: String(limits.DEFAULT_MAX_LINES) },
   { phrase: /truncation rules \(\d+ lines or (\d+) KB/, name: 'DEFAULT_MAX_BYTES', figure: kib(limits.DEFAULT_MAX_BYTES) },

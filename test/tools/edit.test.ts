@@ -9,6 +9,7 @@ import path from 'node:path';
 import { editTool, type EditArgs } from '../../src/tools/edit.ts';
 import { editDefinition } from '../../src/tools/definitions/edit.ts';
 import { context, failure, sandboxPerTest } from './sandbox.ts';
+import { EDIT_MAX_EDITS, EDIT_MAX_TEXT_BYTES } from '../../src/limits.ts';
 
 const box = sandboxPerTest(test);
 
@@ -217,6 +218,36 @@ test('the definition declares an object outputSchema and is destructive, not ide
   assert.is(editDefinition.annotations.destructiveHint, true);
   assert.is(editDefinition.annotations.idempotentHint, false);
   assert.is(editDefinition.annotations.openWorldHint, false);
+});
+
+test('refuses more than EDIT_MAX_EDITS edits, in the schema (maxItems) and in the body, naming the limit', async () => {
+  await writeFile(file('a.txt'), 'x\n');
+  const edits = Array.from({ length: EDIT_MAX_EDITS + 1 }, (_, i) => ({ oldText: `t${i}`, newText: 'u' }));
+  assert.not.ok(validInput({ path: 'a.txt', edits }));
+  assert.ok(validInput({ path: 'a.txt', edits: edits.slice(0, EDIT_MAX_EDITS) }));
+  const err = await failure(editTool({ path: 'a.txt', edits }, box.ctx));
+  assert.is(err.message, `edits has ${EDIT_MAX_EDITS + 1} items, over the limit of ${EDIT_MAX_EDITS} (EDIT_MAX_EDITS) for one edit call; split the change into several calls.`);
+});
+
+test('refuses oldText and newText adding up to more than EDIT_MAX_TEXT_BYTES, naming the limit, before reading the file', async () => {
+  const half = 'é'.repeat(EDIT_MAX_TEXT_BYTES / 4 + 1);
+  const err = await failure(editTool({ path: 'missing.txt', edits: [{ oldText: half, newText: 'x' }, { oldText: 'y', newText: half }] }, box.ctx));
+  assert.match(err.message, new RegExp(`^The edits' oldText and newText come to ${EDIT_MAX_TEXT_BYTES + 6} bytes, over the limit of ${EDIT_MAX_TEXT_BYTES} \\(EDIT_MAX_TEXT_BYTES\\)`));
+});
+
+test('an oldText occurring very often is refused with "more than 100 occurrences", not an exact count', async () => {
+  await writeFile(file('a.txt'), 'ab'.repeat(500));
+  const err = await failure(editTool({ path: 'a.txt', oldText: 'ab', newText: 'c' }, box.ctx));
+  assert.match(err.message, /^Found more than 100 occurrences of the oldText in a\.txt\./);
+});
+
+test('many edits on one long line are all applied and the diff shows the line once', async () => {
+  const words = Array.from({ length: 300 }, (_, i) => `w${i}.`);
+  await writeFile(file('a.txt'), `head\n${words.join(' ')}\ntail\n`);
+  const r = await editTool({ path: 'a.txt', edits: words.map((w) => ({ oldText: ` ${w} `.trimStart(), newText: w.toUpperCase() + ' ' })).slice(0, 299) }, box.ctx);
+  const expected = `${words.slice(0, 299).map((w) => w.toUpperCase()).join(' ')} ${words[299]}`;
+  assert.is(await readFile(file('a.txt'), 'utf8'), `head\n${expected}\ntail\n`);
+  assert.equal([r.structured?.linesAdded, r.structured?.linesRemoved, r.structured?.firstChangedLine], [1, 1, 2]);
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // The tool pool on real piscina threads: same results as in-thread, a call that holds its thread is
 // stopped by its deadline without stalling the main thread, and one principal cannot take every thread.
 
-import { mkdtemp, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ThreadEntry } from '../../src/actors/thread-entry.ts';
 import { ToolPool } from '../../src/tools/tool-pool.ts';
+import { EDIT_INLINE_MAX_BYTES, EDIT_INLINE_MAX_TEXT_CHARS } from '../../src/limits.ts';
 import { guarded } from '../hang-guard.ts';
 
 /** Pool threads whose calls hold their thread for `args.holdMs` (see fixtures/held-tool-worker.mjs). */
@@ -46,6 +47,40 @@ test('a large read goes through the pool and is truncated with a continuation no
   const r = await pool.execute('read', { path: 'big.txt' }, 'super-pi-code', ctx());
   assert.not.ok(r.isError, r.text);
   assert.match(r.text, /offset=2001/);
+});
+
+test('an edit of a file over EDIT_INLINE_MAX_BYTES is matched on a pool thread and written here; a refusal comes back as an error', async () => {
+  const big = path.join(ws, 'edit-big.txt');
+  const lines = Array.from({ length: EDIT_INLINE_MAX_BYTES / 8 + 1 }, (_, i) => `l${String(i).padStart(6, '0')}`);
+  await writeFile(big, `${lines.join('\n')}\n`);
+  const fresh = new ToolPool({ maxThreads: 1 });
+  try {
+    const r = await fresh.execute('edit', { path: 'edit-big.txt', edits: [{ oldText: 'l000007\n', newText: 'seven\n' }, { oldText: 'l008000', newText: 'end' }] }, 'super-pi-code', ctx());
+    assert.not.ok(r.isError, r.text);
+    assert.is(fresh.threads, 1);
+    const after = await readFile(big, 'utf8');
+    assert.ok(after.startsWith('l000000\nl000001\nl000002\nl000003\nl000004\nl000005\nl000006\nseven\nl000008\n'));
+    assert.ok(after.includes('\nend\n') && !after.includes('l008000'));
+    assert.equal([r.structured?.replacements, r.structured?.firstChangedLine], [2, 8]);
+    const refused = await fresh.execute('edit', { path: 'edit-big.txt', oldText: 'l0', newText: 'x' }, 'super-pi-code', ctx());
+    assert.equal([refused.isError, refused.text.slice(0, 41)], [true, 'Found more than 100 occurrences of the ol']);
+  } finally {
+    await fresh.destroy();
+  }
+});
+
+test('an edit of a small file whose texts pass EDIT_INLINE_MAX_TEXT_CHARS is matched on a pool thread too', async () => {
+  const long = 'x'.repeat(EDIT_INLINE_MAX_TEXT_CHARS + 1);
+  await writeFile(path.join(ws, 'edit-long.txt'), `head\n${long}\ntail\n`);
+  const fresh = new ToolPool({ maxThreads: 1 });
+  try {
+    const r = await fresh.execute('edit', { path: 'edit-long.txt', oldText: long, newText: 'short' }, 'super-pi-code', ctx());
+    assert.not.ok(r.isError, r.text);
+    assert.is(fresh.threads, 1);
+    assert.is(await readFile(path.join(ws, 'edit-long.txt'), 'utf8'), 'head\nshort\ntail\n');
+  } finally {
+    await fresh.destroy();
+  }
 });
 
 test('a catastrophic-backtracking grep on the pool simply finishes: ^(a+)+$ over 40 a\'s and a b', async () => {

@@ -3,6 +3,7 @@
 
 import type { ToolDefinition } from '../definition.ts';
 import { pathProperty } from './common.ts';
+import { EDIT_MAX_EDITS } from '../../limits.ts';
 
 const replacement = {
   oldText: {
@@ -33,7 +34,8 @@ export const editDefinition: ToolDefinition = {
       edits: {
         type: 'array',
         minItems: 1,
-        description: 'Several replacements in this file, used instead of oldText/newText. Each oldText is matched in the original file.',
+        maxItems: EDIT_MAX_EDITS,
+        description: `Several replacements in this file (at most ${EDIT_MAX_EDITS}), used instead of oldText/newText. Each oldText is matched in the original file.`,
         items: {
           type: 'object',
           properties: replacement,
