@@ -41,15 +41,12 @@ e2e.after(async () => {
   await box.cleanup();
 });
 
-e2e('an edit with 100,000 items is refused with -32602 naming the limit, and the file is untouched', async () => {
+e2e('an edit with 100,000 items is refused with an isError result naming the limit (SEP-1303), and the file is untouched', async () => {
   const c = await connect();
   const edits = Array.from({ length: 100_000 }, (_, i) => ({ oldText: `t${i}`, newText: 'u' }));
-  const err = await c.callTool({ name: 'edit', arguments: { path: 'README.md', edits } }).then(
-    (): { code?: number; message?: string } => ({ message: 'the edit was accepted' }),
-    (e: { code?: number; message?: string }) => e,
-  );
-  assert.is(err.code, -32602);
-  assert.match(String(err.message), `more than ${EDIT_MAX_EDITS} items`);
+  const result = await c.callTool({ name: 'edit', arguments: { path: 'README.md', edits } });
+  assert.is(result.isError, true, 'refused');
+  assert.match(textOf(result), `more than ${EDIT_MAX_EDITS} items`);
   assert.is(await readFile(path.join(box.ws, 'README.md'), 'utf8'), '# Demo project\n\nA tiny project for tests.\n');
 });
 
