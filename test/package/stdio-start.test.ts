@@ -79,7 +79,9 @@ test('the lazily loaded code is in the bundle, each behind the wrapper its dynam
   assert.ok(/"src\/transports\/http\.ts"\(\)\{/.test(bundle), 'the HTTP transport is wrapped');
   assert.ok(/\bfunction startHttpServer\b/.test(bundle), 'the HTTP transport is in the bundle');
   assert.ok(/node_modules\/ws\/lib\/websocket-server\.js"\(/.test(bundle), 'ws is a lazily required module');
-  assert.ok(/node_modules\/isomorphic-git\/index\.cjs"\(/.test(bundle), 'isomorphic-git is a lazily required module');
+  // isomorphic-git runs only in the git-status thread (a bundle of its own), never in the command's bundle.
+  assert.not.ok(/node_modules\/isomorphic-git\//.test(bundle), 'isomorphic-git is not in the command bundle');
+  assert.ok(/isomorphic-git/.test(readFileSync(path.join(dist, 'git-status-worker.js'), 'utf8')), 'isomorphic-git is in the git-status thread\'s bundle');
 });
 
 test.run();

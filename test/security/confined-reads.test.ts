@@ -123,6 +123,7 @@ const ALLOWED = new Map<string, string>([
   ['tools/walk.ts', 'reads .gitignore rules from a descriptor the confined path opened (readFileSync(fd)); their text never reaches a caller'],
   ['cli/launcher-watch.ts', 'reads /proc/<pid>/stat of the processes that launched the server, never a workspace file'],
   ['cli/code-cache.ts', 'reads the command\'s own V8 code cache from $SUPERPI_HOME/cache: owner-only directory and file, opened non-blocking, regular files only, size-bounded (MAX_CODE_CACHE_BYTES); never a workspace file'],
+  ['tools/sandbox/egress-bridge.ts', 'the bridge script that runs inside a bash sandbox opens /dev/null for its stdout once it is ready; the server itself reads nothing there'],
   ['store/ownership.ts', 'reads /proc/sys/kernel/random/boot_id and /proc/<pid>/stat to tell a conversation owner\'s process apart from a reused pid'],
 ]);
 
