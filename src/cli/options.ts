@@ -17,6 +17,7 @@ import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation }
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
+import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, type SandboxPolicy } from '../tools/sandbox/policy.ts';
 
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
@@ -61,6 +62,10 @@ export interface ServerOptions {
   readonly taskLeaseMs: number;
   /** How other nodes reach this one (`--advertise-url`, `SUPERPI_ADVERTISE_URL`); undefined: `http://<host>:<bound port>`. */
   readonly advertiseUrl: string | undefined;
+  /** The `bash` sandbox from `--bash-network`, `--bash-hide`, `--bash-writable`, `--bash-reveal`, `--bash-env`; the server adds its own state to hide. */
+  readonly bashPolicy: SandboxPolicy;
+  /** `--unsafe-bash-without-sandbox`: remote callers may run `bash` where no sandbox can be built. */
+  readonly unsafeBashWithoutSandbox: boolean;
 }
 
 /**
@@ -104,6 +109,12 @@ Options (flags override environment variables, which override defaults):
   --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
   --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
   --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
+  --bash-network MODE      network of bash commands: off (own empty network namespace), on (the host's), allow=HOST,HOST... (only those, through the egress proxy)   default: off
+  --bash-hide PATH         hide PATH from bash commands besides the server's state and the credential stores; repeatable
+  --bash-writable PATH     let bash commands write PATH besides the workspace and their private /tmp; repeatable
+  --bash-reveal PATH       show a default-hidden PATH (e.g. ~/.npmrc) to bash commands; repeatable
+  --bash-env NAME          pass the server's variable NAME to bash commands besides PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR; repeatable
+  --unsafe-bash-without-sandbox   let HTTP and WebSocket callers run bash where no sandbox can be built (no bwrap)   default: refused
   --help                   print this text
   --version                print the version`;
 
@@ -149,6 +160,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'node-id': { type: 'string' },
         'task-lease': { type: 'string' },
         'advertise-url': { type: 'string' },
+        'bash-network': { type: 'string' },
+        'bash-hide': { type: 'string', multiple: true },
+        'bash-writable': { type: 'string', multiple: true },
+        'bash-reveal': { type: 'string', multiple: true },
+        'bash-env': { type: 'string', multiple: true },
+        'unsafe-bash-without-sandbox': { type: 'boolean' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -193,6 +210,20 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const advertiseRaw = values['advertise-url'] ?? (env.SUPERPI_ADVERTISE_URL || undefined);
   const advertise = advertiseRaw === undefined ? undefined : checkAdvertiseUrl(advertiseRaw);
   if (advertise !== undefined && 'problem' in advertise) throw new OptionsError(`--advertise-url: ${advertise.problem}`);
+  let bashPolicy: SandboxPolicy;
+  try {
+    bashPolicy = {
+      network: parseNetworkPolicy(values['bash-network']),
+      hide: parsePathList('--bash-hide', values['bash-hide'], cwd),
+      writable: parsePathList('--bash-writable', values['bash-writable'], cwd),
+      reveal: parsePathList('--bash-reveal', values['bash-reveal'], cwd),
+      env: parseEnvNames(values['bash-env']),
+      serverState: [],
+    };
+  } catch (err) {
+    if (err instanceof SandboxPolicyError) throw new OptionsError(err.message);
+    throw err;
+  }
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
   const transport = values.stdio ? 'stdio' : defaultTransport;
   return {
@@ -227,6 +258,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       nodeId,
       taskLeaseMs: positiveInt('--task-lease', values['task-lease'] ?? (env.SUPERPI_TASK_LEASE || undefined), TASK_LEASE_MS / 1000) * 1000,
       advertiseUrl: advertise?.url,
+      bashPolicy,
+      unsafeBashWithoutSandbox: values['unsafe-bash-without-sandbox'] ?? false,
     },
   };
 }

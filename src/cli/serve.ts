@@ -3,12 +3,15 @@
 // listen for HTTP and WebSocket. The process-wide parts (signals, the launcher watch, the banner, exit
 // codes) stay in main.ts, so an embedder gets a server without its process being taken over.
 
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { parseTokenList, readTokenFile, TokenTable } from '../auth/tokens.ts';
 import { defaultAdvertiseUrl } from '../cluster/advertise-url.ts';
 import { Application } from '../server/application.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
+import { useSandboxPolicy } from '../tools/sandbox/policy.ts';
+import { storeHome } from '../store/location.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
 import { defaultSchedulerThreads, parseOptions, type ServerOptions } from './options.ts';
@@ -88,6 +91,11 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   const logger = extra.logger ?? createLogger(options.logLevel);
   const workspace = await openWorkspace(options.workspaces[0] as string);
   const tokens = await loadTokens(options);
+  // The server's own state is hidden from bash: its home (store, code cache) and the tokens file.
+  useSandboxPolicy({
+    ...options.bashPolicy,
+    serverState: [storeHome(), ...(options.tokensFile === undefined ? [] : [path.resolve(options.tokensFile)])],
+  });
   const app = await Application.start({
     workspace,
     harness: options.harness,
@@ -101,6 +109,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     logger,
     serverVersion: SERVER_VERSION,
     allowAnonymousWrites: options.allowAnonymousWrites,
+    unsafeBashWithoutSandbox: options.unsafeBashWithoutSandbox,
     // stdio serves no /metrics: nothing would read them.
     metrics: options.metrics && options.transport !== 'stdio',
     store: options.store,
@@ -119,7 +128,12 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   // thread), which a host waiting for its first replies should not pay for. A bash call probes at once.
   let logged: Promise<void> | null = null;
   const logIsolation = (): Promise<void> => (logged ??= bashIsolation().then((isolation) => {
-    logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+    logger.log(isolation.kind === 'bubblewrap' ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+    if (isolation.kind !== 'bubblewrap') {
+      logger.log('warning', options.unsafeBashWithoutSandbox
+        ? 'bash runs WITHOUT a sandbox for every caller (--unsafe-bash-without-sandbox): a command can read and write whatever this user can'
+        : 'bash runs without a sandbox: refused to HTTP and WebSocket callers (--unsafe-bash-without-sandbox allows it); the local stdio user runs commands as this user, unconfined');
+    }
   }));
   setTimeout(() => void logIsolation(), ISOLATION_PROBE_DELAY_MS).unref();
   return { app, options, logger, workspace, tokens, logIsolation };
