@@ -107,7 +107,7 @@ async function prepareLaunch(isolation: BashIsolation, shell: string, command: s
   if (isolation.kind !== 'bubblewrap') return { ...commandLine(isolation, sh, shell, command), env };
   const egress = policy.network.kind === 'allow' ? egressFor(policy.network.hosts) : undefined;
   const sandbox: SandboxArgs = {
-    bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts: await resolveMounts(policy, workspace), network: policy.network, ...(egress === undefined ? {} : { egress }) }),
+    bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts: resolveMounts(policy, workspace), network: policy.network, ...(egress === undefined ? {} : { egress }) }),
     ...(egress === undefined ? {} : { bridgeArgv: egress.bridgeArgv }),
   };
   return { ...commandLine(isolation, sh, shell, command, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) } };
