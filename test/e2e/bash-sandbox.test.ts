@@ -11,7 +11,7 @@ import { access, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:
 import net from 'node:net';
 import path from 'node:path';
 import { bashIsolation } from '../../src/tools/bash-isolation.ts';
-import { type Connected, connectStdio, textOf } from './fixtures.ts';
+import { type Connected, connectStdio, startHttpServerProcess, textOf } from './fixtures.ts';
 
 const ID_KEY = 'PRIVATE-KEY-MATERIAL-7f3a';
 const PGPASS = 'localhost:5432:*:me:PGPASS-SECRET-91c2';
@@ -159,6 +159,23 @@ test('a timed-out and a cancelled `sleep 3; echo ran > f` never write f', async 
   await new Promise((r) => setTimeout(r, 3500));
   assert.not.ok(await exists(path.join(g.ws, 'f-timeout')), 'f-timeout was written');
   assert.not.ok(await exists(path.join(g.ws, 'f-cancel')), 'f-cancel was written');
+});
+
+test('an HTTP server reports the sandbox in /health: bashSandbox {kind: bubblewrap}', async () => {
+  if (!available) return;
+  const server = await startHttpServerProcess(g.ws, [], { HOME: g.home, SUPERPI_HOME: g.spHome });
+  try {
+    let health: Record<string, unknown> = {};
+    // The probe runs shortly after the start (ISOLATION_PROBE_DELAY_MS), off the first exchanges.
+    for (let i = 0; i < 100 && (health.bashSandbox as { kind?: string } | undefined)?.kind !== 'bubblewrap'; i++) {
+      health = (await (await fetch(server.url.replace('/mcp', '/health'))).json()) as Record<string, unknown>;
+      await new Promise((r) => setTimeout(r, 100));
+    }
+    assert.equal(health.bashSandbox, { kind: 'bubblewrap' });
+    assert.is(health.bashIsolation, 'bubblewrap');
+  } finally {
+    await server.stop();
+  }
 });
 
 test.run();
