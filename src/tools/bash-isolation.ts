@@ -122,16 +122,22 @@ export function sandboxReport(isolation: BashIsolation): { readonly kind: 'bubbl
 }
 
 /**
- * The first process of every command, between the launcher and the command's shell: it starts the shell
- * (and the egress bridge, if one is given) in the background and waits for it. A line on fd 3 (the server's
- * stop) freezes the shell first, so it starts nothing more (no command after `;`, `||`, a newline, whatever
- * it traps), then sends SIGTERM to every other process of the sandbox (`-1`: all but the namespace's init)
- * or of the process group (`0`); a shell whose SIGTERM is fatal dies of it even frozen. The server's SIGKILL
- * follows after KILL_GRACE_MS. It ignores SIGTERM itself only once the shell is started, so the shell does
- * not inherit the ignoring. Arguments: $0 the shell, $1 the command, $2 the kill target, then the bridge.
+ * The first process of every command, between the launcher and the command's shell: it reads the command
+ * from fd 4 (so a sandbox can be built before its command is known: see sandbox/spare.ts), starts the
+ * shell (and the egress bridge, if one is given) in the background and waits for it. A line on fd 3 (the
+ * server's stop) freezes the shell first, so it starts nothing more (no command after `;`, `||`, a
+ * newline, whatever it traps), then sends SIGTERM to every other process of the sandbox (`-1`: all but
+ * the namespace's init) or of the process group (`0`); a shell whose SIGTERM is fatal dies of it even
+ * frozen. The server's SIGKILL follows after KILL_GRACE_MS. It ignores SIGTERM itself only once the shell
+ * is started, so the shell does not inherit the ignoring. Only builtins: no program is looked up.
+ * Arguments: $0 the shell, $1 the kill target, then the bridge.
  */
 export const STOPPER_SCRIPT = [
-  'c=$1 t=$2; shift 2',
+  'c= l=',
+  'while IFS= read -r l <&4; do c="$c$l',
+  '"; done',
+  'c="$c$l" t=$1; shift',
+  'exec 4<&-',
   'if [ $# -gt 0 ]; then "$@" </dev/null >/dev/null 2>&1 3<&- & fi',
   '"$0" -c "$c" 3<&- &',
   'p=$!',
@@ -149,12 +155,12 @@ export interface SandboxArgs {
 }
 
 /**
- * The program and arguments that run `command` with `shell` under `isolation`, through STOPPER_SCRIPT
- * (run by `sh`, with the stop line on fd 3); `sandbox` is required under bubblewrap.
+ * The program and arguments that run a command with `shell` under `isolation`, through STOPPER_SCRIPT
+ * (run by `sh`, the command written to fd 4, the stop line to fd 3); `sandbox` is required under bubblewrap.
  */
-export function commandLine(isolation: BashIsolation, sh: string, shell: string, command: string, sandbox?: SandboxArgs): { file: string; args: string[] } {
+export function commandLine(isolation: BashIsolation, sh: string, shell: string, sandbox?: SandboxArgs): { file: string; args: string[] } {
   const inNamespace = isolation.kind !== 'process-group';
-  const stopper = [sh, '-c', STOPPER_SCRIPT, shell, command, inNamespace ? '-1' : '0', ...(sandbox?.bridgeArgv ?? [])];
+  const stopper = [sh, '-c', STOPPER_SCRIPT, shell, inNamespace ? '-1' : '0', ...(sandbox?.bridgeArgv ?? [])];
   let argv: string[];
   if (isolation.kind === 'bubblewrap') {
     if (sandbox === undefined) throw new Error('a bubblewrap command line needs its sandbox arguments');

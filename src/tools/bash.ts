@@ -3,7 +3,7 @@
 // of environment variables; keeps only a bounded tail of its output in memory (the full output spills to a
 // size-capped temp file).
 
-import { type ChildProcess, type ChildProcessByStdio, spawn } from 'node:child_process';
+import type { ChildProcess, ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { lstat, readdir, unlink } from 'node:fs/promises';
@@ -17,6 +17,7 @@ import { bwrapArgv } from './sandbox/bwrap-argv.ts';
 import { egressFor } from './sandbox/egress-seam.ts';
 import { resolveMounts } from './sandbox/mounts.ts';
 import { allowedEnvironment, sandboxPolicy } from './sandbox/policy.ts';
+import { type Launch, launchCommand } from './sandbox/spare.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode } from './fs-errors.ts';
 import { formatSize, truncateTail } from './truncate.ts';
@@ -53,14 +54,13 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
 
   const shell = await shellPath();
   const isolation = await bashIsolation();
-  const launch = await prepareLaunch(isolation, shell, args.command, ctx.workspace);
+  const launch = await prepareLaunch(isolation, shell, ctx.workspace);
   const output = new CommandOutput();
   const clock = ctx.clock ?? systemClock;
   const progress = new ProgressReporter(output, ctx.onProgress, clock);
   let end: RunEnd;
   try {
-    end = await run(launch, {
-      cwd: ctx.workspace,
+    end = await run(launchCommand(launch, isolation.kind === 'bubblewrap'), args.command, {
       timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
       signal: ctx.signal,
       clock,
@@ -87,34 +87,26 @@ function withStatus(text: string, status: string): string {
   return `${text.endsWith('\n') ? text.slice(0, -1) : text}\n\n${status}`;
 }
 
-/** What `run` spawns: the program, its arguments and its environment. */
-interface Launch {
-  readonly file: string;
-  readonly args: readonly string[];
-  readonly env: Record<string, string>;
-}
-
 /**
  * The command line and environment under `isolation`: under bubblewrap the policy in force is looked up
  * on disk now (a credential directory made since the last command is hidden too), and the command gets
  * TMPDIR=/tmp, its private one. Where `--bash-network allow=` asks for the egress proxy and none is
  * running, the command gets no network at all (bwrapArgv unshares it): closed, not open.
  */
-async function prepareLaunch(isolation: BashIsolation, shell: string, command: string, workspace: string): Promise<Launch> {
+async function prepareLaunch(isolation: BashIsolation, shell: string, workspace: string): Promise<Launch> {
   const policy = sandboxPolicy();
   const env = allowedEnvironment(policy.env);
   const sh = await systemShell();
-  if (isolation.kind !== 'bubblewrap') return { ...commandLine(isolation, sh, shell, command), env };
+  if (isolation.kind !== 'bubblewrap') return { ...commandLine(isolation, sh, shell), env, cwd: workspace };
   const egress = policy.network.kind === 'allow' ? egressFor(policy.network.hosts) : undefined;
   const sandbox: SandboxArgs = {
     bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts: resolveMounts(policy, workspace), network: policy.network, ...(egress === undefined ? {} : { egress }) }),
     ...(egress === undefined ? {} : { bridgeArgv: egress.bridgeArgv }),
   };
-  return { ...commandLine(isolation, sh, shell, command, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) } };
+  return { ...commandLine(isolation, sh, shell, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) }, cwd: workspace };
 }
 
 interface RunOptions {
-  cwd: string;
   timeoutMs: number | null;
   signal: AbortSignal;
   /** Times the timeout, the kill grace and the pipe drain. */
@@ -132,12 +124,16 @@ interface RunOptions {
  * The spawn happens on the calling thread, which matters: the namespace's kill-on-parent-death signal
  * fires when that thread ends, so `bash` must run on a thread that lives as long as the call (the main one).
  */
-function run(launch: Launch, opts: RunOptions): Promise<RunEnd> {
+function run(spawned: ChildProcess, command: string, opts: RunOptions): Promise<RunEnd> {
   return new Promise((resolve, reject) => {
-    const child = spawn(launch.file, launch.args, { cwd: opts.cwd, detached: true, env: launch.env, stdio: ['ignore', 'pipe', 'pipe', 'pipe'] }) as ChildProcessByStdio<null, Readable, Readable>;
-    const control = (child as unknown as ChildProcess).stdio[3] as Writable;
+    const child = spawned as ChildProcessByStdio<null, Readable, Readable>;
+    const control = spawned.stdio[3] as Writable;
+    const commandPipe = spawned.stdio[4] as Writable;
     // The stopper may be gone (the command ended, or killed it): the SIGKILL after the grace still comes.
     control.on('error', () => undefined);
+    // Likewise: a stopper that died before reading its command ends the run through 'exit'.
+    commandPipe.on('error', () => undefined);
+    commandPipe.end(command);
     const { clock } = opts;
     const timers: unknown[] = [];
     let stoppedBy: StopReason | null = null;
