@@ -94,6 +94,16 @@ function startSpare(key: string, launch: Launch, now: number): void {
   spares.set(key, spare);
 }
 
+/** The PID of the spare waiting for `launch`, if one is (tests). */
+export function sparePid(launch: Launch): number | undefined {
+  return spares.get(keyOf(launch))?.child.pid;
+}
+
+/** How many spares wait (tests). */
+export function spareCount(): number {
+  return spares.size;
+}
+
 /** Ends every spare (tests; a server's spares die with it anyway: bwrap --die-with-parent). */
 export function discardSpares(): void {
   for (const [key, spare] of [...spares]) discard(key, spare);
