@@ -122,9 +122,9 @@ export function sandboxReport(isolation: BashIsolation): { readonly kind: 'bubbl
 }
 
 /**
- * The first process of every command, between the launcher and the command's shell: it reads the command
- * from fd 4 (so a sandbox can be built before its command is known: see sandbox/spare.ts), starts the
- * shell (and the egress bridge, if one is given) in the background and waits for it. A line on fd 3 (the
+ * The first process of every command, between the launcher and the command's shell: it starts the egress
+ * bridge in the background if one is given, reads the command from fd 4 (so a sandbox can be built before
+ * its command is known: see sandbox/spare.ts), starts the shell in the background and waits for it. A line on fd 3 (the
  * server's stop) freezes the shell first, so it starts nothing more (no command after `;`, `||`, a
  * newline, whatever it traps), then sends SIGTERM to every other process of the sandbox (`-1`: all but
  * the namespace's init) or of the process group (`0`); a shell whose SIGTERM is fatal dies of it even
@@ -133,12 +133,14 @@ export function sandboxReport(isolation: BashIsolation): { readonly kind: 'bubbl
  * Arguments: $0 the shell, $1 the kill target, then the bridge.
  */
 export const STOPPER_SCRIPT = [
+  't=$1; shift',
+  // The bridge first: in a sandbox built ahead it is listening long before the command arrives.
+  'if [ $# -gt 0 ]; then "$@" </dev/null >/dev/null 2>&1 3<&- 4<&- & fi',
   'c= l=',
   'while IFS= read -r l <&4; do c="$c$l',
   '"; done',
-  'c="$c$l" t=$1; shift',
+  'c="$c$l"',
   'exec 4<&-',
-  'if [ $# -gt 0 ]; then "$@" </dev/null >/dev/null 2>&1 3<&- & fi',
   '"$0" -c "$c" 3<&- &',
   'p=$!',
   "trap '' TERM",

@@ -18,6 +18,8 @@ export interface Launch {
 interface Spare {
   readonly child: ChildProcess;
   readonly bornAt: number;
+  /** Ends the spare once it is too old to be used, so none waits for ever. */
+  readonly expiry: NodeJS.Timeout;
 }
 
 /** At most one spare per launch, MAX_SPARE_SANDBOXES in all (the oldest goes first). */
@@ -42,6 +44,7 @@ function hold(child: ChildProcess, held: boolean): void {
 }
 
 function discard(key: string, spare: Spare): void {
+  clearTimeout(spare.expiry);
   if (spares.get(key) === spare) spares.delete(key);
   // SIGKILL to its group: a spare has run nothing, and in its namespace nothing else lives.
   if (spare.child.pid !== undefined && spare.child.exitCode === null && spare.child.signalCode === null) {
@@ -64,6 +67,7 @@ export function launchCommand(launch: Launch, keepSpare: boolean, now: number = 
   let child: ChildProcess | null = null;
   if (spare !== undefined) {
     spares.delete(key);
+    clearTimeout(spare.expiry);
     if (spare.child.exitCode === null && spare.child.signalCode === null && now - spare.bornAt <= SPARE_SANDBOX_MAX_AGE_MS) {
       child = spare.child;
       hold(child, true);
@@ -83,7 +87,8 @@ function startSpare(key: string, launch: Launch, now: number): void {
     discard(oldestKey, oldest);
   }
   const child = spawnLaunch(launch);
-  const spare: Spare = { child, bornAt: now };
+  const spare: Spare = { child, bornAt: now, expiry: setTimeout(() => discard(key, spare), SPARE_SANDBOX_MAX_AGE_MS) };
+  spare.expiry.unref();
   hold(child, false);
   // A spare that fails or dies before it is used is dropped; the next command builds its own sandbox.
   child.once('error', () => discard(key, spare));
