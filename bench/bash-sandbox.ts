@@ -26,7 +26,11 @@ async function pidNamespace(): Promise<BashIsolation> {
   return { kind: 'pid-namespace', reason: 'the benchmark', launcher: [...(setpriv === null ? [] : [setpriv, '--pdeathsig', 'KILL']), unshare, ...flags], userNamespace: !root, diesWithServer: setpriv !== null };
 }
 
+/** Before each measured call, as a model reads a result before its next call (both isolations get it). */
+const PAUSE_MS = 100;
+
 async function time(command: string, workspace: string): Promise<number> {
+  await new Promise((r) => setTimeout(r, PAUSE_MS));
   const t0 = process.hrtime.bigint();
   const r = await bashTool({ command }, { workspace, signal: new AbortController().signal });
   const ms = Number(process.hrtime.bigint() - t0) / 1e6;
@@ -73,7 +77,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
   return {
     title: 'bash in its sandbox (issue 23)',
     command: 'npm run bench -- --only bash-sandbox',
-    method: `The \`bash\` tool body called in-process, ${rounds} rounds of \`true\` and ${bigRounds} of a 10 MB output (\`${BIG_OUTPUT}\`), each round once under the bubblewrap sandbox and once under the PID namespace alone (\`setpriv --pdeathsig KILL unshare --pid --fork --kill-child --mount-proc\`, what bash used before), alternating which goes first.`,
+    method: `The \`bash\` tool body called in-process, ${rounds} rounds of \`true\` and ${bigRounds} of a 10 MB output (\`${BIG_OUTPUT}\`), each round once under the bubblewrap sandbox and once under the PID namespace alone (\`setpriv --pdeathsig KILL unshare --pid --fork --kill-child --mount-proc\`, what bash used before), alternating which goes first, with a ${PAUSE_MS} ms pause before each call (a model reading the result; the sandbox builds its spare for the next command then).`,
     rows,
     notes: [],
   };

@@ -17,7 +17,7 @@ import { bwrapArgv } from './sandbox/bwrap-argv.ts';
 import { egressFor } from './sandbox/egress-seam.ts';
 import { resolveMounts } from './sandbox/mounts.ts';
 import { allowedEnvironment, sandboxPolicy } from './sandbox/policy.ts';
-import { type Launch, launchCommand } from './sandbox/spare.ts';
+import { keepSpare, type Launch, launchCommand } from './sandbox/spare.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode } from './fs-errors.ts';
 import { formatSize, truncateTail } from './truncate.ts';
@@ -60,7 +60,7 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
   const progress = new ProgressReporter(output, ctx.onProgress, clock);
   let end: RunEnd;
   try {
-    end = await run(launchCommand(launch, isolation.kind === 'bubblewrap'), args.command, {
+    end = await run(launchCommand(launch), args.command, {
       timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
       signal: ctx.signal,
       clock,
@@ -72,6 +72,7 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
     throw new ToolError(`could not run ${shell}: ${(err as Error).message}`, { cause: err });
   } finally {
     progress.stop();
+    if (isolation.kind === 'bubblewrap') keepSpare(launch);
   }
 
   const text = await output.finish();

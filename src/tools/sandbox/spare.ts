@@ -58,10 +58,9 @@ function discard(key: string, spare: Spare): void {
 
 /**
  * A child running `launch`, waiting for its command on fd 4: a spare built for this very launch (young
- * enough: the paths it hides were looked up when it was built) if there is one, else a new one. With
- * `keepSpare`, a spare for the next command with the same launch is started as well.
+ * enough: the paths it hides were looked up when it was built) if there is one, else a new one.
  */
-export function launchCommand(launch: Launch, keepSpare: boolean, now: number = Date.now()): ChildProcess {
+export function launchCommand(launch: Launch, now: number = Date.now()): ChildProcess {
   const key = keyOf(launch);
   const spare = spares.get(key);
   let child: ChildProcess | null = null;
@@ -75,12 +74,15 @@ export function launchCommand(launch: Launch, keepSpare: boolean, now: number = 
       discard(key, spare);
     }
   }
-  child ??= spawnLaunch(launch);
-  if (keepSpare) startSpare(key, launch, now);
-  return child;
+  return child ?? spawnLaunch(launch);
 }
 
-function startSpare(key: string, launch: Launch, now: number): void {
+/**
+ * Starts a spare for the next command with `launch`, unless one waits already. Called once a command has
+ * ended: the spare is built while the caller reads the result, not on the cores the command runs on.
+ */
+export function keepSpare(launch: Launch, now: number = Date.now()): void {
+  const key = keyOf(launch);
   if (spares.has(key)) return;
   while (spares.size >= MAX_SPARE_SANDBOXES) {
     const [oldestKey, oldest] = spares.entries().next().value as [string, Spare];

@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import type { ChildProcess } from 'node:child_process';
 import { bashTool } from '../../../src/tools/bash.ts';
 import { bashIsolation } from '../../../src/tools/bash-isolation.ts';
-import { discardSpares, type Launch, launchCommand, spareCount, sparePid } from '../../../src/tools/sandbox/spare.ts';
+import { discardSpares, keepSpare, type Launch, launchCommand, spareCount, sparePid } from '../../../src/tools/sandbox/spare.ts';
 import { MAX_SPARE_SANDBOXES, SPARE_SANDBOX_MAX_AGE_MS } from '../../../src/limits.ts';
 import { context, inSandbox } from '../sandbox.ts';
 
@@ -24,31 +24,34 @@ async function runWith(child: ChildProcess, command: string): Promise<string> {
 
 test.after.each(() => discardSpares());
 
-test('the next command with the same launch runs in the spare built after the previous one, and leaves a new spare', async () => {
-  const first = launchCommand(launch(), true, 1000);
+test('the next command with the same launch runs in the spare kept after the previous one; one spare per launch', async () => {
+  const first = launchCommand(launch(), 1000);
+  assert.is(await runWith(first, 'one'), 'one\n');
+  keepSpare(launch(), 1000);
+  keepSpare(launch(), 1000);
+  assert.is(spareCount(), 1);
   const spare = sparePid(launch());
   assert.ok(spare !== undefined && spare !== first.pid);
-  assert.is(await runWith(first, 'one'), 'one\n');
-  const second = launchCommand(launch(), true, 2000);
+  const second = launchCommand(launch(), 2000);
   assert.is(second.pid, spare);
+  assert.is(sparePid(launch()), undefined, 'a spare serves one command');
   assert.is(await runWith(second, 'two'), 'two\n');
-  assert.ok(sparePid(launch()) !== undefined && sparePid(launch()) !== spare);
 });
 
 test('a spare older than SPARE_SANDBOX_MAX_AGE_MS is ended, not used', async () => {
-  const first = launchCommand(launch(), true, 0);
-  await runWith(first, 'one');
+  keepSpare(launch(), 0);
   const stale = sparePid(launch());
-  const next = launchCommand(launch(), false, SPARE_SANDBOX_MAX_AGE_MS + 1);
-  assert.ok(next.pid !== stale);
+  const next = launchCommand(launch(), SPARE_SANDBOX_MAX_AGE_MS + 1);
+  assert.ok(stale !== undefined && next.pid !== stale);
   await runWith(next, 'two');
   assert.is(sparePid(launch()), undefined);
 });
 
-test('no more than MAX_SPARE_SANDBOXES spares wait, whatever the number of launches', async () => {
-  const children = ['/', '/tmp', '/usr', '/bin', '/etc', '/var'].map((cwd) => launchCommand(launch(cwd), true, 0));
+test('no more than MAX_SPARE_SANDBOXES spares wait, whatever the number of launches', () => {
+  for (const cwd of ['/', '/tmp', '/usr', '/bin', '/etc', '/var']) keepSpare(launch(cwd), 0);
   assert.is(spareCount(), MAX_SPARE_SANDBOXES);
-  await Promise.all(children.map((c) => runWith(c, 'x')));
+  assert.is(sparePid(launch('/')), undefined, 'the oldest went first');
+  assert.ok(sparePid(launch('/var')) !== undefined);
 });
 
 test('a sandboxed command never sees the /tmp of the command before it (each spare has its own)', async () => {
