@@ -7,7 +7,7 @@ import * as assert from 'uvu/assert';
 import { access } from 'node:fs/promises';
 import path from 'node:path';
 import { bashTool } from '../../src/tools/bash.ts';
-import { type BashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
+import { type BashIsolation, findExecutable, probeBashIsolation, SYSTEM_BIN_DIRS, useBashIsolation } from '../../src/tools/bash-isolation.ts';
 import { guarded } from '../hang-guard.ts';
 import { context, inSandbox } from './sandbox.ts';
 
@@ -67,5 +67,16 @@ test('the process-group fallback ends the whole command line too, on timeout and
     assert.equal(await survivors('cancel'), []);
   })
 );
+
+test('the PID-namespace fallback (no bwrap) ends the whole command line too, on timeout and on cancel', async () => {
+  const unshare = await findExecutable('unshare', SYSTEM_BIN_DIRS);
+  if (unshare === null || process.platform !== 'linux') return;
+  const root = process.getuid?.() === 0;
+  const launcher = [unshare, ...(root ? [] : ['--user', '--map-root-user']), '--pid', '--fork', '--kill-child', '--mount-proc'];
+  await under({ kind: 'pid-namespace', reason: 'forced by the test', launcher, userNamespace: !root, diesWithServer: false }, async () => {
+    assert.equal(await survivors('timeout'), []);
+    assert.equal(await survivors('cancel'), []);
+  });
+});
 
 test.run();
