@@ -10,7 +10,7 @@ import * as assert from 'uvu/assert';
 import { access, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
 import path from 'node:path';
-import { bashIsolation } from '../../src/tools/bash-isolation.ts';
+import { bashIsolation, findExecutable, SYSTEM_BIN_DIRS } from '../../src/tools/bash-isolation.ts';
 import { type Connected, connectStdio, startHttpServerProcess, textOf } from './fixtures.ts';
 
 const ID_KEY = 'PRIVATE-KEY-MATERIAL-7f3a';
@@ -55,8 +55,9 @@ async function exists(file: string): Promise<boolean> {
   return access(file).then(() => true, () => false);
 }
 
-const available = (await bashIsolation()).kind === 'bubblewrap';
-if (!available) console.log('  (no bubblewrap sandbox on this machine: bash-sandbox rules not checked)');
+// Skipped only where bwrap is not installed (or not Linux): with bwrap present, no sandbox is a failure.
+const available = process.platform === 'linux' && (await findExecutable('bwrap', SYSTEM_BIN_DIRS)) !== null;
+if (!available) console.log('  (bwrap is not installed here: bash-sandbox rules not checked)');
 
 let g: Ground;
 let c: Connected;
@@ -69,6 +70,12 @@ test.after(async () => {
   if (!available) return;
   await c.close();
   await rm(g.base, { recursive: true, force: true });
+});
+
+test('with bwrap installed, bash runs in the bubblewrap sandbox', async () => {
+  if (!available) return;
+  const isolation = await bashIsolation();
+  assert.is(isolation.kind, 'bubblewrap', JSON.stringify(isolation));
 });
 
 test('a write to a sibling of the workspace, to $HOME or to the root lands nowhere; the workspace is written', async () => {
