@@ -36,7 +36,7 @@ interface SectionSpec {
   readonly targets: readonly string[];
 }
 
-/** In order. The budgets add up to 790 s, a bound on a stuck section; a whole run takes about 5–6 minutes with the build. */
+/** In order. The budgets add up to 1000 s, a bound on a stuck section; a whole run takes about 8–10 minutes with the build. */
 export const SECTIONS: readonly SectionSpec[] = [
   { name: 'stdio', file: 'stdio.ts', budgetS: 70, targets: ['stdio, 64 in flight: ≥ 1.6× the SDK\'s calls/s', 'stdio, one at a time: p50 ≤ 1.2× the SDK\'s'] },
   { name: 'cold-start', file: 'cold-start.ts', budgetS: 80, targets: ['cold start to the initialize reply: ≤ ½ the SDK\'s', 'cold start to the first read reply: ≤ ½ the SDK\'s', 'idle stdio RSS after one call: ≤ the SDK\'s'] },
@@ -49,8 +49,9 @@ export const SECTIONS: readonly SectionSpec[] = [
   // Issue 14 sets no target here, only figures side by side (ratios); skipped, with why, without PostgreSQL.
   { name: 'cluster', file: 'cluster.ts', budgetS: 120, targets: [] },
   { name: 'git-bomb', file: 'git-bomb.ts', budgetS: 90, targets: ['/health p99 while superpi://workspace is read with a 1 MB git bomb planted: < 50 ms', 'server RSS growth, same run: < 64 MB'] },
+  { name: 'bash-sandbox', file: 'bash-sandbox.ts', budgetS: 120, targets: ['bash `true` in the sandbox: p50 ≤ 1.0× the PID namespace\'s, never above 1.3×'] },
 ];
-const SUITE_BUDGET_S = 600;
+const SUITE_BUDGET_S = 1000;
 /** After SIGTERM to a section's group, how long before SIGKILL. */
 const KILL_GRACE_MS = 5000;
 

@@ -203,6 +203,15 @@ export const BASH_MAX_TIMEOUT_SECONDS = 2_147_483;
 export const KILL_GRACE_MS = 500;
 
 /**
+ * Sandboxes built ahead of the next `bash` command (one per distinct launch: workspace, policy, environment),
+ * so a command does not wait for its namespaces and mounts; past it the oldest spare is ended.
+ */
+export const MAX_SPARE_SANDBOXES = 4;
+
+/** A spare sandbox older than this is not used (the paths it hides were looked up when it was built): the command builds a fresh one. */
+export const SPARE_SANDBOX_MAX_AGE_MS = 30_000;
+
+/**
  * Output kept in memory. Twice the byte limit is enough for truncateTail to give the same lines it would
  * give for the whole output: anything earlier could never fit in the last DEFAULT_MAX_BYTES.
  */

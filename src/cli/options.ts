@@ -19,6 +19,7 @@ import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SEC
 import { TASK_LEASE_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
+import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, type SandboxPolicy } from '../tools/sandbox/policy.ts';
 
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
@@ -79,6 +80,10 @@ export interface ServerOptions {
   readonly advertiseUrl: string | undefined;
   /** `--cluster-insecure-forwarding` (`SUPERPI_CLUSTER_INSECURE_FORWARDING=1`): bearer tokens may be forwarded to another node over plain http:// off this machine. */
   readonly clusterInsecureForwarding: boolean;
+  /** The `bash` sandbox from `--bash-network`, `--bash-hide`, `--bash-writable`, `--bash-reveal`, `--bash-env`; the server adds its own state to hide. */
+  readonly bashPolicy: SandboxPolicy;
+  /** `--unsafe-bash-without-sandbox`: remote callers may run `bash` where no sandbox can be built. */
+  readonly unsafeBashWithoutSandbox: boolean;
 }
 
 /**
@@ -130,6 +135,12 @@ Options (flags override environment variables, which override defaults):
   --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
   --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
   --cluster-insecure-forwarding   forward requests with a bearer token to another node's plain http:// advertise URL off this machine (only on a network between the nodes you trust)   env SUPERPI_CLUSTER_INSECURE_FORWARDING=1   default: refused (503); https:// and loopback URLs always forward
+  --bash-network MODE      network of bash commands: off (own empty network namespace), on (the host's), allow=HOST,HOST... (only those, through the egress proxy)   default: off
+  --bash-hide PATH         hide PATH from bash commands besides the server's state and the credential stores; repeatable
+  --bash-writable PATH     let bash commands write PATH besides the workspace and their private /tmp; repeatable
+  --bash-reveal PATH       show a default-hidden PATH (e.g. ~/.npmrc) to bash commands; repeatable
+  --bash-env NAME          pass the server's variable NAME to bash commands besides PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR; repeatable
+  --unsafe-bash-without-sandbox   let HTTP and WebSocket callers run bash where no sandbox can be built (no bwrap)   default: refused
   --help                   print this text
   --version                print the version`;
 
@@ -183,6 +194,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'task-lease': { type: 'string' },
         'advertise-url': { type: 'string' },
         'cluster-insecure-forwarding': { type: 'boolean' },
+        'bash-network': { type: 'string' },
+        'bash-hide': { type: 'string', multiple: true },
+        'bash-writable': { type: 'string', multiple: true },
+        'bash-reveal': { type: 'string', multiple: true },
+        'bash-env': { type: 'string', multiple: true },
+        'unsafe-bash-without-sandbox': { type: 'boolean' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -227,6 +244,20 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   const advertiseRaw = values['advertise-url'] ?? (env.SUPERPI_ADVERTISE_URL || undefined);
   const advertise = advertiseRaw === undefined ? undefined : checkAdvertiseUrl(advertiseRaw);
   if (advertise !== undefined && 'problem' in advertise) throw new OptionsError(`--advertise-url: ${advertise.problem}`);
+  let bashPolicy: SandboxPolicy;
+  try {
+    bashPolicy = {
+      network: parseNetworkPolicy(values['bash-network']),
+      hide: parsePathList('--bash-hide', values['bash-hide'], cwd),
+      writable: parsePathList('--bash-writable', values['bash-writable'], cwd),
+      reveal: parsePathList('--bash-reveal', values['bash-reveal'], cwd),
+      env: parseEnvNames(values['bash-env']),
+      serverState: [],
+    };
+  } catch (err) {
+    if (err instanceof SandboxPolicyError) throw new OptionsError(err.message);
+    throw err;
+  }
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
   const transport = values.stdio ? 'stdio' : defaultTransport;
   return {
@@ -269,6 +300,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       taskLeaseMs: positiveInt('--task-lease', values['task-lease'] ?? (env.SUPERPI_TASK_LEASE || undefined), TASK_LEASE_MS / 1000) * 1000,
       advertiseUrl: advertise?.url,
       clusterInsecureForwarding: values['cluster-insecure-forwarding'] ?? env.SUPERPI_CLUSTER_INSECURE_FORWARDING === '1',
+      bashPolicy,
+      unsafeBashWithoutSandbox: values['unsafe-bash-without-sandbox'] ?? false,
     },
   };
 }

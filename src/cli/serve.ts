@@ -3,12 +3,16 @@
 // listen for HTTP and WebSocket. The process-wide parts (signals, the launcher watch, the banner, exit
 // codes) stay in main.ts, so an embedder gets a server without its process being taken over.
 
+import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { parseTokenList, readTokenFile, TokenTable } from '../auth/tokens.ts';
 import { defaultAdvertiseUrl } from '../cluster/advertise-url.ts';
 import { Application } from '../server/application.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
+import { startEgressFor } from '../tools/sandbox/egress-seam.ts';
+import { useSandboxPolicy } from '../tools/sandbox/policy.ts';
+import { storeHome } from '../store/location.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
 import { defaultSchedulerThreads, parseOptions, type ServerOptions } from './options.ts';
@@ -77,6 +81,8 @@ export interface OpenedServer {
   readonly tokens: TokenTable;
   /** Probes the bash isolation now if not done yet; resolves once its line is logged. */
   readonly logIsolation: () => Promise<void>;
+  /** Closes the egress proxy of `--bash-network allow=…` (nothing to close otherwise). */
+  readonly closeEgress: () => Promise<void>;
 }
 
 /**
@@ -88,43 +94,61 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   const logger = extra.logger ?? createLogger(options.logLevel);
   const workspace = await openWorkspace(options.workspaces[0] as string);
   const tokens = await loadTokens(options);
-  const app = await Application.start({
-    workspace,
-    harness: options.harness,
-    pageSize: options.pageSize,
-    toolTimeoutMs: options.toolTimeoutMs,
-    threads: options.threads,
-    toolThreads: options.toolThreads,
-    toolShare: options.toolShare,
-    chaos: options.chaos,
-    intensities: options.intensities,
-    logger,
-    serverVersion: SERVER_VERSION,
-    allowAnonymousWrites: options.allowAnonymousWrites,
-    allowAnonymousTasks: options.allowAnonymousTasks,
-    taskBudget: { maxTasks: options.maxTasksPerPrincipal, turnsPerMinute: options.turnsPerMinute, modelCallsPerMinute: options.modelCallsPerMinute },
-    // stdio serves no /metrics: nothing would read them.
-    metrics: options.metrics && options.transport !== 'stdio',
-    store: options.store,
-    sessionLimits: {
-      maxSessions: options.maxSessions,
-      maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
-      maxAnonymousSessions: options.maxAnonymousSessions,
-      tokensConfigured: tokens.size > 0,
-    },
-    ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
-    taskLeaseMs: options.taskLeaseMs,
-    onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
+  // The server's own state is hidden from bash: its home (store, code cache) and the tokens file.
+  useSandboxPolicy({
+    ...options.bashPolicy,
+    serverState: [storeHome(), ...(options.tokensFile === undefined ? [] : [path.resolve(options.tokensFile)])],
   });
+  const closeEgress = await startEgressFor(options.bashPolicy.network, logger);
+  let app: Application;
+  try {
+    app = await Application.start({
+      workspace,
+      harness: options.harness,
+      pageSize: options.pageSize,
+      toolTimeoutMs: options.toolTimeoutMs,
+      threads: options.threads,
+      toolThreads: options.toolThreads,
+      toolShare: options.toolShare,
+      chaos: options.chaos,
+      intensities: options.intensities,
+      logger,
+      serverVersion: SERVER_VERSION,
+      allowAnonymousWrites: options.allowAnonymousWrites,
+      allowAnonymousTasks: options.allowAnonymousTasks,
+      taskBudget: { maxTasks: options.maxTasksPerPrincipal, turnsPerMinute: options.turnsPerMinute, modelCallsPerMinute: options.modelCallsPerMinute },
+      unsafeBashWithoutSandbox: options.unsafeBashWithoutSandbox,
+      // stdio serves no /metrics: nothing would read them.
+      metrics: options.metrics && options.transport !== 'stdio',
+      store: options.store,
+      sessionLimits: {
+        maxSessions: options.maxSessions,
+        maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,
+        maxAnonymousSessions: options.maxAnonymousSessions,
+        tokensConfigured: tokens.size > 0,
+      },
+      ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
+      taskLeaseMs: options.taskLeaseMs,
+      onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
+    });
+  } catch (err) {
+    await closeEgress();
+    throw err;
+  }
   // Probed once near the start rather than at the first bash call, so the operator reads in the log what
   // is in force — but not during the start: it runs a process (forking this one: 10-50 ms of the main
   // thread), which a host waiting for its first replies should not pay for. A bash call probes at once.
   let logged: Promise<void> | null = null;
   const logIsolation = (): Promise<void> => (logged ??= bashIsolation().then((isolation) => {
-    logger.log(isolation.kind === 'pid-namespace' && isolation.diesWithServer ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+    logger.log(isolation.kind === 'bubblewrap' ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+    if (isolation.kind !== 'bubblewrap') {
+      logger.log('warning', options.unsafeBashWithoutSandbox
+        ? 'bash runs WITHOUT a sandbox for every caller (--unsafe-bash-without-sandbox): a command can read and write whatever this user can'
+        : 'bash runs without a sandbox: refused to HTTP and WebSocket callers (--unsafe-bash-without-sandbox allows it); the local stdio user runs commands as this user, unconfined');
+    }
   }));
   setTimeout(() => void logIsolation(), ISOLATION_PROBE_DELAY_MS).unref();
-  return { app, options, logger, workspace, tokens, logIsolation };
+  return { app, options, logger, workspace, tokens, logIsolation, closeEgress };
 }
 
 /**
@@ -170,6 +194,7 @@ export async function serveStdioSession(opened: OpenedServer, io: StdioSessionIo
   logger.log('info', ended === 'gave-up' ? 'the session was given up; stopping' : io.stop?.aborted ? 'drained; exiting' : 'input closed; exiting');
   // A short session (a host probing the server) still logs what isolation was in force.
   await Promise.all([app.stop(), opened.logIsolation()]);
+  await opened.closeEgress();
   return ended === 'gave-up' ? { kind: 'gave-up', reason } : { kind: 'ended' };
 }
 
@@ -204,6 +229,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     // A node the others cannot find must not serve: it stops, saying why.
     await server.close(0);
     await app.stop();
+    await opened.closeEgress();
     throw err;
   }
   return {
@@ -214,6 +240,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
       app.handOff();
       await server.close(graceMs);
       await app.stop();
+      await opened.closeEgress();
       logger.log('info', 'stopped');
     },
   };

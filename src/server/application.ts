@@ -37,7 +37,9 @@ import type { TaskRun } from '../task/task-run.ts';
 import { applicationBehaviours } from './behaviours.ts';
 import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
-import { knownBashIsolation } from '../tools/bash-isolation.ts';
+import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
+import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
+import type { ToolExecutor } from '../tools/contract.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets, type TaskBudgetLimits } from '../task/principal-budget.ts';
@@ -77,6 +79,8 @@ export interface ApplicationOptions {
   readonly allowAnonymousTasks?: boolean;
   /** What one principal's harness tasks may spend on this node; default DEFAULT_TASK_BUDGET_LIMITS. */
   readonly taskBudget?: TaskBudgetLimits;
+  /** Remote callers may run `bash` where no sandbox can be built (`--unsafe-bash-without-sandbox`). */
+  readonly unsafeBashWithoutSandbox?: boolean;
   /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
   readonly onGiveUp: (message: string) => void;
   /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
@@ -232,6 +236,11 @@ export class Application implements SessionHost {
     return this.#feed;
   }
 
+  /** A remote principal's executor refuses `bash` while no sandbox can be built (unless the operator opted in). */
+  #bashGuard(execute: ToolExecutor, principal: Principal): ToolExecutor {
+    return guardUnsandboxedBash(execute, principal.kind !== 'local', this.#options.unsafeBashWithoutSandbox ?? false);
+  }
+
   get sessionCount(): number {
     return this.registry.size;
   }
@@ -245,6 +254,7 @@ export class Application implements SessionHost {
       toolThreads: this.tools.threads,
       restarts: this.#restarts,
       bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
+      bashSandbox: ((isolation) => (isolation === null ? { kind: 'not probed yet' } : sandboxReport(isolation)))(knownBashIsolation()),
       // The backend and node, never the database's URL (it may hold the password).
       store: { backend: this.#options.store?.kind ?? 'sqlite', ...(this.#options.nodeId === undefined ? {} : { node: this.#options.nodeId }) },
     };
@@ -387,7 +397,7 @@ export class Application implements SessionHost {
       id,
       scheduler: this.scheduler,
       effects: {
-        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })),
+        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })), options.principal),
         task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
           forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
           // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
@@ -511,7 +521,7 @@ export class Application implements SessionHost {
       scheduler: this.scheduler,
       workspace: this.#options.workspace,
       toolTimeoutMs: this.#options.toolTimeoutMs,
-      executorFor: (key) => this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(principalOfKey(key)), session: TAKEN_OVER })),
+      executorFor: (key) => this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(principalOfKey(key)), session: TAKEN_OVER })), principalOfKey(key)),
       env: process.env,
       logger: this.#options.logger,
       adoptAllowance: (key) => this.budgets.adopt(poolPrincipal(principalOfKey(key))),

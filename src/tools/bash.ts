@@ -1,16 +1,23 @@
-// The `bash` tool: runs a command in the workspace where all its descendants can be killed (a PID namespace,
-// else its own process group: see bash-isolation.ts), without the server's own environment variables; keeps
-// only a bounded tail of its output in memory (the full output spills to a size-capped temp file).
+// The `bash` tool: runs a command in the workspace in an OS sandbox where all its descendants can be killed
+// (bubblewrap, else a PID namespace, else its own process group: see bash-isolation.ts), with an allow-list
+// of environment variables; keeps only a bounded tail of its output in memory (the full output spills to a
+// size-capped temp file).
 
-import { spawn } from 'node:child_process';
+import type { ChildProcess, ChildProcessByStdio } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
 import { createWriteStream, type WriteStream } from 'node:fs';
 import { lstat, readdir, unlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { type Clock, systemClock } from '../time/clock.ts';
-import { type BashIsolation, bashIsolation, commandEnvironment, commandLine, findExecutable } from './bash-isolation.ts';
+import { type BashIsolation, bashIsolation, commandLine, findExecutable, type SandboxArgs, SYSTEM_BIN_DIRS } from './bash-isolation.ts';
+import { bwrapArgv } from './sandbox/bwrap-argv.ts';
+import { egressFor } from './sandbox/egress-seam.ts';
+import { resolveMounts } from './sandbox/mounts.ts';
+import { allowedEnvironment, sandboxPolicy } from './sandbox/policy.ts';
+import { keepSpare, type Launch, launchCommand } from './sandbox/spare.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode } from './fs-errors.ts';
 import { formatSize, truncateTail } from './truncate.ts';
@@ -47,13 +54,13 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
 
   const shell = await shellPath();
   const isolation = await bashIsolation();
+  const launch = await prepareLaunch(isolation, shell, ctx.workspace);
   const output = new CommandOutput();
   const clock = ctx.clock ?? systemClock;
   const progress = new ProgressReporter(output, ctx.onProgress, clock);
   let end: RunEnd;
   try {
-    end = await run(isolation, shell, args.command, {
-      cwd: ctx.workspace,
+    end = await run(launchCommand(launch), args.command, {
       timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
       signal: ctx.signal,
       clock,
@@ -65,6 +72,7 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
     throw new ToolError(`could not run ${shell}: ${(err as Error).message}`, { cause: err });
   } finally {
     progress.stop();
+    if (isolation.kind === 'bubblewrap') keepSpare(launch);
   }
 
   const text = await output.finish();
@@ -80,8 +88,26 @@ function withStatus(text: string, status: string): string {
   return `${text.endsWith('\n') ? text.slice(0, -1) : text}\n\n${status}`;
 }
 
+/**
+ * The command line and environment under `isolation`: under bubblewrap the policy in force is looked up
+ * on disk now (a credential directory made since the last command is hidden too), and the command gets
+ * TMPDIR=/tmp, its private one. Where `--bash-network allow=` asks for the egress proxy and none is
+ * running, the command gets no network at all (bwrapArgv unshares it): closed, not open.
+ */
+async function prepareLaunch(isolation: BashIsolation, shell: string, workspace: string): Promise<Launch> {
+  const policy = sandboxPolicy();
+  const env = allowedEnvironment(policy.env);
+  const sh = await systemShell();
+  if (isolation.kind !== 'bubblewrap') return { ...commandLine(isolation, sh, shell), env, cwd: workspace };
+  const egress = policy.network.kind === 'allow' ? egressFor(policy.network.hosts) : undefined;
+  const sandbox: SandboxArgs = {
+    bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts: resolveMounts(policy, workspace), network: policy.network, ...(egress === undefined ? {} : { egress }) }),
+    ...(egress === undefined ? {} : { bridgeArgv: egress.bridgeArgv }),
+  };
+  return { ...commandLine(isolation, sh, shell, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) }, cwd: workspace };
+}
+
 interface RunOptions {
-  cwd: string;
   timeoutMs: number | null;
   signal: AbortSignal;
   /** Times the timeout, the kill grace and the pipe drain. */
@@ -91,16 +117,24 @@ interface RunOptions {
 }
 
 /**
- * Runs `command` in a new process group (and, when `isolation` says so, a PID namespace whose first process
- * is the shell) and resolves when the shell has exited and its output is in. Whatever is still in the group
- * when the shell exits is killed; in a namespace the kernel has already killed everything else in it.
+ * Runs the launch in a new process group (and a sandbox or PID namespace when the launch says so) and
+ * resolves when it has exited and its output is in. A stop (timeout, abort) is a line on the stopper's
+ * fd 3 (see STOPPER_SCRIPT: the shell frozen, everything else SIGTERMed), then SIGKILL to the group after
+ * KILL_GRACE_MS, which in a namespace kills all of it. Whatever is still in the group when the launch exits
+ * is killed; in a namespace the kernel has already killed everything else in it.
  * The spawn happens on the calling thread, which matters: the namespace's kill-on-parent-death signal
  * fires when that thread ends, so `bash` must run on a thread that lives as long as the call (the main one).
  */
-function run(isolation: BashIsolation, shell: string, command: string, opts: RunOptions): Promise<RunEnd> {
+function run(spawned: ChildProcess, command: string, opts: RunOptions): Promise<RunEnd> {
   return new Promise((resolve, reject) => {
-    const { file, args } = commandLine(isolation, shell, command);
-    const child = spawn(file, args, { cwd: opts.cwd, detached: true, env: commandEnvironment(), stdio: ['ignore', 'pipe', 'pipe'] });
+    const child = spawned as ChildProcessByStdio<null, Readable, Readable>;
+    const control = spawned.stdio[3] as Writable;
+    const commandPipe = spawned.stdio[4] as Writable;
+    // The stopper may be gone (the command ended, or killed it): the SIGKILL after the grace still comes.
+    control.on('error', () => undefined);
+    // Likewise: a stopper that died before reading its command ends the run through 'exit'.
+    commandPipe.on('error', () => undefined);
+    commandPipe.end(command);
     const { clock } = opts;
     const timers: unknown[] = [];
     let stoppedBy: StopReason | null = null;
@@ -119,7 +153,7 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
     const stop = (reason: StopReason): void => {
       if (stoppedBy !== null || exited !== null) return;
       stoppedBy = reason;
-      killGroup('SIGTERM');
+      control.write('stop\n');
       timers.push(clock.setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
     };
     const onAbort = (): void => stop('abort');
@@ -170,6 +204,7 @@ function run(isolation: BashIsolation, shell: string, command: string, opts: Run
     });
     child.once('exit', (code, signal) => {
       exited = { code, signal };
+      control.destroy();
       killGroup('SIGKILL');
       // A process that left the group (setsid) may hold the pipes open; do not wait on it forever.
       timers.push(clock.setTimeout(() => {
@@ -388,6 +423,14 @@ class ProgressReporter {
     this.#lastBytes = bytes;
     this.onProgress?.({ progress: bytes, message: `${formatSize(bytes)} of output, ${this.output.totalLines} lines` });
   }
+}
+
+let shLookup: Promise<string> | undefined;
+
+/** The POSIX shell that runs STOPPER_SCRIPT: from the fixed system directories, never PATH. */
+function systemShell(): Promise<string> {
+  shLookup ??= findExecutable('sh', SYSTEM_BIN_DIRS).then((sh) => sh ?? '/bin/sh');
+  return shLookup;
 }
 
 let shellLookup: Promise<string> | undefined;

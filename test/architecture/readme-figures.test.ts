@@ -178,6 +178,9 @@ const FIGURES: readonly Figure[] = [
   { phrase: /`HOME_RETRY_MS` \((\d+) ms\)/, name: 'HOME_RETRY_MS', figure: String(limits.HOME_RETRY_MS) },
   { phrase: /it looks every (\d+) s,\s+`ORPHAN_CHECK_MS`/, name: 'ORPHAN_CHECK_MS', figure: seconds(limits.ORPHAN_CHECK_MS) },
   { phrase: /`MAX_LOCATE_ATTEMPTS` \((\d+) takeovers/, name: 'MAX_LOCATE_ATTEMPTS', figure: String(limits.MAX_LOCATE_ATTEMPTS) },
+  // bash isolation: spare sandboxes
+  { phrase: /at most (\d+) spare sandboxes/, name: 'MAX_SPARE_SANDBOXES', figure: String(limits.MAX_SPARE_SANDBOXES) },
+  { phrase: /used within (\d+) s of being built/, name: 'SPARE_SANDBOX_MAX_AGE_MS', figure: seconds(limits.SPARE_SANDBOX_MAX_AGE_MS) },
 ];
 
 /** Figures whose constants live beside their code (the store's node-id bound): checked all the same. */

@@ -196,4 +196,19 @@ test('--allowed-origins (or SUPERPI_ALLOWED_ORIGINS) lists origins as scheme://h
   assert.match(usage, '--allowed-origins');
 });
 
+test('the bash sandbox flags become the policy: network, paths against the working directory, variable names; the unsafe opt-in is off by default', () => {
+  const parsed = parseOptions(['--bash-network', 'allow=registry.npmjs.org', '--bash-hide', 'secrets', '--bash-hide', '/srv/keys', '--bash-writable', '/var/cache/build', '--bash-reveal', '/root/.npmrc', '--bash-env', 'NPM_TOKEN', '--unsafe-bash-without-sandbox'], {}, '/cwd');
+  if (parsed.kind !== 'serve') throw new Error('expected serve');
+  assert.equal(parsed.options.bashPolicy, {
+    network: { kind: 'allow', hosts: ['registry.npmjs.org'] }, hide: ['/cwd/secrets', '/srv/keys'], writable: ['/var/cache/build'], reveal: ['/root/.npmrc'], env: ['NPM_TOKEN'], serverState: [],
+  });
+  assert.is(parsed.options.unsafeBashWithoutSandbox, true);
+  const plain = parseOptions([], {}, '/cwd');
+  if (plain.kind !== 'serve') throw new Error('expected serve');
+  assert.equal(plain.options.bashPolicy.network, { kind: 'none' });
+  assert.is(plain.options.unsafeBashWithoutSandbox, false);
+  assert.throws(() => parseOptions(['--bash-network', 'sometimes'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--bash-network takes off, on or allow=/.test((e as Error).message));
+  assert.throws(() => parseOptions(['--bash-writable', '/'], {}, '/'), (e: unknown) => e instanceof OptionsError && /root directory/.test((e as Error).message));
+});
+
 test.run();

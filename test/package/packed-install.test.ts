@@ -56,10 +56,11 @@ pkg.after(async () => {
 
 const bin = (): string => path.join(installed, 'node_modules', '.bin', 'super-pi');
 
-async function exercise(client: Client): Promise<void> {
+/** `anonymous`: an HTTP caller without a token, who is shown only the tools it may call (read-only ones). */
+async function exercise(client: Client, caller: 'local' | 'anonymous' = 'local'): Promise<void> {
   assert.is(client.getServerVersion()?.name, 'super-pi');
   const { tools } = await client.listTools();
-  assert.equal(tools.map((t) => t.name), ['read', 'write', 'edit', 'bash', 'grep', 'find', 'ls', 'harness_task']);
+  assert.equal(tools.map((t) => t.name), caller === 'local' ? ['read', 'write', 'edit', 'bash', 'grep', 'find', 'ls', 'harness_task'] : ['read', 'grep', 'find', 'ls']);
   const r = await client.callTool({ name: 'read', arguments: { path: 'hello.txt' } });
   assert.not.ok(r.isError, JSON.stringify(r));
   assert.match(JSON.stringify(r.content), /hello from the workspace/);
@@ -82,7 +83,7 @@ pkg('installs as runtime dependencies only what the bundle cannot hold: no dev t
     assert.not.ok(modules.includes(dev), `${dev} is not installed`);
   }
   const manifest = JSON.parse(await readFile(path.join(installed, 'node_modules', 'super-pi', 'package.json'), 'utf8')) as { dependencies: Record<string, string> };
-  assert.equal(Object.keys(manifest.dependencies).sort(), ['better-sqlite3', 'piscina']);
+  assert.equal(Object.keys(manifest.dependencies).sort(), ['better-sqlite3', 'piscina', 'sharp']);
 });
 
 pkg('the installed `super-pi --stdio` (actors on the main thread, as a host starts it) serves initialize, tools/list and a read to the SDK client', async () => {
@@ -131,7 +132,7 @@ pkg('the installed `super-pi --port 0` serves the same over Streamable HTTP, and
   const client = new Client({ name: 'packed-install-test', version: '1.0.0' });
   await client.connect(new StreamableHTTPClientTransport(new URL(url)));
   try {
-    await exercise(client);
+    await exercise(client, 'anonymous');
   } finally {
     await client.close();
   }

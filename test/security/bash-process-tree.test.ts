@@ -12,6 +12,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { bashTool } from '../../src/tools/bash.ts';
 import { bashIsolation, describeIsolation } from '../../src/tools/bash-isolation.ts';
+import { defaultPolicy, useSandboxPolicy } from '../../src/tools/sandbox/policy.ts';
 import { bashCall, initialize, initialized, startStdio } from '../cli/stdio-process.ts';
 import { context, inSandbox } from '../tools/sandbox.ts';
 import { allGone, atLeast, escapingCommand, killLeftovers, uniqueSleep } from '../tools/processes.ts';
@@ -19,7 +20,7 @@ import { allGone, atLeast, escapingCommand, killLeftovers, uniqueSleep } from '.
 /** False (with a note) where the process-group fallback is in force: nothing here can hold there. */
 async function namespacesInForce(): Promise<boolean> {
   const isolation = await bashIsolation();
-  if (isolation.kind === 'pid-namespace' && isolation.diesWithServer) return true;
+  if (isolation.kind === 'bubblewrap' || (isolation.kind === 'pid-namespace' && isolation.diesWithServer)) return true;
   console.log(`  (bash isolation here: ${describeIsolation(isolation)}; process-tree rules not checked)`);
   return false;
 }
@@ -87,20 +88,22 @@ test('they are killed when the server running the command is SIGKILLed', async (
   }));
 });
 
-test('a command does not see the server\'s SUPERPI_* variables (API keys, tokens) but sees the rest', () =>
+test('a command does not see the server\'s SUPERPI_* variables (API keys, tokens) but sees those the operator named', () =>
   inSandbox({}, async ({ ws }) => {
     const names = ['SUPERPI_API_KEY', 'SUPERPI_ANTHROPIC_API_KEY', 'SUPERPI_TOKENS', 'superpi_lowercase_key'];
     const saved = new Map<string, string | undefined>([...names, 'SUPERPI_TEST_ORDINARY_NEIGHBOUR'].map((n) => [n, process.env[n]]));
     for (const n of names) process.env[n] = `secret-${n}`;
     process.env.SUPERPI_TEST_ORDINARY_NEIGHBOUR = 'also-withheld';
     process.env.ORDINARY_VARIABLE_FOR_TEST = 'visible';
+    useSandboxPolicy({ ...defaultPolicy(), env: ['ORDINARY_VARIABLE_FOR_TEST'] });
     try {
       const r = await bashTool({ command: 'env' }, context(ws));
       assert.not.ok(r.isError, r.text);
       for (const n of names) assert.not.ok(r.text.includes(`secret-${n}`), `${n} leaked to the command`);
       assert.not.ok(/^SUPERPI_/im.test(r.text), r.text);
-      assert.ok(r.text.includes('ORDINARY_VARIABLE_FOR_TEST=visible'), 'other variables still reach the command');
+      assert.ok(r.text.includes('ORDINARY_VARIABLE_FOR_TEST=visible'), 'a variable named with --bash-env reaches the command');
     } finally {
+      useSandboxPolicy(defaultPolicy());
       for (const [n, v] of saved) {
         if (v === undefined) delete process.env[n];
         else process.env[n] = v;

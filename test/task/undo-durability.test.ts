@@ -51,7 +51,8 @@ async function killChildAt(point: 'before-write' | 'after-write'): Promise<strin
     conversation = /conversation (\S+)\n/.exec(out)?.[1] ?? conversation;
     if (out.includes(`${point}\n`)) child.kill('SIGKILL');
   });
-  const signal = await guarded(ended, `the task child reaching ${point}`);
+  // A child starting tsx on a loaded 2-core machine can take tens of seconds: a hang guard, not a speed claim.
+  const signal = await guarded(ended, `the task child reaching ${point}`, 60_000);
   assert.is(signal, 'SIGKILL', `killed at ${point}; stdout: ${out} stderr: ${err}`);
   assert.ok(conversation !== '', out);
   return conversation;

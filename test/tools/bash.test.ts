@@ -7,7 +7,8 @@ import path from 'node:path';
 import { Ajv } from 'ajv';
 import { bashTool, FULL_OUTPUT_PREFIX, PROGRESS_INTERVAL_MS } from '../../src/tools/bash.ts';
 import { MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES, TAIL_KEEP_BYTES } from '../../src/limits.ts';
-import { type BashIsolation, bashIsolation, commandEnvironment, knownBashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
+import { type BashIsolation, bashIsolation, knownBashIsolation, probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
+import { allowedEnvironment } from '../../src/tools/sandbox/policy.ts';
 import { bashDefinition } from '../../src/tools/definitions/bash.ts';
 import { BASH_DEFAULT_TIMEOUT_SECONDS } from '../../src/limits.ts';
 import type { ToolOutcome, ToolProgress } from '../../src/tools/contract.ts';
@@ -115,18 +116,19 @@ test('an abort through the signal kills the command and reports "Command aborted
     assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
   })));
 
-test('on Linux with namespaces, a command is the first process of a PID namespace of its own and sees only its own processes', async () => {
+test('on Linux with namespaces, a command runs in a PID namespace of its own and sees only its own processes', async () => {
   const isolation = await bashIsolation();
-  if (isolation.kind !== 'pid-namespace') {
+  if (isolation.kind === 'process-group') {
     console.log(`  (no PID namespace here: ${isolation.reason})`);
     return;
   }
   await inSandbox({}, async ({ ws }) => {
     const r = await bashTool({ command: 'echo $$; ls /proc | grep -c "^[0-9]"' }, context(ws));
     const [pid, count] = r.text.trim().split('\n').map(Number);
-    assert.is(pid, 1);
-    // The shell, ls, grep (and the subshell of the pipe): a handful, not the machine's process list.
-    assert.ok((count as number) <= 5, r.text);
+    // Under the stopper (PID 1, or 2 under bwrap's init): the shell's number is the namespace's, a small one.
+    assert.is(pid, isolation.kind === 'bubblewrap' ? 3 : 2);
+    // bwrap's init, the stopper and its watcher, the shell, ls, grep (and the subshell of the pipe): a handful, not the machine's process list.
+    assert.ok((count as number) <= 7, r.text);
   });
 });
 
@@ -141,7 +143,9 @@ test('as a user other than root, the probe runs commands in a PID namespace insi
   });
   assert.is(r.status, 0, r.stderr);
   const isolation = JSON.parse(r.stdout.trim().split('\n').pop() as string) as BashIsolation;
-  if (isolation.kind === 'pid-namespace') {
+  if (isolation.kind === 'bubblewrap') {
+    assert.is(isolation.root, false);
+  } else if (isolation.kind === 'pid-namespace') {
     assert.is(isolation.userNamespace, true);
     assert.ok(isolation.launcher.includes('--map-root-user'), JSON.stringify(isolation));
   } else {
@@ -165,10 +169,10 @@ test('the process-group fallback still kills background processes that stay in t
       assert.ok(await allGone(arg), `sleep ${arg} outlived the timeout`);
     }))));
 
-test('the command environment drops every SUPERPI_ variable, whatever its case, and keeps the others', () => {
+test('the command environment is an allow-list: PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR and the names given, nothing else', () => {
   assert.equal(
-    commandEnvironment({ PATH: '/bin', HOME: '/h', SUPERPI_API_KEY: 'k', Superpi_Tokens: 't', SUPERPIX: 'kept', MY_SUPERPI_NOTE: 'kept' }),
-    { PATH: '/bin', HOME: '/h', SUPERPIX: 'kept', MY_SUPERPI_NOTE: 'kept' },
+    allowedEnvironment(['MY_VAR'], { PATH: '/bin', HOME: '/h', LC_ALL: 'C', TZ: 'UTC', SUPERPI_API_KEY: 'k', PGPASSWORD: 'p', AWS_SECRET_ACCESS_KEY: 'a', GITHUB_TOKEN: 't', OPENAI_API_KEY: 'o', MY_VAR: 'kept', OTHER: 'dropped' }),
+    { PATH: '/bin', HOME: '/h', LC_ALL: 'C', TZ: 'UTC', MY_VAR: 'kept' },
   );
 });
 

@@ -1,0 +1,57 @@
+// Golden argument lists: each policy turned into bwrap's command line, so a change to what a command may
+// write, see or reach shows up here as a diff; the real-process tests (test/e2e/bash-sandbox.test.ts) prove what they mean.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { bwrapArgv, EGRESS_SOCKET_IN_SANDBOX } from '../../../src/tools/sandbox/bwrap-argv.ts';
+
+const BASE = ['/usr/bin/bwrap', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
+const FS = ['--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+
+test('network off: own network namespace, the root read-only, /tmp private, the workspace writable after it', () => {
+  assert.equal(bwrapArgv({ bwrap: '/usr/bin/bwrap', root: true, workspace: '/tmp/t/ws', mounts: [], network: { kind: 'none' } }), [
+    ...BASE, '--unshare-net', ...FS, '--bind', '/tmp/t/ws', '/tmp/t/ws', '--chdir', '/tmp/t/ws', '--',
+  ]);
+});
+
+test('network on: the host\'s network namespace is kept; not root: no --cap-drop (bwrap drops them itself)', () => {
+  const argv = bwrapArgv({ bwrap: '/usr/bin/bwrap', root: false, workspace: '/w', mounts: [], network: { kind: 'host' } });
+  assert.equal(argv, [...BASE.filter((a) => a !== '--cap-drop' && a !== 'ALL'), ...FS, '--bind', '/w', '/w', '--chdir', '/w', '--']);
+});
+
+test('hidden directories become read-only empty tmpfs, hidden files /dev/null; shallow first, a hide after a bind at equal depth', () => {
+  const argv = bwrapArgv({
+    bwrap: '/usr/bin/bwrap', root: true, workspace: '/home/u/ws', network: { kind: 'none' },
+    mounts: [
+      { kind: 'hide-file', path: '/home/u/.pgpass' },
+      { kind: 'hide-dir', path: '/home/u/ws/.secrets' },
+      { kind: 'writable', path: '/home/u/cache' },
+      { kind: 'hide-dir', path: '/home/u/.ssh' },
+      { kind: 'hide-file', path: '/etc/shadow' },
+    ],
+  });
+  assert.equal(argv.slice(BASE.length + 1 + FS.length), [
+    '--ro-bind', '/dev/null', '/etc/shadow',
+    '--bind', '/home/u/cache', '/home/u/cache',
+    '--bind', '/home/u/ws', '/home/u/ws',
+    '--ro-bind', '/dev/null', '/home/u/.pgpass',
+    '--tmpfs', '/home/u/.ssh', '--remount-ro', '/home/u/.ssh',
+    '--tmpfs', '/home/u/ws/.secrets', '--remount-ro', '/home/u/ws/.secrets',
+    '--chdir', '/home/u/ws', '--',
+  ]);
+});
+
+test('allow=HOSTS with the egress proxy: own network namespace, the proxy\'s socket bound on the private /tmp', () => {
+  const argv = bwrapArgv({
+    bwrap: '/usr/bin/bwrap', root: true, workspace: '/w', mounts: [], network: { kind: 'allow', hosts: ['example.com'] },
+    egress: { socketPath: '/run/sp/egress.sock', bridgeArgv: ['node', '-e', 'bridge'], env: { HTTPS_PROXY: 'http://127.0.0.1:1' } },
+  });
+  assert.equal(argv, [...BASE, '--unshare-net', ...FS, '--bind', '/w', '/w', '--bind', '/run/sp/egress.sock', EGRESS_SOCKET_IN_SANDBOX, '--chdir', '/w', '--']);
+});
+
+test('allow=HOSTS without a proxy running: own network namespace and nothing bound (closed, not open)', () => {
+  const argv = bwrapArgv({ bwrap: '/usr/bin/bwrap', root: true, workspace: '/w', mounts: [], network: { kind: 'allow', hosts: ['example.com'] } });
+  assert.equal(argv, [...BASE, '--unshare-net', ...FS, '--bind', '/w', '/w', '--chdir', '/w', '--']);
+});
+
+test.run();
