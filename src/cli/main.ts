@@ -170,29 +170,30 @@ async function serveOverHttp(opened: OpenedServer, afterListening: () => void, l
   // After an uncaught failure: requests in flight get half the grace to finish, then are answered with an error.
   lastResort.onFailure(() => server.close(UNCAUGHT_EXIT_GRACE_MS / 2));
   afterListening();
-  process.stdout.write(httpBanner(opened, server.url, SERVER_VERSION));
-  let launcher: Promise<{ stop(): void } | null> = Promise.resolve(null);
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
-    // `npm start` runs npm, a shell and tsx above this process: a SIGTERM to npm ends the shell, which does
-    // not pass it on, and tsx (orphaned) does not either. A wrapper of this job that ends stops the server.
-    launcher = watchLauncher((gone) => {
-      logger.log('info', 'the process that launched this server has ended: draining', { launcher: gone.pid, graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
-      resolve();
-    }, undefined, 'job').then((watch) => {
-      if (watch.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: watch.launchers.map((l) => l.pid) });
-      return watch;
-    }, (err: unknown) => {
-      logger.log('warning', 'cannot watch the launching wrappers; a wrapper that ends will not stop this server', { error: (err as Error).message });
-      return null;
-    });
+  let stopped: () => void = () => undefined;
+  const stopping = new Promise<void>((resolve) => { stopped = resolve; });
+  const stop = (signal: string) => {
+    logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
+    stopped();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  // `npm start` runs npm, a shell and tsx above this process: a SIGTERM to npm ends the shell, which does
+  // not pass it on, and tsx (orphaned) does not either. A wrapper of this job that ends stops the server.
+  // Found before the banner: a wrapper signalled as soon as the banner shows is already being watched.
+  const launcher = await watchLauncher((gone) => {
+    logger.log('info', 'the process that launched this server has ended: draining', { launcher: gone.pid, graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
+    stopped();
+  }, undefined, 'job').then((watch) => {
+    if (watch.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: watch.launchers.map((l) => l.pid) });
+    return watch;
+  }, (err: unknown) => {
+    logger.log('warning', 'cannot watch the launching wrappers; a wrapper that ends will not stop this server', { error: (err as Error).message });
+    return null;
   });
-  (await launcher)?.stop();
+  process.stdout.write(httpBanner(opened, server.url, SERVER_VERSION));
+  await stopping;
+  launcher?.stop();
   await server.close(DRAIN_GRACE_MS);
   return 0;
 }
