@@ -19,7 +19,12 @@ export class MissingRequirement extends Error {
  */
 export function needs(name: string, available: boolean, reason: string, env: NodeJS.ProcessEnv = process.env): boolean {
   if (available) return true;
-  if (inCi(env)) throw new MissingRequirement(`needs ${name}: ${reason} (CI=${env.CI ?? ''}: a missing requirement fails here rather than skips)`);
+  failInCi(name, false, reason, env);
   console.log(`  (skipped: needs ${name}: ${reason})`);
   return false;
+}
+
+/** In CI, throws a MissingRequirement naming `name` and `reason` when not `available`; for callers that print their own skips. */
+export function failInCi(name: string, available: boolean, reason: string, env: NodeJS.ProcessEnv = process.env): void {
+  if (!available && inCi(env)) throw new MissingRequirement(`needs ${name}: ${reason} (CI=${env.CI ?? ''}: a missing requirement fails here rather than skips)`);
 }
