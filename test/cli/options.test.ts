@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount } from '../../src/actors/thread-count.ts';
 import { MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
-import { OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
+import { HTTP_ONLY_FLAGS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
@@ -194,6 +194,17 @@ test('--allowed-origins (or SUPERPI_ALLOWED_ORIGINS) lists origins as scheme://h
   assert.equal(serve(['--allowed-origins', 'http://a:1'], { SUPERPI_ALLOWED_ORIGINS: 'http://b:2' }).allowedOrigins, ['http://a:1'], 'the flag wins over the environment');
   for (const bad of ['localhost:3000', 'null', 'file:///x', 'ws://localhost:1']) assert.throws(() => parseOptions(['--allowed-origins', bad], {}, '/'), (e: unknown) => e instanceof OptionsError && /--allowed-origins/.test((e as Error).message), bad);
   assert.match(usage, '--allowed-origins');
+});
+
+test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsError naming it, never ignored', () => {
+  const booleans = new Set(['require-auth', 'cluster-insecure-forwarding']);
+  const valueOf = (flag: string): string[] => booleans.has(flag) ? [] : [flag === 'advertise-url' ? 'http://127.0.0.1:1' : flag === 'allowed-origins' ? 'http://localhost:3000' : '1'];
+  for (const flag of HTTP_ONLY_FLAGS) {
+    const args = [`--${flag}`, ...valueOf(flag)];
+    assert.throws(() => parseOptions(['--stdio', ...args], {}, '/tmp'), (err: unknown) => err instanceof OptionsError && err.message.startsWith(`--${flag} is for the HTTP server`), flag);
+    assert.throws(() => parseOptions(args, {}, '/tmp', 'stdio'), (err: unknown) => err instanceof OptionsError, `${flag} on the stdio entry`);
+    assert.is(parseOptions(args, {}, '/tmp').kind, 'serve', `${flag} without --stdio is accepted`);
+  }
 });
 
 test.run();
