@@ -1,4 +1,5 @@
 // The stdio server as an MCP host launches it: `npx tsx examples/stdio.ts [--workspace DIR] [--harness ID]`.
+// `--help` prints the stdio usage (HTTP-only flags are refused here).
 
 import { main } from '../src/cli/main.ts';
 

@@ -9,7 +9,8 @@ import { StoreError } from '../store/errors.ts';
 import { WorkspaceError } from '../tools/workspace.ts';
 import { CODE_CACHE_WRITE_DELAY_MS, type CodeCacheHandle } from './code-cache.ts';
 import { watchLauncher } from './launcher-watch.ts';
-import { OptionsError, parseOptions, usage } from './options.ts';
+import { OptionsError, parseOptions, usageFor } from './options.ts';
+import { httpBanner, listenProblem } from './startup-messages.ts';
 import { listen, type OpenedServer, openServer, SERVER_VERSION, serveStdioSession } from './serve.ts';
 import { installLastResort, type LastResort } from './last-resort.ts';
 import { DRAIN_GRACE_MS, STDIO_EXIT_GRACE_MS, UNCAUGHT_EXIT_GRACE_MS } from '../limits.ts';
@@ -35,7 +36,7 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
   }
   // Asked-for output goes to stdout (so `super-pi --help | less` works); only errors go to stderr.
   if (command.kind === 'help') {
-    process.stdout.write(`${usage}\n`);
+    process.stdout.write(`${usageFor(defaultTransport)}\n`);
     return 0;
   }
   if (command.kind === 'version') {
@@ -155,29 +156,44 @@ async function serveOverStdio(opened: OpenedServer, afterFirstReply: () => void,
 }
 
 async function serveOverHttp(opened: OpenedServer, afterListening: () => void, lastResort: LastResort): Promise<number> {
-  const { options, logger, workspace, tokens } = opened;
-  const server = await listen(opened);
+  const { options, logger } = opened;
+  let server;
+  try {
+    server = await listen(opened);
+  } catch (err) {
+    const problem = listenProblem(err, options);
+    if (problem === null) throw err;
+    await opened.app.stop();
+    process.stderr.write(`super-pi: ${problem}\n`);
+    return 2;
+  }
   // After an uncaught failure: requests in flight get half the grace to finish, then are answered with an error.
   lastResort.onFailure(() => server.close(UNCAUGHT_EXIT_GRACE_MS / 2));
   afterListening();
-  const wsUrl = server.url.replace(/^http/, 'ws');
-  process.stdout.write([
-    `super-pi ${SERVER_VERSION} serving ${workspace} (harness ${options.harness}, ${tokens.size} token(s)${options.requireAuth ? ', auth required' : ''})`,
-    `  Streamable HTTP  ${server.url}`,
-    `  WebSocket        ${wsUrl}  (subprotocol "mcp")`,
-    `  Health           ${server.url.replace(/\/mcp$/, '/health')}`,
-    'Host configuration:',
-    JSON.stringify({ mcpServers: { 'super-pi': { type: 'http', url: server.url } } }, null, 2),
-    '',
-  ].join('\n'));
-  await new Promise<void>((resolve) => {
-    const stop = (signal: string) => {
-      logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
-      resolve();
-    };
-    process.once('SIGTERM', () => stop('SIGTERM'));
-    process.once('SIGINT', () => stop('SIGINT'));
+  let stopped: () => void = () => undefined;
+  const stopping = new Promise<void>((resolve) => { stopped = resolve; });
+  const stop = (signal: string) => {
+    logger.log('info', `${signal}: draining`, { graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
+    stopped();
+  };
+  process.once('SIGTERM', () => stop('SIGTERM'));
+  process.once('SIGINT', () => stop('SIGINT'));
+  // `npm start` runs npm, a shell and tsx above this process: a SIGTERM to npm ends the shell, which does
+  // not pass it on, and tsx (orphaned) does not either. A wrapper of this job that ends stops the server.
+  // Found before the banner: a wrapper signalled as soon as the banner shows is already being watched.
+  const launcher = await watchLauncher((gone) => {
+    logger.log('info', 'the process that launched this server has ended: draining', { launcher: gone.pid, graceMs: DRAIN_GRACE_MS, sessions: server.sessions() });
+    stopped();
+  }, undefined, 'job').then((watch) => {
+    if (watch.launchers.length > 0) logger.log('debug', 'watching the launching wrappers', { pids: watch.launchers.map((l) => l.pid) });
+    return watch;
+  }, (err: unknown) => {
+    logger.log('warning', 'cannot watch the launching wrappers; a wrapper that ends will not stop this server', { error: (err as Error).message });
+    return null;
   });
+  process.stdout.write(httpBanner(opened, server.url, SERVER_VERSION));
+  await stopping;
+  launcher?.stop();
   await server.close(DRAIN_GRACE_MS);
   return 0;
 }

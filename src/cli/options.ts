@@ -96,6 +96,46 @@ export function defaultSchedulerThreads(transport: 'stdio' | 'http', chaos: Chao
   return transport === 'stdio' && !killsWorkers ? 0 : defaultThreadCount();
 }
 
+/**
+ * Every environment variable the server reads, with its meaning: `--help` prints them all (a test scans
+ * src/ for `SUPERPI_` names, so a variable read without a line here fails it).
+ */
+export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] = [
+  ['SUPERPI_WORKSPACE', "workspace roots, separated by ':' (as --workspace)"],
+  ['SUPERPI_HARNESS', 'harness for tool calls (as --harness)'],
+  ['SUPERPI_LOG_LEVEL', 'stderr log threshold (as --log-level)'],
+  ['SUPERPI_PORT', 'HTTP port (as --port)'],
+  ['SUPERPI_TOKENS', 'bearer tokens as "tokenA=alice,tokenB=bob", added to those of --tokens'],
+  ['SUPERPI_ALLOW_ANONYMOUS_TASKS', 'set to 1 to let anonymous remote callers start harness_task (as --allow-anonymous-tasks)'],
+  ['SUPERPI_ALLOWED_ORIGINS', 'browser origins accepted besides the server\'s own (as --allowed-origins)'],
+  ['SUPERPI_STORE', 'where conversations are kept: sqlite or a postgres:// URL (as --store)'],
+  ['SUPERPI_NODE_ID', "this node's name on a PostgreSQL store (as --node-id)"],
+  ['SUPERPI_TASK_LEASE', "a running task's lease in seconds (as --task-lease)"],
+  ['SUPERPI_ADVERTISE_URL', 'how the other nodes of a cluster reach this one (as --advertise-url)'],
+  ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
+  ['SUPERPI_HOME', 'directory of the SQLite store and the code cache   default: ~/.super-pi'],
+  ['SUPERPI_CODE_CACHE', 'set to off to neither read nor write the compiled-code cache'],
+  ['SUPERPI_MODEL_URL', 'an OpenAI-compatible endpoint (e.g. https://api.openai.com/v1) for harness_task; needs SUPERPI_MODEL'],
+  ['SUPERPI_MODEL', 'the model harness_task asks for (required with SUPERPI_MODEL_URL; with Anthropic default: its default model)'],
+  ['SUPERPI_API_KEY', 'bearer key sent to SUPERPI_MODEL_URL, when that endpoint wants one'],
+  ['SUPERPI_ANTHROPIC_API_KEY', 'use the Anthropic Messages API for harness_task with this key (when SUPERPI_MODEL_URL is unset)'],
+  ['SUPERPI_ANTHROPIC_URL', 'another base URL for the Anthropic API (a proxy)'],
+];
+
+/** Flags that only the HTTP and WebSocket server reads: refused with `--stdio` rather than ignored. */
+export const HTTP_ONLY_FLAGS = [
+  'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
+  'max-anonymous-sessions', 'session-idle', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
+] as const;
+
+/** The usage an entry prints: the HTTP one (`super-pi`, examples/server.ts) or the stdio one (examples/stdio.ts). */
+export function usageFor(defaultTransport: 'stdio' | 'http'): string {
+  if (defaultTransport === 'http') return usage;
+  const head = 'Usage: super-pi --stdio [options]   (examples/stdio.ts: serves one MCP session over stdio, as an MCP host launches it)\n'
+    + `Refused here (HTTP only): ${HTTP_ONLY_FLAGS.map((f) => `--${f}`).join(', ')}`;
+  return `${head}\n${usage.slice(usage.indexOf('\n'))}`;
+}
+
 export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
 
 Options (flags override environment variables, which override defaults):
@@ -142,7 +182,10 @@ Options (flags override environment variables, which override defaults):
   --bash-env NAME          pass the server's variable NAME to bash commands besides PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR; repeatable
   --unsafe-bash-without-sandbox   let HTTP and WebSocket callers run bash where no sandbox can be built (no bwrap)   default: refused
   --help                   print this text
-  --version                print the version`;
+  --version                print the version
+
+Environment (read when the flag is not given):
+${ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(36)} ${meaning}`).join('\n')}`;
 
 export class OptionsError extends Error {
   override readonly name = 'OptionsError';
@@ -205,7 +248,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       },
     }));
   } catch (err) {
-    throw new OptionsError(`${(err as Error).message}\n\n${usage}`);
+    throw new OptionsError(`${(err as Error).message}\n\n${usageFor(defaultTransport)}`);
   }
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
@@ -260,6 +303,10 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   }
   const toolThreads = positiveInt('--tool-threads', values['tool-threads'], defaultThreadCount());
   const transport = values.stdio ? 'stdio' : defaultTransport;
+  if (transport === 'stdio') {
+    const given = HTTP_ONLY_FLAGS.filter((f) => values[f] !== undefined);
+    if (given.length > 0) throw new OptionsError(`--${given[0]} is for the HTTP server and means nothing with --stdio (one session over stdin and stdout): drop --${given[0]}${values.stdio ? ', or drop --stdio to serve HTTP' : ''}`);
+  }
   return {
     kind: 'serve',
     options: {

@@ -5,7 +5,7 @@
 
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
-import { parseTokenList, readTokenFile, TokenTable } from '../auth/tokens.ts';
+import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
 import { defaultAdvertiseUrl } from '../cluster/advertise-url.ts';
 import { Application } from '../server/application.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
@@ -268,6 +268,15 @@ function exitOnGiveUp(message: string): void {
 async function loadTokens(options: ServerOptions): Promise<TokenTable> {
   const table = new TokenTable();
   if (options.tokenList) parseTokenList(options.tokenList, table);
-  if (options.tokensFile) await readTokenFile(options.tokensFile, table);
+  if (options.tokensFile) {
+    try {
+      await readTokenFile(options.tokensFile, table);
+    } catch (err) {
+      const code = (err as NodeJS.ErrnoException).code;
+      // A file that cannot be read is the operator's --tokens, named so: a bare ENOENT says nothing of which file or flag.
+      if (typeof code === 'string') throw new TokenConfigError(`--tokens ${options.tokensFile}: cannot be read (${code}); give a readable file of "token principal" lines`, { cause: err });
+      throw err;
+    }
+  }
   return table;
 }

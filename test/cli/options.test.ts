@@ -2,7 +2,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount } from '../../src/actors/thread-count.ts';
 import { MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
-import { OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
+import { HTTP_ONLY_FLAGS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
@@ -209,6 +209,17 @@ test('the bash sandbox flags become the policy: network, paths against the worki
   assert.is(plain.options.unsafeBashWithoutSandbox, false);
   assert.throws(() => parseOptions(['--bash-network', 'sometimes'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--bash-network takes off, on or allow=/.test((e as Error).message));
   assert.throws(() => parseOptions(['--bash-writable', '/'], {}, '/'), (e: unknown) => e instanceof OptionsError && /root directory/.test((e as Error).message));
+});
+
+test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsError naming it, never ignored', () => {
+  const booleans = new Set(['require-auth', 'cluster-insecure-forwarding']);
+  const valueOf = (flag: string): string[] => booleans.has(flag) ? [] : [flag === 'advertise-url' ? 'http://127.0.0.1:1' : flag === 'allowed-origins' ? 'http://localhost:3000' : '1'];
+  for (const flag of HTTP_ONLY_FLAGS) {
+    const args = [`--${flag}`, ...valueOf(flag)];
+    assert.throws(() => parseOptions(['--stdio', ...args], {}, '/tmp'), (err: unknown) => err instanceof OptionsError && err.message.startsWith(`--${flag} is for the HTTP server`), flag);
+    assert.throws(() => parseOptions(args, {}, '/tmp', 'stdio'), (err: unknown) => err instanceof OptionsError, `${flag} on the stdio entry`);
+    assert.is(parseOptions(args, {}, '/tmp').kind, 'serve', `${flag} without --stdio is accepted`);
+  }
 });
 
 test.run();

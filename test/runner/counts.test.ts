@@ -49,6 +49,12 @@ test('a file with no test counts as a failure', () => {
   assert.is(r.code, 1);
 });
 
+test('a file whose every test is reported skipped (a requirement missing outside CI) counts as skipped, not failed', () => {
+  const r = runOn({ 'h.test.ts': `console.log('  (skipped: needs x: not here)');\ntest.skip('s1', () => {});\ntest.skip('s2', () => {});` });
+  assert.is(r.lastLine, '0 passed, 0 failed, 2 skipped', r.output);
+  assert.is(r.code, 0);
+});
+
 test('a file that throws before its summary counts as a failure', () => {
   const r = runOn({ 'd.test.ts': `test('p', () => assert.ok(true));\nthrow new Error('boom');` });
   assert.is(r.lastLine, '0 passed, 1 failed, 0 skipped', r.output);

@@ -14,6 +14,7 @@ import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
 import { guarded } from '../hang-guard.ts';
+import { failInCi } from '../requirements.ts';
 
 const run = promisify(execFile);
 
@@ -44,7 +45,14 @@ export function postgresBinDirs(): string[] {
 }
 
 /** The binaries to use and the user to run them as, or why the PostgreSQL tests cannot run here. */
+/** Where the PostgreSQL binaries are; missing in CI (`CI=true`) is a failure naming why (test/requirements.ts). */
 export function findPostgres(): PostgresAvailability {
+  const found = locatePostgres();
+  failInCi('a PostgreSQL server', found.ok, found.ok ? '' : found.reason);
+  return found;
+}
+
+function locatePostgres(): PostgresAvailability {
   const bin = postgresBinDirs().find((d) => existsSync(path.join(d, 'initdb')) && existsSync(path.join(d, 'postgres')));
   if (bin === undefined) return { ok: false, reason: `no PostgreSQL server binaries (initdb and postgres) in ${postgresBinDirs().join(', ')}; install postgresql` };
   if (process.getuid?.() !== 0) return { ok: true, bin, user: null };

@@ -15,11 +15,18 @@ import { BIN_DIRS_ENV } from './postgres-server.ts';
 
 const here = path.dirname(fileURLToPath(import.meta.url));
 
-async function runWithoutPostgres(file: string): Promise<{ code: number | null; output: string }> {
+function withoutCi(env: NodeJS.ProcessEnv): NodeJS.ProcessEnv {
+  const copy = { ...env };
+  delete copy.CI;
+  return copy;
+}
+
+async function runWithoutPostgres(file: string, ci?: string): Promise<{ code: number | null; output: string }> {
   const empty = await mkdtemp(path.join(os.tmpdir(), 'superpi-no-pg-'));
   try {
     const child = spawn(process.execPath, ['--import', 'tsx', path.join(here, file)], {
-      env: { ...process.env, [BIN_DIRS_ENV]: empty, NO_COLOR: '1', FORCE_COLOR: '0' },
+      // Outside CI: in CI (CI=true) a missing PostgreSQL fails instead (test/requirements.ts), checked below.
+      env: { ...withoutCi(process.env), ...(ci === undefined ? {} : { CI: ci }), [BIN_DIRS_ENV]: empty, NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -46,6 +53,13 @@ test('without PostgreSQL binaries the PostgreSQL store tests are reported skippe
   assert.match(output, '(skipped: the PostgreSQL store tests need a PostgreSQL server: no PostgreSQL server binaries');
   const skipped = Number(/^ {2}Skipped: +(\d+)$/m.exec(output)?.[1]);
   assert.ok(skipped >= 10, output);
+});
+
+test('without PostgreSQL binaries in CI (CI=true) the PostgreSQL store tests fail, saying what is missing', async () => {
+  const { code, output } = await runWithoutPostgres('postgres-contract.test.ts', 'true');
+  assert.is.not(code, 0, output);
+  assert.match(output, 'needs a PostgreSQL server: no PostgreSQL server binaries (initdb and postgres) in <empty>');
+  assert.not.match(output, '(skipped:');
 });
 
 test.run();

@@ -4,6 +4,7 @@ import { spawnSync } from 'node:child_process';
 import { mkdir, readdir, readFile, rm, stat, truncate, utimes, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Ajv } from 'ajv';
 import { bashTool, FULL_OUTPUT_PREFIX, PROGRESS_INTERVAL_MS } from '../../src/tools/bash.ts';
 import { MAX_FULL_OUTPUT_FILE_BYTES, MAX_FULL_OUTPUT_FILES, MAX_FULL_OUTPUT_TOTAL_BYTES, TAIL_KEEP_BYTES } from '../../src/limits.ts';
@@ -137,8 +138,16 @@ test('as a user other than root, the probe runs commands in a PID namespace insi
     console.log('  (not root: the other tests already ran the probe as this user)');
     return;
   }
+  const asNobody = ['--reuid=65534', '--regid=65534', '--clear-groups'];
+  // The other user must reach the checkout and tsx: a clone inside a private folder (mktemp -d, 0700) is not theirs to read.
+  const needed = [path.resolve('src/tools/bash-isolation.ts'), fileURLToPath(import.meta.resolve('tsx'))];
+  const unreadable = needed.filter((file) => spawnSync('setpriv', [...asNobody, 'test', '-r', file]).status !== 0);
+  if (unreadable.length > 0) {
+    console.log(`  (skipped: user 65534 cannot read ${unreadable.join(' and ')}: the checkout lies where only its owner may go)`);
+    return;
+  }
   const probe = `const m = await import(${JSON.stringify(path.resolve('src/tools/bash-isolation.ts'))}); console.log(JSON.stringify(await m.probeBashIsolation()))`;
-  const r = spawnSync('setpriv', ['--reuid=65534', '--regid=65534', '--clear-groups', process.execPath, '--import', 'tsx', '-e', probe], {
+  const r = spawnSync('setpriv', [...asNobody, process.execPath, '--import', 'tsx', '-e', probe], {
     encoding: 'utf8', timeout: 30_000, env: { ...process.env, HOME: os.tmpdir() },
   });
   assert.is(r.status, 0, r.stderr);
