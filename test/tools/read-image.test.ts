@@ -6,12 +6,12 @@ import * as assert from 'uvu/assert';
 import { randomBytes } from 'node:crypto';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { crc32 } from 'node:zlib';
 import sharp from 'sharp';
 import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { renderImage, sniffImage } from '../../src/tools/read-image.ts';
 import type { ToolOutcome } from '../../src/tools/contract.ts';
 import { IMAGE_MAX_BYTES, IMAGE_MAX_EDGE_PX } from '../../src/limits.ts';
+import { bombPng } from './fixtures/image-bombs.ts';
 import { failure, sandboxPerTest } from './sandbox.ts';
 
 const box = sandboxPerTest(test);
@@ -27,25 +27,6 @@ async function sentImage(r: ToolOutcome): Promise<{ mimeType: string; bytes: Buf
   const bytes = Buffer.from(block.data, 'base64');
   const meta = await sharp(bytes).metadata();
   return { mimeType: block.mimeType, bytes, width: meta.width, height: meta.pageHeight ?? meta.height, format: meta.format, pages: meta.pages ?? 1 };
-}
-
-/** A PNG chunk: length, type, data, CRC over type and data. */
-function chunk(type: string, data: Buffer): Buffer {
-  const len = Buffer.alloc(4);
-  len.writeUInt32BE(data.length);
-  const body = Buffer.concat([Buffer.from(type, 'latin1'), data]);
-  const crc = Buffer.alloc(4);
-  crc.writeUInt32BE(crc32(body));
-  return Buffer.concat([len, body, crc]);
-}
-
-/** A valid-looking PNG of a few dozen bytes that declares `width` × `height` RGBA pixels. */
-function bombPng(width: number, height: number): Buffer {
-  const ihdr = Buffer.alloc(13);
-  ihdr.writeUInt32BE(width, 0);
-  ihdr.writeUInt32BE(height, 4);
-  ihdr.set([8, 6, 0, 0, 0], 8);
-  return Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), chunk('IHDR', ihdr), chunk('IDAT', Buffer.from([0x78, 0x9c, 0x03, 0x00, 0x00, 0x00, 0x00, 0x01])), chunk('IEND', Buffer.alloc(0))]);
 }
 
 test('sniffs png, jpeg, gif and webp by their magic bytes, and nothing else', async () => {
