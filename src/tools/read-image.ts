@@ -113,11 +113,11 @@ interface Encoded {
  */
 export async function renderImage(bytes: Buffer, mime: ImageMime, shown: string, signal: AbortSignal | null): Promise<ToolOutcome> {
   const release = await acquireDecodeSlot(signal);
-  try {
-    return await untilAborted(encodeImage(bytes, mime, shown), signal);
-  } finally {
-    release();
-  }
+  const work = encodeImage(bytes, mime, shown);
+  // The slot is held until libvips is done, not until the caller is answered: a decode abandoned at its
+  // deadline still occupies a libuv thread, and the next one must wait for it.
+  work.then(release, release);
+  return untilAborted(work, signal);
 }
 
 async function encodeImage(bytes: Buffer, mime: ImageMime, shown: string): Promise<ToolOutcome> {

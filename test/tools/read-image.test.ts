@@ -155,7 +155,23 @@ test('a decode leaves the event loop turning: macrotasks run while it is in flig
   assert.ok(turns > 1, `the loop turned ${turns} times during the decode`);
 });
 
-test('a cancelled signal answers at once, without waiting for the decode', async () => {
+test('a cancel or deadline during a decode answers at once, and a read waiting behind it still runs', async () => {
+  const png = await sharp(randomBytes(3000 * 2000 * 3), { raw: { width: 3000, height: 2000, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  const order: string[] = [];
+  const controllers = [new AbortController(), new AbortController()];
+  // Both slots taken by decodes that are then abandoned.
+  const abandoned = controllers.map((c, i) => renderImage(png, 'image/png', `big${i}.png`, c.signal).catch((err: Error) => { order.push(`big${i}: ${err.message}`); }));
+  const third = renderImage(await solid(10, 10).png().toBuffer(), 'image/png', 'small.png', null).then(() => order.push('small done'));
+  setImmediate(() => {
+    for (const c of controllers) c.abort(new Error('deadline'));
+  });
+  await Promise.all(abandoned);
+  assert.equal(order, ['big0: cancelled', 'big1: cancelled'], 'answered before the small read behind them ran');
+  await third;
+  assert.equal(order, ['big0: cancelled', 'big1: cancelled', 'small done']);
+});
+
+test('an already cancelled signal is answered without a decode', async () => {
   const controller = new AbortController();
   controller.abort(new Error('deadline'));
   const err = await failure(renderImage(await solid(10, 10).png().toBuffer(), 'image/png', 'a.png', controller.signal));
