@@ -23,9 +23,10 @@ const withTypes = process.argv.includes('--types');
 /**
  * Kept as imports of node_modules: better-sqlite3 finds its native addon from its own location; piscina
  * starts its threads from a worker file next to its own; the rest are optional native add-ons that
- * ws and msgpackr load with a guarded `require` (absent → the JavaScript fallback, as unbundled).
+ * ws and msgpackr load with a guarded `require` (absent → the JavaScript fallback, as unbundled); sharp
+ * loads its libvips addon from its @img/* packages, so it too stays a package of its own.
  */
-const external = ['better-sqlite3', 'piscina', 'bufferutil', 'utf-8-validate', 'msgpackr-extract'];
+const external = ['better-sqlite3', 'piscina', 'bufferutil', 'utf-8-validate', 'msgpackr-extract', 'sharp'];
 
 /**
  * Node built-ins the command loads on first use instead of at start, with what loading one costs (CPU,

@@ -239,6 +239,36 @@ export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
 /** A `read` of a file larger than this runs on the tool pool (with its memory limit and fair share) instead of inline. */
 export const LARGE_READ_BYTES = 1024 * 1024;
 
+/** Longer side of an image `read` returns, in pixels (pi's rule); a larger image is resized to fit. */
+export const IMAGE_MAX_EDGE_PX = 2000;
+
+/**
+ * Bytes of the image `read` returns (before base64): 3 MiB is 4 MiB of base64, under the 5 MB per image
+ * Anthropic's API accepts with room for the JSON around it, and within DEFAULT_MAX_MESSAGE_BYTES, so an MCP
+ * peer with super-pi's own message limit accepts the answer. A larger result is re-encoded as JPEG at
+ * falling quality, then smaller, until it fits.
+ */
+export const IMAGE_MAX_BYTES = 3 * 1024 * 1024;
+
+/** Largest image file `read` decodes; a larger one is refused before it is read. */
+export const IMAGE_MAX_FILE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Pixels (width × height) an image may declare and still be decoded: 50 megapixels (an 8K × 6K photo) holds
+ * the decode to about 200 MB of native memory at worst. A decompression bomb (a small file declaring
+ * 100,000 × 100,000) is refused from its header, before any pixel is decoded.
+ */
+export const IMAGE_MAX_INPUT_PIXELS = 50_000_000;
+
+/**
+ * Image decodes running at once in one process. sharp runs them on libuv's thread pool (4 threads by
+ * default), which file reads share: two leave the others free for every session's I/O.
+ */
+export const IMAGE_MAX_CONCURRENT_DECODES = 2;
+
+/** Image reads waiting for a decode slot; past it a read is refused at once rather than queued. */
+export const IMAGE_MAX_WAITING_DECODES = 64;
+
 /** V8 old-generation limit of one tool-pool thread; past it the call is an error saying it ran out of memory, and the thread is replaced. */
 export const TOOL_THREAD_MEMORY_MB = 512;
 

@@ -382,7 +382,10 @@ export class TaskRun {
           if (kept === undefined && !(await this.#writeAhead(inc, { id: call.id, path: target, before, stage: 'before' }))) return;
           image = { path: target, before };
         }
-        outcome = await this.#deps.executeTool(call.name as ToolName, call.arguments, this.#deps.setup.harness, { workspace: this.#deps.workspace, signal, clock: this.#clock });
+        // The model gets the text only (task-core keeps `text` for the transcript and the turn): an image block
+        // (read's) is dropped here, so megabytes of base64 never cross to the task actor's thread.
+        const { content: _blocks, ...textual } = await this.#deps.executeTool(call.name as ToolName, call.arguments, this.#deps.setup.harness, { workspace: this.#deps.workspace, signal, clock: this.#clock });
+        outcome = textual;
       }
     } catch (err) {
       if (inc.controller.signal.aborted) return;

@@ -22,9 +22,20 @@ export interface ToolContext {
   readonly clock?: Clock;
 }
 
-/** What a tool returns: `text` always (content[0]), `structured` where the tool declares an outputSchema. */
+/** An MCP image content block (every protocol version super-pi speaks has it): base64 bytes and their type. */
+export interface ImageBlock {
+  readonly type: 'image';
+  readonly data: string;
+  readonly mimeType: string;
+}
+
+/**
+ * What a tool returns: `text` always (content[0]), `content` blocks after it (read's image), `structured`
+ * where the tool declares an outputSchema. A harness task's model gets `text` only.
+ */
 export interface ToolOutcome {
   readonly text: string;
+  readonly content?: readonly ImageBlock[];
   readonly structured?: Record<string, unknown>;
   readonly isError?: boolean;
 }

@@ -1,5 +1,6 @@
 // The `read` tool: streams a text file and returns a window of its lines, cut at 2000 lines / 50 KB,
 // with a notice that says how to continue. Memory stays bounded by the window, whatever the file's size.
+// An image (png, jpeg, gif, webp by its magic bytes) is read whole, bounded, and handed to ./read-image.ts.
 // The body is written once as file-system steps (./fs-steps.ts): run asynchronously by the tool runner,
 // or synchronously for a small file by the connection actor's own thread (src/connection/inline-effects.ts).
 
@@ -7,8 +8,9 @@ import { type ConfinedWording, openConfined } from './confined-file.ts';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { throwIfCancelled } from './fs-errors.ts';
 import { closeStep, type FsSteps, type OpenFile, readStep, runAsync, runSync } from './fs-steps.ts';
+import { type ImageMime, renderImage, sniffImage } from './read-image.ts';
 import { formatSize } from './truncate.ts';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../limits.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, IMAGE_MAX_FILE_BYTES } from '../limits.ts';
 
 export interface ReadArgs {
   path: string;
@@ -32,6 +34,7 @@ const BINARY_SNIFF_BYTES = 8 * 1024;
 /** Once the window is full, lines are counted for the notice only this far, so a huge file costs no more than this. */
 const COUNT_SCAN_LIMIT = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
+const EMPTY = Buffer.alloc(0);
 /** read opens with O_NOFOLLOW, so ELOOP there means a link was swapped in (see fs-errors.ts). */
 const READ_WORDING: ConfinedWording = {
   notFound: (shown) => `File not found: ${shown}`,
@@ -40,21 +43,31 @@ const READ_WORDING: ConfinedWording = {
   usedAs: 'read',
 };
 
+/** An image found by its magic bytes, read whole through the confined descriptor, not yet decoded. */
+interface ImageBytes {
+  readonly image: Buffer;
+  readonly mime: ImageMime;
+}
+
 export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
-  const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, Number.POSITIVE_INFINITY));
+  const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, Number.POSITIVE_INFINITY, true));
   if (outcome === null) throw new Error('read: a read without a size bound declined the file');
+  // sharp is handed the bytes, never the path: what it decodes is what the confined descriptor gave.
+  if ('image' in outcome) return renderImage(outcome.image, outcome.mime, args.path, ctx.signal);
   return outcome;
 };
 
 /**
  * The same read with synchronous system calls, for a file of at most `maxFileBytes` (null for a larger one,
- * after confinement and stat only: nothing of it was read). Refusals throw ToolError, as readTool's do.
+ * after confinement and stat only: nothing of it was read; null too for an image, whose decode is
+ * asynchronous work for the owner). Refusals throw ToolError, as readTool's do.
  */
 export function readSmallFileSync(args: ReadArgs, workspace: string, maxFileBytes: number): ToolOutcome | null {
-  return runSync(readSteps(args, workspace, null, maxFileBytes));
+  const outcome = runSync(readSteps(args, workspace, null, maxFileBytes, false));
+  return outcome === null || 'image' in outcome ? null : outcome;
 }
 
-function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | null, maxFileBytes: number): FsSteps<ToolOutcome | null> {
+function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | null, maxFileBytes: number, images: boolean): FsSteps<ToolOutcome | ImageBytes | null> {
   checkLineArg('offset', args.offset);
   checkLineArg('limit', args.limit);
   const shown = args.path;
@@ -74,9 +87,15 @@ function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | nul
       maxBytes: DEFAULT_MAX_BYTES,
       sizeHint: info.size,
     }, signal);
+    if (window.binary && window.imageType) {
+      if (!images) return null;
+      if (info.size > IMAGE_MAX_FILE_BYTES) {
+        throw new ToolError(`${shown} is a ${window.imageType} image of ${formatSize(info.size)}, larger than the ${formatSize(IMAGE_MAX_FILE_BYTES)} an image read takes; not shown.`);
+      }
+      return { image: yield* readRest(file, window.head, shown), mime: window.imageType };
+    }
     if (window.binary) {
-      const kind = window.imageType ? `, ${window.imageType}` : '';
-      throw new ToolError(`${shown} is a binary file (${formatSize(info.size)}${kind}); not shown. read returns text files only.`);
+      throw new ToolError(`${shown} is a binary file (${formatSize(info.size)}); not shown. read returns text files only, and png, jpeg, gif and webp images.`);
     }
     return { text: render(window, args, shown) };
   } finally {
@@ -96,7 +115,9 @@ interface WindowOptions {
 
 interface Window {
   binary: boolean;
-  imageType?: string;
+  imageType?: ImageMime;
+  /** The first chunk read, kept when the file is binary (an image is then read on from it). */
+  head: Buffer;
   /** Decoded lines from `start` on, without their line breaks. */
   lines: string[];
   /** Why the window stopped before the end of the file, if it did. */
@@ -167,7 +188,7 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
       first = false;
       const imageType = sniffImage(chunk);
       if (imageType || chunk.subarray(0, BINARY_SNIFF_BYTES).includes(0)) {
-        return { binary: true, imageType, lines: [], closedBy: null, overflowLineBytes: 0, totalLines: 0, totalKnown: false, endsWithNewline: false };
+        return { binary: true, imageType, head: chunk, lines: [], closedBy: null, overflowLineBytes: 0, totalLines: 0, totalKnown: false, endsWithNewline: false };
       }
     }
     lastByte = chunk[bytesRead - 1] as number;
@@ -216,7 +237,7 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
       lineNo++;
     }
   }
-  return { binary: false, lines, closedBy, overflowLineBytes, totalLines: lineNo - 1, totalKnown, endsWithNewline };
+  return { binary: false, head: EMPTY, lines, closedBy, overflowLineBytes, totalLines: lineNo - 1, totalKnown, endsWithNewline };
 }
 
 function render(w: Window, args: ReadArgs, shown: string): string {
@@ -248,19 +269,25 @@ function render(w: Window, args: ReadArgs, shown: string): string {
   }
 }
 
+/** The rest of an image file after its first chunk, bounded by IMAGE_MAX_FILE_BYTES as it is read (the file may grow after stat). */
+function* readRest(file: OpenFile, head: Buffer, shown: string): FsSteps<Buffer> {
+  const parts: Buffer[] = [head];
+  let total = head.length;
+  for (;;) {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, IMAGE_MAX_FILE_BYTES + 1 - total));
+    if (buf.length === 0) break;
+    const n = yield* readStep(file, buf);
+    if (n === 0) return Buffer.concat(parts, total);
+    total += n;
+    parts.push(buf.subarray(0, n));
+  }
+  throw new ToolError(`${shown} grew past the ${formatSize(IMAGE_MAX_FILE_BYTES)} an image read takes while it was read; not shown.`);
+}
+
 function countNewlines(chunk: Buffer, from: number): number {
   let n = 0;
   for (let at = chunk.indexOf(NEWLINE, from); at !== -1; at = chunk.indexOf(NEWLINE, at + 1)) n++;
   return n;
-}
-
-function sniffImage(head: Buffer): string | undefined {
-  const starts = (bytes: number[], at = 0): boolean => bytes.every((b, i) => head[at + i] === b);
-  if (starts([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a])) return 'image/png';
-  if (starts([0xff, 0xd8, 0xff])) return 'image/jpeg';
-  if (starts([0x47, 0x49, 0x46, 0x38])) return 'image/gif';
-  if (starts([0x52, 0x49, 0x46, 0x46]) && starts([0x57, 0x45, 0x42, 0x50], 8)) return 'image/webp';
-  return undefined;
 }
 
 function checkLineArg(name: 'offset' | 'limit', value: number | undefined): void {

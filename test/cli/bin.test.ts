@@ -1,6 +1,7 @@
 // The `super-pi` executable: runs (from the bundle when fresh), serves stdio with --stdio, prints help.
 
 import { spawnSync } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
 import { chmodSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import os from 'node:os';
 import path from 'node:path';
@@ -157,6 +158,41 @@ test('with and without the code cache, the command runs grep, find (the tool poo
       assert.match(text(2), /src\/needle\.txt/);
       assert.match(text(3), /bash-ran/);
       assert.match(text(4), /the NEEDLE-42 line/);
+    }
+  } finally {
+    rmSync(home, { recursive: true, force: true });
+    rmSync(ws, { recursive: true, force: true });
+  }
+});
+
+test('the command reads images with sharp, kept outside the bundle: inline-sized and pooled (over 1 MiB), with and without the code cache', async () => {
+  const home = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-home-'));
+  const ws = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-ws-'));
+  try {
+    const { default: sharp } = await import('sharp');
+    writeFileSync(path.join(ws, 'small.png'), await sharp({ create: { width: 300, height: 200, channels: 3, background: '#123456' } }).png().toBuffer());
+    const noise = await sharp(randomBytes(1000 * 700 * 3), { raw: { width: 1000, height: 700, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+    assert.ok(noise.length > 1024 * 1024, 'large enough to run on the tool pool');
+    writeFileSync(path.join(ws, 'large.png'), noise);
+    const input = [
+      { jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bin-test', version: '1' } } },
+      { jsonrpc: '2.0', method: 'notifications/initialized' },
+      { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read', arguments: { path: 'small.png' } } },
+      { jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'read', arguments: { path: 'large.png' } } },
+    ].map((m) => JSON.stringify(m)).join('\n') + '\n';
+    assert.ok(!readFileSync(path.join(repo, 'dist/super-pi.cjs'), 'utf8').includes('node_modules/sharp/'), 'sharp is not bundled');
+    for (const run of ['compiled without the code cache', 'compiled from the code cache']) {
+      const r = spawnSync(process.execPath, [bin, '--stdio', '--workspace', ws, '--log-level', 'debug'], {
+        input, encoding: 'utf8', timeout: 60_000, maxBuffer: 64 * 1024 * 1024, env: { ...process.env, SUPERPI_HOME: home },
+      });
+      assert.match(r.stderr, new RegExp(run), `this start was ${run}`);
+      const replies = new Map(r.stdout.trim().split('\n').map((l) => JSON.parse(l) as { id: number; result?: { isError?: boolean; content: { type: string; data?: string }[] } }).map((m) => [m.id, m]));
+      for (const [id, width, height] of [[1, 300, 200], [2, 1000, 700]] as const) {
+        const result = replies.get(id)?.result;
+        assert.is(result?.isError, undefined, `read ${id} succeeded (${run}): ${JSON.stringify(result).slice(0, 300)}`);
+        const meta = await sharp(Buffer.from(result?.content[1]?.data ?? '', 'base64')).metadata();
+        assert.equal([meta.width, meta.height], [width, height], `read ${id} (${run})`);
+      }
     }
   } finally {
     rmSync(home, { recursive: true, force: true });

@@ -220,6 +220,17 @@ tools('turns a valid call into a runTool effect and its result into the reply', 
   assert.is(done.state.pending.size, 0);
 });
 
+tools('carries an image block after the text note under every version we speak (read of an image)', () => {
+  for (const version of ['2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']) {
+    const r = feed(ready(version), req(8, 'tools/call', { name: 'read', arguments: { path: 'a.png' } }));
+    const effect = r.effects.find((e) => e.kind === 'runTool');
+    assert.ok(effect && effect.kind === 'runTool');
+    const image = { type: 'image', data: 'iVBORw0KGgo=', mimeType: 'image/png' } as const;
+    const done = fold(r.state, { kind: 'toolDone', ticket: effect.ticket, outcome: { text: 'Read image file', content: [image] } });
+    assert.equal(done.replies, [{ jsonrpc: '2.0', id: 8, result: { content: [{ type: 'text', text: 'Read image file' }, image] } }], version);
+  }
+});
+
 tools('marks a failed tool result isError and leaves structuredContent out before 2025-06-18', () => {
   const r = feed(ready('2025-03-26'), req(1, 'tools/call', { name: 'ls', arguments: {} }));
   const effect = r.effects.find((e) => e.kind === 'runTool')!;

@@ -16,15 +16,19 @@ import * as assert from 'uvu/assert';
 const repo = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 const dist = path.join(repo, 'dist');
 
-/** Preloaded into the server: at its first write to stdout, the built-ins loaded so far go to stderr. */
+/** Preloaded into the server: at its first write to stdout, the built-ins loaded so far, and the files required, go to stderr. */
 const PROBE = [
   'const write = process.stdout.write.bind(process.stdout);',
   'let seen = false;',
   'process.stdout.write = (...args) => {',
-  "  if (!seen) { seen = true; process.stderr.write('LOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13))) + '\\n'); }",
+  "  if (!seen) { seen = true; process.stderr.write('LOADED ' + JSON.stringify(process.moduleLoadList.filter((m) => m.startsWith('NativeModule ')).map((m) => m.slice(13))) + '\\n');",
+  "    process.stderr.write('REQUIRED ' + JSON.stringify(Object.keys(require.cache)) + '\\n'); }",
   '  return write(...args);',
   '};',
 ].join('\n');
+
+/** The files a stdio start had required when it wrote its reply (set by builtinsAtFirstReply). */
+let requiredAtFirstReply: string[] = [];
 
 /** The built-ins a stdio start had loaded when it wrote its reply to `initialize`. */
 function builtinsAtFirstReply(): Set<string> {
@@ -41,6 +45,9 @@ function builtinsAtFirstReply(): Set<string> {
     assert.match(r.stderr, /compiled (from|without) the code cache/, 'the start ran the bundle');
     const line = /^LOADED (.*)$/m.exec(r.stderr);
     assert.ok(line, r.stderr);
+    const required = /^REQUIRED (.*)$/m.exec(r.stderr);
+    assert.ok(required, r.stderr);
+    requiredAtFirstReply = JSON.parse((required as RegExpExecArray)[1] as string) as string[];
     return new Set(JSON.parse((line as RegExpExecArray)[1] as string) as string[]);
   } finally {
     rmSync(dir, { recursive: true, force: true });
@@ -64,6 +71,11 @@ test('a stdio start runs no command and starts no thread: child_process and work
   assert.not.ok(loaded.has('child_process'), 'child_process');
   assert.not.ok(loaded.has('dgram'), 'dgram (loaded with child_process)');
   assert.not.ok(loaded.has('worker_threads'), 'worker_threads');
+});
+
+test('a stdio start does not load sharp (the first image read does)', () => {
+  assert.ok(requiredAtFirstReply.some((f) => f.endsWith(path.join('bin', 'super-pi.js'))), `the probe saw the command required: ${requiredAtFirstReply.join(', ')}`);
+  assert.equal(requiredAtFirstReply.filter((f) => /node_modules\/(sharp|@img)\//.test(f)), []);
 });
 
 test('a stdio start does not load perf_hooks (the global `performance` is enough)', () => {

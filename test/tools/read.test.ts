@@ -82,14 +82,14 @@ test('refuses a non-integer or zero offset and limit', async () => {
 test('refuses a binary file, naming its size', async () => {
   await writeFile(path.join(box.ws, 'blob.bin'), Buffer.from([0x41, 0x00, 0x42, 0x43]));
   const err = await failure(readTool({ path: 'blob.bin' }, box.ctx));
-  assert.is(err.message, 'blob.bin is a binary file (4B); not shown. read returns text files only.');
+  assert.is(err.message, 'blob.bin is a binary file (4B); not shown. read returns text files only, and png, jpeg, gif and webp images.');
 });
 
-test('names the image type of an image it will not show', async () => {
+test('names the image type a file claims when its bytes do not decode as one', async () => {
   const png = Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), Buffer.alloc(2040, 1)]);
   await writeFile(path.join(box.ws, 'pic.png'), png);
   const err = await failure(readTool({ path: 'pic.png' }, box.ctx));
-  assert.is(err.message, 'pic.png is a binary file (2.0KB, image/png); not shown. read returns text files only.');
+  assert.match(err.message, /^pic\.png is not a readable png image \(2\.0KB\): /);
 });
 
 test('refuses a directory and points to ls', async () => {

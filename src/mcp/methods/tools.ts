@@ -87,7 +87,7 @@ export function confirmationAnswered(state: ConnectionState, ticket: number, ans
 }
 
 export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallToolResult {
-  const result: CallToolResult = { content: [{ type: 'text', text: outcome.text }] };
+  const result: CallToolResult = { content: [{ type: 'text', text: outcome.text }, ...(outcome.content ?? [])] };
   if (outcome.structured && versionFeatures(state.protocolVersion ?? '2025-06-18').structuredContent) result.structuredContent = outcome.structured;
   if (outcome.isError) result.isError = true;
   return result;

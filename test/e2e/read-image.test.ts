@@ -1,0 +1,70 @@
+// End to end: the official SDK Client reads images from `examples/stdio.ts` over stdio, and decodes what
+// comes back; pings keep being answered while image reads are in flight.
+
+import { randomBytes } from 'node:crypto';
+import { writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import sharp from 'sharp';
+import { bombPng } from '../tools/fixtures/image-bombs.ts';
+import { type Connected, connectStdio, makeSandbox, type Sandbox, textOf } from './fixtures.ts';
+
+const e2e = suite('read of images over stdio with the SDK client');
+let box: Sandbox;
+let c: Connected;
+
+e2e.before(async () => {
+  box = await makeSandbox();
+  await writeFile(path.join(box.ws, 'screenshot.png'), await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#204060' } }).png().toBuffer());
+  const noise = await sharp(randomBytes(1000 * 700 * 3), { raw: { width: 1000, height: 700, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
+  await writeFile(path.join(box.ws, 'noise.png'), noise);
+  c = await connectStdio(box.ws);
+});
+e2e.after(async () => {
+  await c?.close();
+  await box?.cleanup();
+});
+
+/** The one image block of a result, decoded with sharp. */
+async function decoded(result: unknown): Promise<{ mimeType: string; width: number; height: number; format: string }> {
+  const content = (result as { content: { type: string; data?: string; mimeType?: string }[] }).content;
+  assert.is(content.length, 2);
+  const image = content[1];
+  assert.is(image?.type, 'image');
+  const meta = await sharp(Buffer.from(image?.data ?? '', 'base64')).metadata();
+  return { mimeType: image?.mimeType ?? '', width: meta.width, height: meta.height, format: meta.format };
+}
+
+e2e('read of a 4000 × 3000 png returns a note and the image resized to 2000 × 1500', async () => {
+  const r = await c.client.callTool({ name: 'read', arguments: { path: 'screenshot.png' } });
+  assert.not.ok(r.isError, JSON.stringify(r).slice(0, 300));
+  assert.match(textOf(r), /^Read image file \[image\/png\] screenshot\.png: 4000 × 3000, .*resized to 2000 × 1500/);
+  assert.equal(await decoded(r), { mimeType: 'image/png', width: 2000, height: 1500, format: 'png' });
+});
+
+e2e('read of a png over 1 MiB (run on the tool pool) returns the image too', async () => {
+  const r = await c.client.callTool({ name: 'read', arguments: { path: 'noise.png' } });
+  assert.not.ok(r.isError, JSON.stringify(r).slice(0, 300));
+  assert.equal(await decoded(r), { mimeType: 'image/png', width: 1000, height: 700, format: 'png' });
+});
+
+e2e('a decompression bomb is an isError result, and the server goes on answering', async () => {
+  await writeFile(path.join(box.ws, 'bomb.png'), bombPng(100_000, 100_000));
+  const r = await c.client.callTool({ name: 'read', arguments: { path: 'bomb.png' } });
+  assert.is(r.isError, true);
+  assert.match(textOf(r), /declares more pixels than/, textOf(r));
+  assert.equal(await c.client.ping(), {});
+});
+
+e2e('pings are answered while image reads are in flight', async () => {
+  const reads = Array.from({ length: 4 }, () => c.client.callTool({ name: 'read', arguments: { path: 'screenshot.png' } }));
+  const order: string[] = [];
+  const readsDone = Promise.all(reads).then(() => order.push('reads'));
+  await c.client.ping();
+  order.push('ping');
+  await readsDone;
+  assert.equal(order, ['ping', 'reads']);
+});
+
+e2e.run();
