@@ -26,6 +26,7 @@ test('grep prints path:line: text for each match and returns them as structured 
         { path: 'src/a.ts', line: 2, text: 'const needle = 2;' },
       ],
       truncated: false,
+      notices: [],
     });
     assert.not.ok(r.isError);
   }));
@@ -34,7 +35,7 @@ test('grep says "No matches found" when nothing matches', () =>
   inSandbox({ 'a.txt': 'hello\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'absent' });
     assert.is(r.text, 'No matches found');
-    assert.equal(r.structured, { matches: [], truncated: false });
+    assert.equal(r.structured, { matches: [], truncated: false, notices: [] });
   }));
 
 test('grep respects the root .gitignore, a nested .gitignore and a negation (!keep.log)', () =>
