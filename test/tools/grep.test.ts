@@ -329,4 +329,16 @@ test('the grep input schema accepts every documented parameter and rejects bad o
   for (const bad of [{ pattern: 'x', limit: 0 }, { pattern: 'x', context: -1 }, { path: '.' }, { pattern: 'x', regex: true }]) assert.not.ok(validate(bad), JSON.stringify(bad));
 });
 
+test('grep\'s structured context repeats each match\'s window only up to 50 KB in all, and says so; the text keeps every line', () =>
+  inSandbox({ 'dense.txt': Array.from({ length: 400 }, (_, i) => `needle ${i} ${'p'.repeat(40)}`).join('\n') + '\n' }, async ({ ws }) => {
+    // 400 matching lines with context 400: each window is the whole file, 400 × 400 lines if repeated in full.
+    const r = await grep(ws, { pattern: 'needle', context: 400, limit: 400 });
+    const matches = (r.structured as { matches: { context?: { before: { text: string }[]; after: { text: string }[] } }[] }).matches;
+    const chars = matches.reduce((n, m) => n + [...(m.context?.before ?? []), ...(m.context?.after ?? [])].reduce((k, l) => k + l.text.length, 0), 0);
+    assert.ok(chars <= 50 * 1024, `${chars} characters of context`);
+    assert.ok(matches[0]?.context && !matches[399]?.context, 'the first matches have their context, the later ones not');
+    assert.ok((r.structured as { notices: string[] }).notices.some((n) => n.startsWith('Context lines of later matches are left out of the structured result')));
+    assert.not.match(r.text, /Context lines of later matches/);
+  }));
+
 test.run();

@@ -26,5 +26,5 @@ export const readOnlyLocal = Object.freeze({
 export const noticesProperty = {
   type: 'array',
   items: { type: 'string' },
-  description: 'The notices the text output ends with (limits reached and how to continue, files skipped), in the same words; empty when there are none.',
+  description: 'The notices the text output ends with (limits reached and how to continue, files skipped), in the same words, and any about this structured result itself; empty when there are none.',
 } as const;
