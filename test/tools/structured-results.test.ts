@@ -6,6 +6,7 @@ import * as assert from 'uvu/assert';
 import { Ajv2020 } from 'ajv/dist/2020.js';
 import { rm } from 'node:fs/promises';
 import { bashTool } from '../../src/tools/bash.ts';
+import { probeBashIsolation, useBashIsolation } from '../../src/tools/bash-isolation.ts';
 import { toolCatalog } from '../../src/tools/catalog.ts';
 import type { ToolBody, ToolOutcome } from '../../src/tools/contract.ts';
 import type { ToolName } from '../../src/tools/definition.ts';
@@ -131,6 +132,19 @@ for (const c of cases) {
       }
     }));
 }
+
+test('bash killed by a signal: exitCode null and the signal named, as the text names it (process-group isolation, where the shell is not PID 1)', () =>
+  inSandbox({}, async (box) => {
+    useBashIsolation({ kind: 'process-group', reason: 'forced by the test' });
+    try {
+      const r = await bashTool({ command: 'kill -KILL $$' }, box.ctx);
+      assert.ok(validators.get('bash')?.(r.structured), 'fits the schema');
+      assert.match(r.text, /Command killed by signal SIGKILL$/);
+      assert.equal([r.structured?.exitCode, r.structured?.signal], [null, 'SIGKILL']);
+    } finally {
+      useBashIsolation(await probeBashIsolation());
+    }
+  }));
 
 test('every tool that returns structuredContent declares an outputSchema (all eight do)', () => {
   for (const def of Object.values(toolCatalog)) assert.ok(def.outputSchema, `${def.name} declares an outputSchema`);
