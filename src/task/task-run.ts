@@ -26,7 +26,7 @@ import { StoreError } from '../store/errors.ts';
 import { type TaskLease } from '../store/task-lease.ts';
 import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS } from '../limits.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
-import type { TaskAction, TaskEvent, TaskSetup } from './task-core.ts';
+import type { TaskAction, TaskEvent, TaskSetup, TaskStatus } from './task-core.ts';
 import { currentContent } from './undo.ts';
 import type { BeforeImage, FileSnapshot } from './file-snapshot.ts';
 import type { TaskAllowance } from './principal-budget.ts';
@@ -157,11 +157,8 @@ export class TaskRun {
       inc.writeFailed = true;
       inc.controller.abort(new Error('the task was taken over'));
     }
-    this.#settle({
-      text: `The task continues elsewhere: another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${this.conversationId}.`,
-      isError: true,
-      structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: 'running', turns: 0, tool_calls: 0 },
-    });
+    const text = `The task continues elsewhere: another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${this.conversationId}.`;
+    this.#settle({ text, isError: true, structured: this.#result('running', text, 0, 0) });
   }
 
   /** The harness the task runs under. */
@@ -235,11 +232,8 @@ export class TaskRun {
       if (isFenced(err)) return this.#fenced(err);
       this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
     }
-    this.#settle({
-      text: `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${this.conversationId}.`,
-      isError: true,
-      structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: 'interrupted', turns: 0, tool_calls: 0 },
-    });
+    const text = `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${this.conversationId}.`;
+    this.#settle({ text, isError: true, structured: this.#result('interrupted', text, 0, 0) });
   }
 
   async #transcript(): Promise<Entry[]> {
@@ -319,13 +313,19 @@ export class TaskRun {
         case 'finish':
           this.#finishing = true;
           await this.#deps.store.setStatus(this.conversationId, action.status, this.epoch);
-          this.#settle({
-            text: action.text, isError: action.isError,
-            structured: { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls },
-          });
+          this.#settle({ text: action.text, isError: action.isError, structured: this.#result(action.status, action.text, action.turns, action.toolCalls) });
           break;
       }
     }
+  }
+
+  /**
+   * harness_task's structuredContent (harnessTaskDefinition.outputSchema): everything its text says, for a
+   * client that hands the model only structuredContent. A completed task's text is the model's final answer.
+   */
+  #result(status: TaskStatus | 'running' | 'interrupted', text: string, turns: number, toolCalls: number): Record<string, unknown> {
+    const said = status === 'completed' ? { answer: text } : { message: text };
+    return { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status, turns, tool_calls: toolCalls, ...said };
   }
 
   #settle(outcome: ToolOutcome): void {

@@ -63,7 +63,9 @@ export async function undoConversation(store: AsyncConversationStore, conversati
   const entries = await store.entries(conversationId, principal);
   if (entries === null) throw new ToolError(`conversation ${conversationId} not found`);
   const changes = changesToUndo(entries);
-  if (changes.length === 0) return { text: `Nothing to undo in conversation ${conversationId}.` };
+  if (changes.length === 0) {
+    return { text: `Nothing to undo in conversation ${conversationId}.`, structured: { conversation_id: conversationId, reverted: 0, reverted_paths: [], interrupted: 0, refused: [] } };
+  }
   const reverted: number[] = [];
   const revertedPaths: string[] = [];
   const refused: string[] = [];
@@ -97,5 +99,9 @@ export async function undoConversation(store: AsyncConversationStore, conversati
   const lines = [`Reverted ${changed} change(s) of conversation ${conversationId}, newest first: ${[...new Set(revertedPaths)].join(', ') || '(none)'}.`];
   if (interrupted > 0) lines.push(`${interrupted} of them had been interrupted before their result was recorded; restored to the content recorded before them.`);
   if (refused.length > 0) lines.push(`Refused (changed since by someone else): ${refused.join(', ')}.`);
-  return { text: lines.join('\n'), isError: refused.length > 0, structured: { conversation_id: conversationId, reverted: changed, refused } };
+  return {
+    text: lines.join('\n'),
+    isError: refused.length > 0,
+    structured: { conversation_id: conversationId, reverted: changed, reverted_paths: [...new Set(revertedPaths)], interrupted, refused },
+  };
 }

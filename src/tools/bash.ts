@@ -50,7 +50,7 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
   if (typeof timeoutSeconds !== 'number' || !Number.isFinite(timeoutSeconds) || timeoutSeconds < 0 || timeoutSeconds > BASH_MAX_TIMEOUT_SECONDS) {
     throw new ToolError(`timeout must be a number of seconds from 0 (no timeout) to ${BASH_MAX_TIMEOUT_SECONDS}`);
   }
-  if (ctx.signal.aborted) return { text: 'Command aborted', isError: true };
+  if (ctx.signal.aborted) return { text: 'Command aborted', isError: true, structured: commandResult({ code: null, signal: null, stoppedBy: 'abort' }, { content: '', notice: null, fullOutputPath: null }) };
 
   const shell = await shellPath();
   const isolation = await bashIsolation();
@@ -75,13 +75,37 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
     if (isolation.kind === 'bubblewrap') keepSpare(launch);
   }
 
-  const text = await output.finish();
-  if (end.stoppedBy === 'abort') return { text: withStatus(text, 'Command aborted'), isError: true };
-  if (end.stoppedBy === 'timeout') return { text: withStatus(text, `Command timed out after ${timeoutSeconds} seconds`), isError: true };
-  if (end.code === null) return { text: withStatus(text, `Command killed by signal ${end.signal ?? 'unknown'}`), isError: true };
-  if (end.code !== 0) return { text: withStatus(text, `Command exited with code ${end.code}`), isError: true };
-  return { text: text === '' ? '(no output)' : text };
+  const tail = await output.finish();
+  const text = tail.notice === null ? tail.content : `${tail.content}\n\n[${tail.notice}]`;
+  // A failed command's result carries its structured copy too: the exit code is the fact the model needs most.
+  const structured = commandResult(end, tail);
+  if (end.stoppedBy === 'abort') return { text: withStatus(text, 'Command aborted'), isError: true, structured };
+  if (end.stoppedBy === 'timeout') return { text: withStatus(text, `Command timed out after ${timeoutSeconds} seconds`), isError: true, structured };
+  if (end.code === null) return { text: withStatus(text, `Command killed by signal ${end.signal ?? 'unknown'}`), isError: true, structured };
+  if (end.code !== 0) return { text: withStatus(text, `Command exited with code ${end.code}`), isError: true, structured };
+  return { text: text === '' ? '(no output)' : text, structured };
 };
+
+/** The output's tail as the model sees it: the kept text, the notice that says where the rest is, the spill file. */
+interface OutputTail {
+  content: string;
+  notice: string | null;
+  fullOutputPath: string | null;
+}
+
+/** The structuredContent of a command (matches bashDefinition.outputSchema). */
+function commandResult(end: RunEnd, tail: OutputTail): Record<string, unknown> {
+  return {
+    exitCode: end.stoppedBy === null ? end.code : null,
+    signal: end.stoppedBy === null ? end.signal : null,
+    timedOut: end.stoppedBy === 'timeout',
+    aborted: end.stoppedBy === 'abort',
+    output: tail.content,
+    truncated: tail.notice !== null,
+    ...(tail.fullOutputPath === null ? {} : { fullOutputPath: tail.fullOutputPath }),
+    notices: tail.notice === null ? [] : [tail.notice],
+  };
+}
 
 function withStatus(text: string, status: string): string {
   if (text === '') return status;
@@ -283,8 +307,8 @@ class CommandOutput {
     file.once('error', done);
   }
 
-  /** Closes the spill file and returns the tail as the model sees it, notice included ('' for no output). */
-  async finish(): Promise<string> {
+  /** Closes the spill file and returns the tail as the model sees it, with its notice when cut ('' for no output). */
+  async finish(): Promise<OutputTail> {
     if (this.#file !== null && !this.#file.closed) {
       this.#file.end();
       try {
@@ -299,7 +323,7 @@ class CommandOutput {
     }
     const tail = Buffer.concat(this.#chunks).toString('utf8');
     const truncation = truncateTail(tail);
-    if (!truncation.truncated) return tail;
+    if (!truncation.truncated) return { content: tail, notice: null, fullOutputPath: null };
     let where = this.#fileError !== null
       ? `Full output could not be saved: ${this.#fileError.message}`
       : this.#fileBytes < this.#totalBytes
@@ -310,13 +334,13 @@ class CommandOutput {
     const finalLine = this.#openLineBytes > 0 ? this.#openLineBytes : this.#lastLineBytes;
     let notice: string;
     if (truncation.outputLines === 1 && finalLine > truncation.outputBytes) {
-      notice = `[Showing last ${formatSize(truncation.outputBytes)} of line ${total} (line is ${formatSize(finalLine)}). ${where}]`;
+      notice = `Showing last ${formatSize(truncation.outputBytes)} of line ${total} (line is ${formatSize(finalLine)}). ${where}`;
     } else {
       const first = total - truncation.outputLines + 1;
       const limit = truncation.truncatedBy === 'bytes' ? ` (${formatSize(DEFAULT_MAX_BYTES)} limit)` : '';
-      notice = `[Showing lines ${first}-${total} of ${total}${limit}. ${where}]`;
+      notice = `Showing lines ${first}-${total} of ${total}${limit}. ${where}`;
     }
-    return `${truncation.content}\n\n${notice}`;
+    return { content: truncation.content, notice, fullOutputPath: this.#fileError === null ? this.#filePath : null };
   }
 
   #spill(): boolean {

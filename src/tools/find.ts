@@ -47,13 +47,13 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
     if (truncation.truncated) {
       bytesCut = true;
       paths = paths.slice(0, truncation.outputLines);
-      notices.push(`[${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${paths.length} of ${found.length} results. Narrow it with path or a more specific pattern]`);
+      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${paths.length} of ${found.length} results. Narrow it with path or a more specific pattern`);
     }
   }
-  if (limitReached) notices.push(`[${max} results limit reached. Use limit=${max * 2} for more, or refine pattern]`);
-  if (tree.capped) notices.push('[Search stopped early: too many files under this path. Narrow it with path or pattern]');
-  const text = notices.length > 0 ? `${body}\n\n${notices.join('\n')}` : body;
-  return { text, structured: { paths, truncated: limitReached || bytesCut || tree.capped } };
+  if (limitReached) notices.push(`${max} results limit reached. Use limit=${max * 2} for more, or refine pattern`);
+  if (tree.capped) notices.push('Search stopped early: too many files under this path. Narrow it with path or pattern');
+  const text = notices.length > 0 ? `${body}\n\n${notices.map((n) => `[${n}]`).join('\n')}` : body;
+  return { text, structured: { paths, truncated: limitReached || bytesCut || tree.capped, notices } };
 };
 
 async function requireDirectory(target: string, shown: string): Promise<void> {

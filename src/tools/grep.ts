@@ -35,6 +35,13 @@ export interface GrepMatch {
   line: number;
   /** The line, cut at GREP_MAX_LINE_LENGTH characters. */
   text: string;
+  /** The lines around the match, when the call asked for context (cut like `text`). */
+  context?: { before: GrepLine[]; after: GrepLine[] };
+}
+
+export interface GrepLine {
+  line: number;
+  text: string;
 }
 
 /** Leading bytes searched for a NUL to call a file binary, as git and ripgrep do. */
@@ -82,6 +89,9 @@ interface Search {
   readonly matches: { match: GrepMatch; outIndex: number }[];
   limitReached: boolean;
   linesCut: boolean;
+  /** Characters of context lines the structured matches carry so far: at most DEFAULT_MAX_BYTES, as the text. */
+  contextChars: number;
+  contextCut: boolean;
   binary: number;
   large: number;
   unreadable: number;
@@ -104,6 +114,8 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
     matches: [],
     limitReached: false,
     linesCut: false,
+    contextChars: 0,
+    contextCut: false,
     binary: 0,
     large: 0,
     unreadable: 0,
@@ -269,7 +281,12 @@ function emit(search: Search, lines: string[], hits: number[], shown: string): v
     for (let i = from; i <= to; i++) {
       const text = cut(search, withoutCR(lines[i] as string));
       if (hitSet.has(i)) {
-        search.matches.push({ match: { path: shown, line: i + 1, text }, outIndex: search.out.length });
+        const match: GrepMatch = { path: shown, line: i + 1, text };
+        if (search.context > 0) {
+          const around = contextOf(search, lines, i);
+          if (around !== null) match.context = around;
+        }
+        search.matches.push({ match, outIndex: search.out.length });
         search.out.push(`${shown}:${i + 1}: ${text}`);
       } else {
         search.out.push(`${shown}-${i + 1}- ${text}`);
@@ -277,6 +294,30 @@ function emit(search: Search, lines: string[], hits: number[], shown: string): v
     }
     printedUpTo = Math.max(printedUpTo, to);
   }
+}
+
+/**
+ * A match's own context window, whole even where the text merged it with a neighbour's; null (and the
+ * structured result says so) once DEFAULT_MAX_BYTES characters are spent: each match repeats its own window,
+ * so overlapping windows (a large `context` over dense matches) would otherwise grow as matches × context.
+ */
+function contextOf(search: Search, lines: string[], hit: number): { before: GrepLine[]; after: GrepLine[] } | null {
+  if (search.contextCut) return null;
+  const from = Math.max(0, hit - search.context);
+  const to = Math.min(lines.length - 1, hit + search.context);
+  let chars = 0;
+  for (let i = from; i <= to; i++) if (i !== hit) chars += Math.min((lines[i] as string).length, GREP_MAX_LINE_LENGTH + CUT_MARKER.length);
+  if (search.contextChars + chars > DEFAULT_MAX_BYTES) {
+    search.contextCut = true;
+    return null;
+  }
+  search.contextChars += chars;
+  const around = (a: number, b: number): GrepLine[] => {
+    const out: GrepLine[] = [];
+    for (let i = a; i <= b; i++) out.push({ line: i + 1, text: cut(search, withoutCR(lines[i] as string)) });
+    return out;
+  };
+  return { before: around(from, hit - 1), after: around(hit + 1, to) };
 }
 
 function render(search: Search, walkCapped: boolean): ToolOutcome {
@@ -290,28 +331,31 @@ function render(search: Search, walkCapped: boolean): ToolOutcome {
     if (truncation.truncated) {
       bytesCut = true;
       kept = search.matches.filter((m) => m.outIndex < truncation.outputLines);
-      notices.push(`[${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${kept.length} of ${search.matches.length} matches. Narrow the search with path, glob or a more specific pattern]`);
+      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${kept.length} of ${search.matches.length} matches. Narrow the search with path, glob or a more specific pattern`);
     }
   }
   if (search.limitReached) {
-    notices.push(`[${search.limit} matches limit reached. Use limit=${search.limit * 2} for more, or refine pattern]`);
+    notices.push(`${search.limit} matches limit reached. Use limit=${search.limit * 2} for more, or refine pattern`);
   }
   if (search.linesCut) {
-    notices.push(`[Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use the read tool to see full lines]`);
+    notices.push(`Some lines truncated to ${GREP_MAX_LINE_LENGTH} chars. Use the read tool to see full lines`);
   }
   const skipped = [
     count(search.binary, 'binary file', 'binary files'),
     count(search.large, `file larger than ${formatSize(GREP_MAX_FILE_BYTES)}`, `files larger than ${formatSize(GREP_MAX_FILE_BYTES)}`),
     count(search.unreadable, 'unreadable file', 'unreadable files'),
   ].filter((s) => s !== null);
-  if (skipped.length > 0) notices.push(`[Skipped ${skipped.join(', ')}]`);
-  if (walkCapped) notices.push('[Search stopped early: too many files under this path. Narrow it with path or glob]');
-  const text = notices.length > 0 ? `${body}\n\n${notices.join('\n')}` : body;
+  if (skipped.length > 0) notices.push(`Skipped ${skipped.join(', ')}`);
+  if (walkCapped) notices.push('Search stopped early: too many files under this path. Narrow it with path or glob');
+  const text = notices.length > 0 ? `${body}\n\n${notices.map((n) => `[${n}]`).join('\n')}` : body;
+  // Told in the structured result only: the text itself shows every context line.
+  if (search.contextCut) notices.push(`Context lines of later matches are left out of the structured result (${formatSize(DEFAULT_MAX_BYTES)} of context given); the text output has them`);
   return {
     text,
     structured: {
       matches: kept.map((m) => m.match),
       truncated: search.limitReached || bytesCut || walkCapped,
+      notices,
     },
   };
 }

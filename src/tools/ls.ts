@@ -31,6 +31,8 @@ export interface LsListing {
   path: string;
   entries: LsEntry[];
   truncated: boolean;
+  /** The notices the text ends with, without their brackets. */
+  notices: string[];
 }
 
 /** Entries examined between two looks at the cancellation signal. */
@@ -69,7 +71,7 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
     lines.push(isDir ? `${d.name}/` : d.name);
   }
 
-  const listing: LsListing = { path: displayPath(ctx.workspace, real), entries, truncated: false };
+  const listing: LsListing = { path: displayPath(ctx.workspace, real), entries, truncated: false, notices: [] };
   if (entries.length === 0) return { text: '(empty directory)', structured: listing };
 
   // The entry limit already bounds the line count; only the byte limit is left to apply.
@@ -79,6 +81,7 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
   if (cut.truncated) notices.push(`${formatSize(DEFAULT_MAX_BYTES)} limit reached`);
   listing.entries = entries.slice(0, cut.outputLines);
   listing.truncated = notices.length > 0;
+  listing.notices = notices;
   const text = notices.length > 0 ? `${cut.content}\n\n[${notices.join('. ')}]` : cut.content;
   return { text, structured: listing };
 };

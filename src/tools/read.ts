@@ -97,7 +97,7 @@ function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | nul
     if (window.binary) {
       throw new ToolError(`${shown} is a binary file (${formatSize(info.size)}); not shown. read returns text files only, and png, jpeg, gif and webp images.`);
     }
-    return { text: render(window, args, shown) };
+    return render(window, args, shown);
   } finally {
     yield* closeStep(file);
   }
@@ -240,33 +240,61 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
   return { binary: false, head: EMPTY, lines, closedBy, overflowLineBytes, totalLines: lineNo - 1, totalKnown, endsWithNewline };
 }
 
-function render(w: Window, args: ReadArgs, shown: string): string {
+/** The structuredContent of a text read (matches readDefinition.outputSchema). */
+export interface ReadResult {
+  [key: string]: unknown;
+  path: string;
+  /** The window's text, as the text output has it before its notice. */
+  content: string;
+  offset: number;
+  lines: number;
+  totalLines: number;
+  /** False when the count stopped at COUNT_SCAN_LIMIT: the file has more than totalLines lines. */
+  totalLinesKnown: boolean;
+  truncated: boolean;
+  nextOffset?: number;
+  notices: string[];
+}
+
+function render(w: Window, args: ReadArgs, shown: string): ToolOutcome {
   const start = args.offset ?? 1;
   const total = w.totalLines;
   if (start > Math.max(total, 1)) {
     throw new ToolError(`Offset ${start} is beyond end of file (${total} lines total); use an offset between 1 and ${Math.max(total, 1)}`);
   }
-  if (w.closedBy === null) return w.lines.join('\n') + (w.endsWithNewline && w.lines.length > 0 ? '\n' : '');
+  const result: ReadResult = { path: shown, content: '', offset: start, lines: w.lines.length, totalLines: total, totalLinesKnown: w.totalKnown, truncated: w.closedBy !== null, notices: [] };
+  if (w.closedBy === null) {
+    result.content = w.lines.join('\n') + (w.endsWithNewline && w.lines.length > 0 ? '\n' : '');
+    return { text: result.content, structured: result };
+  }
 
   const shownTotal = w.totalKnown ? String(total) : `more than ${total}`;
-  if (w.closedBy === 'bytes' && w.lines.length === 0) {
-    const max = DEFAULT_MAX_BYTES;
-    return `[Line ${start} is ${formatSize(w.overflowLineBytes)}, exceeds ${formatSize(max)} limit. ` +
-      `Use bash: sed -n '${start}p' ${shellQuote(shown)} | head -c ${max}]`;
-  }
   const end = start + w.lines.length - 1;
   const next = end + 1;
-  const body = w.lines.join('\n');
-  switch (w.closedBy) {
-    case 'lines':
-      return `${body}\n\n[Showing lines ${start}-${end} of ${shownTotal}. Use offset=${next} to continue.]`;
-    case 'bytes':
-      return `${body}\n\n[Showing lines ${start}-${end} of ${shownTotal} (${formatSize(DEFAULT_MAX_BYTES)} limit). Use offset=${next} to continue.]`;
-    case 'limit': {
-      const more = w.totalKnown ? `${total - end} more lines` : `More than ${total - end} more lines`;
-      return `${body}\n\n[${more} in file. Use offset=${next} to continue.]`;
+  let notice: string;
+  if (w.closedBy === 'bytes' && w.lines.length === 0) {
+    const max = DEFAULT_MAX_BYTES;
+    notice = `Line ${start} is ${formatSize(w.overflowLineBytes)}, exceeds ${formatSize(max)} limit. ` +
+      `Use bash: sed -n '${start}p' ${shellQuote(shown)} | head -c ${max}`;
+  } else {
+    result.content = w.lines.join('\n');
+    result.nextOffset = next;
+    switch (w.closedBy) {
+      case 'lines':
+        notice = `Showing lines ${start}-${end} of ${shownTotal}. Use offset=${next} to continue.`;
+        break;
+      case 'bytes':
+        notice = `Showing lines ${start}-${end} of ${shownTotal} (${formatSize(DEFAULT_MAX_BYTES)} limit). Use offset=${next} to continue.`;
+        break;
+      case 'limit': {
+        const more = w.totalKnown ? `${total - end} more lines` : `More than ${total - end} more lines`;
+        notice = `${more} in file. Use offset=${next} to continue.`;
+        break;
+      }
     }
   }
+  result.notices = [notice];
+  return { text: w.lines.length === 0 ? `[${notice}]` : `${result.content}\n\n[${notice}]`, structured: result };
 }
 
 /** The rest of an image file after its first chunk, bounded by IMAGE_MAX_FILE_BYTES as it is read (the file may grow after stat). */

@@ -28,7 +28,7 @@ export const writeTool: ToolBody<WriteArgs> = async (args, ctx) => {
   throwIfCancelled(ctx.signal);
   await writeConfinedFile(ctx.workspace, shown, args.content, { wording: WRITE_WORDING });
   const bytes = Buffer.byteLength(args.content, 'utf8');
-  return { text: `Successfully wrote ${bytes} bytes to ${shown}` };
+  return { text: `Successfully wrote ${bytes} bytes to ${shown}`, structured: { path: shown, bytes } };
 };
 
 function joinShown(dir: string, name: string): string {

@@ -58,8 +58,9 @@ tasks('a super-pi-code task reads, edits and runs a command, then answers; the t
     const r = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'Say howdy instead of hello.' } }, undefined, { onprogress: (p) => progress.push(p.progress) });
     assert.not.ok(r.isError, textOf(r));
     assert.is(textOf(r), 'Changed the greeting to howdy.');
-    const s = r.structuredContent as { conversation_id: string; harness: string; status: string; turns: number; tool_calls: number };
-    assert.equal({ ...s, conversation_id: 'x' }, { conversation_id: 'x', harness: 'super-pi-code', status: 'completed', turns: 3, tool_calls: 3 });
+    const s = r.structuredContent as { conversation_id: string; harness: string; status: string; turns: number; tool_calls: number; answer: string };
+    // The final answer is in structuredContent too: a client that hands the model only that (Mastra) must not lose it.
+    assert.equal({ ...s, conversation_id: 'x' }, { conversation_id: 'x', harness: 'super-pi-code', status: 'completed', turns: 3, tool_calls: 3, answer: 'Changed the greeting to howdy.' });
     assert.match(await readFile(path.join(box.ws, 'src/greet.ts'), 'utf8'), /howdy/);
     assert.ok(progress.length >= 3, 'progress per step');
     // The model saw the tools and the results of its calls.
@@ -120,6 +121,10 @@ tasks('a model error ends the task with an error that names the provider and sta
     assert.is(r.isError, true);
     assert.match(textOf(r), /openai-compatible.*401/);
     assert.not.match(textOf(r), /sk-test-secret/);
+    // The failure's words are in structuredContent as well, and the SDK client found it fits the declared outputSchema.
+    const s = r.structuredContent as { status: string; message: string };
+    assert.equal([s.status, s.message], ['failed', textOf(r)]);
+    assert.not.match(JSON.stringify(r.structuredContent), /sk-test-secret/);
   });
 });
 
@@ -185,6 +190,7 @@ tasks('undo reverts a conversation\'s changes newest first, and refuses (naming 
     const u = await c.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'undo', conversation_id: id, undo: true } });
     assert.is(u.isError, true, 'a refused file makes the undo an error');
     assert.match(textOf(u), /Refused \(changed since by someone else\): README\.md/);
+    assert.equal(u.structuredContent, { conversation_id: id, reverted: 2, reverted_paths: ['src/math.ts', 'notes/new.md'], interrupted: 0, refused: ['README.md'] });
     assert.is(await readFile(path.join(box.ws, 'src/math.ts'), 'utf8'), math, 'the edit was reverted');
     await readFile(path.join(box.ws, 'notes/new.md')).then(() => assert.unreachable('the created file was removed'), () => undefined);
     assert.is(await readFile(path.join(box.ws, 'README.md'), 'utf8'), 'someone else was here\n', 'the other change was kept');

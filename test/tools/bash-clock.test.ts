@@ -26,7 +26,11 @@ test('a command is stopped when its timeout passes on the context clock, reporte
       // The first process of a PID namespace outlives SIGTERM: the kill that follows is on the clock too.
       clock.advance(KILL_GRACE_MS);
       const r = await guarded(run, 'the timed-out command');
-      assert.equal(r, { text: `Command timed out after ${HOUR_S} seconds`, isError: true });
+      assert.equal(r, {
+        text: `Command timed out after ${HOUR_S} seconds`,
+        isError: true,
+        structured: { exitCode: null, signal: null, timedOut: true, aborted: false, output: '', truncated: false, notices: [] },
+      });
       assert.ok(await allGone(arg), `sleep ${arg} is still running`);
     } finally {
       killLeftovers(arg);

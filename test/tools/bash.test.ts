@@ -72,7 +72,7 @@ test('bash returns stdout and stderr interleaved', () =>
 
 test('bash says "(no output)" for a silent command', () =>
   inSandbox({}, async ({ ws }) => {
-    assert.equal(await bashTool({ command: 'true' }, context(ws)), { text: '(no output)' });
+    assert.equal(await bashTool({ command: 'true' }, context(ws)), { text: '(no output)', structured: { exitCode: 0, signal: null, timedOut: false, aborted: false, output: '', truncated: false, notices: [] } });
   }));
 
 test('bash runs in the workspace root', () =>
@@ -102,7 +102,7 @@ test('a timeout kills the whole process tree and reports "Command timed out afte
 test('background processes do not outlive a command that finishes normally', () =>
   inSandbox({}, ({ ws }) => withMarker(async (arg) => {
     const r = await bashTool({ command: `sleep ${arg} & sleep 0.2; echo started` }, context(ws));
-    assert.equal(r, { text: 'started\n' });
+    assert.equal(r, { text: 'started\n', structured: { exitCode: 0, signal: null, timedOut: false, aborted: false, output: 'started\n', truncated: false, notices: [] } });
     assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
   })));
 
@@ -171,7 +171,7 @@ test('the process-group fallback still kills background processes that stay in t
   under({ kind: 'process-group', reason: 'forced by the test' }, () =>
     inSandbox({}, ({ ws }) => withMarker(async (arg) => {
       const r = await bashTool({ command: `sleep ${arg} & sleep 0.2; pwd -P; [ $$ -ne 1 ] && echo not-pid-1` }, context(ws));
-      assert.equal(r, { text: `${ws}\nnot-pid-1\n` });
+      assert.equal(r.text, `${ws}\nnot-pid-1\n`);
       assert.ok(await allGone(arg), `background sleep ${arg} is still running`);
       const t = await bashTool({ command: `sleep ${arg} & echo started; sleep ${arg}`, timeout: 1 }, context(ws));
       assert.is(t.text, 'started\n\nCommand timed out after 1 seconds');
@@ -190,7 +190,7 @@ test('an already aborted signal runs nothing', () =>
     const controller = new AbortController();
     controller.abort();
     const r = await bashTool({ command: 'touch ran' }, context(ws, { signal: controller.signal }));
-    assert.equal(r, { text: 'Command aborted', isError: true });
+    assert.equal(r, { text: 'Command aborted', isError: true, structured: { exitCode: null, signal: null, timedOut: false, aborted: true, output: '', truncated: false, notices: [] } });
     let exists = true;
     await readFile(path.join(ws, 'ran')).catch(() => (exists = false));
     assert.is(exists, false);

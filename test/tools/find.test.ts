@@ -19,7 +19,7 @@ test('find matches a slash-less glob against names at any depth, sorted, as work
   inSandbox({ 'z.ts': '', 'src/b.ts': '', 'src/a.ts': '', 'src/deep/c.ts': '', 'src/d.js': '', '.eslintrc.ts': '' }, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.ts' });
     assert.is(r.text, '.eslintrc.ts\nsrc/a.ts\nsrc/b.ts\nsrc/deep/c.ts\nz.ts');
-    assert.equal(r.structured, { paths: ['.eslintrc.ts', 'src/a.ts', 'src/b.ts', 'src/deep/c.ts', 'z.ts'], truncated: false });
+    assert.equal(r.structured, { paths: ['.eslintrc.ts', 'src/a.ts', 'src/b.ts', 'src/deep/c.ts', 'z.ts'], truncated: false, notices: [] });
   }));
 
 test('find matches a glob with / against the path relative to the search directory', () =>
@@ -47,14 +47,14 @@ test('find says "No files found matching pattern" when nothing matches', () =>
   inSandbox({ 'a.txt': '' }, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.rs' });
     assert.is(r.text, 'No files found matching pattern');
-    assert.equal(r.structured, { paths: [], truncated: false });
+    assert.equal(r.structured, { paths: [], truncated: false, notices: [] });
   }));
 
 test('find stops at limit and tells how to get more', () =>
   inSandbox({ 'a.md': '', 'b.md': '', 'c.md': '', 'd.md': '' }, async ({ ws }) => {
     const r = await find(ws, { pattern: '*.md', limit: 2 });
     assert.is(r.text, 'a.md\nb.md\n\n[2 results limit reached. Use limit=4 for more, or refine pattern]');
-    assert.equal(r.structured, { paths: ['a.md', 'b.md'], truncated: true });
+    assert.equal(r.structured, { paths: ['a.md', 'b.md'], truncated: true, notices: ['2 results limit reached. Use limit=4 for more, or refine pattern'] });
   }));
 
 test('find truncates its text output at 50KB and keeps the structured paths in step', async () => {

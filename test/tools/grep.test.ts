@@ -26,6 +26,7 @@ test('grep prints path:line: text for each match and returns them as structured 
         { path: 'src/a.ts', line: 2, text: 'const needle = 2;' },
       ],
       truncated: false,
+      notices: [],
     });
     assert.not.ok(r.isError);
   }));
@@ -34,7 +35,7 @@ test('grep says "No matches found" when nothing matches', () =>
   inSandbox({ 'a.txt': 'hello\n' }, async ({ ws }) => {
     const r = await grep(ws, { pattern: 'absent' });
     assert.is(r.text, 'No matches found');
-    assert.equal(r.structured, { matches: [], truncated: false });
+    assert.equal(r.structured, { matches: [], truncated: false, notices: [] });
   }));
 
 test('grep respects the root .gitignore, a nested .gitignore and a negation (!keep.log)', () =>
@@ -327,5 +328,17 @@ test('the grep input schema accepts every documented parameter and rejects bad o
   assert.ok(validate({ pattern: 'x', path: 'src', glob: '*.ts', ignoreCase: true, literal: false, context: 2, limit: 5 }), JSON.stringify(validate.errors));
   for (const bad of [{ pattern: 'x', limit: 0 }, { pattern: 'x', context: -1 }, { path: '.' }, { pattern: 'x', regex: true }]) assert.not.ok(validate(bad), JSON.stringify(bad));
 });
+
+test('grep\'s structured context repeats each match\'s window only up to 50 KB in all, and says so; the text keeps every line', () =>
+  inSandbox({ 'dense.txt': Array.from({ length: 400 }, (_, i) => `needle ${i} ${'p'.repeat(40)}`).join('\n') + '\n' }, async ({ ws }) => {
+    // 400 matching lines with context 400: each window is the whole file, 400 × 400 lines if repeated in full.
+    const r = await grep(ws, { pattern: 'needle', context: 400, limit: 400 });
+    const matches = (r.structured as { matches: { context?: { before: { text: string }[]; after: { text: string }[] } }[] }).matches;
+    const chars = matches.reduce((n, m) => n + [...(m.context?.before ?? []), ...(m.context?.after ?? [])].reduce((k, l) => k + l.text.length, 0), 0);
+    assert.ok(chars <= 50 * 1024, `${chars} characters of context`);
+    assert.ok(matches[0]?.context && !matches[399]?.context, 'the first matches have their context, the later ones not');
+    assert.ok((r.structured as { notices: string[] }).notices.some((n) => n.startsWith('Context lines of later matches are left out of the structured result')));
+    assert.not.match(r.text, /Context lines of later matches/);
+  }));
 
 test.run();

@@ -31,6 +31,7 @@ test('lists entries sorted case-insensitively, directories with a slash, dotfile
       { name: 'src', type: 'directory' },
     ],
     truncated: false,
+    notices: [],
   });
   assert.ok(validOutput(r.structured), JSON.stringify(validOutput.errors));
 });
@@ -47,7 +48,7 @@ test('says "(empty directory)" for an empty directory', async () => {
   await mkdir(path.join(box.ws, 'void'));
   const r = await lsTool({ path: 'void' }, box.ctx);
   assert.is(r.text, '(empty directory)');
-  assert.equal(r.structured, { path: 'void', entries: [], truncated: false });
+  assert.equal(r.structured, { path: 'void', entries: [], truncated: false, notices: [] });
   assert.ok(validOutput(r.structured));
 });
 

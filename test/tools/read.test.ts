@@ -17,7 +17,7 @@ test('returns a small file exactly as it is, final newline included', async () =
   const r = await readTool({ path: 'a.txt' }, box.ctx);
   assert.is(r.text, 'alpha\n  beta\tgamma\n');
   assert.is(r.isError, undefined);
-  assert.is(r.structured, undefined);
+  assert.equal(r.structured, { path: 'a.txt', content: 'alpha\n  beta\tgamma\n', offset: 1, lines: 2, totalLines: 2, totalLinesKnown: true, truncated: false, notices: [] });
 });
 
 test('returns an empty string for an empty file', async () => {

@@ -40,7 +40,7 @@ const ctx = (signal = new AbortController().signal) => ({ workspace: ws, signal 
 test('grep on the pool finds what grep in this thread finds', async () => {
   const r = await pool.execute('grep', { pattern: 'beta' }, 'super-pi-code', ctx());
   assert.not.ok(r.isError, r.text);
-  assert.equal(r.structured, { matches: [{ path: 'a.txt', line: 2, text: 'beta' }], truncated: false });
+  assert.equal(r.structured, { matches: [{ path: 'a.txt', line: 2, text: 'beta' }], truncated: false, notices: [] });
 });
 
 test('a large read goes through the pool and is truncated with a continuation notice', async () => {

@@ -2,6 +2,7 @@
 // Pure data; the body lives in ../bash.ts.
 
 import type { ToolDefinition } from '../definition.ts';
+import { noticesProperty } from './common.ts';
 import { BASH_DEFAULT_TIMEOUT_SECONDS, BASH_MAX_TIMEOUT_SECONDS, DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../../limits.ts';
 
 export const bashDefinition: ToolDefinition = {
@@ -29,6 +30,21 @@ export const bashDefinition: ToolDefinition = {
       },
     },
     required: ['command'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      exitCode: { type: ['integer', 'null'], description: 'The exit code; null when the command was killed by a signal, timed out or was aborted.' },
+      signal: { type: ['string', 'null'], description: 'The signal that killed the command, when one did on its own (not the timeout or an abort).' },
+      timedOut: { type: 'boolean', description: 'True when the timeout killed the command.' },
+      aborted: { type: 'boolean', description: 'True when the call was cancelled and the command killed.' },
+      output: { type: 'string', description: `stdout and stderr interleaved: the last ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB when truncated, without the notice.` },
+      truncated: { type: 'boolean', description: 'True when output is only the tail of what the command printed.' },
+      fullOutputPath: { type: 'string', description: 'When truncated and saved: the temp file that holds the full output (capped in size; the notice says when it is).' },
+      notices: noticesProperty,
+    },
+    required: ['exitCode', 'signal', 'timedOut', 'aborted', 'output', 'truncated', 'notices'],
     additionalProperties: false,
   },
   annotations: {

@@ -18,3 +18,13 @@ export const readOnlyLocal = Object.freeze({
   idempotentHint: true,
   openWorldHint: false,
 } as const);
+
+/**
+ * The notices a tool's text ends with (truncation, limits, skipped files), each as the text words it
+ * without its brackets: a client that hands the model only structuredContent still learns how to get more.
+ */
+export const noticesProperty = {
+  type: 'array',
+  items: { type: 'string' },
+  description: 'The notices the text output ends with (limits reached and how to continue, files skipped), in the same words, and any about this structured result itself; empty when there are none.',
+} as const;

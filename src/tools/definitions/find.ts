@@ -2,7 +2,7 @@
 // Pure data; the body lives in ../find.ts.
 
 import type { ToolDefinition } from '../definition.ts';
-import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
+import { noticesProperty, pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 import { DEFAULT_MAX_BYTES, FIND_DEFAULT_LIMIT } from '../../limits.ts';
 
 export const findDefinition: ToolDefinition = {
@@ -39,8 +39,9 @@ export const findDefinition: ToolDefinition = {
         items: { type: 'string' },
       },
       truncated: { type: 'boolean', description: `True when more paths matched than were returned (limit, ${DEFAULT_MAX_BYTES / 1024}KB or walk cap).` },
+      notices: noticesProperty,
     },
-    required: ['paths', 'truncated'],
+    required: ['paths', 'truncated', 'notices'],
     additionalProperties: false,
   },
   annotations: { title: 'Find files by glob', ...readOnlyLocal },

@@ -2,8 +2,21 @@
 // Pure data; the body lives in ../grep.ts.
 
 import type { ToolDefinition } from '../definition.ts';
-import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
+import { noticesProperty, pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 import { DEFAULT_MAX_BYTES, GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from '../../limits.ts';
+
+const contextLines = {
+  type: 'array',
+  items: {
+    type: 'object',
+    properties: {
+      line: { type: 'integer', minimum: 1 },
+      text: { type: 'string', description: `The line, cut at ${GREP_MAX_LINE_LENGTH} characters.` },
+    },
+    required: ['line', 'text'],
+    additionalProperties: false,
+  },
+} as const;
 
 export const grepDefinition: ToolDefinition = {
   name: 'grep',
@@ -42,21 +55,29 @@ export const grepDefinition: ToolDefinition = {
     properties: {
       matches: {
         type: 'array',
-        description: 'Matching lines in output order; context lines appear in the text output only.',
+        description: 'Matching lines in output order, each with its own context lines when the call asked for context.',
         items: {
           type: 'object',
           properties: {
             path: { type: 'string', description: 'File path relative to the workspace, with / separators.' },
             line: { type: 'integer', minimum: 1, description: '1-based line number.' },
             text: { type: 'string', description: `The matching line, cut at ${GREP_MAX_LINE_LENGTH} characters.` },
+            context: {
+              type: 'object',
+              description: 'Present when context > 0: the lines before and after this match (fewer at the start or end of the file).',
+              properties: { before: contextLines, after: contextLines },
+              required: ['before', 'after'],
+              additionalProperties: false,
+            },
           },
           required: ['path', 'line', 'text'],
           additionalProperties: false,
         },
       },
       truncated: { type: 'boolean', description: `True when more matches exist than were returned (limit, ${DEFAULT_MAX_BYTES / 1024}KB or walk cap).` },
+      notices: noticesProperty,
     },
-    required: ['matches', 'truncated'],
+    required: ['matches', 'truncated', 'notices'],
     additionalProperties: false,
   },
   annotations: { title: 'Search file contents', ...readOnlyLocal },

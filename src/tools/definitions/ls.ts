@@ -3,7 +3,7 @@
 
 import type { ToolDefinition } from '../definition.ts';
 import { DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES } from '../../limits.ts';
-import { positiveIntegerProperty, readOnlyLocal } from './common.ts';
+import { noticesProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const lsDefinition: ToolDefinition = {
   name: 'ls',
@@ -41,8 +41,9 @@ export const lsDefinition: ToolDefinition = {
         },
       },
       truncated: { type: 'boolean', description: `True when the entry limit or the ${DEFAULT_MAX_BYTES / 1024}KB limit left entries out.` },
+      notices: noticesProperty,
     },
-    required: ['path', 'entries', 'truncated'],
+    required: ['path', 'entries', 'truncated', 'notices'],
     additionalProperties: false,
   },
   annotations: { title: 'List directory', ...readOnlyLocal },

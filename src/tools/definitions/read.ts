@@ -3,7 +3,7 @@
 
 import type { ToolDefinition } from '../definition.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../../limits.ts';
-import { pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
+import { noticesProperty, pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const readDefinition: ToolDefinition = {
   name: 'read',
@@ -23,6 +23,22 @@ export const readDefinition: ToolDefinition = {
       limit: positiveIntegerProperty(`Maximum number of lines to return (default and ceiling: ${DEFAULT_MAX_LINES}; ${DEFAULT_MAX_BYTES / 1024}KB applies as well).`),
     },
     required: ['path'],
+    additionalProperties: false,
+  },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'The file read, as the call named it.' },
+      content: { type: 'string', description: 'The lines shown, as the text output has them before its notice (empty when one line alone is over the byte limit).' },
+      offset: { type: 'integer', minimum: 1, description: 'The first line shown, 1-indexed.' },
+      lines: { type: 'integer', minimum: 0, description: 'How many lines are shown.' },
+      totalLines: { type: 'integer', minimum: 0, description: 'Lines in the file (a lower bound when totalLinesKnown is false).' },
+      totalLinesKnown: { type: 'boolean', description: 'False when the file was too large to count to its end.' },
+      truncated: { type: 'boolean', description: `True when the file goes on past what is shown (limit, ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB).` },
+      nextOffset: { type: 'integer', minimum: 1, description: 'When truncated: the offset to continue from.' },
+      notices: noticesProperty,
+    },
+    required: ['path', 'content', 'offset', 'lines', 'totalLines', 'totalLinesKnown', 'truncated', 'notices'],
     additionalProperties: false,
   },
   annotations: { title: 'Read file', ...readOnlyLocal },

@@ -23,6 +23,15 @@ export const writeDefinition: ToolDefinition = {
     required: ['path', 'content'],
     additionalProperties: false,
   },
+  outputSchema: {
+    type: 'object',
+    properties: {
+      path: { type: 'string', description: 'The file written, as the call named it.' },
+      bytes: { type: 'integer', minimum: 0, description: 'Bytes written (the UTF-8 length of content).' },
+    },
+    required: ['path', 'bytes'],
+    additionalProperties: false,
+  },
   annotations: {
     title: 'Write file',
     readOnlyHint: false,
