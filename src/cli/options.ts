@@ -23,6 +23,8 @@ import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
   readonly workspaces: readonly string[];
+  /** The operator named the workspace (`--workspace` or `SUPERPI_WORKSPACE`): clients' roots are then never asked. */
+  readonly workspaceGiven: boolean;
   readonly harness: HarnessId;
   readonly logLevel: LogLevel;
   readonly maxMessageBytes: number;
@@ -193,7 +195,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const fromEnv = env.SUPERPI_WORKSPACE ? env.SUPERPI_WORKSPACE.split(':').filter((p) => p !== '') : [];
-  const workspaces = values.workspace && values.workspace.length > 0 ? values.workspace : fromEnv.length > 0 ? fromEnv : [cwd];
+  const defaultWorkspaces = [cwd];
+  const workspaces = values.workspace && values.workspace.length > 0 ? values.workspace : fromEnv.length > 0 ? fromEnv : defaultWorkspaces;
   const harness = values.harness ?? env.SUPERPI_HARNESS ?? DEFAULT_HARNESS;
   if (!isHarnessId(harness)) throw new OptionsError(`unknown harness "${harness}": use one of ${harnessIds.join(', ')}`);
   let logLevel: LogLevel;
@@ -233,6 +236,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     kind: 'serve',
     options: {
       workspaces,
+      workspaceGiven: workspaces !== defaultWorkspaces,
       harness,
       logLevel,
       maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),

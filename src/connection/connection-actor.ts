@@ -114,6 +114,8 @@ function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
     || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config
     // Subscriptions are the session's too: a session rehydrated on another node keeps them (cluster design).
     || a.subscriptions !== b.subscriptions
+    // The client's root is the session's workspace: a restarted actor must work where this one did.
+    || a.root !== b.root || a.rootsAsked !== b.rootsAsked
     || (a.pending !== b.pending && taskCount(a) !== taskCount(b));
 }
 
@@ -132,5 +134,10 @@ function checkpointOf(s: ConnectionState): Checkpoint {
 
 function resumed(checkpoint: Checkpoint): ConnectionState {
   const { tasks, ...rest } = checkpoint;
-  return { ...rest, pending: new Map(tasks) };
+  // A checkpoint written before roots were followed lacks their fields: it resumes as a session that ignores them.
+  const older: Partial<Pick<ConnectionState, 'root' | 'rootsAsked' | 'rootsRound'>> & { config: Partial<ConnectionConfig> } = rest;
+  return {
+    ...rest, root: older.root ?? null, rootsAsked: older.rootsAsked ?? null, rootsRound: older.rootsRound ?? 0,
+    config: { ...rest.config, roots: older.config.roots ?? 'ignore' }, pending: new Map(tasks),
+  };
 }

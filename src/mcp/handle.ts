@@ -18,6 +18,7 @@ import { addPending, fail, removePending, reply, silent, type Step } from './ste
 import { versionFeatures } from './version.ts';
 import { canElicitForm, canSample } from './client-capabilities.ts';
 import { nestsDeeperThan } from './limits.ts';
+import { askRoots, rootsAnswered, rootsChecked } from './roots.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
 
 export type { Step } from './step.ts';
@@ -188,11 +189,14 @@ function handleRequest(id: RequestId, method: string, params: Params, state: Con
 
 function handleNotification(method: string, params: Params, state: ConnectionState): Step {
   if (method === 'notifications/cancelled') return cancel(state, params);
-  // initialized, progress, roots/list_changed and unknown notifications need nothing; none gets a reply.
+  // The client's roots may choose the workspace (roots.ts): asked once the session is up, and again on a change.
+  if (method === 'notifications/initialized' || method === 'notifications/roots/list_changed') return askRoots(state);
+  // progress and unknown notifications need nothing; none gets a reply.
   return silent(state);
 }
 
 function handleResponse(msg: Extract<Classified, { kind: 'response' }>, state: ConnectionState): Step {
+  if (state.rootsAsked !== null && msg.id === state.rootsAsked) return rootsAnswered(state, msg);
   for (const [ticket, pending] of state.pending) {
     if (pending.kind === 'confirm' && pending.outgoingId === msg.id) return confirmationAnswered(state, ticket, msg.result, msg.error);
     if (pending.kind === 'outgoing' && pending.outgoingId === msg.id) {
@@ -273,6 +277,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       ? { state, replies: [notice('notifications/resources/updated', { uri: result.uri })], effects: [] }
       : silent(state);
   }
+  if (result.kind === 'rootsChecked') return rootsChecked(state, result.round, result.roots);
   const pending = state.pending.get(result.ticket);
   if (!pending) return silent(state); // cancelled, or already answered: a cancelled call sends no reply
   if (result.kind === 'clientRequest') return askClient(result, pending, state);

@@ -1,0 +1,104 @@
+// The client's roots choose the session's workspace when the operator did not: after `initialized` (and
+// on every `notifications/roots/list_changed`) the core asks `roots/list`, hands the file: URIs to the
+// runtime to check (`checkRoots`), and works in the first checked directory its policy accepts.
+
+import type { CheckedRoot, Effect } from './effects.ts';
+import type { Classified } from './jsonrpc.ts';
+import { ownQuestion } from './outgoing.ts';
+import type { ConnectionState } from './state.ts';
+import { silent, type Step } from './step.ts';
+import { MAX_ROOT_URI_LENGTH, MAX_ROOTS_CONSIDERED } from '../limits.ts';
+
+/** The id of the server's `roots/list` question of a round: its own prefix, apart from the other questions' ids. */
+export const rootsQuestionId = (round: number): string => `superpi-roots-${round}`;
+
+/** The session follows the client's roots: the operator named no workspace and the client declared `roots`. */
+export function followsRoots(state: ConnectionState): boolean {
+  return state.config.roots !== 'ignore' && state.phase === 'ready' && state.clientCapabilities.roots !== undefined;
+}
+
+/**
+ * Asks the client for its roots (a new round; an answer to an earlier round is then ignored). Nothing
+ * when the session does not follow roots.
+ */
+export function askRoots(state: ConnectionState): Step {
+  if (!followsRoots(state)) return silent(state);
+  const round = state.rootsRound + 1;
+  const id = rootsQuestionId(round);
+  return {
+    state: { ...state, rootsAsked: id, rootsRound: round },
+    replies: [ownQuestion(id, 'roots/list', {})],
+    effects: [{ kind: 'log', level: 'debug', message: 'asking the client for its roots', data: { round } }],
+  };
+}
+
+type Response = Extract<Classified, { kind: 'response' }>;
+
+/** The client answered `roots/list`: its file: URIs go to the runtime to be checked; anything else is refused here. */
+export function rootsAnswered(state: ConnectionState, msg: Response): Step {
+  const next: ConnectionState = { ...state, rootsAsked: null };
+  const keep = `keeping the workspace ${describe(state)}`;
+  if (msg.error) {
+    return silent(next, [{ kind: 'log', level: 'warning', message: `the client did not list its roots (${msg.error.message}); ${keep}` }]);
+  }
+  const listed = isRecord(msg.result) && Array.isArray(msg.result.roots) ? msg.result.roots : null;
+  if (listed === null) {
+    return silent(next, [{ kind: 'log', level: 'warning', message: `the client's roots/list answer has no roots array; ${keep}` }]);
+  }
+  const logs: Effect[] = [];
+  const uris: string[] = [];
+  for (const [i, entry] of listed.entries()) {
+    if (i >= MAX_ROOTS_CONSIDERED) {
+      logs.push(refused(`${listed.length - i} root(s)`, `only the first MAX_ROOTS_CONSIDERED (${MAX_ROOTS_CONSIDERED}) are considered`));
+      break;
+    }
+    const uri = isRecord(entry) ? entry.uri : undefined;
+    if (typeof uri !== 'string') logs.push(refused(`root #${i + 1}`, 'it has no uri string'));
+    else if (uri.length > MAX_ROOT_URI_LENGTH) logs.push(refused(`root #${i + 1}`, `its uri is longer than MAX_ROOT_URI_LENGTH (${MAX_ROOT_URI_LENGTH})`));
+    else if (!/^file:/i.test(uri)) logs.push(refused(uri, 'it is not a file:// URI'));
+    else uris.push(uri);
+  }
+  if (uris.length === 0) return settle(next, null, logs);
+  return silent(next, [...logs, { kind: 'checkRoots', round: state.rootsRound, uris }]);
+}
+
+/** The runtime checked the roots: the session works in the first directory its policy accepts, else the configured workspace. */
+export function rootsChecked(state: ConnectionState, round: number, roots: readonly CheckedRoot[]): Step {
+  if (round !== state.rootsRound) return silent(state); // a newer question is out: its answer decides
+  const logs: Effect[] = [];
+  for (const root of roots) {
+    if ('problem' in root) {
+      logs.push(refused(root.uri, root.problem));
+      continue;
+    }
+    if (state.config.roots === 'narrow' && !isInsidePath(state.config.workspace, root.path)) {
+      logs.push(refused(root.uri, `a remote session's root must lie inside the server's workspace ${state.config.workspace}`));
+      continue;
+    }
+    return settle(state, { uri: root.uri, path: root.path }, logs);
+  }
+  return settle(state, null, logs);
+}
+
+function settle(state: ConnectionState, chosen: { uri: string; path: string } | null, logs: Effect[]): Step {
+  const next: ConnectionState = { ...state, root: chosen?.path ?? null };
+  const message = chosen
+    ? `the session's workspace is the client's root ${chosen.path}`
+    : `no client root is usable; the session's workspace is ${state.config.workspace}`;
+  return silent(next, [...logs, { kind: 'log', level: 'info', message, data: chosen ? { uri: chosen.uri } : {} }]);
+}
+
+function describe(state: ConnectionState): string {
+  return state.root ?? state.config.workspace;
+}
+
+const refused = (what: string, why: string): Effect => ({ kind: 'log', level: 'warning', message: `client root refused: ${why}`, data: { root: what } });
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `candidate` is `root` or below it, compared by path components (both real, absolute POSIX paths). */
+export function isInsidePath(root: string, candidate: string): boolean {
+  if (candidate === root) return true;
+  const base = root.endsWith('/') ? root : `${root}/`;
+  return candidate.startsWith(base);
+}
