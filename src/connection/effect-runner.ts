@@ -40,6 +40,8 @@ export class EffectRunner {
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
   #closed = false;
+  /** The pending roots deadline's timer (cleared on close), or null. */
+  #rootsDeadline: unknown = null;
 
   constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
     this.#deps = deps;
@@ -76,6 +78,14 @@ export class EffectRunner {
             this.#deliver({ kind: 'rootsChecked', round: effect.round, roots: effect.uris.map((uri) => ({ uri, problem: `it could not be checked (${(err as Error).message})` })) });
           },
         );
+        return;
+      case 'rootsDeadline':
+        // One timer at most: a newer round makes the older one's deadline moot (the core ignores it).
+        if (this.#rootsDeadline !== null) this.#clock.clearTimeout(this.#rootsDeadline);
+        this.#rootsDeadline = this.#clock.setTimeout(() => {
+          this.#rootsDeadline = null;
+          this.#deliver({ kind: 'rootsWaitOver', round: effect.round });
+        }, effect.ms);
         return;
       case 'clientResponse':
         // Questions to the client are asked only by harness tasks, whose session answers them.
@@ -118,6 +128,8 @@ export class EffectRunner {
    */
   async close(reason: string, graceMs: number = ABORT_GRACE_MS): Promise<void> {
     this.#closed = true;
+    if (this.#rootsDeadline !== null) this.#clock.clearTimeout(this.#rootsDeadline);
+    this.#rootsDeadline = null;
     const done = [...(this.#work?.values() ?? [])].map((w) => {
       w.controller.abort(new Error(reason));
       return w.done;

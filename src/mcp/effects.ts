@@ -34,6 +34,8 @@ export type Effect =
    * directory, else why not. Answer with `rootsChecked` carrying the same `round`.
    */
   | { kind: 'checkRoots'; round: number; uris: string[] }
+  /** After `ms`, answer with `rootsWaitOver` of this `round` (requests held for the roots stop waiting). */
+  | { kind: 'rootsDeadline'; round: number; ms: number }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown> };
 
@@ -69,5 +71,7 @@ export type EffectResult =
   | { kind: 'clientRequest'; ticket: number; key: number; method: 'sampling/createMessage' | 'elicitation/create'; params: unknown }
   /** What `checkRoots` found, per URI in its order: a real directory path, or the reason it is refused. No ticket. */
   | { kind: 'rootsChecked'; round: number; roots: CheckedRoot[] }
+  /** A `rootsDeadline` passed. No ticket. */
+  | { kind: 'rootsWaitOver'; round: number }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
   | { kind: 'effectFailed'; ticket: number; code: number; message: string };

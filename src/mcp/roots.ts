@@ -1,13 +1,18 @@
 // The client's roots choose the session's workspace when the operator did not: after `initialized` (and
 // on every `notifications/roots/list_changed`) the core asks `roots/list`, hands the file: URIs to the
-// runtime to check (`checkRoots`), and works in the first checked directory its policy accepts.
+// runtime to check (`checkRoots`), and works in the first checked directory its policy accepts. Requests
+// that need the workspace wait meanwhile, at most ROOTS_WAIT_MS (the runtime's `rootsDeadline` timer).
 
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { CheckedRoot, Effect } from './effects.ts';
-import type { Classified } from './jsonrpc.ts';
+import { type Classified, idKey, type Params } from './jsonrpc.ts';
 import { ownQuestion } from './outgoing.ts';
-import type { ConnectionState } from './state.ts';
+import type { ConnectionState, HeldRequest } from './state.ts';
 import { silent, type Step } from './step.ts';
-import { MAX_ROOT_URI_LENGTH, MAX_ROOTS_CONSIDERED } from '../limits.ts';
+import { MAX_ROOT_URI_LENGTH, MAX_ROOTS_CONSIDERED, ROOTS_WAIT_MS } from '../limits.ts';
+
+/** Requests whose answer depends on the session's workspace: they wait for the roots. */
+const WORKSPACE_METHODS: ReadonlySet<string> = new Set(['tools/call', 'resources/read', 'completion/complete']);
 
 /** The id of the server's `roots/list` question of a round: its own prefix, apart from the other questions' ids. */
 export const rootsQuestionId = (round: number): string => `superpi-roots-${round}`;
@@ -26,17 +31,53 @@ export function askRoots(state: ConnectionState): Step {
   const round = state.rootsRound + 1;
   const id = rootsQuestionId(round);
   return {
-    state: { ...state, rootsAsked: id, rootsRound: round },
+    state: { ...state, rootsAsked: id, rootsRound: round, rootsWaiting: true },
     replies: [ownQuestion(id, 'roots/list', {})],
-    effects: [{ kind: 'log', level: 'debug', message: 'asking the client for its roots', data: { round } }],
+    effects: [
+      { kind: 'log', level: 'debug', message: 'asking the client for its roots', data: { round } },
+      { kind: 'rootsDeadline', round, ms: ROOTS_WAIT_MS },
+    ],
   };
+}
+
+/** Whether request `method` waits now: roots are being settled and its answer depends on the workspace. */
+export function waitsForRoots(state: ConnectionState, method: string): boolean {
+  return state.rootsWaiting && WORKSPACE_METHODS.has(method);
+}
+
+/** Holds a request until the roots are settled (bounded with the requests in flight by the caller). */
+export function holdForRoots(state: ConnectionState, id: RequestId, method: string, params: Params): Step {
+  return silent({ ...state, rootsHeld: [...state.rootsHeld, { id, method, params }] });
+}
+
+/** The held requests, once the roots no longer keep them waiting (the caller handles them in order). */
+export function takeHeld(state: ConnectionState): { state: ConnectionState; held: readonly HeldRequest[] } {
+  if (state.rootsWaiting || state.rootsHeld.length === 0) return { state, held: [] };
+  return { state: { ...state, rootsHeld: [] }, held: state.rootsHeld };
+}
+
+/** A held request the client cancelled: dropped (a cancelled request gets no answer). Null when none is held under `id`. */
+export function dropHeld(state: ConnectionState, id: RequestId): ConnectionState | null {
+  const key = idKey(id);
+  const kept = state.rootsHeld.filter((h) => idKey(h.id) !== key);
+  return kept.length === state.rootsHeld.length ? null : { ...state, rootsHeld: kept };
+}
+
+/** The `rootsDeadline` of `round` passed: if the roots of that round are still unsettled, held requests go on. */
+export function rootsWaitOver(state: ConnectionState, round: number): Step {
+  if (round !== state.rootsRound || !state.rootsWaiting) return silent(state);
+  return silent({ ...state, rootsWaiting: false }, [{
+    kind: 'log', level: 'warning',
+    message: `the client's roots were not settled within ROOTS_WAIT_MS (${ROOTS_WAIT_MS} ms); requests run in ${describe(state)} until they are`,
+  }]);
 }
 
 type Response = Extract<Classified, { kind: 'response' }>;
 
 /** The client answered `roots/list`: its file: URIs go to the runtime to be checked; anything else is refused here. */
 export function rootsAnswered(state: ConnectionState, msg: Response): Step {
-  const next: ConnectionState = { ...state, rootsAsked: null };
+  const waiting: ConnectionState = { ...state, rootsAsked: null };
+  const next: ConnectionState = { ...waiting, rootsWaiting: false };
   const keep = `keeping the workspace ${describe(state)}`;
   if (msg.error) {
     return silent(next, [{ kind: 'log', level: 'warning', message: `the client did not list its roots (${msg.error.message}); ${keep}` }]);
@@ -59,7 +100,7 @@ export function rootsAnswered(state: ConnectionState, msg: Response): Step {
     else uris.push(uri);
   }
   if (uris.length === 0) return settle(next, null, logs);
-  return silent(next, [...logs, { kind: 'checkRoots', round: state.rootsRound, uris }]);
+  return silent(waiting, [...logs, { kind: 'checkRoots', round: state.rootsRound, uris }]);
 }
 
 /** The runtime checked the roots: the session works in the first directory its policy accepts, else the configured workspace. */
@@ -81,7 +122,7 @@ export function rootsChecked(state: ConnectionState, round: number, roots: reado
 }
 
 function settle(state: ConnectionState, chosen: { uri: string; path: string } | null, logs: Effect[]): Step {
-  const next: ConnectionState = { ...state, root: chosen?.path ?? null };
+  const next: ConnectionState = { ...state, root: chosen?.path ?? null, rootsWaiting: false };
   const message = chosen
     ? `the session's workspace is the client's root ${chosen.path}`
     : `no client root is usable; the session's workspace is ${state.config.workspace}`;

@@ -4,6 +4,7 @@
 import type { ClientCapabilities, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_HARNESS, type HarnessId } from '../harness/ids.ts';
 import type { ToolName } from '../tools/definition.ts';
+import type { Params } from './jsonrpc.ts';
 import type { LogLevel } from './logging-level.ts';
 import type { ProtocolVersion } from './version.ts';
 import { DEFAULT_PAGE_SIZE } from '../limits.ts';
@@ -66,6 +67,17 @@ export interface ConnectionState {
   readonly rootsAsked: string | null;
   /** How many times roots were asked: names each question and its check, so a stale answer is known. */
   readonly rootsRound: number;
+  /** Roots were asked and not settled yet (nor waited for past ROOTS_WAIT_MS): workspace-bound requests are held. */
+  readonly rootsWaiting: boolean;
+  /** Requests held until the roots are settled, in arrival order; they count as in flight. Not checkpointed. */
+  readonly rootsHeld: readonly HeldRequest[];
+}
+
+/** A request that needs the session's workspace, held while the client's roots are being settled. */
+export interface HeldRequest {
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params: Params;
 }
 
 export function initialState(config: Partial<ConnectionConfig> & Pick<ConnectionConfig, 'workspace'>): ConnectionState {
@@ -93,6 +105,8 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
     root: null,
     rootsAsked: null,
     rootsRound: 0,
+    rootsWaiting: false,
+    rootsHeld: [],
   };
 }
 

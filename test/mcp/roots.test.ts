@@ -7,7 +7,7 @@ import type { Effect } from '../../src/mcp/effects.ts';
 import type { RootsPolicy } from '../../src/mcp/state.ts';
 import { effectiveWorkspace } from '../../src/mcp/state.ts';
 import { feed, fold, fresh, init, req } from './golden.ts';
-import { MAX_ROOTS_CONSIDERED } from '../../src/limits.ts';
+import { MAX_ROOTS_CONSIDERED, ROOTS_WAIT_MS } from '../../src/limits.ts';
 
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
 const listChanged = { jsonrpc: '2.0', method: 'notifications/roots/list_changed' };
@@ -92,10 +92,56 @@ choosing('tools, the workspace resource and path completions then run in the cho
   assert.equal(calls.effects.map((e) => ('workspace' in e ? e.workspace : null)), ['/home/me/a', '/home/me/a']);
 });
 
-choosing('before any root is chosen, effects name no workspace (the runtime\'s configured one)', () => {
+const waiting = suite('requests that need the workspace wait for the roots');
+
+waiting('asking the roots arms a ROOTS_WAIT_MS deadline for the runtime', () => {
+  const s = started('follow');
+  assert.equal(s.effects.filter((e) => e.kind === 'rootsDeadline'), [{ kind: 'rootsDeadline', round: 1, ms: ROOTS_WAIT_MS }]);
+});
+
+waiting('a tool call before the roots are settled is held, then runs in the chosen root', () => {
   const s = answered('follow', ['file:///home/me/a']);
+  const call = feed(s.state, req(1, 'tools/call', { name: 'ls', arguments: {} }), req(2, 'ping'));
+  assert.equal(call.replies, [{ jsonrpc: '2.0', id: 2, result: {} }], 'ping is not held');
+  assert.equal(call.effects.filter((e) => e.kind === 'runTool'), []);
+  const f = fold(call.state, { kind: 'rootsChecked', round: 1, roots: [{ uri: 'file:///home/me/a', path: '/home/me/a' }] });
+  const run = f.effects.filter((e) => e.kind === 'runTool');
+  assert.equal(run.map((e) => [e.requestId, e.workspace]), [[1, '/home/me/a']]);
+  assert.equal(f.state.rootsHeld, []);
+});
+
+waiting('past the deadline, held requests run in the configured workspace and the wait is logged', () => {
+  const s = started('follow');
   const call = feed(s.state, req(1, 'tools/call', { name: 'ls', arguments: {} }));
-  assert.equal(call.effects.map((e) => 'workspace' in e), [false]);
+  const over = fold(call.state, { kind: 'rootsWaitOver', round: 1 });
+  const run = over.effects.filter((e) => e.kind === 'runTool');
+  assert.equal(run.map((e) => [e.requestId, 'workspace' in e]), [[1, false]]);
+  assert.ok(logs(over.effects).some((l) => l.startsWith('warning: the client\'s roots were not settled within ROOTS_WAIT_MS')));
+  const late = feed(over.state, answerRoots('superpi-roots-1', ['file:///home/me/a']));
+  const chosen = fold(late.state, { kind: 'rootsChecked', round: 1, roots: [{ uri: 'file:///home/me/a', path: '/home/me/a' }] });
+  assert.is(chosen.state.root, '/home/me/a', 'a late answer still chooses the root');
+});
+
+waiting('a deadline of an older round releases nothing', () => {
+  const s = feed(started('follow').state, listChanged, req(1, 'tools/call', { name: 'ls', arguments: {} }));
+  const over = fold(s.state, { kind: 'rootsWaitOver', round: 1 });
+  assert.equal(over.effects.filter((e) => e.kind === 'runTool'), []);
+  assert.is(over.state.rootsHeld.length, 1);
+});
+
+waiting('a held request the client cancels is never run, and its id is free again', () => {
+  const s = started('follow');
+  const call = feed(s.state, req(1, 'tools/call', { name: 'ls', arguments: {} }), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+  const over = fold(call.state, { kind: 'rootsWaitOver', round: 1 });
+  assert.equal(over.effects.filter((e) => e.kind === 'runTool'), []);
+  assert.equal(over.replies, []);
+});
+
+waiting('a request reusing the id of a held one is refused as a reused id', () => {
+  const s = started('follow');
+  const twice = feed(s.state, req(1, 'tools/call', { name: 'ls', arguments: {} }), req(1, 'tools/call', { name: 'ls', arguments: {} }));
+  assert.is((twice.replies[0] as { error: { code: number } }).error.code, -32600);
+  assert.is(twice.state.rootsHeld.length, 1);
 });
 
 choosing('list_changed moves the workspace to the new first root; a check from the older round is ignored', () => {
@@ -154,4 +200,5 @@ remote('a root inside the configured workspace narrows the session to it', () =>
 
 asking.run();
 choosing.run();
+waiting.run();
 remote.run();
