@@ -96,7 +96,7 @@ export function defaultSchedulerThreads(transport: 'stdio' | 'http', chaos: Chao
 export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
 
 Options (flags override environment variables, which override defaults):
-  --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: current directory
+  --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: the client's first root, else the current directory
   --harness ID             harness for tool calls: ${harnessIds.join(', ')}   env SUPERPI_HARNESS   default: ${DEFAULT_HARNESS}
   --log-level LEVEL        stderr log threshold: debug, info, notice, warning, error   env SUPERPI_LOG_LEVEL   default: info
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}

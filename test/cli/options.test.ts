@@ -196,4 +196,12 @@ test('--allowed-origins (or SUPERPI_ALLOWED_ORIGINS) lists origins as scheme://h
   assert.match(usage, '--allowed-origins');
 });
 
+test('the workspace counts as given (roots never asked) with --workspace or SUPERPI_WORKSPACE, not by default', () => {
+  assert.is(serve([]).workspaceGiven, false);
+  assert.is(serve(['--workspace', '/p']).workspaceGiven, true);
+  assert.is(serve([], { SUPERPI_WORKSPACE: '/p' }).workspaceGiven, true);
+  assert.is(resolveOptions({}, 'stdio').workspaceGiven, false);
+  assert.is(resolveOptions({ workspace: '/p' }, 'stdio').workspaceGiven, true);
+});
+
 test.run();
