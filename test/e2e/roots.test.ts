@@ -9,6 +9,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { spawn } from 'node:child_process';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectStdio, makeSandbox, repoRoot, stdioEntry, textOf } from './fixtures.ts';
 
@@ -91,6 +93,41 @@ roots('with --workspace, the client\'s roots are never asked', async () => {
   } finally {
     await c.close();
     await box.cleanup();
+  }
+});
+
+roots('an HTTP session\'s root outside the server\'s workspace is refused; one inside it narrows the session to it', async () => {
+  // No --workspace: the server's workspace is the directory it starts in (the repository); root A is outside it.
+  const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'examples/server.ts'), '--port', '0'], { cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'] });
+  let stderr = '';
+  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
+  try {
+    const url = await new Promise<string>((resolve, reject) => {
+      let stdout = '';
+      child.stdout.on('data', (d: Buffer) => {
+        stdout += d.toString();
+        const m = /Streamable HTTP\s+(http:\/\/\S+)/.exec(stdout);
+        if (m) resolve(m[1] as string);
+      });
+      child.once('exit', (code) => reject(new Error(`server exited with ${code}; stderr: ${stderr}`)));
+    });
+    const client = new Client({ name: 'roots-http', version: '1.0.0' }, { capabilities: { roots: { listChanged: true } } });
+    client.setRequestHandler(ListRootsRequestSchema, () => ({ roots: [{ uri: pathToFileURL(rootA).href }, { uri: pathToFileURL(path.join(repoRoot, 'examples')).href }] }));
+    await client.connect(new StreamableHTTPClientTransport(new URL(url)));
+    try {
+      const listed = textOf(await client.callTool({ name: 'ls', arguments: {} }));
+      assert.match(listed, /stdio\.ts/, 'the session works in the root inside the server\'s workspace');
+      assert.not.match(listed, /only-in-a\.txt/);
+      assert.match(stderr, /a remote session's root must lie inside the server's workspace/);
+    } finally {
+      await client.close();
+    }
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) {
+      const exited = new Promise((resolve) => child.once('exit', resolve));
+      child.kill('SIGTERM');
+      await exited;
+    }
   }
 });
 
