@@ -7,7 +7,7 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { CheckedRoot, Effect } from './effects.ts';
 import { type Classified, idKey, type Params } from './jsonrpc.ts';
 import { ownQuestion } from './outgoing.ts';
-import type { ConnectionState, HeldRequest } from './state.ts';
+import type { ConnectionConfig, ConnectionState, HeldRequest } from './state.ts';
 import { silent, type Step } from './step.ts';
 import { MAX_ROOT_URI_LENGTH, MAX_ROOTS_CONSIDERED, ROOTS_WAIT_MS } from '../limits.ts';
 
@@ -112,7 +112,7 @@ export function rootsChecked(state: ConnectionState, round: number, roots: reado
       logs.push(refused(root.uri, root.problem));
       continue;
     }
-    if (state.config.roots === 'narrow' && !isInsidePath(state.config.workspace, root.path)) {
+    if (!rootAllowed(state.config, root.path)) {
       logs.push(refused(root.uri, `a remote session's root must lie inside the server's workspace ${state.config.workspace}`));
       continue;
     }
@@ -136,6 +136,12 @@ function describe(state: ConnectionState): string {
 const refused = (what: string, why: string): Effect => ({ kind: 'log', level: 'warning', message: `client root refused: ${why}`, data: { root: what } });
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** Whether a checked root may be a session's workspace under `config` (a rehydrated checkpoint's root is held to this node's). */
+export function rootAllowed(config: ConnectionConfig, path: string): boolean {
+  if (config.roots === 'ignore') return false;
+  return config.roots === 'follow' || isInsidePath(config.workspace, path);
+}
 
 /** `candidate` is `root` or below it, compared by path components (both real, absolute POSIX paths). */
 export function isInsidePath(root: string, candidate: string): boolean {
