@@ -6,7 +6,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { CheckedRoot, Effect } from './effects.ts';
 import { type Classified, idKey, type Params } from './jsonrpc.ts';
-import { ownQuestion } from './outgoing.ts';
+import { ownQuestion, question } from './outgoing.ts';
 import type { ConnectionConfig, ConnectionState, HeldRequest } from './state.ts';
 import { silent, type Step } from './step.ts';
 import { MAX_ROOT_URI_LENGTH, MAX_ROOTS_CONSIDERED, ROOTS_WAIT_MS } from '../limits.ts';
@@ -23,16 +23,16 @@ export function followsRoots(state: ConnectionState): boolean {
 }
 
 /**
- * Asks the client for its roots (a new round; an answer to an earlier round is then ignored). Nothing
- * when the session does not follow roots.
+ * Asks the client for its roots (a new round; an answer to an earlier round is then ignored), on behalf
+ * of request `relatedTo` when one is waiting for them. Nothing when the session does not follow roots.
  */
-export function askRoots(state: ConnectionState): Step {
+export function askRoots(state: ConnectionState, relatedTo?: RequestId): Step {
   if (!followsRoots(state)) return silent(state);
   const round = state.rootsRound + 1;
   const id = rootsQuestionId(round);
   return {
     state: { ...state, rootsAsked: id, rootsRound: round, rootsWaiting: true },
-    replies: [ownQuestion(id, 'roots/list', {})],
+    replies: [relatedTo === undefined ? ownQuestion(id, 'roots/list', {}) : question(id, 'roots/list', {}, relatedTo)],
     effects: [
       { kind: 'log', level: 'debug', message: 'asking the client for its roots', data: { round } },
       { kind: 'rootsDeadline', round, ms: ROOTS_WAIT_MS },
@@ -45,9 +45,15 @@ export function waitsForRoots(state: ConnectionState, method: string): boolean {
   return state.rootsWaiting && WORKSPACE_METHODS.has(method);
 }
 
-/** Holds a request until the roots are settled (bounded with the requests in flight by the caller). */
+/**
+ * Holds a request until the roots are settled (bounded with the requests in flight by the caller). In a
+ * remote session the question may have had nowhere to go (an HTTP client that has not opened its GET
+ * stream yet): the first request held while it is unanswered carries a fresh one, on its own stream.
+ */
 export function holdForRoots(state: ConnectionState, id: RequestId, method: string, params: Params): Step {
-  return silent({ ...state, rootsHeld: [...state.rootsHeld, { id, method, params }] });
+  const held: ConnectionState = { ...state, rootsHeld: [...state.rootsHeld, { id, method, params }] };
+  if (state.config.roots !== 'narrow' || state.rootsAsked === null || state.rootsHeld.length > 0) return silent(held);
+  return askRoots(held, id);
 }
 
 /** The held requests, once the roots no longer keep them waiting (the caller handles them in order). */

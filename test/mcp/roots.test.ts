@@ -7,6 +7,7 @@ import type { Effect } from '../../src/mcp/effects.ts';
 import type { RootsPolicy } from '../../src/mcp/state.ts';
 import { effectiveWorkspace } from '../../src/mcp/state.ts';
 import { feed, fold, fresh, init, req } from './golden.ts';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
 import { MAX_ROOTS_CONSIDERED, ROOTS_WAIT_MS } from '../../src/limits.ts';
 
 const initialized = { jsonrpc: '2.0', method: 'notifications/initialized' };
@@ -190,6 +191,16 @@ remote('a sibling sharing the workspace\'s name as a prefix is outside it', () =
   const s = answered('narrow', ['file:///srv/ws-other']);
   const f = fold(s.state, { kind: 'rootsChecked', round: 1, roots: [{ uri: 'file:///srv/ws-other', path: '/srv/ws-other' }] });
   assert.is(f.state.root, null);
+});
+
+remote('the first request held while roots/list is unanswered carries a fresh question on its own stream (an HTTP GET stream may not be open yet)', () => {
+  const s = started('narrow');
+  const step = handleMcpLine(JSON.stringify(req(5, 'tools/call', { name: 'ls', arguments: {} })), s.state);
+  assert.equal(step.replies.map((r) => [JSON.parse(r.line), r.relatedTo]), [[{ jsonrpc: '2.0', id: 'superpi-roots-2', method: 'roots/list', params: {} }, 5]]);
+  const second = handleMcpLine(JSON.stringify(req(6, 'tools/call', { name: 'ls', arguments: {} })), step.state);
+  assert.equal(second.replies, [], 'asked once per wait');
+  const local = feed(started('follow').state, req(5, 'tools/call', { name: 'ls', arguments: {} }));
+  assert.equal(local.replies, [], 'a local (stdio) session has one channel: its question was delivered');
 });
 
 remote('a root inside the configured workspace narrows the session to it', () => {
