@@ -58,6 +58,22 @@ export const DEFAULT_PAGE_SIZE = 50;
 /** The most values one completion returns (the MCP limit); past it the rest are counted in `total`, with `hasMore`. */
 export const MAX_COMPLETION_VALUES = 100;
 
+/**
+ * Roots of one `roots/list` answer that are considered, in the client's order; later ones are ignored
+ * (logged). The session works in the first acceptable one, so a host's first folder is always among them.
+ */
+export const MAX_ROOTS_CONSIDERED = 16;
+
+/** Characters of one root's URI; a longer one is refused (logged) without being looked at. */
+export const MAX_ROOT_URI_LENGTH = 4096;
+
+/**
+ * How long tool calls, resource reads and completions wait for the client's roots (asked after
+ * `initialized` and on `roots/list_changed`) before they run in the workspace the session has — the
+ * configured one until a root was chosen (logged). Hosts answer `roots/list` in milliseconds.
+ */
+export const ROOTS_WAIT_MS = 3000;
+
 
 // ── Actors: mailboxes, scheduler threads, calls (src/actors).
 

@@ -24,6 +24,8 @@ import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, t
 export interface ServerOptions {
   /** Workspace roots in order; the first is the one tools use. */
   readonly workspaces: readonly string[];
+  /** The operator named the workspace (`--workspace` or `SUPERPI_WORKSPACE`): clients' roots are then never asked. */
+  readonly workspaceGiven: boolean;
   readonly harness: HarnessId;
   readonly logLevel: LogLevel;
   readonly maxMessageBytes: number;
@@ -139,7 +141,7 @@ export function usageFor(defaultTransport: 'stdio' | 'http'): string {
 export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
 
 Options (flags override environment variables, which override defaults):
-  --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: current directory
+  --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: the client's first root, else the current directory
   --harness ID             harness for tool calls: ${harnessIds.join(', ')}   env SUPERPI_HARNESS   default: ${DEFAULT_HARNESS}
   --log-level LEVEL        stderr log threshold: debug, info, notice, warning, error   env SUPERPI_LOG_LEVEL   default: info
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
@@ -253,7 +255,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   if (values.help) return { kind: 'help' };
   if (values.version) return { kind: 'version' };
   const fromEnv = env.SUPERPI_WORKSPACE ? env.SUPERPI_WORKSPACE.split(':').filter((p) => p !== '') : [];
-  const workspaces = values.workspace && values.workspace.length > 0 ? values.workspace : fromEnv.length > 0 ? fromEnv : [cwd];
+  const defaultWorkspaces = [cwd];
+  const workspaces = values.workspace && values.workspace.length > 0 ? values.workspace : fromEnv.length > 0 ? fromEnv : defaultWorkspaces;
   const harness = values.harness ?? env.SUPERPI_HARNESS ?? DEFAULT_HARNESS;
   if (!isHarnessId(harness)) throw new OptionsError(`unknown harness "${harness}": use one of ${harnessIds.join(', ')}`);
   let logLevel: LogLevel;
@@ -311,6 +314,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     kind: 'serve',
     options: {
       workspaces,
+      workspaceGiven: workspaces !== defaultWorkspaces,
       harness,
       logLevel,
       maxMessageBytes: positiveInt('--max-message-bytes', values['max-message-bytes'], DEFAULT_MAX_MESSAGE_BYTES),

@@ -68,7 +68,7 @@ export function resolveOptions(options: LibraryOptions, transport: 'stdio' | 'ht
   const { workspace, logger: _logger, onGiveUp: _onGiveUp, ...rest } = options;
   const defined = Object.fromEntries(Object.entries(rest).filter(([, v]) => v !== undefined)) as Partial<ServerOptions>;
   const workspaces = workspace === undefined ? parsed.options.workspaces : typeof workspace === 'string' ? [workspace] : workspace;
-  const merged = { ...parsed.options, ...defined, workspaces, transport };
+  const merged = { ...parsed.options, ...defined, workspaces, workspaceGiven: workspace !== undefined || (defined.workspaceGiven ?? false), transport };
   // The default number of scheduler threads depends on the chaos asked for (see defaultSchedulerThreads).
   return options.threads === undefined ? { ...merged, threads: defaultSchedulerThreads(transport, merged.chaos) } : merged;
 }
@@ -116,6 +116,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
       serverVersion: SERVER_VERSION,
       allowAnonymousWrites: options.allowAnonymousWrites,
       allowAnonymousTasks: options.allowAnonymousTasks,
+      followRoots: !options.workspaceGiven,
       taskBudget: { maxTasks: options.maxTasksPerPrincipal, turnsPerMinute: options.turnsPerMinute, modelCallsPerMinute: options.modelCallsPerMinute },
       unsafeBashWithoutSandbox: options.unsafeBashWithoutSandbox,
       // stdio serves no /metrics: nothing would read them.

@@ -7,6 +7,7 @@
 
 import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import type { Checkpoint } from '../connection/connection-actor.ts';
+import { rootAllowed } from '../mcp/roots.ts';
 import type { ConnectionConfig } from '../mcp/state.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 
@@ -21,7 +22,10 @@ export interface Rehydrated {
 
 export function rehydrate(bytes: Uint8Array, config: ConnectionConfig): Rehydrated {
   const stored = decodeCheckpoint<Checkpoint>(bytes);
-  const checkpoint: Checkpoint = { ...stored, config, tasks: [] };
+  // The root the home chose is kept only where this node's configuration would accept it (a node with
+  // --workspace, or another workspace, must not inherit a root its own policy refuses).
+  const root = typeof stored.root === 'string' && rootAllowed(config, stored.root) ? stored.root : null;
+  const checkpoint: Checkpoint = { ...stored, config, root, tasks: [] };
   return { checkpoint: encodeCheckpoint(checkpoint), version: stored.protocolVersion, subscriptions: stored.subscriptions };
 }
 

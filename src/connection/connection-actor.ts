@@ -55,7 +55,7 @@ export interface ConnectionOutput {
  * harness tasks, which outlive this actor (they are actors of their own): their tickets are kept, so the
  * restarted actor still knows which request each task answers.
  */
-export type Checkpoint = Omit<ConnectionState, 'pending'> & { readonly tasks: [number, Pending][] };
+export type Checkpoint = Omit<ConnectionState, 'pending' | 'rootsHeld'> & { readonly tasks: [number, Pending][] };
 
 interface ActorState {
   readonly session: ConnectionState;
@@ -114,6 +114,8 @@ function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
     || a.harness !== b.harness || a.logLevel !== b.logLevel || a.conversations !== b.conversations || a.config !== b.config
     // Subscriptions are the session's too: a session rehydrated on another node keeps them (cluster design).
     || a.subscriptions !== b.subscriptions
+    // The client's root is the session's workspace: a restarted actor must work where this one did.
+    || a.root !== b.root || a.rootsAsked !== b.rootsAsked || a.rootsWaiting !== b.rootsWaiting
     || (a.pending !== b.pending && taskCount(a) !== taskCount(b));
 }
 
@@ -126,11 +128,18 @@ function taskCount(s: ConnectionState): number {
 }
 
 function checkpointOf(s: ConnectionState): Checkpoint {
-  const { pending, ...rest } = s;
+  // Held requests are the owner's to redeliver after a crash, as other requests in flight are.
+  const { pending, rootsHeld: _held, ...rest } = s;
   return { ...rest, tasks: [...pending].filter(([, p]) => isTask(p)) };
 }
 
 function resumed(checkpoint: Checkpoint): ConnectionState {
   const { tasks, ...rest } = checkpoint;
-  return { ...rest, pending: new Map(tasks) };
+  // A checkpoint written before roots were followed lacks their fields: it resumes as a session that ignores them.
+  const older: Partial<Pick<ConnectionState, 'root' | 'rootsAsked' | 'rootsRound' | 'rootsWaiting'>> & { config: Partial<ConnectionConfig> } = rest;
+  return {
+    ...rest, root: older.root ?? null, rootsAsked: older.rootsAsked ?? null, rootsRound: older.rootsRound ?? 0,
+    rootsWaiting: older.rootsWaiting ?? false, rootsHeld: [],
+    config: { ...rest.config, roots: older.config.roots ?? 'ignore' }, pending: new Map(tasks),
+  };
 }

@@ -11,12 +11,13 @@ import { undoConversation } from '../task/undo.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { Logger } from '../log/logger.ts';
 import { completePath } from './path-completion.ts';
+import { checkRoots } from './root-check.ts';
 import { runTool } from '../tools/tool-runner.ts';
 import { gatherWorkspaceContext } from './workspace-context.ts';
 import { ABORT_GRACE_MS, MAX_COMPLETION_VALUES } from '../limits.ts';
 
 export interface EffectDeps {
-  /** Real path of the workspace root. */
+  /** Real path of the configured workspace root; an effect naming the session's chosen root runs there instead. */
   readonly workspace: string;
   readonly logger: Logger;
   /** Deadline of one tool call. */
@@ -39,6 +40,8 @@ export class EffectRunner {
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
   #closed = false;
+  /** The pending roots deadline's timer (cleared on close), or null. */
+  #rootsDeadline: unknown = null;
 
   constructor(deps: EffectDeps, deliver: (result: EffectResult) => void) {
     this.#deps = deps;
@@ -63,9 +66,27 @@ export class EffectRunner {
         return this.#runTool(effect);
       case 'readWorkspace':
         return this.#track(effect.ticket, async () => {
-          const context = await gatherWorkspaceContext(this.#deps.workspace, this.#clock);
+          const context = await gatherWorkspaceContext(effect.workspace ?? this.#deps.workspace, this.#clock);
           this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
         });
+      case 'checkRoots':
+        // Not tracked by ticket: nothing cancels it, and a stale answer is known to the core by its round.
+        void checkRoots(effect.uris).then(
+          (roots) => this.#deliver({ kind: 'rootsChecked', round: effect.round, roots }),
+          (err: unknown) => {
+            this.#deps.logger.log('error', 'checking the client roots failed', { error: (err as Error).stack ?? String(err) });
+            this.#deliver({ kind: 'rootsChecked', round: effect.round, roots: effect.uris.map((uri) => ({ uri, problem: `it could not be checked (${(err as Error).message})` })) });
+          },
+        );
+        return;
+      case 'rootsDeadline':
+        // One timer at most: a newer round makes the older one's deadline moot (the core ignores it).
+        if (this.#rootsDeadline !== null) this.#clock.clearTimeout(this.#rootsDeadline);
+        this.#rootsDeadline = this.#clock.setTimeout(() => {
+          this.#rootsDeadline = null;
+          this.#deliver({ kind: 'rootsWaitOver', round: effect.round });
+        }, effect.ms);
+        return;
       case 'clientResponse':
         // Questions to the client are asked only by harness tasks, whose session answers them.
         return;
@@ -95,7 +116,7 @@ export class EffectRunner {
         });
       case 'completePath':
         return this.#track(effect.ticket, async () => {
-          const { values, hasMore } = await completePath(this.#deps.workspace, effect.prefix);
+          const { values, hasMore } = await completePath(effect.workspace ?? this.#deps.workspace, effect.prefix);
           this.#deliver({ kind: 'pathCompletions', ticket: effect.ticket, values, hasMore });
         });
     }
@@ -107,6 +128,8 @@ export class EffectRunner {
    */
   async close(reason: string, graceMs: number = ABORT_GRACE_MS): Promise<void> {
     this.#closed = true;
+    if (this.#rootsDeadline !== null) this.#clock.clearTimeout(this.#rootsDeadline);
+    this.#rootsDeadline = null;
     const done = [...(this.#work?.values() ?? [])].map((w) => {
       w.controller.abort(new Error(reason));
       return w.done;
@@ -141,7 +164,7 @@ export class EffectRunner {
         const onProgress = (progress: ToolProgress) => { if (!answered) this.#deliver({ kind: 'toolProgress', ticket, progress }); };
         const outcome = effect.tool === 'harness_task'
           ? await this.#runTask(effect)
-          : await execute(effect.tool, effect.args, effect.harness, { workspace: this.#deps.workspace, signal, onProgress, clock });
+          : await execute(effect.tool, effect.args, effect.harness, { workspace: effect.workspace ?? this.#deps.workspace, signal, onProgress, clock });
         answer({ kind: 'toolDone', ticket, outcome });
       } catch (err) {
         // A body stopped by its signal may reject with the abort reason: that is a stop, not a bug.
@@ -163,7 +186,7 @@ export class EffectRunner {
     if (args.undo !== true) return { text: 'harness_task runs as a task actor; this runner only undoes (pass undo: true).', isError: true };
     if (typeof args.conversation_id !== 'string') return { text: 'undo needs conversation_id: the conversation whose changes to revert.', isError: true };
     try {
-      return await undoConversation(task.store(), args.conversation_id, task.principal, this.#deps.workspace);
+      return await undoConversation(task.store(), args.conversation_id, task.principal, effect.workspace ?? this.#deps.workspace);
     } catch (err) {
       if (err instanceof ToolError) return { text: err.message, isError: true };
       throw err;

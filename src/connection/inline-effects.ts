@@ -27,7 +27,7 @@ export function runInline(effect: Effect, workspace: string): EffectResult | nul
   if (effect.kind !== 'runTool' || effect.tool !== 'read') return null;
   let outcome;
   try {
-    outcome = readSmallFileSync(effect.args as unknown as ReadArgs, workspace, INLINE_READ_BYTES);
+    outcome = readSmallFileSync(effect.args as unknown as ReadArgs, effect.workspace ?? workspace, INLINE_READ_BYTES);
   } catch (err) {
     if (err instanceof ToolError) return { kind: 'toolDone', ticket: effect.ticket, outcome: { text: err.message, isError: true } };
     // Not a refusal the model should read: the owner runs the call the usual way and reports what happens.

@@ -7,15 +7,17 @@ import type { ToolName } from '../tools/definition.ts';
 import type { ToolOutcome, ToolProgress } from '../tools/contract.ts';
 import type { LogLevel } from './logging-level.ts';
 
+// `workspace` on an effect: the session's chosen client root (a checked real path); absent, the
+// configured workspace.
 export type Effect =
   /** Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). */
-  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities }
+  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities; workspace?: string }
   /** The client's answer to a `clientRequest` (result, or error when it failed or cannot be asked). */
   | { kind: 'clientResponse'; ticket: number; key: number; result?: unknown; error?: { code: number; message: string } }
   /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */
   | { kind: 'cancel'; ticket: number }
   /** Gather the workspace context resource; answer with `workspaceContext`. */
-  | { kind: 'readWorkspace'; ticket: number }
+  | { kind: 'readWorkspace'; ticket: number; workspace?: string }
   /** Read a conversation's transcript (this connection's principal); answer with `transcript`. */
   | { kind: 'readTranscript'; ticket: number; conversationId: string }
   /**
@@ -26,7 +28,14 @@ export type Effect =
   /** The principal's conversation ids starting with `prefix`, newest first; answer with `conversationCompletions`. */
   | { kind: 'completeConversation'; ticket: number; prefix: string }
   /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
-  | { kind: 'completePath'; ticket: number; prefix: string }
+  | { kind: 'completePath'; ticket: number; prefix: string; workspace?: string }
+  /**
+   * Look at the client's roots (file: URIs, in its order): the real path of each that names a readable
+   * directory, else why not. Answer with `rootsChecked` carrying the same `round`.
+   */
+  | { kind: 'checkRoots'; round: number; uris: string[] }
+  /** After `ms`, answer with `rootsWaitOver` of this `round` (requests held for the roots stop waiting). */
+  | { kind: 'rootsDeadline'; round: number; ms: number }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown> };
 
@@ -43,6 +52,8 @@ export interface WorkspaceContext {
   readme: { path: string; excerpt: string } | null;
 }
 
+export type CheckedRoot = { uri: string; path: string } | { uri: string; problem: string };
+
 export type EffectResult =
   | { kind: 'toolDone'; ticket: number; outcome: ToolOutcome }
   | { kind: 'toolProgress'; ticket: number; progress: ToolProgress }
@@ -58,5 +69,9 @@ export type EffectResult =
   | { kind: 'resourceUpdated'; uri: string }
   /** Work in flight (ticket) needs to ask the client: `sampling/createMessage` or `elicitation/create`. */
   | { kind: 'clientRequest'; ticket: number; key: number; method: 'sampling/createMessage' | 'elicitation/create'; params: unknown }
+  /** What `checkRoots` found, per URI in its order: a real directory path, or the reason it is refused. No ticket. */
+  | { kind: 'rootsChecked'; round: number; roots: CheckedRoot[] }
+  /** A `rootsDeadline` passed. No ticket. */
+  | { kind: 'rootsWaitOver'; round: number }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
   | { kind: 'effectFailed'; ticket: number; code: number; message: string };

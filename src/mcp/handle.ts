@@ -18,6 +18,7 @@ import { addPending, fail, removePending, reply, silent, type Step } from './ste
 import { versionFeatures } from './version.ts';
 import { canElicitForm, canSample } from './client-capabilities.ts';
 import { nestsDeeperThan } from './limits.ts';
+import { askRoots, dropHeld, holdForRoots, rootsAnswered, rootsChecked, rootsWaitOver, takeHeld, waitsForRoots } from './roots.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
 
 export type { Step } from './step.ts';
@@ -180,19 +181,39 @@ function handleRequest(id: RequestId, method: string, params: Params, state: Con
   }
   const handler = requestHandlers.get(method);
   if (!handler) return fail(state, id, ErrorCode.MethodNotFound, `Method not found: ${method}`);
-  if (state.pending.size >= MAX_REQUESTS_IN_FLIGHT) {
+  if (state.pending.size + state.rootsHeld.length >= MAX_REQUESTS_IN_FLIGHT) {
     return fail(state, id, ErrorCode.ServerBusy, `Server busy: this session already has MAX_REQUESTS_IN_FLIGHT (${MAX_REQUESTS_IN_FLIGHT}) requests in flight; wait for some to finish`);
   }
+  if (waitsForRoots(state, method)) return holdForRoots(state, id, method, params);
   return handler(state, id, params);
+}
+
+/** Once the client's roots are settled (or waited for long enough), the requests held for them are handled, in order. */
+function releaseHeld(step: Step): Step {
+  const { state, held } = takeHeld(step.state);
+  if (held.length === 0) return step;
+  const replies = [...step.replies];
+  const effects = [...step.effects];
+  let current = state;
+  for (const h of held) {
+    const next = handleRequest(h.id, h.method, h.params, current);
+    current = next.state;
+    replies.push(...next.replies);
+    effects.push(...next.effects);
+  }
+  return { state: current, replies, effects };
 }
 
 function handleNotification(method: string, params: Params, state: ConnectionState): Step {
   if (method === 'notifications/cancelled') return cancel(state, params);
-  // initialized, progress, roots/list_changed and unknown notifications need nothing; none gets a reply.
+  // The client's roots may choose the workspace (roots.ts): asked once the session is up, and again on a change.
+  if (method === 'notifications/initialized' || method === 'notifications/roots/list_changed') return askRoots(state);
+  // progress and unknown notifications need nothing; none gets a reply.
   return silent(state);
 }
 
 function handleResponse(msg: Extract<Classified, { kind: 'response' }>, state: ConnectionState): Step {
+  if (state.rootsAsked !== null && msg.id === state.rootsAsked) return releaseHeld(rootsAnswered(state, msg));
   for (const [ticket, pending] of state.pending) {
     if (pending.kind === 'confirm' && pending.outgoingId === msg.id) return confirmationAnswered(state, ticket, msg.result, msg.error);
     if (pending.kind === 'outgoing' && pending.outgoingId === msg.id) {
@@ -206,6 +227,8 @@ function handleResponse(msg: Extract<Classified, { kind: 'response' }>, state: C
 function cancel(state: ConnectionState, params: Params): Step {
   const requestId = params.requestId;
   if (typeof requestId !== 'string' && typeof requestId !== 'number') return silent(state);
+  const unheld = dropHeld(state, requestId);
+  if (unheld !== null) return silent(unheld);
   for (const [ticket, pending] of state.pending) {
     if (pending.kind === 'outgoing' || idKey(pending.requestId) !== idKey(requestId)) continue;
     const next = removePending(state, ticket);
@@ -259,7 +282,7 @@ function setLevel(state: ConnectionState, id: RequestId, params: Params): Step {
 function isInFlight(state: ConnectionState, id: RequestId): boolean {
   const key = idKey(id);
   for (const pending of state.pending.values()) if (pending.kind !== 'outgoing' && idKey(pending.requestId) === key) return true;
-  return false;
+  return state.rootsHeld.some((h) => idKey(h.id) === key);
 }
 
 /** Folds the result of an effect back in: finishes the request it belongs to, or drops it if cancelled. */
@@ -273,6 +296,8 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       ? { state, replies: [notice('notifications/resources/updated', { uri: result.uri })], effects: [] }
       : silent(state);
   }
+  if (result.kind === 'rootsChecked') return releaseHeld(rootsChecked(state, result.round, result.roots));
+  if (result.kind === 'rootsWaitOver') return releaseHeld(rootsWaitOver(state, result.round));
   const pending = state.pending.get(result.ticket);
   if (!pending) return silent(state); // cancelled, or already answered: a cancelled call sends no reply
   if (result.kind === 'clientRequest') return askClient(result, pending, state);

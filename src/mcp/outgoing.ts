@@ -34,3 +34,6 @@ export function notice(method: string, params: unknown, relatedTo?: RequestId): 
 /** A request of the server's own (`id` in the server's id space) made on behalf of client request `relatedTo`. */
 export const question = (id: RequestId, method: string, params: unknown, relatedTo: RequestId): Outgoing =>
   ({ line: requestLine(id, method, params), relatedTo });
+
+/** A request of the server's own that belongs to no client request (it asks for the session, e.g. `roots/list`). */
+export const ownQuestion = (id: string, method: string, params: unknown): Outgoing => ({ line: requestLine(id, method, params) });

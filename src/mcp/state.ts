@@ -4,6 +4,7 @@
 import type { ClientCapabilities, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { DEFAULT_HARNESS, type HarnessId } from '../harness/ids.ts';
 import type { ToolName } from '../tools/definition.ts';
+import type { Params } from './jsonrpc.ts';
 import type { LogLevel } from './logging-level.ts';
 import type { ProtocolVersion } from './version.ts';
 import { DEFAULT_PAGE_SIZE } from '../limits.ts';
@@ -11,12 +12,21 @@ import { DEFAULT_PAGE_SIZE } from '../limits.ts';
 /** Who is calling: the local user (stdio), a bearer-token principal, or an anonymous remote caller. */
 export type Principal = { kind: 'local' } | { kind: 'token'; name: string } | { kind: 'anonymous' };
 
+/**
+ * Whether the client's roots choose the session's workspace: `ignore` (the operator named the workspace,
+ * or the default for a bare state), `follow` (a local session: its first root that is a directory), or
+ * `narrow` (a remote session: only a root inside the configured workspace, so roots never widen reach).
+ */
+export type RootsPolicy = 'ignore' | 'follow' | 'narrow';
+
 export interface ConnectionConfig {
   readonly server: { readonly name: string; readonly version: string };
   /** The server's configured harness (`--harness`), used when the connection names none. */
   readonly harness: HarnessId;
-  /** The workspace root, for display in instructions and the workspace resource. */
+  /** The configured (or default) workspace root, as a real path: the session's workspace until a client root is chosen. */
   readonly workspace: string;
+  /** How the client's roots are used (roots.ts). */
+  readonly roots: RootsPolicy;
   readonly principal: Principal;
   readonly pageSize: number;
   /** Operator opt-in (`--allow-anonymous-writes`): anonymous remote callers may use write, edit and bash. */
@@ -51,6 +61,23 @@ export interface ConnectionState {
   readonly conversations: readonly string[];
   /** Resource URIs this connection subscribed to. */
   readonly subscriptions: readonly string[];
+  /** The client's root this session works in (a checked real path), or null: the configured workspace. */
+  readonly root: string | null;
+  /** The id of the `roots/list` question awaiting its answer, or null. */
+  readonly rootsAsked: string | null;
+  /** How many times roots were asked: names each question and its check, so a stale answer is known. */
+  readonly rootsRound: number;
+  /** Roots were asked and not settled yet (nor waited for past ROOTS_WAIT_MS): workspace-bound requests are held. */
+  readonly rootsWaiting: boolean;
+  /** Requests held until the roots are settled, in arrival order; they count as in flight. Not checkpointed. */
+  readonly rootsHeld: readonly HeldRequest[];
+}
+
+/** A request that needs the session's workspace, held while the client's roots are being settled. */
+export interface HeldRequest {
+  readonly id: RequestId;
+  readonly method: string;
+  readonly params: Params;
 }
 
 export function initialState(config: Partial<ConnectionConfig> & Pick<ConnectionConfig, 'workspace'>): ConnectionState {
@@ -59,6 +86,7 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
       server: config.server ?? { name: 'super-pi', version: '0.1.0' },
       harness: config.harness ?? DEFAULT_HARNESS,
       workspace: config.workspace,
+      roots: config.roots ?? 'ignore',
       principal: config.principal ?? { kind: 'local' },
       pageSize: config.pageSize ?? DEFAULT_PAGE_SIZE,
       allowAnonymousWrites: config.allowAnonymousWrites ?? false,
@@ -74,10 +102,25 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
     nextTicket: 1,
     conversations: [],
     subscriptions: [],
+    root: null,
+    rootsAsked: null,
+    rootsRound: 0,
+    rootsWaiting: false,
+    rootsHeld: [],
   };
+}
+
+/** The directory this session's tools, resources and completions work in. */
+export function effectiveWorkspace(state: ConnectionState): string {
+  return state.root ?? state.config.workspace;
 }
 
 /** The harness a direct tool call runs under: the connection's, else the configured one. */
 export function effectiveHarness(state: ConnectionState): HarnessId {
   return state.harness ?? state.config.harness;
+}
+
+/** The `workspace` field of an effect: the chosen client root, or nothing (the runtime's configured workspace). */
+export function chosenWorkspace(state: ConnectionState): { workspace?: string } {
+  return state.root === null ? {} : { workspace: state.root };
 }

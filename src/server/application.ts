@@ -77,6 +77,11 @@ export interface ApplicationOptions {
   readonly allowAnonymousWrites?: boolean;
   /** Anonymous remote callers may start harness_task (operator opt-in, `--allow-anonymous-tasks`). */
   readonly allowAnonymousTasks?: boolean;
+  /**
+   * No workspace was named by the operator: a session whose client declares roots works in its first
+   * root (a remote session's only when inside `workspace`). Default false: roots are never asked.
+   */
+  readonly followRoots?: boolean;
   /** What one principal's harness tasks may spend on this node; default DEFAULT_TASK_BUDGET_LIMITS. */
   readonly taskBudget?: TaskBudgetLimits;
   /** Remote callers may run `bash` where no sandbox can be built (`--unsafe-bash-without-sandbox`). */
@@ -364,6 +369,8 @@ export class Application implements SessionHost {
       pageSize: this.#options.pageSize,
       allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
       allowAnonymousTasks: this.#options.allowAnonymousTasks ?? false,
+      // A remote caller's roots may only narrow the workspace: a path its principal names is no grant.
+      roots: !(this.#options.followRoots ?? false) ? 'ignore' : options.principal.kind === 'local' ? 'follow' : 'narrow',
     };
     // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered,
     // so any node finds it), or taken over from another node; WebSocket and stdio sessions are not stored

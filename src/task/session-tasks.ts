@@ -198,7 +198,7 @@ export class SessionTasks {
       ...(context.taskLeaseMs === undefined ? {} : { leaseMs: context.taskLeaseMs }),
       scheduler: this.#deps.scheduler,
       provider,
-      workspace: this.#deps.workspace,
+      workspace: effect.workspace ?? this.#deps.workspace,
       executeTool: this.#deps.executeTool,
       toolTimeoutMs: this.#deps.toolTimeoutMs,
       ...(context.taskWallMs === undefined ? {} : { wallMs: context.taskWallMs }),

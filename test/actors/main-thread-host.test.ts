@@ -130,7 +130,7 @@ host('the connection behaviour runs in-thread as on a worker: a line in, its rep
   started.push(scheduler);
   scheduler.startThread(0);
   const args: ConnectionActorArgs = {
-    config: { server: { name: 'super-pi', version: '0.0.0' }, harness: 'super-pi-code', workspace: process.cwd(), principal: { kind: 'local' }, pageSize: 50, allowAnonymousWrites: false, allowAnonymousTasks: false },
+    config: { server: { name: 'super-pi', version: '0.0.0' }, harness: 'super-pi-code', workspace: process.cwd(), principal: { kind: 'local' }, pageSize: 50, allowAnonymousWrites: false, allowAnonymousTasks: false, roots: 'ignore' },
   };
   const actor = await scheduler.spawn({ module: 'builtin', export: 'connection' }, args, 'session');
   const out = new Promise<ConnectionOutput>((resolve) => actor.onMessage((m) => resolve(m as ConnectionOutput)));

@@ -208,6 +208,13 @@ const BASH_NETWORK: readonly Figure[] = [
   { phrase: /resolve at\s+most (\d+) names at once \(`EGRESS_MAX_CONCURRENT_LOOKUPS`/, name: 'EGRESS_MAX_CONCURRENT_LOOKUPS', figure: String(limits.EGRESS_MAX_CONCURRENT_LOOKUPS) },
 ];
 
+/** Figures of the client's roots (README, "Add it to a host"). */
+const ROOTS: readonly Figure[] = [
+  { phrase: /at\s+most (\d+) are considered \(`MAX_ROOTS_CONSIDERED`\)/, name: 'MAX_ROOTS_CONSIDERED', figure: String(limits.MAX_ROOTS_CONSIDERED) },
+  { phrase: /each URI at most (\d+) characters \(`MAX_ROOT_URI_LENGTH`\)/, name: 'MAX_ROOT_URI_LENGTH', figure: String(limits.MAX_ROOT_URI_LENGTH) },
+  { phrase: /at most (\d+) s \(`ROOTS_WAIT_MS`\)/, name: 'ROOTS_WAIT_MS', figure: seconds(limits.ROOTS_WAIT_MS) },
+];
+
 /** Constants of src/limits.ts the README does not state, and why it need not. */
 const INTERNAL = new Map<string, string>([
   ['ABANDONED_IDS_KEPT', 'ids of POSTs whose client went away, remembered so their late answers are dropped: bookkeeping, not a caller-visible limit'],
@@ -262,6 +269,10 @@ test('every figure the README states for a constant of src/limits.ts is its valu
   assert.equal(mismatches(readme, FIGURES), []);
 });
 
+test('every figure the README states for the client\'s roots is its value', () => {
+  assert.equal(mismatches(readme, ROOTS), []);
+});
+
 test('every figure the README states for a transport or store constant is its value', () => {
   assert.equal(mismatches(readme, ELSEWHERE), []);
 });
@@ -282,7 +293,7 @@ test('the check fails on a README figure that disagrees with the code, or on a f
 test('every constant of src/limits.ts is stated in the README (a row above) or listed as internal, with why', () => {
   const names = Object.keys(limits);
   assert.ok(names.length > 50, 'the module is read');
-  const stated = new Set([...FIGURES, ...BASH_NETWORK].map((f) => f.name));
+  const stated = new Set([...FIGURES, ...BASH_NETWORK, ...ROOTS].map((f) => f.name));
   assert.equal(names.filter((n) => !stated.has(n) && !INTERNAL.has(n)), [], 'neither stated nor internal');
   assert.equal([...INTERNAL.keys()].filter((n) => !names.includes(n)), [], 'internal, but no longer in src/limits.ts');
   assert.equal([...INTERNAL.keys()].filter((n) => stated.has(n)), [], 'both stated and internal');

@@ -222,4 +222,12 @@ test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsErro
   }
 });
 
+test('the workspace counts as given (roots never asked) with --workspace or SUPERPI_WORKSPACE, not by default', () => {
+  assert.is(serve([]).workspaceGiven, false);
+  assert.is(serve(['--workspace', '/p']).workspaceGiven, true);
+  assert.is(serve([], { SUPERPI_WORKSPACE: '/p' }).workspaceGiven, true);
+  assert.is(resolveOptions({}, 'stdio').workspaceGiven, false);
+  assert.is(resolveOptions({ workspace: '/p' }, 'stdio').workspaceGiven, true);
+});
+
 test.run();

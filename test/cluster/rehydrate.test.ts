@@ -27,4 +27,13 @@ test("a stored checkpoint resumes with this node's configuration and without the
   assert.is(storedVersion(new Uint8Array(encodeCheckpoint(stored))), '2025-06-18');
 });
 
+test("the home's chosen client root is kept only where this node's roots policy accepts it", () => {
+  const withRoot = (root: string): Uint8Array => new Uint8Array(encodeCheckpoint({ ...stored, root }));
+  const narrowHere = (workspace: string) => initialState({ workspace, principal: { kind: 'token', name: 'alice' }, roots: 'narrow' }).config;
+  const rootAfter = (root: string, config: typeof here) => decodeCheckpoint<Checkpoint>(rehydrate(withRoot(root), config).checkpoint).root;
+  assert.is(rootAfter('/srv/home-node/pkg', narrowHere('/srv/home-node')), '/srv/home-node/pkg');
+  assert.is(rootAfter('/srv/home-node/pkg', narrowHere('/srv/this-node')), null, 'outside this node\'s workspace');
+  assert.is(rootAfter('/srv/home-node/pkg', here), null, 'this node was given --workspace (roots ignored)');
+});
+
 test.run();

@@ -6,7 +6,7 @@ import { findPrompt } from '../../harness/prompts.ts';
 import { harnessIds } from '../../harness/ids.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { TRANSCRIPT_TEMPLATE } from '../resources.ts';
-import type { ConnectionState } from '../state.ts';
+import { chosenWorkspace, type ConnectionState } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { MAX_COMPLETION_VALUES } from '../../limits.ts';
 
@@ -27,7 +27,7 @@ export function complete(state: ConnectionState, id: RequestId, params: Params):
     if (spec.completes === 'harness') return completion(state, id, harnessIds.filter((h) => h.startsWith(value)));
     if (spec.completes === 'path') {
       const added = addPending(state, { kind: 'completion', requestId: id });
-      return { state: added.state, replies: [], effects: [{ kind: 'completePath', ticket: added.ticket, prefix: value }] };
+      return { state: added.state, replies: [], effects: [{ kind: 'completePath', ticket: added.ticket, prefix: value, ...chosenWorkspace(state) }] };
     }
     return completion(state, id, []);
   }

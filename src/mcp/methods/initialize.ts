@@ -6,6 +6,7 @@ import { harnessIds, isHarnessId } from '../../harness/ids.ts';
 import { loadout } from '../../harness/policy.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
+import { followsRoots } from '../roots.ts';
 import { fail, reply, type Step } from '../step.ts';
 import { negotiateVersion, versionFeatures } from '../version.ts';
 import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../../limits.ts';
@@ -75,7 +76,7 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
       ...(features.icons ? { icons: [SERVER_ICON] } : {}),
     },
     instructions:
-      `Super-Pi serves the workspace ${state.config.workspace} under the ${harness.id} harness (${harness.description}) ` +
+      `Super-Pi serves ${followsRoots(next) ? `the client's root (its first folder; until it is known, ${state.config.workspace})` : `the workspace ${state.config.workspace}`} under the ${harness.id} harness (${harness.description}) ` +
       `Its tools: ${loadout(harness).join(', ')}. Paths are relative to the workspace; nothing outside it can be read or written. ` +
       'Read the resource superpi://workspace for an overview and superpi://loadout for what each tool may do here.',
   };

@@ -11,7 +11,7 @@ import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { listReply } from './list-reply.ts';
 import { callerOf } from './tools.ts';
 import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri, transcriptUri } from '../resources.ts';
-import { type ConnectionState, effectiveHarness } from '../state.ts';
+import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 
 function resourcesOf(state: ConnectionState): Resource[] {
@@ -44,7 +44,7 @@ export function readResource(state: ConnectionState, id: RequestId, params: Para
   }
   if (uri === WORKSPACE_URI) {
     const added = addPending(state, { kind: 'resource', requestId: id, uri });
-    return { state: added.state, replies: [], effects: [{ kind: 'readWorkspace', ticket: added.ticket }] };
+    return { state: added.state, replies: [], effects: [{ kind: 'readWorkspace', ticket: added.ticket, ...chosenWorkspace(state) }] };
   }
   // Any conversation of the caller's principal is readable, whichever connection (or process) started
   // it. The store answers by (principal, id) in one lookup, so another principal's conversation takes

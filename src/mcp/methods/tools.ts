@@ -13,7 +13,7 @@ import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { question } from '../outgoing.ts';
 import { listReply } from './list-reply.ts';
-import { type ConnectionState, effectiveHarness } from '../state.ts';
+import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
 import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../../limits.ts';
@@ -61,7 +61,7 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
 export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number): Step {
   const added = addPending(state, progressToken === undefined ? { kind: 'tool', requestId: id, tool } : { kind: 'tool', requestId: id, tool, progressToken });
   const client = { sampling: canSample(state), elicitation: canElicitForm(state) };
-  return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client }] };
+  return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state) }] };
 }
 
 function askPerson(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, rule: string, progressToken?: string | number): Step {
