@@ -28,7 +28,8 @@ export type Effect =
   /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
   | { kind: 'completePath'; ticket: number; prefix: string }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
-  | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown> };
+  /** `toClient: false`: already sent to, or withheld from, the client by the request's own era rules (modern.ts). */
+  | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
 
 /** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
 export interface ClientAbilities {
