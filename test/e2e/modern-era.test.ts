@@ -1,10 +1,11 @@
 // End to end with raw JSON-RPC: a 2026-07-28 client (no initialize, context in every request's _meta)
-// over stdio, interleaved with a legacy session on the same process.
+// over stdio, interleaved with a legacy session on the same process, and over Streamable HTTP POSTs
+// that carry no Mcp-Session-Id.
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { makeSandbox, repoRoot, type Sandbox, stdioEntry } from './fixtures.ts';
+import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
 
 type Message = Record<string, unknown> & { id?: unknown; result?: Record<string, unknown>; error?: { code: number } };
 
@@ -39,7 +40,7 @@ class RawStdio {
     });
   }
 
-  ask(message: { id: unknown }): Promise<Message> {
+  ask(message: { id: unknown } & Record<string, unknown>): Promise<Message> {
     return new Promise((resolve, reject) => {
       const timer = setTimeout(() => reject(new Error(`no answer to ${JSON.stringify(message)}; stderr: ${this.#stderr}`)), 15_000);
       this.#waiters.set(message.id, (m) => { clearTimeout(timer); this.#waiters.delete(message.id); resolve(m); });
@@ -96,3 +97,75 @@ stdio('a legacy initialize after modern requests still opens the legacy session,
 });
 
 stdio.run();
+
+const http = suite('2026-07-28 over Streamable HTTP, raw POSTs without a session');
+let hbox: Sandbox;
+let server: RunningServer;
+
+http.before(async () => {
+  hbox = await makeSandbox();
+  // Two sessions at most: a transient session left open by a stateless request would soon refuse the next.
+  server = await startHttpServerProcess(hbox.ws, ['--max-sessions', '2']);
+});
+http.after(async () => {
+  await server.stop();
+  await hbox.cleanup();
+});
+
+async function post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; message: Message }> {
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  // A tool call may answer as SSE: its last data line is the answer.
+  const data = res.headers.get('content-type')?.includes('text/event-stream')
+    ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).pop() ?? ''
+    : text;
+  return { status: res.status, headers: res.headers, message: JSON.parse(data) as Message };
+}
+
+http('server/discover, tools/list and tools/call read are served with no session id minted', async () => {
+  const discover = await post({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } }, { 'Mcp-Method': 'server/discover' });
+  assert.is(discover.status, 200);
+  assert.is(discover.headers.get('mcp-session-id'), null);
+  assert.is(discover.message.result?.resultType, 'complete');
+  const list = await post(modern(2, 'tools/list'), { 'Mcp-Method': 'tools/list' });
+  assert.is(list.headers.get('mcp-session-id'), null);
+  assert.ok((list.message.result?.tools as { name: string }[]).some((t) => t.name === 'read'));
+  const read = await post(modern(3, 'tools/call', { name: 'read', arguments: { path: 'README.md' } }), { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'read' });
+  assert.is(read.headers.get('mcp-session-id'), null);
+  assert.is(read.message.id, 3);
+  assert.match(JSON.stringify(read.message.result?.content), /Demo project/);
+});
+
+http('a header that disagrees with the body is a 400 with -32020, echoing the id', async () => {
+  const version = await post(modern(4, 'tools/list'), { 'MCP-Protocol-Version': '2025-11-25' });
+  assert.is(version.status, 400);
+  assert.equal([version.message.id, version.message.error?.code], [4, -32020]);
+  const method = await post(modern(5, 'tools/list'), { 'Mcp-Method': 'prompts/list' });
+  assert.equal([method.status, method.message.error?.code], [400, -32020]);
+  const name = await post(modern(6, 'tools/call', { name: 'read', arguments: { path: 'README.md' } }), { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'bash' });
+  assert.equal([name.status, name.message.error?.code], [400, -32020]);
+});
+
+http('each request\'s transient session closes with its answer: ten in a row pass --max-sessions 2', async () => {
+  for (let i = 0; i < 10; i++) {
+    const list = await post(modern(100 + i, 'prompts/list'));
+    assert.is(list.status, 200, `request ${i}: ${JSON.stringify(list.message)}`);
+    assert.is(list.message.result?.resultType, 'complete');
+  }
+});
+
+http('a legacy POST without a session id is still refused as before', async () => {
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+  });
+  assert.is(res.status, 400);
+  assert.match(await res.text(), /Mcp-Session-Id header is required/);
+});
+
+http.run();
