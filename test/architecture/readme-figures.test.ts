@@ -178,6 +178,9 @@ const FIGURES: readonly Figure[] = [
   { phrase: /`HOME_RETRY_MS` \((\d+) ms\)/, name: 'HOME_RETRY_MS', figure: String(limits.HOME_RETRY_MS) },
   { phrase: /it looks every (\d+) s,\s+`ORPHAN_CHECK_MS`/, name: 'ORPHAN_CHECK_MS', figure: seconds(limits.ORPHAN_CHECK_MS) },
   { phrase: /`MAX_LOCATE_ATTEMPTS` \((\d+) takeovers/, name: 'MAX_LOCATE_ATTEMPTS', figure: String(limits.MAX_LOCATE_ATTEMPTS) },
+  // Protocol: 2026-07-28 cache hints
+  { phrase: /`CATALOG_CACHE_TTL_MS` \(([\d,]+) ms\)/, name: 'CATALOG_CACHE_TTL_MS', figure: grouped(limits.CATALOG_CACHE_TTL_MS) },
+  { phrase: /`RESOURCE_CACHE_TTL_MS` \(([\d,]+) ms\)/, name: 'RESOURCE_CACHE_TTL_MS', figure: grouped(limits.RESOURCE_CACHE_TTL_MS) },
 ];
 
 /** Figures whose constants live beside their code (the store's node-id bound): checked all the same. */
