@@ -5,6 +5,7 @@
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { WebSocket } from 'ws';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
 
 type Message = Record<string, unknown> & { id?: unknown; result?: Record<string, unknown>; error?: { code: number } };
@@ -156,6 +157,23 @@ http('each request\'s transient session closes with its answer: ten in a row pas
     assert.is(list.status, 200, `request ${i}: ${JSON.stringify(list.message)}`);
     assert.is(list.message.result?.resultType, 'complete');
   }
+});
+
+http('over WebSocket the same core serves server/discover and tools/list before any initialize', async () => {
+  const socket = new WebSocket(server.wsUrl, ['mcp']);
+  await new Promise<void>((resolve, reject) => { socket.once('open', () => resolve()); socket.once('error', reject); });
+  const answers = new Map<unknown, Message>();
+  const arrived = new Promise<void>((resolve) => socket.on('message', (data: Buffer) => {
+    const m = JSON.parse(data.toString()) as Message;
+    answers.set(m.id, m);
+    if (answers.size === 2) resolve();
+  }));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: META } }));
+  socket.send(JSON.stringify(modern('l', 'tools/list')));
+  await arrived;
+  socket.close();
+  assert.is(answers.get('d')?.result?.resultType, 'complete');
+  assert.ok((answers.get('l')?.result?.tools as unknown[]).length > 0);
 });
 
 http('a legacy POST without a session id is still refused as before', async () => {
