@@ -74,6 +74,19 @@ export const MAX_ROOT_URI_LENGTH = 4096;
  */
 export const ROOTS_WAIT_MS = 3000;
 
+/**
+ * Freshness hint (`ttlMs`, 2026-07-28) on answers that change only when the server is restarted with
+ * other flags: `tools/list`, `prompts/list`, `resources/templates/list`, `server/discover`. Always
+ * `cacheScope: "private"`: what a caller may see depends on its principal.
+ */
+export const CATALOG_CACHE_TTL_MS = 5 * 60_000;
+
+/**
+ * Freshness hint (`ttlMs`, 2026-07-28) on answers that follow the workspace and the caller's work:
+ * `resources/list` (conversations) and `resources/read` (git status, transcripts). Private, as above.
+ */
+export const RESOURCE_CACHE_TTL_MS = 5_000;
+
 
 // ── Actors: mailboxes, scheduler threads, calls (src/actors).
 

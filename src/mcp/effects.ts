@@ -37,7 +37,8 @@ export type Effect =
   /** After `ms`, answer with `rootsWaitOver` of this `round` (requests held for the roots stop waiting). */
   | { kind: 'rootsDeadline'; round: number; ms: number }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
-  | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown> };
+  /** `toClient: false`: already sent to, or withheld from, the client by the request's own era rules (modern.ts). */
+  | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
 
 /** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
 export interface ClientAbilities {

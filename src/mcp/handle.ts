@@ -11,7 +11,9 @@ import { initialize } from './methods/initialize.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
-import { answer, notice, type Outgoing, question, refusal } from './outgoing.ts';
+import { isModernRequest } from './era.ts';
+import { handleModernEffectResult, handleModernRequest } from './modern.ts';
+import { notice, type Outgoing, question } from './outgoing.ts';
 import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
@@ -109,7 +111,7 @@ function withClientLogs(step: Step): Step {
   if (threshold === null) return step;
   const lines: Outgoing[] = [];
   for (const e of step.effects) {
-    if (e.kind === 'log' && passes(e.level, threshold)) {
+    if (e.kind === 'log' && e.toClient !== false && passes(e.level, threshold)) {
       lines.push(notice('notifications/message', { level: e.level, logger: 'super-pi', data: { message: e.message, ...e.data } }));
     }
   }
@@ -174,6 +176,7 @@ function handleRequest(id: RequestId, method: string, params: Params, state: Con
   if (isInFlight(state, id)) {
     return fail(state, id, ErrorCode.InvalidRequest, reusedIdMessage(id));
   }
+  if (isModernRequest(method, params)) return handleModernRequest(state, id, method, params, requestHandlers);
   if (method === 'ping') return reply(state, id, {});
   if (method === 'initialize') return initialize(state, id, params);
   if (state.phase !== 'ready') {
@@ -287,6 +290,8 @@ function isInFlight(state: ConnectionState, id: RequestId): boolean {
 
 /** Folds the result of an effect back in: finishes the request it belongs to, or drops it if cancelled. */
 export function handleEffectResult(result: EffectResult, state: ConnectionState): Step {
+  const modern = 'ticket' in result ? state.pending.get(result.ticket)?.modern : undefined;
+  if (modern) return withClientLogs(handleModernEffectResult(result, state, modern, foldEffectResult));
   return withClientLogs(foldEffectResult(result, state));
 }
 
@@ -322,7 +327,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     case 'toolDone': {
       const started = pending.kind === 'tool' && pending.tool === 'harness_task' ? result.outcome.structured?.conversation_id : undefined;
       const after = typeof started === 'string' && !next.conversations.includes(started) ? { ...next, conversations: [...next.conversations, started] } : next;
-      return { state: after, replies: [answer(pending.requestId, toolResult(result.outcome, after))], effects: [] };
+      return reply(after, pending.requestId, toolResult(result.outcome, after));
     }
     case 'transcript': {
       const uri = pending.kind === 'resource' ? pending.uri : '';
@@ -343,6 +348,6 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     case 'pathCompletions':
       return completion(next, pending.requestId, result.values, result.hasMore);
     case 'effectFailed':
-      return { state: next, replies: [refusal(pending.requestId, result.code, result.message)], effects: [] };
+      return fail(next, pending.requestId, result.code, result.message);
   }
 }

@@ -5,6 +5,7 @@ import type { ClientCapabilities, Implementation, RequestId } from '@modelcontex
 import { DEFAULT_HARNESS, type HarnessId } from '../harness/ids.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Params } from './jsonrpc.ts';
+import type { ModernRequest } from './era.ts';
 import type { LogLevel } from './logging-level.ts';
 import type { ProtocolVersion } from './version.ts';
 import { DEFAULT_PAGE_SIZE } from '../limits.ts';
@@ -35,7 +36,13 @@ export interface ConnectionConfig {
   readonly allowAnonymousTasks: boolean;
 }
 
-export type Pending =
+/**
+ * Work in flight. `modern`: the request was a 2026-07-28 one; its eventual answer is shaped for that era
+ * with the context the request carried (never the connection's).
+ */
+export type Pending = PendingWork & { readonly modern?: ModernRequest };
+
+type PendingWork =
   | { kind: 'tool'; requestId: RequestId; tool: ToolName; progressToken?: string | number }
   /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
@@ -71,6 +78,11 @@ export interface ConnectionState {
   readonly rootsWaiting: boolean;
   /** Requests held until the roots are settled, in arrival order; they count as in flight. Not checkpointed. */
   readonly rootsHeld: readonly HeldRequest[];
+  /**
+   * Set only on the transient view a modern request is handled in (modern.ts), never on a connection's
+   * own state: replies built from that view are shaped for the modern era (step.ts).
+   */
+  readonly modern?: ModernRequest;
 }
 
 /** A request that needs the session's workspace, held while the client's roots are being settled. */

@@ -3,6 +3,7 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect } from './effects.ts';
+import { modernErrorCode, shapeModernResult } from './era.ts';
 import { answer, type Outgoing, refusal } from './outgoing.ts';
 import type { ConnectionState, Pending } from './state.ts';
 
@@ -13,11 +14,12 @@ export interface Step {
   readonly effects: Effect[];
 }
 
+/** The result of request `id`; in a modern request's view, shaped for that era (era.ts). */
 export const reply = (state: ConnectionState, id: RequestId, result: unknown, effects: Effect[] = []): Step =>
-  ({ state, replies: [answer(id, result)], effects });
+  ({ state, replies: [answer(id, state.modern ? shapeModernResult(state.modern, state.config.server, result) : result)], effects });
 
 export const fail = (state: ConnectionState, id: RequestId | null, code: number, message: string, data?: unknown): Step =>
-  ({ state, replies: [refusal(id, code, message, data)], effects: [] });
+  ({ state, replies: [refusal(id, state.modern ? modernErrorCode(code) : code, message, data)], effects: [] });
 
 export const silent = (state: ConnectionState, effects: Effect[] = []): Step => ({ state, replies: [], effects });
 

@@ -163,12 +163,13 @@ export class HttpSession {
   #abandoned: Set<string> | null = null;
 
   /** `ids`: default this process's counter, with the GET stream's events kept in `events` for replay. */
-  constructor(id: string, session: HostedSession, version: ProtocolVersion, ids?: EventIds) {
+  /** `stateless`: opened for one 2026-07-28 request, whose client is never told a session id. */
+  constructor(id: string, session: HostedSession, version: ProtocolVersion, ids?: EventIds, stateless = false) {
     this.id = id;
     this.ids = ids ?? new MemoryEventIds(this.events);
     this.session = session;
     this.version = version;
-    this.replyHeaders = { 'Mcp-Session-Id': id };
+    this.replyHeaders = stateless ? {} : { 'Mcp-Session-Id': id };
   }
 
   get busy(): boolean {

@@ -25,6 +25,8 @@ import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH } from '../limits.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
+import { isModernRequest, ModernErrorCode } from '../mcp/era.ts';
+import { headerMismatch } from './modern-headers.ts';
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
@@ -258,9 +260,17 @@ export class StreamableHttp {
     // which refuses it as it would on stdio ("already initialized") and leaves the session as it was.
     const opening = header(request, 'mcp-session-id') === undefined && messages.some((m) => m.kind === 'request' && m.method === 'initialize');
     if (opening && batch) return refuseBody('Invalid request: JSON-RPC batch arrays are not accepted before initialize; send initialize alone');
+    // A 2026-07-28 request (one, not a batch) without a session id is served by a session opened for it
+    // alone and closed when it is answered: its client never learns the id, nothing outlives the answer.
+    const only = !batch && messages.length === 1 ? messages[0] : undefined;
+    const stateless = header(request, 'mcp-session-id') === undefined && only?.kind === 'request' && isModernRequest(only.method, only.params);
+    if (stateless && only?.kind === 'request') {
+      const mismatch = headerMismatch((name) => header(request, name), only.method, only.params);
+      if (mismatch !== null) return json(400, errorLine(only.id, ModernErrorCode.HeaderMismatch, mismatch));
+    }
     let s: HttpSession;
-    if (opening) {
-      const opened = await this.#open(principal, messages);
+    if (opening || stateless) {
+      const opened = await this.#open(principal, messages, undefined, stateless);
       if (opened instanceof Plain) return opened;
       s = opened;
     } else {
@@ -315,6 +325,7 @@ export class StreamableHttp {
       if (exchange.finished || exchange.resumable) return;
       exchange.abandon();
       session.removeExchange(exchange);
+      if (stateless) void this.#host.close(session.id);
       // The client went away mid-request: cancel what it was waiting for (only what this POST sent).
       for (const id of delivered) {
         session.session.deliver({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
@@ -323,12 +334,13 @@ export class StreamableHttp {
     target.on('close', guarded(this.#options.logger, 'HTTP reply close', abandoned));
     // A refused initialize leaves no session behind.
     if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void this.#host.close(session.id); });
+    if (stateless) exchange.onDone(() => void this.#host.close(session.id));
     toCore();
     return null;
   }
 
   /** A new session for `principal` (its quota slot taken first), or one taken over from another node (`resume`), or the refusal. */
-  async #open(principal: Principal, messages: readonly Classified[] | null, resume?: TakenOver): Promise<HttpSession | Plain> {
+  async #open(principal: Principal, messages: readonly Classified[] | null, resume?: TakenOver, stateless = false): Promise<HttpSession | Plain> {
     if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
     const slot = this.#host.reserve(principal);
     if (isRefusal(slot)) return refuse(slot.status, slot.message, slot.headers);
@@ -359,7 +371,7 @@ export class StreamableHttp {
     const ids = feed === undefined ? undefined : new StoredEventIds(feed.store, hosted.id, eventPrincipal(principal), (error) => {
       this.#options.logger.log('warning', 'an SSE event could not be kept in the session event log; it is sent without an id (not resumable)', { session: hosted.id, error: error.message });
     });
-    state = new HttpSession(hosted.id, hosted, version, ids);
+    state = new HttpSession(hosted.id, hosted, version, ids, stateless);
     http.set(hosted.id, state);
     return state;
   }

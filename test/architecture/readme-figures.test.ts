@@ -189,6 +189,9 @@ const FIGURES: readonly Figure[] = [
   // bash isolation: spare sandboxes
   { phrase: /at most (\d+) spare sandboxes/, name: 'MAX_SPARE_SANDBOXES', figure: String(limits.MAX_SPARE_SANDBOXES) },
   { phrase: /used within (\d+) s of being built/, name: 'SPARE_SANDBOX_MAX_AGE_MS', figure: seconds(limits.SPARE_SANDBOX_MAX_AGE_MS) },
+  // Protocol: 2026-07-28 cache hints
+  { phrase: /`CATALOG_CACHE_TTL_MS` \(([\d,]+) ms\)/, name: 'CATALOG_CACHE_TTL_MS', figure: grouped(limits.CATALOG_CACHE_TTL_MS) },
+  { phrase: /`RESOURCE_CACHE_TTL_MS` \(([\d,]+) ms\)/, name: 'RESOURCE_CACHE_TTL_MS', figure: grouped(limits.RESOURCE_CACHE_TTL_MS) },
 ];
 
 /** Figures whose constants live beside their code (the store's node-id bound): checked all the same. */

@@ -8,7 +8,7 @@ import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { followsRoots } from '../roots.ts';
 import { fail, reply, type Step } from '../step.ts';
-import { negotiateVersion, versionFeatures } from '../version.ts';
+import { negotiateVersion, type ProtocolVersion, versionFeatures } from '../version.ts';
 import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../../limits.ts';
 
 /** `serverInfo.description` (2025-11-25): what a host shows beside the server's name. */
@@ -68,22 +68,34 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
       logging: {},
       ...(features.completions ? { completions: {} } : {}),
     },
-    serverInfo: {
-      name: state.config.server.name,
-      version: state.config.server.version,
-      ...(features.titles ? { title: 'Super-Pi' } : {}),
-      ...(features.implementationDescription ? { description: SERVER_DESCRIPTION } : {}),
-      ...(features.icons ? { icons: [SERVER_ICON] } : {}),
-    },
-    instructions:
-      `Super-Pi serves ${followsRoots(next) ? `the client's root (its first folder; until it is known, ${state.config.workspace})` : `the workspace ${state.config.workspace}`} under the ${harness.id} harness (${harness.description}) ` +
-      `Its tools: ${loadout(harness).join(', ')}. Paths are relative to the workspace; nothing outside it can be read or written. ` +
-      'Read the resource superpi://workspace for an overview and superpi://loadout for what each tool may do here.',
+    serverInfo: serverImplementation(state, version),
+    instructions: serverInstructions(next),
   };
   return reply(next, id, result, [{
     kind: 'log', level: 'debug', message: 'initialize',
     data: { requestedVersion: params.protocolVersion, negotiatedVersion: version, harness: harness.id },
   }]);
+}
+
+/** `serverInfo` as the given revision carries it (initialize, and `server/discover` with the newest fields). */
+export function serverImplementation(state: ConnectionState, version: ProtocolVersion): Implementation {
+  const features = versionFeatures(version);
+  return {
+    name: state.config.server.name,
+    version: state.config.server.version,
+    ...(features.titles ? { title: 'Super-Pi' } : {}),
+    ...(features.implementationDescription ? { description: SERVER_DESCRIPTION } : {}),
+    ...(features.icons ? { icons: [SERVER_ICON] } : {}),
+  };
+}
+
+/** The `instructions` a host gives its model: the workspace, the harness and its tools. */
+export function serverInstructions(state: ConnectionState): string {
+  const harness = harnessById(effectiveHarness(state));
+  const where = followsRoots(state) ? `the client's root (its first folder; until it is known, ${state.config.workspace})` : `the workspace ${state.config.workspace}`;
+  return `Super-Pi serves ${where} under the ${harness.id} harness (${harness.description}) ` +
+    `Its tools: ${loadout(harness).join(', ')}. Paths are relative to the workspace; nothing outside it can be read or written. ` +
+    'Read the resource superpi://workspace for an overview and superpi://loadout for what each tool may do here.';
 }
 
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
@@ -92,12 +104,12 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  * What the session keeps of `clientInfo`: name, version and title, each bounded; null when it is not an
  * Implementation (it is informational, so a missing one is no error). A string: why it is refused.
  */
-function keptClientInfo(v: unknown): Implementation | null | string {
+export function keptClientInfo(v: unknown, where = 'initialize params.clientInfo'): Implementation | null | string {
   if (!isRecord(v) || typeof v.name !== 'string' || typeof v.version !== 'string') return null;
   const kept: Implementation = typeof v.title === 'string' ? { name: v.name, version: v.version, title: v.title } : { name: v.name, version: v.version };
   for (const [field, text] of Object.entries(kept)) {
     if (typeof text === 'string' && text.length > MAX_CLIENT_INFO_STRING_LENGTH) {
-      return `initialize params.clientInfo.${field} is ${text.length} characters, more than MAX_CLIENT_INFO_STRING_LENGTH (${MAX_CLIENT_INFO_STRING_LENGTH})`;
+      return `${where}.${field} is ${text.length} characters, more than MAX_CLIENT_INFO_STRING_LENGTH (${MAX_CLIENT_INFO_STRING_LENGTH})`;
     }
   }
   return kept;

@@ -1,0 +1,93 @@
+// Which protocol era a request belongs to, and how a modern (2026-07-28, stateless) answer is shaped.
+// Legacy: an `initialize` handshake fixes version and capabilities for the connection. Modern: every
+// request names them in `params._meta`, and nothing of one request outlives its answer.
+
+import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, type Params } from './jsonrpc.ts';
+import type { LogLevel } from './logging-level.ts';
+import { CATALOG_CACHE_TTL_MS, RESOURCE_CACHE_TTL_MS } from '../limits.ts';
+
+/** The modern revisions super-pi speaks, newest first (the legacy ones are in version.ts). */
+export const modernVersions = ['2026-07-28'] as const;
+export type ModernVersion = (typeof modernVersions)[number];
+
+export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
+export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
+export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
+export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
+
+/** Error codes the 2026-07-28 revision reserves (-32020 to -32099). */
+export const ModernErrorCode = {
+  /** An HTTP header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) disagrees with the body. */
+  HeaderMismatch: -32020,
+  UnsupportedProtocolVersion: -32022,
+} as const;
+
+/** What a modern request said about its client: everything the core may know of it, for that request only. */
+export interface ModernRequest {
+  readonly method: string;
+  readonly protocolVersion: ModernVersion;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly clientInfo: Implementation | null;
+  /** `io.modelcontextprotocol/logLevel`; null: no `notifications/message` for this request (a MUST NOT). */
+  readonly logLevel: LogLevel | null;
+}
+
+export const isModernVersion = (v: unknown): v is ModernVersion =>
+  typeof v === 'string' && (modernVersions as readonly string[]).includes(v);
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** `params._meta` when it is an object; its keys are read as own properties only (it is caller input). */
+export function metaOf(params: Params): Record<string, unknown> | undefined {
+  return isRecord(params._meta) ? params._meta : undefined;
+}
+
+export function metaField(meta: Record<string, unknown> | undefined, key: string): unknown {
+  return meta !== undefined && Object.hasOwn(meta, key) ? meta[key] : undefined;
+}
+
+/**
+ * A request is modern when its `_meta` names a protocol version (whatever the value: a wrong one gets
+ * the modern error, -32022), or when it is `server/discover`, which only the modern era has. Anything
+ * else, `initialize` included, is legacy and is handled exactly as before.
+ */
+export function isModernRequest(method: string, params: Params): boolean {
+  if (method === 'server/discover') return true;
+  return metaField(metaOf(params), META_PROTOCOL_VERSION) !== undefined;
+}
+
+/** Methods 2026-07-28 removed: a modern request for one is an unknown method. */
+export const removedInModern: ReadonlySet<string> = new Set(['initialize', 'ping', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe']);
+
+/** Cache hints by method (`CacheableResult`): absent for a method whose answer is not cacheable. */
+const cacheTtl: ReadonlyMap<string, number> = new Map([
+  ['server/discover', CATALOG_CACHE_TTL_MS],
+  ['tools/list', CATALOG_CACHE_TTL_MS],
+  ['prompts/list', CATALOG_CACHE_TTL_MS],
+  ['resources/templates/list', CATALOG_CACHE_TTL_MS],
+  ['resources/list', RESOURCE_CACHE_TTL_MS],
+  ['resources/read', RESOURCE_CACHE_TTL_MS],
+]);
+
+/**
+ * A result as a modern client receives it: `resultType: "complete"`, cache hints where the method has
+ * them, and the server named in `_meta` (the spec's SHOULD), beside any `_meta` the result had.
+ */
+export function shapeModernResult(request: ModernRequest, server: { name: string; version: string }, result: unknown): unknown {
+  const base = isRecord(result) ? result : {};
+  const ttl = cacheTtl.get(request.method);
+  const meta = isRecord(base._meta) ? base._meta : {};
+  return {
+    ...base,
+    resultType: 'complete',
+    ...(ttl === undefined ? {} : { ttlMs: ttl, cacheScope: 'private' }),
+    _meta: { ...meta, [META_SERVER_INFO]: { name: server.name, version: server.version } },
+  };
+}
+
+/** An error code as a modern client receives it: "resource not found" is -32602 since 2026-07-28. */
+export function modernErrorCode(code: number): number {
+  return code === ErrorCode.ResourceNotFound ? ErrorCode.InvalidParams : code;
+}

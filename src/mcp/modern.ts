@@ -1,0 +1,148 @@
+// A modern (2026-07-28) request, handled statelessly: its context is read from its own `_meta`, the
+// legacy method handlers run against a transient view of the connection built from that context, and
+// the connection keeps only the bookkeeping of work in flight (tickets), never the request's context.
+
+import type { ClientCapabilities, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { Effect, EffectResult } from './effects.ts';
+import {
+  META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, type ModernRequest, ModernErrorCode,
+  isModernVersion, metaField, metaOf, modernVersions, removedInModern,
+} from './era.ts';
+import { ErrorCode, type Params } from './jsonrpc.ts';
+import { isLogLevel, logLevels, passes } from './logging-level.ts';
+import { keptClientInfo, serverImplementation, serverInstructions } from './methods/initialize.ts';
+import { notice, type Outgoing } from './outgoing.ts';
+import type { ConnectionState } from './state.ts';
+import { fail, reply, type Step } from './step.ts';
+import { LATEST_VERSION, supportedVersions } from './version.ts';
+import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
+
+type RequestHandler = (state: ConnectionState, id: RequestId, params: Params) => Step;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/**
+ * Reads the request's context from `_meta`. A string: the error to answer with, as [code, message, data].
+ * `server/discover` may come without any `_meta` (a client probing which era it talks to).
+ */
+function readContext(method: string, params: Params): ModernRequest | [number, string, unknown?] {
+  const meta = metaOf(params);
+  const version = metaField(meta, META_PROTOCOL_VERSION);
+  const probing = method === 'server/discover' && version === undefined;
+  if (!probing && !isModernVersion(version)) {
+    return [ModernErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', { supported: [...modernVersions], requested: version ?? null }];
+  }
+  const capabilities = metaField(meta, META_CLIENT_CAPABILITIES);
+  if (!probing && !isRecord(capabilities)) {
+    return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs _meta["${META_CLIENT_CAPABILITIES}"] (an object)`];
+  }
+  const declared = isRecord(capabilities) ? capabilities : {};
+  const bytes = JSON.stringify(declared).length;
+  if (bytes > MAX_CLIENT_CAPABILITIES_BYTES) {
+    return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] is ${bytes} bytes of JSON, more than MAX_CLIENT_CAPABILITIES_BYTES (${MAX_CLIENT_CAPABILITIES_BYTES})`];
+  }
+  const clientInfo = keptClientInfo(metaField(meta, META_CLIENT_INFO), `_meta["${META_CLIENT_INFO}"]`);
+  if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
+  const logLevel = metaField(meta, META_LOG_LEVEL);
+  if (logLevel !== undefined && !isLogLevel(logLevel)) {
+    return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_LOG_LEVEL}"] must be one of ${logLevels.join(', ')}`];
+  }
+  return {
+    method, protocolVersion: modernVersions[0],
+    clientCapabilities: withoutServerRequests(declared as ClientCapabilities),
+    clientInfo, logLevel: logLevel ?? null,
+  };
+}
+
+/**
+ * Server-to-client requests (elicitation, sampling) are never sent to a modern client: its answers
+ * come back as a retry of the request (multi round-trip), which is not built yet. So the core treats
+ * it as a client that cannot be asked, by the same rule as a legacy client that declared neither.
+ */
+function withoutServerRequests(declared: ClientCapabilities): ClientCapabilities {
+  const kept: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(declared)) if (key !== 'elicitation' && key !== 'sampling') kept[key] = value;
+  return kept as ClientCapabilities;
+}
+
+/**
+ * The connection as a modern request sees it: features of the newest legacy revision (a subset of
+ * what 2026-07-28 carries), the request's own capabilities and log level, the configured harness.
+ */
+function viewFor(state: ConnectionState, request: ModernRequest): ConnectionState {
+  return {
+    ...state, phase: 'ready', protocolVersion: LATEST_VERSION, clientCapabilities: request.clientCapabilities,
+    clientInfo: request.clientInfo, harness: null, logLevel: request.logLevel, modern: request,
+  };
+}
+
+/**
+ * Back to the connection's own context after a step run in a modern view: its era fields are restored,
+ * the work the step registered is marked modern, and its log records go to the client only as the
+ * request's own `logLevel` says (never by the connection's `logging/setLevel`).
+ */
+function restore(connection: ConnectionState, id: RequestId | null, request: ModernRequest, step: Step): Step {
+  const { modern: _dropped, ...rest } = step.state;
+  let pending = rest.pending;
+  for (const [ticket, work] of rest.pending) {
+    if (connection.pending.has(ticket) || work.modern !== undefined) continue;
+    if (pending === rest.pending) pending = new Map(rest.pending);
+    (pending as Map<number, typeof work>).set(ticket, { ...work, modern: request });
+  }
+  const state: ConnectionState = {
+    ...rest, pending, phase: connection.phase, protocolVersion: connection.protocolVersion,
+    clientCapabilities: connection.clientCapabilities, clientInfo: connection.clientInfo,
+    harness: connection.harness, logLevel: connection.logLevel,
+  };
+  const logs: Outgoing[] = [];
+  const effects: Effect[] = step.effects.map((e) => {
+    if (e.kind !== 'log') return e;
+    if (request.logLevel !== null && passes(e.level, request.logLevel)) {
+      const data = { level: e.level, logger: 'super-pi', data: { message: e.message, ...e.data } };
+      logs.push(id === null ? notice('notifications/message', data) : notice('notifications/message', data, id));
+    }
+    return { ...e, toClient: false };
+  });
+  return { state, replies: [...step.replies, ...logs], effects };
+}
+
+/** Handles one modern request (era.ts `isModernRequest`); `handlers` are the core's method handlers. */
+export function handleModernRequest(
+  state: ConnectionState, id: RequestId, method: string, params: Params, handlers: ReadonlyMap<string, RequestHandler>,
+): Step {
+  const context = readContext(method, params);
+  if (Array.isArray(context)) return fail(state, id, context[0], context[1], context[2]);
+  const view = viewFor(state, context);
+  if (method === 'server/discover') return restore(state, id, context, discover(view, id));
+  const handler = removedInModern.has(method) ? undefined : handlers.get(method);
+  if (!handler) return restore(state, id, context, fail(view, id, ErrorCode.MethodNotFound, `Method not found: ${method} (not in ${context.protocolVersion})`));
+  if (state.pending.size >= MAX_REQUESTS_IN_FLIGHT) {
+    return restore(state, id, context, fail(view, id, ErrorCode.ServerBusy, `Server busy: this connection already has MAX_REQUESTS_IN_FLIGHT (${MAX_REQUESTS_IN_FLIGHT}) requests in flight; wait for some to finish`));
+  }
+  return restore(state, id, context, handler(view, id, params));
+}
+
+/** Folds an effect result into work a modern request started, in that request's view. */
+export function handleModernEffectResult(
+  result: EffectResult, state: ConnectionState, request: ModernRequest, fold: (result: EffectResult, state: ConnectionState) => Step,
+): Step {
+  const work = state.pending.get('ticket' in result ? result.ticket : -1);
+  const id = work !== undefined && work.kind !== 'outgoing' ? work.requestId : null;
+  return restore(state, id, request, fold(result, viewFor(state, request)));
+}
+
+/** `server/discover`: both eras' versions, the capabilities, who the server is, and its instructions. */
+function discover(view: ConnectionState, id: RequestId): Step {
+  return reply(view, id, {
+    supportedVersions: [...modernVersions, ...supportedVersions],
+    capabilities: {
+      tools: { listChanged: false },
+      prompts: { listChanged: false },
+      resources: { listChanged: false },
+      completions: {},
+      logging: {},
+    },
+    serverInfo: serverImplementation(view, LATEST_VERSION),
+    instructions: serverInstructions(view),
+  }, [{ kind: 'log', level: 'debug', message: 'server/discover', data: { client: view.clientInfo?.name ?? null } }]);
+}

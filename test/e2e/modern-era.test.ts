@@ -1,0 +1,189 @@
+// End to end with raw JSON-RPC: a 2026-07-28 client (no initialize, context in every request's _meta)
+// over stdio, interleaved with a legacy session on the same process, and over Streamable HTTP POSTs
+// that carry no Mcp-Session-Id.
+
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { WebSocket } from 'ws';
+import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+
+type Message = Record<string, unknown> & { id?: unknown; result?: Record<string, unknown>; error?: { code: number } };
+
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-modern', version: '1' },
+};
+const modern = (id: number | string, method: string, params: Record<string, unknown> = {}) =>
+  ({ jsonrpc: '2.0', id, method, params: { ...params, _meta: META } });
+
+/** A stdio server spoken to line by line; `ask` sends one request and waits for the answer with its id. */
+class RawStdio {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly messages: Message[] = [];
+  #buf = '';
+  #stderr = '';
+  #waiters = new Map<unknown, (m: Message) => void>();
+
+  constructor(ws: string) {
+    this.child = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', ws], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'] });
+    this.child.stderr.on('data', (d: Buffer) => (this.#stderr += d.toString()));
+    this.child.stdout.on('data', (d: Buffer) => {
+      this.#buf += d.toString();
+      let nl: number;
+      while ((nl = this.#buf.indexOf('\n')) !== -1) {
+        const msg = JSON.parse(this.#buf.slice(0, nl)) as Message;
+        this.#buf = this.#buf.slice(nl + 1);
+        this.messages.push(msg);
+        if (msg.method === undefined) this.#waiters.get(msg.id)?.(msg);
+      }
+    });
+  }
+
+  ask(message: { id: unknown } & Record<string, unknown>): Promise<Message> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => reject(new Error(`no answer to ${JSON.stringify(message)}; stderr: ${this.#stderr}`)), 15_000);
+      this.#waiters.set(message.id, (m) => { clearTimeout(timer); this.#waiters.delete(message.id); resolve(m); });
+      this.child.stdin.write(`${JSON.stringify(message)}\n`);
+    });
+  }
+
+  async close(): Promise<void> {
+    this.child.stdin.end();
+    if (this.child.exitCode === null) await new Promise((r) => this.child.once('exit', r));
+  }
+}
+
+const stdio = suite('2026-07-28 over stdio, raw JSON-RPC');
+let box: Sandbox;
+let s: RawStdio;
+
+stdio.before(async () => {
+  box = await makeSandbox();
+  s = new RawStdio(box.ws);
+});
+stdio.after(async () => {
+  await s.close();
+  await box.cleanup();
+});
+
+stdio('server/discover answers before any initialize, naming both eras', async () => {
+  const m = await s.ask({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } });
+  assert.is(m.result?.resultType, 'complete');
+  assert.equal((m.result?.supportedVersions as string[]).slice(0, 2), ['2026-07-28', '2025-11-25']);
+});
+
+stdio('tools/list and tools/call read work with no session', async () => {
+  const list = await s.ask(modern(2, 'tools/list'));
+  assert.ok((list.result?.tools as { name: string }[]).some((t) => t.name === 'read'));
+  assert.is(list.result?.cacheScope, 'private');
+  const read = await s.ask(modern(3, 'tools/call', { name: 'read', arguments: { path: 'README.md' } }));
+  assert.is(read.result?.resultType, 'complete');
+  assert.match(JSON.stringify(read.result?.content), /Demo project/);
+});
+
+stdio('a legacy initialize after modern requests still opens the legacy session, and both keep working', async () => {
+  const legacyBefore = await s.ask({ jsonrpc: '2.0', id: 4, method: 'tools/list' });
+  assert.is(legacyBefore.error?.code, -32600);
+  const init = await s.ask({ jsonrpc: '2.0', id: 5, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } } });
+  assert.is((init.result as { protocolVersion: string }).protocolVersion, '2025-06-18');
+  s.child.stdin.write('{"jsonrpc":"2.0","method":"notifications/initialized"}\n');
+  const legacy = await s.ask({ jsonrpc: '2.0', id: 6, method: 'tools/list' });
+  assert.is(legacy.result?.resultType, undefined);
+  const again = await s.ask(modern(7, 'resources/read', { uri: 'superpi://nowhere' }));
+  assert.is(again.error?.code, -32602);
+  const versionWrong = await s.ask({ jsonrpc: '2.0', id: 8, method: 'tools/list', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': '2030-01-01' } } });
+  assert.is(versionWrong.error?.code, -32022);
+});
+
+stdio.run();
+
+const http = suite('2026-07-28 over Streamable HTTP, raw POSTs without a session');
+let hbox: Sandbox;
+let server: RunningServer;
+
+http.before(async () => {
+  hbox = await makeSandbox();
+  // Two sessions at most: a transient session left open by a stateless request would soon refuse the next.
+  server = await startHttpServerProcess(hbox.ws, ['--max-sessions', '2']);
+});
+http.after(async () => {
+  await server.stop();
+  await hbox.cleanup();
+});
+
+async function post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; message: Message }> {
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', ...headers },
+    body: JSON.stringify(body),
+  });
+  const text = await res.text();
+  // A tool call may answer as SSE: its last data line is the answer.
+  const data = res.headers.get('content-type')?.includes('text/event-stream')
+    ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).pop() ?? ''
+    : text;
+  return { status: res.status, headers: res.headers, message: JSON.parse(data) as Message };
+}
+
+http('server/discover, tools/list and tools/call read are served with no session id minted', async () => {
+  const discover = await post({ jsonrpc: '2.0', id: 1, method: 'server/discover', params: { _meta: META } }, { 'Mcp-Method': 'server/discover' });
+  assert.is(discover.status, 200);
+  assert.is(discover.headers.get('mcp-session-id'), null);
+  assert.is(discover.message.result?.resultType, 'complete');
+  const list = await post(modern(2, 'tools/list'), { 'Mcp-Method': 'tools/list' });
+  assert.is(list.headers.get('mcp-session-id'), null);
+  assert.ok((list.message.result?.tools as { name: string }[]).some((t) => t.name === 'read'));
+  const read = await post(modern(3, 'tools/call', { name: 'read', arguments: { path: 'README.md' } }), { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'read' });
+  assert.is(read.headers.get('mcp-session-id'), null);
+  assert.is(read.message.id, 3);
+  assert.match(JSON.stringify(read.message.result?.content), /Demo project/);
+});
+
+http('a header that disagrees with the body is a 400 with -32020, echoing the id', async () => {
+  const version = await post(modern(4, 'tools/list'), { 'MCP-Protocol-Version': '2025-11-25' });
+  assert.is(version.status, 400);
+  assert.equal([version.message.id, version.message.error?.code], [4, -32020]);
+  const method = await post(modern(5, 'tools/list'), { 'Mcp-Method': 'prompts/list' });
+  assert.equal([method.status, method.message.error?.code], [400, -32020]);
+  const name = await post(modern(6, 'tools/call', { name: 'read', arguments: { path: 'README.md' } }), { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'bash' });
+  assert.equal([name.status, name.message.error?.code], [400, -32020]);
+});
+
+http('each request\'s transient session closes with its answer: ten in a row pass --max-sessions 2', async () => {
+  for (let i = 0; i < 10; i++) {
+    const list = await post(modern(100 + i, 'prompts/list'));
+    assert.is(list.status, 200, `request ${i}: ${JSON.stringify(list.message)}`);
+    assert.is(list.message.result?.resultType, 'complete');
+  }
+});
+
+http('over WebSocket the same core serves server/discover and tools/list before any initialize', async () => {
+  const socket = new WebSocket(server.wsUrl, ['mcp']);
+  await new Promise<void>((resolve, reject) => { socket.once('open', () => resolve()); socket.once('error', reject); });
+  const answers = new Map<unknown, Message>();
+  const arrived = new Promise<void>((resolve) => socket.on('message', (data: Buffer) => {
+    const m = JSON.parse(data.toString()) as Message;
+    answers.set(m.id, m);
+    if (answers.size === 2) resolve();
+  }));
+  socket.send(JSON.stringify({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: META } }));
+  socket.send(JSON.stringify(modern('l', 'tools/list')));
+  await arrived;
+  socket.close();
+  assert.is(answers.get('d')?.result?.resultType, 'complete');
+  assert.ok((answers.get('l')?.result?.tools as unknown[]).length > 0);
+});
+
+http('a legacy POST without a session id is still refused as before', async () => {
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 7, method: 'tools/list' }),
+  });
+  assert.is(res.status, 400);
+  assert.match(await res.text(), /Mcp-Session-Id header is required/);
+});
+
+http.run();

@@ -1,0 +1,60 @@
+// Properties of the modern (2026-07-28) path over generated `_meta` (fast-check, fixed seed): whatever a
+// request's `_meta` holds, it gets exactly one answer echoing its id — a modern result or a clear error —
+// no exception escapes, and the legacy session on the same connection keeps its own context.
+
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { logLevels } from '../../src/mcp/logging-level.ts';
+import { ready } from './golden.ts';
+
+const SEED = 20_261_205;
+const RUNS = 1500;
+
+const methods = ['server/discover', 'tools/list', 'tools/call', 'prompts/list', 'prompts/get', 'resources/list', 'resources/read',
+  'resources/templates/list', 'completion/complete', 'ping', 'initialize', 'logging/setLevel', 'resources/subscribe', 'toString', '__proto__'];
+
+/** Values for each modern key: the valid ones, near misses, and anything at all. */
+const versionValue = fc.oneof(fc.constant('2026-07-28'), fc.constant('2025-11-25'), fc.string(), fc.anything());
+const capabilitiesValue = fc.oneof(fc.constant({}), fc.constant({ elicitation: { form: {} }, sampling: {} }), fc.dictionary(fc.string(), fc.anything()), fc.anything());
+const infoValue = fc.oneof(fc.record({ name: fc.string({ maxLength: 300 }), version: fc.string() }), fc.anything());
+const levelValue = fc.oneof(fc.constantFrom(...logLevels), fc.anything());
+const meta = fc.record({
+  'io.modelcontextprotocol/protocolVersion': versionValue,
+  'io.modelcontextprotocol/clientCapabilities': capabilitiesValue,
+  'io.modelcontextprotocol/clientInfo': infoValue,
+  'io.modelcontextprotocol/logLevel': levelValue,
+}, { requiredKeys: ['io.modelcontextprotocol/protocolVersion'] });
+const params = fc.record({ name: fc.oneof(fc.constantFrom('read', 'ls', 'super-pi-code'), fc.string()), uri: fc.string(), arguments: fc.anything(), cursor: fc.anything() }, { requiredKeys: [] });
+
+test('any _meta gets one answer echoing its id (a modern result or an error), and the legacy session keeps its context', () => {
+  const legacy = ready('2025-06-18', { elicitation: {} });
+  const before = { phase: legacy.phase, version: legacy.protocolVersion, caps: JSON.stringify(legacy.clientCapabilities), info: JSON.stringify(legacy.clientInfo), level: legacy.logLevel, harness: legacy.harness };
+  fc.assert(fc.property(fc.constantFrom(...methods), params, meta, fc.oneof(fc.integer(), fc.string({ maxLength: 20 })), (method, p, m, id) => {
+    const line = JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...p, _meta: m } });
+    const step = handleMcpLine(line, legacy);
+    const answers = step.replies.map((r) => JSON.parse(r.line) as { id?: unknown; method?: string; result?: { resultType?: unknown }; error?: { code: number; message: string } })
+      .filter((r) => r.method === undefined);
+    const pendingAdded = step.state.pending.size - legacy.pending.size;
+    // Answered now, or registered as work in flight whose result will answer it.
+    assert.is(answers.length + pendingAdded, 1, line);
+    // A version that JSON drops (undefined, a function) leaves a legacy request, answered as before.
+    const sent = (JSON.parse(line) as { params: { _meta: Record<string, unknown> } }).params._meta;
+    const isModern = method === 'server/discover' || Object.hasOwn(sent, 'io.modelcontextprotocol/protocolVersion');
+    for (const a of answers) {
+      assert.equal(a.id, id);
+      if (a.error) assert.ok(a.error.message.length > 0 && Number.isInteger(a.error.code), line);
+      else assert.is(a.result?.resultType, isModern ? 'complete' : undefined, line);
+    }
+    for (const r of step.replies) assert.ok(!r.line.includes('"elicitation/create"') && !r.line.includes('"sampling/createMessage"'), line);
+    const s = step.state;
+    assert.equal(
+      { phase: s.phase, version: s.protocolVersion, caps: JSON.stringify(s.clientCapabilities), info: JSON.stringify(s.clientInfo), level: s.logLevel, harness: s.harness },
+      before, line,
+    );
+    assert.is(s.modern, undefined);
+  }), { seed: SEED, numRuns: RUNS });
+});
+
+test.run();
