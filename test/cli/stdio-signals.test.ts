@@ -55,7 +55,7 @@ for (const [name, command] of launches) {
         await new Promise((r) => setTimeout(r, 300));
         server.child.kill('SIGTERM');
         const reply = await server.reply(2, EXIT_WITHIN_MS);
-        assert.equal(reply.result, { content: [{ type: 'text', text: 'done\n' }] });
+        assert.equal((reply.result as { content?: unknown } | undefined)?.content, [{ type: 'text', text: 'done\n' }]);
         const exit = await within(server.exited, EXIT_WITHIN_MS, 'exit after SIGTERM');
         assert.equal(exit, { code: 0, signal: null }, server.stderr());
         assert.match(server.stderr(), /SIGTERM: draining/);
@@ -74,7 +74,7 @@ test('SIGINT drains the same way', () =>
       server.send(bashCall(2, 'sleep 1; echo done'));
       await new Promise((r) => setTimeout(r, 300));
       server.child.kill('SIGINT');
-      assert.equal((await server.reply(2, EXIT_WITHIN_MS)).result, { content: [{ type: 'text', text: 'done\n' }] });
+      assert.equal(((await server.reply(2, EXIT_WITHIN_MS)).result as { content?: unknown } | undefined)?.content, [{ type: 'text', text: 'done\n' }]);
       assert.equal(await within(server.exited, EXIT_WITHIN_MS, 'exit after SIGINT'), { code: 0, signal: null });
     } finally {
       server.cleanup();
@@ -119,7 +119,7 @@ test('SIGTERM to npx (npx tsx examples/stdio.ts, over real pipes as most hosts u
       assert.ok(npx !== undefined, 'npx is running');
       process.kill(npx, 'SIGTERM');
       const reply = await host.reply(2, EXIT_WITHIN_MS);
-      assert.equal(reply.result, { content: [{ type: 'text', text: 'done\n' }] }, `${JSON.stringify(reply)}\n${host.stderr()}`);
+      assert.equal((reply.result as { content?: unknown } | undefined)?.content, [{ type: 'text', text: 'done\n' }], `${JSON.stringify(reply)}\n${host.stderr()}`);
       await logged(host, 'drained; exiting');
       // npm itself ends by the signal (its shell died of it and npm re-raises it); what matters is what is
       // left: only this test's `sh` and `cat`, which still hold the host's end of the pipe.
@@ -145,7 +145,7 @@ test('a wrapper between the host and the server (sharing its stdin) that is SIGK
       assert.ok(wrapper !== undefined, 'the inner sh runs');
       process.kill(wrapper, 'SIGKILL');
       const reply = await host.reply(2, EXIT_WITHIN_MS);
-      assert.equal(reply.result, { content: [{ type: 'text', text: 'done\n' }] }, `${JSON.stringify(reply)}\n${host.stderr()}`);
+      assert.equal((reply.result as { content?: unknown } | undefined)?.content, [{ type: 'text', text: 'done\n' }], `${JSON.stringify(reply)}\n${host.stderr()}`);
       await logged(host, 'the process the host launched has ended: draining');
       await logged(host, 'drained; exiting');
       const deadline = Date.now() + EXIT_WITHIN_MS;

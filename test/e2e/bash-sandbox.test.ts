@@ -42,7 +42,9 @@ async function makeGround(): Promise<Ground> {
 }
 
 async function serve(g: Ground, extraArgs: string[] = []): Promise<Connected> {
-  return connectStdio(g.ws, ['--tokens', g.tokens, ...extraArgs], {}, (c) => c, {
+  // stdio takes no --tokens (an HTTP-only flag): the tokens file is hidden with --bash-hide here, and by
+  // default on the HTTP server of the /health test below.
+  return connectStdio(g.ws, ['--bash-hide', g.tokens, ...extraArgs], {}, (c) => c, {
     HOME: g.home, SUPERPI_HOME: g.spHome, PGPASSWORD: 'pg-env-secret', AWS_SECRET_ACCESS_KEY: 'aws-env-secret', SUPERPI_API_KEY: 'sp-env-secret',
   });
 }
@@ -68,7 +70,7 @@ test.before(async () => {
 });
 test.after(async () => {
   if (!available) return;
-  await c.close();
+  await c?.close();
   await rm(g.base, { recursive: true, force: true });
 });
 
