@@ -7,10 +7,10 @@
 // its header. `--root DIR` runs the server of another checkout (e.g. the code before the fix).
 // Usage: npm run build && tsx bench/git-bomb.ts [--quick] [--root DIR]
 
-import { type ChildProcess, execFileSync, spawn } from 'node:child_process';
+import { type ChildProcess, execFileSync } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import path from 'node:path';
-import { makeSandbox, repoRoot, type Sandbox } from '../test/e2e/fixtures.ts';
+import { makeSandbox, repoRoot, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
 import { plantLooseBomb } from '../test/tools/fixtures/git-bombs.ts';
 import { McpHttpSession } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
@@ -37,27 +37,6 @@ const QUICK: Plan = { durationMs: 6_000 };
 function rssMb(pid: number): number {
   const line = /VmRSS:\s+(\d+) kB/.exec(readFileSync(`/proc/${pid}/status`, 'utf8'));
   return line ? Number(line[1]) / 1024 : NaN;
-}
-
-/** The HTTP server of `root` (this checkout by default) on 127.0.0.1 and a free port, from its source. */
-async function startServer(root: string, ws: string): Promise<{ child: ChildProcess; url: string }> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'examples/server.ts'), '--port', '0', '--workspace', ws], { cwd: root, stdio: ['ignore', 'pipe', 'pipe'] });
-  let stdout = '';
-  let stderr = '';
-  child.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start; stderr: ${stderr}`)), 30_000);
-    child.stdout?.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /Streamable HTTP\s+(http:\/\/\S+)/.exec(stdout);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1] as string);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}; stderr: ${stderr}`)));
-  });
-  return { child, url };
 }
 
 /** GET /health one at a time until `end`: each answered request's latency in ms, and how many failed (no 200, or no answer at all). */
@@ -92,7 +71,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     const oid = execFileSync('git', ['rev-parse', 'HEAD'], { cwd: box.ws, encoding: 'utf8' }).trim();
     const bombBytes = await plantLooseBomb(box.ws, oid, DECLARED, BOMB_ZEROS);
     progress(`git-bomb: planted a ${fmt(bombBytes / 1024 / 1024, 2)} MB loose object; starting the server of ${root}`);
-    const server = await startServer(root, box.ws);
+    const server = await startHttpServerProcess(box.ws, [], {}, 'source', root);
     child = server.child;
     const pid = child.pid as number;
     const health = new URL('/health', server.url);

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import sharp from 'sharp';
 import { connectStdio, makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
-import { McpHttpSession } from './lib/mcp-http-client.ts';
+import { McpHttpSession, pingWhile } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { fmt, percentile } from './lib/stats.ts';
 
@@ -62,18 +62,6 @@ async function stdioP50(ws: string, file: string, reads: number): Promise<{ p50:
   } finally {
     await c.close();
   }
-}
-
-async function pingWhile(a: McpHttpSession, busy: () => boolean, minMs: number): Promise<number[]> {
-  const out: number[] = [];
-  const end = performance.now() + minMs;
-  while (performance.now() < end || busy()) {
-    const t0 = performance.now();
-    const reply = await a.request('ping');
-    if (reply.error) throw new Error(`ping failed: ${JSON.stringify(reply)}`);
-    out.push(performance.now() - t0);
-  }
-  return out;
 }
 
 export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promise<BenchSection> => {

@@ -5,11 +5,10 @@
 // each, against A alone; and the same figures for another source tree (`--old DIR`, e.g. /work/main).
 // Usage: npm run build && tsx bench/matching.ts [--quick] [--old DIR]
 
-import { spawn } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
-import { McpHttpSession } from './lib/mcp-http-client.ts';
+import { McpHttpSession, pingWhile } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { fmt, percentile, sleep } from './lib/stats.ts';
 
@@ -52,47 +51,6 @@ interface Measured {
 }
 
 /** Starts the server of another tree (its own examples/server.ts; its threads load its own dist/ or src/). */
-async function startOther(root: string, ws: string, args: string[]): Promise<RunningServer> {
-  const child = spawn(process.execPath, ['--import', 'tsx', path.join(root, 'examples/server.ts'), '--port', '0', '--workspace', ws, ...args], {
-    cwd: root, stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  let stdout = '';
-  let stderr = '';
-  child.stderr.on('data', (d: Buffer) => (stderr += d.toString()));
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`server did not start; stderr: ${stderr}`)), 30_000);
-    child.stdout.on('data', (d: Buffer) => {
-      stdout += d.toString();
-      const m = /Streamable HTTP\s+(http:\/\/\S+)/.exec(stdout);
-      if (m) {
-        clearTimeout(timer);
-        resolve(m[1] as string);
-      }
-    });
-    child.once('exit', (code) => reject(new Error(`server exited with ${code}; stderr: ${stderr}`)));
-  });
-  return {
-    url, wsUrl: url.replace(/^http/, 'ws'), child, stderr: () => stderr,
-    stop: () => new Promise((resolve) => {
-      if (child.exitCode !== null) return resolve(child.exitCode);
-      child.once('exit', (code) => resolve(code));
-      child.kill('SIGTERM');
-    }),
-  };
-}
-
-async function pingWhile(a: McpHttpSession, busy: () => boolean, minMs: number): Promise<number[]> {
-  const out: number[] = [];
-  const end = performance.now() + minMs;
-  while (performance.now() < end || busy()) {
-    const t0 = performance.now();
-    const reply = await a.request('ping');
-    if (reply.error) throw new Error(`ping failed: ${JSON.stringify(reply)}`);
-    out.push(performance.now() - t0);
-  }
-  return out;
-}
-
 async function measure(root: string | null, plan: Plan, progress: (s: string) => void): Promise<Measured> {
   let box: Sandbox | null = null;
   let server: RunningServer | null = null;
@@ -103,7 +61,7 @@ async function measure(root: string | null, plan: Plan, progress: (s: string) =>
     await mkdir(path.join(box.ws, 'names'));
     for (let i = 0; i < NAMES; i++) await writeFile(path.join(box.ws, 'names', `${String(i).padStart(2, '0')}${'a'.repeat(34)}`), '');
     const args = ['--allow-anonymous-writes', '--threads', '1', '--tool-timeout', String(TOOL_TIMEOUT_S)];
-    server = root === null ? await startHttpServerProcess(box.ws, args) : await startOther(root, box.ws, args);
+    server = root === null ? await startHttpServerProcess(box.ws, args) : await startHttpServerProcess(box.ws, args, {}, 'source', root);
     const a = await McpHttpSession.open(server.url);
     const b = await McpHttpSession.open(server.url);
     sessions.push(a, b);

@@ -215,3 +215,16 @@ export function cpuMicros(pid: number): number {
 
 /** USER_HZ: 100 on every Linux this runs on (sysconf(_SC_CLK_TCK) is not reachable from Node). */
 const CLOCK_TICKS = 100;
+
+/** Pings over `session` one after another for at least `minMs` and for as long as `busy()`; each round trip in ms. */
+export async function pingWhile(session: McpHttpSession, busy: () => boolean, minMs: number): Promise<number[]> {
+  const out: number[] = [];
+  const end = performance.now() + minMs;
+  while (performance.now() < end || busy()) {
+    const t0 = performance.now();
+    const reply = await session.request('ping');
+    if (reply.error) throw new Error(`ping failed: ${JSON.stringify(reply)}`);
+    out.push(performance.now() - t0);
+  }
+  return out;
+}

@@ -91,13 +91,14 @@ export interface RunningServer {
  * Starts a server on 127.0.0.1 and a free port; resolves once it printed its URL. `entry`: the source
  * through tsx (`examples/server.ts`), or the `super-pi` command users run (`bin/super-pi.js`: the dist/
  * bundle compiled from its code cache, which `npm test` builds first) — code that works from source can
- * fail there (a dynamic import() of a module outside the bundle does).
+ * fail there (a dynamic import() of a module outside the bundle does). `root`: the checkout whose server
+ * runs (the benchmarks start an older one beside this one).
  */
-export async function startHttpServerProcess(ws: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, entry: 'source' | 'bundle' = 'source'): Promise<RunningServer> {
+export async function startHttpServerProcess(ws: string, extraArgs: string[] = [], env: NodeJS.ProcessEnv = {}, entry: 'source' | 'bundle' = 'source', root = repoRoot): Promise<RunningServer> {
   const { spawn } = await import('node:child_process');
-  const start = entry === 'source' ? ['--import', 'tsx', path.join(repoRoot, 'examples/server.ts')] : [path.join(repoRoot, 'bin/super-pi.js')];
+  const start = entry === 'source' ? ['--import', 'tsx', path.join(root, 'examples/server.ts')] : [path.join(root, 'bin/super-pi.js')];
   const child = spawn(process.execPath, [...start, '--port', '0', '--workspace', ws, ...extraArgs], {
-    cwd: repoRoot,
+    cwd: root,
     env: { ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
