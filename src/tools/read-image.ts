@@ -100,6 +100,18 @@ function untilAborted<T>(work: Promise<T>, signal: AbortSignal | null): Promise<
   });
 }
 
+/** The `image` of an image read's structuredContent (readDefinition.outputSchema): what was sent, and from what. */
+export interface ImageFacts {
+  readonly mimeType: ImageMime;
+  readonly width: number;
+  readonly height: number;
+  readonly bytes: number;
+  readonly sourceMimeType: ImageMime;
+  readonly sourceWidth: number;
+  readonly sourceHeight: number;
+  readonly sourceBytes: number;
+}
+
 interface Encoded {
   readonly data: Buffer;
   readonly mime: ImageMime;
@@ -150,7 +162,15 @@ async function encodeImage(bytes: Buffer, mime: ImageMime, shown: string): Promi
   if (sent.mime !== mime) changes.push(mime === 'image/gif' ? `sent as ${sent.mime} (first frame)` : `re-encoded as ${sent.mime}`);
   const note = `Read image file [${mime}] ${shown}: ${width} × ${height}, ${formatSize(bytes.length)}` +
     (changes.length > 0 ? `; ${changes.join(', ')}, ${formatSize(sent.data.length)}.` : '; sent as it is.');
-  return { text: note, content: [{ type: 'image', data: sent.data.toString('base64'), mimeType: sent.mime }] };
+  const image: ImageFacts = {
+    mimeType: sent.mime, width: sent.width, height: sent.height, bytes: sent.data.length,
+    sourceMimeType: mime, sourceWidth: width, sourceHeight: height, sourceBytes: bytes.length,
+  };
+  return {
+    text: note,
+    content: [{ type: 'image', data: sent.data.toString('base64'), mimeType: sent.mime }],
+    structured: { path: shown, image, notices: [] },
+  };
 }
 
 /** The smallest change that fits: the file as it is, else resized in its own format (gif → png), else JPEG at falling quality and size. */

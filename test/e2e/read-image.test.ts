@@ -13,13 +13,19 @@ import { type Connected, connectStdio, makeSandbox, type Sandbox, textOf } from 
 const e2e = suite('read of images over stdio with the SDK client');
 let box: Sandbox;
 let c: Connected;
+let screenshotBytes = 0;
 
 e2e.before(async () => {
   box = await makeSandbox();
-  await writeFile(path.join(box.ws, 'screenshot.png'), await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#204060' } }).png().toBuffer());
+  const screenshot = await sharp({ create: { width: 4000, height: 3000, channels: 3, background: '#204060' } }).png().toBuffer();
+  screenshotBytes = screenshot.length;
+  await writeFile(path.join(box.ws, 'screenshot.png'), screenshot);
   const noise = await sharp(randomBytes(1000 * 700 * 3), { raw: { width: 1000, height: 700, channels: 3 } }).png({ compressionLevel: 1 }).toBuffer();
   await writeFile(path.join(box.ws, 'noise.png'), noise);
   c = await connectStdio(box.ws);
+  // As hosts do: with the tools listed, the SDK Client checks every read's structuredContent against
+  // read's outputSchema, and refuses a result that declares a schema but carries none.
+  await c.client.listTools();
 });
 e2e.after(async () => {
   await c?.close();
@@ -41,6 +47,13 @@ e2e('read of a 4000 × 3000 png returns a note and the image resized to 2000 × 
   assert.not.ok(r.isError, JSON.stringify(r).slice(0, 300));
   assert.match(textOf(r), /^Read image file \[image\/png\] screenshot\.png: 4000 × 3000, .*resized to 2000 × 1500/);
   assert.equal(await decoded(r), { mimeType: 'image/png', width: 2000, height: 1500, format: 'png' });
+});
+
+e2e('an image read carries structuredContent (validated by the SDK Client) with the sizes sent and the source\'s', async () => {
+  const r = await c.client.callTool({ name: 'read', arguments: { path: 'screenshot.png' } });
+  const image = (r.structuredContent as { image?: Record<string, unknown> } | undefined)?.image;
+  const sent = Buffer.from((r.content as { data?: string }[])[1]?.data ?? '', 'base64');
+  assert.equal(image, { mimeType: 'image/png', width: 2000, height: 1500, bytes: sent.length, sourceMimeType: 'image/png', sourceWidth: 4000, sourceHeight: 3000, sourceBytes: screenshotBytes });
 });
 
 e2e('read of a png over 1 MiB (run on the tool pool) returns the image too', async () => {

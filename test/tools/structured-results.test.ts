@@ -18,6 +18,7 @@ import { readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../../src/limits.ts';
 import { inSandbox } from './sandbox.ts';
+import sharp from 'sharp';
 
 type LocalTool = Exclude<ToolName, 'harness_task'>;
 
@@ -31,6 +32,7 @@ const validators = new Map(Object.values(toolCatalog).map((def) => [def.name, de
 const manyLines = Array.from({ length: DEFAULT_MAX_LINES + 100 }, (_, i) => `line ${i + 1}`).join('\n') + '\n';
 const wideLines = Array.from({ length: 300 }, (_, i) => `${i}:${'w'.repeat(400)}`).join('\n');
 const oneHugeLine = 'x'.repeat(DEFAULT_MAX_BYTES + 10);
+const shotPng = await sharp({ create: { width: 3000, height: 1000, channels: 3, background: '#204060' } }).png().toBuffer();
 const files = {
   'small.txt': 'alpha\nbeta\ngamma\n',
   'many.txt': manyLines,
@@ -41,6 +43,7 @@ const files = {
   'src/c.bin': Buffer.from([0x6e, 0x65, 0x65, 0x64, 0x6c, 0x65, 0x00, 0x01]),
   'dir/1.md': '', 'dir/2.md': '', 'dir/3.md': '',
   'empty/.keep': '',
+  'shot.png': shotPng,
 };
 
 interface Case {
@@ -57,6 +60,13 @@ const cases: Case[] = [
   { tool: 'read', mode: 'cut at the byte limit', args: { path: 'wide.txt' }, check: (s) => assert.ok(s.truncated === true && (s.lines as number) < 300) },
   { tool: 'read', mode: "window of the caller's limit", args: { path: 'many.txt', offset: 10, limit: 5 }, check: (s) => assert.equal([s.content, s.offset, s.nextOffset], ['line 10\nline 11\nline 12\nline 13\nline 14', 10, 15]) },
   { tool: 'read', mode: 'a line alone over the byte limit', args: { path: 'huge-line.txt' }, check: (s) => assert.equal([s.content, s.lines, s.truncated], ['', 0, true]) },
+  {
+    tool: 'read', mode: 'image', args: { path: 'shot.png' },
+    check: (s, outcome) => {
+      assert.equal(s.image, { mimeType: 'image/png', width: 2000, height: 667, bytes: Buffer.from(outcome.content?.[0]?.data ?? '', 'base64').length, sourceMimeType: 'image/png', sourceWidth: 3000, sourceHeight: 1000, sourceBytes: shotPng.length });
+      assert.equal([s.content, s.notices], [undefined, []]);
+    },
+  },
   { tool: 'write', mode: 'new file', args: { path: 'out/new.txt', content: 'héllo\n' }, check: (s) => assert.equal(s, { path: 'out/new.txt', bytes: 7 }) },
   { tool: 'edit', mode: 'one replacement', args: { path: 'small.txt', oldText: 'beta', newText: 'BETA' } },
   { tool: 'bash', mode: 'success', args: { command: 'echo hi' }, check: (s) => assert.equal([s.exitCode, s.output, s.truncated], [0, 'hi\n', false]) },
@@ -114,7 +124,7 @@ for (const c of cases) {
         for (const n of textNotices) assert.ok(structuredNotices.includes(n), `notice "${n}" of the text is in structured.notices ${JSON.stringify(structuredNotices)}`);
         if (s.truncated === true) assert.ok(textNotices.length > 0 && structuredNotices.length > 0, 'a truncated result says so in words, in text and structured');
         // The text's body (what precedes the notices) is what read and bash return as content/output.
-        if (c.tool === 'read') assert.ok(outcome.text.startsWith(s.content as string), 'read: text starts with structured.content');
+        if (c.tool === 'read' && s.image === undefined) assert.ok(outcome.text.startsWith(s.content as string), 'read: text starts with structured.content');
         if (c.tool === 'bash') {
           assert.ok(outcome.text.startsWith((s.output as string).replace(/\n$/, '')), 'bash: text starts with structured.output');
           const code = /Command exited with code (\d+)$/.exec(outcome.text);

@@ -2,7 +2,7 @@
 // Pure data for the protocol core; the body is ../read.ts.
 
 import type { ToolDefinition } from '../definition.ts';
-import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES } from '../../limits.ts';
+import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, IMAGE_MAX_EDGE_PX } from '../../limits.ts';
 import { noticesProperty, pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
 export const readDefinition: ToolDefinition = {
@@ -14,7 +14,8 @@ export const readDefinition: ToolDefinition = {
     `such as "[Showing lines 1-${DEFAULT_MAX_LINES} of 5120. Use offset=${DEFAULT_MAX_LINES + 1} to continue.]". ` +
     'Use offset (1-indexed line number) and limit (number of lines) to read part of a large file; ' +
     'when you need the whole file, keep calling with the offset from the notice until it is complete. ' +
-    'Binary files (images included) are not shown. For a directory, use ls instead.',
+    `PNG, JPEG, GIF and WebP images (told by their bytes) are returned as an image with a short note, resized to at most ${IMAGE_MAX_EDGE_PX} px on the longer side; ` +
+    'offset and limit do not apply to them. Other binary files are not shown. For a directory, use ls instead.',
   inputSchema: {
     type: 'object',
     properties: {
@@ -36,9 +37,34 @@ export const readDefinition: ToolDefinition = {
       totalLinesKnown: { type: 'boolean', description: 'False when the file was too large to count to its end.' },
       truncated: { type: 'boolean', description: `True when the file goes on past what is shown (limit, ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB).` },
       nextOffset: { type: 'integer', minimum: 1, description: 'When truncated: the offset to continue from.' },
+      image: {
+        type: 'object',
+        description: 'For an image read: what the file is and what was sent (the image itself is the result\'s image content).',
+        properties: {
+          mimeType: { type: 'string', description: 'The image type sent.' },
+          width: { type: 'integer', minimum: 1, description: 'Width sent, in pixels.' },
+          height: { type: 'integer', minimum: 1, description: 'Height sent, in pixels.' },
+          bytes: { type: 'integer', minimum: 0, description: 'Size of the image sent, in bytes (before base64).' },
+          sourceMimeType: { type: 'string', description: 'The file\'s image type, told by its bytes.' },
+          sourceWidth: { type: 'integer', minimum: 1, description: 'The file\'s width, in pixels.' },
+          sourceHeight: { type: 'integer', minimum: 1, description: 'The file\'s height, in pixels.' },
+          sourceBytes: { type: 'integer', minimum: 0, description: 'The file\'s size, in bytes.' },
+        },
+        required: ['mimeType', 'width', 'height', 'bytes', 'sourceMimeType', 'sourceWidth', 'sourceHeight', 'sourceBytes'],
+        additionalProperties: false,
+      },
       notices: noticesProperty,
     },
-    required: ['path', 'content', 'offset', 'lines', 'totalLines', 'totalLinesKnown', 'truncated', 'notices'],
+    required: ['path', 'notices'],
+    // A text read carries its window, an image read its sizes: exactly one of the two shapes. Each branch
+    // names its properties again so that a strict validator knows them.
+    oneOf: [
+      {
+        properties: { content: true, offset: true, lines: true, totalLines: true, totalLinesKnown: true, truncated: true },
+        required: ['content', 'offset', 'lines', 'totalLines', 'totalLinesKnown', 'truncated'],
+      },
+      { properties: { image: true }, required: ['image'] },
+    ],
     additionalProperties: false,
   },
   annotations: { title: 'Read file', ...readOnlyLocal },
