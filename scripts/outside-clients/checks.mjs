@@ -18,7 +18,10 @@ export const NOTES = 'alpha\nbeta needle\ngamma\ndelta needle\nepsilon\n';
  *   What the client handed back: content blocks and structuredContent where it exposes them, else the
  *   text it gives (`text`).
  * @typedef {{ name: string, title?: string, annotations?: { title?: string }, outputSchema?: object }} Listed
- * @typedef {{ listTools(): Promise<Listed[]>, call(name: string, args: Record<string, unknown>): Promise<Answer>, close(): Promise<void> }} Adapter
+ * @typedef {{ listTools(): Promise<Listed[]>, call(name: string, args: Record<string, unknown>): Promise<Answer>, close(): Promise<void>,
+ *   modelView?(name: string, answer: Answer): Promise<Block[]> }} Adapter
+ *   `modelView`, where the client has one, is what its agent loop hands the model for that answer
+ *   (AI SDK and Mastra's toModelOutput, LangChain's ToolMessage content).
  */
 
 /** The server's own tool list (taken by the runner with the SDK Client), for the schemas a client does not expose. */
@@ -99,12 +102,21 @@ export async function exercise(adapter, meta) {
       row('read png: image', ok, `${image.mimeType} ${meta.width} × ${meta.height}; note: ${note.slice(0, 100)}`);
     }
     structured('read png', 'read', a);
+    if (adapter.modelView) {
+      const seen = await adapter.modelView('read', a);
+      const kinds = seen.map((b) => b.type).join(' + ');
+      row('read png: model gets the image', seen.some((b) => b.type === 'image'), `the model gets ${kinds}: ${JSON.stringify(seen.map((b) => b.text ?? `${b.mimeType} image`)).slice(0, 160)}`);
+    }
   });
 
   await attempt('ls', async () => {
     const a = await adapter.call('ls', { path: 'docs', limit: 2 });
     row('ls', !a.isError && /a\.txt/.test(textIn(a)) && /limit reached/.test(textIn(a)), textIn(a).replace(/\n/g, ' ').slice(0, 120));
     structured('ls', 'ls', a, /entries limit reached/);
+    if (adapter.modelView) {
+      const seen = JSON.stringify(await adapter.modelView('ls', a));
+      row('ls: model gets the notice', /entries limit reached/.test(seen), seen.slice(0, 160));
+    }
   });
 
   await attempt('grep', async () => {

@@ -31,7 +31,7 @@ const CLIENTS = [
   { id: 'sdk-v2', driver: 'sdk-v2.mjs', packages: [], transports: ['stdio', 'http'] },
   { id: 'ai-sdk', driver: 'ai-sdk.mjs', packages: ['@ai-sdk/mcp'], transports: ['stdio', 'http'] },
   { id: 'langchain', driver: 'langchain.mjs', packages: ['@langchain/mcp-adapters', '@langchain/core'], transports: ['stdio', 'http'] },
-  { id: 'mastra', driver: 'mastra.mjs', packages: ['@mastra/mcp', '@mastra/core', 'zod'], transports: ['stdio'] },
+  { id: 'mastra', driver: 'mastra.mjs', packages: ['@mastra/mcp@2', '@mastra/core@1'], transports: ['stdio', 'http'] },
   { id: 'mcp-use', driver: 'mcp-use.mjs', packages: ['mcp-use'], transports: ['stdio'] },
   { id: 'openai-agents', driver: 'openai-agents.mjs', packages: ['@openai/agents-core', 'zod'], transports: ['stdio', 'http'] },
   { id: 'mcp-remote', driver: 'mcp-remote.mjs', packages: ['mcp-remote'], transports: ['http'] },

@@ -20,5 +20,10 @@ await exercise({
     if (!tool) throw new Error(`the AI SDK tool set has no ${name}`);
     return tool.execute(args, { toolCallId: `call-${name}`, messages: [] });
   },
+  modelView: async (name, answer) => {
+    const out = await tools[name].toModelOutput({ toolCallId: `call-${name}`, input: {}, output: answer });
+    if (out.type !== 'content') return [{ type: 'text', text: JSON.stringify(out.value) }];
+    return out.value.map((p) => (p.type === 'image-data' ? { type: 'image', data: p.data, mimeType: p.mediaType } : { type: 'text', text: p.text }));
+  },
   close: () => client.close(),
 }, { client: 'Vercel AI SDK MCP client', version: await packageVersion('@ai-sdk/mcp'), transport: env.transport });

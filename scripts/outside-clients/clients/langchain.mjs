@@ -28,5 +28,7 @@ await exercise({
     const structured = (message.artifact ?? []).find((a) => a.type === 'mcp_structured_content')?.data;
     return { content: blocks(message.content), structuredContent: structured };
   },
+  // The ToolMessage's content is what LangChain puts before the model.
+  modelView: async (_name, answer) => answer.content,
   close: () => client.close(),
 }, { client: 'LangChain MCP adapters', version: await packageVersion('@langchain/mcp-adapters'), transport: env.transport });
