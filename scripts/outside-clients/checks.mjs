@@ -40,7 +40,7 @@ function textIn(answer) {
  * Runs every check through `adapter` and prints one JSON line: the client, its version, the transport
  * and each check as { check, ok: true | false | null (not exposed by this client), detail }.
  * @param {Adapter} adapter
- * @param {{ client: string, version: string, transport: string }} meta
+ * @param {{ client: string, version: string, transport: string, notes?: string[] }} meta
  */
 export async function exercise(adapter, meta) {
   const rows = [];

@@ -36,7 +36,7 @@ const CLIENTS = [
   { id: 'openai-agents', driver: 'openai-agents.mjs', packages: ['@openai/agents-core', 'zod'], transports: ['stdio', 'http'] },
   { id: 'mcp-remote', driver: 'mcp-remote.mjs', packages: ['mcp-remote'], transports: ['http'] },
   { id: 'inspector-cli', driver: 'inspector-cli.mjs', packages: ['@modelcontextprotocol/inspector-cli'], transports: ['stdio'] },
-  { id: 'mcpc', driver: 'mcpc.mjs', packages: ['@apify/mcpc'], transports: ['stdio'] },
+  { id: 'mcpc', driver: 'mcpc.mjs', packages: ['@apify/mcpc'], transports: ['stdio', 'http'] },
 ];
 
 /** Runs a command to its end; resolves with its exit code and output, rejects past `timeoutMs`. */
@@ -150,7 +150,7 @@ async function main() {
         const out = await run(process.execPath, [driver], { cwd: path.dirname(driver), env }, RUN_TIMEOUT_MS).catch((err) => ({ code: -1, stdout: '', stderr: String(err) }));
         const line = out.stdout.split('\n').find((l) => l.startsWith('SUPERPI-RESULT '));
         if (line) results.push({ id: c.id, ...JSON.parse(line.slice('SUPERPI-RESULT '.length)) });
-        else results.push({ id: c.id, client: c.id, version: '-', transport, rows: [{ check: 'run', ok: false, detail: `exit ${out.code}: ${(out.stderr || out.stdout).trim().split('\n').slice(-4).join(' ')}` }] });
+        else results.push({ id: c.id, client: c.id, version: '-', transport, rows: [{ check: 'run', ok: false, detail: `exit ${out.code}: ${(out.stderr || out.stdout).trim().split('\n').slice(-12).join(' ')}` }] });
       }
     }
   } finally {
@@ -168,7 +168,7 @@ function table(results) {
   const lines = ['| client | version | transport | passed | failed (why) | not exposed |', '|---|---|---|---|---|---|'];
   for (const r of results) {
     const passed = r.rows.filter((x) => x.ok === true).map((x) => x.check).join(', ');
-    const failed = r.rows.filter((x) => x.ok === false).map((x) => `${x.check}: ${x.detail}`).join('; ');
+    const failed = [...r.rows.filter((x) => x.ok === false).map((x) => `${x.check}: ${x.detail}`), ...(r.notes ?? []).map((n) => `note: ${n}`)].join('; ');
     const hidden = r.rows.filter((x) => x.ok === null).map((x) => x.check).join(', ');
     lines.push(`| ${r.client} | ${r.version} | ${r.transport} | ${passed} | ${failed.replace(/\|/g, '\\|')} | ${hidden} |`);
   }
