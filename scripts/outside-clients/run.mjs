@@ -26,16 +26,16 @@ const RUN_TIMEOUT_MS = 120_000;
  * `transports` are the ones its driver is run over.
  * @type {{ id: string, driver: string, packages: string[], transports: ('stdio' | 'http')[] }[]}
  */
+// Not driven yet (docs/clients.md says why): mcp-use (its 2.x client is @mcp-use/client) and the Inspector
+// CLI (@modelcontextprotocol/inspector --cli; the separate inspector-cli 1.x is deprecated).
 const CLIENTS = [
   { id: 'sdk-v1', driver: 'sdk-v1.mjs', packages: [], transports: ['stdio', 'http'] },
   { id: 'sdk-v2', driver: 'sdk-v2.mjs', packages: [], transports: ['stdio', 'http'] },
   { id: 'ai-sdk', driver: 'ai-sdk.mjs', packages: ['@ai-sdk/mcp'], transports: ['stdio', 'http'] },
   { id: 'langchain', driver: 'langchain.mjs', packages: ['@langchain/mcp-adapters', '@langchain/core'], transports: ['stdio', 'http'] },
   { id: 'mastra', driver: 'mastra.mjs', packages: ['@mastra/mcp@2', '@mastra/core@1'], transports: ['stdio', 'http'] },
-  { id: 'mcp-use', driver: 'mcp-use.mjs', packages: ['mcp-use'], transports: ['stdio'] },
   { id: 'openai-agents', driver: 'openai-agents.mjs', packages: ['@openai/agents-core', 'zod'], transports: ['stdio', 'http'] },
-  { id: 'mcp-remote', driver: 'mcp-remote.mjs', packages: ['mcp-remote'], transports: ['http'] },
-  { id: 'inspector-cli', driver: 'inspector-cli.mjs', packages: ['@modelcontextprotocol/inspector-cli'], transports: ['stdio'] },
+  { id: 'mcp-remote', driver: 'mcp-remote.mjs', packages: ['mcp-remote', '@modelcontextprotocol/sdk'], transports: ['http'] },
   { id: 'mcpc', driver: 'mcpc.mjs', packages: ['@apify/mcpc'], transports: ['stdio', 'http'] },
 ];
 
