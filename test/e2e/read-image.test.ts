@@ -70,6 +70,19 @@ e2e('a decompression bomb is an isError result, and the server goes on answering
   assert.equal(await c.client.ping(), {});
 });
 
+e2e('a truncated png and a file whose bytes lie about their type are isError results naming the file, and the server goes on answering', async () => {
+  const png = await sharp(randomBytes(200 * 200 * 3), { raw: { width: 200, height: 200, channels: 3 } }).png().toBuffer();
+  await writeFile(path.join(box.ws, 'cut.png'), png.subarray(0, Math.floor(png.length / 2)));
+  await writeFile(path.join(box.ws, 'liar.jpg'), Buffer.concat([Buffer.from([0x89, 0x50, 0x4e, 0x47, 0x0d, 0x0a, 0x1a, 0x0a]), randomBytes(4096)]));
+  const cut = await c.client.callTool({ name: 'read', arguments: { path: 'cut.png' } });
+  assert.is(cut.isError, true);
+  assert.match(textOf(cut), /^cut\.png is not a readable png image \([\d.]+KB\): /, textOf(cut));
+  const liar = await c.client.callTool({ name: 'read', arguments: { path: 'liar.jpg' } });
+  assert.is(liar.isError, true);
+  assert.match(textOf(liar), /^liar\.jpg is not a readable png image \(4\.0KB\): /, textOf(liar));
+  assert.equal(await c.client.ping(), {});
+});
+
 e2e('pings are answered while image reads are in flight', async () => {
   const reads = Array.from({ length: 4 }, () => c.client.callTool({ name: 'read', arguments: { path: 'screenshot.png' } }));
   const order: string[] = [];
