@@ -108,9 +108,22 @@ export function brokenLinks(pages: readonly Page[], exists: (file: string) => bo
   return broken;
 }
 
-/** The cells of each table row of a page (lines starting with `|`), separator rows left out. */
+/** The page's tables: each a list of rows (its header first), each row its cells; separator rows left out. */
+export function tablesOf(text: string): string[][][] {
+  const tables: string[][][] = [];
+  let current: string[][] | null = null;
+  let last = -1;
+  for (const { line, text: l } of proseLines(text)) {
+    if (!l.startsWith('|')) continue;
+    if (current === null || line !== last + 1) tables.push((current = []));
+    last = line;
+    if (/^\|[\s|:-]+\|?$/.test(l)) continue;
+    current.push(l.replace(/^\|/, '').replace(/\|\s*$/, '').split(/(?<!\\)\|/).map((c) => c.trim()));
+  }
+  return tables;
+}
+
+/** The cells of every table row of a page, all tables together. */
 export function tableRows(text: string): string[][] {
-  return proseLines(text)
-    .filter(({ text: l }) => l.startsWith('|') && !/^\|[\s|:-]+\|?$/.test(l))
-    .map(({ text: l }) => l.replace(/^\|/, '').replace(/\|\s*$/, '').split(/(?<!\\)\|/).map((c) => c.trim()));
+  return tablesOf(text).flat();
 }
