@@ -132,6 +132,9 @@ const FIGURES: readonly Figure[] = [
   { phrase: /at most (\d+) tasks at once \(`--max-tasks-per-principal`\)/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
   { phrase: /(\d+) model turns\s+\(`--turns-per-minute`\)/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
   { phrase: /(\d+) model requests, retries included \(`--model-calls-per-minute`\)/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
+  { phrase: /has a task budget \((\d+) tasks at\s+once/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
+  { phrase: /(\d+) model turns and \d+ model requests a minute/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
+  { phrase: /\d+ model turns and (\d+) model requests a minute/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
   { phrase: /in any\s+sliding (minute)/, name: 'TASK_BUDGET_WINDOW_MS', figure: limits.TASK_BUDGET_WINDOW_MS === 60_000 ? 'minute' : `${limits.TASK_BUDGET_WINDOW_MS} ms` },
   // Streamable HTTP and stdio
   { phrase: /up to (\d+) s,\s+`DRAIN_GRACE_MS`/, name: 'DRAIN_GRACE_MS', figure: seconds(limits.DRAIN_GRACE_MS) },
