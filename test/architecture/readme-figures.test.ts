@@ -1,10 +1,11 @@
-// Every figure the README states about a limit, a default or a timeout is the value the code uses: each
-// row below finds the figure in the README's text (a phrase with one capture, checked at every place it
-// occurs) and compares it with the named constant, written as the README writes it. And every constant
-// of the one limits module (src/limits.ts) is either stated in the README (a row here) or listed as
-// internal, with why.
+// Every figure the documentation (README.md and the pages of docs/) states about a limit, a default or a
+// timeout is the value the code uses: each row below finds the figure wherever the documentation states
+// it (a phrase with one capture, checked at every place it occurs, on every page) and compares it with
+// the named constant, written as the pages write it. So a figure may move between pages and stays
+// checked. And every constant of the one limits module (src/limits.ts) is either stated (a row here) or
+// listed as internal, with why.
 
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { test } from 'uvu';
@@ -13,9 +14,18 @@ import * as limits from '../../src/limits.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 
 const root = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '..', '..');
-const readme = readFileSync(path.join(root, 'README.md'), 'utf8');
 
-/** How the README writes a figure. */
+/** A page of the documentation: its path from the repository root and its text. */
+interface Page {
+  readonly file: string;
+  readonly text: string;
+}
+
+/** README.md and every page of docs/: where the figures are stated. */
+const pages: readonly Page[] = ['README.md', ...readdirSync(path.join(root, 'docs')).filter((f) => f.endsWith('.md')).sort().map((f) => `docs/${f}`)]
+  .map((file) => ({ file, text: readFileSync(path.join(root, file), 'utf8') }));
+
+/** How the pages write a figure. */
 const seconds = (ms: number) => String(ms / 1000);
 const kib = (bytes: number) => String(bytes / 1024);
 const mib = (bytes: number) => String(bytes / 1024 / 1024);
@@ -28,11 +38,11 @@ const intensity = (level: keyof typeof limits.DEFAULT_TREE_INTENSITIES) => {
 };
 
 interface Figure {
-  /** Where the README states it: the one capture group is the figure. */
+  /** Where the documentation states it: the one capture group is the figure. */
   readonly phrase: RegExp;
   /** The constant it comes from (for src/limits.ts, its export name). */
   readonly name: string;
-  /** The constant's value as the README writes it. */
+  /** The constant's value as the pages write it. */
   readonly figure: string;
 }
 
@@ -122,6 +132,9 @@ const FIGURES: readonly Figure[] = [
   { phrase: /at most (\d+) tasks at once \(`--max-tasks-per-principal`\)/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
   { phrase: /(\d+) model turns\s+\(`--turns-per-minute`\)/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
   { phrase: /(\d+) model requests, retries included \(`--model-calls-per-minute`\)/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
+  { phrase: /has a task budget \((\d+) tasks at\s+once/, name: 'DEFAULT_MAX_TASKS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_TASKS_PER_PRINCIPAL) },
+  { phrase: /(\d+) model turns and \d+ model requests a minute/, name: 'DEFAULT_TURNS_PER_MINUTE', figure: String(limits.DEFAULT_TURNS_PER_MINUTE) },
+  { phrase: /\d+ model turns and (\d+) model requests a minute/, name: 'DEFAULT_MODEL_CALLS_PER_MINUTE', figure: String(limits.DEFAULT_MODEL_CALLS_PER_MINUTE) },
   { phrase: /in any\s+sliding (minute)/, name: 'TASK_BUDGET_WINDOW_MS', figure: limits.TASK_BUDGET_WINDOW_MS === 60_000 ? 'minute' : `${limits.TASK_BUDGET_WINDOW_MS} ms` },
   // Streamable HTTP and stdio
   { phrase: /up to (\d+) s,\s+`DRAIN_GRACE_MS`/, name: 'DRAIN_GRACE_MS', figure: seconds(limits.DRAIN_GRACE_MS) },
@@ -199,8 +212,7 @@ const ELSEWHERE: readonly Figure[] = [
   { phrase: /\(at most (\d+) characters, no control characters\)/, name: 'MAX_NODE_ID_LENGTH', figure: String(MAX_NODE_ID_LENGTH) },
 ];
 
-/** Figures of the `bash` egress proxy, stated on the allow-mode page, docs/bash-network.md. */
-const bashNetworkDoc = readFileSync(path.join(root, 'docs', 'bash-network.md'), 'utf8');
+/** Figures of the `bash` egress proxy (stated on the allow-mode page, docs/bash-network.md). */
 const BASH_NETWORK: readonly Figure[] = [
   { phrase: /`127\.0\.0\.1:(\d+)` \(`EGRESS_PROXY_PORT`\)/, name: 'EGRESS_PROXY_PORT', figure: String(limits.EGRESS_PROXY_PORT) },
   { phrase: /may take (\d+) KiB \(`EGRESS_MAX_HEADER_BYTES`/, name: 'EGRESS_MAX_HEADER_BYTES', figure: kib(limits.EGRESS_MAX_HEADER_BYTES) },
@@ -211,14 +223,14 @@ const BASH_NETWORK: readonly Figure[] = [
   { phrase: /resolve at\s+most (\d+) names at once \(`EGRESS_MAX_CONCURRENT_LOOKUPS`/, name: 'EGRESS_MAX_CONCURRENT_LOOKUPS', figure: String(limits.EGRESS_MAX_CONCURRENT_LOOKUPS) },
 ];
 
-/** Figures of the client's roots (README, "Add it to a host"). */
+/** Figures of the client's roots (docs/hosts.md, "Which directory a session works in"). */
 const ROOTS: readonly Figure[] = [
   { phrase: /at\s+most (\d+) are considered \(`MAX_ROOTS_CONSIDERED`\)/, name: 'MAX_ROOTS_CONSIDERED', figure: String(limits.MAX_ROOTS_CONSIDERED) },
   { phrase: /each URI at most (\d+) characters \(`MAX_ROOT_URI_LENGTH`\)/, name: 'MAX_ROOT_URI_LENGTH', figure: String(limits.MAX_ROOT_URI_LENGTH) },
   { phrase: /at most (\d+) s \(`ROOTS_WAIT_MS`\)/, name: 'ROOTS_WAIT_MS', figure: seconds(limits.ROOTS_WAIT_MS) },
 ];
 
-/** Constants of src/limits.ts the README does not state, and why it need not. */
+/** Constants of src/limits.ts the documentation does not state, and why it need not. */
 const INTERNAL = new Map<string, string>([
   ['ABANDONED_IDS_KEPT', 'ids of POSTs whose client went away, remembered so their late answers are dropped: bookkeeping, not a caller-visible limit'],
   ['DEFAULT_CLOSE_GRACE_MS', 'how long the HTTP server waits for requests in flight when it is closed from the library API; the command uses DRAIN_GRACE_MS'],
@@ -256,44 +268,61 @@ const INTERNAL = new Map<string, string>([
   ['UNCAUGHT_EXIT_GRACE_MS', 'how long work in flight is answered after an uncaught failure (a bug) before the exit: never met normally'],
 ]);
 
-/** For each row, what is wrong: the phrase is gone from `text`, or one of its figures disagrees with the constant. */
-function mismatches(text: string, figures: readonly Figure[]): string[] {
+/**
+ * For each row, what is wrong: the phrase is on no page, or one of its figures (on any page) disagrees
+ * with the constant. A bare string is one page, named "the text".
+ */
+function mismatches(docs: string | readonly Page[], figures: readonly Figure[]): string[] {
+  const where: readonly Page[] = typeof docs === 'string' ? [{ file: 'the text', text: docs }] : docs;
   const wrong: string[] = [];
   for (const f of figures) {
-    const found = [...text.matchAll(new RegExp(f.phrase.source, 'g'))].map((m) => m[1]);
-    if (found.length === 0) wrong.push(`${f.name}: the README no longer says ${f.phrase}`);
-    for (const figure of found) if (figure !== f.figure) wrong.push(`${f.name}: the README says "${figure}" where ${f.phrase} is, the code ${f.figure}`);
+    let seen = 0;
+    for (const page of where) {
+      const found = [...page.text.matchAll(new RegExp(f.phrase.source, 'g'))].map((m) => m[1]);
+      seen += found.length;
+      for (const figure of found) if (figure !== f.figure) wrong.push(`${f.name}: ${page.file} says "${figure}" where ${f.phrase} is, the code ${f.figure}`);
+    }
+    if (seen === 0) wrong.push(`${f.name}: no page of the documentation says ${f.phrase}`);
   }
   return wrong;
 }
 
-test('every figure the README states for a constant of src/limits.ts is its value', () => {
+test('the documentation is read: README.md and the pages of docs/, among them the configuration and limits pages', () => {
+  const files = pages.map((p) => p.file);
+  for (const f of ['README.md', 'docs/configuration.md', 'docs/limits.md', 'docs/bash-network.md']) assert.ok(files.includes(f), `${f} is read`);
+  assert.ok(pages.every((p) => p.text.length > 0), 'every page has text');
+});
+
+test('every figure the documentation states for a constant of src/limits.ts is its value', () => {
   assert.ok(FIGURES.length > 50, 'the table is read');
-  assert.equal(mismatches(readme, FIGURES), []);
+  assert.equal(mismatches(pages, FIGURES), []);
 });
 
-test('every figure the README states for the client\'s roots is its value', () => {
-  assert.equal(mismatches(readme, ROOTS), []);
+test('every figure the documentation states for the client\'s roots is its value', () => {
+  assert.equal(mismatches(pages, ROOTS), []);
 });
 
-test('every figure the README states for a transport or store constant is its value', () => {
-  assert.equal(mismatches(readme, ELSEWHERE), []);
+test('every figure the documentation states for a transport or store constant is its value', () => {
+  assert.equal(mismatches(pages, ELSEWHERE), []);
 });
 
-test('every figure docs/bash-network.md states for an egress constant is its value', () => {
-  assert.equal(mismatches(bashNetworkDoc, BASH_NETWORK), []);
+test('every figure the documentation states for an egress constant is its value', () => {
+  assert.equal(mismatches(pages, BASH_NETWORK), []);
 });
 
 test('the check fails on a README figure that disagrees with the code, or on a figure no longer stated', () => {
   const rows: Figure[] = [{ phrase: /pinged every (\d+) ms/, name: 'HEARTBEAT_INTERVAL_MS', figure: '250' }];
   assert.equal(mismatches('each is pinged every 250 ms and', rows), []);
   assert.equal(mismatches('each is pinged every 250 ms, and every 300 ms', rows.map((r) => ({ ...r, phrase: /every (\d+) ms/ }))), [
-    'HEARTBEAT_INTERVAL_MS: the README says "300" where /every (\\d+) ms/ is, the code 250',
+    'HEARTBEAT_INTERVAL_MS: the text says "300" where /every (\\d+) ms/ is, the code 250',
   ]);
-  assert.equal(mismatches('each is pinged now and then', rows), ['HEARTBEAT_INTERVAL_MS: the README no longer says /pinged every (\\d+) ms/']);
+  assert.equal(mismatches('each is pinged now and then', rows), ['HEARTBEAT_INTERVAL_MS: no page of the documentation says /pinged every (\\d+) ms/']);
+  const two = [{ file: 'docs/a.md', text: 'each is pinged every 250 ms' }, { file: 'docs/b.md', text: 'a thread is pinged every 300 ms' }];
+  assert.equal(mismatches(two, rows), ['HEARTBEAT_INTERVAL_MS: docs/b.md says "300" where /pinged every (\\d+) ms/ is, the code 250'], 'a page that disagrees is named, whichever page agrees');
+  assert.equal(mismatches(two.slice(0, 1), rows), [], 'a figure stated on one page of several is found');
 });
 
-test('every constant of src/limits.ts is stated in the README (a row above) or listed as internal, with why', () => {
+test('every constant of src/limits.ts is stated in the documentation (a row above) or listed as internal, with why', () => {
   const names = Object.keys(limits);
   assert.ok(names.length > 50, 'the module is read');
   const stated = new Set([...FIGURES, ...BASH_NETWORK, ...ROOTS].map((f) => f.name));

@@ -3,13 +3,14 @@
 // and metrics are and who may do what; each example prints its own usage; `npm start` ends when signalled.
 
 import { type ChildProcessByStdio, spawn, spawnSync } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import type { Readable } from 'node:stream';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
+import { usageFor } from '../../src/cli/options.ts';
 import { repoRoot } from './stdio-process.ts';
 
 const ws = mkdtempSync(path.join(os.tmpdir(), 'superpi-startup-'));
@@ -117,6 +118,35 @@ test('--host that does not resolve: exit code 2, one line naming --host', () => 
   oneLineMistake(run('server', ['--host', 'nonexistent.invalid', '--port', '0']), /^super-pi: --host nonexistent\.invalid: the name does not resolve/);
 });
 
+/** Runs as `nobody` (65534) where this process is root: a port below 1024 is then refused as for any user. */
+const NOBODY = ['setpriv', '--reuid', '65534', '--regid', '65534', '--clear-groups'];
+
+/** Why a port below 1024 cannot be refused here, or null when it can: root needs setpriv, and nobody must reach the checkout. */
+function unprivilegedProblem(): string | null {
+  if (process.getuid?.() !== 0) return null;
+  const probe = spawnSync(NOBODY[0] as string, [...NOBODY.slice(1), process.execPath, '-e', `require('fs').accessSync(${JSON.stringify(path.join(repoRoot, 'node_modules', 'tsx', 'package.json'))})`], { stdio: 'ignore' });
+  return probe.status === 0 ? null : 'running as root, and `setpriv` is missing or user nobody cannot read the checkout and its node_modules';
+}
+
+test('a port it may not bind (EACCES, port 1 as a user other than root): exit code 2, one line naming --port', () => {
+  const problem = unprivilegedProblem();
+  if (problem !== null) {
+    console.log(`  (skipped the process-level case: ${problem}; test/cli/startup-messages.test.ts covers the line)`);
+    return;
+  }
+  // nobody's own home and workspace: the store and the code cache are not written where it may not write.
+  const own = mkdtempSync(path.join(os.tmpdir(), 'superpi-startup-nobody-'));
+  chmodSync(own, 0o777);
+  try {
+    const as = process.getuid?.() === 0 ? NOBODY : [];
+    const argv = [...as, process.execPath, '--import', 'tsx', 'examples/server.ts', '--workspace', ws, '--port', '1'];
+    const r = spawnSync(argv[0] as string, argv.slice(1), { cwd: repoRoot, env: { ...env, SUPERPI_HOME: own, HOME: own }, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    oneLineMistake({ status: r.status, stdout: r.stdout, stderr: r.stderr }, /^super-pi: --port 1: permission denied to listen on 127\.0\.0\.1:1 .*give a --port of 1024 or more/);
+  } finally {
+    rmSync(own, { recursive: true, force: true });
+  }
+});
+
 test('--stdio with --port (and with --tokens), from either entry: exit code 2, one line naming the flag', () => {
   oneLineMistake(run('server', ['--stdio', '--port', '1']), /--port is for the HTTP server and means nothing with --stdio.*drop --port/);
   oneLineMistake(run('stdio', ['--port', '1']), /--port is for the HTTP server/);
@@ -145,6 +175,19 @@ test('examples/stdio.ts --help prints the stdio usage, not the HTTP one', () => 
   assert.not.match(first, /Streamable HTTP/);
   const http = run('server', ['--help']);
   assert.match(http.stdout.split('\n')[0] as string, /^Usage: super-pi \[options\] .*Streamable HTTP and WebSocket/);
+});
+
+test('every example entry (examples/*.ts) answers --help with its own usage, on stdout, exit code 0', () => {
+  const entries = readdirSync(path.join(repoRoot, 'examples')).filter((f) => f.endsWith('.ts')).sort();
+  assert.ok(entries.includes('server.ts') && entries.includes('stdio.ts'), entries.join(', '));
+  for (const entry of entries) {
+    const transport = /\bmain\(process\.argv\.slice\(2\), '(stdio|http)'\)/.exec(readFileSync(path.join(repoRoot, 'examples', entry), 'utf8'))?.[1];
+    assert.ok(transport === 'stdio' || transport === 'http', `${entry} runs the command line's main() for stdio or http`);
+    const r = spawnSync(process.execPath, ['--import', 'tsx', `examples/${entry}`, '--help'], { cwd: repoRoot, env, encoding: 'utf8', timeout: 60_000, stdio: ['ignore', 'pipe', 'pipe'] });
+    assert.is(r.status, 0, `${entry}: ${r.stderr}`);
+    assert.is(r.stderr, '', entry);
+    assert.is(r.stdout, `${usageFor(transport)}\n`, `${entry} prints the ${transport} usage`);
+  }
 });
 
 test('SIGTERM to `npm start` (npm, a shell, tsx above the server) ends the HTTP server and frees its port', async () => {
