@@ -21,6 +21,8 @@ export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 export const ModernErrorCode = {
   /** An HTTP header (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`) disagrees with the body. */
   HeaderMismatch: -32020,
+  /** The request needs a client capability its `_meta` did not declare. */
+  MissingRequiredClientCapability: -32021,
   UnsupportedProtocolVersion: -32022,
 } as const;
 

@@ -22,21 +22,23 @@ type RequestHandler = (state: ConnectionState, id: RequestId, params: Params) =>
 const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /**
- * Reads the request's context from `_meta`. A string: the error to answer with, as [code, message, data].
- * `server/discover` may come without any `_meta` (a client probing which era it talks to).
+ * Reads the request's context from `_meta` (the HTTP transport runs it first too, to answer a bad envelope 400). An array: the error to answer with, as [code, message, data].
+ * A missing `_meta` or version is -32602 (the request is malformed); a version we do not speak is -32022
+ * (the client may retry with one of `data.supported`). `server/discover` is no exception: it carries
+ * `_meta` like every modern request.
  */
-function readContext(method: string, params: Params): ModernRequest | [number, string, unknown?] {
+export function readModernContext(method: string, params: Params): ModernRequest | [number, string, unknown?] {
   const meta = metaOf(params);
+  if (meta === undefined) return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs params._meta (an object)`];
   const version = metaField(meta, META_PROTOCOL_VERSION);
-  const probing = method === 'server/discover' && version === undefined;
-  if (!probing && !isModernVersion(version)) {
-    return [ModernErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', { supported: [...modernVersions], requested: version ?? null }];
+  if (version === undefined) return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs _meta["${META_PROTOCOL_VERSION}"]`];
+  if (!isModernVersion(version)) {
+    return [ModernErrorCode.UnsupportedProtocolVersion, 'Unsupported protocol version', { supported: [...modernVersions], requested: version }];
   }
-  const capabilities = metaField(meta, META_CLIENT_CAPABILITIES);
-  if (!probing && !isRecord(capabilities)) {
+  const declared = metaField(meta, META_CLIENT_CAPABILITIES);
+  if (!isRecord(declared)) {
     return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs _meta["${META_CLIENT_CAPABILITIES}"] (an object)`];
   }
-  const declared = isRecord(capabilities) ? capabilities : {};
   const bytes = JSON.stringify(declared).length;
   if (bytes > MAX_CLIENT_CAPABILITIES_BYTES) {
     return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] is ${bytes} bytes of JSON, more than MAX_CLIENT_CAPABILITIES_BYTES (${MAX_CLIENT_CAPABILITIES_BYTES})`];
@@ -110,7 +112,7 @@ function restore(connection: ConnectionState, id: RequestId | null, request: Mod
 export function handleModernRequest(
   state: ConnectionState, id: RequestId, method: string, params: Params, handlers: ReadonlyMap<string, RequestHandler>,
 ): Step {
-  const context = readContext(method, params);
+  const context = readModernContext(method, params);
   if (Array.isArray(context)) return fail(state, id, context[0], context[1], context[2]);
   const view = viewFor(state, context);
   if (method === 'server/discover') return restore(state, id, context, discover(view, id));

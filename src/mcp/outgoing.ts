@@ -14,6 +14,8 @@ export interface Outgoing {
   readonly relatedTo?: RequestId;
   /** Set on an error response: a transport that must know whether a request failed (an HTTP initialize) need not read the line. */
   readonly isError?: true;
+  /** The JSON-RPC error code of an error response: a 2026-07-28 HTTP answer takes its status from it (404 for -32601, 400 for bad params). */
+  readonly errorCode?: number;
 }
 
 /** The result of request `id`. */
@@ -22,7 +24,7 @@ export const answer = (id: RequestId, result: unknown): Outgoing => ({ line: res
 /** An error answering request `id`, or (id null) a message whose id could not be known. */
 export function refusal(id: RequestId | null, code: number, message: string, data?: unknown): Outgoing {
   const line = errorLine(id, code, message, data);
-  return id === null ? { line, isError: true } : { line, inReplyTo: id, isError: true };
+  return id === null ? { line, isError: true, errorCode: code } : { line, inReplyTo: id, isError: true, errorCode: code };
 }
 
 /** A notification, on behalf of request `relatedTo` when it belongs to one. */

@@ -30,6 +30,8 @@ export class Exchange {
   /** This POST's stream in the session's event log: named by its first request, whose answer ends it. */
   readonly #stream: string;
   #onDone: ((answers: readonly Outgoing[]) => void) | null = null;
+  /** The status of a JSON reply, from its answers (a 2026-07-28 POST's follows its error code); else 200. */
+  #status: ((answers: readonly Outgoing[]) => number) | null = null;
   #answered: Outgoing[] | null = null;
   #finished = false;
 
@@ -49,7 +51,13 @@ export class Exchange {
   /** Called once, with every response, when the last request is answered. */
   onDone(callback: (answers: readonly Outgoing[]) => void): void {
     this.#onDone = callback;
-    this.#answered = [];
+    this.#answered ??= [];
+  }
+
+  /** Takes the status of the JSON reply from its answers (an SSE reply has sent 200 already). */
+  statusFrom(status: (answers: readonly Outgoing[]) => number): void {
+    this.#status = status;
+    this.#answered ??= [];
   }
 
   get finished(): boolean {
@@ -123,7 +131,7 @@ export class Exchange {
       return;
     }
     const body = this.#batch ? `[${this.#replies.join(',')}]` : (this.#replies[0] ?? '');
-    this.#res.writeHead(200, { 'Content-Type': 'application/json', ...this.#headers });
+    this.#res.writeHead(this.#status?.(this.#answered ?? []) ?? 200, { 'Content-Type': 'application/json', ...this.#headers });
     this.#res.end(body);
   }
 }

@@ -1,25 +1,88 @@
 // The 2026-07-28 Streamable HTTP headers that repeat the body (`MCP-Protocol-Version`, `Mcp-Method`,
-// `Mcp-Name`): an intermediary routes by them, so one that disagrees with the body is refused (-32020).
+// `Mcp-Name`): an intermediary routes by them, so a request that omits one or disagrees with the body is
+// refused (-32020, HTTP 400), and the answer's HTTP status follows its JSON-RPC error code.
 
-import { META_PROTOCOL_VERSION, metaField, metaOf } from '../mcp/era.ts';
-import type { Params } from '../mcp/jsonrpc.ts';
+import { META_PROTOCOL_VERSION, metaField, metaOf, ModernErrorCode } from '../mcp/era.ts';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode, errorLine, type Params } from '../mcp/jsonrpc.ts';
+import { readModernContext } from '../mcp/modern.ts';
+import type { Outgoing } from '../mcp/outgoing.ts';
 
 /** The body field `Mcp-Name` repeats, by method. */
 const nameField: ReadonlyMap<string, string> = new Map([['tools/call', 'name'], ['prompts/get', 'name'], ['resources/read', 'uri']]);
 
-/** Why the headers disagree with the modern request in the body, or null when they agree (or are absent). */
+const BASE64_PREFIX = '=?base64?';
+const BASE64_SUFFIX = '?=';
+const BASE64 = /^(?:[A-Za-z0-9+/]{4})*(?:[A-Za-z0-9+/]{2}==|[A-Za-z0-9+/]{3}=)?$/;
+
+/**
+ * A header value as the client meant it: surrounding whitespace is not part of it (RFC 9110 §5.5), and a
+ * value the client could not send as visible ASCII comes wrapped as `=?base64?…?=` (UTF-8 inside).
+ * Null: a wrapper whose content is not valid base64 of valid UTF-8.
+ */
+export function decodeHeaderValue(raw: string): string | null {
+  const value = raw.trim();
+  if (!value.startsWith(BASE64_PREFIX) || !value.endsWith(BASE64_SUFFIX) || value.length < BASE64_PREFIX.length + BASE64_SUFFIX.length) return value;
+  const encoded = value.slice(BASE64_PREFIX.length, value.length - BASE64_SUFFIX.length);
+  if (!BASE64.test(encoded)) return null;
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(Buffer.from(encoded, 'base64'));
+  } catch (err) {
+    if (err instanceof TypeError) return null; // not UTF-8: the header names nothing the body can hold
+    throw err;
+  }
+}
+
+/**
+ * Why the headers of a modern request's POST disagree with its body, or null when they agree. Each of
+ * `MCP-Protocol-Version` and `Mcp-Method` is required on every request, and `Mcp-Name` whenever the body
+ * has the field it repeats: a router that reads headers only must never see a different request than the
+ * server runs.
+ */
 export function headerMismatch(header: (name: string) => string | undefined, method: string, params: Params): string | null {
-  const version = header('mcp-protocol-version');
+  const version = header('mcp-protocol-version')?.trim();
   const declared = metaField(metaOf(params), META_PROTOCOL_VERSION);
-  if (version !== undefined && declared !== undefined && version !== declared) {
+  if (version === undefined) return 'Header mismatch: a 2026-07-28 request needs the MCP-Protocol-Version header';
+  if (declared !== undefined && version !== declared) {
     return `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(version)} but the request's _meta names ${JSON.stringify(declared)}`;
   }
-  const named = header('mcp-method');
-  if (named !== undefined && named !== method) return `Header mismatch: Mcp-Method is ${JSON.stringify(named)} but the body's method is ${JSON.stringify(method)}`;
+  const named = header('mcp-method')?.trim();
+  if (named === undefined) return `Header mismatch: a 2026-07-28 request needs the Mcp-Method header (${JSON.stringify(method)})`;
+  if (named !== method) return `Header mismatch: Mcp-Method is ${JSON.stringify(named)} but the body's method is ${JSON.stringify(method)}`;
   const field = nameField.get(method);
-  const name = header('mcp-name');
-  if (field !== undefined && name !== undefined && name !== params[field]) {
-    return `Header mismatch: Mcp-Name is ${JSON.stringify(name)} but the body's params.${field} is ${JSON.stringify(params[field])}`;
+  if (field === undefined) return null;
+  const body = params[field];
+  const raw = header('mcp-name');
+  if (raw === undefined) {
+    return typeof body === 'string' ? `Header mismatch: a ${method} request needs the Mcp-Name header (its params.${field})` : null;
   }
+  const name = decodeHeaderValue(raw);
+  if (name === null) return 'Header mismatch: Mcp-Name is wrapped as =?base64?…?= but is not base64 of UTF-8 text';
+  if (name !== body) return `Header mismatch: Mcp-Name is ${JSON.stringify(name)} but the body's params.${field} is ${JSON.stringify(body)}`;
   return null;
+}
+
+/**
+ * What a 2026-07-28 POST is refused with before any session sees it: headers that disagree with the body
+ * (-32020), then an envelope the core would refuse (-32602 for a missing `_meta` field, -32022 for a version
+ * we do not speak), each as HTTP 400, the request's id echoed. Null: the request goes on to the core.
+ */
+export function refuseModernPost(header: (name: string) => string | undefined, id: RequestId, method: string, params: Params): { status: number; body: string } | null {
+  const mismatch = headerMismatch(header, method, params);
+  if (mismatch !== null) return { status: 400, body: errorLine(id, ModernErrorCode.HeaderMismatch, mismatch) };
+  const context = readModernContext(method, params);
+  if (Array.isArray(context)) return { status: 400, body: errorLine(id, context[0], context[1], context[2]) };
+  return null;
+}
+
+/**
+ * The HTTP status of a 2026-07-28 POST's JSON answer from the core: 404 for an unknown (or removed)
+ * method, 400 for a capability the request did not declare; any other error a handler returns stays in
+ * the body of a 200, as the spec's status table asks (it maps envelope errors only, refused above).
+ */
+export function modernHttpStatus(answers: readonly Outgoing[]): number {
+  const code = answers.length === 1 ? answers[0]?.errorCode : undefined;
+  if (code === ErrorCode.MethodNotFound) return 404;
+  if (code === ModernErrorCode.MissingRequiredClientCapability) return 400;
+  return 200;
 }

@@ -25,8 +25,8 @@ import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH } from '../limits.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
-import { isModernRequest, ModernErrorCode } from '../mcp/era.ts';
-import { headerMismatch } from './modern-headers.ts';
+import { isModernRequest } from '../mcp/era.ts';
+import { modernHttpStatus, refuseModernPost } from './modern-headers.ts';
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
@@ -265,8 +265,8 @@ export class StreamableHttp {
     const only = !batch && messages.length === 1 ? messages[0] : undefined;
     const stateless = header(request, 'mcp-session-id') === undefined && only?.kind === 'request' && isModernRequest(only.method, only.params);
     if (stateless && only?.kind === 'request') {
-      const mismatch = headerMismatch((name) => header(request, name), only.method, only.params);
-      if (mismatch !== null) return json(400, errorLine(only.id, ModernErrorCode.HeaderMismatch, mismatch));
+      const refused = refuseModernPost((name) => header(request, name), only.id, only.method, only.params);
+      if (refused !== null) return json(refused.status, refused.body);
     }
     let s: HttpSession;
     if (opening || stateless) {
@@ -335,6 +335,7 @@ export class StreamableHttp {
     // A refused initialize leaves no session behind.
     if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void this.#host.close(session.id); });
     if (stateless) exchange.onDone(() => void this.#host.close(session.id));
+    if (stateless) exchange.statusFrom(modernHttpStatus);
     toCore();
     return null;
   }

@@ -113,10 +113,20 @@ http.after(async () => {
   await hbox.cleanup();
 });
 
-async function post(body: unknown, headers: Record<string, string> = {}): Promise<{ status: number; headers: Headers; message: Message }> {
+/** The headers a 2026-07-28 client derives from the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`). */
+function derived(body: unknown): Record<string, string> {
+  const { method, params } = body as { method: string; params?: { name?: unknown; uri?: unknown } };
+  const name = method === 'resources/read' ? params?.uri : method === 'tools/call' || method === 'prompts/get' ? params?.name : undefined;
+  return { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}) };
+}
+
+/** POSTs `body` with the derived headers, overridden by `headers`, without those named in `omit`. */
+async function post(body: unknown, headers: Record<string, string> = {}, omit: string[] = []): Promise<{ status: number; headers: Headers; message: Message }> {
+  const sent: Record<string, string> = { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...derived(body), ...headers };
+  for (const name of omit) delete sent[name];
   const res = await fetch(server.url, {
     method: 'POST',
-    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28', ...headers },
+    headers: sent,
     body: JSON.stringify(body),
   });
   const text = await res.text();
@@ -149,6 +159,45 @@ http('a header that disagrees with the body is a 400 with -32020, echoing the id
   assert.equal([method.status, method.message.error?.code], [400, -32020]);
   const name = await post(modern(6, 'tools/call', { name: 'read', arguments: { path: 'README.md' } }), { 'Mcp-Method': 'tools/call', 'Mcp-Name': 'bash' });
   assert.equal([name.status, name.message.error?.code], [400, -32020]);
+});
+
+http('a request without MCP-Protocol-Version, Mcp-Method or (for a named call) Mcp-Name is a 400 with -32020', async () => {
+  const call = modern(7, 'tools/call', { name: 'read', arguments: { path: 'README.md' } });
+  for (const missing of ['MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name']) {
+    const r = await post(call, {}, [missing]);
+    assert.equal([r.status, r.message.id, r.message.error?.code], [400, 7, -32020], missing);
+    assert.match(String((r.message.error as { message?: string }).message), new RegExp(missing, 'i'));
+  }
+});
+
+http('an Mcp-Name sent as =?base64?…?= is decoded before it is compared; bad base64 is a 400', async () => {
+  const call = modern(8, 'resources/read', { uri: 'superpi://workspace' });
+  const wrapped = `=?base64?${Buffer.from('superpi://workspace').toString('base64')}?=`;
+  const ok = await post(call, { 'Mcp-Name': wrapped });
+  assert.is(ok.status, 200, JSON.stringify(ok.message));
+  assert.is(ok.message.result?.resultType, 'complete');
+  const bad = await post(call, { 'Mcp-Name': '=?base64?!!!?=' });
+  assert.equal([bad.status, bad.message.error?.code], [400, -32020]);
+});
+
+http('a bad _meta is refused with HTTP 400: -32602 when _meta or its version is missing, -32022 for an unknown version', async () => {
+  const bare = await post({ jsonrpc: '2.0', id: 9, method: 'server/discover', params: {} });
+  assert.equal([bare.status, bare.message.id, bare.message.error?.code], [400, 9, -32602]);
+  const { 'io.modelcontextprotocol/protocolVersion': _v, ...noVersion } = META;
+  const unnamed = await post({ jsonrpc: '2.0', id: 10, method: 'server/discover', params: { _meta: noVersion } });
+  assert.equal([unnamed.status, unnamed.message.error?.code], [400, -32602]);
+  const future = await post({ jsonrpc: '2.0', id: 11, method: 'server/discover', params: { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v999' } } }, { 'MCP-Protocol-Version': 'v999' });
+  assert.equal([future.status, future.message.error?.code], [400, -32022]);
+  assert.equal((future.message.error as { data?: unknown }).data, { supported: ['2026-07-28'], requested: 'v999' });
+});
+
+http('a removed or unknown method is HTTP 404 with -32601; a handler\'s own -32602 (unknown tool) stays in a 200', async () => {
+  for (const method of ['ping', 'initialize', 'logging/setLevel', 'resources/subscribe', 'no/such']) {
+    const r = await post(modern(12, method, { uri: 'superpi://workspace', level: 'info' }));
+    assert.equal([r.status, r.message.id, r.message.error?.code], [404, 12, -32601], method);
+  }
+  const unknown = await post(modern(13, 'prompts/get', { name: 'no-such-prompt' }));
+  assert.equal([unknown.status, unknown.message.error?.code], [200, -32602]);
 });
 
 http('each request\'s transient session closes with its answer: ten in a row pass --max-sessions 2', async () => {

@@ -14,7 +14,7 @@ test('an answer and an error name in inReplyTo the id written in their line, num
 });
 
 test('an error with id null, a notification and a server request answer nothing; the last two may name their request', () => {
-  assert.equal(refusal(null, -32700, 'Parse error'), { line: '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', isError: true });
+  assert.equal(refusal(null, -32700, 'Parse error'), { line: '{"jsonrpc":"2.0","id":null,"error":{"code":-32700,"message":"Parse error"}}', isError: true, errorCode: -32700 });
   assert.equal(notice('notifications/resources/updated', { uri: 'u' }), { line: '{"jsonrpc":"2.0","method":"notifications/resources/updated","params":{"uri":"u"}}' });
   assert.equal(notice('notifications/progress', { progress: 1 }, 7).relatedTo, 7);
   const ask = question('superpi-confirm-1', 'elicitation/create', {}, '7');

@@ -18,8 +18,8 @@ const SERVER_INFO = { 'io.modelcontextprotocol/serverInfo': { name: 'super-pi', 
 // ---------------------------------------------------------------------------------------------
 const sorting = suite('Era sorting: which requests are modern');
 
-sorting('serves server/discover on a fresh connection, without initialize and without _meta', () => {
-  const r = feed(fresh(), req(1, 'server/discover'));
+sorting('serves server/discover on a fresh connection, without initialize', () => {
+  const r = feed(fresh(), modern(1, 'server/discover'));
   const result = (r.replies[0] as Reply).result!;
   assert.equal(result.supportedVersions, ['2026-07-28', '2025-11-25', '2025-06-18', '2025-03-26', '2024-11-05']);
   assert.is(result.resultType, 'complete');
@@ -82,6 +82,14 @@ errors('answers an unknown version with -32022 listing the modern versions, echo
 errors('answers a legacy version named in _meta with -32022 (legacy versions need initialize)', () => {
   const r = feed(fresh(), modern(1, 'tools/list', {}, META({ 'io.modelcontextprotocol/protocolVersion': '2025-11-25' })));
   assert.is((r.replies[0] as Reply).error!.code, -32022);
+});
+
+errors('answers server/discover without _meta, or whose _meta names no version, with -32602 (never -32022), echoing the id', () => {
+  const meta: Record<string, unknown> = META();
+  delete meta['io.modelcontextprotocol/protocolVersion'];
+  const r = feed(fresh(), req(101, 'server/discover', {}), req(102, 'server/discover', { _meta: meta }), req(103, 'server/discover', { _meta: 'x' }));
+  assert.equal(r.replies.map((m) => [(m as Reply).id, (m as Reply).error?.code]), [[101, -32602], [102, -32602], [103, -32602]]);
+  assert.match((r.replies[1] as Reply).error!.message, /protocolVersion/);
 });
 
 errors('answers missing client capabilities with -32602', () => {

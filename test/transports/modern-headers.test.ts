@@ -1,0 +1,58 @@
+// The 2026-07-28 HTTP routing headers: required, trimmed, base64-decoded, compared with the body; and the
+// HTTP status a modern answer takes from its JSON-RPC error code.
+
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { refusal, answer } from '../../src/mcp/outgoing.ts';
+import { decodeHeaderValue, headerMismatch, modernHttpStatus, refuseModernPost } from '../../src/transports/modern-headers.ts';
+
+const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+const from = (headers: Record<string, string>) => (name: string) => headers[name];
+const all = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call', 'mcp-name': 'read' };
+const call = { name: 'read', arguments: {}, _meta: META };
+
+test('headers that repeat the body exactly (or with surrounding whitespace) pass', () => {
+  assert.is(headerMismatch(from(all), 'tools/call', call), null);
+  assert.is(headerMismatch(from({ ...all, 'mcp-name': '  read\t' }), 'tools/call', call), null);
+  assert.is(headerMismatch(from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' }), 'tools/list', { _meta: META }), null);
+});
+
+test('each missing header is a mismatch naming it; Mcp-Name only where the body has the field', () => {
+  for (const missing of ['mcp-protocol-version', 'mcp-method', 'mcp-name'] as const) {
+    const headers: Record<string, string> = { ...all };
+    delete headers[missing];
+    assert.match(String(headerMismatch(from(headers), 'tools/call', call)), new RegExp(missing, 'i'));
+  }
+  assert.is(headerMismatch(from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }), 'tools/call', { _meta: META }), null);
+});
+
+test('a base64-wrapped Mcp-Name is decoded before the comparison; a wrapped other name or bad base64 is refused', () => {
+  const wrap = (s: string) => `=?base64?${Buffer.from(s).toString('base64')}?=`;
+  assert.is(decodeHeaderValue(wrap('résumé.md')), 'résumé.md');
+  assert.is(headerMismatch(from({ ...all, 'mcp-name': wrap('read') }), 'tools/call', call), null);
+  assert.match(String(headerMismatch(from({ ...all, 'mcp-name': wrap('bash') }), 'tools/call', call)), /"bash"/);
+  assert.is(decodeHeaderValue('=?base64?a?='), null);
+  assert.is(decodeHeaderValue(`=?base64?${Buffer.from([0xff, 0xfe]).toString('base64')}?=`), null);
+  assert.is(decodeHeaderValue('plain'), 'plain');
+});
+
+test('refuseModernPost: header mismatch first (-32020), then the envelope (-32602 / -32022), each 400 with the id', () => {
+  const v = from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' });
+  const bare = refuseModernPost(v, 5, 'server/discover', {});
+  assert.equal([bare?.status, JSON.parse(bare?.body ?? '{}').error.code, JSON.parse(bare?.body ?? '{}').id], [400, -32602, 5]);
+  const future = refuseModernPost(from({ 'mcp-protocol-version': 'v9', 'mcp-method': 'server/discover' }), 6, 'server/discover', { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v9' } });
+  assert.equal(JSON.parse(future?.body ?? '{}').error.code, -32022);
+  const mismatch = refuseModernPost(from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' }), 7, 'server/discover', { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v9' } });
+  assert.equal(JSON.parse(mismatch?.body ?? '{}').error.code, -32020);
+  assert.is(refuseModernPost(v, 8, 'server/discover', { _meta: META }), null);
+});
+
+test('a modern answer is 404 for -32601, 400 for -32021, and 200 for results and handler errors', () => {
+  assert.is(modernHttpStatus([refusal(1, -32601, 'Method not found')]), 404);
+  assert.is(modernHttpStatus([refusal(1, -32021, 'Missing capability')]), 400);
+  assert.is(modernHttpStatus([refusal(1, -32602, 'Unknown tool')]), 200);
+  assert.is(modernHttpStatus([answer(1, {})]), 200);
+  assert.is(modernHttpStatus([]), 200);
+});
+
+test.run();
