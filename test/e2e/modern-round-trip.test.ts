@@ -124,5 +124,46 @@ const http = scenarios('2026-07-28 round trip over Streamable HTTP, stateless (S
   };
 });
 
+const cluster = suite('2026-07-28 round trip across nodes: the key is the cluster\'s, not the node\'s');
+let nodes: RunningServer[] = [];
+let cbox: Sandbox;
+cluster.before(async () => {
+  cbox = await makeSandbox();
+  const other = 'another-state-key-of-at-least-32-bytes-0123456789';
+  nodes = await Promise.all([TEST_STATE_KEY, TEST_STATE_KEY, other].map((key) => startHttpServerProcess(cbox.ws, ['--threads', '1', '--tool-threads', '1', '--allow-anonymous-writes'], { SUPERPI_STATE_KEY: key })));
+});
+cluster.after(async () => {
+  await Promise.all(nodes.map((n) => n.stop()));
+  await cbox.cleanup();
+});
+
+cluster('a state sealed on node A runs the call on node B (same key); on node C (another key) it is -32602 and nothing is written', async () => {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  };
+  const post = async (url: string, params: object) => {
+    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: meta } }) });
+    const text = await res.text();
+    return JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))?.slice(6) ?? '{}') as { result?: { resultType?: string; requestState?: string; isError?: boolean }; error?: { code: number; message: string } };
+  };
+  const [a, b, c] = nodes as [RunningServer, RunningServer, RunningServer];
+  const onC = { name: 'bash', arguments: { command: 'echo c > on-c.txt' } };
+  const sealedForC = (await post(a.url, onC)).result?.requestState;
+  assert.type(sealedForC, 'string');
+  const refused = await post(c.url, { ...onC, requestState: sealedForC, inputResponses: { confirm: { action: 'accept' } } });
+  assert.is(refused.error?.code, -32602);
+  assert.match(refused.error!.message, /failed verification/);
+  assert.not.ok(await exists(path.join(cbox.ws, 'on-c.txt')));
+  const onB = { name: 'bash', arguments: { command: 'echo b > on-b.txt' } };
+  const first = await post(a.url, onB);
+  assert.is(first.result?.resultType, 'input_required');
+  const ran = await post(b.url, { ...onB, requestState: first.result!.requestState, inputResponses: { confirm: { action: 'accept' } } });
+  assert.is(ran.result?.isError ?? false, false, JSON.stringify(ran));
+  assert.ok(await exists(path.join(cbox.ws, 'on-b.txt')));
+});
+
 stdio.run();
 http.run();
+cluster.run();
