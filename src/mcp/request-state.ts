@@ -2,7 +2,6 @@
 // principal, harness, expiry) and how a retry's state is checked. Pure: the HMAC, the digest and the
 // time come in from the runtime (`RoundTrip`), so no key or clock lives in the core.
 
-import type { Principal } from './state.ts';
 import { MAX_REQUEST_STATE_LENGTH } from '../limits.ts';
 
 /**
@@ -31,16 +30,12 @@ export interface RoundTrip {
 export interface ConfirmationClaim {
   readonly tool: string;
   readonly args: Record<string, unknown>;
-  readonly principal: Principal;
+  /** The caller as one string (round-trip.ts `principalKey`): a state sealed for `token:alice` never opens for `token:bob`. */
+  readonly principal: string;
   readonly harness: string;
 }
 
 const VERSION = 'v1';
-
-/** The principal as one string: a state sealed for `token:alice` never opens for `token:bob` or `anonymous`. */
-export function principalKey(p: Principal): string {
-  return p.kind === 'token' ? `token:${p.name}` : p.kind;
-}
 
 /**
  * JSON with object keys sorted, so the same arguments digest the same whatever order a client sends
@@ -68,7 +63,7 @@ interface Payload {
 export function sealConfirmation(roundTrip: RoundTrip & { sealer: StateSealer }, claim: ConfirmationClaim): string {
   const payload: Payload = {
     k: 'confirm', t: claim.tool, a: roundTrip.sealer.digest(canonicalJson(claim.args)),
-    p: principalKey(claim.principal), h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
+    p: claim.principal, h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
   };
   const body = `${VERSION}.${toBase64Url(JSON.stringify(payload))}`;
   return `${body}.${roundTrip.sealer.mac(body)}`;
@@ -94,7 +89,7 @@ export function openConfirmation(roundTrip: RoundTrip, state: unknown, claim: Co
   const payload = readPayload(parts[1] as string);
   if (payload === null) return 'requestState is malformed (its sealed content is unreadable)';
   if (payload.e <= roundTrip.now) return 'requestState has expired; call the tool again without it to be asked afresh';
-  if (payload.p !== principalKey(claim.principal)) return 'requestState was sealed for another caller';
+  if (payload.p !== claim.principal) return 'requestState was sealed for another caller';
   if (payload.t !== claim.tool) return `requestState was sealed for another tool (${payload.t}), not ${claim.tool}`;
   if (payload.h !== claim.harness) return 'requestState was sealed under another harness';
   if (!roundTrip.sealer.same(payload.a, roundTrip.sealer.digest(canonicalJson(claim.args)))) {

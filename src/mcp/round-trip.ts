@@ -9,7 +9,7 @@ import { META_SERVER_INFO } from './era.ts';
 import { type Params } from './jsonrpc.ts';
 import { answer, question } from './outgoing.ts';
 import { openConfirmation, sealConfirmation, type ConfirmationClaim } from './request-state.ts';
-import { type ConnectionState, effectiveHarness } from './state.ts';
+import { type ConnectionState, effectiveHarness, type Principal } from './state.ts';
 import { addPending, type Step } from './step.ts';
 
 /** The key of the confirmation among a request's `inputRequests` (and of its answer among `inputResponses`). */
@@ -84,5 +84,10 @@ export function readRetry(state: ConnectionState, params: Params, call: HeldCall
 }
 
 function claimOf(state: ConnectionState, call: HeldCall): ConfirmationClaim {
-  return { tool: call.tool, args: call.args, principal: state.config.principal, harness: effectiveHarness(state) };
+  return { tool: call.tool, args: call.args, principal: principalKey(state.config.principal), harness: effectiveHarness(state) };
+}
+
+/** The principal as one string: a state sealed for `token:alice` never opens for `token:bob` or `anonymous`. */
+export function principalKey(p: Principal): string {
+  return p.kind === 'token' ? `token:${p.name}` : p.kind;
 }
