@@ -16,7 +16,7 @@ import path from 'node:path';
 import { SyncStoreAdapter, type AsyncConversationStore } from '../src/store/async-store.ts';
 import { PostgresConversationStore } from '../src/store/postgres-store.ts';
 import { SqliteConversationStore } from '../src/store/sqlite-store.ts';
-import { makeSandbox, type Sandbox } from '../test/e2e/fixtures.ts';
+import { makeSandbox, type Sandbox, TEST_STATE_KEY } from '../test/e2e/fixtures.ts';
 import { type RoundRobinProxy, startRoundRobinProxy } from '../test/e2e/round-robin-proxy.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../test/store/postgres-server.ts';
 import { checkReply, compare, type Comparison, cpuPerCall, drive, FILE, FILE_TEXT, OPEN_CONCURRENCY, rate, type Sample, startSuperPi, superPiEntry, type Target, WARMUP_MS } from './http.ts';
@@ -149,9 +149,12 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
 
     progress('cluster: (b) one node on SQLite vs one node on PostgreSQL');
     const database = await pg.createDatabase();
+    // A node on PostgreSQL needs the cluster's state key; both nodes read the same file.
+    const keyFile = path.join(box.base, 'state-key');
+    await writeFile(keyFile, TEST_STATE_KEY, { mode: 0o600 });
     const sqliteNode = await startSuperPi(box.ws);
     nodes.push(sqliteNode);
-    const nodeA = await startSuperPi(box.ws, ['--store', database, '--node-id', 'bench-a']);
+    const nodeA = await startSuperPi(box.ws, ['--store', database, '--node-id', 'bench-a', '--state-key-file', keyFile]);
     nodes.push(nodeA);
     const [onSqlite, onPg] = [await openSessions(sqliteNode.url), await openSessions(nodeA.url)];
     if (onSqlite instanceof Error) throw onSqlite;
@@ -163,7 +166,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     nodes.splice(nodes.indexOf(sqliteNode), 1);
 
     progress('cluster: (c) one node vs two nodes on PostgreSQL, each behind the round-robin proxy');
-    const nodeB = await startSuperPi(box.ws, ['--store', database, '--node-id', 'bench-b']);
+    const nodeB = await startSuperPi(box.ws, ['--store', database, '--node-id', 'bench-b', '--state-key-file', keyFile]);
     nodes.push(nodeB);
     const one = await startRoundRobinProxy([nodeA.url.replace(/\/mcp$/, '')]);
     proxies.push(one);

@@ -15,6 +15,7 @@ import { DEFAULT_ALLOWED_HOSTS } from '../limits.ts';
 import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
+import { StateKeyError, stateKeyFrom } from './state-key.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
@@ -86,6 +87,8 @@ export interface ServerOptions {
   readonly bashPolicy: SandboxPolicy;
   /** `--unsafe-bash-without-sandbox`: remote callers may run `bash` where no sandbox can be built. */
   readonly unsafeBashWithoutSandbox: boolean;
+  /** Key of 2026-07-28 `requestState` seals (`--state-key-file`, `SUPERPI_STATE_KEY`; state-key.ts); undefined: a random one per process. */
+  readonly stateKey: Uint8Array | undefined;
 }
 
 /**
@@ -121,6 +124,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_MODEL', 'the model harness_task asks for (required with SUPERPI_MODEL_URL; with Anthropic default: its default model)'],
   ['SUPERPI_API_KEY', 'bearer key sent to SUPERPI_MODEL_URL, when that endpoint wants one'],
   ['SUPERPI_ANTHROPIC_API_KEY', 'use the Anthropic Messages API for harness_task with this key (when SUPERPI_MODEL_URL is unset)'],
+  ['SUPERPI_STATE_KEY', 'secret (at least 32 bytes) sealing 2026-07-28 requestState; the same on every node (as --state-key-file); required with a PostgreSQL store'],
   ['SUPERPI_ANTHROPIC_URL', 'another base URL for the Anthropic API (a proxy)'],
 ];
 
@@ -177,6 +181,7 @@ Options (flags override environment variables, which override defaults):
   --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
   --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
   --cluster-insecure-forwarding   forward requests with a bearer token to another node's plain http:// advertise URL off this machine (only on a network between the nodes you trust)   env SUPERPI_CLUSTER_INSECURE_FORWARDING=1   default: refused (503); https:// and loopback URLs always forward
+  --state-key-file FILE    file holding the secret (at least 32 bytes) that seals 2026-07-28 requestState (a confirmation asked as input_required); the same on every node   env SUPERPI_STATE_KEY   default: a random key per process (required with a PostgreSQL store)
   --bash-network MODE      network of bash commands: off (own empty network namespace), on (the host's), allow=HOST,HOST... (only those, through the egress proxy)   default: off
   --bash-hide PATH         hide PATH from bash commands besides the server's state and the credential stores; repeatable
   --bash-writable PATH     let bash commands write PATH besides the workspace and their private /tmp; repeatable
@@ -245,6 +250,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'bash-reveal': { type: 'string', multiple: true },
         'bash-env': { type: 'string', multiple: true },
         'unsafe-bash-without-sandbox': { type: 'boolean' },
+        'state-key-file': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -286,6 +292,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   }
   const nodeId = values['node-id'] ?? (env.SUPERPI_NODE_ID || undefined);
   const nodeIdProblem = nodeId === undefined ? null : checkNodeId(nodeId);
+  let stateKey: Uint8Array | undefined;
+  try {
+    stateKey = stateKeyFrom({ file: values['state-key-file'], env: env.SUPERPI_STATE_KEY }, store);
+  } catch (err) {
+    if (err instanceof StateKeyError) throw new OptionsError(err.message);
+    throw err;
+  }
   if (nodeIdProblem !== null) throw new OptionsError(`--node-id: ${nodeIdProblem}`);
   const advertiseRaw = values['advertise-url'] ?? (env.SUPERPI_ADVERTISE_URL || undefined);
   const advertise = advertiseRaw === undefined ? undefined : checkAdvertiseUrl(advertiseRaw);
@@ -353,6 +366,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       clusterInsecureForwarding: values['cluster-insecure-forwarding'] ?? env.SUPERPI_CLUSTER_INSECURE_FORWARDING === '1',
       bashPolicy,
       unsafeBashWithoutSandbox: values['unsafe-bash-without-sandbox'] ?? false,
+      stateKey,
     },
   };
 }

@@ -122,6 +122,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
       // stdio serves no /metrics: nothing would read them.
       metrics: options.metrics && options.transport !== 'stdio',
       store: options.store,
+      ...(options.stateKey === undefined ? {} : { stateKey: options.stateKey }),
       sessionLimits: {
         maxSessions: options.maxSessions,
         maxSessionsPerPrincipal: options.maxSessionsPerPrincipal,

@@ -10,6 +10,8 @@ import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import { settleInline } from './inline-effects.ts';
 import { recordInlineCall } from '../actors/inline-tally.ts';
+import type { StateSealer } from '../mcp/request-state.ts';
+import { requestSealer, roundTripAt } from './request-sealer.ts';
 import { BATCH_SLICE_LENGTH } from '../limits.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
@@ -27,6 +29,8 @@ export interface ConnectionActorArgs {
   readonly adopted?: readonly [number, Pending][];
   /** Tickets below this were issued by earlier incarnations: never reused, so a late result cannot answer the wrong call. */
   readonly ticketFloor?: number;
+  /** The node's key for 2026-07-28 `requestState` seals (docs/multi-round-trip.md); absent, nothing is sealed. Never checkpointed. */
+  readonly stateKey?: Uint8Array;
 }
 
 export type ConnectionMessage =
@@ -61,6 +65,8 @@ interface ActorState {
   readonly session: ConnectionState;
   readonly crashProbability: number;
   readonly handled: number;
+  /** Built once from `stateKey`, kept beside the session (never in it: a function is not checkpointed). */
+  readonly sealer: StateSealer | null;
 }
 
 export class ChaosCrash extends Error {
@@ -74,7 +80,7 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
       : initialState(args.config);
     const pending = args.adopted && args.adopted.length > 0 ? new Map([...base.pending, ...args.adopted]) : base.pending;
     const session: ConnectionState = { ...base, pending, nextTicket: Math.max(base.nextTicket, args.ticketFloor ?? 0) };
-    return { session, crashProbability: args.crashProbability ?? 0, handled: 0 };
+    return { session, crashProbability: args.crashProbability ?? 0, handled: 0, sealer: args.stateKey === undefined ? null : requestSealer(args.stateKey) };
   },
 
   handle(message, state, ctx) {
@@ -84,7 +90,7 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     const before = state.session;
     // Small reads run here, on this thread, and only the final reply leaves it (inline-effects.ts); the
     // metrics learn of them from the thread's tally, in batches, not from this output (inline-tally.ts).
-    const sliced = coreStep(message, before);
+    const sliced = coreStep(message, before, state.sealer);
     if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
     const step = settleInline(sliced, before.config.workspace, recordInlineCall);
     const after = step.state;
@@ -100,10 +106,10 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
   },
 };
 
-function coreStep(message: ConnectionMessage, state: ConnectionState): SlicedStep {
+function coreStep(message: ConnectionMessage, state: ConnectionState, sealer: StateSealer | null): SlicedStep {
   switch (message.k) {
-    case 'line': return handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH);
-    case 'batch': return continueBatch(message.rest, state, BATCH_SLICE_LENGTH);
+    case 'line': return handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH, roundTripAt(sealer));
+    case 'batch': return continueBatch(message.rest, state, BATCH_SLICE_LENGTH, roundTripAt(sealer));
     case 'result': return handleEffectResult(message.result, state);
     case 'unreadable': return rejectMessage(message.problem, message.detail, state);
   }

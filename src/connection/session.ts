@@ -48,6 +48,8 @@ export interface SessionDeps {
   readonly checkpoint?: ArrayBuffer;
   /** Every new checkpoint, in order (a cluster node saves it in the shared store: cluster/checkpoint-saver.ts). */
   readonly onCheckpoint?: (checkpoint: ArrayBuffer) => void;
+  /** The node's key for 2026-07-28 `requestState` seals, handed to each connection actor (docs/multi-round-trip.md). */
+  readonly stateKey?: Uint8Array;
 }
 
 export class Session {
@@ -154,6 +156,7 @@ export class Session {
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
       ...(this.#work !== null ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
       ticketFloor: this.#maxTicket + 1,
+      ...(this.#deps.stateKey === undefined ? {} : { stateKey: this.#deps.stateKey }),
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
     const first = !this.#started;

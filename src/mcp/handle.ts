@@ -14,6 +14,7 @@ import { callTool, confirmationAnswered, listTools, toolResult } from './methods
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
+import type { RoundTrip } from './request-state.ts';
 import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
@@ -25,6 +26,7 @@ import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../lim
 
 export type { Step } from './step.ts';
 export type { Outgoing } from './outgoing.ts';
+export type { RoundTrip, StateSealer } from './request-state.ts';
 
 type RequestHandler = (state: ConnectionState, id: RequestId, params: Params) => Step;
 
@@ -53,43 +55,47 @@ export interface BatchRest {
 /** A step that may leave part of a batch for later (`rest`), so one batch cannot hold a thread for long. */
 export type SlicedStep = Step & { readonly rest?: BatchRest };
 
-/** Handles one raw JSON-RPC message (one line of the transport, without its newline), a whole batch at once. */
-export function handleMcpLine(line: string, state: ConnectionState): Step {
-  return handleMcpLineSliced(line, state, Number.POSITIVE_INFINITY);
+/**
+ * Handles one raw JSON-RPC message (one line of the transport, without its newline), a whole batch at once.
+ * `roundTrip`: the runtime's sealer and the wall-clock time, for 2026-07-28 `requestState`s (round-trip.ts);
+ * absent, nothing is sealed and a modern request that needs the person's answer is refused.
+ */
+export function handleMcpLine(line: string, state: ConnectionState, roundTrip?: RoundTrip): Step {
+  return handleMcpLineSliced(line, state, Number.POSITIVE_INFINITY, roundTrip);
 }
 
 /**
  * As `handleMcpLine`, but handles at most `sliceLength` elements of a batch; the rest comes back as
  * `rest`, for `continueBatch` after the caller has let other work run.
  */
-export function handleMcpLineSliced(line: string, state: ConnectionState, sliceLength: number): SlicedStep {
+export function handleMcpLineSliced(line: string, state: ConnectionState, sliceLength: number, roundTrip?: RoundTrip): SlicedStep {
   let parsed: unknown;
   try {
     parsed = JSON.parse(line);
   } catch (err) {
     return fail(state, null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`);
   }
-  if (Array.isArray(parsed)) return handleBatch(parsed, state, sliceLength);
-  return withClientLogs(handleMessage(parsed, state));
+  if (Array.isArray(parsed)) return handleBatch(parsed, state, sliceLength, roundTrip);
+  return withClientLogs(handleMessage(parsed, state, roundTrip));
 }
 
 /**
  * Handles one message (not a batch) the caller has already parsed, exactly as `handleMcpLine` handles its
  * text: the session answers a cold start's first requests with it, from the one parse of its frame.
  */
-export function handleParsedMessage(value: unknown, state: ConnectionState): Step {
-  return withClientLogs(handleMessage(value, state));
+export function handleParsedMessage(value: unknown, state: ConnectionState, roundTrip?: RoundTrip): Step {
+  return withClientLogs(handleMessage(value, state, roundTrip));
 }
 
 /** Handles the next slice of a batch left by `handleMcpLineSliced`. */
-export function continueBatch(rest: BatchRest, state: ConnectionState, sliceLength: number): SlicedStep {
+export function continueBatch(rest: BatchRest, state: ConnectionState, sliceLength: number, roundTrip?: RoundTrip): SlicedStep {
   const end = Math.min(rest.items.length, rest.next + Math.max(1, sliceLength));
   // Replies and effects are gathered into one array each: concatenating step by step was quadratic.
   const replies: Outgoing[] = [];
   const effects: Effect[] = [];
   let current = state;
   for (let i = rest.next; i < end; i++) {
-    const step = handleMessage(rest.items[i], current);
+    const step = handleMessage(rest.items[i], current, roundTrip);
     current = step.state;
     for (const r of step.replies) replies.push(r);
     for (const e of step.effects) effects.push(e);
@@ -118,7 +124,7 @@ function withClientLogs(step: Step): Step {
   return lines.length === 0 ? step : { ...step, replies: [...step.replies, ...lines] };
 }
 
-function handleBatch(items: unknown[], state: ConnectionState, sliceLength: number): SlicedStep {
+function handleBatch(items: unknown[], state: ConnectionState, sliceLength: number, roundTrip?: RoundTrip): SlicedStep {
   if (state.protocolVersion === null || !versionFeatures(state.protocolVersion).batches) {
     const version = state.protocolVersion ?? 'an uninitialized session';
     return fail(state, null, ErrorCode.InvalidRequest, `Invalid request: JSON-RPC batch arrays are not accepted in ${version}; send one message per line`);
@@ -128,11 +134,11 @@ function handleBatch(items: unknown[], state: ConnectionState, sliceLength: numb
     return fail(state, null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${items.length} messages exceeds MAX_BATCH_LENGTH (${MAX_BATCH_LENGTH}); send at most ${MAX_BATCH_LENGTH} per batch`);
   }
   // Each element is handled in order; each reply goes out as its own line (tool results arrive later anyway).
-  return continueBatch({ items, next: 0 }, state, sliceLength);
+  return continueBatch({ items, next: 0 }, state, sliceLength, roundTrip);
 }
 
 /** One message (a line, or an element of a batch): bounded in depth first, then classified and handled. */
-function handleMessage(raw: unknown, state: ConnectionState): Step {
+function handleMessage(raw: unknown, state: ConnectionState, roundTrip?: RoundTrip): Step {
   if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) return tooDeep(classify(raw), state);
   const msg = classify(raw);
   switch (msg.kind) {
@@ -145,7 +151,7 @@ function handleMessage(raw: unknown, state: ConnectionState): Step {
     case 'response':
       return handleResponse(msg, state);
     case 'request':
-      return handleRequest(msg.id, msg.method, msg.params, state);
+      return handleRequest(msg.id, msg.method, msg.params, state, roundTrip);
   }
 }
 
@@ -170,13 +176,13 @@ function tooDeep(msg: Classified, state: ConnectionState): Step {
   }
 }
 
-function handleRequest(id: RequestId, method: string, params: Params, state: ConnectionState): Step {
+function handleRequest(id: RequestId, method: string, params: Params, state: ConnectionState, roundTrip?: RoundTrip): Step {
   // Before anything else, ping and initialize included: an answer to a reused id would read, to the
   // client, as the answer to the request in flight under it.
   if (isInFlight(state, id)) {
     return fail(state, id, ErrorCode.InvalidRequest, reusedIdMessage(id));
   }
-  if (isModernRequest(method, params)) return handleModernRequest(state, id, method, params, requestHandlers);
+  if (isModernRequest(method, params)) return handleModernRequest(state, id, method, params, requestHandlers, roundTrip);
   if (method === 'ping') return reply(state, id, {});
   if (method === 'initialize') return initialize(state, id, params);
   if (state.phase !== 'ready') {
@@ -246,7 +252,8 @@ function cancel(state: ConnectionState, params: Params): Step {
 
 /** Sends a request to the client for work in flight, if the client can answer it; else answers the work at once. */
 function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, owner: Pending, state: ConnectionState): Step {
-  const able = result.method === 'sampling/createMessage' ? canSample(state) : canElicitForm(state);
+  // A modern client is never sent a request of the server's own: its questions go as input_required.
+  const able = state.modern === undefined && (result.method === 'sampling/createMessage' ? canSample(state) : canElicitForm(state));
   if (owner.kind !== 'tool' || !able) {
     return silent(state, [{ kind: 'clientResponse', ticket: result.ticket, key: result.key, error: { code: ErrorCode.MethodNotFound, message: `the client did not declare ${result.method === 'sampling/createMessage' ? 'sampling' : 'form elicitation'}` } }]);
   }

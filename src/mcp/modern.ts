@@ -12,6 +12,7 @@ import { ErrorCode, type Params } from './jsonrpc.ts';
 import { isLogLevel, logLevels, passes } from './logging-level.ts';
 import { keptClientInfo, serverImplementation, serverInstructions } from './methods/initialize.ts';
 import { notice, type Outgoing } from './outgoing.ts';
+import type { RoundTrip } from './request-state.ts';
 import type { ConnectionState } from './state.ts';
 import { fail, reply, type Step } from './step.ts';
 import { LATEST_VERSION, supportedVersions } from './version.ts';
@@ -57,13 +58,14 @@ export function readModernContext(method: string, params: Params): ModernRequest
 }
 
 /**
- * Server-to-client requests (elicitation, sampling) are never sent to a modern client: its answers
- * come back as a retry of the request (multi round-trip), which is not built yet. So the core treats
- * it as a client that cannot be asked, by the same rule as a legacy client that declared neither.
+ * Server-to-client requests are never sent to a modern client: its answers come back as a retry of the
+ * request (multi round-trip, round-trip.ts). Elicitation is asked that way (a confirmation); sampling is
+ * not yet, so the core treats the client as one that cannot be sampled, as a legacy client that did not
+ * declare it.
  */
 function withoutServerRequests(declared: ClientCapabilities): ClientCapabilities {
   const kept: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(declared)) if (key !== 'elicitation' && key !== 'sampling') kept[key] = value;
+  for (const [key, value] of Object.entries(declared)) if (key !== 'sampling') kept[key] = value;
   return kept as ClientCapabilities;
 }
 
@@ -71,10 +73,11 @@ function withoutServerRequests(declared: ClientCapabilities): ClientCapabilities
  * The connection as a modern request sees it: features of the newest legacy revision (a subset of
  * what 2026-07-28 carries), the request's own capabilities and log level, the configured harness.
  */
-function viewFor(state: ConnectionState, request: ModernRequest): ConnectionState {
+function viewFor(state: ConnectionState, request: ModernRequest, roundTrip?: RoundTrip): ConnectionState {
   return {
     ...state, phase: 'ready', protocolVersion: LATEST_VERSION, clientCapabilities: request.clientCapabilities,
     clientInfo: request.clientInfo, harness: null, logLevel: request.logLevel, modern: request,
+    ...(roundTrip === undefined ? {} : { roundTrip }),
   };
 }
 
@@ -84,7 +87,7 @@ function viewFor(state: ConnectionState, request: ModernRequest): ConnectionStat
  * request's own `logLevel` says (never by the connection's `logging/setLevel`).
  */
 function restore(connection: ConnectionState, id: RequestId | null, request: ModernRequest, step: Step): Step {
-  const { modern: _dropped, ...rest } = step.state;
+  const { modern: _dropped, roundTrip: _sealer, ...rest } = step.state;
   let pending = rest.pending;
   for (const [ticket, work] of rest.pending) {
     if (connection.pending.has(ticket) || work.modern !== undefined) continue;
@@ -110,11 +113,11 @@ function restore(connection: ConnectionState, id: RequestId | null, request: Mod
 
 /** Handles one modern request (era.ts `isModernRequest`); `handlers` are the core's method handlers. */
 export function handleModernRequest(
-  state: ConnectionState, id: RequestId, method: string, params: Params, handlers: ReadonlyMap<string, RequestHandler>,
+  state: ConnectionState, id: RequestId, method: string, params: Params, handlers: ReadonlyMap<string, RequestHandler>, roundTrip?: RoundTrip,
 ): Step {
   const context = readModernContext(method, params);
   if (Array.isArray(context)) return fail(state, id, context[0], context[1], context[2]);
-  const view = viewFor(state, context);
+  const view = viewFor(state, context, roundTrip);
   if (method === 'server/discover') return restore(state, id, context, discover(view, id));
   const handler = removedInModern.has(method) ? undefined : handlers.get(method);
   if (!handler) return restore(state, id, context, fail(view, id, ErrorCode.MethodNotFound, `Method not found: ${method} (not in ${context.protocolVersion})`));

@@ -7,6 +7,7 @@ import type { ToolName } from '../tools/definition.ts';
 import type { Params } from './jsonrpc.ts';
 import type { ModernRequest } from './era.ts';
 import type { LogLevel } from './logging-level.ts';
+import type { RoundTrip } from './request-state.ts';
 import type { ProtocolVersion } from './version.ts';
 import { DEFAULT_PAGE_SIZE } from '../limits.ts';
 
@@ -83,6 +84,11 @@ export interface ConnectionState {
    * own state: replies built from that view are shaped for the modern era (step.ts).
    */
   readonly modern?: ModernRequest;
+  /**
+   * Beside `modern` on the same transient view, never on a connection's own state (it holds the runtime's
+   * sealer, which is neither data nor checkpointed): how this request seals and opens `requestState`.
+   */
+  readonly roundTrip?: RoundTrip;
 }
 
 /** A request that needs the session's workspace, held while the client's roots are being settled. */

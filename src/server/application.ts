@@ -10,7 +10,7 @@
 //       └── task-N (one_for_one, its own restart intensity)
 //           └── task               the task actor (transient), on a scheduler thread
 
-import { randomUUID } from 'node:crypto';
+import { randomBytes, randomUUID } from 'node:crypto';
 import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
 import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -59,6 +59,8 @@ import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 
 
 export interface ApplicationOptions {
+  /** Key of 2026-07-28 `requestState` seals (src/cli/state-key.ts); absent, a random one for this process only. */
+  readonly stateKey?: Uint8Array;
   readonly workspace: string;
   readonly harness: HarnessId;
   readonly pageSize: number;
@@ -169,8 +171,12 @@ export class Application implements SessionHost {
   /** The shared store's last probe: while it cannot be reached, new sessions are refused. Null on SQLite. */
   #storeWatch: StoreWatch | null = null;
 
+  readonly #stateKey: Uint8Array;
+
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
+    // A single node may seal with a key of its own: its states need only open on itself (cli/state-key.ts).
+    this.#stateKey = options.stateKey ?? randomBytes(32);
     this.#clock = options.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
     this.registry = new SessionRegistry(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, this.#clock);
@@ -402,6 +408,7 @@ export class Application implements SessionHost {
     const send = this.observer.watchVersion(id, options.send);
     const session = new Session({
       id,
+      stateKey: this.#stateKey,
       scheduler: this.scheduler,
       effects: {
         workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })), options.principal),

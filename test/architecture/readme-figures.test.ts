@@ -266,6 +266,10 @@ const INTERNAL = new Map<string, string>([
   ['MAX_LOGGED_STRING_LENGTH', 'bounds what one log record repeats of a caller\'s text: the operator\'s log, not the protocol; the cut line says how much was left out'],
   ['MAX_LOGGED_FIELDS_LENGTH', 'bounds the fields of one log record: the operator\'s log, not the protocol; the cut line says how much was left out'],
   ['UNCAUGHT_EXIT_GRACE_MS', 'how long work in flight is answered after an uncaught failure (a bug) before the exit: never met normally'],
+  // Issue 24 (multi-round-trip): stated in docs/multi-round-trip.md; README.md is the docs helper's to rewrite (move to rows once it states them).
+  ['MAX_REQUEST_STATE_LENGTH', 'the longest requestState a 2026-07-28 retry may carry; stated in docs/multi-round-trip.md'],
+  ['MIN_STATE_KEY_BYTES', 'the shortest SUPERPI_STATE_KEY accepted; stated in docs/multi-round-trip.md and in the start-up error'],
+  ['REQUEST_STATE_TTL_MS', 'how long a sealed requestState stays valid; stated in docs/multi-round-trip.md'],
 ]);
 
 /**

@@ -9,6 +9,7 @@ import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS } from '../../src/limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../../src/limits.ts';
 
+const KEY = 'k'.repeat(32);
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
   const c = parseOptions(argv, env, '/cwd');
   if (c.kind !== 'serve') throw new Error('expected serve');
@@ -116,8 +117,8 @@ test('--store (or SUPERPI_STORE) names the conversation store, SQLite by default
   assert.equal(serve([]).store, { kind: 'sqlite' });
   assert.is(serve([]).nodeId, undefined);
   const url = 'postgres://app:pw@db:5432/superpi';
-  assert.equal(serve(['--store', url]).store, { kind: 'postgres', url, label: 'postgres://db:5432/superpi' });
-  assert.equal(serve([], { SUPERPI_STORE: url }).store.kind, 'postgres');
+  assert.equal(serve(['--store', url], { SUPERPI_STATE_KEY: KEY }).store, { kind: 'postgres', url, label: 'postgres://db:5432/superpi' });
+  assert.equal(serve([], { SUPERPI_STORE: url, SUPERPI_STATE_KEY: KEY }).store.kind, 'postgres');
   assert.equal(serve(['--store', 'sqlite'], { SUPERPI_STORE: url }).store, { kind: 'sqlite' }, 'the flag wins over the environment');
   assert.is(serve(['--node-id', 'node-a']).nodeId, 'node-a');
   assert.is(serve([], { SUPERPI_NODE_ID: 'node-b' }).nodeId, 'node-b');

@@ -87,6 +87,9 @@ export interface RunningServer {
   stop(): Promise<number | null>;
 }
 
+/** The `SUPERPI_STATE_KEY` of every server a test starts: 32 bytes or more, as a node requires. */
+export const TEST_STATE_KEY = 'test-state-key-0123456789abcdef-0123456789abcdef';
+
 /**
  * Starts a server on 127.0.0.1 and a free port; resolves once it printed its URL. `entry`: the source
  * through tsx (`examples/server.ts`), or the `super-pi` command users run (`bin/super-pi.js`: the dist/
@@ -99,7 +102,8 @@ export async function startHttpServerProcess(ws: string, extraArgs: string[] = [
   const start = entry === 'source' ? ['--import', 'tsx', path.join(root, 'examples/server.ts')] : [path.join(root, 'bin/super-pi.js')];
   const child = spawn(process.execPath, [...start, '--port', '0', '--workspace', ws, ...extraArgs], {
     cwd: root,
-    env: { ...process.env, ...env },
+    // Every test node shares one state key, as a cluster's nodes must (a PostgreSQL store refuses to start without one).
+    env: { SUPERPI_STATE_KEY: TEST_STATE_KEY, ...process.env, ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stdout = '';

@@ -18,7 +18,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { guarded } from '../hang-guard.ts';
 import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
-import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
+import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, TEST_STATE_KEY, textOf } from './fixtures.ts';
 
 /** In every store URL here; it must never come out of a server process. */
 const PASSWORD = 'pw-not-for-logs-93c1';
@@ -45,7 +45,7 @@ test.after(async () => {
 /** Runs the server command line to its exit (it is expected to fail at start); its code and stderr. */
 async function startToFailure(args: string[], env: NodeJS.ProcessEnv = {}): Promise<{ code: number | null; stderr: string; stdout: string }> {
   const child = spawn(process.execPath, ['--import', 'tsx', path.join(repoRoot, 'examples/server.ts'), '--port', '0', '--workspace', box.ws, ...args], {
-    cwd: repoRoot, env: { ...process.env, SUPERPI_HOME: home, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot, env: { ...process.env, SUPERPI_HOME: home, SUPERPI_STATE_KEY: TEST_STATE_KEY, ...env }, stdio: ['ignore', 'pipe', 'pipe'],
   });
   let stderr = '';
   let stdout = '';

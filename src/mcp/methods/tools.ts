@@ -9,9 +9,9 @@ import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { canElicitForm, canSample } from '../client-capabilities.ts';
-import { confirmationRequest, describeCall, isAllowed } from '../confirmation.ts';
+import { isAllowed } from '../confirmation.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
-import { question } from '../outgoing.ts';
+import { confirmationNeeded, type HeldCall, playInputRequired, readRetry } from '../round-trip.ts';
 import { listReply } from './list-reply.ts';
 import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
@@ -51,39 +51,44 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (name === 'harness_task' && conversationsHeld(state) >= MAX_SESSION_CONVERSATIONS) {
     return fail(state, id, ErrorCode.InvalidParams, `This session has started MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS}) conversations; open a new session to start more`);
   }
+  const call: HeldCall = { tool: name, args: args as Record<string, unknown>, ...(progressToken === undefined ? {} : { progressToken }) };
+  // A 2026-07-28 retry's state is checked before anything runs, whatever the rule says now: a forged or
+  // stale state is always the caller's error, never a run and never silently ignored.
+  const retry = readRetry(state, params, call);
+  if (retry !== undefined && 'problem' in retry) return fail(state, id, ErrorCode.InvalidParams, retry.problem);
   const decision = decideForCaller(harnessById(effectiveHarness(state)), name, callerOf(state));
   if (decision.verdict === 'deny') return reply(state, id, toolError(decision.refusal));
-  const typedArgs = args as Record<string, unknown>;
-  if (decision.verdict === 'ask') return askPerson(state, id, name, typedArgs, decision.rule, progressToken);
-  return startTool(state, id, name, typedArgs, progressToken);
+  if (decision.verdict === 'allow') return startTool(state, id, name, call.args, progressToken);
+  if (retry !== undefined) return resumeCall(state, id, call, retry.answer);
+  return playInputRequired(state, id, confirmationNeeded(call, decision.rule), (why) => reply(state, id, toolError(`Not run: ${name} needs the person's confirmation and ${why}`)));
 }
 
 export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number): Step {
   const added = addPending(state, progressToken === undefined ? { kind: 'tool', requestId: id, tool } : { kind: 'tool', requestId: id, tool, progressToken });
-  const client = { sampling: canSample(state), elicitation: canElicitForm(state) };
+  // A modern client is never sent a server-to-client request: a task's questions are not put to it.
+  const client = { sampling: canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
   return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state) }] };
 }
 
-function askPerson(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, rule: string, progressToken?: string | number): Step {
-  const outgoingId = `superpi-confirm-${state.nextTicket}`;
-  const added = addPending(state, { kind: 'confirm', requestId: id, tool, args, outgoingId, ...(progressToken === undefined ? {} : { progressToken }) });
-  const ask = question(outgoingId, 'elicitation/create', confirmationRequest(`Super-Pi wants to ${describeCall(tool, args)}\n(${rule})`), id);
-  return { state: added.state, replies: [ask], effects: [] };
-}
-
-/** The person's answer to a confirmation: accept with allow=true runs the tool; anything else refuses it. */
+/** The person's answer to a legacy confirmation (`elicitation/create`): resumes the call it holds. */
 export function confirmationAnswered(state: ConnectionState, ticket: number, answer: unknown, error?: { message: string }): Step {
   const pending = state.pending.get(ticket);
   if (!pending || pending.kind !== 'confirm') return { state, replies: [], effects: [] };
   const rest = new Map(state.pending);
   rest.delete(ticket);
-  const base: ConnectionState = { ...state, pending: rest };
-  const a = answer as { action?: unknown; content?: { allow?: unknown } } | undefined;
-  if (!error && isAllowed(a)) {
-    return startTool(base, pending.requestId, pending.tool, pending.args, pending.progressToken);
-  }
+  const call: HeldCall = { tool: pending.tool, args: pending.args, ...(pending.progressToken === undefined ? {} : { progressToken: pending.progressToken }) };
+  return resumeCall({ ...state, pending: rest }, pending.requestId, call, answer, error);
+}
+
+/**
+ * The one rule for an answered confirmation, in both eras: accept (with allow not unticked) runs the call;
+ * decline, cancel, no answer, or a failed question refuses it with a tool error saying why.
+ */
+function resumeCall(state: ConnectionState, id: RequestId, call: HeldCall, answer: unknown, error?: { message: string }): Step {
+  if (!error && isAllowed(answer)) return startTool(state, id, call.tool, call.args, call.progressToken);
+  const a = answer as { action?: unknown } | undefined;
   const why = error ? `the confirmation request failed: ${error.message}` : a?.action === 'accept' ? 'the person did not allow it' : `the person answered "${String(a?.action ?? 'nothing')}"`;
-  return reply(base, pending.requestId, toolError(`Not run: ${pending.tool} needs the person's confirmation and ${why}`));
+  return reply(state, id, toolError(`Not run: ${call.tool} needs the person's confirmation and ${why}`));
 }
 
 export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallToolResult {

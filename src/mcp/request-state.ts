@@ -1,0 +1,142 @@
+// The sealed `requestState` of a 2026-07-28 multi-round-trip: what it binds (tool, arguments digest,
+// principal, harness, expiry) and how a retry's state is checked. Pure: the HMAC, the digest and the
+// time come in from the runtime (`RoundTrip`), so no key or clock lives in the core.
+
+import { MAX_REQUEST_STATE_LENGTH } from '../limits.ts';
+
+/**
+ * The runtime's keyed primitives. `mac` is HMAC-SHA256 under the node's state key, `digest` SHA-256, both
+ * base64url; `same` compares two MACs in constant time. Synchronous: the core cannot await.
+ */
+export interface StateSealer {
+  mac(data: string): string;
+  digest(data: string): string;
+  same(a: string, b: string): boolean;
+}
+
+/**
+ * What a step of the core may use to seal and open states: the sealer (null: no key, so nothing is
+ * ever sealed and an `ask` over 2026-07-28 is refused, never sent unsealed) and the wall-clock time
+ * (ms since the epoch, so an expiry means the same on every node of a cluster).
+ */
+export interface RoundTrip {
+  readonly sealer: StateSealer | null;
+  readonly now: number;
+  /** How long a state sealed now stays valid (REQUEST_STATE_TTL_MS unless a test says otherwise). */
+  readonly ttlMs: number;
+}
+
+/** What a confirmation's state claims: the call it allows, for whom, until when. */
+export interface ConfirmationClaim {
+  readonly tool: string;
+  readonly args: Record<string, unknown>;
+  /** The caller as one string (round-trip.ts `principalKey`): a state sealed for `token:alice` never opens for `token:bob`. */
+  readonly principal: string;
+  readonly harness: string;
+}
+
+const VERSION = 'v1';
+
+/**
+ * JSON with object keys sorted, so the same arguments digest the same whatever order a client sends
+ * their keys in (the digest binds meaning, not spelling).
+ */
+export function canonicalJson(value: unknown): string {
+  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (typeof value === 'object' && value !== null) {
+    const keys = Object.keys(value).sort();
+    return `{${keys.map((k) => `${JSON.stringify(k)}:${canonicalJson((value as Record<string, unknown>)[k])}`).join(',')}}`;
+  }
+  return JSON.stringify(value) ?? 'null';
+}
+
+interface Payload {
+  k: 'confirm';
+  t: string;
+  a: string;
+  p: string;
+  h: string;
+  e: number;
+}
+
+/** Seals a confirmation: `v1.<payload>.<mac>`, the payload base64url JSON, the MAC over `v1.<payload>`. */
+export function sealConfirmation(roundTrip: RoundTrip & { sealer: StateSealer }, claim: ConfirmationClaim): string {
+  const payload: Payload = {
+    k: 'confirm', t: claim.tool, a: roundTrip.sealer.digest(canonicalJson(claim.args)),
+    p: claim.principal, h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
+  };
+  const body = `${VERSION}.${toBase64Url(JSON.stringify(payload))}`;
+  return `${body}.${roundTrip.sealer.mac(body)}`;
+}
+
+/**
+ * Checks a retry's `requestState` against the call it comes with. null: it is this server's seal, for
+ * this call, this principal and this harness, and not expired. Otherwise why not, for a -32602 message.
+ * The MAC is checked before anything in the payload is read, so a forged payload is never interpreted.
+ */
+export function openConfirmation(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null {
+  if (typeof state !== 'string') return 'requestState must be the string this server sent';
+  if (state.length > MAX_REQUEST_STATE_LENGTH) return `requestState is ${state.length} characters, more than MAX_REQUEST_STATE_LENGTH (${MAX_REQUEST_STATE_LENGTH}); send back the state exactly as this server sent it`;
+  if (roundTrip.sealer === null) return 'this server has no state key, so it cannot accept a requestState';
+  const parts = state.split('.');
+  if (parts.length !== 3 || parts[0] !== VERSION || !BASE64URL.test(parts[1] ?? '') || !BASE64URL.test(parts[2] ?? '')) {
+    return 'requestState is malformed (not a state this server sealed); send back the state exactly as it was sent, or call the tool again without one';
+  }
+  const body = `${parts[0]}.${parts[1]}`;
+  if (!roundTrip.sealer.same(roundTrip.sealer.mac(body), parts[2] as string)) {
+    return 'requestState failed verification (altered, forged, or sealed with another key); call the tool again without it to be asked afresh';
+  }
+  const payload = readPayload(parts[1] as string);
+  if (payload === null) return 'requestState is malformed (its sealed content is unreadable)';
+  if (payload.e <= roundTrip.now) return 'requestState has expired; call the tool again without it to be asked afresh';
+  if (payload.p !== claim.principal) return 'requestState was sealed for another caller';
+  if (payload.t !== claim.tool) return `requestState was sealed for another tool (${payload.t}), not ${claim.tool}`;
+  if (payload.h !== claim.harness) return 'requestState was sealed under another harness';
+  if (!roundTrip.sealer.same(payload.a, roundTrip.sealer.digest(canonicalJson(claim.args)))) {
+    return 'requestState was sealed for other arguments: the person confirmed a different call';
+  }
+  return null;
+}
+
+const BASE64URL = /^[A-Za-z0-9_-]+$/;
+
+function readPayload(encoded: string): Payload | null {
+  const text = fromBase64Url(encoded);
+  if (text === null) return null;
+  let value: unknown;
+  try {
+    value = JSON.parse(text);
+  } catch (err) {
+    // Sealed by this key yet not JSON: only a key shared with something else could do that. Said as malformed.
+    void err;
+    return null;
+  }
+  const v = value as Partial<Payload> | null;
+  if (typeof v !== 'object' || v === null || v.k !== 'confirm' || typeof v.t !== 'string' || typeof v.a !== 'string'
+    || typeof v.p !== 'string' || typeof v.h !== 'string' || typeof v.e !== 'number') return null;
+  return v as Payload;
+}
+
+function toBase64Url(text: string): string {
+  let binary = '';
+  for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
+  return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
+}
+
+function fromBase64Url(encoded: string): string | null {
+  if (encoded.length % 4 === 1) return null;
+  let binary: string;
+  try {
+    binary = atob(encoded.replace(/-/g, '+').replace(/_/g, '/'));
+  } catch (err) {
+    void err; // not base64: the caller says "malformed"
+    return null;
+  }
+  const bytes = Uint8Array.from(binary, (c) => c.charCodeAt(0));
+  try {
+    return new TextDecoder('utf-8', { fatal: true }).decode(bytes);
+  } catch (err) {
+    void err; // not UTF-8: the caller says "malformed"
+    return null;
+  }
+}

@@ -1,0 +1,93 @@
+// One rule for "ask the person first", played per era. The core decides `input_required` (an elicitation
+// to put to the person, and the call it would resume); 2026-07-28 gets it as a result with a sealed
+// `requestState` and answers by retrying the call, a 2025 session gets today's `elicitation/create`.
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ToolName } from '../tools/definition.ts';
+import { confirmationRequest, describeCall } from './confirmation.ts';
+import { META_SERVER_INFO } from './era.ts';
+import { type Params } from './jsonrpc.ts';
+import { answer, question } from './outgoing.ts';
+import { openConfirmation, sealConfirmation, type ConfirmationClaim } from './request-state.ts';
+import { type ConnectionState, effectiveHarness, type Principal } from './state.ts';
+import { addPending, type Step } from './step.ts';
+
+/** The key of the confirmation among a request's `inputRequests` (and of its answer among `inputResponses`). */
+export const CONFIRM_INPUT = 'confirm';
+
+/** The call an answer resumes. */
+export interface HeldCall {
+  readonly tool: ToolName;
+  readonly args: Record<string, unknown>;
+  readonly progressToken?: string | number;
+}
+
+/** The core's decision: this call runs only after the person answers `inputRequests`. */
+export interface InputRequired {
+  readonly inputRequests: Readonly<Record<string, { readonly method: 'elicitation/create'; readonly params: unknown }>>;
+  readonly call: HeldCall;
+}
+
+/** The decision for a call under an `ask` rule: one yes/no question describing the call. */
+export function confirmationNeeded(call: HeldCall, rule: string): InputRequired {
+  const params = confirmationRequest(`Super-Pi wants to ${describeCall(call.tool, call.args)}\n(${rule})`);
+  return { inputRequests: { [CONFIRM_INPUT]: { method: 'elicitation/create', params } }, call };
+}
+
+/**
+ * Plays the decision on the wire of the request's era. Modern: an `input_required` result carrying the
+ * questions and a state sealed over the call, nothing kept on the connection. Legacy: each question sent
+ * as an `elicitation/create`, the call kept in flight until its answer (`confirmationAnswered`).
+ * `refuse`: the reply when a modern state cannot be sealed (no key): the call is refused, never asked unsealed.
+ */
+export function playInputRequired(state: ConnectionState, id: RequestId, need: InputRequired, refuse: (why: string) => Step): Step {
+  if (state.modern === undefined) return askLegacy(state, id, need);
+  const roundTrip = state.roundTrip;
+  if (roundTrip === undefined || roundTrip.sealer === null) {
+    return refuse('this server has no state key to seal the question with, so it cannot ask over 2026-07-28');
+  }
+  const requestState = sealConfirmation({ ...roundTrip, sealer: roundTrip.sealer }, claimOf(state, need.call));
+  const result = {
+    resultType: 'input_required', inputRequests: need.inputRequests, requestState,
+    _meta: { [META_SERVER_INFO]: { name: state.config.server.name, version: state.config.server.version } },
+  };
+  return { state, replies: [answer(id, result)], effects: [] };
+}
+
+function askLegacy(state: ConnectionState, id: RequestId, need: InputRequired): Step {
+  const { call } = need;
+  const outgoingId = `superpi-confirm-${state.nextTicket}`;
+  const added = addPending(state, {
+    kind: 'confirm', requestId: id, tool: call.tool, args: call.args, outgoingId,
+    ...(call.progressToken === undefined ? {} : { progressToken: call.progressToken }),
+  });
+  const ask = need.inputRequests[CONFIRM_INPUT];
+  return { state: added.state, replies: ask ? [question(outgoingId, ask.method, ask.params, id)] : [], effects: [] };
+}
+
+/**
+ * A modern retry: the call came back with `requestState` (and the person's answers). `undefined`: not a
+ * retry (no `requestState`). Otherwise either why the state is refused (-32602: forged, altered, expired,
+ * another caller's, another call's) or the person's answer to the confirmation.
+ */
+export function readRetry(state: ConnectionState, params: Params, call: HeldCall): undefined | { problem: string } | { answer: unknown } {
+  if (state.modern === undefined || !Object.hasOwn(params, 'requestState')) return undefined;
+  const roundTrip = state.roundTrip ?? { sealer: null, now: 0, ttlMs: 0 };
+  const problem = openConfirmation(roundTrip, params.requestState, claimOf(state, call));
+  if (problem !== null) return { problem: `Invalid params: ${problem}` };
+  const responses = params.inputResponses;
+  if (responses === undefined) return { answer: undefined };
+  if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
+    return { problem: 'Invalid params: inputResponses must be an object keyed by the inputRequests this server sent' };
+  }
+  return { answer: Object.hasOwn(responses, CONFIRM_INPUT) ? (responses as Record<string, unknown>)[CONFIRM_INPUT] : undefined };
+}
+
+function claimOf(state: ConnectionState, call: HeldCall): ConfirmationClaim {
+  return { tool: call.tool, args: call.args, principal: principalKey(state.config.principal), harness: effectiveHarness(state) };
+}
+
+/** The principal as one string: a state sealed for `token:alice` never opens for `token:bob` or `anonymous`. */
+export function principalKey(p: Principal): string {
+  return p.kind === 'token' ? `token:${p.name}` : p.kind;
+}

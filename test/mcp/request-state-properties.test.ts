@@ -1,0 +1,127 @@
+// Properties of the sealed requestState (fast-check, fixed seed): whatever a client does to the state it
+// was given — flip a bit, cut it, lengthen it, forge its payload, send it for another principal, tool or
+// arguments, after its expiry, or send anything else at all — the retry gets one -32602 naming
+// requestState, and the tool never runs (no runTool effect leaves the core).
+
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
+import type { RoundTrip } from '../../src/mcp/request-state.ts';
+import type { ConnectionState, Principal } from '../../src/mcp/state.ts';
+import { MAX_REQUEST_STATE_LENGTH, REQUEST_STATE_TTL_MS } from '../../src/limits.ts';
+import { fresh } from './golden.ts';
+
+const SEED = 20_261_205;
+const RUNS = 1000;
+const T0 = Date.UTC(2026, 7, 1);
+const sealer = requestSealer(new Uint8Array(32).fill(3));
+const at = (now: number): RoundTrip => roundTripAt(sealer, now);
+const ALICE: Principal = { kind: 'token', name: 'alice' };
+
+const META = {
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': { elicitation: {} },
+  'io.modelcontextprotocol/clientInfo': { name: 'prop', version: '1' },
+};
+const callLine = (id: number, tool: string, args: object, extra: object = {}) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args, ...extra, _meta: META } });
+const ACCEPT = { inputResponses: { confirm: { action: 'accept', content: { allow: true } } } };
+
+function sealedFor(state: ConnectionState, command: string): string {
+  const step = handleMcpLine(callLine(1, 'bash', { command }), state, at(T0));
+  const result = (JSON.parse(step.replies[0]!.line) as { result: { requestState: string } }).result;
+  return result.requestState;
+}
+
+/** One retry: its only reply must be -32602 about requestState, and nothing may run. */
+function assertRefused(state: ConnectionState, line: string, now: number, label: string): void {
+  const step = handleMcpLine(line, state, at(now));
+  assert.is(step.effects.filter((e) => e.kind === 'runTool').length, 0, `ran: ${label}`);
+  assert.is(step.replies.length, 1, label);
+  const reply = JSON.parse(step.replies[0]!.line) as { id: unknown; error?: { code: number; message: string } };
+  assert.is(reply.id, 2, label);
+  assert.is(reply.error?.code, -32602, `${label}: ${step.replies[0]!.line.slice(0, 300)}`);
+  assert.match(reply.error!.message, /requestState/, label);
+}
+
+const b64url = (text: string) => Buffer.from(text, 'utf8').toString('base64url');
+
+/** Ways to damage a genuine state; each returns something other than the state itself. */
+const tamper = fc.oneof(
+  fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 6 }) }),
+  fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
+  fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: fc.string({ minLength: 1, maxLength: 8 }) }),
+  fc.record({ kind: fc.constant('forge' as const), field: fc.constantFrom('t', 'a', 'p', 'h', 'e'), value: fc.oneof(fc.string(), fc.integer()) }),
+  fc.record({ kind: fc.constant('swapMac' as const), mac: fc.base64String({ minLength: 4, maxLength: 60 }) }),
+  fc.record({ kind: fc.constant('huge' as const), extra: fc.integer({ min: 1, max: 50_000 }) }),
+);
+
+type Tamper = typeof tamper extends fc.Arbitrary<infer T> ? T : never;
+
+function applyTamper(state: string, t: Tamper): string {
+  const i = (n: number) => n % state.length;
+  switch (t.kind) {
+    case 'flip': {
+      const k = i(t.at);
+      return state.slice(0, k) + String.fromCharCode(state.charCodeAt(k) ^ (1 << t.bit)) + state.slice(k + 1);
+    }
+    case 'truncate': return state.slice(0, i(t.at));
+    case 'insert': { const k = i(t.at); return state.slice(0, k) + t.text + state.slice(k); }
+    case 'forge': {
+      // A payload rewritten by the client, keeping the server's MAC: what a forger would try first.
+      const [v, payload, mac] = state.split('.') as [string, string, string];
+      const json = JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')) as Record<string, unknown>;
+      json[t.field] = t.field === 'e' ? Number(json.e) + 1 + Math.abs(Number(t.value) || 0) : `${String(json[t.field])}${String(t.value)}x`;
+      return `${v}.${b64url(JSON.stringify(json))}.${mac}`;
+    }
+    case 'swapMac': {
+      const [v, payload] = state.split('.') as [string, string];
+      return `${v}.${payload}.${t.mac.replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '')}`;
+    }
+    case 'huge': return state + 'A'.repeat(Math.max(t.extra, MAX_REQUEST_STATE_LENGTH));
+  }
+}
+
+const command = fc.string({ minLength: 1, maxLength: 80 });
+
+test('any tampering of a genuine state is -32602 naming requestState, and the tool never runs', () => {
+  const state = fresh({ principal: ALICE });
+  fc.assert(fc.property(command, tamper, (cmd, t) => {
+    const genuine = sealedFor(state, cmd);
+    const damaged = applyTamper(genuine, t);
+    fc.pre(damaged !== genuine);
+    assertRefused(state, callLine(2, 'bash', { command: cmd }, { requestState: damaged, ...ACCEPT }), T0 + 1, `${t.kind} ${JSON.stringify(t).slice(0, 120)}`);
+  }), { seed: SEED, numRuns: RUNS });
+});
+
+test('a genuine state used by another principal, for another tool or other arguments, or at or after expiry is refused', () => {
+  const principals: Principal[] = [{ kind: 'token', name: 'bob' }, { kind: 'anonymous' }, { kind: 'local' }, { kind: 'token', name: 'alice ' }];
+  fc.assert(fc.property(command, command, fc.constantFrom(...principals), fc.integer({ min: 0, max: 10 * REQUEST_STATE_TTL_MS }), (cmd, other, who, late) => {
+    const mine = fresh({ principal: ALICE });
+    const genuine = sealedFor(mine, cmd);
+    assertRefused(fresh({ principal: who }), callLine(2, 'bash', { command: cmd }, { requestState: genuine, ...ACCEPT }), T0 + 1, `principal ${JSON.stringify(who)}`);
+    assertRefused(mine, callLine(2, 'write', { path: cmd, content: 'x' }, { requestState: genuine, ...ACCEPT }), T0 + 1, 'tool');
+    if (other !== cmd) assertRefused(mine, callLine(2, 'bash', { command: other }, { requestState: genuine, ...ACCEPT }), T0 + 1, 'arguments');
+    assertRefused(mine, callLine(2, 'bash', { command: cmd }, { requestState: genuine, ...ACCEPT }), T0 + REQUEST_STATE_TTL_MS + late, 'expired');
+  }), { seed: SEED, numRuns: 300 });
+});
+
+test('anything that is not a state at all (any JSON value, wrong base64) is refused the same way', () => {
+  const state = fresh({ principal: ALICE });
+  const junk = fc.oneof(fc.anything(), fc.string(), fc.constant('v1..'), fc.constant('v1.!!!!.????'), fc.constant('v1.YQ.YQ'), fc.constant(''));
+  fc.assert(fc.property(junk, (value) => {
+    fc.pre(value !== undefined);
+    assertRefused(state, callLine(2, 'bash', { command: 'ls' }, { requestState: value, ...ACCEPT }), T0 + 1, JSON.stringify(value)?.slice(0, 80) ?? 'value');
+  }), { seed: SEED, numRuns: RUNS });
+});
+
+test('control: the genuine state with an accept does run the call (the refusals above are not the rule refusing everything)', () => {
+  const state = fresh({ principal: ALICE });
+  const genuine = sealedFor(state, 'ls');
+  const step = handleMcpLine(callLine(2, 'bash', { command: 'ls' }, { requestState: genuine, ...ACCEPT }), state, at(T0 + REQUEST_STATE_TTL_MS - 1));
+  assert.is(step.effects.filter((e) => e.kind === 'runTool').length, 1);
+});
+
+test.run();

@@ -1,0 +1,126 @@
+// The `ask` rule as a multi-round-trip over 2026-07-28: an `input_required` result with a sealed
+// requestState, a retry with the person's answer, and every state that must not open; the same rule
+// played as `elicitation/create` for a 2025 session. Real HMAC (the runtime's sealer), injected time.
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
+import type { RoundTrip } from '../../src/mcp/request-state.ts';
+import type { ConnectionState } from '../../src/mcp/state.ts';
+import { REQUEST_STATE_TTL_MS } from '../../src/limits.ts';
+import { fresh, ready, req, type Run } from './golden.ts';
+
+type Reply = { id?: unknown; method?: string; result?: Record<string, unknown> & { content?: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
+
+const KEY = new Uint8Array(32).fill(7);
+const T0 = Date.UTC(2026, 7, 1);
+const at = (now: number, key: Uint8Array = KEY): RoundTrip => roundTripAt(requestSealer(key), now);
+
+const META = (capabilities: object = { elicitation: {} }) => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+  'io.modelcontextprotocol/clientInfo': { name: 'modern', version: '2' },
+});
+const call = (id: number, args: object = { command: 'ls' }, extra: object = {}, tool = 'bash') =>
+  req(id, 'tools/call', { name: tool, arguments: args, ...extra, _meta: META() });
+
+function feedAt(roundTrip: RoundTrip | undefined, state: ConnectionState, ...lines: object[]): Run {
+  const run: Run = { state, replies: [], effects: [] };
+  for (const l of lines) {
+    const step = handleMcpLine(JSON.stringify(l), run.state, roundTrip);
+    run.state = step.state;
+    run.replies.push(...step.replies.map((r) => JSON.parse(r.line)));
+    run.effects.push(...step.effects);
+  }
+  return run;
+}
+const runs = (r: Run) => r.effects.filter((e) => e.kind === 'runTool').length;
+const first = (r: Run) => r.replies[0] as Reply;
+
+/** The first leg: the state a modern client gets back for `bash ls`. */
+function asked(state = fresh(), roundTrip = at(T0)): string {
+  return String(first(feedAt(roundTrip, state, call(1))).result?.requestState);
+}
+
+const modern = suite('2026-07-28: ask as input_required');
+
+modern('a call under an ask rule answers input_required with an elicitation and a sealed state, and runs nothing', () => {
+  const r = feedAt(at(T0), fresh(), call(1));
+  const result = first(r).result!;
+  assert.is(result.resultType, 'input_required');
+  const confirm = (result.inputRequests as Record<string, { method: string; params: { message: string } }>).confirm!;
+  assert.is(confirm.method, 'elicitation/create');
+  assert.match(confirm.params.message, /run the command: ls/);
+  assert.match(String(result.requestState), /^v1\.[A-Za-z0-9_-]+\.[A-Za-z0-9_-]+$/);
+  assert.is(runs(r), 0);
+  assert.is(r.state.pending.size, 0, 'nothing is kept on the connection');
+});
+
+modern('a retry with the state and an accept runs the call, on another node holding the same key', () => {
+  const state = asked();
+  const retry = call(2, { command: 'ls' }, { requestState: state, inputResponses: { confirm: { action: 'accept', content: { allow: true } } } });
+  const r = feedAt(at(T0 + 1000, new Uint8Array(32).fill(7)), fresh(), retry);
+  assert.is(runs(r), 1);
+  assert.equal(r.replies, []);
+});
+
+modern('decline, cancel, an unticked box or no answer refuse the call with a tool error, and never run it', () => {
+  const state = asked();
+  for (const answer of [{ action: 'decline' }, { action: 'cancel' }, { action: 'accept', content: { allow: false } }, undefined]) {
+    const responses = answer === undefined ? {} : { inputResponses: { confirm: answer } };
+    const r = feedAt(at(T0 + 1000), fresh(), call(2, { command: 'ls' }, { requestState: state, ...responses }));
+    assert.is(runs(r), 0, JSON.stringify(answer));
+    assert.is(first(r).result?.isError, true);
+    assert.match(first(r).result!.content![0]!.text, /^Not run: bash/);
+  }
+});
+
+const accept = { inputResponses: { confirm: { action: 'accept' } } };
+const refusals: [string, () => Run, RegExp][] = [
+  ['expired, by the injected clock', () => feedAt(at(T0 + REQUEST_STATE_TTL_MS), fresh(), call(2, { command: 'ls' }, { requestState: asked(), ...accept })), /expired/],
+  ['another principal', () => feedAt(at(T0 + 1), fresh({ principal: { kind: 'token', name: 'bob' } }), call(2, { command: 'ls' }, { requestState: asked(fresh({ principal: { kind: 'token', name: 'alice' } })), ...accept })), /another caller/],
+  ['other arguments', () => feedAt(at(T0 + 1), fresh(), call(2, { command: 'rm -rf /' }, { requestState: asked(), ...accept })), /other arguments/],
+  ['another tool', () => feedAt(at(T0 + 1), fresh(), call(2, { path: 'x', content: 'y' }, { requestState: asked(), ...accept }, 'write')), /another tool/],
+  ['another key (another server)', () => feedAt(at(T0 + 1, new Uint8Array(32).fill(8)), fresh(), call(2, { command: 'ls' }, { requestState: asked(), ...accept })), /failed verification/],
+  ['not a string', () => feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: 42, ...accept })), /must be the string/],
+  ['no key on this server', () => feedAt(roundTripAt(null, T0), fresh(), call(2, { command: 'ls' }, { requestState: asked(), ...accept })), /no state key/],
+];
+for (const [what, run, message] of refusals) {
+  modern(`a retry whose state is ${what} is -32602 with a clear message, and never runs`, () => {
+    const r = run();
+    assert.is(runs(r), 0);
+    assert.is(first(r).error?.code, -32602);
+    assert.match(first(r).error!.message, message);
+  });
+}
+
+modern('argument key order does not matter: the digest binds meaning, not spelling', () => {
+  const s = String(first(feedAt(at(T0), fresh(), call(1, { command: 'ls', timeout: 5 }))).result?.requestState);
+  const r = feedAt(at(T0 + 1), fresh(), call(2, { timeout: 5, command: 'ls' }, { requestState: s, ...accept }));
+  assert.is(runs(r), 1);
+});
+
+modern('without a state key the call is refused with a tool error, never asked with an unsealed state', () => {
+  const r = feedAt(roundTripAt(null, T0), fresh(), call(1));
+  assert.is(first(r).result?.isError, true);
+  assert.is(first(r).result?.requestState, undefined);
+  assert.match(first(r).result!.content![0]!.text, /no state key/);
+  assert.is(runs(r), 0);
+});
+
+modern('a remote modern client that did not declare elicitation is refused, as a legacy one is', () => {
+  const r = feedAt(at(T0), fresh({ principal: { kind: 'token', name: 'alice' } }), req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' }, _meta: META({}) }));
+  assert.is(first(r).result?.isError, true);
+  assert.match(first(r).result!.content![0]!.text, /cannot be asked/);
+});
+
+modern('a 2025 session is still asked with elicitation/create: the same decision played as a server request', () => {
+  const r = feedAt(at(T0), ready('2025-11-25', { elicitation: {} }), req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' } }));
+  const ask = r.replies[0] as { method: string; params: { message: string } };
+  assert.is(ask.method, 'elicitation/create');
+  assert.match(ask.params.message, /run the command: ls/);
+  assert.is(runs(r), 0);
+});
+
+modern.run();
