@@ -49,25 +49,36 @@ export function isAuthRefusal(x: Admitted | AuthRefusal): x is AuthRefusal {
 
 export class BearerAuthority {
   readonly #o: BearerAuthorityOptions;
+  #oauth: OAuthResourceServer | null;
   /** Static principals, made once: their capability set is shared. */
   readonly #static = new Map<string, Admitted>();
 
   constructor(options: BearerAuthorityOptions) {
     this.#o = options;
+    this.#oauth = options.oauth ?? null;
+  }
+
+  /**
+   * Turns OAuth on once the resource URL is known (it may name the port the server was bound to): called
+   * after listening and before the first request is read; a second call is a programming error.
+   */
+  useOAuth(oauth: OAuthResourceServer): void {
+    if (this.#oauth !== null) throw new Error('OAuth is already configured');
+    this.#oauth = oauth;
   }
 
   /** Is a bearer token needed (static --require-auth, or OAuth: a host learns to authenticate from the 401)? */
   get required(): boolean {
-    return this.#o.requireAuth || (this.#o.oauth ?? null) !== null;
+    return this.#o.requireAuth || (this.#oauth) !== null;
   }
 
   get oauth(): OAuthResourceServer | null {
-    return this.#o.oauth ?? null;
+    return this.#oauth;
   }
 
   /** What /health says about authentication: which kinds are configured (never a token or principal). */
   describe(): { staticTokens: boolean; oauth: { issuers: readonly string[]; resource: string } | null } {
-    const oauth = this.#o.oauth ?? null;
+    const oauth = this.#oauth;
     return { staticTokens: this.#o.tokens.size > 0, oauth: oauth === null ? null : { issuers: oauth.config.issuers, resource: oauth.config.resource } };
   }
 
@@ -76,14 +87,14 @@ export class BearerAuthority {
       if (this.required) return this.#unauthorized('a bearer token is required', null);
       return ANONYMOUS;
     }
-    const max = this.#o.oauth?.config.maxTokenBytes ?? OAUTH_MAX_TOKEN_BYTES;
+    const max = this.#oauth?.config.maxTokenBytes ?? OAUTH_MAX_TOKEN_BYTES;
     if (authorization.length > max + 'Bearer '.length) {
       this.#o.logger?.log('warning', 'bearer token refused', { status: 431, reason: `an Authorization header of ${authorization.length} characters` });
       return { status: 431, message: `Request Header Fields Too Large: a bearer token is at most ${max} bytes`, headers: {} };
     }
     const resolved = this.#o.tokens.resolve(authorization);
     if (resolved !== null && resolved.kind === 'token') return this.#staticPrincipal(resolved.name, resolved);
-    const oauth = this.#o.oauth ?? null;
+    const oauth = this.#oauth;
     const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization);
     if (oauth === null || m === null) return this.#unauthorized(m === null ? 'the Authorization header is not "Bearer <token>"' : 'unknown bearer token', 'invalid_token');
     const token = m[1] as string;
@@ -99,7 +110,7 @@ export class BearerAuthority {
 
   /** The 403 of a call that needs a capability the token's scopes do not grant, naming the scope to step up to. */
   insufficientScope(needed: Capability): AuthRefusal {
-    const oauth = this.#o.oauth ?? null;
+    const oauth = this.#oauth;
     const scope = oauth?.config.scopes[needed] ?? needed;
     const metadata = oauth === null ? '' : `, resource_metadata="${oauth.metadataUrl}"`;
     return {
@@ -120,7 +131,7 @@ export class BearerAuthority {
 
   #unauthorized(reason: string, error: 'invalid_token' | null): AuthRefusal {
     if (error !== null) this.#o.logger?.log('info', 'bearer token refused', { status: 401, reason });
-    const oauth = this.#o.oauth ?? null;
+    const oauth = this.#oauth;
     const params = [
       oauth === null ? 'realm="super-pi"' : `resource_metadata="${oauth.metadataUrl}"`,
       ...(error === null ? [] : [`error="${error}"`, `error_description="${reason.replace(/["\\]/g, '')}"`]),
