@@ -17,7 +17,7 @@ import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
-import { OAUTH_CLOCK_SKEW_SECONDS } from '../limits.ts';
+import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
 import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, type SandboxPolicy } from '../tools/sandbox/policy.ts';
@@ -95,6 +95,8 @@ export interface ServerOptions {
   readonly oauthScopes: Partial<Record<'read' | 'write' | 'exec' | 'observe', string>>;
   /** `--oauth-clock-skew SECONDS`; undefined: OAUTH_CLOCK_SKEW_SECONDS. */
   readonly oauthClockSkewSeconds: number | undefined;
+  /** `--oauth-jwks-refetch SECONDS`: an unknown kid reads an issuer's JWKS again at most this often; undefined: OAUTH_JWKS_REFETCH_INTERVAL_MS. */
+  readonly oauthJwksRefetchSeconds: number | undefined;
 }
 
 /**
@@ -139,7 +141,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
   'max-anonymous-sessions', 'session-idle', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
-  'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew',
+  'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
 ] as const;
 
 /** The usage an entry prints: the HTTP one (`super-pi`, examples/server.ts) or the stdio one (examples/stdio.ts). */
@@ -202,6 +204,7 @@ Options (flags override environment variables, which override defaults):
   --oauth-scope-exec NAME  the scope granting bash and harness_task   default: mcp:exec
   --oauth-scope-observe NAME   the scope granting /metrics and /observer   default: mcp:observe
   --oauth-clock-skew SECONDS   allowed clock difference with an issuer for exp and nbf   default: ${OAUTH_CLOCK_SKEW_SECONDS}
+  --oauth-jwks-refetch SECONDS   a token under an unknown key id reads its issuer's keys again at most this often (key rotation)   default: ${OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000}
   --help                   print this text
   --version                print the version
 
@@ -271,6 +274,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'oauth-scope-exec': { type: 'string' },
         'oauth-scope-observe': { type: 'string' },
         'oauth-clock-skew': { type: 'string' },
+        'oauth-jwks-refetch': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -387,6 +391,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         ...(values['oauth-scope-exec'] === undefined ? {} : { exec: values['oauth-scope-exec'] }),
         ...(values['oauth-scope-observe'] === undefined ? {} : { observe: values['oauth-scope-observe'] }),
       },
+      oauthJwksRefetchSeconds: values['oauth-jwks-refetch'] === undefined ? undefined : positiveInt('--oauth-jwks-refetch', values['oauth-jwks-refetch'], OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000),
       oauthClockSkewSeconds: values['oauth-clock-skew'] === undefined ? undefined : wholeNumber('--oauth-clock-skew', values['oauth-clock-skew'], OAUTH_CLOCK_SKEW_SECONDS),
     },
   };

@@ -212,6 +212,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   const checkedOAuth = options.oauthIssuers.length === 0 ? null : (resource: string) => oauthConfig({
     issuers: options.oauthIssuers, resource, scopes: options.oauthScopes,
     ...(options.oauthClockSkewSeconds === undefined ? {} : { clockSkewSeconds: options.oauthClockSkewSeconds }),
+    ...(options.oauthJwksRefetchSeconds === undefined ? {} : { jwksRefetchIntervalMs: options.oauthJwksRefetchSeconds * 1000 }),
   });
   if (checkedOAuth !== null && options.resource !== undefined) checkedOAuth(options.resource);
   const server = await startHttpServer({
