@@ -9,6 +9,7 @@ import { discoverAuthorizationServerMetadata, exchangeAuthorization, type OAuthC
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import { test } from 'uvu';
+import { WebSocket } from 'ws';
 import * as assert from 'uvu/assert';
 import { makeSandbox, type RunningServer, startHttpServerProcess, textOf } from './fixtures.ts';
 import { ALL_SCOPES, startTestIssuer, type TestIssuer } from './oidc-issuer.ts';
@@ -146,6 +147,51 @@ test('a token without mcp:write gets 403 insufficient_scope for write; the host 
   assert.not.ok(result.isError, textOf(result));
   await client.close();
   await stepped.close();
+});
+
+/** Opens a WebSocket to /mcp: the status of a refused upgrade, or the socket and a reader of its replies by id. */
+function openSocket(url: string, headers: Record<string, string>): Promise<{ status: number; challenge: string } | { ws: WebSocket; reply: (id: number) => Promise<Record<string, unknown>> }> {
+  return new Promise((resolve, reject) => {
+    const ws = new WebSocket(url, 'mcp', { headers });
+    const replies = new Map<number, (m: Record<string, unknown>) => void>();
+    ws.on('message', (data) => {
+      const m = JSON.parse(String(data)) as Record<string, unknown>;
+      replies.get(m.id as number)?.(m);
+    });
+    ws.once('unexpected-response', (_req, res) => {
+      resolve({ status: res.statusCode ?? 0, challenge: String(res.headers['www-authenticate'] ?? '') });
+      ws.terminate();
+    });
+    ws.once('open', () => resolve({ ws, reply: (id) => new Promise((r) => replies.set(id, r)) }));
+    ws.once('error', (err) => reject(err));
+  });
+}
+
+test('over WebSocket: no token is a 401 naming the metadata; a read-only token reads but its write is refused naming mcp:write', async () => {
+  const refused = await openSocket(server.wsUrl, {});
+  assert.ok('status' in refused);
+  if (!('status' in refused)) return;
+  assert.is(refused.status, 401);
+  assert.match(refused.challenge, /^Bearer resource_metadata="http:\/\/127\.0\.0\.1:\d+\/\.well-known\/oauth-protected-resource\/mcp"$/);
+  issuer.grantedScopes = ['mcp:read'];
+  const host = new HostOAuth();
+  const client = await connect(server, host);
+  await client.close();
+  issuer.grantedScopes = ALL_SCOPES;
+  const open = await openSocket(server.wsUrl, { authorization: `Bearer ${host.saved?.access_token ?? ''}` });
+  assert.ok('ws' in open);
+  if (!('ws' in open)) return;
+  const send = (m: unknown) => open.ws.send(JSON.stringify(m));
+  send({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'ws', version: '1' } } });
+  await open.reply(1);
+  send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  const writing = open.reply(2);
+  send({ jsonrpc: '2.0', id: 2, method: 'tools/call', params: { name: 'write', arguments: { path: 'ws.txt', content: 'x' } } });
+  assert.match(String((await writing).error && ((await writing).error as { message: string }).message), /needs the scope "mcp:write"/);
+  const reading = open.reply(3);
+  send({ jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read', arguments: { path: 'src/greet.ts' } } });
+  assert.match(textOf((await reading).result), /hello/);
+  open.ws.close();
 });
 
 test('key rotation at the provider is followed without a restart, and an expired token is refreshed', async () => {
