@@ -105,7 +105,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
         // How busy the server is tells one caller about the others: only to callers the operator knows.
         const known = healthIsPublic() || await auth.admit(req.headers.authorization).then((a) => !isAuthRefusal(a) && a.principal.kind === 'token');
         res.writeHead(200, { 'Content-Type': 'application/json' });
-        if (!known) return void res.end(JSON.stringify({ status: health.status, auth: health.auth }));
+        if (!known) return void res.end(JSON.stringify({ status: health.status }));
         const counts = countByTransport(host);
         const body = { ...health, httpSessions: counts.get('http') ?? 0, webSockets: counts.get('websocket') ?? 0 };
         // The node's own probe of its store (bounded; never rejects), for callers the operator knows only.
