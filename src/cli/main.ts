@@ -4,6 +4,7 @@
 // the banner, exit codes.
 
 import { TokenConfigError } from '../auth/tokens.ts';
+import { OAuthConfigError } from '../auth/oauth-config.ts';
 import type { Logger } from '../log/logger.ts';
 import { StoreError } from '../store/errors.ts';
 import { WorkspaceError } from '../tools/workspace.ts';
@@ -47,7 +48,7 @@ export async function main(argv: readonly string[], defaultTransport: 'stdio' | 
   try {
     opened = await openServer(command.options);
   } catch (err) {
-    if (err instanceof TokenConfigError || err instanceof WorkspaceError || (err as NodeJS.ErrnoException).code === 'ENOENT') {
+    if (err instanceof TokenConfigError || err instanceof OAuthConfigError || err instanceof WorkspaceError || (err as NodeJS.ErrnoException).code === 'ENOENT') {
       process.stderr.write(`super-pi: ${(err as Error).message}\n`);
       return 2;
     }

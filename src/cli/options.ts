@@ -18,6 +18,7 @@ import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation }
 import { StateKeyError, stateKeyFrom } from './state-key.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
+import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
 import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, type SandboxPolicy } from '../tools/sandbox/policy.ts';
@@ -89,6 +90,16 @@ export interface ServerOptions {
   readonly unsafeBashWithoutSandbox: boolean;
   /** Key of 2026-07-28 `requestState` seals (`--state-key-file`, `SUPERPI_STATE_KEY`; state-key.ts); undefined: a random one per process. */
   readonly stateKey: Uint8Array | undefined;
+  /** OAuth authorization servers whose access tokens are accepted (`--oauth-issuer`, repeatable; `SUPERPI_OAUTH_ISSUERS`, comma-separated). Empty: no OAuth. */
+  readonly oauthIssuers: readonly string[];
+  /** This server's canonical URL, the audience of its tokens (`--resource`, `SUPERPI_RESOURCE`); undefined: the advertise URL or bound address + `/mcp`. */
+  readonly resource: string | undefined;
+  /** Scope names granting each capability (`--oauth-scope-read`, `-write`, `-exec`, `-observe`); unset ones keep their defaults. */
+  readonly oauthScopes: Partial<Record<'read' | 'write' | 'exec' | 'observe', string>>;
+  /** `--oauth-clock-skew SECONDS`; undefined: OAUTH_CLOCK_SKEW_SECONDS. */
+  readonly oauthClockSkewSeconds: number | undefined;
+  /** `--oauth-jwks-refetch SECONDS`: an unknown kid reads an issuer's JWKS again at most this often; undefined: OAUTH_JWKS_REFETCH_INTERVAL_MS. */
+  readonly oauthJwksRefetchSeconds: number | undefined;
 }
 
 /**
@@ -118,6 +129,8 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_TASK_LEASE', "a running task's lease in seconds (as --task-lease)"],
   ['SUPERPI_ADVERTISE_URL', 'how the other nodes of a cluster reach this one (as --advertise-url)'],
   ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
+  ['SUPERPI_OAUTH_ISSUERS', 'comma-separated OAuth issuer URLs whose access tokens are accepted (as --oauth-issuer)'],
+  ['SUPERPI_RESOURCE', "this server's canonical URL, the audience OAuth tokens must name (as --resource)"],
   ['SUPERPI_HOME', 'directory of the SQLite store and the code cache   default: ~/.super-pi'],
   ['SUPERPI_CODE_CACHE', 'set to off to neither read nor write the compiled-code cache'],
   ['SUPERPI_MODEL_URL', 'an OpenAI-compatible endpoint (e.g. https://api.openai.com/v1) for harness_task; needs SUPERPI_MODEL'],
@@ -132,6 +145,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
   'max-anonymous-sessions', 'session-idle', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
+  'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
 ] as const;
 
 /** The usage an entry prints: the HTTP one (`super-pi`, examples/server.ts) or the stdio one (examples/stdio.ts). */
@@ -188,6 +202,14 @@ Options (flags override environment variables, which override defaults):
   --bash-reveal PATH       show a default-hidden PATH (e.g. ~/.npmrc) to bash commands; repeatable
   --bash-env NAME          pass the server's variable NAME to bash commands besides PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR; repeatable
   --unsafe-bash-without-sandbox   let HTTP and WebSocket callers run bash where no sandbox can be built (no bwrap)   default: refused
+  --oauth-issuer URL       accept OAuth access tokens (JWT) of this authorization server; repeatable; then every caller needs a bearer token   env SUPERPI_OAUTH_ISSUERS=URL,URL   default: none (static tokens only)
+  --resource URL           this server's canonical URL, the audience (aud) OAuth tokens must name   env SUPERPI_RESOURCE   default: --advertise-url or http://<host>:<bound port>, + /mcp
+  --oauth-scope-read NAME  the scope granting read-only tools and resources   default: mcp:read
+  --oauth-scope-write NAME the scope granting write and edit   default: mcp:write
+  --oauth-scope-exec NAME  the scope granting bash and harness_task   default: mcp:exec
+  --oauth-scope-observe NAME   the scope granting /metrics and /observer   default: mcp:observe
+  --oauth-clock-skew SECONDS   allowed clock difference with an issuer for exp and nbf   default: ${OAUTH_CLOCK_SKEW_SECONDS}
+  --oauth-jwks-refetch SECONDS   a token under an unknown key id reads its issuer's keys again at most this often (key rotation)   default: ${OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000}
   --help                   print this text
   --version                print the version
 
@@ -251,6 +273,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'bash-env': { type: 'string', multiple: true },
         'unsafe-bash-without-sandbox': { type: 'boolean' },
         'state-key-file': { type: 'string' },
+        'oauth-issuer': { type: 'string', multiple: true },
+        resource: { type: 'string' },
+        'oauth-scope-read': { type: 'string' },
+        'oauth-scope-write': { type: 'string' },
+        'oauth-scope-exec': { type: 'string' },
+        'oauth-scope-observe': { type: 'string' },
+        'oauth-clock-skew': { type: 'string' },
+        'oauth-jwks-refetch': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -367,6 +397,16 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       bashPolicy,
       unsafeBashWithoutSandbox: values['unsafe-bash-without-sandbox'] ?? false,
       stateKey,
+      oauthIssuers: values['oauth-issuer'] ?? (env.SUPERPI_OAUTH_ISSUERS ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''),
+      resource: values.resource ?? (env.SUPERPI_RESOURCE || undefined),
+      oauthScopes: {
+        ...(values['oauth-scope-read'] === undefined ? {} : { read: values['oauth-scope-read'] }),
+        ...(values['oauth-scope-write'] === undefined ? {} : { write: values['oauth-scope-write'] }),
+        ...(values['oauth-scope-exec'] === undefined ? {} : { exec: values['oauth-scope-exec'] }),
+        ...(values['oauth-scope-observe'] === undefined ? {} : { observe: values['oauth-scope-observe'] }),
+      },
+      oauthJwksRefetchSeconds: values['oauth-jwks-refetch'] === undefined ? undefined : positiveInt('--oauth-jwks-refetch', values['oauth-jwks-refetch'], OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000),
+      oauthClockSkewSeconds: values['oauth-clock-skew'] === undefined ? undefined : wholeNumber('--oauth-clock-skew', values['oauth-clock-skew'], OAUTH_CLOCK_SKEW_SECONDS),
     },
   };
 }

@@ -7,6 +7,9 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
 import { defaultAdvertiseUrl } from '../cluster/advertise-url.ts';
+import { BearerAuthority } from '../auth/bearer-authority.ts';
+import { oauthConfig } from '../auth/oauth-config.ts';
+import { createOAuthResourceServer } from '../auth/oauth-resource-server.ts';
 import { Application } from '../server/application.ts';
 import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
@@ -205,7 +208,16 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   const { app, options, logger, tokens } = opened;
   // Loaded here, not at start: a stdio server never needs the HTTP and WebSocket transport (nor ws).
   const { startHttpServer } = await import('../transports/http.ts');
+  const auth = new BearerAuthority({ tokens, requireAuth: options.requireAuth, logger });
+  // Checked before listening: a bad issuer or resource URL stops the start, saying which flag.
+  const checkedOAuth = options.oauthIssuers.length === 0 ? null : (resource: string) => oauthConfig({
+    issuers: options.oauthIssuers, resource, scopes: options.oauthScopes,
+    ...(options.oauthClockSkewSeconds === undefined ? {} : { clockSkewSeconds: options.oauthClockSkewSeconds }),
+    ...(options.oauthJwksRefetchSeconds === undefined ? {} : { jwksRefetchIntervalMs: options.oauthJwksRefetchSeconds * 1000 }),
+  });
+  if (checkedOAuth !== null && options.resource !== undefined) checkedOAuth(options.resource);
   const server = await startHttpServer({
+    auth,
     host: options.host,
     port: options.port,
     sessions: app,
@@ -224,6 +236,18 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     cluster: () => app.cluster,
     events: app.sessionEvents,
   });
+  // The resource URL may name the bound port: OAuth is turned on now, before the first request is read.
+  if (checkedOAuth !== null) {
+    try {
+      const resource = options.resource ?? `${(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port)).replace(/\/$/, '')}/mcp`;
+      auth.useOAuth(createOAuthResourceServer(checkedOAuth(resource), { logger }));
+    } catch (err) {
+      await server.close(0);
+      await app.stop();
+      await opened.closeEgress();
+      throw err;
+    }
+  }
   // On a PostgreSQL store the node joins the cluster once it listens: the advertise URL may name the bound port.
   try {
     await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port), { insecure: options.clusterInsecureForwarding });

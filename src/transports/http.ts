@@ -10,6 +10,8 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo, Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import type { TokenTable } from '../auth/tokens.ts';
+import { BearerAuthority, isAuthRefusal } from '../auth/bearer-authority.ts';
+import { metadataPaths, protectedResourceMetadata } from '../auth/protected-resource-metadata.ts';
 import type { ClusterSessions } from '../cluster/session-locator.ts';
 import { guarded } from '../log/guarded.ts';
 import type { Logger } from '../log/logger.ts';
@@ -39,6 +41,8 @@ export interface HttpServerOptions {
   readonly logger: Logger;
   readonly tokens: TokenTable;
   readonly requireAuth: boolean;
+  /** Static tokens and OAuth together (auth/bearer-authority.ts); default: the static `tokens` alone. */
+  readonly auth?: BearerAuthority;
   readonly origin: OriginPolicy;
   readonly maxMessageBytes: number;
   /** A WebSocket session's unhandled input before its socket is not read. Default MAX_INPUT_BACKLOG_BYTES. */
@@ -67,7 +71,15 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // The server's own origin is an allowed host at the port it is bound to, known once it listens.
   let boundPort: number | undefined;
   const origin: OriginPolicy = { ...options.origin, port: () => boundPort };
-  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
+  const auth = options.auth ?? new BearerAuthority({ tokens: options.tokens, requireAuth: options.requireAuth, logger });
+  // Read per request: OAuth may be turned on after listening, once the resource URL names the bound port.
+  let metadata: { readonly paths: ReadonlySet<string>; readonly body: string } | null = null;
+  const metadataNow = () => {
+    const oauth = auth.oauth;
+    if (oauth !== null && metadata === null) metadata = { paths: metadataPaths(oauth.config.resource), body: JSON.stringify(protectedResourceMetadata(oauth.config)) };
+    return metadata;
+  };
+  const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, auth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
   const http = new StreamableHttp({ ...transportOptions, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport({
     ...transportOptions,
@@ -76,7 +88,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   });
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
-  const healthIsPublic = options.tokens.size === 0 && !options.requireAuth;
+  const healthIsPublic = () => options.tokens.size === 0 && !auth.required;
   const observerRoutes = new ObserverRoutes({
     observer: options.observer, tokens: options.tokens, origin,
     access: { loopback: isLoopbackHost(options.host), tokensConfigured: options.tokens.size > 0, requireAuth: options.requireAuth, observers: new Set(options.observers ?? []) },
@@ -88,15 +100,28 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (pathname === '/health' && req.method === 'GET') {
       const bad = checkHostAndOrigin(origin, req.headers.host, req.headers.origin);
       if (bad) return refuse(res, 403, `Forbidden: ${bad}`);
-      const health = options.health();
-      res.writeHead(200, { 'Content-Type': 'application/json' });
-      // How busy the server is tells one caller about the others: only to callers the operator knows.
-      if (!healthIsPublic && options.tokens.resolve(req.headers.authorization)?.kind !== 'token') return void res.end(JSON.stringify({ status: health.status }));
-      const counts = countByTransport(host);
-      const body = { ...health, httpSessions: counts.get('http') ?? 0, webSockets: counts.get('websocket') ?? 0 };
-      // The node's own probe of its store (bounded; never rejects), for callers the operator knows only.
-      if (!options.node) return void res.end(JSON.stringify(body));
-      return options.node().then((node) => res.end(JSON.stringify({ ...body, node })));
+      return void (async () => {
+        const health: Record<string, unknown> = { ...options.health(), auth: auth.describe() };
+        // How busy the server is tells one caller about the others: only to callers the operator knows.
+        const known = healthIsPublic() || await auth.admit(req.headers.authorization).then((a) => !isAuthRefusal(a) && a.principal.kind === 'token');
+        res.writeHead(200, { 'Content-Type': 'application/json' });
+        if (!known) return void res.end(JSON.stringify({ status: health.status }));
+        const counts = countByTransport(host);
+        const body = { ...health, httpSessions: counts.get('http') ?? 0, webSockets: counts.get('websocket') ?? 0 };
+        // The node's own probe of its store (bounded; never rejects), for callers the operator knows only.
+        if (!options.node) return void res.end(JSON.stringify(body));
+        res.end(JSON.stringify({ ...body, node: await options.node() }));
+      })().catch((err: unknown) => {
+        logger.log('error', '/health failed', { error: (err as Error).message });
+        if (!res.headersSent) res.writeHead(500);
+        res.end();
+      });
+    }
+    const prm = metadataNow();
+    if (prm !== null && prm.paths.has(pathname) && req.method === 'GET') {
+      // Public by design (RFC 9728): it names only the issuers and scopes a host needs to get a token.
+      res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'max-age=3600' });
+      return void res.end(prm.body);
     }
     if (observerRoutes.handle(req, res, pathname)) return;
     if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');

@@ -14,6 +14,8 @@
 
 import { guarded } from '../log/guarded.ts';
 import type { TokenTable } from '../auth/tokens.ts';
+import { type Admitted, BearerAuthority, isAuthRefusal } from '../auth/bearer-authority.ts';
+import { capabilityFor } from '../auth/scopes.ts';
 import type { Logger } from '../log/logger.ts';
 import { FORWARDED_BY_HEADER } from '../cluster/forward.ts';
 import { storedVersion } from '../cluster/rehydrate.ts';
@@ -44,6 +46,8 @@ export interface StreamableHttpOptions {
   readonly sessions: SessionHost;
   readonly tokens: TokenTable;
   readonly requireAuth: boolean;
+  /** Who a bearer token names (static tokens and OAuth, auth/bearer-authority.ts). Default: the static `tokens` alone. */
+  readonly auth?: BearerAuthority;
   readonly origin: OriginPolicy;
   readonly maxMessageBytes: number;
   readonly logger: Logger;
@@ -92,9 +96,12 @@ export class StreamableHttp {
   /** Sessions being opened here after a takeover, by id: a request for one waits for it rather than find it missing. */
   readonly #opening = new Map<string, Promise<unknown>>();
 
+  readonly #auth: BearerAuthority;
+
   constructor(options: StreamableHttpOptions) {
     this.#options = options;
     this.#host = options.sessions;
+    this.#auth = options.auth ?? new BearerAuthority({ tokens: options.tokens, requireAuth: options.requireAuth, logger: options.logger });
   }
 
   /** New sessions are refused with 503 from now on (the server is shutting down). */
@@ -147,13 +154,14 @@ export class StreamableHttp {
   }
 
   async #route(incoming: IncomingView, target: ReplyTarget): Promise<Plain | null> {
-    const principal = this.#admit(incoming);
-    if (principal instanceof Plain) return principal;
+    const admitted = await this.#admit(incoming);
+    if (admitted instanceof Plain) return admitted;
+    const { principal } = admitted;
     const here = await this.#elsewhere(incoming, target, principal);
     if ('reply' in here) return here.reply;
     const request = here.view;
     switch (request.method) {
-      case 'POST': return this.#post(request, target, principal);
+      case 'POST': return this.#post(request, target, principal, admitted);
       case 'GET': return this.#get(request, target, principal);
       case 'DELETE': {
         const s = this.#lookup(request, principal);
@@ -167,16 +175,11 @@ export class StreamableHttp {
   }
 
   /** Host/Origin and bearer token: the principal, or the refusal. */
-  #admit(request: IncomingView): Principal | Plain {
+  async #admit(request: IncomingView): Promise<Admitted | Plain> {
     const bad = checkHostAndOrigin(this.#options.origin, header(request, 'host'), header(request, 'origin'));
     if (bad) return refuse(403, `Forbidden: ${bad}`);
-    const principal = this.#options.tokens.resolve(header(request, 'authorization'));
-    if (principal === null || (this.#options.requireAuth && principal.kind === 'anonymous')) {
-      return refuse(401, principal === null ? 'Unauthorized: unknown bearer token' : 'Unauthorized: a bearer token is required', {
-        'WWW-Authenticate': 'Bearer realm="super-pi"',
-      });
-    }
-    return principal;
+    const admitted = await this.#auth.admit(header(request, 'authorization'));
+    return isAuthRefusal(admitted) ? refuse(admitted.status, admitted.message, admitted.headers) : admitted;
   }
 
   /**
@@ -235,7 +238,7 @@ export class StreamableHttp {
     return s;
   }
 
-  async #post(request: IncomingView, target: ReplyTarget, principal: Principal): Promise<Plain | null> {
+  async #post(request: IncomingView, target: ReplyTarget, principal: Principal, admitted: Admitted): Promise<Plain | null> {
     const accept = header(request, 'accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return refuse(406, 'Not Acceptable: Accept must list application/json and text/event-stream');
@@ -256,6 +259,12 @@ export class StreamableHttp {
     const shape = messagesOf(parsed);
     if ('refusal' in shape) return json(400, shape.refusal);
     const { messages, raw } = shape;
+    // What the token's scopes allow is decided per POST, so a host that stepped up is served at once.
+    const lacking = messages.map((m) => capabilityFor(m.kind === 'request' || m.kind === 'notification' ? m.method : undefined, 'params' in m ? m.params : undefined)).find((c) => !admitted.capabilities.has(c));
+    if (lacking !== undefined) {
+      const r = this.#auth.insufficientScope(lacking);
+      return refuse(r.status, r.message, r.headers);
+    }
     // initialize opens a session only when the POST names none; with one, it goes to that session's core,
     // which refuses it as it would on stdio ("already initialized") and leaves the session as it was.
     const opening = header(request, 'mcp-session-id') === undefined && messages.some((m) => m.kind === 'request' && m.method === 'initialize');

@@ -10,6 +10,8 @@ import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { guarded } from '../log/guarded.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
+import { type Admitted, BearerAuthority, isAuthRefusal } from '../auth/bearer-authority.ts';
+import { scopeRefusal } from './scoped-frames.ts';
 import { checkHostAndOrigin } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionSlot } from './session-host.ts';
 import { type FlowEvent, type FlowLimits, SocketFlow } from './socket-flow.ts';
@@ -25,9 +27,11 @@ export class WebSocketTransport {
   readonly #sockets = new Set<WebSocket>();
   readonly #limits: FlowLimits;
   #accepting = true;
+  readonly #auth: BearerAuthority;
 
   constructor(options: WebSocketTransportOptions) {
     this.#options = options;
+    this.#auth = options.auth ?? new BearerAuthority({ tokens: options.tokens, requireAuth: options.requireAuth, logger: options.logger });
     this.#limits = {
       maxInputBacklogBytes: options.maxInputBacklogBytes ?? MAX_INPUT_BACKLOG_BYTES,
       outputPauseBytes: options.outputPauseBytes ?? WS_OUTPUT_PAUSE_BYTES,
@@ -50,10 +54,15 @@ export class WebSocketTransport {
     const reject = (status: number, text: string, headers: Readonly<Record<string, string>> = {}) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Connection: close\r\nContent-Length: 0\r\n\r\n`);
     };
-    const { origin, tokens, requireAuth } = this.#options;
-    if (checkHostAndOrigin(origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
-    const principal = tokens.resolve(req.headers.authorization);
-    if (principal === null || (requireAuth && principal.kind === 'anonymous')) return reject(401, 'Unauthorized');
+    if (checkHostAndOrigin(this.#options.origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
+    void this.#auth.admit(req.headers.authorization).then(guarded(this.#options.logger, 'WebSocket admission', (admitted: Admitted | ReturnType<BearerAuthority['insufficientScope']>) => {
+      if (isAuthRefusal(admitted)) return reject(admitted.status, STATUS_TEXT.get(admitted.status) ?? 'Unauthorized', admitted.headers);
+      this.#upgrade(req, socket, head, admitted, reject);
+    }, () => reject(500, 'Internal Server Error')), () => reject(500, 'Internal Server Error'));
+  }
+
+  #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: Admitted, reject: (status: number, text: string, headers?: Readonly<Record<string, string>>) => void): void {
+    const { principal } = admitted;
     if (!this.#accepting) return reject(503, 'Service Unavailable');
     const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes('mcp')) return reject(400, 'Bad Request');
@@ -63,7 +72,7 @@ export class WebSocketTransport {
     // registry when the session ends: giving it back twice gives back one).
     socket.once('close', guarded(this.#options.logger, 'WebSocket upgrade close', () => slot.release()));
     // The session is served from a callback of `ws`: a failure closes the socket with 1011.
-    this.#wss.handleUpgrade(req, socket, head, guarded(this.#options.logger, 'WebSocket session', (ws: WebSocket) => this.#serve(ws, principal, slot), serverFault));
+    this.#wss.handleUpgrade(req, socket, head, guarded(this.#options.logger, 'WebSocket session', (ws: WebSocket) => this.#serve(ws, principal, slot, admitted), serverFault));
   }
 
   /** Closes every socket (the server is shutting down); their sessions end with them. */
@@ -71,9 +80,12 @@ export class WebSocketTransport {
     for (const ws of this.#sockets) ws.close(code, reason);
   }
 
-  async #serve(ws: WebSocket, principal: Principal, slot: SessionSlot): Promise<void> {
+  async #serve(ws: WebSocket, principal: Principal, slot: SessionSlot, admitted: Admitted): Promise<void> {
     const { sessions, logger } = this.#options;
     this.#sockets.add(ws);
+    // A socket lives as long as its access token: at `exp` it is closed, and the client reconnects with a fresh one.
+    const expiry = admitted.expiresAt === undefined ? null : setTimeout(() => ws.close(1008, 'the access token expired; reconnect with a fresh one'), Math.max(0, admitted.expiresAt * 1000 - Date.now()));
+    expiry?.unref();
     // Listen before the session exists: `ws` drops messages nobody listens to, and a client sends its
     // initialize as soon as the socket opens. Frames that arrive while the session opens wait here.
     let session: HostedSession | null = null;
@@ -87,6 +99,11 @@ export class WebSocketTransport {
     ws.on('message', guarded(logger, 'WebSocket message', (data: RawData, isBinary: boolean) => {
       if (isBinary) {
         flow.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));
+        return;
+      }
+      const refused = scopeRefusal(data.toString(), admitted.capabilities, this.#auth);
+      if (refused !== null) {
+        flow.send(refused);
         return;
       }
       if (session) {
@@ -115,6 +132,7 @@ export class WebSocketTransport {
     ws.on('close', guarded(logger, 'WebSocket close', () => {
       closed = true;
       clearInterval(ping);
+      if (expiry !== null) clearTimeout(expiry);
       this.#sockets.delete(ws);
       if (session) return sessions.close(session.id);
     }));
@@ -146,6 +164,8 @@ export class WebSocketTransport {
     flow.attach(opened);
   }
 }
+
+const STATUS_TEXT = new Map<number, string>([[401, 'Unauthorized'], [403, 'Forbidden'], [431, 'Request Header Fields Too Large'], [503, 'Service Unavailable']]);
 
 /** A failure of ours on an open socket: closed with 1011 (internal error), the client may reconnect. */
 function serverFault(_error: unknown, ws: WebSocket): void {

@@ -1,0 +1,47 @@
+// What an OAuth access token's scopes let a principal do: four capabilities (read, write, exec, observe),
+// each granted by one configurable scope name, and the capability each MCP message needs.
+
+import type { ToolName } from '../tools/definition.ts';
+import { isToolName } from '../tools/definition.ts';
+
+export type Capability = 'read' | 'write' | 'exec' | 'observe';
+
+/** The scope name that grants each capability (`--oauth-scope-read` etc.). */
+export type ScopeNames = Readonly<Record<Capability, string>>;
+
+export const DEFAULT_SCOPE_NAMES: ScopeNames = { read: 'mcp:read', write: 'mcp:write', exec: 'mcp:exec', observe: 'mcp:observe' };
+
+/** Every capability: what a static bearer token (no scopes) may do, as before OAuth. */
+export const ALL_CAPABILITIES: ReadonlySet<Capability> = new Set(['read', 'write', 'exec', 'observe']);
+
+/** Which capability a tool call needs: reading tools read, writing tools write, running a program or a task executes. */
+const TOOL_CAPABILITY: Readonly<Record<ToolName, Capability>> = {
+  read: 'read', grep: 'read', find: 'read', ls: 'read',
+  write: 'write', edit: 'write',
+  bash: 'exec', harness_task: 'exec',
+};
+
+/** The capabilities a token's `scope` claim (space-separated, RFC 6749 §3.3) grants; unknown scopes grant nothing. */
+export function capabilitiesOf(scope: unknown, names: ScopeNames): ReadonlySet<Capability> {
+  const granted = new Set<Capability>();
+  if (typeof scope !== 'string') return granted;
+  const held = new Set(scope.split(' ').filter((s) => s !== ''));
+  for (const c of ALL_CAPABILITIES) if (held.has(names[c])) granted.add(c);
+  return granted;
+}
+
+/**
+ * The capability one MCP message needs: a tools/call of a writing tool `write`, of bash or harness_task
+ * `exec`, anything else (initialize, lists, reads, answers, notifications) `read`. An unknown tool name
+ * needs `read`: the core answers it as unknown, and nothing runs.
+ */
+export function capabilityFor(method: string | undefined, params: unknown): Capability {
+  if (method !== 'tools/call') return 'read';
+  const name = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
+  return isToolName(name) ? TOOL_CAPABILITY[name] : 'read';
+}
+
+/** The scopes a server advertises (`scopes_supported`), in capability order. */
+export function scopesSupported(names: ScopeNames): string[] {
+  return [...ALL_CAPABILITIES].map((c) => names[c]);
+}

@@ -1,0 +1,31 @@
+// On a WebSocket, whose token's scopes do not grant everything, each frame is checked against the
+// capability it needs (auth/scopes.ts) before it reaches the session: there is no HTTP status per
+// message, so a request that needs a missing scope is answered with a JSON-RPC error naming the scope.
+
+import type { BearerAuthority } from '../auth/bearer-authority.ts';
+import { ALL_CAPABILITIES, type Capability, capabilityFor } from '../auth/scopes.ts';
+import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
+
+/** The error line answering `text`, or null when the frame may go on (the session answers anything malformed). */
+export function scopeRefusal(text: string, granted: ReadonlySet<Capability>, auth: BearerAuthority): string | null {
+  // Static tokens and anonymous callers hold every capability: nothing is parsed twice for them.
+  if (granted.size === ALL_CAPABILITIES.size) return null;
+  let message: unknown;
+  try {
+    message = JSON.parse(text);
+  } catch {
+    // Not JSON: the session answers it with its parse error, as for anyone.
+    return null;
+  }
+  const items: unknown[] = Array.isArray(message) ? message : [message];
+  for (const item of items) {
+    if (typeof item !== 'object' || item === null) continue;
+    const { method, params, id } = item as { method?: unknown; params?: unknown; id?: unknown };
+    const needed = capabilityFor(typeof method === 'string' ? method : undefined, params);
+    if (granted.has(needed)) continue;
+    const refusal = auth.insufficientScope(needed);
+    const replyId = typeof id === 'string' || typeof id === 'number' ? id : null;
+    return errorLine(replyId, ErrorCode.InvalidRequest, `${refusal.message} (${refusal.headers['WWW-Authenticate'] ?? ''})`);
+  }
+  return null;
+}

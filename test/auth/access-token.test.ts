@@ -1,0 +1,162 @@
+// The access-token check of the OAuth resource server against the attack list of issue 28: each refused
+// token is refused for its own reason (and never let in), key rotation is followed, an unreachable issuer
+// is a 503 and never an open door, and a property over claims: accepted exactly when iss, aud, exp and nbf hold.
+
+import { createHmac } from 'node:crypto';
+import fc from 'fast-check';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { AccessTokenVerifier, type TokenVerdict } from '../../src/auth/access-token.ts';
+import { oauthConfig } from '../../src/auth/oauth-config.ts';
+import { base64url, ISSUER, MemoryIssuer, RESOURCE, sign, signingKey } from './issuer-fixture.ts';
+
+const NOW = 1_800_000_000;
+const SKEW = 60;
+const INTERVAL = 30_000;
+
+async function setup(options: { issuers?: string[] } = {}) {
+  const key = await signingKey('k1');
+  const issuer = new MemoryIssuer(ISSUER, [key]);
+  const clock = { ms: NOW * 1000 };
+  const config = oauthConfig({ issuers: options.issuers ?? [ISSUER], resource: RESOURCE, clockSkewSeconds: SKEW, jwksRefetchIntervalMs: INTERVAL });
+  const verifier = new AccessTokenVerifier(config, { fetchJson: issuer.fetchJson, now: () => clock.ms });
+  const good = { iss: ISSUER, aud: RESOURCE, sub: 'alice', exp: NOW + 300, scope: 'mcp:read mcp:write' };
+  return { key, issuer, clock, verifier, good };
+}
+
+function refusedWith(v: TokenVerdict, status: number, reason: RegExp): void {
+  assert.is(v.ok, false, 'the token must be refused');
+  if (v.ok) return;
+  assert.is(v.status, status);
+  assert.match(v.reason, reason);
+}
+
+test('accepts a token of a configured issuer for this resource: principal issuer#sub, capabilities from its scopes', async () => {
+  const { key, verifier, good } = await setup();
+  const v = await verifier.verify(await sign(key, good));
+  assert.ok(v.ok);
+  if (!v.ok) return;
+  assert.equal(v.principal, { kind: 'token', name: `${ISSUER}#alice` });
+  assert.equal([...v.capabilities].sort(), ['read', 'write']);
+  assert.is(v.expiresAt, NOW + 300);
+});
+
+test('refuses a token whose iss is another issuer (signed by that issuer\'s own key)', async () => {
+  const { verifier, good } = await setup();
+  const other = await signingKey('k1');
+  refusedWith(await verifier.verify(await sign(other, { ...good, iss: 'https://other.example' })), 401, /issuer this server does not trust/);
+});
+
+test('refuses a token claiming the trusted issuer but signed with another key under its kid', async () => {
+  const { verifier, good } = await setup();
+  const forger = await signingKey('k1');
+  refusedWith(await verifier.verify(await sign(forger, good)), 401, /signature does not verify/);
+});
+
+test('refuses a token for another audience', async () => {
+  const { key, verifier, good } = await setup();
+  refusedWith(await verifier.verify(await sign(key, { ...good, aud: 'https://other.example/mcp' })), 401, /another audience/);
+});
+
+test('refuses a token expired longer ago than the clock skew, accepts one expired within it', async () => {
+  const { key, verifier, good } = await setup();
+  refusedWith(await verifier.verify(await sign(key, { ...good, exp: NOW - SKEW - 1 })), 401, /expired/);
+  assert.ok((await verifier.verify(await sign(key, { ...good, exp: NOW - SKEW + 5 }))).ok);
+});
+
+test('refuses a token not valid before a time further ahead than the clock skew, accepts one within it', async () => {
+  const { key, verifier, good } = await setup();
+  refusedWith(await verifier.verify(await sign(key, { ...good, nbf: NOW + SKEW + 5 })), 401, /not valid yet/);
+  assert.ok((await verifier.verify(await sign(key, { ...good, nbf: NOW + SKEW - 5 }))).ok);
+});
+
+test('refuses a token without exp or without sub', async () => {
+  const { key, verifier, good } = await setup();
+  const { exp: _exp, ...noExp } = good;
+  refusedWith(await verifier.verify(await sign(key, noExp)), 401, /exp/);
+  const { sub: _sub, ...noSub } = good;
+  refusedWith(await verifier.verify(await sign(key, noSub)), 401, /sub/);
+});
+
+test('refuses alg none, with an empty or a made-up signature', async () => {
+  const { verifier, good } = await setup();
+  const unsigned = `${base64url({ alg: 'none', kid: 'k1' })}.${base64url(good)}`;
+  refusedWith(await verifier.verify(`${unsigned}.`), 401, /not a JWT/);
+  refusedWith(await verifier.verify(`${unsigned}.AAAA`), 401, /algorithm "none" is not allowed/);
+});
+
+test('refuses HS256 signed with the issuer\'s public key as the HMAC secret', async () => {
+  const { key, verifier, good } = await setup();
+  const head = `${base64url({ alg: 'HS256', kid: 'k1' })}.${base64url(good)}`;
+  for (const secret of [JSON.stringify(key.publicJwk), String(key.publicJwk.x)]) {
+    const mac = createHmac('sha256', secret).update(head).digest('base64url');
+    refusedWith(await verifier.verify(`${head}.${mac}`), 401, /algorithm "HS256" is not allowed/);
+  }
+});
+
+test('refuses a forged kid, reading the JWKS again at most once per refetch interval', async () => {
+  const { key, issuer, clock, verifier, good } = await setup();
+  assert.ok((await verifier.verify(await sign(key, good))).ok);
+  assert.is(issuer.jwksReads, 1);
+  const forged = { ...key, kid: 'forged' };
+  for (let i = 0; i < 5; i++) refusedWith(await verifier.verify(await sign(forged, { ...good, sub: `s${i}` })), 401, /kid/);
+  assert.is(issuer.jwksReads, 1, 'the first read was less than an interval ago: no refetch');
+  clock.ms += INTERVAL;
+  for (let i = 0; i < 5; i++) refusedWith(await verifier.verify(await sign(forged, { ...good, sub: `t${i}` })), 401, /kid/);
+  assert.is(issuer.jwksReads, 2, 'one refetch for the whole interval');
+});
+
+test('follows key rotation: a token under a new kid is accepted after one refetch, without a restart', async () => {
+  const { key, issuer, clock, verifier, good } = await setup();
+  assert.ok((await verifier.verify(await sign(key, good))).ok);
+  const next = await signingKey('k2');
+  issuer.keys = [next];
+  clock.ms += INTERVAL;
+  const v = await verifier.verify(await sign(next, good));
+  assert.ok(v.ok);
+  assert.is(issuer.jwksReads, 2);
+});
+
+test('an unreachable issuer is a 503 with a retry time, never an acceptance', async () => {
+  const { key, issuer, verifier, good } = await setup();
+  issuer.reachable = false;
+  const v = await verifier.verify(await sign(key, good));
+  refusedWith(v, 503, /cannot be read/);
+  assert.ok(!v.ok && (v.retryAfterSeconds ?? 0) > 0);
+  issuer.reachable = true;
+  assert.ok((await verifier.verify(await sign(key, good))).ok, 'served again once the issuer is back');
+});
+
+test('refuses malformed tokens: not three parts, bad base64, a header that is not JSON', async () => {
+  const { verifier } = await setup();
+  for (const t of ['abc', 'a.b', 'a.b.c.d', '!!.??.**', `${base64url('not json')}.${base64url({})}.AAAA`]) refusedWith(await verifier.verify(t), 401, /JWT/);
+});
+
+test('a remembered token is refused once it expires', async () => {
+  const { key, clock, verifier, good } = await setup();
+  const token = await sign(key, { ...good, exp: NOW + 10 });
+  assert.ok((await verifier.verify(token)).ok);
+  clock.ms += (10 + SKEW + 1) * 1000;
+  refusedWith(await verifier.verify(token), 401, /expired/);
+});
+
+test('property: a token is accepted exactly when iss is configured, aud names the resource, exp and nbf hold within the skew', async () => {
+  const { key, verifier } = await setup();
+  await fc.assert(fc.asyncProperty(
+    fc.constantFrom(ISSUER, 'https://other.example', `${ISSUER}/`),
+    fc.constantFrom<string | string[]>(RESOURCE, 'https://mcp.example/other', [RESOURCE, 'https://x.example'], ['https://x.example'], `${RESOURCE}/`),
+    fc.integer({ min: -3 * SKEW, max: 3 * SKEW }),
+    fc.option(fc.integer({ min: -3 * SKEW, max: 3 * SKEW }), { nil: undefined }),
+    fc.string({ minLength: 1, maxLength: 8 }),
+    async (iss, aud, expOffset, nbfOffset, sub) => {
+      const claims = { iss, aud, sub, exp: NOW + expOffset, ...(nbfOffset === undefined ? {} : { nbf: NOW + nbfOffset }) };
+      // Signed with the trusted key whatever iss says: the iss check alone must refuse another issuer.
+      const v = await verifier.verify(await sign(key, claims));
+      const audOk = Array.isArray(aud) ? aud.includes(RESOURCE) : aud === RESOURCE;
+      const expected = iss === ISSUER && audOk && NOW + expOffset > NOW - SKEW && (nbfOffset === undefined || nbfOffset <= SKEW);
+      assert.is(v.ok, expected, JSON.stringify(claims));
+    },
+  ), { seed: 2828, numRuns: 300 });
+});
+
+test.run();

@@ -1,0 +1,54 @@
+// An issuer in memory for unit tests: metadata and a JWKS served through an injected FetchJson (counting
+// the JWKS reads, and able to go away), keys that rotate, and tokens signed with any key and claims.
+
+import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
+import type { FetchJson } from '../../src/auth/issuer-fetch.ts';
+import { IssuerUnavailable } from '../../src/auth/issuer-fetch.ts';
+
+export const ISSUER = 'https://issuer.example';
+export const RESOURCE = 'https://mcp.example/mcp';
+
+export type SigningKey = { readonly kid: string; readonly privateKey: CryptoKey; readonly publicJwk: JWK };
+
+export async function signingKey(kid: string, alg = 'ES256'): Promise<SigningKey> {
+  const { privateKey, publicKey } = await generateKeyPair(alg, { extractable: true });
+  return { kid, privateKey, publicJwk: { ...(await exportJWK(publicKey)), kid, alg, use: 'sig' } };
+}
+
+export class MemoryIssuer {
+  keys: SigningKey[];
+  jwksReads = 0;
+  reachable = true;
+
+  constructor(readonly issuer: string, keys: SigningKey[]) {
+    this.keys = keys;
+  }
+
+  readonly fetchJson: FetchJson = async (url) => {
+    if (!this.reachable) throw new IssuerUnavailable(`${url}: connection refused`);
+    if (url === `${this.issuer}/.well-known/oauth-authorization-server`) return { issuer: this.issuer, jwks_uri: `${this.issuer}/jwks` };
+    if (url === `${this.issuer}/jwks`) {
+      this.jwksReads++;
+      return { keys: this.keys.map((k) => k.publicJwk) };
+    }
+    throw new IssuerUnavailable(`${url}: HTTP 404`);
+  };
+}
+
+export interface Claims {
+  readonly iss?: string;
+  readonly aud?: string | string[];
+  readonly sub?: string;
+  readonly exp?: number;
+  readonly nbf?: number;
+  readonly scope?: string;
+}
+
+/** A token signed by `key` with exactly `claims` (seconds since the epoch for exp/nbf). */
+export function sign(key: SigningKey, claims: Claims, header: Record<string, unknown> = {}): Promise<string> {
+  return new SignJWT({ ...claims }).setProtectedHeader({ alg: String(key.publicJwk.alg), kid: key.kid, typ: 'at+jwt', ...header }).sign(key.privateKey);
+}
+
+export function base64url(value: unknown): string {
+  return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+}
