@@ -98,8 +98,13 @@ function isNodeSqliteModule(mod: unknown): mod is NodeSqliteModule {
 
 let betterSqlite3: typeof BetterSqlite3 | null = null;
 function loadBetterSqlite3(): typeof BetterSqlite3 {
+  if (betterSqlite3 !== null) return betterSqlite3;
   try {
-    betterSqlite3 ??= createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    const driver = createRequire(import.meta.url)('better-sqlite3') as typeof BetterSqlite3;
+    // The native addon loads with the first database, so open one: an addon built for another Node's ABI
+    // fails here, with the advice below, rather than as an obscure error on the store's first open.
+    new driver(':memory:').close();
+    betterSqlite3 = driver;
   } catch (cause) {
     throw new StoreError(
       'open_failed',
