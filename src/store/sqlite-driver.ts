@@ -152,7 +152,8 @@ export function openSqlite(filename: string, options: OpenSqliteOptions): Sqlite
   return fromNodeSqlite(db, filename === ':memory:' || filename === '');
 }
 
-function fromBetterSqlite3(db: BetterSqlite3.Database): SqliteDatabase {
+/** A better-sqlite3 connection behind the seam (openSqlite uses it; the driver bench passes one built for another Node). */
+export function fromBetterSqlite3(db: BetterSqlite3.Database): SqliteDatabase {
   return {
     driver: 'better-sqlite3',
     memory: db.memory,
