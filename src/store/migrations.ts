@@ -1,7 +1,7 @@
 // The SQLite schema as an ordered list of versioned migrations, applied on open in one transaction and
 // tracked in `PRAGMA user_version`; a database from a newer super-pi is refused, never downgraded.
 
-import type Database from 'better-sqlite3';
+import type { SqliteDatabase } from './sqlite-driver.ts';
 import { StoreError } from './errors.ts';
 
 export interface Migration {
@@ -10,7 +10,7 @@ export interface Migration {
   /** What the migration changes, for people reading the history and for error messages. */
   readonly description: string;
   /** Runs inside the migration transaction; must not commit or change the journal mode. */
-  up(db: Database.Database): void;
+  up(db: SqliteDatabase): void;
 }
 
 // No CHECK constraints on `status` and `type`: SQLite can change one only by rebuilding the table, and
@@ -166,8 +166,8 @@ export function latestVersion(migrations: readonly Migration[] = MIGRATIONS): nu
   return migrations.length;
 }
 
-export function schemaVersion(db: Database.Database): number {
-  const v = db.pragma('user_version', { simple: true });
+export function schemaVersion(db: SqliteDatabase): number {
+  const v = db.pragma('user_version');
   if (typeof v !== 'number') throw new StoreError('open_failed', `PRAGMA user_version returned ${String(v)}, not a number`);
   return v;
 }
@@ -183,7 +183,7 @@ export interface MigrationOutcome {
  * the second waits, then sees the new version), each followed by its `user_version`; if one throws,
  * everything rolls back and `migration_failed` names it. `label` names the database in messages.
  */
-export function migrate(db: Database.Database, label: string, migrations: readonly Migration[] = MIGRATIONS): MigrationOutcome {
+export function migrate(db: SqliteDatabase, label: string, migrations: readonly Migration[] = MIGRATIONS): MigrationOutcome {
   const problem = migrationsProblem(migrations);
   if (problem !== null) throw new StoreError('invalid_migrations', problem);
   const latest = latestVersion(migrations);
@@ -198,7 +198,7 @@ export function migrate(db: Database.Database, label: string, migrations: readon
       try {
         m.up(db);
       } catch (cause) {
-        // Rethrown inside the transaction, so better-sqlite3 rolls every pending migration back.
+        // Rethrown inside the transaction, so the driver rolls every pending migration back.
         throw new StoreError('migration_failed', `${label}: migration ${m.version} ("${m.description}") failed; the database stays at version ${current}: ${String(cause)}`, { cause });
       }
       db.pragma(`user_version = ${m.version}`);

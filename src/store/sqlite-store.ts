@@ -1,9 +1,7 @@
-// The ConversationStore on one SQLite file (better-sqlite3): WAL journal, synchronous=FULL, foreign keys,
+// The ConversationStore on one SQLite file (node:sqlite or better-sqlite3: sqlite-driver.ts): WAL journal, synchronous=FULL, foreign keys,
 // a busy timeout so several processes can share the file, and every statement prepared once.
 
 import { randomUUID } from 'node:crypto';
-import { createRequire } from 'node:module';
-import type Database from 'better-sqlite3';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
@@ -13,6 +11,7 @@ import {
 } from './store-checks.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
+import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
 import {
@@ -35,13 +34,6 @@ import {
   type NewConversation,
 } from './store.ts';
 
-/** The native driver, loaded when the first store opens: a server that runs no task never pays for it. */
-let driver: typeof Database | null = null;
-function loadDriver(): typeof Database {
-  driver ??= createRequire(import.meta.url)('better-sqlite3') as typeof Database;
-  return driver;
-}
-
 /** How long a write waits for another connection's write lock (another process, or another store on
  * the same file) before failing with SQLITE_BUSY. Commits take milliseconds, so this is generous. */
 export const DEFAULT_BUSY_TIMEOUT_MS = 5000;
@@ -59,6 +51,8 @@ export interface SqliteStoreOptions {
   readonly ownership?: Ownership;
   /** The term of a task lease this store grants (task-lease.ts). Default `TASK_LEASE_MS`. */
   readonly leaseMs?: number;
+  /** Default: node:sqlite where this Node has it, else better-sqlite3 (sqlite-driver.ts). */
+  readonly driver?: SqliteDriverName;
 }
 
 interface ConversationRow {
@@ -84,7 +78,7 @@ const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title,
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 
-function prepareStatements(db: Database.Database) {
+function prepareStatements(db: SqliteDatabase) {
   return {
     // Held by its creator for one lease term: a claim follows at once, and no other node may take over
     // a conversation between its creation and that claim.
@@ -205,7 +199,7 @@ interface ListParams {
 type Statements = ReturnType<typeof prepareStatements>;
 
 export class SqliteConversationStore implements ConversationStore {
-  readonly #db: Database.Database;
+  readonly #db: SqliteDatabase;
   readonly #statements: Statements;
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
@@ -227,10 +221,10 @@ export class SqliteConversationStore implements ConversationStore {
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     checkMaxPayloadBytes(maxPayloadBytes);
     checkLeaseMs(options.leaseMs ?? TASK_LEASE_MS);
-    let db: Database.Database;
+    let db: SqliteDatabase;
     try {
-      // `timeout` is SQLite's busy timeout: a locked database is retried for this long before SQLITE_BUSY.
-      db = new (loadDriver())(filename, { timeout: busyTimeoutMs });
+      // The driver is loaded when the first store opens: a server that runs no task never pays for it.
+      db = openSqlite(filename, { busyTimeoutMs, ...(options.driver === undefined ? {} : { driver: options.driver }) });
     } catch (cause) {
       throw new StoreError('open_failed', `${filename}: cannot open the database: ${String(cause)}`, { cause });
     }
@@ -246,7 +240,7 @@ export class SqliteConversationStore implements ConversationStore {
     }
   }
 
-  private constructor(db: Database.Database, options: SqliteStoreOptions) {
+  private constructor(db: SqliteDatabase, options: SqliteStoreOptions) {
     this.#db = db;
     this.#statements = prepareStatements(db);
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
@@ -491,9 +485,9 @@ export class SqliteConversationStore implements ConversationStore {
  * `append` returns never refers to an entry that a power cut could take back. The cost is one fsync
  * per write, small next to a model call.
  */
-function configure(db: Database.Database, filename: string): void {
+function configure(db: SqliteDatabase, filename: string): void {
   if (!db.memory) {
-    const mode = db.pragma('journal_mode = WAL', { simple: true });
+    const mode = db.pragma('journal_mode = WAL');
     if (mode !== 'wal') throw new StoreError('open_failed', `${filename}: cannot use the WAL journal (SQLite kept "${String(mode)}"); is it on a network filesystem?`);
   }
   db.pragma('synchronous = FULL');

@@ -1,12 +1,12 @@
 // Schema migrations: applied on a fresh file, a no-op on re-open, all-or-nothing, and a database from
 // a newer super-pi refused untouched.
 
-import Database from 'better-sqlite3';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { databasePath, openStore } from '../../src/store/location.ts';
 import { latestVersion, migrate, type Migration, MIGRATIONS, migrationsProblem, schemaVersion } from '../../src/store/migrations.ts';
 import { processOwnership } from '../../src/store/ownership.ts';
+import { openSqlite, type SqliteDatabase } from '../../src/store/sqlite-driver.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { removeHome, tempHome, throwsStoreError } from './helpers.ts';
 
@@ -18,15 +18,16 @@ test.after.each(async () => {
   await removeHome(home);
 });
 
-function raw(file: string): Database.Database {
-  return new Database(file);
+/** The file through the same driver the store uses by default on this Node. */
+function raw(file: string): SqliteDatabase {
+  return openSqlite(file, { busyTimeoutMs: 0 });
 }
 
-function tables(db: Database.Database): string[] {
+function tables(db: SqliteDatabase): string[] {
   return db.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'table' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map((r) => r.name);
 }
 
-function indexes(db: Database.Database): string[] {
+function indexes(db: SqliteDatabase): string[] {
   return db.prepare<[], { name: string }>("SELECT name FROM sqlite_schema WHERE type = 'index' AND name NOT LIKE 'sqlite_%' ORDER BY name").all().map((r) => r.name);
 }
 
@@ -57,7 +58,7 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   assert.is(schemaVersion(db), latestVersion());
   assert.equal(tables(db), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints']);
   assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'conversations_running', 'entries_by_conversation']);
-  assert.is(db.pragma('journal_mode', { simple: true }), 'wal');
+  assert.is(db.pragma('journal_mode'), 'wal');
   db.close();
 });
 
@@ -128,7 +129,7 @@ test('a database with a newer user_version is refused, with a clear error, and l
 });
 
 /** A database as super-pi wrote it before seqs were per conversation (schema 1): one global seq. */
-function schemaOneDatabase(file: string): Database.Database {
+function schemaOneDatabase(file: string): SqliteDatabase {
   const db = raw(file);
   migrate(db, file, MIGRATIONS.slice(0, 1));
   const conversation = db.prepare('INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at) VALUES (?, ?, ?, ?, ?, NULL, 1, 1)');
