@@ -8,16 +8,17 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
-import { type BatchPart, type Delivery, type ExitKind, isSafeToRetry, recover, type TrackedRequest } from './crash-recovery.ts';
+import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
+import { EarlyAnswers } from './early-answers.ts';
+import { trackLine } from './request-tracking.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from './connection-actor.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
-import { cancelledRequest, progressTokenOf, type ReadFrame, readFrame } from '../mcp/frame.ts';
-import { handleParsedMessage } from '../mcp/handle.ts';
-import { ErrorCode, idKey, reusedIdMessage } from '../mcp/jsonrpc.ts';
+import { type ReadFrame, readFrame } from '../mcp/frame.ts';
+import { ErrorCode, idKey } from '../mcp/jsonrpc.ts';
 import { type Outgoing, refusal } from '../mcp/outgoing.ts';
-import { type ConnectionConfig, type ConnectionState, initialState, type Pending } from '../mcp/state.ts';
+import { type ConnectionConfig, initialState, type Pending } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
@@ -26,14 +27,6 @@ import { SessionTasks } from '../task/session-tasks.ts';
 import { systemClock } from '../time/clock.ts';
 import { runTool } from '../tools/tool-runner.ts';
 import { MAX_BUFFERED_MESSAGES } from '../limits.ts';
-
-/**
- * Requests a session answers itself while its first actor is still booting (a cold start): their steps
- * are pure and effect-free, and the actor is sent the same lines, so it reaches the same state and its
- * own replies to them are dropped. Anything else ends this and waits for the actor.
- */
-const EARLY_METHODS: ReadonlySet<string> = new Set(['initialize', 'notifications/initialized', 'ping']);
-
 export interface SessionDeps {
   readonly id: string;
   readonly scheduler: Scheduler;
@@ -88,10 +81,8 @@ export class Session {
   #restarts = 0;
   #started = false;
   #idleWaiters: (() => void)[] = [];
-  /** While the first actor boots: the core's state as the actor will have it after the lines sent so far. */
-  #early: ConnectionState | null = null;
-  /** Requests answered here before the actor, by id key (how many of each): its replies to them are dropped. */
-  #answeredEarly: Map<string, number> | null = null;
+  /** Answers given before the first actor is up (early-answers.ts). */
+  readonly #early = new EarlyAnswers();
   /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
   #tasks: SessionTasks | null = null;
   /**
@@ -165,10 +156,10 @@ export class Session {
     // The first actor of a session may wait for its thread to boot: meanwhile the session answers what it can.
     // A rehydrated session is past initialize: the early answers (of a fresh session's core) would be wrong.
     if (first && this.#deps.checkpoint === undefined) {
-      this.#early = initialState(this.#deps.config);
-      void actor.ready.then(() => { this.#early = null; });
+      this.#early.begin(initialState(this.#deps.config));
+      void actor.ready.then(() => { this.#early.end(); });
     } else {
-      this.#early = null;
+      this.#early.end();
     }
     // One runner for the session's life: work it runs outlives an actor, and its results go to the current one.
     const runner = this.#runner ?? new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result));
@@ -200,10 +191,10 @@ export class Session {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = this.#track(frame.text, frameRead);
+      const tracked = trackLine(frame.text, frameRead, this.#inFlight, this.#deps.send, (key) => this.#settleWork(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
-      if (this.#early) this.#answerEarly(tracked.read);
+      if (this.#early.active) this.#early.answer(tracked.read, this.#inFlight, this.#deps.send);
       delivery = { msg: { k: 'line', line: tracked.line }, keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
       const msg: ConnectionMessage = frame.kind === 'oversized'
@@ -373,82 +364,6 @@ export class Session {
     if (runner) await runner.close('the session closed');
   }
 
-  /**
-   * A request the first actor is not up to answer yet, answered here if it is one of EARLY_METHODS. The
-   * line still goes to the actor (same lines, same pure core: same state); the actor's reply is dropped.
-   */
-  #answerEarly(read: ReadFrame | null): void {
-    const only = read !== null && !read.batch ? read.messages[0] : undefined;
-    const method = only?.kind === 'request' || only?.kind === 'notification' ? only.method : undefined;
-    if (read === null || method === undefined || !EARLY_METHODS.has(method)) {
-      this.#early = null;
-      return;
-    }
-    const step = handleParsedMessage(read.values[0], this.#early as ConnectionState);
-    if (step.effects.some((e) => e.kind !== 'log')) {
-      this.#early = null;
-      return;
-    }
-    this.#early = step.state;
-    for (const out of step.replies) {
-      // Notifications (and the log effects) are left to the actor, which sends them once.
-      if (out.inReplyTo === undefined) continue;
-      const key = idKey(out.inReplyTo);
-      const early = (this.#answeredEarly ??= new Map());
-      early.set(key, (early.get(key) ?? 0) + 1);
-      this.#inFlight.delete(key);
-      this.#deps.send(out);
-    }
-  }
-
-  /**
-   * Notes the requests of a line (ids, and what a retry needs) and its cancellations; parse errors are the
-   * actor's to answer. A request reusing the id of one in flight (or of another in the same batch) is
-   * refused here and left out of what goes to the core: the request in flight keeps its id, its entry here
-   * and its answer. Null when nothing of the line is left for the core.
-   */
-  #track(text: string, read: ReadFrame | null): { line: string; keys: string[]; read: ReadFrame | null; batch?: BatchPart[] } | null {
-    if (read === null) return { line: text, keys: [], read };
-    const keys: string[] = [];
-    const batch: BatchPart[] = [];
-    /** Indices of the messages that go on to the core. */
-    const kept: number[] = [];
-    read.messages.forEach((m, i) => {
-      // What the core answers with this id: a request, or a message it refuses as invalid but whose id it read.
-      const id = m.kind === 'request' || (m.kind === 'invalid' && m.id !== null) ? m.id : null;
-      if (id === null) {
-        const target = cancelledRequest(m);
-        if (target !== undefined) {
-          this.#inFlight.delete(idKey(target));
-          this.#settleWork(idKey(target));
-        }
-        if (read.batch) batch.push({ key: null, value: read.values[i] });
-        kept.push(i);
-        return;
-      }
-      const key = idKey(id);
-      if (this.#inFlight.has(key) || keys.includes(key)) {
-        this.#deps.send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
-        return;
-      }
-      keys.push(key);
-      if (read.batch) batch.push({ key, value: read.values[i] });
-      kept.push(i);
-      const progressToken = m.kind === 'request' ? progressTokenOf(m) : undefined;
-      this.#inFlight.set(key, {
-        id, line: read.batch ? JSON.stringify(read.values[i]) : text, retryable: m.kind !== 'request' || isSafeToRetry(m.method, m.params),
-        begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }),
-      });
-    });
-    const parts = read.batch ? { batch } : {};
-    if (kept.length === read.messages.length) return { line: text, keys, read, ...parts };
-    if (kept.length === 0) return null;
-    // Rare (a batch reusing ids): the line the core gets is what is left of it, written anew.
-    const values = kept.map((i) => read.values[i]);
-    const rest: ReadFrame = { batch: true, messages: kept.map((i) => read.messages[i] as ReadFrame['messages'][number]), values };
-    return { line: JSON.stringify(values), keys, read: rest, ...parts };
-  }
-
   #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
     if (this.#silenced) return;
     // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
@@ -462,7 +377,7 @@ export class Session {
       if (reply.inReplyTo !== undefined) {
         const key = idKey(reply.inReplyTo);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
-        if (this.#dropAnsweredEarly(key)) continue;
+        if (this.#early.drop(key)) continue;
         this.#inFlight.delete(key);
         this.#settleWork(key);
         this.#tasks?.replied(key);
@@ -482,17 +397,6 @@ export class Session {
       }
       runner.run(effect);
     }
-  }
-
-  /** True (and counted off) when the session already answered a request with this key itself. */
-  #dropAnsweredEarly(key: string): boolean {
-    const early = this.#answeredEarly;
-    const count = early?.get(key);
-    if (early === null || count === undefined) return false;
-    if (count > 1) early.set(key, count - 1);
-    else early.delete(key);
-    if (early.size === 0) this.#answeredEarly = null;
-    return true;
   }
 
   /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */

@@ -9,30 +9,25 @@
 //   └── tasks (dynamic)            one supervisor per harness task (temporary), each with one child:
 //       └── task-N (one_for_one, its own restart intensity)
 //           └── task               the task actor (transient), on a scheduler thread
+//
+// The tree is built in application-tree.ts; on a PostgreSQL store, this node's part in the cluster
+// (node lease, held sessions and their checkpoints, orphans, the locator) is src/cluster/cluster-membership.ts.
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ChildHandle, ChildSpec, SupervisorEvent } from '../supervisor/index.ts';
-import { DynamicSupervisor, type ExitReason, describeExit, isAbnormal, startRoot, Supervisor } from '../supervisor/index.ts';
-import type { HarnessId } from '../harness/ids.ts';
-import type { TreeIntensities } from '../supervisor/intensities.ts';
+import type { ChildHandle, ChildSpec } from '../supervisor/index.ts';
+import { type ExitReason, describeExit, isAbnormal, Supervisor } from '../supervisor/index.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
-import { type ChaosOptions, describeChaos } from './chaos.ts';
-import type { Logger } from '../log/logger.ts';
 import { Session } from '../connection/session.ts';
 import { parseTranscriptUri, transcriptUri } from '../mcp/resources.ts';
 import type { ConnectionConfig } from '../mcp/state.ts';
-import { CheckpointSaver } from '../cluster/checkpoint-saver.ts';
-import { NodeLease } from '../cluster/node-lease.ts';
-import { OrphanRequests, type OrphanStore } from '../cluster/orphan-requests.ts';
-import { rehydrate } from '../cluster/rehydrate.ts';
-import { type ClusterSessions, SessionLocator, sessionPrincipalKey } from '../cluster/session-locator.ts';
-import { forwardingRefusal } from '../cluster/forward-policy.ts';
+import { ClusterMembership, type HeldSession } from '../cluster/cluster-membership.ts';
+import type { OrphanStore } from '../cluster/orphan-requests.ts';
+import type { ClusterSessions } from '../cluster/session-locator.ts';
 import type { Ownership } from '../store/ownership.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
-import type { StoreLocation } from '../store/store-location.ts';
 import type { TaskRun } from '../task/task-run.ts';
 import { applicationBehaviours } from './behaviours.ts';
 import { schedulerEntry } from './thread-entries.ts';
@@ -42,7 +37,7 @@ import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
-import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets, type TaskBudgetLimits } from '../task/principal-budget.ts';
+import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal, requestStream } from '../store/session-events.ts';
 import { idKey } from '../mcp/jsonrpc.ts';
@@ -50,82 +45,16 @@ import { type NodeHealth, nodeHealth, type NodeStatus, StoreWatch } from './node
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
-import { DEFAULT_TREE_INTENSITIES, SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS, TASK_LEASE_MS } from '../limits.ts';
+import { SESSION_SHUTDOWN_MS, STORE_CLOSE_GRACE_MS, TASK_LEASE_MS } from '../limits.ts';
 import type { HostedSession, OpenOptions, SessionHost, SessionSlot } from '../transports/session-host.ts';
 import { isRefusal } from '../transports/session-host.ts';
-import { type QuotaLimits, type Refusal } from '../transports/session-quota.ts';
-import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
+import { type Refusal } from '../transports/session-quota.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
+import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
+import { ApplicationTree } from './application-tree.ts';
+import { poolPrincipal, principalKey, principalOfKey, TAKEN_OVER } from './principal-keys.ts';
 
-
-export interface ApplicationOptions {
-  /** Key of 2026-07-28 `requestState` seals (src/cli/state-key.ts); absent, a random one for this process only. */
-  readonly stateKey?: Uint8Array;
-  readonly workspace: string;
-  readonly harness: HarnessId;
-  readonly pageSize: number;
-  readonly toolTimeoutMs: number;
-  /** Scheduler worker threads; 0: the actors run on the main thread (a stdio server's default). */
-  readonly threads: number;
-  readonly toolThreads: number;
-  /** Pooled tool calls one principal may run at once (default: tool threads − 1, at least 1). */
-  readonly toolShare?: number;
-  readonly chaos: ChaosOptions;
-  /** Restart intensity of each level of the tree (default DEFAULT_TREE_INTENSITIES; `--restart-intensity`). */
-  readonly intensities?: TreeIntensities;
-  readonly logger: Logger;
-  readonly serverVersion: string;
-  /** Anonymous remote callers may use write, edit and bash (operator opt-in). */
-  readonly allowAnonymousWrites?: boolean;
-  /** Anonymous remote callers may start harness_task (operator opt-in, `--allow-anonymous-tasks`). */
-  readonly allowAnonymousTasks?: boolean;
-  /**
-   * No workspace was named by the operator: a session whose client declares roots works in its first
-   * root (a remote session's only when inside `workspace`). Default false: roots are never asked.
-   */
-  readonly followRoots?: boolean;
-  /** What one principal's harness tasks may spend on this node; default DEFAULT_TASK_BUDGET_LIMITS. */
-  readonly taskBudget?: TaskBudgetLimits;
-  /** Remote callers may run `bash` where no sandbox can be built (`--unsafe-bash-without-sandbox`). */
-  readonly unsafeBashWithoutSandbox?: boolean;
-  /** The root gave up (restart intensity reached the top): print and exit, do not spin. */
-  readonly onGiveUp: (message: string) => void;
-  /** Prometheus metrics and per-call accounting (default true; `--no-metrics` turns them off). */
-  readonly metrics?: boolean;
-  /** Where conversations are kept (`--store`); default the embedded SQLite store in `SUPERPI_HOME`. */
-  readonly store?: StoreLocation;
-  /** This node's name among those sharing a PostgreSQL store (`--node-id`); default host name + pid. */
-  readonly nodeId?: string;
-  /**
-   * What everything that waits is timed by: restart intensity and shutdown timeouts, the scheduler
-   * heartbeat and spawn wait, tool deadlines, task wall time, the stop grace. Default `systemClock`.
-   * With a FakeClock none of these passes until the test advances it (a `stop()` that must wait out a
-   * grace waits for that too).
-   */
-  readonly clock?: Clock;
-  /** The term of a running task's lease (`--task-lease`); default TASK_LEASE_MS. */
-  readonly taskLeaseMs?: number;
-  /** The session quota (`--max-sessions` and its kin); default the flags' defaults, no tokens configured. */
-  readonly sessionLimits?: QuotaLimits;
-}
-
-/** The quota when none is given: the flags' defaults. */
-export const DEFAULT_SESSION_LIMITS: QuotaLimits = {
-  maxSessions: DEFAULT_MAX_SESSIONS,
-  maxSessionsPerPrincipal: DEFAULT_MAX_SESSIONS_PER_PRINCIPAL,
-  maxAnonymousSessions: DEFAULT_MAX_ANONYMOUS_SESSIONS,
-  tokensConfigured: false,
-};
-
-/** Why `open` without a slot was refused: the quota's status and message. */
-export class SessionRefusedError extends Error {
-  readonly status: number;
-
-  constructor(refusal: Refusal) {
-    super(refusal.message);
-    this.status = refusal.status;
-  }
-}
+export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
 
 export class Application implements SessionHost {
   readonly scheduler: Scheduler;
@@ -138,18 +67,14 @@ export class Application implements SessionHost {
   readonly #started = Date.now();
   /** The same moment on the clock, for the uptime. */
   readonly #startedAt: number;
-  #root: Supervisor | null = null;
-  #sessions: DynamicSupervisor | null = null;
-  #tasks: DynamicSupervisor | null = null;
+  /** The supervision tree (application-tree.ts). */
+  readonly #tree: ApplicationTree;
   #nextTask = 1;
   /** The one registry of open sessions, every transport's. */
   readonly registry: SessionRegistry;
   /** What each principal's harness tasks spend on this node (tasks at once, turns and model calls per minute). */
   readonly budgets: PrincipalBudgets;
   #nextSession = 1;
-  #restarts = 0;
-  #chaosTimer: unknown;
-  #taskChaosTimer: unknown;
   #store: AsyncConversationStore | null = null;
   /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
   readonly #runs = new Set<TaskRun>();
@@ -157,11 +82,8 @@ export class Application implements SessionHost {
   #takeover: TaskTakeover | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
   #ownership: Ownership | null = null;
-  /** This node in the cluster's node registry, once the HTTP server listens (`joinCluster`). */
-  #lease: NodeLease | null = null;
-  #locator: SessionLocator | null = null;
-  /** HTTP sessions held in the shared store, by registry id: each one's checkpoint saver (and epoch). */
-  readonly #held = new Map<string, CheckpointSaver>();
+  /** This node in the cluster: its node lease, the sessions it holds, the locator; once the HTTP server listens (`joinCluster`). */
+  #cluster: ClusterMembership | null = null;
   /** Stopping: sessions that close from now on keep their rows, for other nodes to take over. */
   #handingOff = false;
   /** The session event log and this node's LISTEN connection, on a PostgreSQL store (issue 14). */
@@ -194,6 +116,7 @@ export class Application implements SessionHost {
     this.budgets = new PrincipalBudgets(options.taskBudget ?? DEFAULT_TASK_BUDGET_LIMITS, this.#clock);
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
+    this.#tree = new ApplicationTree({ options, clock: this.#clock, scheduler: this.scheduler, tools: this.tools, observer: this.observer, registry: this.registry });
   }
 
   /**
@@ -207,26 +130,16 @@ export class Application implements SessionHost {
     const app = new Application(options, metrics);
     const location = options.store ?? { kind: 'sqlite' };
     if (location.kind === 'postgres') {
-      const { PostgresConversationStore } = await import('../store/postgres-store.ts');
-      const { nodeOwnership } = await import('../store/node-ownership.ts');
-      const { defaultNodeId } = await import('../store/postgres-store.ts');
-      app.#ownership = nodeOwnership(options.nodeId ?? defaultNodeId());
-      const store = await PostgresConversationStore.open(location.url, {
-        ownership: app.#ownership,
-        ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
-      });
-      app.#store = app.observer.observeStore(store);
-      app.#orphanStore = store;
-      const { SessionEventFeed } = await import('../store/session-event-feed.ts');
-      app.#feed = new SessionEventFeed(store, {
-        // Another node appended to a transcript: this node's sessions subscribed to it hear.
-        transcriptChanged: (conversation) => app.#transcripts.changed(conversation),
-        onError: (what, error) => options.logger.log('warning', what, { error: error.message }),
-      });
+      const { openSharedStore } = await import('../cluster/shared-store.ts');
+      const shared = await openSharedStore(location.url, options, (conversation) => app.#transcripts.changed(conversation));
+      app.#ownership = shared.ownership;
+      app.#store = app.observer.observeStore(shared.store);
+      app.#orphanStore = shared.store;
+      app.#feed = shared.feed;
       options.logger.log('info', 'conversation store: PostgreSQL', { database: location.label, ...(options.nodeId === undefined ? {} : { node: options.nodeId }) });
     }
     try {
-      await app.#boot();
+      await app.#tree.boot();
       // Several nodes share this store: tasks whose node died are taken over here once their lease lapses,
       // and a node that loses it stops taking sessions whose work it could not record.
       if (location.kind === 'postgres') {
@@ -258,12 +171,12 @@ export class Application implements SessionHost {
 
   health() {
     return {
-      status: this.#root ? 'ok' : 'stopped',
+      status: this.#tree.root ? 'ok' : 'stopped',
       uptimeMs: this.#clock.now() - this.#startedAt,
       sessions: this.registry.size,
       workers: this.scheduler.threads().map((t) => ({ index: t.index, ready: t.isReady, actors: t.actors.size, heapUsed: t.heapUsed })),
       toolThreads: this.tools.threads,
-      restarts: this.#restarts,
+      restarts: this.#tree.restarts,
       bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
       bashSandbox: ((isolation) => (isolation === null ? { kind: 'not probed yet' } : sandboxReport(isolation)))(knownBashIsolation()),
       // The backend and node, never the database's URL (it may hold the password).
@@ -279,7 +192,7 @@ export class Application implements SessionHost {
     const status = this.#storeWatch ? await this.#storeWatch.probe() : { ...(await this.#probeStore()), acceptingSessions: true };
     // The sessions whose home this node is: in a cluster, the HTTP sessions it holds in the shared store
     // (a request for one on another node is forwarded here); on one node, every open session.
-    return { ...status, sessions: this.#locator !== null ? this.#held.size : this.registry.size };
+    return { ...status, sessions: this.#cluster !== null ? this.#cluster.heldCount : this.registry.size };
   }
 
   async #probeStore(): Promise<NodeHealth> {
@@ -301,29 +214,19 @@ export class Application implements SessionHost {
   async joinCluster(advertiseUrl: string, forwarding: { readonly insecure?: boolean } = {}): Promise<ClusterSessions | null> {
     const store = this.#store;
     const ownership = this.#ownership;
-    if (store === null || ownership === null || this.#lease !== null) return this.#locator;
-    const logger = this.#options.logger;
-    const lease = new NodeLease({ store, advertiseUrl, leaseMs: this.#options.taskLeaseMs ?? TASK_LEASE_MS, clock: this.#clock, logger });
-    await lease.start();
-    this.#lease = lease;
+    if (store === null || ownership === null || this.#cluster !== null) return this.#cluster?.locator ?? null;
     const { defaultNodeId } = await import('../store/postgres-store.ts');
-    this.#locator = new SessionLocator({
-      store, ownership, lease, nodeId: this.#options.nodeId ?? defaultNodeId(), clock: this.#clock, logger,
-      heldEpoch: (id) => this.#held.get(id)?.epoch,
-      closeMoved: (id) => this.#closeMoved(id),
-      ...(this.#orphanStore === null ? {} : { orphans: new OrphanRequests({ store: this.#orphanStore, clock: this.#clock, logger }) }),
-      insecureForwarding: forwarding.insecure === true,
-    });
-    logger.log('info', 'joined the cluster', { advertiseUrl });
-    // Other nodes (as this one) refuse to forward a bearer token to a plain http:// URL off their machine.
-    const refusal = forwardingRefusal(advertiseUrl, true, forwarding.insecure === true);
-    if (refusal !== null) logger.log('warning', 'requests with a bearer token for sessions held here will not be forwarded from other nodes', { why: refusal });
-    return this.#locator;
+    this.#cluster = await ClusterMembership.join({
+      store, ownership, orphanStore: this.#orphanStore, nodeId: this.#options.nodeId ?? defaultNodeId(),
+      leaseMs: this.#options.taskLeaseMs ?? TASK_LEASE_MS, clock: this.#clock, logger: this.#options.logger,
+      closeMoved: (id) => this.#closeMoved(id), handingOff: () => this.#handingOff,
+    }, advertiseUrl, forwarding);
+    return this.#cluster.locator;
   }
 
   /** The cluster's view of sessions (null until `joinCluster`, and on SQLite). */
   get cluster(): ClusterSessions | null {
-    return this.#locator;
+    return this.#cluster?.locator ?? null;
   }
 
   /** A clean stop begins: sessions closed from now on keep their stored rows, so other nodes take them over. */
@@ -359,7 +262,7 @@ export class Application implements SessionHost {
    * its entry in the registry.
    */
   async open(options: OpenOptions): Promise<RegisteredSession> {
-    const sessions = this.#sessions;
+    const sessions = this.#tree.sessions;
     if (!sessions) throw new Error('the application is not running');
     const reserved = options.slot ?? this.registry.reserve(options.principal);
     if (isRefusal(reserved)) throw new SessionRefusedError(reserved);
@@ -383,28 +286,16 @@ export class Application implements SessionHost {
     // (a socket lives on its node, and a stdio session has one client).
     // The registry's id (a Streamable HTTP session's Mcp-Session-Id), known now so its tasks can keep it.
     let registryId = options.transport === 'stdio' ? id : randomUUID();
-    let saver: CheckpointSaver | null = null;
-    let resumed: ReturnType<typeof rehydrate> | null = null;
-    const store = this.#store;
-    if (this.#locator !== null && store !== null && options.transport === 'http') {
-      const sessionId = options.resume?.id ?? registryId;
-      let epoch: number;
-      if (options.resume) {
-        epoch = options.resume.epoch;
-        resumed = rehydrate(options.resume.bytes, config);
-      } else {
-        const claim = await store.claimSession(sessionId, sessionPrincipalKey(options.principal)).catch((err: unknown) => {
-          // A slot taken here is given back (one the transport reserved, the transport gives back).
-          if (options.slot === undefined) reserved.release();
-          throw err;
-        });
-        if (claim === null) throw new Error(`session id ${sessionId} is already another principal's`);
-        epoch = claim.epoch;
-      }
-      registryId = sessionId;
-      saver = new CheckpointSaver({ store, sessionId, epoch, logger: this.#options.logger, onFenced: () => void this.#closeMoved(sessionId) });
+    let held: HeldSession | null = null;
+    if (this.#cluster !== null && options.transport === 'http') {
+      held = await this.#cluster.hold(options, registryId, config, () => {
+        // A slot taken here is given back (one the transport reserved, the transport gives back).
+        if (options.slot === undefined) reserved.release();
+      });
+      registryId = held.registryId;
     }
-    const stored = saver;
+    const resumed = held?.resumed ?? null;
+    const stored = held?.saver ?? null;
     const send = this.observer.watchVersion(id, options.send);
     const session = new Session({
       id,
@@ -444,10 +335,10 @@ export class Application implements SessionHost {
       ...(options.busy ? { busy: options.busy } : {}),
       teardown: async () => {
         this.#transcripts.forget(id);
-        if (stored !== null) this.#forgetStored(registryId, stored);
+        if (stored !== null) this.#cluster?.forget(registryId, stored);
         this.observer.sessionClosed(id);
         try {
-          await Promise.all([session.close(), this.#sessions?.terminateChild(id).catch((err: unknown) => {
+          await Promise.all([session.close(), this.#tree.sessions?.terminateChild(id).catch((err: unknown) => {
             this.#options.logger.log('debug', 'session supervisor already gone', { session: id, error: (err as Error).message });
           })]);
         } finally {
@@ -455,14 +346,14 @@ export class Application implements SessionHost {
         }
       },
     }, registryId);
-    if (stored !== null) this.#held.set(entry.id, stored);
+    if (stored !== null) this.#cluster?.held(entry.id, stored);
     const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     let handle: ChildHandle;
     try {
       handle = await sessions.startChild(id, () => Supervisor.start(
-        { strategy: 'one_for_one', ...this.#intensity('session'), name: id },
+        { strategy: 'one_for_one', ...this.#tree.intensity('session'), name: id },
         [connection],
-        this.#supervisorOptions(),
+        this.#tree.supervisorOptions(),
       ));
     } catch (err) {
       await this.registry.remove(entry.id);
@@ -470,16 +361,6 @@ export class Application implements SessionHost {
     }
     void handle.exited.then((reason) => this.#sessionEnded(entry, reason, options.onGiveUp));
     return entry;
-  }
-
-  /** A stored session left this node: its row goes too (DELETE, idle) — unless it moved, or this node is handing its sessions over. */
-  #forgetStored(id: string, saver: CheckpointSaver): void {
-    this.#held.delete(id);
-    const store = this.#store;
-    if (this.#handingOff || saver.fenced || store === null) return;
-    void saver.settled().then(() => store.forgetSession(id, saver.epoch)).catch((err: unknown) => {
-      this.#options.logger.log('warning', 'an ended session\'s row could not be removed from the store', { session: id, error: (err as Error).message });
-    });
   }
 
   find(id: string, principal: Principal): HostedSession | undefined {
@@ -505,7 +386,7 @@ export class Application implements SessionHost {
    * answered as interrupted.
    */
   async #superviseTask(run: TaskRun, sessionId: string, principal: Principal, ownerKey: string): Promise<void> {
-    const tasks = this.#tasks;
+    const tasks = this.#tree.tasks;
     if (!tasks) throw new Error('the application is not running');
     const id = `task-${this.#nextTask++}`;
     this.#taskObserved(run, id, sessionId, principal, ownerKey);
@@ -513,9 +394,9 @@ export class Application implements SessionHost {
     void run.outcome.then(() => this.#runs.delete(run));
     const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await tasks.startChild(id, () => Supervisor.start(
-      { strategy: 'one_for_one', ...this.#intensity('task'), name: id },
+      { strategy: 'one_for_one', ...this.#tree.intensity('task'), name: id },
       [child],
-      this.#supervisorOptions(),
+      this.#tree.supervisorOptions(),
     ));
     void handle.exited.then((reason) => {
       if (isAbnormal(reason)) run.gaveUp(`its actor kept failing (${describeExit(reason)})`);
@@ -580,16 +461,10 @@ export class Application implements SessionHost {
     this.#handingOff = true;
     this.#storeWatch?.stop();
     await this.#takeover?.stop();
-    this.#clock.clearInterval(this.#chaosTimer);
-    this.#clock.clearInterval(this.#taskChaosTimer);
-    const savers = [...this.#held.values()];
+    this.#tree.stopChaos();
+    const savers = this.#cluster?.savers() ?? [];
     await Promise.all([...this.registry.values()].map((s) => this.registry.remove(s.id)));
-    const root = this.#root;
-    this.#root = null;
-    if (root) {
-      root.stop();
-      await root.exited;
-    }
+    await this.#tree.stop();
     // A task stopped with the tree records that it was interrupted; the store must still be open for it.
     const runs = [...this.#runs].map((r) => r.outcome);
     if (runs.length > 0) {
@@ -598,96 +473,13 @@ export class Application implements SessionHost {
       this.#clock.clearTimeout(timer);
     }
     // Out of the node registry before the store closes: the other nodes take this node's sessions over at once.
-    await this.#lease?.stop();
-    await Promise.all(savers.map((s) => s.settled()));
+    await this.#cluster?.stop(savers);
     const feed = this.#feed;
     this.#feed = null;
     await feed?.close();
     const store = this.#store;
     this.#store = null;
     await store?.close();
-  }
-
-  async #boot(): Promise<void> {
-    const { logger, chaos } = this.#options;
-    const warning = describeChaos(chaos);
-    if (warning) logger.log('warning', warning);
-    const schedulerSlots: ChildSpec[] = Array.from({ length: this.scheduler.threadCount }, (_, slot) => ({
-      id: `scheduler-${slot}`,
-      start: () => this.scheduler.startThread(slot),
-      restart: 'permanent',
-      shutdown: 2000,
-    }));
-    const children: ChildSpec[] = [
-      {
-        id: 'schedulers',
-        type: 'supervisor',
-        start: () => Supervisor.start({ name: 'schedulers', strategy: 'one_for_one', ...this.#intensity('schedulers') }, schedulerSlots, this.#supervisorOptions()),
-      },
-      { id: 'tools', start: () => this.#toolPoolHandle(), restart: 'permanent', shutdown: 5000 },
-      {
-        id: 'sessions',
-        type: 'supervisor',
-        start: async () => {
-          this.#sessions = await DynamicSupervisor.start({ name: 'sessions', child: { restart: 'temporary', type: 'supervisor' } }, this.#supervisorOptions());
-          return this.#sessions;
-        },
-      },
-      {
-        id: 'tasks',
-        type: 'supervisor',
-        start: async () => {
-          this.#tasks = await DynamicSupervisor.start({ name: 'tasks', child: { restart: 'temporary', type: 'supervisor' } }, this.#supervisorOptions());
-          return this.#tasks;
-        },
-      },
-    ];
-    this.#root = await startRoot({ strategy: 'one_for_one', ...this.#intensity('root') }, children, {
-      ...this.#supervisorOptions(),
-      onGiveUp: (message) => {
-        logger.log('critical', message);
-        this.#options.onGiveUp(message);
-      },
-    });
-    if (chaos.killWorkerEveryMs !== undefined) {
-      this.#chaosTimer = this.#clock.setInterval(() => {
-        // Booting threads are fair game too: a storm must be able to outrun the restarts.
-        const live = this.scheduler.threads().filter((t) => t.alive);
-        const victim = live[Math.floor(Math.random() * live.length)];
-        if (!victim) return;
-        logger.log('warning', 'chaos: killing a scheduler worker', { worker: victim.index, actors: victim.actors.size });
-        victim.kill();
-      }, chaos.killWorkerEveryMs, { unref: true });
-    }
-    if (chaos.killTaskWorkerEveryMs !== undefined) {
-      this.#taskChaosTimer = this.#clock.setInterval(() => this.#killATaskWorker(), chaos.killTaskWorkerEveryMs, { unref: true });
-    }
-  }
-
-  /** Fault injection: terminates the scheduler worker that hosts a running task actor (if any runs). */
-  #killATaskWorker(): void {
-    const actors = [...this.registry.values()].flatMap((s) => s.session.tasks?.running ?? []).map((r) => r.actorId).filter((id): id is string => id !== null);
-    const victim = this.scheduler.threads().find((t) => t.alive && actors.some((id) => t.actors.has(id)));
-    if (!victim) return;
-    this.#options.logger.log('warning', 'chaos: killing the scheduler worker of a task', { worker: victim.index, actors: victim.actors.size });
-    victim.kill();
-  }
-
-  /** Every supervisor of the tree reports to the observer and times its restarts on the application's clock. */
-  #supervisorOptions(): { clock: Clock; onEvent: (e: SupervisorEvent) => void } {
-    return { clock: this.#clock, onEvent: (e) => this.#observe(e) };
-  }
-
-  #intensity(level: keyof TreeIntensities): { maxRestarts: number; periodMs: number } {
-    const { maxRestarts, periodMs } = (this.#options.intensities ?? DEFAULT_TREE_INTENSITIES)[level];
-    return { maxRestarts, periodMs };
-  }
-
-  #toolPoolHandle(): ChildHandle {
-    let settle!: (r: ExitReason) => void;
-    const exited = new Promise<ExitReason>((r) => (settle = r));
-    const end = (reason: ExitReason) => void this.tools.destroy().then(() => settle(reason), (err: unknown) => settle({ kind: 'crash', cause: err }));
-    return { exited, stop: () => end({ kind: 'shutdown' }), kill: () => end({ kind: 'killed' }) };
   }
 
   #sessionEnded(entry: RegisteredSession, reason: ExitReason, onGiveUp?: (message: string) => void): void {
@@ -701,53 +493,5 @@ export class Application implements SessionHost {
     }
     void this.registry.remove(entry.id);
   }
-
-  #observe(event: SupervisorEvent): void {
-    this.observer.supervisorEvent(event);
-    const { logger } = this.#options;
-    switch (event.type) {
-      case 'child-restarted':
-        this.#restarts++;
-        logger.log('info', 'restarted', { supervisor: event.supervisor, child: event.id, after: describeExit(event.reason) });
-        return;
-      case 'intensity-exceeded':
-        logger.log('error', 'restart intensity exceeded', { supervisor: event.supervisor, child: event.id, restarts: event.restarts, maxRestarts: event.maxRestarts, periodMs: event.periodMs });
-        return;
-      case 'child-start-failed':
-        logger.log('error', 'child failed to start', { supervisor: event.supervisor, child: event.id, cause: String((event.cause as Error)?.message ?? event.cause) });
-        return;
-      default:
-        logger.log('debug', event.type, { supervisor: event.supervisor, child: 'id' in event ? event.id : undefined });
-    }
-  }
 }
 
-/** Whose share of the tool pool a session's calls use: anonymous callers share one, so more sessions buy no more threads. */
-function poolPrincipal(principal: Principal): string {
-  return principal.kind === 'anonymous' ? 'anonymous' : principalKey(principal, '');
-}
-
-/** The session a taken-over task is shown under: the session that started it is on another node. */
-const TAKEN_OVER = 'taken-over';
-
-/** The principal of an owner key (`principalKey`), for a task taken over from another node. */
-function principalOfKey(key: string): Principal {
-  if (key === 'local') return { kind: 'local' };
-  if (key.startsWith('token:')) return { kind: 'token', name: key.slice('token:'.length) };
-  return { kind: 'anonymous' };
-}
-
-/**
- * Who owns a conversation in the store. Anonymous callers are one principal per session: two anonymous
- * clients must not see each other's conversations. The session id alone repeats after a restart
- * (session-1 again), so a random part keeps a new anonymous session from inheriting an old one's.
- */
-function principalKey(principal: Principal, sessionId: string): string {
-  switch (principal.kind) {
-    case 'local': return 'local';
-    case 'token': return `token:${principal.name}`;
-    // join, not a template: it makes one flat string. randomUUID's own is a chain of some fifteen
-    // concatenations, which this key, kept for the session's life, would otherwise hold (~0.5 KB each).
-    case 'anonymous': return ['anonymous', sessionId, randomUUID()].join(':');
-  }
-}

@@ -12,19 +12,19 @@ import type { AsyncConversationStore } from './async-store.ts';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
-import { decodeNodeOwner, nodeOwnership } from './node-ownership.ts';
+import { nodeOwnership } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
+import { PostgresLeases } from './postgres-leases.ts';
 import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
+import { type ConversationRow, entryFromRow, type EntryRow, fromRow, hasEntry, integer, leaseNow, type NoEntryRow } from './postgres-rows.ts';
+import { PostgresSessionEventLog } from './postgres-session-events.ts';
 import {
   checkAfterSeq,
-  checkCheckpoint,
   checkEntryType,
   checkEpoch,
   checkMaxPayloadBytes,
   checkNewConversation,
-  checkSessionKey,
   checkStatus,
-  known,
   pageLimit,
   serializePayload,
   storableText,
@@ -32,10 +32,9 @@ import {
 import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { guarded } from '../log/guarded.ts';
-import { type EventPosition, keptEventData, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, STANDALONE_STREAM, TRANSCRIPTS_CHANNEL } from './session-events.ts';
-import { MAX_EXPIRED_TASKS, SESSION_EVENT_HEADS_KEPT_MS, SESSION_EVENT_MAX_BYTES, SESSION_EVENTS_KEPT, SESSION_EVENTS_MAX_BYTES, SESSION_EVENTS_MAX_AGE_MS, SESSION_EVENTS_PAGE, TASK_LEASE_MS } from '../limits.ts';
+import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TRANSCRIPTS_CHANNEL } from './session-events.ts';
+import { TASK_LEASE_MS } from '../limits.ts';
 import {
-  CONVERSATION_STATUSES,
   type Conversation,
   type ConversationIds,
   type ConversationPage,
@@ -45,7 +44,6 @@ import {
   DEFAULT_MAX_PAYLOAD_BYTES,
   type EntriesOptions,
   type Entry,
-  ENTRY_TYPES,
   type EntryType,
   type ListOptions,
   MAX_ENTRIES_LIMIT,
@@ -108,42 +106,9 @@ export function defaultNodeId(): string {
 /** Pools whose store closed (or never finished opening). */
 const ended = new WeakSet<Pool>();
 
-/** The conversation's row of the ENTRIES join when it has no entry after `afterSeq`. */
-type NoEntryRow = { [K in keyof EntryRow]: null };
-
-function hasEntry(row: EntryRow | NoEntryRow): row is EntryRow {
-  return row.seq !== null;
-}
-
-// The database's clock in milliseconds. `now()` is the transaction's start, so one statement sets and
-// compares lease times against a single instant (every lease statement here is its own transaction).
-const DATABASE_NOW_MS = '(extract(epoch from now()) * 1000)::bigint';
-
-/** The lease clock of a statement: parameter `$n` when the store has an injected `leaseClock`, else (null) the database's. */
-const leaseNow = (n: number) => `coalesce($${n}::bigint, ${DATABASE_NOW_MS})`;
-
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC';
-
-interface ConversationRow {
-  id: string;
-  principal: string;
-  session_id: string;
-  harness: string;
-  status: string;
-  title: string | null;
-  created_at: string;
-  updated_at: string;
-}
-
-interface EntryRow {
-  seq: string;
-  conversation_id: string;
-  time: string;
-  type: string;
-  payload: string;
-}
 
 // Bumps the conversation's counter and inserts the entry under it in one statement, so one transaction:
 // the UPDATE takes the conversation's row lock, and a concurrent append (any pool, any node) waits for it
@@ -190,124 +155,21 @@ const SET_STATUS = `
 const INSERT_CONVERSATION = `
   INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${leaseNow(10)} + $11)`;
 
-const CLAIM_TASK = `
-  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $6, task_setup = $3, updated_at = greatest(updated_at, $4)
-  WHERE id = $5 RETURNING epoch, lease_expires`;
-
-const RENEW_LEASE = `UPDATE conversations SET lease_expires = ${leaseNow(1)} + $4 WHERE id = $2 AND epoch = $3 AND status = 'running' RETURNING epoch, lease_expires`;
-
-const EXPIRED_TASKS = `
-  SELECT id, principal, harness, epoch, task_setup FROM conversations
-  WHERE status = 'running' AND lease_expires < ${leaseNow(1)} AND owner <> $2 ORDER BY lease_expires, id LIMIT $3`;
-
-// The one-winner claim: the row lock makes concurrent takers take turns, and the second one re-reads the
-// row the first committed: its epoch moved on and its lease is current, so it matches nothing. A holder
-// does not take over its own task (it renews the lease instead of fencing itself).
-const TAKE_OVER = `
-  UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(5)} + $2
-  WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < ${leaseNow(5)} AND owner <> $1 RETURNING epoch, lease_expires`;
-
-// A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
-// another principal's matches the conflict but not the WHERE: no row, as for a session not there.
-const CLAIM_SESSION = `
-  INSERT INTO session_checkpoints (session_id, principal, owner, epoch, bytes, updated_at) VALUES ($1, $2, $3, 1, ''::bytea, $4)
-  ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, epoch = session_checkpoints.epoch + 1,
-    updated_at = greatest(session_checkpoints.updated_at, excluded.updated_at)
-  WHERE session_checkpoints.principal = excluded.principal RETURNING epoch`;
-
-// Taken over only at the epoch seen, for the same principal: the row lock makes concurrent takers take
-// turns, and the second re-reads the committed row, whose epoch moved on: it matches nothing.
-const TAKE_OVER_SESSION = `
-  UPDATE session_checkpoints SET owner = $1, epoch = epoch + 1, updated_at = greatest(updated_at, $2)
-  WHERE session_id = $3 AND principal = $4 AND epoch = $5 RETURNING epoch`;
-
-// The node lease is on the DATABASE's clock (now()), in both the write and the read: nodes whose clocks
-// disagree still agree on whose lease lapsed.
-const RENEW_NODE = `
-  INSERT INTO cluster_nodes (owner, node_id, advertise_url, lease_expires) VALUES ($1, $2, $3, now() + make_interval(secs => $4::double precision / 1000))
-  ON CONFLICT (owner) DO UPDATE SET node_id = excluded.node_id, advertise_url = excluded.advertise_url, lease_expires = excluded.lease_expires`;
-
-const NODE_OF = `
-  SELECT owner, node_id, advertise_url, lease_expires > now() AS fresh,
-    greatest(0, ceil(extract(epoch FROM (lease_expires - now())) * 1000))::bigint AS remaining
-  FROM cluster_nodes WHERE owner = $1`;
-
-// The session's counter row is created by its first event and bumped by each next one, in the statement
-// that inserts the event: the row lock makes appenders on every node take turns (READ COMMITTED re-reads
-// the row it waited for), so seqs are unique per session and gap-free in commit order. Another
-// principal's session matches the conflict but not the WHERE: no row, nothing inserted. The session's
-// events more than SESSION_EVENTS_KEPT behind are deleted in the same statement, and so are its oldest
-// events while the rest, with the new one ($8 bytes), would pass SESSION_EVENTS_MAX_BYTES ($9): the newest
-// first, summed until the budget is passed (octet_length reads a stored value's size without fetching it).
-// The NOTIFY is sent at commit.
-const APPEND_SESSION_EVENT = `
-  WITH head AS (
-    INSERT INTO session_event_heads AS h (session_id, principal, last_seq, updated_at) VALUES ($1, $2, 1, $3)
-    ON CONFLICT (session_id) DO UPDATE SET last_seq = h.last_seq + 1, updated_at = greatest(h.updated_at, excluded.updated_at)
-    WHERE h.principal = excluded.principal RETURNING session_id, last_seq
-  ), added AS (
-    INSERT INTO session_events (session_id, seq, stream, data, ends, created_at) SELECT session_id, last_seq, $4, $5, $6, $3 FROM head RETURNING session_id, seq
-  ), pruned AS (
-    DELETE FROM session_events d USING head WHERE d.session_id = head.session_id AND d.seq <= head.last_seq - $7
-  ), trimmed AS (
-    DELETE FROM session_events d USING head WHERE d.session_id = head.session_id AND d.seq <= (
-      SELECT t.seq FROM (
-        SELECT e.seq, sum(octet_length(e.data)) OVER (ORDER BY e.seq DESC) AS tail
-        FROM session_events e WHERE e.session_id = head.session_id AND e.seq > head.last_seq - $7 ORDER BY e.seq DESC
-      ) t WHERE t.tail > $9::bigint - $8::bigint ORDER BY t.seq DESC LIMIT 1)
-  )
-  SELECT seq, pg_notify('${SESSION_EVENTS_CHANNEL}', session_id || ' ' || seq) FROM added`;
-
-// One snapshot: the session's head (principal checked), the event at $3 if still kept.
-const SESSION_EVENT_POSITION = `
-  SELECT h.last_seq, e.stream, e.ends FROM session_event_heads h LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq = $3
-  WHERE h.session_id = $1 AND h.principal = $2`;
-
-// As ENTRIES: no row, no such session (or not the principal's); one row with a null seq, no event after $3.
-const SESSION_EVENTS_AFTER = `
-  SELECT e.seq, e.stream, e.data, e.ends FROM session_event_heads h
-  LEFT JOIN session_events e ON e.session_id = h.session_id AND e.seq > $3 AND ($5::text IS NULL OR e.stream = $5)
-  WHERE h.session_id = $1 AND h.principal = $2 ORDER BY e.seq LIMIT $4`;
-
-// A stream has ended when any of its kept events ends it (pruning deletes oldest first, so an ending
-// event never goes while earlier events of its stream stay).
-const UNENDED_REQUEST_STREAMS = `
-  SELECT e.stream FROM session_event_heads h JOIN session_events e ON e.session_id = h.session_id
-  WHERE h.session_id = $1 AND h.principal = $2 AND e.stream <> $3
-  GROUP BY e.stream HAVING NOT bool_or(e.ends) ORDER BY min(e.seq)`;
-
-// The setup a claimer keeps is JSON text (only super-pi writes it); a request id compares as JSON, so
-// the number 1 and the string "1" stay two requests.
-const TASK_ANSWERS = `
-  SELECT 1 FROM conversations WHERE status = 'running' AND task_setup IS NOT NULL
-    AND task_setup::jsonb -> 'answers' ->> 'session' = $1 AND task_setup::jsonb -> 'answers' ->> 'principal' = $2
-    AND task_setup::jsonb -> 'answers' -> 'request' = $3::jsonb
-  LIMIT 1`;
-
-const PRUNE_SESSION_EVENTS = `
-  WITH gone AS (DELETE FROM session_events WHERE created_at < $1 RETURNING 1),
-  heads AS (DELETE FROM session_event_heads WHERE updated_at < $2)
-  SELECT count(*) AS n FROM gone`;
-
-interface LeaseRow {
-  epoch: string;
-  lease_expires: string;
-}
-
 export class PostgresConversationStore implements AsyncConversationStore, SessionEventStore, OrphanLookup {
   readonly #pool: Pool;
   readonly #maxPayloadBytes: number;
   readonly #clock: () => number;
   readonly #ownership: Ownership;
   readonly #leaseMs: number;
-  readonly #eventsKept: number;
-  readonly #eventsMaxBytes: number;
-  readonly #eventMaxBytes: number;
   /** The database, for the node's LISTEN connection (`listen`). */
   readonly #connection: string | PoolConfig;
   /** Tags this store's transcript NOTIFYs, so its own node can tell them from other nodes'. */
   readonly #origin = randomUUID();
   readonly #leaseClock: (() => number) | null;
+  /** Task leases, session claims and checkpoints, the node registry (postgres-leases.ts). */
+  readonly #leases: PostgresLeases;
+  /** The session event log and the orphan lookup (postgres-session-events.ts). */
+  readonly #events: PostgresSessionEventLog;
   #closing: Promise<void> | null = null;
 
   /**
@@ -359,10 +221,13 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#clock = options.now ?? Date.now;
     this.#ownership = options.ownership ?? nodeOwnership(defaultNodeId());
     this.#leaseMs = options.leaseMs ?? TASK_LEASE_MS;
-    this.#eventsKept = pageLimit(options.sessionEventsKept, SESSION_EVENTS_KEPT, Number.MAX_SAFE_INTEGER, 'sessionEventsKept');
-    this.#eventsMaxBytes = pageLimit(options.sessionEventsMaxBytes, SESSION_EVENTS_MAX_BYTES, Number.MAX_SAFE_INTEGER, 'sessionEventsMaxBytes');
-    this.#eventMaxBytes = pageLimit(options.sessionEventMaxBytes, SESSION_EVENT_MAX_BYTES, this.#eventsMaxBytes, 'sessionEventMaxBytes');
     this.#leaseClock = options.leaseClock ?? null;
+    const shared = { pool, assertOpen: () => this.#assertOpen(), now: () => this.#now() };
+    this.#events = new PostgresSessionEventLog({ ...shared, sessionEventsKept: options.sessionEventsKept, sessionEventsMaxBytes: options.sessionEventsMaxBytes, sessionEventMaxBytes: options.sessionEventMaxBytes });
+    this.#leases = new PostgresLeases({
+      ...shared, ownership: this.#ownership, leaseMs: this.#leaseMs, maxPayloadBytes, leaseNow: () => this.#leaseNow(),
+      missedWrite: (id, epoch, what) => this.#missedWrite(id, epoch, what),
+    });
   }
 
   async createConversation(input: NewConversation): Promise<Conversation> {
@@ -477,176 +342,30 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     return rows[0] === undefined ? null : entryFromRow(rows[0]);
   }
 
-  async claimTask(id: string, setup: unknown): Promise<TaskLease> {
-    this.#assertOpen();
-    const json = serializePayload(setup, this.#maxPayloadBytes);
-    const now = this.#now();
-    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(CLAIM_TASK, [this.#ownership.self, this.#leaseNow(), json, now, id, this.#leaseMs]) : { rows: [] };
-    if (rows[0] === undefined) throw new StoreError('not_found', `no conversation ${id}`);
-    return leaseFromRow(id, rows[0]);
-  }
+  // Task leases, session claims and checkpoints, the node registry: postgres-leases.ts.
+  claimTask(id: string, setup: unknown): Promise<TaskLease> { return this.#leases.claimTask(id, setup); }
+  renewLease(id: string, epoch: number): Promise<TaskLease> { return this.#leases.renewLease(id, epoch); }
+  expiredTasks(limit: number): Promise<ExpiredTask[]> { return this.#leases.expiredTasks(limit); }
+  takeOverTask(id: string, epoch: number): Promise<TaskLease | null> { return this.#leases.takeOverTask(id, epoch); }
+  ownedTasks(): Promise<number> { return this.#leases.ownedTasks(); }
+  claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> { return this.#leases.claimSession(sessionId, principal); }
+  saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> { return this.#leases.saveCheckpoint(sessionId, epoch, bytes); }
+  loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> { return this.#leases.loadCheckpoint(sessionId, principal); }
+  takeOverSession(sessionId: string, principal: string, epoch: number): Promise<{ readonly epoch: number } | null> { return this.#leases.takeOverSession(sessionId, principal, epoch); }
+  forgetSession(sessionId: string, epoch: number): Promise<void> { return this.#leases.forgetSession(sessionId, epoch); }
+  renewNode(advertiseUrl: string): Promise<void> { return this.#leases.renewNode(advertiseUrl); }
+  forgetNode(): Promise<void> { return this.#leases.forgetNode(); }
+  nodeOf(owner: string): Promise<ClusterNode | null> { return this.#leases.nodeOf(owner); }
 
-  async renewLease(id: string, epoch: number): Promise<TaskLease> {
-    this.#assertOpen();
-    checkEpoch(epoch);
-    const { rows } = storableText(id) ? await this.#pool.query<LeaseRow>(RENEW_LEASE, [this.#leaseNow(), id, epoch, this.#leaseMs]) : { rows: [] };
-    if (rows[0] === undefined) throw await this.#missedWrite(id, epoch, 'its lease');
-    return leaseFromRow(id, rows[0]);
+  // The session event log and the orphan lookup: postgres-session-events.ts.
+  appendSessionEvent(sessionId: string, principal: string, stream: string, data: string, ends = false): Promise<number> { return this.#events.appendSessionEvent(sessionId, principal, stream, data, ends); }
+  sessionEventPosition(sessionId: string, principal: string, seq: number): Promise<EventPosition | null> { return this.#events.sessionEventPosition(sessionId, principal, seq); }
+  sessionEventsAfter(sessionId: string, principal: string, afterSeq: number, options: { readonly stream?: string; readonly limit?: number } = {}): Promise<SessionEvent[] | null> {
+    return this.#events.sessionEventsAfter(sessionId, principal, afterSeq, options);
   }
-
-  async expiredTasks(limit: number): Promise<ExpiredTask[]> {
-    this.#assertOpen();
-    const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
-    const { rows } = await this.#pool.query<{ id: string; principal: string; harness: string; epoch: string; task_setup: string | null }>(EXPIRED_TASKS, [this.#leaseNow(), this.#ownership.self, max]);
-    return rows.map((r) => ({
-      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: integer(r.epoch, `conversation ${r.id} epoch`),
-      setup: r.task_setup === null ? null : JSON.parse(r.task_setup),
-    }));
-  }
-
-  async takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {
-    this.#assertOpen();
-    checkEpoch(epoch);
-    if (!storableText(id)) return null;
-    const { rows } = await this.#pool.query<LeaseRow>(TAKE_OVER, [this.#ownership.self, this.#leaseMs, id, epoch, this.#leaseNow()]);
-    return rows[0] === undefined ? null : leaseFromRow(id, rows[0]);
-  }
-
-  async ownedTasks(): Promise<number> {
-    this.#assertOpen();
-    const { rows } = await this.#pool.query<{ n: string }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = $1", [this.#ownership.self]);
-    return integer(rows[0]?.n, 'running conversation count');
-  }
-
-  async claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {
-    this.#assertOpen();
-    checkSessionKey(sessionId, principal);
-    const { rows } = await this.#pool.query<{ epoch: string }>(CLAIM_SESSION, [sessionId, principal, this.#ownership.self, this.#now()]);
-    return rows[0] === undefined ? null : { epoch: integer(rows[0].epoch, `session ${sessionId} epoch`) };
-  }
-
-  async saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> {
-    this.#assertOpen();
-    checkCheckpoint(bytes);
-    checkEpoch(epoch);
-    const stored = storableText(sessionId)
-      ? await this.#pool.query(
-        'UPDATE session_checkpoints SET bytes = $1, updated_at = greatest(updated_at, $2) WHERE session_id = $3 AND epoch = $4',
-        [Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength), this.#now(), sessionId, epoch],
-      )
-      : null;
-    if (stored !== null && stored.rowCount !== 0) return;
-    const known = stored === null ? { rows: [] } : await this.#pool.query('SELECT 1 FROM session_checkpoints WHERE session_id = $1', [sessionId]);
-    if (known.rows.length === 0) throw new StoreError('not_found', `no session ${sessionId}`);
-    throw new StoreError('fenced', `session ${sessionId} was claimed again since epoch ${epoch}; this holder must stop`);
-  }
-
-  async loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> {
-    this.#assertOpen();
-    if (!storableText(sessionId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<{ session_id: string; owner: string; epoch: string; bytes: Buffer; updated_at: string }>(
-      'SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = $1 AND principal = $2',
-      [sessionId, principal],
-    );
-    const row = rows[0];
-    if (row === undefined) return null;
-    return {
-      sessionId: row.session_id, owner: row.owner, epoch: integer(row.epoch, `session ${sessionId} epoch`),
-      bytes: new Uint8Array(row.bytes), updatedAt: integer(row.updated_at, `session ${sessionId} updated_at`),
-    };
-  }
-
-  async takeOverSession(sessionId: string, principal: string, epoch: number): Promise<{ readonly epoch: number } | null> {
-    this.#assertOpen();
-    checkSessionKey(sessionId, principal);
-    const { rows } = await this.#pool.query<{ epoch: string }>(TAKE_OVER_SESSION, [this.#ownership.self, this.#now(), sessionId, principal, checkEpoch(epoch)]);
-    return rows[0] === undefined ? null : { epoch: integer(rows[0].epoch, `session ${sessionId} epoch`) };
-  }
-
-  async forgetSession(sessionId: string, epoch: number): Promise<void> {
-    this.#assertOpen();
-    checkEpoch(epoch);
-    if (!storableText(sessionId)) return;
-    await this.#pool.query('DELETE FROM session_checkpoints WHERE session_id = $1 AND epoch = $2', [sessionId, epoch]);
-  }
-
-  async renewNode(advertiseUrl: string): Promise<void> {
-    this.#assertOpen();
-    const self = this.#ownership.self;
-    if (!storableText(advertiseUrl)) throw new StoreError('invalid_argument', 'an advertise URL must not hold a NUL character or a lone surrogate');
-    await this.#pool.query(RENEW_NODE, [self, decodeNodeOwner(self)?.node ?? self, advertiseUrl, this.#leaseMs]);
-  }
-
-  async forgetNode(): Promise<void> {
-    this.#assertOpen();
-    await this.#pool.query('DELETE FROM cluster_nodes WHERE owner = $1', [this.#ownership.self]);
-  }
-
-  async nodeOf(owner: string): Promise<ClusterNode | null> {
-    this.#assertOpen();
-    if (!storableText(owner)) return null;
-    const { rows } = await this.#pool.query<{ owner: string; node_id: string; advertise_url: string; fresh: boolean; remaining: string }>(NODE_OF, [owner]);
-    const row = rows[0];
-    if (row === undefined) return null;
-    return { owner: row.owner, node: row.node_id, advertiseUrl: row.advertise_url, fresh: row.fresh, remainingMs: integer(row.remaining, `node ${owner} lease`) };
-  }
-
-  async appendSessionEvent(sessionId: string, principal: string, stream: string, data: string, ends = false): Promise<number> {
-    this.#assertOpen();
-    checkSessionKey(sessionId, principal);
-    if (!storableText(stream) || !storableText(data)) throw new StoreError('invalid_argument', 'an event\'s stream and data must not hold a NUL character or a lone surrogate');
-    const size = Buffer.byteLength(data);
-    const kept = keptEventData(data, size, this.#eventMaxBytes);
-    const bytes = kept === data ? size : Buffer.byteLength(kept);
-    const { rows } = await this.#pool.query<{ seq: string }>(APPEND_SESSION_EVENT, [sessionId, principal, this.#now(), stream, kept, ends, this.#eventsKept, bytes, this.#eventsMaxBytes]);
-    if (rows[0] === undefined) throw new StoreError('not_found', `no session ${sessionId}`);
-    return integer(rows[0].seq, `session ${sessionId} event seq`);
-  }
-
-  async sessionEventPosition(sessionId: string, principal: string, seq: number): Promise<EventPosition | null> {
-    this.#assertOpen();
-    checkAfterSeq(seq);
-    if (!storableText(sessionId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<{ last_seq: string; stream: string | null; ends: boolean | null }>(SESSION_EVENT_POSITION, [sessionId, principal, seq]);
-    const row = rows[0];
-    if (row === undefined) return null;
-    if (row.stream !== null) return { kind: 'kept', stream: row.stream, ends: row.ends === true };
-    const last = integer(row.last_seq, `session ${sessionId} last seq`);
-    return seq > last ? { kind: 'ahead', last } : { kind: 'expired', last };
-  }
-
-  async sessionEventsAfter(sessionId: string, principal: string, afterSeq: number, options: { readonly stream?: string; readonly limit?: number } = {}): Promise<SessionEvent[] | null> {
-    this.#assertOpen();
-    checkAfterSeq(afterSeq);
-    const limit = pageLimit(options.limit, SESSION_EVENTS_PAGE, SESSION_EVENTS_KEPT, 'limit');
-    if (!storableText(sessionId) || !storableText(principal) || (options.stream !== undefined && !storableText(options.stream))) return null;
-    const { rows } = await this.#pool.query<{ seq: string | null; stream: string; data: string; ends: boolean }>(
-      SESSION_EVENTS_AFTER, [sessionId, principal, afterSeq, limit, options.stream ?? null],
-    );
-    if (rows.length === 0) return null;
-    return rows.flatMap((r) => (r.seq === null ? [] : [{ seq: integer(r.seq, `session ${sessionId} event seq`), stream: r.stream, data: r.data, ends: r.ends }]));
-  }
-
-  async unendedRequestStreams(sessionId: string, principal: string): Promise<string[]> {
-    this.#assertOpen();
-    if (!storableText(sessionId) || !storableText(principal)) return [];
-    const { rows } = await this.#pool.query<{ stream: string }>(UNENDED_REQUEST_STREAMS, [sessionId, principal, STANDALONE_STREAM]);
-    return rows.map((r) => r.stream);
-  }
-
-  async taskAnswers(sessionId: string, principal: string, request: string | number): Promise<boolean> {
-    this.#assertOpen();
-    if (!storableText(sessionId) || !storableText(principal) || (typeof request === 'string' && !storableText(request))) return false;
-    const { rows } = await this.#pool.query(TASK_ANSWERS, [sessionId, principal, JSON.stringify(request)]);
-    return rows.length > 0;
-  }
-
-  async pruneSessionEvents(): Promise<number> {
-    this.#assertOpen();
-    const now = this.#now();
-    const { rows } = await this.#pool.query<{ n: string }>(PRUNE_SESSION_EVENTS, [now - SESSION_EVENTS_MAX_AGE_MS, now - SESSION_EVENT_HEADS_KEPT_MS]);
-    return integer(rows[0]?.n, 'pruned session events');
-  }
+  unendedRequestStreams(sessionId: string, principal: string): Promise<string[]> { return this.#events.unendedRequestStreams(sessionId, principal); }
+  taskAnswers(sessionId: string, principal: string, request: string | number): Promise<boolean> { return this.#events.taskAnswers(sessionId, principal, request); }
+  pruneSessionEvents(): Promise<number> { return this.#events.pruneSessionEvents(); }
 
   /**
    * This node's LISTEN connection on the cluster channels: `sessionEvent` hears `<session id>` and seq
@@ -739,33 +458,4 @@ function describe(connection: string | PoolConfig): string {
     // Not a URL (a libpq "key=value" string, say): name no part of it, as it may hold the password.
     return 'the PostgreSQL database';
   }
-}
-
-/** A bigint column (the driver gives it as a string) as a number: any value the store writes is a safe integer. */
-function integer(value: string | undefined, what: string): number {
-  const n = Number(value);
-  if (value === undefined || !/^-?\d+$/.test(value) || !Number.isSafeInteger(n)) throw new StoreError('corrupt', `${what} is "${String(value)}", which no super-pi writes`);
-  return n;
-}
-
-function leaseFromRow(conversationId: string, row: LeaseRow): TaskLease {
-  return { conversationId, epoch: integer(row.epoch, `conversation ${conversationId} epoch`), expiresAt: integer(row.lease_expires, `conversation ${conversationId} lease`) };
-}
-
-function fromRow(row: ConversationRow): Conversation {
-  return {
-    id: row.id, principal: row.principal, sessionId: row.session_id, harness: row.harness,
-    status: known(CONVERSATION_STATUSES, row.status, `conversation ${row.id} status`),
-    createdAt: integer(row.created_at, `conversation ${row.id} created_at`),
-    updatedAt: integer(row.updated_at, `conversation ${row.id} updated_at`),
-    title: row.title,
-  };
-}
-
-function entryFromRow(row: EntryRow): Entry {
-  return {
-    seq: integer(row.seq, 'entry seq'), conversationId: row.conversation_id, time: integer(row.time, `entry ${row.seq} time`),
-    type: known(ENTRY_TYPES, row.type, `entry ${row.seq} type`),
-    payload: JSON.parse(row.payload),
-  };
 }

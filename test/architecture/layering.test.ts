@@ -13,7 +13,7 @@ const graph = readGraph(root, 'src');
 const internal = graph.filter((e) => !e.external);
 
 /** The bottom layer, which imports nothing of src/: the library below the application may use it too. */
-const FOUNDATION: readonly string[] = ['src/time/', 'src/limits.ts', 'src/log/guarded.ts'];
+const FOUNDATION: readonly string[] = ['src/time/', 'src/limits.ts', 'src/limits/', 'src/log/guarded.ts'];
 
 /**
  * The layers, lowest first. A file may import its own layer and any layer below; never one above.
@@ -45,7 +45,7 @@ const LAYERS: readonly { readonly name: string; readonly why: string; readonly p
 ];
 
 /** What src/mcp may import besides itself and src/harness: the named limits, the tool catalog, pure data (see tools/contract.ts). */
-const MCP_MAY_IMPORT = ['src/limits.ts', 'src/mcp/', 'src/harness/', 'src/tools/catalog.ts', 'src/tools/definition.ts', 'src/tools/definitions/'];
+const MCP_MAY_IMPORT = ['src/limits.ts', 'src/limits/', 'src/mcp/', 'src/harness/', 'src/tools/catalog.ts', 'src/tools/definition.ts', 'src/tools/definitions/'];
 
 function layerOf(file: string): number {
   let best = -1;

@@ -1,0 +1,50 @@
+// The named limits of one area: Several nodes on one PostgreSQL store: task leases, node health, sessions on any node. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── Several nodes on one PostgreSQL store: task leases and health (src/store/task-lease.ts, src/server/node-health.ts).
+
+/**
+ * How long a running task's lease lasts unless its node renews it (`--task-lease`, `SUPERPI_TASK_LEASE`).
+ * Past it, on a PostgreSQL store, another node takes the task over and the first node's writes are fenced.
+ */
+export const TASK_LEASE_MS = 10_000;
+/** Renewals per lease term: with 3, two heartbeats in a row may be late or lost before the lease lapses. */
+export const LEASE_RENEWALS_PER_TERM = 3;
+/** Expired tasks one takeover pass looks at: bounds one query's rows; the rest wait for the next pass. */
+export const MAX_EXPIRED_TASKS = 20;
+/** The largest session checkpoint the store keeps (a session's negotiated state, not its traffic); past it the save is refused. */
+export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
+/** How long the node health probe waits for the store before it reports the store unreachable. */
+export const HEALTH_STORE_TIMEOUT_MS = 1000;
+
+// ── Sessions on any node of a cluster (src/cluster).
+
+/**
+ * How long forwarding a request to a session's home may take to connect; past it (or on a refused
+ * connection) the home counts as unreachable for this try. Connecting only: an answer may rightly take long.
+ */
+export const FORWARD_CONNECT_TIMEOUT_MS = 2000;
+/**
+ * How often a node whose request could not reach a session's home (its lease still fresh) looks again:
+ * the home may be back, or its lease lapsed so the session can be taken over. The whole wait is bounded
+ * by the home's lease (plus one look), never by this.
+ */
+export const HOME_RETRY_MS = 250;
+/**
+ * How often a resumed stream that waits on the session event log looks whether its request was orphaned:
+ * the session's home has no fresh node lease and no running task answers the request, so nothing will
+ * ever end the stream (it is then answered `-32010` `node-died`). A request is taken for orphaned only
+ * when two looks in a row say so, so the longest wait is about two of these past the home's lease.
+ */
+export const ORPHAN_CHECK_MS = 1000;
+/**
+ * Tries to find a session's place (forward, take over) for one request: a takeover lost to another node
+ * is followed by a look at the new home, and so on; past this the request is answered 503 (retry).
+ */
+export const MAX_LOCATE_ATTEMPTS = 4;
+/**
+ * Sessions whose home a node remembers after forwarding to it (for as long as that home's lease was seen
+ * to have left, never longer), so the next request of the session is forwarded without reading the store;
+ * past this many the oldest is forgotten (and read again when needed).
+ */
+export const HOME_CACHE_ENTRIES = 10_000;

@@ -1,0 +1,14 @@
+// The named limits of one area: The operator's log. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── The operator's log (src/log/logger.ts). No flags: a log line is for reading, not for keeping what a caller sent.
+
+/**
+ * Length of each string a log record carries, the message and every string in its fields, in characters;
+ * past it the string is cut and says how much was left out. Caller text (a method name, a path, an error
+ * message) reaches the log only through these fields, so no caller can write a megabyte-long line.
+ */
+export const MAX_LOGGED_STRING_LENGTH = 1024;
+
+/** Length of the fields of one log record, as their JSON text; past it the text is cut, saying how much was left out. */
+export const MAX_LOGGED_FIELDS_LENGTH = 8 * 1024;

@@ -1,0 +1,16 @@
+// The named limits of one area: The observer page and /metrics. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── The observer page and /metrics (src/observer).
+
+/** How often a watching observer page gets a snapshot. */
+export const OBSERVER_UPDATE_MS = 500;
+
+/** Observer event streams open at once; more are refused with 503. */
+export const MAX_OBSERVER_STREAMS = 16;
+
+/** A stream whose client has this much unread is skipped (not buffered further) until it catches up. */
+export const MAX_OBSERVER_BACKLOG_BYTES = 1 << 20;
+
+/** Seconds of the call chart sent with each snapshot, once the server has run that long. */
+export const CHART_SECONDS = 180;

@@ -1,0 +1,85 @@
+// The named limits of one area: What one message, and one session, can make the protocol core hold or do. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── Protocol: what one message, and one session, can make the core hold or do (src/mcp). No flags: no real client comes near them.
+
+/**
+ * Deepest nesting of objects and arrays in one message (a batch element counts on its own; the
+ * message object itself is level 1). Real MCP messages nest under 10 levels; the limit keeps
+ * recursive consumers downstream (checkpoint encoding, structured clone, JSON.stringify) far from
+ * their stack limit. Past it: a request gets -32602 with its id, a response counts as an error
+ * answer, a notification is dropped (logged), anything else gets -32600 with id null.
+ */
+export const MAX_JSON_DEPTH = 64;
+
+/**
+ * Elements one JSON-RPC batch may carry (batches exist in 2025-03-26 and 2024-11-05). Past it the
+ * whole batch is refused with one -32600 reply, id null; no element is handled.
+ */
+export const MAX_BATCH_LENGTH = 1000;
+
+/**
+ * Size of the `capabilities` an initialize may declare, as the length of their JSON text. The
+ * session keeps them for its lifetime and in every checkpoint. Past it: -32602, the session stays
+ * uninitialized.
+ */
+export const MAX_CLIENT_CAPABILITIES_BYTES = 64 * 1024;
+
+/** Length of each string of the initialize `clientInfo` (name, version, title) the session keeps. Past it: -32602. */
+export const MAX_CLIENT_INFO_STRING_LENGTH = 256;
+
+/**
+ * Length of a request id, or of a progress token, in characters (numbers are always accepted). Both
+ * are kept while the request is in flight. Past it: -32600 with id null (an over-long id is not echoed).
+ */
+export const MAX_REQUEST_ID_LENGTH = 256;
+
+/**
+ * Length of a method name, in characters (the longest MCP method is under 40). A request with a longer
+ * one gets -32600 with its id; a notification is dropped, with one log line that does not repeat it.
+ */
+export const MAX_METHOD_LENGTH = 256;
+
+/** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
+export const MAX_REQUESTS_IN_FLIGHT = 512;
+
+/**
+ * Conversations (harness tasks) one session starts; subscriptions are only possible to these, so the
+ * same bound holds for them. Past it: a further `harness_task` call gets -32602.
+ */
+export const MAX_SESSION_CONVERSATIONS = 1000;
+
+/** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates); `--page-size` changes it. */
+export const DEFAULT_PAGE_SIZE = 50;
+
+/** The most values one completion returns (the MCP limit); past it the rest are counted in `total`, with `hasMore`. */
+export const MAX_COMPLETION_VALUES = 100;
+
+/**
+ * Roots of one `roots/list` answer that are considered, in the client's order; later ones are ignored
+ * (logged). The session works in the first acceptable one, so a host's first folder is always among them.
+ */
+export const MAX_ROOTS_CONSIDERED = 16;
+
+/** Characters of one root's URI; a longer one is refused (logged) without being looked at. */
+export const MAX_ROOT_URI_LENGTH = 4096;
+
+/**
+ * How long tool calls, resource reads and completions wait for the client's roots (asked after
+ * `initialized` and on `roots/list_changed`) before they run in the workspace the session has — the
+ * configured one until a root was chosen (logged). Hosts answer `roots/list` in milliseconds.
+ */
+export const ROOTS_WAIT_MS = 3000;
+
+/**
+ * Freshness hint (`ttlMs`, 2026-07-28) on answers that change only when the server is restarted with
+ * other flags: `tools/list`, `prompts/list`, `resources/templates/list`, `server/discover`. Always
+ * `cacheScope: "private"`: what a caller may see depends on its principal.
+ */
+export const CATALOG_CACHE_TTL_MS = 5 * 60_000;
+
+/**
+ * Freshness hint (`ttlMs`, 2026-07-28) on answers that follow the workspace and the caller's work:
+ * `resources/list` (conversations) and `resources/read` (git status, transcripts). Private, as above.
+ */
+export const RESOURCE_CACHE_TTL_MS = 5_000;

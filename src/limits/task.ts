@@ -1,0 +1,44 @@
+// The named limits of one area: Harness tasks. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── Harness tasks (src/task).
+
+/** Model turns a task may take when `max_turns` is not given; past them the task ends, saying so. */
+export const DEFAULT_MAX_TURNS = 25;
+
+/** The most turns `max_turns` may ask for (the tool's JSON Schema maximum: more is -32602). */
+export const MAX_TURNS_LIMIT = DEFAULT_MAX_TURNS * 8;
+
+/** How long closing a session waits for its tasks to record that they were stopped. */
+export const TASK_CLOSE_GRACE_MS = 2000;
+
+/** Wall time of one task, across restarts; past it the task is stopped and answered as such. */
+export const DEFAULT_TASK_WALL_MS = 15 * 60_000;
+
+/** Characters of one tool result sent back to the model (the tools already truncate at 50 KB). */
+export const MAX_RESULT_CHARS = 60_000;
+
+/** Files larger than this are not snapshotted (and so cannot be undone): the store keeps whole contents. */
+export const MAX_SNAPSHOT_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Harness tasks one principal may run at once on this node (every anonymous caller together is one
+ * principal); one more is refused at its start with a tool error naming the flag. `--max-tasks-per-principal`.
+ */
+export const DEFAULT_MAX_TASKS_PER_PRINCIPAL = 4;
+
+/**
+ * Model turns one principal's tasks may begin per minute on this node (a sliding window); past it a turn
+ * waits until the window allows, reporting progress "waiting for the model budget", within the task's
+ * wall time. `--turns-per-minute`.
+ */
+export const DEFAULT_TURNS_PER_MINUTE = 60;
+
+/**
+ * Requests one principal's tasks may send to a model endpoint per minute on this node, retries included
+ * (what the operator pays for); past it a request waits as a turn does. `--model-calls-per-minute`.
+ */
+export const DEFAULT_MODEL_CALLS_PER_MINUTE = 120;
+
+/** The window of the per-minute task budgets. */
+export const TASK_BUDGET_WINDOW_MS = 60_000;

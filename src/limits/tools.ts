@@ -1,0 +1,194 @@
+// The named limits of one area: What one tool call may read, run, keep and wait for. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── Tools: what one tool call may read, run, keep and wait for (src/tools).
+
+/** Lines of output a tool returns at most (pi's rule); past it the output is cut with a notice that says how to go on. */
+export const DEFAULT_MAX_LINES = 2000;
+
+/** Bytes of output a tool returns at most (pi's rule, whichever of the two comes first); past it as DEFAULT_MAX_LINES. */
+export const DEFAULT_MAX_BYTES = 50 * 1024;
+
+/** Largest file read whole on a caller's behalf (edit; git's index and objects) unless a caller names a smaller bound; a larger one is refused with a message naming the size. */
+export const MAX_CONFINED_FILE_BYTES = 64 * 1024 * 1024;
+
+/** Symlink hops followed while resolving one path (as Linux's 40); past it the path is refused as a loop ("too many levels of symbolic links"). */
+export const MAX_SYMLINK_HOPS = 40;
+
+/** Directory entries a single walk (`grep`, `find`) examines; past it the walk stops and the result says it was capped, so a huge tree cannot run forever. */
+export const MAX_WALK_ENTRIES = 200_000;
+
+/** Paths returned when the caller gives no `limit`. */
+export const FIND_DEFAULT_LIMIT = 1000;
+
+/** Matches returned when the caller gives no `limit`. */
+export const GREP_DEFAULT_LIMIT = 100;
+
+/** Characters of a matched or context line shown before it is cut. */
+export const GREP_MAX_LINE_LENGTH = 500;
+
+/** Files larger than this are skipped (and counted) rather than read. */
+export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
+
+/** Replacements one `edit` call may carry in `edits` (the schema's maxItems); more is refused before anything is read. */
+export const EDIT_MAX_EDITS = 1000;
+
+/** UTF-8 bytes of all of one `edit` call's oldText and newText together; more is refused before anything is read. */
+export const EDIT_MAX_TEXT_BYTES = 1024 * 1024;
+
+/** An `edit` of a file larger than this runs its matching on the tool pool (with its memory limit and deadline) instead of inline. */
+export const EDIT_INLINE_MAX_BYTES = 64 * 1024;
+
+/** An `edit` whose oldText and newText are longer than this, in characters, runs its matching on the tool pool too (the matcher is built from them). */
+export const EDIT_INLINE_MAX_TEXT_CHARS = 16 * 1024;
+
+/** Entries `ls` returns when the caller gives no `limit`. */
+export const DEFAULT_LS_LIMIT = 500;
+
+/** Seconds a command may run when the caller gives no `timeout` (pi's default); 0 disables the timer. */
+export const BASH_DEFAULT_TIMEOUT_SECONDS = 180;
+
+/** The largest `bash` timeout: what a Node timer can hold, in whole seconds. A larger one is an error naming the range. */
+export const BASH_MAX_TIMEOUT_SECONDS = 2_147_483;
+
+/** Between SIGTERM and SIGKILL when a command is stopped, so it can clean up a little. */
+export const KILL_GRACE_MS = 500;
+
+/**
+ * Sandboxes built ahead of the next `bash` command (one per distinct launch: workspace, policy, environment),
+ * so a command does not wait for its namespaces and mounts; past it the oldest spare is ended.
+ */
+export const MAX_SPARE_SANDBOXES = 4;
+
+/** A spare sandbox older than this is not used (the paths it hides were looked up when it was built): the command builds a fresh one. */
+export const SPARE_SANDBOX_MAX_AGE_MS = 30_000;
+
+/**
+ * Output kept in memory. Twice the byte limit is enough for truncateTail to give the same lines it would
+ * give for the whole output: anything earlier could never fit in the last DEFAULT_MAX_BYTES.
+ */
+export const TAIL_KEEP_BYTES = 2 * DEFAULT_MAX_BYTES;
+
+/**
+ * Full-output files left in the temp directory, the newest included: each new one deletes the oldest beyond
+ * this, so a long session does not fill the disk while recent outputs stay readable.
+ */
+export const MAX_FULL_OUTPUT_FILES = 20;
+
+/**
+ * Largest full-output file: past it the file stops growing (the output is still read, and its tail kept in
+ * memory), and the notice says the file holds only the beginning. One runaway command cannot fill the disk.
+ */
+export const MAX_FULL_OUTPUT_FILE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Total size of the full-output files kept: after a new one is written, the oldest are deleted until the
+ * newest (always kept) and the rest fit under this, whatever their count. A file still being written (its
+ * command is running) is bounded by MAX_FULL_OUTPUT_FILE_BYTES alone until its command ends.
+ */
+export const MAX_FULL_OUTPUT_TOTAL_BYTES = 256 * 1024 * 1024;
+
+/** A `read` of a file larger than this runs on the tool pool (with its memory limit and fair share) instead of inline. */
+export const LARGE_READ_BYTES = 1024 * 1024;
+
+/** Longer side of an image `read` returns, in pixels (pi's rule); a larger image is resized to fit. */
+export const IMAGE_MAX_EDGE_PX = 2000;
+
+/**
+ * Bytes of the image `read` returns (before base64): 3 MiB is 4 MiB of base64, under the 5 MB per image
+ * Anthropic's API accepts with room for the JSON around it, and within DEFAULT_MAX_MESSAGE_BYTES, so an MCP
+ * peer with super-pi's own message limit accepts the answer. A larger result is re-encoded as JPEG at
+ * falling quality, then smaller, until it fits.
+ */
+export const IMAGE_MAX_BYTES = 3 * 1024 * 1024;
+
+/** Largest image file `read` decodes; a larger one is refused before it is read. */
+export const IMAGE_MAX_FILE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Pixels (width × height) an image may declare and still be decoded: 50 megapixels (an 8K × 6K photo) holds
+ * the decode to about 200 MB of native memory at worst. A decompression bomb (a small file declaring
+ * 100,000 × 100,000) is refused from its header, before any pixel is decoded.
+ */
+export const IMAGE_MAX_INPUT_PIXELS = 50_000_000;
+
+/**
+ * Image decodes running at once in one process. sharp runs them on libuv's thread pool (4 threads by
+ * default), which file reads share: two leave the others free for every session's I/O.
+ */
+export const IMAGE_MAX_CONCURRENT_DECODES = 2;
+
+/** Image reads waiting for a decode slot; past it a read is refused at once rather than queued. */
+export const IMAGE_MAX_WAITING_DECODES = 64;
+
+/** V8 old-generation limit of one tool-pool thread; past it the call is an error saying it ran out of memory, and the thread is replaced. */
+export const TOOL_THREAD_MEMORY_MB = 512;
+
+/** Pooled calls one session may have waiting for a thread; past it a call is refused at once. */
+export const TOOL_POOL_MAX_WAITING_PER_SESSION = 64;
+
+/** Lines of short status shown; more are summarised as a count. */
+export const GIT_STATUS_LINES = 50;
+
+/**
+ * Time the workspace's git status may take; past it its thread is terminated (even mid-inflate) and the
+ * resource shows "git status skipped: …" instead.
+ */
+export const GIT_STATUS_DEADLINE_MS = 5000;
+
+/** V8 old-generation limit of the thread one git status runs in; past it the thread dies and the status is skipped. */
+export const GIT_STATUS_THREAD_MEMORY_MB = 64;
+
+/**
+ * Largest git object the status inflates (a commit, a tree, a delta's target), by its header and by what
+ * it really inflates to; a larger one is refused before it is inflated and the status is skipped.
+ * 4 MB holds a tree of ~80,000 entries.
+ */
+export const GIT_OBJECT_MAX_BYTES = 4 * 1024 * 1024;
+
+/**
+ * Bytes one git status may inflate in all: loose objects it reads, and every entry (and delta target) of
+ * every pack it reads, which is checked whole before it is used. Past it the status is skipped.
+ */
+export const GIT_STATUS_MAX_INFLATED_BYTES = 128 * 1024 * 1024;
+
+/** Largest `.pack` or `.idx` file the status reads (isomorphic-git holds a pack whole in memory). */
+export const GIT_PACK_MAX_BYTES = 64 * 1024 * 1024;
+
+/** Longest chain of deltas to a base object in a pack (git's own deepest `--depth` is 4095; `gc --aggressive` packs to 50). */
+export const GIT_DELTA_MAX_DEPTH = 250;
+
+/**
+ * The port on 127.0.0.1, inside a `bash` sandbox with `--bash-network allow=…`, where the egress bridge
+ * listens and the proxy variables point (HTTP_PROXY and the rest): 3128, the port HTTP proxies are known by.
+ * The sandbox has a network namespace of its own, so the port is free there whatever the host runs.
+ */
+export const EGRESS_PROXY_PORT = 3128;
+
+/** Bytes of a request line and headers the egress proxy reads before answering 431 and closing the connection. */
+export const EGRESS_MAX_HEADER_BYTES = 16 * 1024;
+
+/**
+ * Connections one egress proxy serves at once (requests waiting for headers, forwarded requests and open
+ * tunnels alike). Past it a new connection is answered 503 and closed; the open ones go on.
+ */
+export const EGRESS_MAX_CONNECTIONS = 64;
+
+/** How long the egress proxy waits for a request's complete headers; past it, 408 and the connection is closed. */
+export const EGRESS_HEADERS_TIMEOUT_MS = 10_000;
+
+/**
+ * How long an egress connection may pass no byte either way (a kept-alive client between requests, a quiet
+ * tunnel, an upstream that does not answer) before it is closed. A command's own timeout still ends it first.
+ */
+export const EGRESS_IDLE_TIMEOUT_MS = 120_000;
+
+/** How long the egress proxy may take to resolve an allowed host and connect to it; past it, 504. */
+export const EGRESS_CONNECT_TIMEOUT_MS = 10_000;
+
+/**
+ * Host names all egress proxies of the server resolve at once. Resolving runs on libuv's thread pool (4
+ * threads unless UV_THREADPOOL_SIZE says otherwise), which file operations share; past this, a lookup
+ * waits its turn (within EGRESS_CONNECT_TIMEOUT_MS), so slow names never hold the whole pool.
+ */
+export const EGRESS_MAX_CONCURRENT_LOOKUPS = 2;

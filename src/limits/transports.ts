@@ -1,0 +1,155 @@
+// The named limits of one area: stdio, Streamable HTTP and WebSocket. Imported through src/limits.ts, the one module every
+// other file names (test/architecture/readme-figures.test.ts reads them there); imports nothing.
+
+// ── Transports: stdio, Streamable HTTP and WebSocket (src/transports).
+
+/**
+ * Bytes of outgoing messages held while the client does not read them: stdio's lines waiting for 'drain',
+ * a WebSocket's frames queued to its socket (`bufferedAmount`). Input is not read meanwhile, so replies
+ * stop growing it; past this (a client that never reads, under a stream of answers and notifications) a
+ * stdio host is treated as gone, as after EPIPE, and a WebSocket is closed with 1008.
+ */
+export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Bytes (characters) of a WebSocket session's messages read and not yet handled by its actor, frames held
+ * while the session opens included. Past it the socket is not read (`WebSocket#pause`): the client's
+ * further frames wait in its own buffers and TCP's until the session has caught up to this, so a client
+ * that sends faster than the session handles costs the server this much, not a mailbox of 4 MiB frames.
+ */
+export const MAX_INPUT_BACKLOG_BYTES = 16 * 1024 * 1024;
+
+/**
+ * Bytes queued to a WebSocket past which its input is not read until they have left: a client behind on
+ * its answers sends no new requests to add to them (stdio pauses its input the same way on a full pipe).
+ */
+export const WS_OUTPUT_PAUSE_BYTES = 1024 * 1024;
+
+/**
+ * How long a POST that may stream (it carries a tools/call) waits before it opens its SSE stream when it
+ * has nothing to send yet. A call answered sooner gets one plain JSON reply (the spec lets the server
+ * choose JSON or SSE per POST): no stream, no keep-alive timer, one write. A progress notification or a
+ * question for the person opens the stream at once; a long silent call gets its stream (and keep-alive
+ * comments) after this long, well before any client or proxy gives up waiting for headers.
+ */
+export const SSE_OPEN_AFTER_MS = 1000;
+
+/** Ids of unanswered requests whose POST closed, kept per session so a late answer reaches no other POST. */
+export const ABANDONED_IDS_KEPT = 1000;
+
+/**
+ * How long an idle keep-alive connection stays open (Node's default is 5 s). A client that reuses a
+ * connection just as the server closes it gets "other side closed" for a request the server never saw
+ * (undici's fetch, under load, did: test/e2e/many-clients.test.ts); a longer timeout than the clients'
+ * own (undici keeps one 4 s by default; load balancers up to 60 s) leaves the closing to the client.
+ */
+export const HTTP_KEEP_ALIVE_MS = 65_000;
+
+/** How long `close()` lets calls in flight finish before their sessions are closed under them. */
+export const DEFAULT_CLOSE_GRACE_MS = 5000;
+
+/** Largest message (one line, without its newline) accepted by default: 4 MiB. */
+export const DEFAULT_MAX_MESSAGE_BYTES = 4 * 1024 * 1024;
+
+/** Host names accepted by default, with any port. */
+export const DEFAULT_ALLOWED_HOSTS: readonly string[] = ['localhost', '127.0.0.1', '[::1]'];
+
+/** Concurrent sessions (HTTP and WebSocket together) before new ones are refused with 503. */
+export const DEFAULT_MAX_SESSIONS = 10_000;
+
+/** Concurrent sessions one token principal may hold (HTTP and WebSocket together); past it, 429. */
+export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
+
+/**
+ * Concurrent sessions all anonymous callers together may hold; past it, 429. When tokens are configured,
+ * anonymous callers never get more than half of `--max-sessions` whatever this says, so token holders
+ * always keep the other half.
+ */
+export const DEFAULT_MAX_ANONYMOUS_SESSIONS = 1_000;
+
+/** Idle HTTP sessions (no request, no open stream) are closed after this long (`--session-idle`). */
+export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
+
+/** The longest the reaper waits between two looks; with a shorter idle limit it looks at that interval. */
+export const REAPER_MAX_INTERVAL_MS = 60_000;
+
+/** Interval of `: keep-alive` comments on an idle stream. */
+export const SSE_KEEPALIVE_MS = 15_000;
+
+/** Events kept per session for replay after a reconnect. */
+export const SSE_REPLAY_EVENTS = 1000;
+
+/**
+ * Bytes (UTF-8) of the events one session's log keeps for replay, besides their count and age: the
+ * in-memory replay buffer of a GET stream, and on a PostgreSQL store the session's rows of
+ * `session_events`. Each new event deletes the oldest until the rest fit; their ids then read as expired.
+ */
+export const SESSION_EVENTS_MAX_BYTES = 8 * 1024 * 1024;
+
+/**
+ * The largest event a session's log keeps as it is. A larger one is sent live as it is, but kept as a
+ * small notice (SESSION_EVENT_TOO_LARGE: a `notifications/message` saying so) in its place, so one
+ * answer cannot take a session's whole budget; a client resuming past it gets the notice.
+ */
+export const SESSION_EVENT_MAX_BYTES = 1024 * 1024;
+
+/**
+ * On a PostgreSQL store, SSE events kept per session in `session_events` for a client resuming a stream
+ * (GET with Last-Event-ID) on any node; each append deletes the session's events older than this many.
+ */
+export const SESSION_EVENTS_KEPT = 1000;
+
+/** On a PostgreSQL store, how long an SSE event is kept for resumption at most (pruned by each node's sweep). */
+export const SESSION_EVENTS_MAX_AGE_MS = 60 * 60_000;
+
+/**
+ * A session's event counter (its head row) is deleted by the sweep once the session appended nothing for
+ * this long: far past any session's idle limit, so a live session's event ids never start again at 1.
+ */
+export const SESSION_EVENT_HEADS_KEPT_MS = 24 * 60 * 60_000;
+
+/** How often each node deletes events older than SESSION_EVENTS_MAX_AGE_MS (one DELETE per sweep). */
+export const SESSION_EVENTS_SWEEP_MS = 60_000;
+
+/**
+ * Streams resumed from the session event log (GET with Last-Event-ID) one session may hold open on one
+ * node. Past it: 429. The node reads a session's log once per event whatever the number (one reader fans
+ * out to them), but each holds a connection and a response.
+ */
+export const MAX_RESUMED_STREAMS_PER_SESSION = 16;
+
+/** Streams resumed from the session event log one principal (all anonymous callers together being one) may hold open on one node. Past it: 429. */
+export const MAX_RESUMED_STREAMS_PER_PRINCIPAL = 256;
+
+/** Events read from `session_events` per query while a resumed stream catches up. */
+export const SESSION_EVENTS_PAGE = 100;
+
+/** The longest a node's LISTEN connection waits before connecting again after losing the database. */
+export const LISTEN_RETRY_MAX_MS = 5_000;
+
+/** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
+export const EOF_DRAIN_MS = 2000;
+
+/** Once the session has closed, how long the last replies may take to leave through the output stream. */
+export const OUTPUT_FLUSH_MS = 2000;
+
+/**
+ * After the session was given up: the server goes on reading (and answering, with the give-up error) until
+ * the input has been quiet this long, so requests the host had already sent get their answer before the
+ * server exits — and at most GIVE_UP_LINGER_MAX_MS in all, so a host that keeps sending cannot keep it alive.
+ * Quiet is counted in turns of the event loop that read nothing (GIVE_UP_QUIET_TICKS of them), not in
+ * wall-clock time since the last read: a server busy answering for longer than the window, with more
+ * requests waiting in the pipe, once took that for quiet and left 2,700 pipelined requests unread (CI, load 20).
+ */
+export const GIVE_UP_QUIET_MS = 400;
+
+export const GIVE_UP_QUIET_TICKS = 4;
+
+/** Ten seconds: the bound within which issue 11 wants every request of a given-up session answered. */
+export const GIVE_UP_LINGER_MAX_MS = 10_000;
+
+/** WebSocket ping interval; a socket that missed one pong is closed. */
+export const WS_PING_INTERVAL_MS = 30_000;
+
+/** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
+export const WS_EARLY_FRAMES = 1000;

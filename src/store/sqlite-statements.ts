@@ -1,0 +1,148 @@
+// Every statement of the SQLite store (sqlite-store.ts), prepared once when it opens, with the row shapes
+// they read and the parameters they take.
+
+import type { SqliteDatabase } from './sqlite-driver.ts';
+import type { ConversationStatus, EntryType } from './store.ts';
+
+export interface ConversationRow {
+  id: string;
+  principal: string;
+  session_id: string;
+  harness: string;
+  status: string;
+  title: string | null;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface EntryRow {
+  seq: number;
+  conversation_id: string;
+  time: number;
+  type: string;
+  payload: string;
+}
+
+const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
+const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
+const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
+
+export function prepareStatements(db: SqliteDatabase) {
+  return {
+    // Held by its creator for one lease term: a claim follows at once, and no other node may take over
+    // a conversation between its creation and that claim.
+    insertConversation: db.prepare<[ConversationRow & { owner: string; lease_expires: number }]>(
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner, @lease_expires)`,
+    ),
+    getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
+    // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
+    list: db.prepare<[ListParams], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal ${NEWEST_FIRST}`),
+    listAfter: db.prepare<[ListParams], ConversationRow>(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND (updated_at, id) < (@updatedAt, @id) ${NEWEST_FIRST}`,
+    ),
+    listSession: db.prepare<[ListParams], ConversationRow>(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND session_id = @sessionId ${NEWEST_FIRST}`,
+    ),
+    listSessionAfter: db.prepare<[ListParams], ConversationRow>(
+      `SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal AND session_id = @sessionId AND (updated_at, id) < (@updatedAt, @id) ${NEWEST_FIRST}`,
+    ),
+    // max(): a wall clock stepping back must not make a conversation look older than it was.
+    // The process that last changes a conversation's status owns it (ownership.ts). Fenced with an
+    // epoch; without one, the change supersedes whoever held the lease, so the epoch moves on.
+    setStatus: db.prepare<[{ status: ConversationStatus; owner: string; now: number; id: string; epoch: number | null }]>(
+      'UPDATE conversations SET status = @status, owner = @owner, updated_at = max(updated_at, @now), epoch = CASE WHEN @epoch IS NULL THEN epoch + 1 ELSE epoch END WHERE id = @id AND (@epoch IS NULL OR epoch = @epoch)',
+    ),
+    // The conversation's own counter: seqs run 1, 2, 3… per conversation and are never reused; the
+    // fence is compared in the same statement, inside the append's write transaction.
+    nextSeq: db.prepare<[{ time: number; id: string; epoch: number | null }], { last_seq: number }>(
+      'UPDATE conversations SET last_seq = last_seq + 1, updated_at = max(updated_at, @time) WHERE id = @id AND (@epoch IS NULL OR epoch = @epoch) RETURNING last_seq',
+    ),
+    epochOf: db.prepare<[string], { epoch: number }>('SELECT epoch FROM conversations WHERE id = ?'),
+    claimTask: db.prepare<[{ owner: string; expires: number; setup: string; now: number; id: string }], LeaseRow>(
+      "UPDATE conversations SET status = 'running', owner = @owner, epoch = epoch + 1, lease_expires = @expires, task_setup = @setup, updated_at = max(updated_at, @now) WHERE id = @id RETURNING epoch, lease_expires",
+    ),
+    renewLease: db.prepare<[{ expires: number; id: string; epoch: number }], LeaseRow>(
+      "UPDATE conversations SET lease_expires = @expires WHERE id = @id AND epoch = @epoch AND status = 'running' RETURNING epoch, lease_expires",
+    ),
+    expiredTasks: db.prepare<[{ now: number; owner: string; limit: number }], ExpiredRow>(
+      "SELECT id, principal, harness, epoch, task_setup FROM conversations WHERE status = 'running' AND lease_expires < @now AND owner <> @owner ORDER BY lease_expires, id LIMIT @limit",
+    ),
+    // Only while still running at the epoch seen with its lease lapsed, and held by another owner (a
+    // holder renews its own lease rather than fence itself): a second taker finds the row moved on.
+    takeOverTask: db.prepare<[{ owner: string; expires: number; id: string; epoch: number; now: number }], LeaseRow>(
+      "UPDATE conversations SET owner = @owner, epoch = epoch + 1, lease_expires = @expires WHERE id = @id AND status = 'running' AND epoch = @epoch AND lease_expires < @now AND owner <> @owner RETURNING epoch, lease_expires",
+    ),
+    ownedTasks: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = ?"),
+    // A new session starts at epoch 1; a known one of the same principal moves to the next epoch.
+    claimSession: db.prepare<[{ id: string; principal: string; owner: string; now: number }], { epoch: number }>(
+      "INSERT INTO session_checkpoints (session_id, principal, owner, epoch, bytes, updated_at) VALUES (@id, @principal, @owner, 1, x'', @now) " +
+        'ON CONFLICT (session_id) DO UPDATE SET owner = excluded.owner, epoch = epoch + 1, updated_at = max(updated_at, excluded.updated_at) WHERE principal = excluded.principal RETURNING epoch',
+    ),
+    saveCheckpoint: db.prepare<[{ bytes: Uint8Array; now: number; id: string; epoch: number }]>(
+      'UPDATE session_checkpoints SET bytes = @bytes, updated_at = max(updated_at, @now) WHERE session_id = @id AND epoch = @epoch',
+    ),
+    // Only at the epoch seen and for the same principal: of several takers, the first moves the epoch on.
+    takeOverSession: db.prepare<[{ owner: string; now: number; id: string; principal: string; epoch: number }], { epoch: number }>(
+      'UPDATE session_checkpoints SET owner = @owner, epoch = epoch + 1, updated_at = max(updated_at, @now) WHERE session_id = @id AND principal = @principal AND epoch = @epoch RETURNING epoch',
+    ),
+    forgetSession: db.prepare<[string, number]>('DELETE FROM session_checkpoints WHERE session_id = ? AND epoch = ?'),
+    renewNode: db.prepare<[{ owner: string; node: string; url: string; expires: number }]>(
+      'INSERT INTO cluster_nodes (owner, node_id, advertise_url, lease_expires) VALUES (@owner, @node, @url, @expires) ' +
+        'ON CONFLICT (owner) DO UPDATE SET node_id = excluded.node_id, advertise_url = excluded.advertise_url, lease_expires = excluded.lease_expires',
+    ),
+    forgetNode: db.prepare<[string]>('DELETE FROM cluster_nodes WHERE owner = ?'),
+    nodeOf: db.prepare<[string], { owner: string; node_id: string; advertise_url: string; lease_expires: number }>('SELECT owner, node_id, advertise_url, lease_expires FROM cluster_nodes WHERE owner = ?'),
+    sessionEpoch: db.prepare<[string], { epoch: number }>('SELECT epoch FROM session_checkpoints WHERE session_id = ?'),
+    loadCheckpoint: db.prepare<[string, string], CheckpointRow>('SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = ? AND principal = ?'),
+    insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
+    running: db.prepare<[], { id: string; owner: string }>("SELECT id, owner FROM conversations WHERE status = 'running'"),
+    // Only if nobody resumed it (or interrupted it) since it was found running under this owner.
+    // The epoch moves on: should the owner judged gone still write, its writes are refused.
+    interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', epoch = epoch + 1, updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),
+    idsByPrefix: db.prepare<[IdPrefixParams], { id: string }>(
+      'SELECT id FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix ORDER BY updated_at DESC, id DESC LIMIT @limit',
+    ),
+    countByPrefix: db.prepare<[Omit<IdPrefixParams, 'limit'>], { n: number }>(
+      'SELECT count(*) AS n FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix',
+    ),
+    entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
+  };
+}
+
+export interface LeaseRow {
+  epoch: number;
+  lease_expires: number;
+}
+
+export interface ExpiredRow {
+  id: string;
+  principal: string;
+  harness: string;
+  epoch: number;
+  task_setup: string | null;
+}
+
+export interface CheckpointRow {
+  session_id: string;
+  owner: string;
+  epoch: number;
+  bytes: Buffer;
+  updated_at: number;
+}
+
+export interface IdPrefixParams {
+  principal: string;
+  prefix: string;
+  limit: number;
+}
+
+export interface ListParams {
+  principal: string;
+  sessionId?: string;
+  updatedAt?: number;
+  id?: string;
+  limit: number;
+}
+
+export type Statements = ReturnType<typeof prepareStatements>;
