@@ -1,0 +1,32 @@
+// OAuth 2.1 resource server limits (docs/oauth.md): issuer documents, JWKS refetch, tokens.
+
+/** Allowed difference between this host's clock and an issuer's when checking a token's `exp` and `nbf` (`--oauth-clock-skew`). */
+export const OAUTH_CLOCK_SKEW_SECONDS = 60;
+
+/**
+ * A token signed with a key id the cached JWKS does not hold makes the issuer's JWKS be read again, at
+ * most once per this interval per issuer: key rotation is followed, and a stream of forged `kid`s cannot
+ * turn into a stream of requests to the issuer.
+ */
+export const OAUTH_JWKS_REFETCH_INTERVAL_MS = 30_000;
+
+/** A cached JWKS is read again (at the next token) once it is this old, even if every `kid` is known. */
+export const OAUTH_JWKS_MAX_AGE_MS = 10 * 60_000;
+
+/** How long one request to an issuer (metadata, JWKS, introspection) may take before it counts as unreachable. */
+export const OAUTH_FETCH_TIMEOUT_MS = 5000;
+
+/** The largest issuer document (metadata, JWKS, introspection answer) read; past it the issuer counts as broken. */
+export const OAUTH_MAX_DOCUMENT_BYTES = 256 * 1024;
+
+/** The longest bearer token looked at (bytes of the header value); a longer one is refused with 431 before any parsing. */
+export const OAUTH_MAX_TOKEN_BYTES = 8192;
+
+/** `Retry-After` (seconds) of the 503 a request gets while an issuer's keys cannot be read. */
+export const OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
+
+/**
+ * Access tokens already verified, kept (by SHA-256 digest, never the token) until they expire, so the
+ * signature of a token a client sends on every request is checked once; the oldest entry goes first.
+ */
+export const OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
