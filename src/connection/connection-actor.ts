@@ -11,7 +11,7 @@ import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import { settleInline } from './inline-effects.ts';
 import { recordInlineCall } from '../actors/inline-tally.ts';
 import type { StateSealer } from '../mcp/request-state.ts';
-import { requestSealer, roundTripAt } from './request-sealer.ts';
+import { requestSealer, threadSealer, roundTripAt } from './request-sealer.ts';
 import { BATCH_SLICE_LENGTH } from '../limits.ts';
 
 export const connectionBehaviourRef: BehaviourRef = { module: 'builtin', export: 'connection' };
@@ -29,7 +29,7 @@ export interface ConnectionActorArgs {
   readonly adopted?: readonly [number, Pending][];
   /** Tickets below this were issued by earlier incarnations: never reused, so a late result cannot answer the wrong call. */
   readonly ticketFloor?: number;
-  /** The node's key for 2026-07-28 `requestState` seals (docs/multi-round-trip.md); absent, nothing is sealed. Never checkpointed. */
+  /** The node's key for 2026-07-28 `requestState` seals (docs/multi-round-trip.md); absent, a random key of this thread's own, made at the first seal (request-sealer.ts). Never checkpointed. */
   readonly stateKey?: Uint8Array;
 }
 
@@ -80,7 +80,7 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
       : initialState(args.config);
     const pending = args.adopted && args.adopted.length > 0 ? new Map([...base.pending, ...args.adopted]) : base.pending;
     const session: ConnectionState = { ...base, pending, nextTicket: Math.max(base.nextTicket, args.ticketFloor ?? 0) };
-    return { session, crashProbability: args.crashProbability ?? 0, handled: 0, sealer: args.stateKey === undefined ? null : requestSealer(args.stateKey) };
+    return { session, crashProbability: args.crashProbability ?? 0, handled: 0, sealer: args.stateKey === undefined ? threadSealer() : requestSealer(args.stateKey) };
   },
 
   handle(message, state, ctx) {

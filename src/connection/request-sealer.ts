@@ -1,15 +1,16 @@
 // The runtime half of a 2026-07-28 `requestState` seal: HMAC-SHA256 and SHA-256 under the node's state
 // key (node:crypto), handed to the pure core as a `StateSealer`, with the wall-clock time, per message.
 
-import { createHash, createHmac, timingSafeEqual } from 'node:crypto';
+import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RoundTrip, StateSealer } from '../mcp/request-state.ts';
 import { REQUEST_STATE_TTL_MS } from '../limits.ts';
 
 /** The sealer for one key: every node of a cluster that holds the same key opens the others' states. */
-export function requestSealer(key: Uint8Array): StateSealer {
-  const hmacKey = Buffer.from(key);
+export function requestSealer(key: Uint8Array | (() => Uint8Array)): StateSealer {
+  let hmacKey: Buffer | null = typeof key === 'function' ? null : Buffer.from(key);
+  const keyBytes = (): Buffer => (hmacKey ??= Buffer.from((key as () => Uint8Array)()));
   return {
-    mac: (data) => createHmac('sha256', hmacKey).update(data, 'utf8').digest('base64url'),
+    mac: (data) => createHmac('sha256', keyBytes()).update(data, 'utf8').digest('base64url'),
     digest: (data) => createHash('sha256').update(data, 'utf8').digest('base64url'),
     same: (a, b) => {
       const x = Buffer.from(a, 'utf8');
@@ -17,6 +18,18 @@ export function requestSealer(key: Uint8Array): StateSealer {
       return x.length === y.length && timingSafeEqual(x, y);
     },
   };
+}
+
+let threadKey: Uint8Array | null = null;
+
+/**
+ * The sealer of a process whose actors all run on this one thread (a stdio server) and that was given no
+ * key: a random key of this thread's own, made at the first seal, so a start that never seals never
+ * loads node:crypto (test/package/stdio-start.test.ts). A server with scheduler threads is handed one key
+ * for all of them instead (application.ts): a state sealed on one thread must open on another.
+ */
+export function threadSealer(): StateSealer {
+  return requestSealer(() => (threadKey ??= randomBytes(32)));
 }
 
 /**

@@ -93,12 +93,14 @@ export class Application implements SessionHost {
   /** The shared store's last probe: while it cannot be reached, new sessions are refused. Null on SQLite. */
   #storeWatch: StoreWatch | null = null;
 
-  readonly #stateKey: Uint8Array;
+  readonly #stateKey: Uint8Array | undefined;
 
   private constructor(options: ApplicationOptions, metrics: typeof MetricsModule | null) {
     this.#options = options;
     // A single node may seal with a key of its own: its states need only open on itself (cli/state-key.ts).
-    this.#stateKey = options.stateKey ?? randomBytes(32);
+    // Its scheduler threads share one; with none (a stdio server) the one thread makes its own at the
+    // first seal (connection/request-sealer.ts), so such a start does not load node:crypto.
+    this.#stateKey = options.stateKey ?? (options.threads > 0 ? randomBytes(32) : undefined);
     this.#clock = options.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
     this.registry = new SessionRegistry(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, this.#clock);
@@ -299,7 +301,7 @@ export class Application implements SessionHost {
     const send = this.observer.watchVersion(id, options.send);
     const session = new Session({
       id,
-      stateKey: this.#stateKey,
+      ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
       scheduler: this.scheduler,
       effects: {
         workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })), options.principal),

@@ -27,6 +27,12 @@ function pinnedClient(answers: Answer[], asked: string[]): Client {
 
 const textOf = (r: unknown) => ((r as { content?: { type: string; text?: string }[] }).content ?? []).map((c) => c.text ?? '').join('\n');
 
+/** The headers a 2026-07-28 POST must carry beside its body (docs/protocol.md): version, method, and the name a `tools/call` names. */
+function modernHeaders(body: object): Record<string, string> {
+  const { method, params } = body as { method: string; params?: { name?: string } };
+  return { 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(params?.name === undefined ? {} : { 'Mcp-Name': params.name }) };
+}
+
 function scenarios(name: string, setup: () => Promise<{ box: Sandbox; connect: (c: Client) => Promise<void>; raw: (body: object) => Promise<{ error?: { code: number; message: string } }>; close: () => Promise<void> }>) {
   const t = suite(name);
   let ctx: Awaited<ReturnType<typeof setup>>;
@@ -115,7 +121,7 @@ const http = scenarios('2026-07-28 round trip over Streamable HTTP, stateless (S
     box,
     connect: (c) => c.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers } })),
     raw: async (body) => {
-      const res = await fetch(server.url, { method: 'POST', headers: { ...headers, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', 'MCP-Protocol-Version': '2026-07-28' }, body: JSON.stringify(body) });
+      const res = await fetch(server.url, { method: 'POST', headers: { ...headers, ...modernHeaders(body), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
       const text = await res.text();
       const data = text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))?.slice(6) ?? '{}';
       return JSON.parse(data) as never;
@@ -144,7 +150,8 @@ cluster('a state sealed on node A runs the call on node B (same key); on node C 
     'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
   };
   const post = async (url: string, params: object) => {
-    const res = await fetch(url, { method: 'POST', headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: meta } }) });
+    const body = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { ...params, _meta: meta } };
+    const res = await fetch(url, { method: 'POST', headers: { ...modernHeaders(body), 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' }, body: JSON.stringify(body) });
     const text = await res.text();
     return JSON.parse(text.startsWith('{') ? text : text.split('\n').find((l) => l.startsWith('data: '))?.slice(6) ?? '{}') as { result?: { resultType?: string; requestState?: string; isError?: boolean }; error?: { code: number; message: string } };
   };
