@@ -26,8 +26,8 @@ const RUN_TIMEOUT_MS = 120_000;
  * `transports` are the ones its driver is run over.
  * @type {{ id: string, driver: string, packages: string[], transports: ('stdio' | 'http')[] }[]}
  */
-// Not driven yet (docs/clients.md says why): mcp-use (its 2.x client is @mcp-use/client) and the Inspector
-// CLI (@modelcontextprotocol/inspector --cli; the separate inspector-cli 1.x is deprecated).
+// mcp-use is its 1.x line: 2.x moved the client to @mcp-use/client, which the registry here does not have
+// (docs/clients.md). The Inspector is 2.x's `--cli` mode (the separate inspector-cli 1.x is deprecated).
 const CLIENTS = [
   { id: 'sdk-v1', driver: 'sdk-v1.mjs', packages: [], transports: ['stdio', 'http'] },
   { id: 'sdk-v2', driver: 'sdk-v2.mjs', packages: [], transports: ['stdio', 'http'] },
@@ -37,6 +37,8 @@ const CLIENTS = [
   { id: 'openai-agents', driver: 'openai-agents.mjs', packages: ['@openai/agents-core', 'zod'], transports: ['stdio', 'http'] },
   { id: 'mcp-remote', driver: 'mcp-remote.mjs', packages: ['mcp-remote', '@modelcontextprotocol/sdk'], transports: ['http'] },
   { id: 'mcpc', driver: 'mcpc.mjs', packages: ['@apify/mcpc'], transports: ['stdio', 'http'] },
+  { id: 'mcp-use', driver: 'mcp-use.mjs', packages: ['mcp-use@1', 'langchain@1', '@langchain/core@1', 'zod@4'], transports: ['stdio', 'http'] },
+  { id: 'inspector', driver: 'inspector.mjs', packages: ['@modelcontextprotocol/inspector@2'], transports: ['stdio', 'http'] },
 ];
 
 /** Runs a command to its end; resolves with its exit code and output, rejects past `timeoutMs`. */
@@ -148,9 +150,10 @@ async function main() {
           SUPERPI_DRIVER_DIR: c.packages.length > 0 ? dir : repoRoot,
         };
         const out = await run(process.execPath, [driver], { cwd: path.dirname(driver), env }, RUN_TIMEOUT_MS).catch((err) => ({ code: -1, stdout: '', stderr: String(err) }));
-        const line = out.stdout.split('\n').find((l) => l.startsWith('SUPERPI-RESULT '));
-        if (line) results.push({ id: c.id, ...JSON.parse(line.slice('SUPERPI-RESULT '.length)) });
-        else results.push({ id: c.id, client: c.id, version: '-', transport, rows: [{ check: 'run', ok: false, detail: `exit ${out.code}: ${(out.stderr || out.stdout).trim().split('\n').slice(-12).join(' ')}` }] });
+        // A driver may print several result lines (the Inspector CLI: one per protocol era).
+        const lines = out.stdout.split('\n').filter((l) => l.startsWith('SUPERPI-RESULT '));
+        for (const line of lines) results.push({ id: c.id, ...JSON.parse(line.slice('SUPERPI-RESULT '.length)) });
+        if (lines.length === 0) results.push({ id: c.id, client: c.id, version: '-', transport, rows: [{ check: 'run', ok: false, detail: `exit ${out.code}: ${(out.stderr || out.stdout).trim().split('\n').slice(-12).join(' ')}` }] });
       }
     }
   } finally {

@@ -41,6 +41,9 @@ async function withModel(script: ScriptStep[], body: (c: Connected, requests: { 
   const model = await startScriptedServer(script);
   const c = await connectStdio(box.ws, [], {}, (x) => x, { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test-secret', SUPERPI_HOME: home });
   try {
+    // Listed first, as hosts do: the SDK client then checks every harness_task structuredContent (answer,
+    // failure, undo) against the outputSchema it lists, and refuses one that does not fit.
+    await c.client.listTools();
     await body(c, model.requests);
   } finally {
     await c.close();

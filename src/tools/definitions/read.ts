@@ -5,6 +5,37 @@ import type { ToolDefinition } from '../definition.ts';
 import { DEFAULT_MAX_BYTES, DEFAULT_MAX_LINES, IMAGE_MAX_EDGE_PX } from '../../limits.ts';
 import { noticesProperty, pathProperty, positiveIntegerProperty, readOnlyLocal } from './common.ts';
 
+/** A text read's window: which lines were shown, of how many (each one is required in a text read). */
+const textWindow = {
+  content: { type: 'string', description: 'The lines shown, as the text output has them before its notice (empty when one line alone is over the byte limit).' },
+  offset: { type: 'integer', minimum: 1, description: 'The first line shown, 1-indexed.' },
+  lines: { type: 'integer', minimum: 0, description: 'How many lines are shown.' },
+  totalLines: { type: 'integer', minimum: 0, description: 'Lines in the file (a lower bound when totalLinesKnown is false).' },
+  totalLinesKnown: { type: 'boolean', description: 'False when the file was too large to count to its end.' },
+  truncated: { type: 'boolean', description: `True when the file goes on past what is shown (limit, ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB).` },
+};
+
+/** A truncated text read's continuation. */
+const nextOffset = { type: 'integer', minimum: 1, description: 'When truncated: the offset to continue from.' };
+
+/** An image read's sizes: what the file is and what was sent. */
+const imageProperty = {
+  type: 'object',
+  description: 'For an image read: what the file is and what was sent (the image itself is the result\'s image content).',
+  properties: {
+    mimeType: { type: 'string', description: 'The image type sent.' },
+    width: { type: 'integer', minimum: 1, description: 'Width sent, in pixels.' },
+    height: { type: 'integer', minimum: 1, description: 'Height sent, in pixels.' },
+    bytes: { type: 'integer', minimum: 0, description: 'Size of the image sent, in bytes (before base64).' },
+    sourceMimeType: { type: 'string', description: 'The file\'s image type, told by its bytes.' },
+    sourceWidth: { type: 'integer', minimum: 1, description: 'The file\'s width, in pixels.' },
+    sourceHeight: { type: 'integer', minimum: 1, description: 'The file\'s height, in pixels.' },
+    sourceBytes: { type: 'integer', minimum: 0, description: 'The file\'s size, in bytes.' },
+  },
+  required: ['mimeType', 'width', 'height', 'bytes', 'sourceMimeType', 'sourceWidth', 'sourceHeight', 'sourceBytes'],
+  additionalProperties: false,
+};
+
 export const readDefinition: ToolDefinition = {
   name: 'read',
   title: 'Read file',
@@ -30,40 +61,21 @@ export const readDefinition: ToolDefinition = {
     type: 'object',
     properties: {
       path: { type: 'string', description: 'The file read, as the call named it.' },
-      content: { type: 'string', description: 'The lines shown, as the text output has them before its notice (empty when one line alone is over the byte limit).' },
-      offset: { type: 'integer', minimum: 1, description: 'The first line shown, 1-indexed.' },
-      lines: { type: 'integer', minimum: 0, description: 'How many lines are shown.' },
-      totalLines: { type: 'integer', minimum: 0, description: 'Lines in the file (a lower bound when totalLinesKnown is false).' },
-      totalLinesKnown: { type: 'boolean', description: 'False when the file was too large to count to its end.' },
-      truncated: { type: 'boolean', description: `True when the file goes on past what is shown (limit, ${DEFAULT_MAX_LINES} lines or ${DEFAULT_MAX_BYTES / 1024}KB).` },
-      nextOffset: { type: 'integer', minimum: 1, description: 'When truncated: the offset to continue from.' },
-      image: {
-        type: 'object',
-        description: 'For an image read: what the file is and what was sent (the image itself is the result\'s image content).',
-        properties: {
-          mimeType: { type: 'string', description: 'The image type sent.' },
-          width: { type: 'integer', minimum: 1, description: 'Width sent, in pixels.' },
-          height: { type: 'integer', minimum: 1, description: 'Height sent, in pixels.' },
-          bytes: { type: 'integer', minimum: 0, description: 'Size of the image sent, in bytes (before base64).' },
-          sourceMimeType: { type: 'string', description: 'The file\'s image type, told by its bytes.' },
-          sourceWidth: { type: 'integer', minimum: 1, description: 'The file\'s width, in pixels.' },
-          sourceHeight: { type: 'integer', minimum: 1, description: 'The file\'s height, in pixels.' },
-          sourceBytes: { type: 'integer', minimum: 0, description: 'The file\'s size, in bytes.' },
-        },
-        required: ['mimeType', 'width', 'height', 'bytes', 'sourceMimeType', 'sourceWidth', 'sourceHeight', 'sourceBytes'],
-        additionalProperties: false,
-      },
+      ...textWindow,
+      nextOffset,
+      image: imageProperty,
       notices: noticesProperty,
     },
     required: ['path', 'notices'],
     // A text read carries its window, an image read its sizes: exactly one of the two shapes. Each branch
-    // names its properties again so that a strict validator knows them.
+    // names its properties again, with the same schemas (never a bare `true`, which hosts that convert
+    // schemas refuse), so that a strict validator knows them.
     oneOf: [
       {
-        properties: { content: true, offset: true, lines: true, totalLines: true, totalLinesKnown: true, truncated: true },
+        properties: textWindow,
         required: ['content', 'offset', 'lines', 'totalLines', 'totalLinesKnown', 'truncated'],
       },
-      { properties: { image: true }, required: ['image'] },
+      { properties: { image: imageProperty }, required: ['image'] },
     ],
     additionalProperties: false,
   },
