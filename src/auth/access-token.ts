@@ -73,6 +73,19 @@ export class AccessTokenVerifier {
     return COMPACT_JWS.test(token);
   }
 
+  /**
+   * Does `token` name its issuer, as a JWT with a string `iss`? Else (an opaque token, or a JWT naming no
+   * issuer) only introspection can tell whose it is. Decodes without verifying: this only routes.
+   */
+  static namesIssuer(token: string): boolean {
+    if (!COMPACT_JWS.test(token)) return false;
+    try {
+      return typeof decodeJwt(token).iss === 'string';
+    } catch {
+      return false;
+    }
+  }
+
   async verify(token: string): Promise<TokenVerdict> {
     const digest = createHash('sha256').update(token).digest('base64url');
     const known = this.#verified.get(digest);

@@ -6,7 +6,7 @@
 import type { Logger } from '../log/logger.ts';
 import { OAUTH_MAX_TOKEN_BYTES } from '../limits.ts';
 import type { Principal } from '../mcp/state.ts';
-import type { AccessTokenVerifier } from './access-token.ts';
+import { AccessTokenVerifier } from './access-token.ts';
 import type { OAuthConfig } from './oauth-config.ts';
 import { ALL_CAPABILITIES, type Capability } from './scopes.ts';
 import type { TokenTable } from './tokens.ts';
@@ -98,8 +98,8 @@ export class BearerAuthority {
     const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization);
     if (oauth === null || m === null) return this.#unauthorized(m === null ? 'the Authorization header is not "Bearer <token>"' : 'unknown bearer token', 'invalid_token');
     const token = m[1] as string;
-    const isJwt = /^[^.]+\.[^.]+\.[^.]+$/.test(token);
-    const verdict = isJwt || oauth.introspect === undefined ? await oauth.verifier.verify(token) : await oauth.introspect(token);
+    // A JWT naming its issuer is verified here with that issuer's keys; anything else is introspected, where configured.
+    const verdict = oauth.introspect === undefined || AccessTokenVerifier.namesIssuer(token) ? await oauth.verifier.verify(token) : await oauth.introspect(token);
     if (verdict.ok) return { principal: verdict.principal, capabilities: verdict.capabilities, expiresAt: verdict.expiresAt };
     if (verdict.status === 503) {
       this.#o.logger?.log('warning', 'bearer token not checked: issuer unavailable', { status: 503, reason: verdict.reason });
