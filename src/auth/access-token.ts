@@ -127,6 +127,8 @@ export class AccessTokenVerifier {
       });
       const sub = payload.sub as string;
       if (sub === '') return refused('the token has an empty sub');
+      // A token bound to a key (DPoP, mTLS) is only as good as the proof of that key, which a bearer request lacks.
+      if (payload.cnf !== undefined) return refused('the token is bound to a key (cnf); this server accepts only plain bearer tokens');
       return {
         ok: true,
         principal: { kind: 'token', name: `${iss as string}#${sub}` },
