@@ -73,6 +73,19 @@ export class AccessTokenVerifier {
     return COMPACT_JWS.test(token);
   }
 
+  /**
+   * Does `token` name its issuer, as a JWT with a string `iss`? Else (an opaque token, or a JWT naming no
+   * issuer) only introspection can tell whose it is. Decodes without verifying: this only routes.
+   */
+  static namesIssuer(token: string): boolean {
+    if (!COMPACT_JWS.test(token)) return false;
+    try {
+      return typeof decodeJwt(token).iss === 'string';
+    } catch {
+      return false;
+    }
+  }
+
   async verify(token: string): Promise<TokenVerdict> {
     const digest = createHash('sha256').update(token).digest('base64url');
     const known = this.#verified.get(digest);
@@ -114,6 +127,8 @@ export class AccessTokenVerifier {
       });
       const sub = payload.sub as string;
       if (sub === '') return refused('the token has an empty sub');
+      // A token bound to a key (DPoP, mTLS) is only as good as the proof of that key, which a bearer request lacks.
+      if (payload.cnf !== undefined) return refused('the token is bound to a key (cnf); this server accepts only plain bearer tokens');
       return {
         ok: true,
         principal: { kind: 'token', name: `${iss as string}#${sub}` },

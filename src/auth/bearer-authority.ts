@@ -6,7 +6,7 @@
 import type { Logger } from '../log/logger.ts';
 import { OAUTH_MAX_TOKEN_BYTES } from '../limits.ts';
 import type { Principal } from '../mcp/state.ts';
-import type { AccessTokenVerifier } from './access-token.ts';
+import { AccessTokenVerifier } from './access-token.ts';
 import type { OAuthConfig } from './oauth-config.ts';
 import { ALL_CAPABILITIES, type Capability } from './scopes.ts';
 import type { TokenTable } from './tokens.ts';
@@ -14,6 +14,8 @@ import type { TokenTable } from './tokens.ts';
 export interface Admitted {
   readonly principal: Principal;
   readonly capabilities: ReadonlySet<Capability>;
+  /** How the caller was identified: no token, a static token (`--tokens`), or an OAuth access token. */
+  readonly source: 'anonymous' | 'static' | 'oauth';
   /** OAuth: `exp` in seconds since the epoch (a WebSocket is closed then); static tokens and anonymous never expire. */
   readonly expiresAt?: number;
 }
@@ -41,7 +43,7 @@ export interface BearerAuthorityOptions {
   readonly logger?: Logger;
 }
 
-const ANONYMOUS: Admitted = { principal: { kind: 'anonymous' }, capabilities: new Set(['read', 'write', 'exec', 'observe']) };
+const ANONYMOUS: Admitted = { principal: { kind: 'anonymous' }, source: 'anonymous', capabilities: new Set(['read', 'write', 'exec', 'observe']) };
 
 export function isAuthRefusal(x: Admitted | AuthRefusal): x is AuthRefusal {
   return 'status' in x;
@@ -98,9 +100,9 @@ export class BearerAuthority {
     const m = /^Bearer +([A-Za-z0-9\-._~+/]+=*)$/i.exec(authorization);
     if (oauth === null || m === null) return this.#unauthorized(m === null ? 'the Authorization header is not "Bearer <token>"' : 'unknown bearer token', 'invalid_token');
     const token = m[1] as string;
-    const isJwt = /^[^.]+\.[^.]+\.[^.]+$/.test(token);
-    const verdict = isJwt || oauth.introspect === undefined ? await oauth.verifier.verify(token) : await oauth.introspect(token);
-    if (verdict.ok) return { principal: verdict.principal, capabilities: verdict.capabilities, expiresAt: verdict.expiresAt };
+    // A JWT naming its issuer is verified here with that issuer's keys; anything else is introspected, where configured.
+    const verdict = oauth.introspect === undefined || AccessTokenVerifier.namesIssuer(token) ? await oauth.verifier.verify(token) : await oauth.introspect(token);
+    if (verdict.ok) return { principal: verdict.principal, capabilities: verdict.capabilities, source: 'oauth', expiresAt: verdict.expiresAt };
     if (verdict.status === 503) {
       this.#o.logger?.log('warning', 'bearer token not checked: issuer unavailable', { status: 503, reason: verdict.reason });
       return { status: 503, message: 'Service Unavailable: the token issuer cannot be reached to check the token; retry', headers: { 'Retry-After': String(verdict.retryAfterSeconds ?? 1) } };
@@ -123,7 +125,7 @@ export class BearerAuthority {
   #staticPrincipal(name: string, principal: Principal): Admitted {
     let admitted = this.#static.get(name);
     if (admitted === undefined) {
-      admitted = { principal, capabilities: ALL_CAPABILITIES };
+      admitted = { principal, capabilities: ALL_CAPABILITIES, source: 'static' };
       this.#static.set(name, admitted);
     }
     return admitted;

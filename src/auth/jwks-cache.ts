@@ -11,7 +11,8 @@ export const ALLOWED_ALGORITHMS: readonly string[] = ['RS256', 'RS384', 'RS512',
 /** What the issuer's metadata says that this server uses. */
 export interface IssuerMetadata {
   readonly issuer: string;
-  readonly jwksUri: string;
+  /** Absent only for an issuer that offers introspection alone (opaque tokens, no JWTs). */
+  readonly jwksUri?: string;
   readonly introspectionEndpoint?: string;
 }
 
@@ -107,6 +108,7 @@ export class JwksCache {
   async #load(): Promise<KeySet> {
     const { jwksUri } = await this.metadata();
     this.#lastAttempt = this.#o.now();
+    if (jwksUri === undefined) throw new IssuerUnavailable(`${this.#issuer}: its metadata names no jwks_uri (it offers introspection only)`);
     this.#fetches++;
     const doc = await this.#o.fetchJson(jwksUri);
     const keys = (doc as { keys?: unknown } | null)?.keys;
@@ -134,7 +136,8 @@ function pick(keys: KeySet, kid: string | undefined): JWK | undefined {
 /**
  * RFC 8414 metadata (`/.well-known/oauth-authorization-server` inserted before the issuer's path), else
  * OpenID discovery (`/.well-known/openid-configuration` appended). The document must name this very
- * issuer (mix-up protection) and an https JWKS (http only beside an http loopback issuer).
+ * issuer (mix-up protection), and https endpoints (http only beside an http loopback issuer): a JWKS, an
+ * introspection endpoint, or both.
  */
 async function discover(issuer: string, fetch: FetchJson): Promise<IssuerMetadata> {
   const url = new URL(issuer);
@@ -151,13 +154,22 @@ async function discover(issuer: string, fetch: FetchJson): Promise<IssuerMetadat
     }
     const m = doc as { issuer?: unknown; jwks_uri?: unknown; introspection_endpoint?: unknown } | null;
     if (m?.issuer !== issuer) throw new IssuerUnavailable(`${candidate}: names issuer ${JSON.stringify(m?.issuer)}, not ${issuer}`);
-    if (typeof m.jwks_uri !== 'string' || !URL.canParse(m.jwks_uri)) throw new IssuerUnavailable(`${candidate}: no jwks_uri`);
-    if (new URL(m.jwks_uri).protocol !== 'https:' && url.protocol === 'https:') throw new IssuerUnavailable(`${candidate}: jwks_uri is not https`);
+    const jwksUri = endpoint(candidate, 'jwks_uri', m.jwks_uri, url.protocol);
+    const introspectionEndpoint = endpoint(candidate, 'introspection_endpoint', m.introspection_endpoint, url.protocol);
+    if (jwksUri === undefined && introspectionEndpoint === undefined) throw new IssuerUnavailable(`${candidate}: no jwks_uri`);
     return {
       issuer,
-      jwksUri: m.jwks_uri,
-      ...(typeof m.introspection_endpoint === 'string' ? { introspectionEndpoint: m.introspection_endpoint } : {}),
+      ...(jwksUri === undefined ? {} : { jwksUri }),
+      ...(introspectionEndpoint === undefined ? {} : { introspectionEndpoint }),
     };
   }
   throw last instanceof IssuerUnavailable ? last : new IssuerUnavailable(`${issuer}: no metadata`, { cause: last });
+}
+
+/** A URL the metadata names (absent: undefined), https beside an https issuer: a token or a key never travels in the clear. */
+function endpoint(document: string, field: string, value: unknown, issuerProtocol: string): string | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'string' || !URL.canParse(value)) throw new IssuerUnavailable(`${document}: ${field} is not a URL`);
+  if (new URL(value).protocol !== 'https:' && issuerProtocol === 'https:') throw new IssuerUnavailable(`${document}: ${field} is not https`);
+  return value;
 }

@@ -16,6 +16,7 @@ import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { StateKeyError, stateKeyFrom } from './state-key.ts';
+import { type ClientCredentials, ClientCredentialsError, clientCredentialsFrom } from '../auth/client-credentials.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
 import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
@@ -100,6 +101,8 @@ export interface ServerOptions {
   readonly oauthClockSkewSeconds: number | undefined;
   /** `--oauth-jwks-refetch SECONDS`: an unknown kid reads an issuer's JWKS again at most this often; undefined: OAUTH_JWKS_REFETCH_INTERVAL_MS. */
   readonly oauthJwksRefetchSeconds: number | undefined;
+  /** This server's client at the issuers, for introspecting opaque tokens (`--oauth-introspection-client-id` and a secret from a file or the environment); undefined: opaque tokens are refused. */
+  readonly oauthIntrospection: ClientCredentials | undefined;
 }
 
 /**
@@ -131,6 +134,8 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
   ['SUPERPI_OAUTH_ISSUERS', 'comma-separated OAuth issuer URLs whose access tokens are accepted (as --oauth-issuer)'],
   ['SUPERPI_RESOURCE', "this server's canonical URL, the audience OAuth tokens must name (as --resource)"],
+  ['SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID', "this server's client id at the issuers, for token introspection (as --oauth-introspection-client-id)"],
+  ['SUPERPI_OAUTH_INTROSPECTION_SECRET', "that client's secret (or --oauth-introspection-secret-file; never on the command line)"],
   ['SUPERPI_HOME', 'directory of the SQLite store and the code cache   default: ~/.super-pi'],
   ['SUPERPI_CODE_CACHE', 'set to off to neither read nor write the compiled-code cache'],
   ['SUPERPI_MODEL_URL', 'an OpenAI-compatible endpoint (e.g. https://api.openai.com/v1) for harness_task; needs SUPERPI_MODEL'],
@@ -146,6 +151,7 @@ export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
   'max-anonymous-sessions', 'session-idle', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
   'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
+  'oauth-introspection-client-id', 'oauth-introspection-secret-file',
 ] as const;
 
 /** The usage an entry prints: the HTTP one (`super-pi`, examples/server.ts) or the stdio one (examples/stdio.ts). */
@@ -210,6 +216,8 @@ Options (flags override environment variables, which override defaults):
   --oauth-scope-observe NAME   the scope granting /metrics and /observer   default: mcp:observe
   --oauth-clock-skew SECONDS   allowed clock difference with an issuer for exp and nbf   default: ${OAUTH_CLOCK_SKEW_SECONDS}
   --oauth-jwks-refetch SECONDS   a token under an unknown key id reads its issuer's keys again at most this often (key rotation)   default: ${OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000}
+  --oauth-introspection-client-id ID   this server's client at the issuers: opaque (non-JWT) tokens are checked by token introspection (RFC 7662) where an issuer offers it   env SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID   default: none (opaque tokens refused)
+  --oauth-introspection-secret-file FILE   file holding that client's secret   env SUPERPI_OAUTH_INTROSPECTION_SECRET
   --help                   print this text
   --version                print the version
 
@@ -281,6 +289,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'oauth-scope-observe': { type: 'string' },
         'oauth-clock-skew': { type: 'string' },
         'oauth-jwks-refetch': { type: 'string' },
+        'oauth-introspection-client-id': { type: 'string' },
+        'oauth-introspection-secret-file': { type: 'string' },
         help: { type: 'boolean' },
         version: { type: 'boolean' },
       },
@@ -353,6 +363,13 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     const given = HTTP_ONLY_FLAGS.filter((f) => values[f] !== undefined);
     if (given.length > 0) throw new OptionsError(`--${given[0]} is for the HTTP server and means nothing with --stdio (one session over stdin and stdout): drop --${given[0]}${values.stdio ? ', or drop --stdio to serve HTTP' : ''}`);
   }
+  let oauthIntrospection: ClientCredentials | undefined;
+  try {
+    oauthIntrospection = clientCredentialsFrom({ clientId: values['oauth-introspection-client-id'] ?? env.SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID, secretFile: values['oauth-introspection-secret-file'], secretEnv: env.SUPERPI_OAUTH_INTROSPECTION_SECRET });
+  } catch (err) {
+    throw err instanceof ClientCredentialsError ? new OptionsError(err.message) : err;
+  }
+  if (oauthIntrospection !== undefined && values['oauth-issuer'] === undefined && (env.SUPERPI_OAUTH_ISSUERS ?? '').trim() === '') throw new OptionsError('--oauth-introspection-client-id needs --oauth-issuer (or SUPERPI_OAUTH_ISSUERS): the issuers to introspect at');
   return {
     kind: 'serve',
     options: {
@@ -407,6 +424,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       },
       oauthJwksRefetchSeconds: values['oauth-jwks-refetch'] === undefined ? undefined : positiveInt('--oauth-jwks-refetch', values['oauth-jwks-refetch'], OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000),
       oauthClockSkewSeconds: values['oauth-clock-skew'] === undefined ? undefined : wholeNumber('--oauth-clock-skew', values['oauth-clock-skew'], OAUTH_CLOCK_SKEW_SECONDS),
+      oauthIntrospection,
     },
   };
 }

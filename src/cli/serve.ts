@@ -240,7 +240,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   if (checkedOAuth !== null) {
     try {
       const resource = options.resource ?? `${(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port)).replace(/\/$/, '')}/mcp`;
-      auth.useOAuth(createOAuthResourceServer(checkedOAuth(resource), { logger }));
+      auth.useOAuth(createOAuthResourceServer(checkedOAuth(resource), { logger, ...(options.oauthIntrospection ? { introspection: options.oauthIntrospection } : {}) }));
     } catch (err) {
       await server.close(0);
       await app.stop();

@@ -30,3 +30,23 @@ export const OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
  * signature of a token a client sends on every request is checked once; the oldest entry goes first.
  */
 export const OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES = 10_000;
+
+/**
+ * Opaque access tokens an issuer's introspection endpoint (RFC 7662) called active, kept (by SHA-256
+ * digest, never the token) so a client's every request does not cost a request to the issuer; the oldest
+ * entry goes first.
+ */
+export const OAUTH_INTROSPECTION_CACHE_ENTRIES = 10_000;
+
+/**
+ * An introspected token is remembered until its `exp`, but never longer than this: a token the issuer
+ * revokes stops working here within this time.
+ */
+export const OAUTH_INTROSPECTION_CACHE_MAX_SECONDS = 300;
+
+/**
+ * Introspection requests to the issuers in flight at once (the same token asked twice shares one). Past
+ * it a new opaque token gets 503 with Retry-After: a caller sending made-up tokens cannot turn this
+ * server into a flood of requests to the issuer.
+ */
+export const OAUTH_INTROSPECTION_MAX_IN_FLIGHT = 32;

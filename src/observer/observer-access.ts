@@ -1,7 +1,9 @@
 // Who may read /metrics and the observer's data: on a loopback server with no tokens configured (and
 // no --require-auth), anyone who passes the Host/Origin checks — that is the operator's own machine;
-// otherwise only token principals named in --observers. Anonymous callers never.
+// otherwise static-token principals named in --observers and, with OAuth, access tokens carrying the
+// observe scope (`mcp:observe`). Anonymous callers never.
 
+import { type BearerAuthority, isAuthRefusal } from '../auth/bearer-authority.ts';
 import type { Principal } from '../mcp/state.ts';
 
 export interface ObserverAccessPolicy {
@@ -27,6 +29,28 @@ export function decideObserverAccess(policy: ObserverAccessPolicy, principal: Pr
   if (principal.kind !== 'token') return { allowed: false, status: 401, message: 'Unauthorized: the observer and /metrics need the bearer token of a principal named in --observers' };
   if (!policy.observers.has(principal.name)) return { allowed: false, status: 403, message: 'Forbidden: this principal is not named in --observers' };
   return { allowed: true };
+}
+
+export type ObserverAdmission = { allowed: true } | { allowed: false; status: 401 | 403 | 431 | 503; message: string; headers: Readonly<Record<string, string>> };
+
+/**
+ * The decision for one request's `Authorization` header. With OAuth configured the header goes through
+ * the same admission as /mcp (401 naming the resource metadata, 503 while an issuer cannot be read); an
+ * OAuth token then needs the observe scope (403 insufficient_scope naming it, so a host can step up), and
+ * a static token still needs its principal in --observers.
+ */
+export async function admitObserver(auth: BearerAuthority, policy: ObserverAccessPolicy, authorization: string | undefined, resolve: (authorization: string | undefined) => Principal | null): Promise<ObserverAdmission> {
+  if (auth.oauth === null) return withChallenge(decideObserverAccess(policy, resolve(authorization)));
+  const admitted = await auth.admit(authorization);
+  if (isAuthRefusal(admitted)) return { allowed: false, ...admitted };
+  if (admitted.source !== 'oauth') return withChallenge(decideObserverAccess(policy, admitted.principal));
+  if (admitted.capabilities.has('observe')) return { allowed: true };
+  return { allowed: false, ...auth.insufficientScope('observe') };
+}
+
+function withChallenge(verdict: AccessVerdict): ObserverAdmission {
+  if (verdict.allowed) return verdict;
+  return { ...verdict, headers: verdict.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="super-pi"' } : {} };
 }
 
 export function parseObservers(list: string | undefined): string[] {

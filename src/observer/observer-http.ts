@@ -3,9 +3,10 @@
 // GET /observer/transcript (a task's transcript from a seq on). Data requests carry the bearer token.
 
 import type { IncomingMessage, ServerResponse } from 'node:http';
+import type { BearerAuthority } from '../auth/bearer-authority.ts';
 import type { TokenTable } from '../auth/tokens.ts';
 import { checkHostAndOrigin, type OriginPolicy } from '../transports/origin.ts';
-import { type ObserverAccessPolicy, decideObserverAccess } from './observer-access.ts';
+import { admitObserver, type ObserverAccessPolicy } from './observer-access.ts';
 import { OBSERVER_PAGE } from './page-html.ts';
 import { OBSERVER_SCRIPT } from './page-script.ts';
 import type { ServerObserver } from './server-observer.ts';
@@ -16,6 +17,8 @@ export interface ObserverRoutesOptions {
   readonly tokens: TokenTable;
   readonly origin: OriginPolicy;
   readonly access: ObserverAccessPolicy;
+  /** The server's admission: with OAuth configured, an access token with the observe scope is an observer too. */
+  readonly auth: BearerAuthority;
 }
 
 const PAGE_HEADERS = {
@@ -53,22 +56,29 @@ export class ObserverRoutes {
         res.writeHead(200, { 'Content-Type': 'text/javascript; charset=utf-8', ...PAGE_HEADERS }).end(OBSERVER_SCRIPT);
         return true;
     }
-    const verdict = decideObserverAccess(this.#options.access, this.#options.tokens.resolve(req.headers.authorization));
-    if (!verdict.allowed) {
-      refuse(res, verdict.status, verdict.message, verdict.status === 401 ? { 'WWW-Authenticate': 'Bearer realm="super-pi"' } : {});
-      return true;
-    }
+    const { tokens, access, auth } = this.#options;
+    admitObserver(auth, access, req.headers.authorization, (a) => tokens.resolve(a)).then((verdict) => {
+      if (!verdict.allowed) return refuse(res, verdict.status, verdict.message, verdict.headers);
+      this.#serve(req, res, pathname);
+    }).catch((err: unknown) => {
+      if (!res.headersSent) refuse(res, 500, `Internal Server Error: ${(err as Error).message}`);
+      else res.destroy();
+    });
+    return true;
+  }
+
+  #serve(req: IncomingMessage, res: ServerResponse, pathname: string): void {
     switch (pathname) {
-      case '/metrics': this.#metrics(res); return true;
-      case '/observer/events': this.#events(res); return true;
+      case '/metrics': this.#metrics(res); return;
+      case '/observer/events': this.#events(res); return;
       case '/observer/transcript':
         // The store may be a database across the network: a failed read is answered, never left hanging.
         this.#transcript(req, res).catch((err: unknown) => {
           if (!res.headersSent) refuse(res, 500, `Internal Server Error: the transcript could not be read (${(err as Error).message})`);
           else res.destroy();
         });
-        return true;
-      default: refuse(res, 404, 'Not Found'); return true;
+        return;
+      default: refuse(res, 404, 'Not Found');
     }
   }
 
@@ -126,7 +136,7 @@ function frame(json: string): string {
   return `data: ${json}\n\n`;
 }
 
-function refuse(res: ServerResponse, status: number, message: string, headers: Record<string, string> = {}): void {
+function refuse(res: ServerResponse, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void {
   res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
   res.end(JSON.stringify({ error: message }));
 }

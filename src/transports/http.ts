@@ -90,7 +90,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
   const healthIsPublic = () => options.tokens.size === 0 && !auth.required;
   const observerRoutes = new ObserverRoutes({
-    observer: options.observer, tokens: options.tokens, origin,
+    observer: options.observer, tokens: options.tokens, origin, auth,
     access: { loopback: isLoopbackHost(options.host), tokensConfigured: options.tokens.size > 0, requireAuth: options.requireAuth, observers: new Set(options.observers ?? []) },
   });
 

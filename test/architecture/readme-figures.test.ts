@@ -205,17 +205,18 @@ const FIGURES: readonly Figure[] = [
   // Protocol: 2026-07-28 cache hints
   { phrase: /`CATALOG_CACHE_TTL_MS` \(([\d,]+) ms\)/, name: 'CATALOG_CACHE_TTL_MS', figure: grouped(limits.CATALOG_CACHE_TTL_MS) },
   { phrase: /`RESOURCE_CACHE_TTL_MS` \(([\d,]+) ms\)/, name: 'RESOURCE_CACHE_TTL_MS', figure: grouped(limits.RESOURCE_CACHE_TTL_MS) },
-  // OAuth resource server (docs/oauth.md, docs/configuration.md)
-  { phrase: /\| (\d+) \(`OAUTH_CLOCK_SKEW_SECONDS`\)/, name: 'OAUTH_CLOCK_SKEW_SECONDS', figure: String(limits.OAUTH_CLOCK_SKEW_SECONDS) },
-  { phrase: /\| `--oauth-clock-skew SECONDS` \| \| `(\d+)`/, name: 'OAUTH_CLOCK_SKEW_SECONDS', figure: String(limits.OAUTH_CLOCK_SKEW_SECONDS) },
-  { phrase: /\| (\d+) \(`OAUTH_JWKS_REFETCH_INTERVAL_MS`\)/, name: 'OAUTH_JWKS_REFETCH_INTERVAL_MS', figure: seconds(limits.OAUTH_JWKS_REFETCH_INTERVAL_MS) },
-  { phrase: /\| `--oauth-jwks-refetch SECONDS` \| \| `(\d+)`/, name: 'OAUTH_JWKS_REFETCH_INTERVAL_MS', figure: seconds(limits.OAUTH_JWKS_REFETCH_INTERVAL_MS) },
-  { phrase: /`OAUTH_JWKS_MAX_AGE_MS` \((\d+) min/, name: 'OAUTH_JWKS_MAX_AGE_MS', figure: String(limits.OAUTH_JWKS_MAX_AGE_MS / 60_000) },
-  { phrase: /`OAUTH_FETCH_TIMEOUT_MS` \((\d+) s/, name: 'OAUTH_FETCH_TIMEOUT_MS', figure: seconds(limits.OAUTH_FETCH_TIMEOUT_MS) },
-  { phrase: /`OAUTH_MAX_DOCUMENT_BYTES` \((\d+) KiB/, name: 'OAUTH_MAX_DOCUMENT_BYTES', figure: kib(limits.OAUTH_MAX_DOCUMENT_BYTES) },
-  { phrase: /`OAUTH_MAX_TOKEN_BYTES` \((\d+) KiB/, name: 'OAUTH_MAX_TOKEN_BYTES', figure: kib(limits.OAUTH_MAX_TOKEN_BYTES) },
-  { phrase: /`OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS` \((\d+),/, name: 'OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS', figure: String(limits.OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS) },
-  { phrase: /`OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES` \((\d+(?: \d{3})*) verified/, name: 'OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES', figure: limits.OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES.toLocaleString('en-US').replace(/,/g, ' ') },
+  // OAuth resource server (docs/limits.md rows)
+  { phrase: /\| `OAUTH_CLOCK_SKEW_SECONDS` \| (\d+) s/, name: 'OAUTH_CLOCK_SKEW_SECONDS', figure: String(limits.OAUTH_CLOCK_SKEW_SECONDS) },
+  { phrase: /\| `OAUTH_JWKS_REFETCH_INTERVAL_MS` \| (\d+) s/, name: 'OAUTH_JWKS_REFETCH_INTERVAL_MS', figure: seconds(limits.OAUTH_JWKS_REFETCH_INTERVAL_MS) },
+  { phrase: /\| `OAUTH_JWKS_MAX_AGE_MS` \| (\d+) s/, name: 'OAUTH_JWKS_MAX_AGE_MS', figure: seconds(limits.OAUTH_JWKS_MAX_AGE_MS) },
+  { phrase: /\| `OAUTH_FETCH_TIMEOUT_MS` \| (\d+) s/, name: 'OAUTH_FETCH_TIMEOUT_MS', figure: seconds(limits.OAUTH_FETCH_TIMEOUT_MS) },
+  { phrase: /\| `OAUTH_MAX_DOCUMENT_BYTES` \| (\d+) KiB/, name: 'OAUTH_MAX_DOCUMENT_BYTES', figure: kib(limits.OAUTH_MAX_DOCUMENT_BYTES) },
+  { phrase: /\| `OAUTH_MAX_TOKEN_BYTES` \| (\d+) KiB/, name: 'OAUTH_MAX_TOKEN_BYTES', figure: kib(limits.OAUTH_MAX_TOKEN_BYTES) },
+  { phrase: /\| `OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS` \| (\d+) s/, name: 'OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS', figure: String(limits.OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS) },
+  { phrase: /\| `OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES` \| ([\d,]+) verified/, name: 'OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES', figure: grouped(limits.OAUTH_VERIFIED_TOKEN_CACHE_ENTRIES) },
+  { phrase: /\| `OAUTH_INTROSPECTION_CACHE_ENTRIES` \| ([\d,]+) introspected/, name: 'OAUTH_INTROSPECTION_CACHE_ENTRIES', figure: grouped(limits.OAUTH_INTROSPECTION_CACHE_ENTRIES) },
+  { phrase: /\| `OAUTH_INTROSPECTION_CACHE_MAX_SECONDS` \| (\d+) s/, name: 'OAUTH_INTROSPECTION_CACHE_MAX_SECONDS', figure: String(limits.OAUTH_INTROSPECTION_CACHE_MAX_SECONDS) },
+  { phrase: /\| `OAUTH_INTROSPECTION_MAX_IN_FLIGHT` \| (\d+) introspection/, name: 'OAUTH_INTROSPECTION_MAX_IN_FLIGHT', figure: String(limits.OAUTH_INTROSPECTION_MAX_IN_FLIGHT) },
 ];
 
 /** Figures whose constants live beside their code (the store's node-id bound): checked all the same. */

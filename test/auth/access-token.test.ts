@@ -132,6 +132,11 @@ test('refuses malformed tokens: not three parts, bad base64, a header that is no
   for (const t of ['abc', 'a.b', 'a.b.c.d', '!!.??.**', `${base64url('not json')}.${base64url({})}.AAAA`]) refusedWith(await verifier.verify(t), 401, /JWT/);
 });
 
+test('refuses a sender-constrained token (cnf): without the proof of its key it is not a bearer token', async () => {
+  const { key, verifier, good } = await setup();
+  refusedWith(await verifier.verify(await sign(key, { ...good, cnf: { jkt: 'thumbprint' } })), 401, /bound to a key/);
+});
+
 test('a remembered token is refused once it expires', async () => {
   const { key, clock, verifier, good } = await setup();
   const token = await sign(key, { ...good, exp: NOW + 10 });

@@ -42,6 +42,7 @@ export interface Claims {
   readonly exp?: number;
   readonly nbf?: number;
   readonly scope?: string;
+  readonly cnf?: Record<string, string>;
 }
 
 /** A token signed by `key` with exactly `claims` (seconds since the epoch for exp/nbf). */

@@ -2,9 +2,13 @@
 // and refetch interval, the environment forms, refusal with --stdio, and the settings' validation
 // (bad URLs, http off loopback, shared scope names) with an error naming the flag.
 
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { OAuthConfigError, oauthConfig } from '../../src/auth/oauth-config.ts';
+import { clientCredentialsFrom } from '../../src/auth/client-credentials.ts';
 import { OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 
 function serve(argv: string[], env: NodeJS.ProcessEnv = {}) {
@@ -43,6 +47,27 @@ test('the settings refuse a bad issuer or resource URL, http off loopback, a fra
   bad({ issuers: ['https://idp.example'], resource: 'https://m.example/mcp', scopes: { write: 'mcp:read' } }, /share a scope name/);
   bad({ issuers: ['https://idp.example'], resource: 'https://m.example/mcp', scopes: { read: 'has space' } }, /--oauth-scope-read/);
   assert.is(oauthConfig({ issuers: ['http://127.0.0.1:8080'], resource: 'http://127.0.0.1:7777/mcp' }).clockSkewSeconds, 60);
+});
+
+test('introspection credentials: the id from the flag or the environment, the secret from a file or the environment, never argv', () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'superpi-introspection-'));
+  const file = path.join(dir, 'secret');
+  writeFileSync(file, 'file-secret-value\n');
+  const issuer = ['--oauth-issuer', 'https://a.example'];
+  const fromFile = serve([...issuer, '--oauth-introspection-client-id', 'rs', '--oauth-introspection-secret-file', file]).oauthIntrospection;
+  assert.is(fromFile?.clientId, 'rs');
+  assert.is(fromFile?.basicAuthorization(), `Basic ${Buffer.from('rs:file-secret-value').toString('base64')}`);
+  const fromEnv = serve(issuer, { SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID: 'rs2', SUPERPI_OAUTH_INTROSPECTION_SECRET: 'env-secret' }).oauthIntrospection;
+  assert.is(fromEnv?.basicAuthorization(), `Basic ${Buffer.from('rs2:env-secret').toString('base64')}`);
+  assert.is(serve(issuer).oauthIntrospection, undefined);
+  const refused = (argv: string[], env: NodeJS.ProcessEnv, re: RegExp) => assert.throws(() => parseOptions(argv, env, '/'), (e: unknown) => e instanceof OptionsError && re.test((e as Error).message));
+  refused([...issuer, '--oauth-introspection-client-id', 'rs'], {}, /needs its secret/);
+  refused(issuer, { SUPERPI_OAUTH_INTROSPECTION_SECRET: 'x' }, /without --oauth-introspection-client-id/);
+  refused(['--oauth-introspection-client-id', 'rs'], { SUPERPI_OAUTH_INTROSPECTION_SECRET: 'x' }, /needs --oauth-issuer/);
+  refused([...issuer, '--oauth-introspection-client-id', 'rs', '--oauth-introspection-secret-file', path.join(dir, 'missing')], {}, /cannot read it/);
+  refused(['--stdio', '--oauth-introspection-client-id', 'rs'], {}, /is for the HTTP server/);
+  for (const flag of ['--oauth-introspection-client-id', '--oauth-introspection-secret-file']) assert.ok(usage.includes(flag), flag);
+  assert.is(clientCredentialsFrom({}), undefined);
 });
 
 test.run();

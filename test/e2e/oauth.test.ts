@@ -4,79 +4,13 @@
 // HTTP. The token's scopes decide what works (403 insufficient_scope, then step-up), a second issuer's
 // token is refused, key rotation is followed without a restart, an expired token is refreshed.
 
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { discoverAuthorizationServerMetadata, exchangeAuthorization, type OAuthClientProvider, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
+import { discoverAuthorizationServerMetadata, exchangeAuthorization, registerClient, startAuthorization } from '@modelcontextprotocol/sdk/client/auth.js';
 import { test } from 'uvu';
 import { WebSocket } from 'ws';
 import * as assert from 'uvu/assert';
 import { makeSandbox, type RunningServer, startHttpServerProcess, textOf } from './fixtures.ts';
+import { authorize, connect, HostOAuth, REDIRECT } from './oauth-host.ts';
 import { ALL_SCOPES, startTestIssuer, type TestIssuer } from './oidc-issuer.ts';
-
-const REDIRECT = 'http://127.0.0.1:1/callback';
-
-/** A host's OAuth state in memory; the authorization URL it is sent to is followed by `authorize`. */
-class HostOAuth implements OAuthClientProvider {
-  info: OAuthClientInformationMixed | undefined;
-  saved: OAuthTokens | undefined;
-  verifier = '';
-  authorizationUrl: URL | null = null;
-  get redirectUrl(): string {
-    return REDIRECT;
-  }
-  get clientMetadata(): OAuthClientMetadata {
-    return { client_name: 'super-pi e2e', redirect_uris: [REDIRECT], grant_types: ['authorization_code', 'refresh_token'], response_types: ['code'], token_endpoint_auth_method: 'none' };
-  }
-  clientInformation() { return this.info; }
-  saveClientInformation(info: OAuthClientInformationMixed) { this.info = info; }
-  tokens() { return this.saved; }
-  saveTokens(tokens: OAuthTokens) { this.saved = tokens; }
-  redirectToAuthorization(url: URL) { this.authorizationUrl = url; }
-  saveCodeVerifier(v: string) { this.verifier = v; }
-  codeVerifier() { return this.verifier; }
-}
-
-/** Follows the authorization URL through the provider's interaction (cookies kept) to the redirect: the code. */
-async function authorize(url: URL): Promise<string> {
-  const cookies = new Map<string, string>();
-  let next = url.href;
-  for (let hop = 0; hop < 10; hop++) {
-    if (next.startsWith(REDIRECT)) {
-      const code = new URL(next).searchParams.get('code');
-      if (code === null) throw new Error(`no code in ${next}`);
-      return code;
-    }
-    const res = await fetch(next, { redirect: 'manual', headers: { cookie: [...cookies].map(([k, v]) => `${k}=${v}`).join('; ') } });
-    for (const c of res.headers.getSetCookie()) {
-      const [pair] = c.split(';');
-      const eq = (pair as string).indexOf('=');
-      cookies.set((pair as string).slice(0, eq), (pair as string).slice(eq + 1));
-    }
-    const location = res.headers.get('location');
-    if (location === null) throw new Error(`authorization stopped at ${res.status}: ${(await res.text()).slice(0, 300)}`);
-    next = new URL(location, next).href;
-  }
-  throw new Error(`too many redirects, the last to ${next}`);
-}
-
-/** Connects the SDK client, running the whole authorization when the server answers 401. */
-async function connect(server: RunningServer, host: HostOAuth): Promise<Client> {
-  for (let attempt = 0; attempt < 2; attempt++) {
-    const client = new Client({ name: 'oauth-e2e', version: '1' });
-    const transport = new StreamableHTTPClientTransport(new URL(server.url), { authProvider: host });
-    try {
-      await client.connect(transport);
-      return client;
-    } catch (err) {
-      if (host.authorizationUrl === null) throw err;
-      const code = await authorize(host.authorizationUrl);
-      host.authorizationUrl = null;
-      await transport.finishAuth(code);
-    }
-  }
-  throw new Error('not authorized after one authorization');
-}
 
 let issuer: TestIssuer;
 let server: RunningServer;
@@ -110,7 +44,9 @@ test('the SDK client discovers, registers, authorizes with PKCE and calls tools;
   assert.ok(host.info?.client_id, 'registered dynamically');
   const result = await client.callTool({ name: 'read', arguments: { path: 'src/greet.ts' } });
   assert.match(textOf(result), /hello/);
-  const health = await (await fetch(server.url.replace('/mcp', '/health'))).json() as { auth: unknown };
+  // /health names the kinds of auth to callers with a valid token only (an unknown caller gets its status alone).
+  assert.equal(await (await fetch(server.url.replace('/mcp', '/health'))).json(), { status: 'ok' });
+  const health = await (await fetch(server.url.replace('/mcp', '/health'), { headers: { authorization: `Bearer ${host.saved?.access_token ?? ''}` } })).json() as { auth: unknown };
   assert.equal(health.auth, { staticTokens: false, oauth: { issuers: [issuer.issuer], resource: server.url } });
   await client.close();
 });

@@ -1,6 +1,7 @@
 // A real authorization server for end-to-end tests: oidc-provider on 127.0.0.1 with dynamic client
-// registration, PKCE, JWT access tokens for one resource (RFC 8707), refresh tokens, and a test-only
-// interaction that logs in `accountId` and approves the consent without a page. Its keys can rotate.
+// registration, PKCE, JWT access tokens for one resource (RFC 8707) — or opaque ones, checked through its
+// token introspection endpoint (RFC 7662) by a registered resource-server client — refresh tokens, and a
+// test-only interaction that logs in `accountId` and approves the consent without a page. Its keys can rotate.
 
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
@@ -8,6 +9,14 @@ import { exportJWK, generateKeyPair } from 'jose';
 import Provider from 'oidc-provider';
 
 export const ALL_SCOPES = ['mcp:read', 'mcp:write', 'mcp:exec', 'mcp:observe'];
+
+/** The resource server's own client at the issuer, allowed to introspect (opaque tokens). */
+export const INTROSPECTION_CLIENT = { id: 'super-pi-resource-server', secret: 'resource-server-secret-0123456789' };
+
+export interface TestIssuerOptions {
+  /** Access tokens are opaque (oidc-provider's own format) rather than JWTs; introspection is on either way. */
+  readonly opaque?: boolean;
+}
 
 export interface TestIssuer {
   readonly issuer: string;
@@ -26,7 +35,7 @@ async function signingJwk(kid: string) {
   return { ...(await exportJWK(privateKey)), kid, alg: 'RS256', use: 'sig' };
 }
 
-export async function startTestIssuer(accountId = 'alice'): Promise<TestIssuer> {
+export async function startTestIssuer(accountId = 'alice', options: TestIssuerOptions = {}): Promise<TestIssuer> {
   const server: Server = createServer();
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
@@ -36,17 +45,23 @@ export async function startTestIssuer(accountId = 'alice'): Promise<TestIssuer> 
   const make = () => new Provider(issuer, {
     jwks: { keys },
     clientBasedCORS: () => true,
+    clients: [{ client_id: INTROSPECTION_CLIENT.id, client_secret: INTROSPECTION_CLIENT.secret, grant_types: [], response_types: [], redirect_uris: [] }],
     scopes: ['openid', 'offline_access', ...ALL_SCOPES],
     pkce: { required: () => true },
     features: {
       registration: { enabled: true },
+      // Only the resource server's client may ask what a token is.
+      introspection: { enabled: true, allowedPolicy: (_ctx: unknown, client: { clientId: string }) => client.clientId === INTROSPECTION_CLIENT.id },
       devInteractions: { enabled: false },
       resourceIndicators: {
         enabled: true,
         defaultResource: () => state.resource,
         useGrantedResource: () => true,
         // The scopes this resource server may be granted: a token carries those asked for among them.
-        getResourceServerInfo: () => ({ scope: state.grantedScopes.join(' '), accessTokenFormat: 'jwt', accessTokenTTL: state.accessTokenTtlSeconds, jwt: { sign: { alg: 'RS256' } } }),
+        getResourceServerInfo: () => ({
+          scope: state.grantedScopes.join(' '), accessTokenTTL: state.accessTokenTtlSeconds,
+          ...(options.opaque ? { accessTokenFormat: 'opaque' } : { accessTokenFormat: 'jwt', jwt: { sign: { alg: 'RS256' } } }),
+        }),
       },
     },
     issueRefreshToken: () => true,
