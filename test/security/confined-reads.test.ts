@@ -120,6 +120,7 @@ const ALLOWED = new Map<string, string>([
   ['tools/confined-file.ts', 'the confined path itself'],
   ['tools/fs-steps.ts', 'the drivers that carry out the confined path\'s steps'],
   ['auth/tokens.ts', 'the operator\'s token file, named by a flag'],
+  ['auth/client-credentials.ts', 'the operator\'s introspection client secret file (`--oauth-introspection-secret-file`), named by a flag at start-up; never a workspace file, never logged'],
   ['cli/state-key.ts', 'the operator\'s state-key file (`--state-key-file`), named by a flag at start-up; never a workspace file, and its text never reaches a caller'],
   ['tools/walk.ts', 'reads .gitignore rules from a descriptor the confined path opened (readFileSync(fd)); their text never reaches a caller'],
   ['cli/launcher-watch.ts', 'reads /proc/<pid>/stat of the processes that launched the server, never a workspace file'],
