@@ -54,6 +54,11 @@ export interface ClusterSessions {
   confirmHeld(id: string, principal: Principal): Promise<HeldCheck>;
   locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located>;
   /**
+   * After a `taken-over` session is open here (or failed to open): requests for it that reached this node
+   * meanwhile were held, and are now served from the local copy. Called once per `taken-over`.
+   */
+  opened?(id: string): void;
+  /**
    * For the streams of a session resumed on this node from the event log: one look-out that ends each
    * `node-died` once its request died with its node (orphan-requests.ts). `principal` is the log's
    * (`eventPrincipal`). Null: nothing to watch.
@@ -100,6 +105,12 @@ export class SessionLocator implements ClusterSessions {
   readonly #o: SessionLocatorOptions;
   /** Session id → its home, oldest first (at most HOME_CACHE_ENTRIES). */
   readonly #homes = new Map<string, KnownHome>();
+  /**
+   * Session id → a takeover by a request to this node, until the caller has opened the session (`opened`).
+   * Another request for it meanwhile would read the store's row as this node's and find no local copy yet
+   * (a 404 for a live session); it waits for the opening instead.
+   */
+  readonly #claims = new Map<string, { readonly settled: Promise<void>; readonly settle: () => void }>();
 
   constructor(options: SessionLocatorOptions) {
     this.#o = options;
@@ -134,6 +145,7 @@ export class SessionLocator implements ClusterSessions {
   async locate(id: string, principal: Principal, request: ForwardRequest, body: string | null, target: ForwardTarget, forwarded: boolean): Promise<Located> {
     const { store, ownership, clock } = this.#o;
     const key = sessionPrincipalKey(principal);
+    if (await this.#awaitClaim(id)) return { kind: 'missing' };
     const known = forwarded ? undefined : this.#homes.get(id);
     if (known !== undefined) {
       if (known.key === key && clock.now() < known.until) {
@@ -149,7 +161,12 @@ export class SessionLocator implements ClusterSessions {
     for (let attempt = 0; attempt < MAX_LOCATE_ATTEMPTS;) {
       const row = await store.loadCheckpoint(id, key);
       // Ended, never there, another principal's — or ended here (this incarnation holds no copy of it).
-      if (row === null || row.owner === ownership.self) return { kind: 'missing' };
+      if (row === null) return { kind: 'missing' };
+      if (row.owner === ownership.self) {
+        // Taken over by another request to this node since this one started: served once it is open.
+        await this.#awaitClaim(id);
+        return { kind: 'missing' };
+      }
       const earlierRunOfThisNode = !ownership.isAlive(row.owner);
       const home = earlierRunOfThisNode ? null : await store.nodeOf(row.owner);
       if (home !== null && home.fresh) {
@@ -174,13 +191,45 @@ export class SessionLocator implements ClusterSessions {
       attempt++;
       // A session whose initialize never got its checkpoint saved cannot be resumed: the client starts anew.
       if (row.bytes.byteLength === 0) return { kind: 'missing' };
-      const taken = await store.takeOverSession(id, key, row.epoch);
-      if (taken === null) continue;
+      // Checked and set with no await between: one takeover at a time per session on this node.
+      const other = this.#claims.get(id);
+      if (other !== undefined) {
+        await other.settled;
+        return { kind: 'missing' };
+      }
+      let settle = (): void => undefined;
+      const settled = new Promise<void>((resolve) => (settle = resolve));
+      this.#claims.set(id, { settled, settle });
+      let taken: Awaited<ReturnType<AsyncConversationStore['takeOverSession']>>;
+      try {
+        taken = await store.takeOverSession(id, key, row.epoch);
+      } catch (err) {
+        this.opened(id);
+        throw err;
+      }
+      if (taken === null) {
+        this.opened(id);
+        continue;
+      }
       this.#o.logger.log('info', 'took a session over', { session: id, from: home?.node ?? row.owner, epoch: taken.epoch });
       await this.#endOrphans(id, key);
       return { kind: 'taken-over', session: { id, epoch: taken.epoch, bytes: row.bytes } };
     }
     return { kind: 'unavailable', message: 'the session kept moving between nodes; retry' };
+  }
+
+  opened(id: string): void {
+    const claim = this.#claims.get(id);
+    this.#claims.delete(id);
+    claim?.settle();
+  }
+
+  /** Waits for a takeover of `id` by another request to this node to be opened; true if there was one. */
+  async #awaitClaim(id: string): Promise<boolean> {
+    const claim = this.#claims.get(id);
+    if (claim === undefined) return false;
+    await claim.settled;
+    return true;
   }
 
   /** A forward that would put the caller's token on the wire in clear (forward-policy.ts): answered 503 with why, and logged. */

@@ -219,7 +219,10 @@ export class StreamableHttp {
       case 'taken-over': {
         const opening = this.#open(principal, null, located.session);
         this.#opening.set(id, opening);
-        const opened = await opening.finally(() => this.#opening.delete(id));
+        const opened = await opening.finally(() => {
+          this.#opening.delete(id);
+          cluster.opened?.(id);
+        });
         return opened instanceof Plain ? { reply: opened } : { view };
       }
     }

@@ -216,6 +216,31 @@ test('the node that takes a session over answers the requests that died with the
   }
 });
 
+test('requests to one node at once for a session whose home lapsed: one takes it over, the others wait until it is open here, then are served from the local copy (never a 404 in between)', async () => {
+  const s = await setup();
+  try {
+    await s.a.renewNode('http://127.0.0.1:1');
+    await s.a.claimSession('s-1', 'token:alice');
+    await s.a.saveCheckpoint('s-1', 1, new Uint8Array([7]));
+    s.clock.advance(LEASE_MS + 1);
+    const all = [0, 1, 2, 3].map(() => s.locatorB.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false));
+    const settled: Located[] = [];
+    for (const p of all) void p.then((l) => settled.push(l));
+    // The winner answers; the others are still waiting, as the session is not open here yet.
+    while (settled.length === 0) await new Promise((r) => setTimeout(r, 5));
+    await new Promise((r) => setTimeout(r, 50));
+    assert.equal(settled.map((l) => l.kind), ['taken-over'], 'only the takeover has answered before the session is open');
+    s.locatorB.opened('s-1');
+    const kinds = (await Promise.all(all)).map((l) => l.kind).sort();
+    assert.equal(kinds, ['missing', 'missing', 'missing', 'taken-over'], 'the rest are served here (missing: look locally)');
+    assert.is((await s.a.loadCheckpoint('s-1', 'token:alice'))?.epoch, 2, 'taken over once');
+    // Once open, a later request is not held.
+    assert.equal(await s.locatorB.locate('s-1', alice, s.request(headers), '{}', replyTarget(), false), { kind: 'missing' });
+  } finally {
+    await s.end();
+  }
+});
+
 test('a session of an earlier run of this node is taken over at once, even while that run\'s lease looks fresh', async () => {
   const s = await setup();
   const earlier = s.open('node-b', 'b0');
