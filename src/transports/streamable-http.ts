@@ -20,10 +20,8 @@ import type { Logger } from '../log/logger.ts';
 import { FORWARDED_BY_HEADER } from '../cluster/forward.ts';
 import { storedVersion } from '../cluster/rehydrate.ts';
 import type { ClusterSessions, TakenOver } from '../cluster/session-locator.ts';
-import { type ReadFrame, readParsed } from '../mcp/frame.ts';
+import type { ReadFrame } from '../mcp/frame.ts';
 import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
-import { nestsDeeperThan } from '../mcp/limits.ts';
-import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH } from '../limits.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
@@ -38,6 +36,11 @@ import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
 import { ResumedStreams, type ResumedStreamLimits } from './resumed-streams.ts';
 import { type ReplyTarget, WebReply } from './web-reply.ts';
+import { type IncomingView, type RequestContext, webView, withBody } from './incoming-view.ts';
+import { json, Plain, refuse, refuseBody } from './plain-reply.ts';
+import { messagesOf } from './post-body.ts';
+
+export type { IncomingView, RequestContext } from './incoming-view.ts';
 
 /** The version assumed when a request has no MCP-Protocol-Version header (as the spec says). */
 const ASSUMED_VERSION = '2025-03-26';
@@ -61,25 +64,6 @@ export interface StreamableHttpOptions {
   readonly events?: SessionEventFeed;
   /** Resumed streams per session and per principal on this node. Default MAX_RESUMED_STREAMS_PER_SESSION, _PER_PRINCIPAL. */
   readonly resumedStreamLimits?: ResumedStreamLimits;
-}
-
-/** What the server knows of the connection a request came on. */
-export interface RequestContext {
-  readonly remoteAddress?: string;
-}
-
-/** What Streamable HTTP reads of a request: its method, its headers, its body. */
-export interface IncomingView {
-  readonly method: string;
-  /** A header by its lower-case name (the first, if repeated). */
-  header(name: string): string | undefined;
-  /** The body as text, or null once it passes `limit` bytes: reading stops there. */
-  body(limit: number): Promise<string | null>;
-}
-
-/** A reply decided at once: written to the target in one go. */
-class Plain {
-  constructor(readonly status: number, readonly body: string | null, readonly headers: Readonly<Record<string, string>> = {}) {}
 }
 
 export class StreamableHttp {
@@ -471,88 +455,11 @@ function servedFromEventLog(request: IncomingView): boolean {
   return request.method === 'GET' && header(request, 'last-event-id') !== undefined;
 }
 
-/** The request with its body already read (`body` gives it once more, within the same limit). */
-function withBody(request: IncomingView, body: string): IncomingView {
-  return { method: request.method, header: (name) => request.header(name), body: async (limit) => (Buffer.byteLength(body) > limit ? null : body) };
-}
-
 function onAbort(signal: AbortSignal, f: () => void): void {
   if (signal.aborted) f();
   else signal.addEventListener('abort', f, { once: true });
 }
 
-/** A refusal of the whole request: `status`, with a JSON-RPC error (id null) saying why. */
-function refuse(status: number, message: string, headers: Record<string, string> = {}): Plain {
-  return new Plain(status, errorLine(null, ErrorCode.InvalidRequest, message), { 'Content-Type': 'application/json', ...headers });
-}
-
-/** A body the transport will not pass on: 400, with a JSON-RPC error saying why. */
-function refuseBody(message: string): Plain {
-  return json(400, errorLine(null, ErrorCode.InvalidRequest, message));
-}
-
-function json(status: number, body: string): Plain {
-  return new Plain(status, body, { 'Content-Type': 'application/json' });
-}
-
-/**
- * The messages of a POST body, each classified as the core classifies it, or the 400 body that refuses
- * the whole POST. A POST must be one JSON-RPC object or a non-empty batch of at most MAX_BATCH_LENGTH
- * objects, every one of them a valid message: whatever the core could only answer with an error whose id
- * is null is answered here, on the POST that sent it, and the core never sees any of that POST.
- */
-function messagesOf(parsed: unknown): { messages: readonly Classified[]; raw: readonly unknown[] } | { refusal: string } {
-  const batch = Array.isArray(parsed);
-  const raw: unknown[] = batch ? parsed : [parsed];
-  if (batch && raw.length === 0) return { refusal: errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch') };
-  if (raw.length > MAX_BATCH_LENGTH) {
-    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch of ${raw.length} messages exceeds MAX_BATCH_LENGTH (${MAX_BATCH_LENGTH}); send at most ${MAX_BATCH_LENGTH} per batch`) };
-  }
-  // Batch elements are handed on re-serialised, and a recursive JSON.stringify must never meet a value
-  // deep enough to overflow; the core refuses anything this deep anyway (a single message reaches it as
-  // the body's own text, and is refused there with its id).
-  if (batch && raw.some((m) => nestsDeeperThan(m, MAX_JSON_DEPTH))) {
-    return { refusal: errorLine(null, ErrorCode.InvalidRequest, `Invalid request: a batch element nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels (nothing in this batch was run)`) };
-  }
-  const { messages } = readParsed(parsed);
-  const invalid = messages.filter((m): m is Extract<Classified, { kind: 'invalid' }> => m.kind === 'invalid');
-  if (invalid.length === 0) return { messages, raw };
-  const errors = invalid.map((m) => errorLine(m.id, ErrorCode.InvalidRequest, `Invalid request: ${m.reason}${batch ? ' (nothing in this batch was run)' : ''}`));
-  return { refusal: batch ? `[${errors.join(',')}]` : (errors[0] as string) };
-}
-
 function header(request: IncomingView, name: string): string | undefined {
   return request.header(name);
-}
-
-/** A web-standard Request as Streamable HTTP reads it. */
-function webView(request: Request): IncomingView {
-  return {
-    method: request.method,
-    header: (name) => request.headers.get(name) ?? undefined,
-    body: (limit) => readBody(request, limit),
-  };
-}
-
-/**
- * The body as text, or null once it passes `limit` bytes: reading stops there (the reader is cancelled),
- * so a body past the limit is never held.
- */
-async function readBody(request: Request, limit: number): Promise<string | null> {
-  const body = request.body;
-  if (body === null) return '';
-  const reader = body.getReader();
-  const chunks: Uint8Array[] = [];
-  let size = 0;
-  for (;;) {
-    const { done, value } = await reader.read();
-    if (done) break;
-    size += value.byteLength;
-    if (size > limit) {
-      await reader.cancel();
-      return null;
-    }
-    chunks.push(value);
-  }
-  return chunks.length === 1 ? Buffer.from(chunks[0] as Uint8Array).toString('utf8') : Buffer.concat(chunks).toString('utf8');
 }
