@@ -1,13 +1,15 @@
 // stdio `tools/call read` of one small file, super-pi side by side with the official SDK in the same run
 // (absolute figures drift on a shared machine; ratios of blocks measured back to back do not):
 //   - super-pi: `node bin/super-pi.js --stdio --workspace <tmp>` (the esbuild bundle in dist/);
-//   - the SDK: bench/peers/sdk-stdio-server.mjs (McpServer + StdioServerTransport, `read` = fs.readFile);
+//   - the SDK: bench/peers/sdk-stdio-server.mjs (McpServer + StdioServerTransport, `read` = fs.readFile),
+//     and the bare SDK: the same server with `read` = readFileSync (`--sync`, issue 27's peer);
 //   - the floors: bench/peers/stdio-floor-server.mjs, newline JSON by hand with no framework and the file
 //     read with readFileSync, once in one thread and once with every request crossing to a worker
 //     thread and back (`--thread`).
-// Two measures, each in blocks interleaved A B C D D C B A (a linear drift cancels out of every pair):
+// Two measures, each in blocks interleaved A B C D E E D C B A (a linear drift cancels out of every pair):
 // calls/s with 64 requests in flight (target: super-pi ≥ 1.6× the SDK) and the p50 latency of calls made
-// one at a time (target: super-pi ≤ 1.2× the SDK). Every reply is checked: a reply that is not the
+// one at a time (target: super-pi ≤ 1.2× the SDK); against the bare SDK, issue 27's targets (calls/s
+// ≥ 1.5×, p50 ≤ 1.0×). Every reply is checked: a reply that is not the
 // file's text fails the run. The same client code (bench/lib/rpc-client.ts over the child's stdin and
 // stdout) drives every server, each in its own process.
 // Usage: npx tsx bench/stdio.ts [--quick]   (needs dist/: `npm run build`; built here when stale)
@@ -36,6 +38,10 @@ export const INITIALIZE_PARAMS = { protocolVersion: '2025-06-18', capabilities: 
 const IN_FLIGHT = 64;
 const THROUGHPUT_TARGET = 1.6;
 const LATENCY_TARGET = 1.2;
+/** Issue 27, against the bare SDK server (readFileSync): calls/s at 64 in flight at least this… */
+const BARE_THROUGHPUT_TARGET = 1.5;
+/** …and the p50 one at a time at most this. */
+const BARE_LATENCY_TARGET = 1.0;
 
 interface Plan {
   readonly warmupMs: number;
@@ -43,7 +49,7 @@ interface Plan {
   readonly blockMs: number;
   /** Calls of one latency block. */
   readonly latencyCalls: number;
-  /** How many times the A B C D D C B A sequence runs, for each measure. */
+  /** How many times the A B C D E E D C B A sequence runs, for each measure. */
   readonly rounds: number;
   /** Length of the profiled run of super-pi, done when a target is missed. */
   readonly profileMs: number;
@@ -62,6 +68,7 @@ export interface ServerSpec {
 
 export const superPiSpec = (ws: string): ServerSpec => ({ name: 'super-pi', args: ['bin/super-pi.js', '--stdio', '--workspace', ws] });
 export const sdkSpec = (ws: string): ServerSpec => ({ name: 'SDK', args: ['bench/peers/sdk-stdio-server.mjs', '--workspace', ws] });
+const bareSdkSpec = (ws: string): ServerSpec => ({ name: 'bare SDK', args: ['bench/peers/sdk-stdio-server.mjs', '--workspace', ws, '--sync'] });
 const floorSpec = (ws: string): ServerSpec => ({ name: 'floor', args: ['bench/peers/stdio-floor-server.mjs', '--workspace', ws] });
 const floorThreadSpec = (ws: string): ServerSpec => ({ name: 'floor + thread', args: ['bench/peers/stdio-floor-server.mjs', '--workspace', ws, '--thread'] });
 
@@ -459,10 +466,10 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
   ensureBuilt(progress);
   const { ws, cleanup } = await makeWorkspace();
   try {
-    const specs = [superPiSpec(ws), sdkSpec(ws), floorSpec(ws), floorThreadSpec(ws)];
+    const specs = [superPiSpec(ws), sdkSpec(ws), bareSdkSpec(ws), floorSpec(ws), floorThreadSpec(ws)];
     progress(`starting ${specs.map((s) => s.name).join(', ')}`);
     const servers = await Promise.all(specs.map(startServer));
-    const [sp, sdk, floor1, floorThread] = servers as [Server, Server, Server, Server];
+    const [sp, sdk, bare, floor1, floorThread] = servers as [Server, Server, Server, Server, Server];
 
     progress('warm-up');
     for (const s of servers) {
@@ -511,8 +518,18 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
         ours: us(p(sp, 50)), peer: us(p(sdk, 50)), peerName: 'SDK',
         ratio: lRatio, target: `≤ ${LATENCY_TARGET}×`, met: lRatio <= LATENCY_TARGET,
       },
+      {
+        measure: `stdio tools/call read, ${IN_FLIGHT} in flight: calls/s`,
+        ours: `${fmt(rate(tput(sp)))}/s`, peer: `${fmt(rate(tput(bare)))}/s`, peerName: 'bare SDK (readFileSync)',
+        ratio: rate(tput(sp)) / rate(tput(bare)), target: `≥ ${BARE_THROUGHPUT_TARGET}×`, met: rate(tput(sp)) / rate(tput(bare)) >= BARE_THROUGHPUT_TARGET,
+      },
+      {
+        measure: 'stdio tools/call read, one at a time: p50 latency',
+        ours: us(p(sp, 50)), peer: us(p(bare, 50)), peerName: 'bare SDK (readFileSync)',
+        ratio: p(sp, 50) / p(bare, 50), target: `≤ ${BARE_LATENCY_TARGET}×`, met: p(sp, 50) / p(bare, 50) <= BARE_LATENCY_TARGET,
+      },
     ];
-    for (const floor of servers.slice(2)) {
+    for (const floor of servers.slice(3)) {
       rows.push({
         measure: `stdio tools/call read, ${IN_FLIGHT} in flight: calls/s`,
         ours: `${fmt(rate(tput(sp)))}/s`, peer: `${fmt(rate(tput(floor)))}/s`, peerName: floor.spec.name,
@@ -535,7 +552,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     );
     const notes = [
       detail,
-      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads for stdio: none — its connection actor runs on the main thread; the tool pool starts a thread on the first grep, find or large read); SDK \`${commandOf(specs[1] as ServerSpec)}\`; floor \`${commandOf(specs[2] as ServerSpec)}\` and \`${commandOf(specs[3] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
+      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads for stdio: none — its connection actor runs on the main thread; the tool pool starts a thread on the first grep, find or large read); SDK \`${commandOf(specs[1] as ServerSpec)}\`; bare SDK \`${commandOf(specs[2] as ServerSpec)}\` (the same server, its tool body readFileSync); floor \`${commandOf(specs[3] as ServerSpec)}\` and \`${commandOf(specs[4] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
       ...(tRatio >= THROUGHPUT_TARGET ? [] : [throughputNote({
         ratio: tRatio,
         ceiling: rate(tput(floor1)) / rate(tput(sdk)),
@@ -550,7 +567,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     return {
       title: 'stdio: tools/call read, super-pi vs the SDK',
       command: 'npx tsx bench/stdio.ts',
-      method: `Each server is a child process (\`node\`, no TypeScript loader) with one session over stdin/stdout, driven by the same line-JSON client (bench/lib/rpc-client.ts): \`tools/call read {path: "${FILE}"}\` of a ${FILE_TEXT.length}-byte file in a temporary workspace; every reply is checked to be the file's text (a wrong reply fails the run). Throughput: ${IN_FLIGHT} requests in flight (the lines issued in one turn of the client's event loop go out in one write), blocks of ${plan.blockMs / 1000} s. Latency: one call at a time, blocks of ${plan.latencyCalls} calls. After ${plan.warmupMs / 1000} s of warm-up on each server, blocks run in the order super-pi, SDK, floor, floor + thread, then mirrored (${plan.rounds} time${plan.rounds > 1 ? 's' : ''}), so a linear drift cancels out of each pair.`,
+      method: `Each server is a child process (\`node\`, no TypeScript loader) with one session over stdin/stdout, driven by the same line-JSON client (bench/lib/rpc-client.ts): \`tools/call read {path: "${FILE}"}\` of a ${FILE_TEXT.length}-byte file in a temporary workspace; every reply is checked to be the file's text (a wrong reply fails the run). Throughput: ${IN_FLIGHT} requests in flight (the lines issued in one turn of the client's event loop go out in one write), blocks of ${plan.blockMs / 1000} s. Latency: one call at a time, blocks of ${plan.latencyCalls} calls. After ${plan.warmupMs / 1000} s of warm-up on each server, blocks run in the order super-pi, SDK, bare SDK, floor, floor + thread, then mirrored (${plan.rounds} time${plan.rounds > 1 ? 's' : ''}), so a linear drift cancels out of each pair.`,
       rows,
       notes,
     };
