@@ -67,7 +67,8 @@ export function readSmallFileSync(args: ReadArgs, workspace: string, maxFileByte
   return outcome === null || 'image' in outcome ? null : outcome;
 }
 
-function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | null, maxFileBytes: number, images: boolean): FsSteps<ToolOutcome | ImageBytes | null> {
+/** The read as file-system steps, for either driver (exported for its test: test/tools/read-end.test.ts). */
+export function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | null, maxFileBytes: number, images: boolean): FsSteps<ToolOutcome | ImageBytes | null> {
   checkLineArg('offset', args.offset);
   checkLineArg('limit', args.limit);
   const shown = args.path;
@@ -183,6 +184,10 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
     if (bytesRead === 0) break;
     consumed += bytesRead;
     if (consumed > opts.sizeHint) beyondHint = true;
+    // Asked for one byte more than stat saw and got exactly what it saw: the end, as of that stat (a
+    // regular file's read is short only at its end), so the probe read is saved. A read short of the
+    // size (a file truncated meanwhile, or a file system that reads short) goes on to find the end.
+    const atEnd = !beyondHint && consumed === opts.sizeHint && bytesRead < buf.length;
     const chunk = buf.subarray(0, bytesRead);
     if (first) {
       first = false;
@@ -201,6 +206,7 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
         totalKnown = false;
         break;
       }
+      if (atEnd) break;
       continue;
     }
 
@@ -226,6 +232,7 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
         break;
       }
     }
+    if (atEnd) break;
   }
 
   const endsWithNewline = lastByte === NEWLINE;
