@@ -16,6 +16,8 @@ import type { ConnectionMessage } from './connection-actor.ts';
 const SIDE_EFFECT_FREE_METHODS: ReadonlySet<string> = new Set([
   'ping', 'prompts/get', 'resources/read', 'completion/complete',
   'initialize', 'logging/setLevel', 'resources/subscribe', 'resources/unsubscribe',
+  // A listen stream run again acknowledges again and goes on carrying the same notifications.
+  'subscriptions/listen',
 ]);
 
 /**

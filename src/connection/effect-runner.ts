@@ -107,6 +107,19 @@ export class EffectRunner {
           if (found) task.watchTranscript?.(effect.conversationId);
           this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
         });
+      case 'watchTranscripts':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const found: string[] = [];
+          // One lookup by (id, principal) each, as for watchTranscript: another principal's is not told from a missing one.
+          for (const id of effect.conversationIds) {
+            if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
+            task.watchTranscript?.(id);
+            found.push(id);
+          }
+          this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found });
+        });
       case 'completeConversation':
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;

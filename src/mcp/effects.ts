@@ -25,6 +25,11 @@ export type Effect =
    * process before)? If so the runtime routes its updates here. Answer with `transcriptFound`.
    */
   | { kind: 'watchTranscript'; ticket: number; conversationId: string }
+  /**
+   * A 2026-07-28 `subscriptions/listen` naming transcripts: which of them are this principal's? Those are
+   * routed here, as for `watchTranscript`. Answer with `transcriptsWatched`.
+   */
+  | { kind: 'watchTranscripts'; ticket: number; conversationIds: string[] }
   /** The principal's conversation ids starting with `prefix`, newest first; answer with `conversationCompletions`. */
   | { kind: 'completeConversation'; ticket: number; prefix: string }
   /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
@@ -64,6 +69,8 @@ export type EffectResult =
   | { kind: 'transcript'; ticket: number; jsonl: string | null }
   /** false when the conversation is not the caller's, or does not exist: the two are not told apart. */
   | { kind: 'transcriptFound'; ticket: number; found: boolean }
+  /** The conversations of a `watchTranscripts` that are the caller's (the rest are not told apart from missing ones). */
+  | { kind: 'transcriptsWatched'; ticket: number; found: string[] }
   /** At most the completion limit of ids, newest first; `total` counts every match. */
   | { kind: 'conversationCompletions'; ticket: number; values: string[]; total: number }
   /** A resource changed (a transcript got an entry): subscribers get `notifications/resources/updated`. No ticket. */

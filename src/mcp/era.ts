@@ -15,6 +15,8 @@ export const META_PROTOCOL_VERSION = 'io.modelcontextprotocol/protocolVersion';
 export const META_CLIENT_CAPABILITIES = 'io.modelcontextprotocol/clientCapabilities';
 export const META_CLIENT_INFO = 'io.modelcontextprotocol/clientInfo';
 export const META_LOG_LEVEL = 'io.modelcontextprotocol/logLevel';
+/** On every notification of a `subscriptions/listen` stream: the id of the listen request that opened it. */
+export const META_SUBSCRIPTION_ID = 'io.modelcontextprotocol/subscriptionId';
 export const META_SERVER_INFO = 'io.modelcontextprotocol/serverInfo';
 
 /** Error codes the 2026-07-28 revision reserves (-32020 to -32099). */

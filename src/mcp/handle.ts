@@ -8,6 +8,7 @@ import { type Classified, ErrorCode, classify, idKey, type Params, reusedIdMessa
 import { isLogLevel, passes } from './logging-level.ts';
 import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
+import { listen, listenUpdates, listenWatched } from './methods/listen.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
@@ -44,6 +45,7 @@ const requestHandlers: ReadonlyMap<string, RequestHandler> = new Map<string, Req
   ['logging/setLevel', setLevel],
   ['resources/subscribe', subscribe],
   ['resources/unsubscribe', unsubscribe],
+  ['subscriptions/listen', listen],
 ]);
 
 /** The part of a batch not handled yet: handed back to `continueBatch` once the caller has yielded its thread. */
@@ -304,9 +306,10 @@ export function handleEffectResult(result: EffectResult, state: ConnectionState)
 
 function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   if (result.kind === 'resourceUpdated') {
-    return state.subscriptions.includes(result.uri)
-      ? { state, replies: [notice('notifications/resources/updated', { uri: result.uri })], effects: [] }
-      : silent(state);
+    // A legacy session's subscription, and every 2026-07-28 listen stream that named the URI.
+    const replies = listenUpdates(state, result.uri);
+    if (state.subscriptions.includes(result.uri)) replies.unshift(notice('notifications/resources/updated', { uri: result.uri }));
+    return replies.length > 0 ? { state, replies, effects: [] } : silent(state);
   }
   if (result.kind === 'rootsChecked') return releaseHeld(rootsChecked(state, result.round, result.roots));
   if (result.kind === 'rootsWaitOver') return releaseHeld(rootsWaitOver(state, result.round));
@@ -327,6 +330,12 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     };
   }
   if (pending.kind === 'outgoing') return silent(state);
+  // A listen stream stays in flight once acknowledged: only a cancel (or the session's end) removes it.
+  if (pending.kind === 'listen') {
+    if (result.kind === 'transcriptsWatched' && !pending.acked) return listenWatched(state, result.ticket, pending, result.found);
+    if (result.kind === 'effectFailed') return fail(removePending(state, result.ticket), pending.requestId, result.code, result.message);
+    return silent(state);
+  }
   let next = removePending(state, result.ticket);
   // Questions the finished work left open are withdrawn from the books (their answers are not awaited).
   for (const [t, p] of next.pending) if (p.kind === 'outgoing' && p.owner === result.ticket) next = removePending(next, t);
@@ -356,5 +365,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       return completion(next, pending.requestId, result.values, result.hasMore);
     case 'effectFailed':
       return fail(next, pending.requestId, result.code, result.message);
+    case 'transcriptsWatched':
+      return silent(next); // only a listen asks it, and a listen is folded above
   }
 }

@@ -143,7 +143,7 @@ function discover(view: ConnectionState, id: RequestId): Step {
     capabilities: {
       tools: { listChanged: false },
       prompts: { listChanged: false },
-      resources: { listChanged: false },
+      resources: { subscribe: true, listChanged: false },
       completions: {},
       logging: {},
     },

@@ -49,6 +49,11 @@ type PendingWork =
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
   | { kind: 'resource'; requestId: RequestId; uri: string }
   | { kind: 'completion'; requestId: RequestId }
+  /**
+   * A 2026-07-28 `subscriptions/listen`: in flight until the client cancels it. `uris`: the transcript URIs
+   * it was acknowledged for (empty until `acked`); each update of one goes out tagged with `requestId`.
+   */
+  | { kind: 'listen'; requestId: RequestId; uris: readonly string[]; acked: boolean }
   /** A request to the client made on behalf of work in flight (a task's sampling or question): `owner` is that work's ticket. */
   | { kind: 'outgoing'; owner: number; key: number; outgoingId: string };
 

@@ -295,7 +295,8 @@ export class StreamableHttp {
         }
         requests.add(key);
         delivered.push(m.id);
-        if (m.method === 'tools/call') toolCall = true;
+        // A listen is a stream by nature: its acknowledgment and notifications, until the client closes it.
+        if (m.method === 'tools/call' || m.method === 'subscriptions/listen') toolCall = true;
       }
       deliver.push({ batch: false, messages: [m], values: [raw[i]] });
     }
