@@ -1,5 +1,6 @@
 // `subscriptions/listen` end to end with the official SDK v2 client pinned to 2026-07-28, over stdio (a
-// real child process) and Streamable HTTP (a real socket, the stream an SSE reply of one POST): a harness
+// real child process) and Streamable HTTP (a real socket, the stream an SSE reply of one POST), and over
+// WebSocket with raw 2026-07-28 messages (the SDK v2 client has no WebSocket transport): a harness
 // task (a scripted model on 127.0.0.1) writes a conversation; a listen stream names its transcript and one
 // of no conversation, and is acknowledged for the first alone; the next task on that conversation is heard
 // on the stream; once the stream is closed, nothing more arrives.
@@ -8,6 +9,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
+import WebSocket from 'ws';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -87,5 +89,38 @@ for (const kind of ['stdio', 'http'] as const) {
     }
   });
 }
+
+e2e('websocket: the same stream as a request in flight on the socket; notifications/cancelled ends it', async () => {
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'ws-listen', version: '1' } };
+  const ws = new WebSocket(server.wsUrl, ['mcp'], { headers: { authorization: `Bearer ${TOKEN}` } });
+  const seen: { id?: unknown; method?: string; result?: { structuredContent?: { conversation_id?: string }; isError?: boolean }; params?: { uri?: string; _meta?: Record<string, unknown>; notifications?: unknown } }[] = [];
+  ws.on('message', (data) => seen.push(JSON.parse(String(data))));
+  await new Promise<void>((resolve, reject) => { ws.once('open', () => resolve()); ws.once('error', reject); });
+  const send = (msg: object) => ws.send(JSON.stringify({ jsonrpc: '2.0', ...msg }));
+  const answered = (id: unknown) => pollUntil(`the answer to ${String(id)}`, () => seen.find((m) => m.id === id && m.result !== undefined) ?? null, 30_000, 20);
+  try {
+    const task = (id: string, prompt: string, conversation?: string) => send({ id, method: 'tools/call', params: { _meta: meta, name: 'harness_task', arguments: { harness: 'super-pi-code', prompt, ...(conversation ? { conversation_id: conversation } : {}) } } });
+    task('t1', 'one');
+    const conversation = (await answered('t1')).result?.structuredContent?.conversation_id as string;
+    assert.ok(typeof conversation === 'string');
+    send({ id: 'L', method: 'subscriptions/listen', params: { _meta: meta, notifications: { resourceSubscriptions: [T(conversation)] } } });
+    const ack = await pollUntil('the acknowledgment', () => seen.find((m) => m.method === 'notifications/subscriptions/acknowledged') ?? null, 30_000, 20);
+    assert.equal(ack.params, { _meta: { 'io.modelcontextprotocol/subscriptionId': 'L' }, notifications: { resourceSubscriptions: [T(conversation)] } });
+    task('t2', 'two', conversation);
+    await answered('t2');
+    const updates = () => seen.filter((m) => m.method === 'notifications/resources/updated');
+    await pollUntil('an update on the stream', () => (updates().length > 0 ? true : null), 30_000, 20);
+    assert.ok(updates().every((m) => m.params?.uri === T(conversation) && m.params?._meta?.['io.modelcontextprotocol/subscriptionId'] === 'L'));
+    send({ method: 'notifications/cancelled', params: { requestId: 'L' } });
+    const before = updates().length;
+    task('t3', 'three', conversation);
+    await answered('t3');
+    await new Promise((r) => setTimeout(r, 300));
+    assert.is(updates().length, before, 'nothing after the cancel');
+    assert.not.ok(seen.some((m) => m.id === 'L'), 'a cancelled listen is not answered');
+  } finally {
+    ws.close();
+  }
+});
 
 e2e.run();
