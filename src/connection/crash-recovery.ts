@@ -43,6 +43,8 @@ export interface TrackedRequest {
   crashes: number;
   /** The request's progress token, for a restarted actor that adopts its work. */
   readonly progressToken?: string | number;
+  /** A `subscriptions/listen`: in flight until cancelled, so the session counts as idle beside it (a drain does not wait). */
+  readonly stream?: true;
 }
 
 /** A message sent to the current incarnation and not yet counted as handled by it. */

@@ -51,6 +51,7 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
     inFlight.set(key, {
       id, line: read.batch ? JSON.stringify(read.values[i]) : text, retryable: m.kind !== 'request' || isSafeToRetry(m.method, m.params),
       begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }),
+      ...(m.kind === 'request' && m.method === 'subscriptions/listen' ? { stream: true as const } : {}),
     });
   });
   const parts = read.batch ? { batch } : {};

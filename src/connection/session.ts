@@ -335,7 +335,7 @@ export class Session {
 
   /** Resolves once no request is in flight (all answered): no timer, the caller bounds the wait on its own clock. */
   idle(): Promise<void> {
-    if (this.#inFlight.size === 0) return Promise.resolve();
+    if (!this.#working()) return Promise.resolve();
     return new Promise((resolve) => this.#idleWaiters.push(resolve));
   }
 
@@ -384,7 +384,7 @@ export class Session {
       }
       this.#deps.send(reply);
     }
-    if (this.#inFlight.size === 0 && this.#idleWaiters.length > 0) this.#notifyIdle();
+    if (this.#idleWaiters.length > 0 && !this.#working()) this.#notifyIdle();
     for (const effect of out.effects) {
       if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
       if (effect.kind === 'runTool') (this.#tickets ??= new Map()).set(effect.ticket, idKey(effect.requestId));
@@ -451,7 +451,13 @@ export class Session {
     this.#inputChars = 0;
     for (const delivery of this.#buffer) this.#inputChars += lineChars(delivery);
     this.#inputChanged();
-    if (this.#inFlight.size === 0) this.#notifyIdle();
+    if (!this.#working()) this.#notifyIdle();
+  }
+
+  /** Is a request in flight that will end by itself? A listen stream (`stream`) lasts until cancelled: a drain does not wait for it. */
+  #working(): boolean {
+    for (const r of this.#inFlight.values()) if (r.stream !== true) return true;
+    return false;
   }
 
   #notifyIdle(): void {

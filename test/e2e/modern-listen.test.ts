@@ -5,6 +5,7 @@
 // of no conversation, and is acknowledged for the first alone; the next task on that conversation is heard
 // on the stream; once the stream is closed, nothing more arrives.
 
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -16,6 +17,7 @@ import * as assert from 'uvu/assert';
 import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
 import { pollUntil } from '../hang-guard.ts';
+import { DRAIN_GRACE_MS } from '../../src/limits.ts';
 
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 const TOKEN = 'listen-test-token-0123456789';
@@ -120,6 +122,28 @@ e2e('websocket: the same stream as a request in flight on the socket; notificati
     assert.not.ok(seen.some((m) => m.id === 'L'), 'a cancelled listen is not answered');
   } finally {
     ws.close();
+  }
+});
+
+e2e('stdio: SIGTERM with a stream open drains at once (a listen is not work to wait for) and ends the stream with an answer', async () => {
+  const child = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', box.ws], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...modelEnv() } });
+  const exited = new Promise<number | null>((resolve) => child.once('exit', (code) => resolve(code)));
+  try {
+    let out = '';
+    child.stdout.setEncoding('utf8').on('data', (d: string) => (out += d));
+    const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'drain', version: '1' } };
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'L', method: 'subscriptions/listen', params: { _meta: meta, notifications: {} } })}\n`);
+    await pollUntil('the acknowledgment', () => (out.includes('notifications/subscriptions/acknowledged') ? true : null), 30_000, 20);
+    const asked = Date.now();
+    child.kill('SIGTERM');
+    assert.is(await exited, 0);
+    // The drain's grace is DRAIN_GRACE_MS; a stream held it to the end before listens were told apart.
+    assert.ok(Date.now() - asked < DRAIN_GRACE_MS / 2, `exited after ${Date.now() - asked} ms`);
+    const answer = out.split('\n').filter((l) => l !== '').map((l) => JSON.parse(l) as { id?: unknown; error?: unknown }).find((m) => m.id === 'L');
+    assert.ok(answer?.error !== undefined, 'the stream ended with an answer to the listen');
+  } finally {
+    if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+    await exited;
   }
 });
 
