@@ -41,7 +41,8 @@ export interface ModernRequest {
 export const isModernVersion = (v: unknown): v is ModernVersion =>
   typeof v === 'string' && (modernVersions as readonly string[]).includes(v);
 
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+/** A JSON object (not an array, not null). */
+export const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** `params._meta` when it is an object; its keys are read as own properties only (it is caller input). */
 export function metaOf(params: Params): Record<string, unknown> | undefined {

@@ -57,18 +57,21 @@ export function* closeStep(file: OpenFile): FsSteps<void> {
   yield { op: 'close', file };
 }
 
-/** Runs the steps with synchronous system calls: for work that finishes in microseconds. */
-export function runSync<T>(steps: FsSteps<T>): T {
+/**
+ * Runs the steps with synchronous system calls: for work that finishes in microseconds. `answer`: what
+ * answers each request (a test's driver that counts or interferes, around `answerSync`).
+ */
+export function runSync<T>(steps: FsSteps<T>, answer: (req: FsRequest) => FsAnswer = answerSync): T {
   let next = steps.next();
   while (!next.done) {
-    let answer: FsAnswer;
+    let value: FsAnswer;
     try {
-      answer = answerSync(next.value);
+      value = answer(next.value);
     } catch (err) {
       next = steps.throw(err);
       continue;
     }
-    next = steps.next(answer);
+    next = steps.next(value);
   }
   return next.value;
 }
@@ -89,7 +92,8 @@ export async function runAsync<T>(steps: FsSteps<T>): Promise<T> {
   return next.value;
 }
 
-function answerSync(req: FsRequest): FsAnswer {
+/** One request answered with the synchronous system call it names. */
+export function answerSync(req: FsRequest): FsAnswer {
   switch (req.op) {
     case 'lstat': return lstatSync(req.path);
     case 'stat': return statSync(req.path);

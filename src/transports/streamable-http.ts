@@ -283,7 +283,7 @@ export class StreamableHttp {
     const requests = new Set<string>();
     const delivered: (string | number)[] = [];
     const refusedHere: string[] = [];
-    let toolCall = false;
+    let streams = false;
     /** Each message that goes on, as the session's reading of a frame of its own. */
     const deliver: ReadFrame[] = [];
     for (const [i, m] of messages.entries()) {
@@ -296,7 +296,7 @@ export class StreamableHttp {
         requests.add(key);
         delivered.push(m.id);
         // A listen is a stream by nature: its acknowledgment and notifications, until the client closes it.
-        if (m.method === 'tools/call' || m.method === 'subscriptions/listen') toolCall = true;
+        if (m.method === 'tools/call' || m.method === 'subscriptions/listen') streams = true;
       }
       deliver.push({ batch: false, messages: [m], values: [raw[i]] });
     }
@@ -314,8 +314,8 @@ export class StreamableHttp {
       if (refusedHere.length === 0) return new Plain(202, null);
       return new Plain(200, batch ? `[${refusedHere.join(',')}]` : (refusedHere[0] as string), { 'Content-Type': 'application/json', ...session.replyHeaders });
     }
-    // Tool calls may stream progress and questions to the person, so their reply may become SSE; the rest plain JSON.
-    const exchange = new Exchange(target, requests, toolCall ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere);
+    // Tool calls may stream progress and questions to the person, and a listen is a stream: their reply may be SSE; the rest plain JSON.
+    const exchange = new Exchange(target, requests, streams ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere);
     session.addExchange(exchange);
     const abandoned = () => {
       // A stream the client can resume is not given up: its answer goes to the log, for the resumed stream.

@@ -8,7 +8,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { execFileSync } from 'node:child_process';
-import { closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, rmSync, statSync } from 'node:fs';
+import { rmSync } from 'node:fs';
 import { mkdtemp, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -17,7 +17,7 @@ import { currentContent } from '../../src/task/undo.ts';
 import { readConfined } from '../../src/tools/confined-file.ts';
 import { ToolError, type ToolContext } from '../../src/tools/contract.ts';
 import { editTool } from '../../src/tools/edit.ts';
-import type { FsAnswer, FsRequest, FsSteps } from '../../src/tools/fs-steps.ts';
+import { answerSync, type FsAnswer, type FsRequest, type FsSteps, runSync } from '../../src/tools/fs-steps.ts';
 import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 
@@ -106,33 +106,10 @@ test('a device node inside the workspace is not read', () => withWorkspace(async
 
 /** Runs the steps with synchronous calls, calling `beforeOpen` just before the file is opened (after resolution). */
 function runSwapping<T>(steps: FsSteps<T>, beforeOpen: (file: string) => void): T {
-  const answer = (req: FsRequest): FsAnswer => {
-    switch (req.op) {
-      case 'lstat': return lstatSync(req.path);
-      case 'stat': return statSync(req.path);
-      case 'readlink': return readlinkSync(req.path);
-      case 'open':
-        beforeOpen(req.path);
-        return openSync(req.path, req.flags);
-      case 'fstat': return fstatSync(req.file as number);
-      case 'read': return readSync(req.file as number, req.buffer, 0, req.buffer.length, null);
-      case 'close':
-        closeSync(req.file as number);
-        return undefined;
-    }
-  };
-  let next = steps.next();
-  while (!next.done) {
-    let value: FsAnswer;
-    try {
-      value = answer(next.value);
-    } catch (err) {
-      next = steps.throw(err);
-      continue;
-    }
-    next = steps.next(value);
-  }
-  return next.value;
+  return runSync(steps, (req: FsRequest): FsAnswer => {
+    if (req.op === 'open') beforeOpen(req.path);
+    return answerSync(req);
+  });
 }
 
 test('a regular file swapped for a FIFO after it was resolved is refused on its descriptor, without blocking', () => withWorkspace(async (ws) => {

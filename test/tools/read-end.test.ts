@@ -3,12 +3,12 @@
 // real system calls through a driver that counts the reads and can make them short (as some file systems
 // do) or grow the file after fstat: whatever the reads do, the text read is the file's.
 
-import { appendFileSync, closeSync, fstatSync, lstatSync, openSync, readlinkSync, readSync, statSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { FsAnswer, FsRequest, FsSteps } from '../../src/tools/fs-steps.ts';
+import { answerSync, type FsAnswer, type FsRequest, type FsSteps, runSync } from '../../src/tools/fs-steps.ts';
 import { readSteps } from '../../src/tools/read.ts';
 import type { ToolOutcome } from '../../src/tools/contract.ts';
 import { sandboxPerTest } from './sandbox.ts';
@@ -22,44 +22,23 @@ interface Driving {
   readonly afterFstat?: () => void;
 }
 
-/** Runs the steps with real synchronous calls, as runSync does, counting the reads. */
+/** Runs the steps with real synchronous calls (runSync with answerSync underneath), counting the reads. */
 function drive<T>(steps: FsSteps<T>, how: Driving = {}): { value: T; reads: number } {
   let reads = 0;
   let fstatted = false;
-  const answer = (req: FsRequest): FsAnswer => {
-    switch (req.op) {
-      case 'lstat': return lstatSync(req.path);
-      case 'stat': return statSync(req.path);
-      case 'readlink': return readlinkSync(req.path);
-      case 'open': return openSync(req.path, req.flags);
-      case 'fstat': {
-        const s = fstatSync(req.file as number);
-        if (!fstatted) {
-          fstatted = true;
-          how.afterFstat?.();
-        }
-        return s;
-      }
-      case 'read':
-        reads++;
-        return readSync(req.file as number, req.buffer, 0, Math.min(req.buffer.length, how.readAtMost ?? Infinity), null);
-      case 'close':
-        closeSync(req.file as number);
-        return undefined;
+  const value = runSync(steps, (req: FsRequest): FsAnswer => {
+    if (req.op === 'read') {
+      reads++;
+      return readSync(req.file as number, req.buffer, 0, Math.min(req.buffer.length, how.readAtMost ?? Infinity), null);
     }
-  };
-  let next = steps.next();
-  while (!next.done) {
-    let a: FsAnswer;
-    try {
-      a = answer(next.value);
-    } catch (err) {
-      next = steps.throw(err);
-      continue;
+    const answer = answerSync(req);
+    if (req.op === 'fstat' && !fstatted) {
+      fstatted = true;
+      how.afterFstat?.();
     }
-    next = steps.next(a);
-  }
-  return { value: next.value, reads };
+    return answer;
+  });
+  return { value, reads };
 }
 
 function readText(file: string, how?: Driving): { text: string; reads: number } {

@@ -8,7 +8,7 @@
 // stream carries it. A legacy (2025) session has no such method.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { META_SUBSCRIPTION_ID } from '../era.ts';
+import { isRecord, META_SUBSCRIPTION_ID } from '../era.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { notice, type Outgoing } from '../outgoing.ts';
 import { parseTranscriptUri, transcriptUri } from '../resources.ts';
@@ -17,8 +17,6 @@ import { addPending, fail, type Step } from '../step.ts';
 import { MAX_LISTEN_URIS } from '../../limits.ts';
 
 type Listen = Extract<Pending, { kind: 'listen' }>;
-
-const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
 
 /** The acknowledgment that opens a stream: what it will carry (list changes never: the lists are fixed). */
 function acknowledged(id: RequestId, uris: readonly string[]): Outgoing {
