@@ -6,6 +6,7 @@ import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
+import { StoreError } from '../store/errors.ts';
 import type { TaskContext } from '../task/task-context.ts';
 import { undoConversation } from '../task/undo.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -119,6 +120,22 @@ export class EffectRunner {
             found.push(id);
           }
           this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found });
+        });
+      case 'listConversations':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const options = { limit: effect.limit, ...(effect.cursor === undefined ? {} : { cursor: effect.cursor }) };
+          let page: Extract<EffectResult, { kind: 'conversationList' }>['page'];
+          try {
+            // By principal, as every read: another principal's conversations are not in the page at all.
+            const found = task && store ? await store.listConversations(task.principal, options) : { items: [] };
+            page = { ids: found.items.map((c) => c.id), ...(found.nextCursor === undefined ? {} : { nextCursor: found.nextCursor }) };
+          } catch (err) {
+            if (!(err instanceof StoreError) || err.code !== 'invalid_cursor') throw err;
+            page = 'invalid-cursor';
+          }
+          this.#deliver({ kind: 'conversationList', ticket: effect.ticket, page });
         });
       case 'completeConversation':
         return this.#track(effect.ticket, async () => {

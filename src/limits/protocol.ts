@@ -55,6 +55,13 @@ export const MAX_SESSION_CONVERSATIONS = 1000;
 /** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates); `--page-size` changes it. */
 export const DEFAULT_PAGE_SIZE = 50;
 
+/**
+ * Conversations one 2026-07-28 `resources/list` page lists from the store (the caller principal's, newest
+ * first); `--page-size` lowers it, never raises it. The rest follow by `nextCursor`. Under the store's own
+ * `MAX_LIST_LIMIT` (500), which a larger page would be lowered to.
+ */
+export const MAX_LISTED_CONVERSATIONS = 200;
+
 /** The most values one completion returns (the MCP limit); past it the rest are counted in `total`, with `hasMore`. */
 export const MAX_COMPLETION_VALUES = 100;
 

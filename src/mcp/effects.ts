@@ -30,6 +30,12 @@ export type Effect =
    * routed here, as for `watchTranscript`. Answer with `transcriptsWatched`.
    */
   | { kind: 'watchTranscripts'; ticket: number; conversationIds: string[] }
+  /**
+   * A 2026-07-28 `resources/list`: one page of this principal's conversations from the store (any connection,
+   * any process before), most recently updated first, at most `limit`; `cursor`: the store's `nextCursor`
+   * of the page before. Answer with `conversationList`.
+   */
+  | { kind: 'listConversations'; ticket: number; limit: number; cursor?: string }
   /** The principal's conversation ids starting with `prefix`, newest first; answer with `conversationCompletions`. */
   | { kind: 'completeConversation'; ticket: number; prefix: string }
   /** List workspace paths starting with `prefix` for a completion; answer with `pathCompletions`. */
@@ -71,6 +77,11 @@ export type EffectResult =
   | { kind: 'transcriptFound'; ticket: number; found: boolean }
   /** The conversations of a `watchTranscripts` that are the caller's (the rest are not told apart from missing ones). */
   | { kind: 'transcriptsWatched'; ticket: number; found: string[] }
+  /**
+   * A page of `listConversations`: ids, newest first, and the store's cursor when more follow; `invalid-cursor`
+   * when the store refused the cursor it was given (not one it made).
+   */
+  | { kind: 'conversationList'; ticket: number; page: { ids: string[]; nextCursor?: string } | 'invalid-cursor' }
   /** At most the completion limit of ids, newest first; `total` counts every match. */
   | { kind: 'conversationCompletions'; ticket: number; values: string[]; total: number }
   /** A resource changed (a transcript got an entry): subscribers get `notifications/resources/updated`. No ticket. */

@@ -10,7 +10,8 @@ import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
 import { listen, listenUpdates, listenWatched } from './methods/listen.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
-import { listResourceTemplates, listResources, readResource, renderWorkspace } from './methods/resources.ts';
+import { conversationListed } from './methods/conversation-list.ts';
+import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
@@ -355,6 +356,10 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       if (!result.found) return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
       return reply(next.subscriptions.includes(uri) ? next : { ...next, subscriptions: [...next.subscriptions, uri] }, pending.requestId, {});
     }
+    case 'conversationList':
+      return pending.kind === 'resourceList'
+        ? conversationListed(next, pending.requestId, pending.first, result.page, staticResources(next))
+        : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a conversation list answered another request');
     case 'conversationCompletions':
       return completion(next, pending.requestId, result.values, result.values.length < result.total, result.total);
     case 'workspaceContext':

@@ -117,13 +117,15 @@ function readPayload(encoded: string): Payload | null {
   return v as Payload;
 }
 
-function toBase64Url(text: string): string {
+/** UTF-8 text as base64url without padding (the core has no Buffer). */
+export function toBase64Url(text: string): string {
   let binary = '';
   for (const byte of new TextEncoder().encode(text)) binary += String.fromCharCode(byte);
   return btoa(binary).replace(/\+/g, '-').replace(/\//g, '_').replace(/=+$/, '');
 }
 
-function fromBase64Url(encoded: string): string | null {
+/** The UTF-8 text of a base64url string, or null when it is not base64url of UTF-8. */
+export function fromBase64Url(encoded: string): string | null {
   if (encoded.length % 4 === 1) return null;
   let binary: string;
   try {

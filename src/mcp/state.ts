@@ -49,6 +49,8 @@ type PendingWork =
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
   | { kind: 'resource'; requestId: RequestId; uri: string }
   | { kind: 'completion'; requestId: RequestId }
+  /** A 2026-07-28 `resources/list` waiting for its page of stored conversations; `first`: the page with the static resources. */
+  | { kind: 'resourceList'; requestId: RequestId; first: boolean }
   /**
    * A 2026-07-28 `subscriptions/listen`: in flight until the client cancels it. `uris`: the transcript URIs
    * it was acknowledged for (empty until `acked`); each update of one goes out tagged with `requestId`.

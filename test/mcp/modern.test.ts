@@ -134,7 +134,12 @@ const shapes = suite('Modern result shapes');
 
 for (const [method, ttl] of [['prompts/list', CATALOG_CACHE_TTL_MS], ['resources/templates/list', CATALOG_CACHE_TTL_MS], ['resources/list', RESOURCE_CACHE_TTL_MS]] as const) {
   shapes(`${method} carries resultType, ttlMs ${ttl}, cacheScope private and serverInfo in _meta`, () => {
-    const result = (feed(fresh(), modern(1, method)).replies[0] as Reply).result!;
+    const asked = feed(fresh(), modern(1, method));
+    // resources/list lists the principal's conversations from the store: answered once the store has.
+    const listing = asked.effects.find((e) => e.kind === 'listConversations');
+    const answered = listing === undefined ? asked : fold(asked.state, { kind: 'conversationList', ticket: listing.ticket, page: { ids: [] } });
+    assert.is(listing !== undefined, method === 'resources/list', 'only resources/list asks the store');
+    const result = (answered.replies[0] as Reply).result!;
     assert.is(result.resultType, 'complete');
     assert.is(result.ttlMs, ttl);
     assert.is(result.cacheScope, 'private');

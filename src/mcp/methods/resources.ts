@@ -1,6 +1,7 @@
 // `resources/list`, `resources/read`, `resources/templates/list`. Reading the workspace context is an
 // effect (it needs the filesystem and git); the loadout is pure; transcripts belong to their principal:
-// listed for the connection that started them, readable from any connection of the principal.
+// listed for the legacy connection that started them (for a 2026-07-28 request: all of the principal's,
+// from the store), readable from any connection of the principal.
 
 import type { RequestId, Resource, ResourceTemplate } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
@@ -8,23 +9,29 @@ import { decideForCaller } from '../../harness/policy.ts';
 import { toolNames } from '../../tools/definition.ts';
 import type { WorkspaceContext } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
+import { listStoredConversations, transcriptResource } from './conversation-list.ts';
 import { listReply } from './list-reply.ts';
 import { callerOf } from './tools.ts';
-import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri, transcriptUri } from '../resources.ts';
+import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri } from '../resources.ts';
 import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 
-function resourcesOf(state: ConnectionState): Resource[] {
+/** The resources every listing starts with: the workspace context and the loadout. */
+export function staticResources(state: ConnectionState): Resource[] {
   const harness = effectiveHarness(state);
   return [
     { uri: WORKSPACE_URI, name: 'workspace', title: 'Workspace context', description: 'The workspace root, git branch and status, top-level layout and README excerpt.', mimeType: 'text/markdown' },
     { uri: LOADOUT_URI, name: 'loadout', title: `Tool loadout of ${harness}`, description: 'Which tools this connection\'s harness lets this caller use, and the rule for each.', mimeType: 'application/json' },
-    ...state.conversations.map((id): Resource => ({ uri: transcriptUri(id), name: `conversation-${id}`, title: `Transcript of conversation ${id}`, mimeType: 'application/jsonl' })),
   ];
 }
 
+/**
+ * A legacy session lists the conversations it started (its own, as before); a 2026-07-28 request has no
+ * session of its own, so its listing is the principal's conversations from the store (conversation-list.ts).
+ */
 export function listResources(state: ConnectionState, id: RequestId, params: Params): Step {
-  return listReply(state, id, 'resources', resourcesOf(state), params.cursor);
+  if (state.modern !== undefined) return listStoredConversations(state, id, params.cursor);
+  return listReply(state, id, 'resources', [...staticResources(state), ...state.conversations.map(transcriptResource)], params.cursor);
 }
 
 export function listResourceTemplates(state: ConnectionState, id: RequestId, params: Params): Step {
