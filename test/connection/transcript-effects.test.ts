@@ -1,6 +1,7 @@
 // The store-backed effects behind transcript read, subscribe and completion: the caller's principal sees
 // its conversations from any session; another principal's conversation gets exactly the answer a
-// missing one gets; completion offers only the caller's, newest first, at most the MCP limit.
+// missing one gets; completion offers only the caller's, newest first, at most the MCP limit; a 2026-07-28
+// listing pages only the caller's.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -91,6 +92,33 @@ test('completion offers only the principal\'s conversations, newest first, at mo
   const one = await run(carol, { kind: 'completeConversation', ticket: 3, prefix: target.slice(0, 12) }) as { values: string[]; total: number };
   assert.equal(one.values, [target]);
   assert.is(one.total, 1);
+});
+
+test('a listing pages the principal\'s conversations from the store, newest first; another principal\'s never appear; a forged cursor is told', async () => {
+  const erin: string[] = [];
+  for (let i = 0; i < 5; i++) {
+    now += 1;
+    erin.push(store.createConversation({ principal: 'token:erin', sessionId: `session-${20 + i}`, harness: 'super-pi-assistant' }).id);
+  }
+  store.createConversation({ principal: 'token:frank', sessionId: 'session-30', harness: 'super-pi-assistant' });
+  const fromAnySession = context('token:erin', 'session-99');
+  const seen: string[] = [];
+  let cursor: string | undefined;
+  let pages = 0;
+  do {
+    const r = await run(fromAnySession, { kind: 'listConversations', ticket: 4, limit: 2, ...(cursor === undefined ? {} : { cursor }) });
+    assert.is(r.kind, 'conversationList');
+    const page = (r as Extract<EffectResult, { kind: 'conversationList' }>).page;
+    if (page === 'invalid-cursor') throw new Error('the store refused its own cursor');
+    assert.ok(page.ids.length <= 2);
+    seen.push(...page.ids);
+    cursor = page.nextCursor;
+    pages++;
+  } while (cursor !== undefined);
+  assert.equal(seen, [...erin].reverse(), 'every one of erin\'s, from sessions other than the caller\'s, newest first');
+  assert.is(pages, 3);
+  assert.equal(await run(context('token:nobody', 'session-31'), { kind: 'listConversations', ticket: 5, limit: 2 }), { kind: 'conversationList', ticket: 5, page: { ids: [] } });
+  assert.equal(await run(fromAnySession, { kind: 'listConversations', ticket: 6, limit: 2, cursor: 'made-up' }), { kind: 'conversationList', ticket: 6, page: 'invalid-cursor' });
 });
 
 test.after(() => store.close());
