@@ -15,6 +15,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { Client as ModernClient, StreamableHTTPClientTransport as ModernHttpTransport } from '@modelcontextprotocol/client';
 import { guarded } from '../hang-guard.ts';
 import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
@@ -115,6 +116,7 @@ if (found.ok) {
     const env = { SUPERPI_TOKENS: 'alice-token-123=alice,bob-token-4567=bob', SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_HOME: home };
     const servers: RunningServer[] = [];
     const clients: Client[] = [];
+    const modernClients: ModernClient[] = [];
     const connect = async (server: RunningServer, token: string) => {
       const client = new Client({ name: token, version: '1' }, { capabilities: {} });
       await client.connect(new StreamableHTTPClientTransport(new URL(server.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
@@ -155,10 +157,20 @@ if (found.ok) {
       const bobAgain = await connect(second, 'bob-token-4567');
       await bobAgain.readResource({ uri }).then(() => assert.unreachable('bob read alice\'s transcript after the restart'), (err: { code?: number }) => assert.is(err.code, -32002));
       assert.not.ok((await bobAgain.listResources()).resources.some((r) => r.uri.includes(id)), 'not listed to another principal');
+      // Over 2026-07-28 resources/list is the principal's conversations from the store (here PostgreSQL), after the restart too.
+      const modernList = async (token: string) => {
+        const client = new ModernClient({ name: token, version: '2' }, { versionNegotiation: { mode: { pin: '2026-07-28' } } });
+        modernClients.push(client);
+        await client.connect(new ModernHttpTransport(new URL(second.url), { requestInit: { headers: { authorization: `Bearer ${token}` } } }));
+        return (await client.listResources(undefined, { cacheMode: 'bypass' })).resources.map((r) => r.uri);
+      };
+      assert.ok((await modernList('alice-token-123')).includes(uri), 'listed to alice from the store, on a new connection after the restart');
+      assert.not.ok((await modernList('bob-token-4567')).some((u) => u.includes(id)), 'never listed to bob');
       const stolen = await bobAgain.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'continue', conversation_id: id } });
       assert.is(stolen.isError, true);
       assert.match(textOf(stolen), new RegExp(`conversation ${id} not found`));
       for (const c of clients.splice(0)) await c.close();
+      for (const c of modernClients.splice(0)) await c.close();
       assert.is(await second.stop(), 0);
       for (const s of servers) {
         assert.match(s.stderr(), /conversation store: PostgreSQL/, 'the log says which store is used');
@@ -169,6 +181,7 @@ if (found.ok) {
       throw err;
     } finally {
       for (const c of clients) await c.close();
+      for (const c of modernClients) await c.close();
       for (const s of servers) await s.stop();
       await model.close();
     }
