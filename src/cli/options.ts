@@ -18,7 +18,7 @@ import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation }
 import { StateKeyError, stateKeyFrom } from './state-key.ts';
 import { type ClientCredentials, ClientCredentialsError, clientCredentialsFrom } from '../auth/client-credentials.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
-import { TASK_LEASE_MS } from '../limits.ts';
+import { SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
 import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
@@ -71,6 +71,8 @@ export interface ServerOptions {
   readonly maxSessionsPerPrincipal: number;
   readonly maxAnonymousSessions: number;
   readonly sessionIdleMs: number;
+  /** An SSE stream idle this long gets a `: keep-alive` comment (`--sse-keepalive SECONDS`), in milliseconds. */
+  readonly sseKeepAliveMs: number;
   /** Token principals who may read /metrics and the /observer page's data (`--observers`). */
   readonly observers: readonly string[];
   /** Prometheus metrics and per-call accounting; `--no-metrics` turns them off. */
@@ -149,7 +151,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 /** Flags that only the HTTP and WebSocket server reads: refused with `--stdio` rather than ignored. */
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
-  'max-anonymous-sessions', 'session-idle', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
+  'max-anonymous-sessions', 'session-idle', 'sse-keepalive', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
   'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
   'oauth-introspection-client-id', 'oauth-introspection-secret-file',
 ] as const;
@@ -194,6 +196,7 @@ Options (flags override environment variables, which override defaults):
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
+  --sse-keepalive SECONDS  an SSE stream (a listen, a GET stream, a long tool call) silent this long gets a comment line, so proxies keep it open; fractions allowed   default: ${SSE_KEEPALIVE_MS / 1000}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
   --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
   --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
@@ -267,6 +270,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-sessions-per-principal': { type: 'string' },
         'max-anonymous-sessions': { type: 'string' },
         'session-idle': { type: 'string' },
+        'sse-keepalive': { type: 'string' },
         observers: { type: 'string' },
         'no-metrics': { type: 'boolean' },
         store: { type: 'string' },
@@ -404,6 +408,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_SECONDS) * 1000,
+      sseKeepAliveMs: secondsAsMs('--sse-keepalive', values['sse-keepalive'], SSE_KEEPALIVE_MS),
       observers: parseObservers(values.observers),
       metrics: !(values['no-metrics'] ?? false),
       store,
@@ -459,6 +464,14 @@ function wholeNumber(flag: string, raw: string | undefined, fallback: number): n
   const n = raw.trim() === '' ? Number.NaN : Number(raw);
   if (!Number.isSafeInteger(n) || n < 0) throw new OptionsError(`${flag} takes a whole number (0 or more), not "${raw}"`);
   return n;
+}
+
+/** Seconds, fractions allowed (`0.5`), as whole milliseconds: at least 1 ms, at most what a Node timer holds. */
+function secondsAsMs(flag: string, raw: string | undefined, fallbackMs: number): number {
+  if (raw === undefined) return fallbackMs;
+  const ms = raw.trim() === '' ? Number.NaN : Math.round(Number(raw) * 1000);
+  if (!Number.isSafeInteger(ms) || ms < 1 || ms > 2 ** 31 - 1) throw new OptionsError(`${flag} takes a number of seconds from 0.001 to 2147483 (fractions allowed), not "${raw}"`);
+  return ms;
 }
 
 function positiveInt(flag: string, raw: string | undefined, fallback: number): number {

@@ -232,6 +232,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     maxInputBacklogBytes: options.maxInputBacklogBytes,
     maxOutputBacklogBytes: options.maxOutputBacklogBytes,
     sessionIdleMs: options.sessionIdleMs,
+    sseKeepAliveMs: options.sseKeepAliveMs,
     observers: options.observers,
     cluster: () => app.cluster,
     events: app.sessionEvents,

@@ -73,7 +73,14 @@ export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 /** The longest the reaper waits between two looks; with a shorter idle limit it looks at that interval. */
 export const REAPER_MAX_INTERVAL_MS = 60_000;
 
-/** Interval of `: keep-alive` comments on an idle stream. */
+/**
+ * How long an SSE stream (a `subscriptions/listen` reply, a GET stream, a long tool call) may stay silent
+ * before it gets a `: keep-alive` comment (`--sse-keepalive`). Proxies and load balancers close connections
+ * idle for about a minute by default (nginx's proxy_read_timeout and AWS ALB's idle timeout 60 s, Heroku's
+ * router 55 s): 15 s is a quarter of that, so a comment up to a quarter interval late (sse-keepalive.ts
+ * sweeps four times per interval) or lost to a full socket buffer once still comes in time; an idle stream
+ * costs 15 bytes every 15 s.
+ */
 export const SSE_KEEPALIVE_MS = 15_000;
 
 /** Events kept per session for replay after a reconnect. */

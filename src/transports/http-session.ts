@@ -10,6 +10,7 @@ import type { Outgoing } from '../mcp/outgoing.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 import type { HostedSession } from './session-host.ts';
 import { EventLog, type EventIds, MemoryEventIds, SseStream } from './sse-stream.ts';
+import { defaultKeepAlive, type KeepAlive } from './sse-keepalive.ts';
 import { requestStream, STANDALONE_STREAM } from '../store/session-events.ts';
 import { ABANDONED_IDS_KEPT, SSE_OPEN_AFTER_MS } from '../limits.ts';
 
@@ -27,6 +28,7 @@ export class Exchange {
   readonly #batch: boolean;
   readonly #headers: Readonly<Record<string, string>>;
   readonly #ids: EventIds;
+  readonly #keepAlive: KeepAlive;
   /** This POST's stream in the session's event log: named by its first request, whose answer ends it. */
   readonly #stream: string;
   #onDone: ((answers: readonly Outgoing[]) => void) | null = null;
@@ -35,9 +37,13 @@ export class Exchange {
   #answered: Outgoing[] | null = null;
   #finished = false;
 
-  /** `refused`: answers already decided by the transport (a reused id), sent with the core's answers. */
-  constructor(res: ReplyTarget, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, ids: EventIds, refused: readonly string[] = []) {
+  /**
+   * `refused`: answers already decided by the transport (a reused id), sent with the core's answers.
+   * `keepAlive`: what writes comments on its stream while it is idle (default: the process's, SSE_KEEPALIVE_MS).
+   */
+  constructor(res: ReplyTarget, requests: Set<string>, mode: 'json' | 'sse', batch: boolean, headers: Readonly<Record<string, string>>, ids: EventIds, refused: readonly string[] = [], keepAlive: KeepAlive = defaultKeepAlive()) {
     this.#res = res;
+    this.#keepAlive = keepAlive;
     this.#replies.push(...refused);
     this.requests = requests;
     this.#batch = batch;
@@ -104,7 +110,7 @@ export class Exchange {
   #openStream(): SseStream | null {
     this.#cancelOpener();
     if (this.#finished || this.#res.destroyed) return null;
-    const sse = new SseStream(this.#res, this.#headers);
+    const sse = new SseStream(this.#res, this.#headers, this.#keepAlive);
     this.#sse = sse;
     // A stream kept in the store opens with a priming event (an id, no data): a client whose connection
     // drops before the answer can then resume it, on any node, with GET and Last-Event-ID.

@@ -22,10 +22,11 @@ import type { ServerObserver } from '../observer/server-observer.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import type { SessionHost, TransportName } from './session-host.ts';
 import { SessionReaper } from './session-reaper.ts';
+import { KeepAlive } from './sse-keepalive.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { WebSocketTransport } from './websocket.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
-import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS } from '../limits.ts';
+import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -50,6 +51,8 @@ export interface HttpServerOptions {
   /** Output a WebSocket client may leave unread before it is closed 1008. Default MAX_OUTPUT_BACKLOG_BYTES. */
   readonly maxOutputBacklogBytes?: number;
   readonly sessionIdleMs?: number;
+  /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
+  readonly sseKeepAliveMs?: number;
   /** Token principals who may read /metrics and /observer (--observers). */
   readonly observers?: readonly string[];
   /** On a cluster: where sessions not held here are (null until the node joined). */
@@ -80,7 +83,9 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     return metadata;
   };
   const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, auth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
-  const http = new StreamableHttp({ ...transportOptions, ...(options.events ? { events: options.events } : {}) });
+  // One sweep for every SSE stream of this server (sse-keepalive.ts), on the clock the reaper reads too.
+  const keepAlive = new KeepAlive(options.sseKeepAliveMs ?? SSE_KEEPALIVE_MS, host.clock);
+  const http = new StreamableHttp({ ...transportOptions, keepAlive, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport({
     ...transportOptions,
     ...(options.maxInputBacklogBytes === undefined ? {} : { maxInputBacklogBytes: options.maxInputBacklogBytes }),

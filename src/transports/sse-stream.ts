@@ -1,12 +1,13 @@
 // One Server-Sent Events stream: unique event ids per session, keep-alive comments so idle streams
-// survive proxies, and a bounded replay buffer for a client that reconnects with Last-Event-ID. Where
+// survive proxies (sse-keepalive.ts: one sweep for all streams, the one place they are written), and a bounded replay buffer for a client that reconnects with Last-Event-ID. Where
 // the ids come from is an `EventIds`: this process's counter (one node, SQLite), or a PostgreSQL store's
 // session event log, where each event is appended before it is written (its seq is its id) so a client
 // may resume the stream on any node (issue 14).
 
 import type { ReplyTarget } from './web-reply.ts';
+import { defaultKeepAlive, type IdleStream, KEEPALIVE_COMMENT, type KeepAlive } from './sse-keepalive.ts';
 import { keptEventData, type SessionEventStore } from '../store/session-events.ts';
-import { SESSION_EVENT_MAX_BYTES, SESSION_EVENTS_MAX_BYTES, SSE_KEEPALIVE_MS, SSE_REPLAY_EVENTS } from '../limits.ts';
+import { SESSION_EVENT_MAX_BYTES, SESSION_EVENTS_MAX_BYTES, SSE_REPLAY_EVENTS } from '../limits.ts';
 
 /** How a session's SSE events get their ids, in the order they are emitted. */
 export interface EventIds {
@@ -126,28 +127,46 @@ export class EventLog {
   }
 }
 
-export class SseStream {
+/** One SSE reply; every byte of it is written here, so a write is seen by the keep-alive. */
+export class SseStream implements IdleStream {
   readonly #res: ReplyTarget;
-  readonly #keepAlive: NodeJS.Timeout;
+  readonly #keepAlive: KeepAlive;
   #open = true;
+  #lastWrite: number;
   #onClose: (() => void)[] | null = null;
 
-  constructor(res: ReplyTarget, headers: Record<string, string> = {}) {
+  /** `keepAlive`: the sweep that writes comments while the stream is idle (default: the process's, SSE_KEEPALIVE_MS). */
+  constructor(res: ReplyTarget, headers: Record<string, string> = {}, keepAlive: KeepAlive = defaultKeepAlive()) {
     this.#res = res;
+    this.#keepAlive = keepAlive;
     res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive', ...headers });
     res.flushHeaders();
-    this.#keepAlive = setInterval(() => this.#write(': keep-alive\n\n'), SSE_KEEPALIVE_MS);
-    this.#keepAlive.unref();
+    this.#lastWrite = keepAlive.sweeps;
+    keepAlive.add(this);
     res.on('close', () => this.#closed());
+    // A client gone before the stream began has sent its 'close' already: the stream is closed at once.
+    if (res.destroyed) this.#closed();
   }
 
   get open(): boolean {
     return this.#open;
   }
 
+  /** The keep-alive's sweep count at the last write (headers included). */
+  get lastWrite(): number {
+    return this.#lastWrite;
+  }
+
   /** One event; `id` null: an event that cannot be resumed from (written without an id). */
   send(id: string | null, data: string): void {
     this.#write(`${id === null ? '' : `id: ${id}\n`}event: message\ndata: ${data}\n\n`);
+  }
+
+  /** Nothing written for the interval: a comment, unless the socket's buffer is full (its bytes still leave). */
+  keepAlive(): void {
+    if (!this.#open || this.#res.writableNeedDrain) return;
+    this.#res.write(KEEPALIVE_COMMENT);
+    this.#lastWrite = this.#keepAlive.sweptAt;
   }
 
   end(): void {
@@ -157,7 +176,9 @@ export class SseStream {
   }
 
   #write(chunk: string): void {
-    if (this.#open) this.#res.write(chunk);
+    if (!this.#open) return;
+    this.#lastWrite = this.#keepAlive.sweeps;
+    this.#res.write(chunk);
   }
 
   /** Runs `f` once the stream closes (ended here, or the client went); at once if it has. */
@@ -169,7 +190,7 @@ export class SseStream {
   #closed(): void {
     if (!this.#open) return;
     this.#open = false;
-    clearInterval(this.#keepAlive);
+    this.#keepAlive.delete(this);
     const callbacks = this.#onClose ?? [];
     this.#onClose = null;
     for (const f of callbacks) f();

@@ -32,6 +32,7 @@ import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
 import type { Refusal } from './session-quota.ts';
 import { SseStream, StoredEventIds } from './sse-stream.ts';
+import { defaultKeepAlive, type KeepAlive } from './sse-keepalive.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
 import { ResumedStreams, type ResumedStreamLimits } from './resumed-streams.ts';
@@ -64,6 +65,8 @@ export interface StreamableHttpOptions {
   readonly events?: SessionEventFeed;
   /** Resumed streams per session and per principal on this node. Default MAX_RESUMED_STREAMS_PER_SESSION, _PER_PRINCIPAL. */
   readonly resumedStreamLimits?: ResumedStreamLimits;
+  /** Writes a comment on every SSE stream idle for its interval. Default: the process's, SSE_KEEPALIVE_MS on the system clock. */
+  readonly keepAlive?: KeepAlive;
 }
 
 export class StreamableHttp {
@@ -81,10 +84,12 @@ export class StreamableHttp {
   readonly #opening = new Map<string, Promise<unknown>>();
 
   readonly #auth: BearerAuthority;
+  readonly #keepAlive: KeepAlive;
 
   constructor(options: StreamableHttpOptions) {
     this.#options = options;
     this.#host = options.sessions;
+    this.#keepAlive = options.keepAlive ?? defaultKeepAlive();
     this.#auth = options.auth ?? new BearerAuthority({ tokens: options.tokens, requireAuth: options.requireAuth, logger: options.logger });
   }
 
@@ -315,7 +320,7 @@ export class StreamableHttp {
       return new Plain(200, batch ? `[${refusedHere.join(',')}]` : (refusedHere[0] as string), { 'Content-Type': 'application/json', ...session.replyHeaders });
     }
     // Tool calls may stream progress and questions to the person, and a listen is a stream: their reply may be SSE; the rest plain JSON.
-    const exchange = new Exchange(target, requests, streams ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere);
+    const exchange = new Exchange(target, requests, streams ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere, this.#keepAlive);
     session.addExchange(exchange);
     const abandoned = () => {
       // A stream the client can resume is not given up: its answer goes to the log, for the resumed stream.
@@ -383,7 +388,7 @@ export class StreamableHttp {
     if (last && feed) return this.#resume(request, target, principal, feed, last);
     const s = this.#lookup(request, principal);
     if (s instanceof Plain) return s;
-    const stream = new SseStream(target, { 'Mcp-Session-Id': s.id });
+    const stream = new SseStream(target, { 'Mcp-Session-Id': s.id }, this.#keepAlive);
     if (last) for (const e of s.events.after(last) ?? []) stream.send(e.id, e.data);
     s.addStandalone(stream);
     target.on('close', guarded(this.#options.logger, 'HTTP stream close', () => s.removeStandalone(stream)));
@@ -416,7 +421,7 @@ export class StreamableHttp {
       return refuse(409, `Conflict: the events after Last-Event-ID ${seq} are no longer kept (the log keeps a session's last events for a limited time), so this stream cannot be resumed; send the request again`);
     }
     this.#host.find(id, principal)?.touch();
-    const open = () => new SseStream(target, { 'Mcp-Session-Id': id });
+    const open = () => new SseStream(target, { 'Mcp-Session-Id': id }, this.#keepAlive);
     // The client had the stream's last event already: nothing more will come on it.
     if (position.ends) {
       open().end();

@@ -14,6 +14,8 @@ export interface ReplyTarget {
   readonly destroyed: boolean;
   /** The status and headers have been sent (a stream began). */
   readonly headersSent: boolean;
+  /** What was written has not left yet (a `write` said so, no 'drain' since): a keep-alive comment is not added. */
+  readonly writableNeedDrain: boolean;
   /** 'close': the reply ended or the client went away. */
   on(event: 'close', listener: () => void): unknown;
 }
@@ -40,6 +42,12 @@ export class WebReply implements ReplyTarget {
 
   get headersSent(): boolean {
     return this.#stream !== null || this.#ended;
+  }
+
+  /** The body's reader has not taken what was enqueued (the stream's queue is at its high-water mark). */
+  get writableNeedDrain(): boolean {
+    const stream = this.#stream;
+    return stream !== null && !this.#ended && !this.#destroyed && (stream.desiredSize ?? 0) <= 0;
   }
 
   writeHead(status: number, headers: Readonly<Record<string, string>>): this {

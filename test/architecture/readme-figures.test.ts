@@ -179,6 +179,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /after (\d+) s without an answer \(`SSE_OPEN_AFTER_MS`/, name: 'SSE_OPEN_AFTER_MS', figure: seconds(limits.SSE_OPEN_AFTER_MS) },
   { phrase: /the last (\d+) are kept, `SSE_REPLAY_EVENTS`/, name: 'SSE_REPLAY_EVENTS', figure: String(limits.SSE_REPLAY_EVENTS) },
   { phrase: /`: keep-alive` comment every (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
+  { phrase: /\| `SSE_KEEPALIVE_MS` \| (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
+  { phrase: /\| `--sse-keepalive SECONDS` \| \| `(\d+)`/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
   { phrase: /a\s+ping every (\d+) s \(a socket that missed a pong/, name: 'WS_PING_INTERVAL_MS', figure: seconds(limits.WS_PING_INTERVAL_MS) },
   { phrase: /requests already sent get (\d+) s, `EOF_DRAIN_MS`/, name: 'EOF_DRAIN_MS', figure: seconds(limits.EOF_DRAIN_MS) },
   { phrase: /read nothing; at most (\d+) s\)/, name: 'GIVE_UP_LINGER_MAX_MS', figure: seconds(limits.GIVE_UP_LINGER_MAX_MS) },

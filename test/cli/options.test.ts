@@ -6,7 +6,7 @@ import { HTTP_ONLY_FLAGS, OptionsError, parseOptions, usage } from '../../src/cl
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
-import { DEFAULT_SESSION_IDLE_MS } from '../../src/limits.ts';
+import { DEFAULT_SESSION_IDLE_MS, SSE_KEEPALIVE_MS } from '../../src/limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../../src/limits.ts';
 
 const KEY = 'k'.repeat(32);
@@ -210,6 +210,16 @@ test('the bash sandbox flags become the policy: network, paths against the worki
   assert.is(plain.options.unsafeBashWithoutSandbox, false);
   assert.throws(() => parseOptions(['--bash-network', 'sometimes'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--bash-network takes off, on or allow=/.test((e as Error).message));
   assert.throws(() => parseOptions(['--bash-writable', '/'], {}, '/'), (e: unknown) => e instanceof OptionsError && /root directory/.test((e as Error).message));
+});
+
+test('--sse-keepalive: seconds, fractions allowed, as milliseconds; default SSE_KEEPALIVE_MS; anything else refused naming the flag', () => {
+  assert.is(serve([]).sseKeepAliveMs, SSE_KEEPALIVE_MS);
+  assert.is(serve(['--sse-keepalive', '30']).sseKeepAliveMs, 30_000);
+  assert.is(serve(['--sse-keepalive', '0.2']).sseKeepAliveMs, 200);
+  assert.ok(usage.includes('--sse-keepalive SECONDS'));
+  for (const bad of ['0', '-1', '', 'soon', '0.0001', '3000000', 'Infinity']) {
+    assert.throws(() => serve([`--sse-keepalive=${bad}`]), (e: unknown) => e instanceof OptionsError && (e as Error).message.startsWith('--sse-keepalive takes a number of seconds'), bad);
+  }
 });
 
 test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsError naming it, never ignored', () => {
