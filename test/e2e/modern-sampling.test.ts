@@ -118,5 +118,91 @@ const http = scenario('harness_task sampled by a 2026-07-28 client over Streamab
   };
 });
 
+/** What a raw 2026-07-28 POST answers: a result (input_required or complete) or an error. */
+type Answer = { result?: { resultType?: string; requestState?: string; inputRequests?: Record<string, { method: string; params: Sampled }>; isError?: boolean; content?: { text?: string }[]; structuredContent?: Record<string, unknown> }; error?: { code: number; message: string } };
+
+const replay = suite('harness_task turns over 2026-07-28: stale, replayed and tampered retries (raw HTTP, the store)');
+let rbox: Sandbox;
+let rhome: string;
+let rserver: RunningServer;
+replay.before(async () => {
+  rbox = await makeSandbox();
+  rhome = await tempHome();
+  const tokens = path.join(rbox.base, 'tokens');
+  await writeFile(tokens, 'tok-alice alice\ntok-bobby bob\n');
+  rserver = await startHttpServerProcess(rbox.ws, ['--tokens', tokens, '--threads', '1', '--tool-threads', '1'], { SUPERPI_STATE_KEY: TEST_STATE_KEY, SUPERPI_HOME: rhome, ...NO_SERVER_MODEL });
+});
+replay.after(async () => {
+  await rserver.stop();
+  await rbox.cleanup();
+  await rm(rhome, { recursive: true, force: true });
+});
+
+async function post(token: string, params: object, id = 1): Promise<Answer> {
+  const meta = {
+    'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+    'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
+    'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
+  };
+  const body = { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'harness_task', ...params, _meta: meta } };
+  const res = await fetch(rserver.url, {
+    method: 'POST', body: JSON.stringify(body),
+    headers: { Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'harness_task', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+  });
+  const text = await res.text();
+  return JSON.parse(text.startsWith('{') ? text : text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).find((l) => l.includes('"id"')) ?? '{}') as Answer;
+}
+
+const said = (text: string) => ({ sample: { role: 'assistant', model: 'scripted', stopReason: 'endTurn', content: { type: 'text', text } } });
+
+replay('a replayed, an altered or another caller\'s turn is -32602 and changes nothing; the right retry goes on', async () => {
+  await writeFile(path.join(rbox.ws, 'notes.txt'), `${SECRET}\n`);
+  const args = { harness: 'super-pi-code', prompt: 'read notes.txt twice' };
+  const first = await post('tok-alice', { arguments: args });
+  assert.is(first.result?.resultType, 'input_required', JSON.stringify(first));
+  assert.is(first.result!.inputRequests!.sample!.method, 'sampling/createMessage');
+  const turn1 = first.result!.requestState!;
+  const readIt = said('<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>');
+  const second = await post('tok-alice', { arguments: args, requestState: turn1, inputResponses: readIt });
+  assert.is(second.result?.resultType, 'input_required', JSON.stringify(second));
+  const turn2 = second.result!.requestState!;
+  assert.match(second.result!.inputRequests!.sample!.params.messages.at(-1)?.content.text ?? '', /the password is aubergine/);
+
+  const { SqliteConversationStore } = await import('../../src/store/sqlite-store.ts');
+  const entries = () => {
+    const store = SqliteConversationStore.open(path.join(rhome, 'super-pi.db'));
+    try {
+      const id = store.listConversations('token:alice').items[0]!.id;
+      return (store.entries(id, 'token:alice') ?? []).map((e) => e.type);
+    } finally {
+      store.close();
+    }
+  };
+  const before = entries();
+  assert.equal(before, ['user', 'model', 'tool_call', 'tool_result']);
+
+  const replayed = await post('tok-alice', { arguments: args, requestState: turn1, inputResponses: readIt }, 3);
+  assert.is(replayed.error?.code, -32602, JSON.stringify(replayed));
+  assert.match(replayed.error!.message, /turn 1 .*already answered/);
+  const flipped = `${turn2.slice(0, 12)}${turn2[12] === 'A' ? 'B' : 'A'}${turn2.slice(13)}`;
+  const altered = await post('tok-alice', { arguments: args, requestState: flipped, inputResponses: said('done') }, 4);
+  assert.is(altered.error?.code, -32602);
+  assert.match(altered.error!.message, /requestState/);
+  const bobs = await post('tok-bobby', { arguments: args, requestState: turn2, inputResponses: said('done') }, 5);
+  assert.is(bobs.error?.code, -32602);
+  assert.match(bobs.error!.message, /another caller/);
+  assert.equal(entries(), before, 'nothing was appended by a refused retry');
+
+  const last = await post('tok-alice', { arguments: args, requestState: turn2, inputResponses: said('It says aubergine.') }, 6);
+  assert.is(last.result?.resultType ?? 'complete', 'complete', JSON.stringify(last));
+  assert.is(last.result?.isError ?? false, false);
+  assert.is(last.result?.content?.[0]?.text, 'It says aubergine.');
+  assert.equal(entries(), [...before, 'model', 'final']);
+  const again = await post('tok-alice', { arguments: args, requestState: turn2, inputResponses: said('It says aubergine.') }, 7);
+  assert.is(again.error?.code, -32602, 'a finished task\'s last turn replayed');
+  assert.match(again.error!.message, /completed/);
+});
+
 stdio.run();
 http.run();
+replay.run();
