@@ -5,7 +5,7 @@
 // retry that is not the conversation's next turn (replayed, overtaken, another turn) is refused with nothing
 // written.
 
-import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import { mkdir, readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
