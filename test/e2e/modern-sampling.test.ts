@@ -3,7 +3,8 @@
 // `input_required` with a `sampling/createMessage` and a sealed requestState, the client's own driver
 // answers it with its (scripted) sampling handler and retries the call. The model asks for `read`, then
 // answers from what it read; the final result carries that text and the store's transcript has every turn.
-// Over stdio and over Streamable HTTP (where each retry is a request of its own, no session).
+// Over stdio and over Streamable HTTP (where each retry is a request of its own, no session); raw turns
+// alternate between two HTTP nodes on one store, and replayed, altered or foreign turns are refused.
 
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
@@ -125,27 +126,30 @@ const replay = suite('harness_task turns over 2026-07-28: stale, replayed and ta
 let rbox: Sandbox;
 let rhome: string;
 let rserver: RunningServer;
+/** A second node on the same store (one SQLite file) and key: each turn may reach either. */
+let rserver2: RunningServer;
 replay.before(async () => {
   rbox = await makeSandbox();
   rhome = await tempHome();
   const tokens = path.join(rbox.base, 'tokens');
   await writeFile(tokens, 'tok-alice alice\ntok-bobby bob\n');
-  rserver = await startHttpServerProcess(rbox.ws, ['--tokens', tokens, '--threads', '1', '--tool-threads', '1'], { SUPERPI_STATE_KEY: TEST_STATE_KEY, SUPERPI_HOME: rhome, ...NO_SERVER_MODEL });
+  const start = () => startHttpServerProcess(rbox.ws, ['--tokens', tokens, '--threads', '1', '--tool-threads', '1'], { SUPERPI_STATE_KEY: TEST_STATE_KEY, SUPERPI_HOME: rhome, ...NO_SERVER_MODEL });
+  [rserver, rserver2] = await Promise.all([start(), start()]);
 });
 replay.after(async () => {
-  await rserver.stop();
+  await Promise.all([rserver?.stop(), rserver2?.stop()]);
   await rbox.cleanup();
   await rm(rhome, { recursive: true, force: true });
 });
 
-async function post(token: string, params: object, id = 1): Promise<Answer> {
+async function post(token: string, params: object, id = 1, node: RunningServer = rserver): Promise<Answer> {
   const meta = {
     'io.modelcontextprotocol/protocolVersion': '2026-07-28',
     'io.modelcontextprotocol/clientCapabilities': { sampling: {} },
     'io.modelcontextprotocol/clientInfo': { name: 'raw', version: '1' },
   };
   const body = { jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'harness_task', ...params, _meta: meta } };
-  const res = await fetch(rserver.url, {
+  const res = await fetch(node.url, {
     method: 'POST', body: JSON.stringify(body),
     headers: { Authorization: `Bearer ${token}`, 'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': 'tools/call', 'Mcp-Name': 'harness_task', 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
   });
@@ -155,7 +159,7 @@ async function post(token: string, params: object, id = 1): Promise<Answer> {
 
 const said = (text: string) => ({ sample: { role: 'assistant', model: 'scripted', stopReason: 'endTurn', content: { type: 'text', text } } });
 
-replay('a replayed, an altered or another caller\'s turn is -32602 and changes nothing; the right retry goes on', async () => {
+replay('turns alternate between two nodes; a replayed, an altered or another caller\'s turn is -32602 and changes nothing', async () => {
   await writeFile(path.join(rbox.ws, 'notes.txt'), `${SECRET}\n`);
   const args = { harness: 'super-pi-code', prompt: 'read notes.txt twice' };
   const first = await post('tok-alice', { arguments: args });
@@ -163,7 +167,7 @@ replay('a replayed, an altered or another caller\'s turn is -32602 and changes n
   assert.is(first.result!.inputRequests!.sample!.method, 'sampling/createMessage');
   const turn1 = first.result!.requestState!;
   const readIt = said('<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>');
-  const second = await post('tok-alice', { arguments: args, requestState: turn1, inputResponses: readIt });
+  const second = await post('tok-alice', { arguments: args, requestState: turn1, inputResponses: readIt }, 2, rserver2);
   assert.is(second.result?.resultType, 'input_required', JSON.stringify(second));
   const turn2 = second.result!.requestState!;
   assert.match(second.result!.inputRequests!.sample!.params.messages.at(-1)?.content.text ?? '', /the password is aubergine/);
@@ -181,7 +185,7 @@ replay('a replayed, an altered or another caller\'s turn is -32602 and changes n
   const before = entries();
   assert.equal(before, ['user', 'model', 'tool_call', 'tool_result']);
 
-  const replayed = await post('tok-alice', { arguments: args, requestState: turn1, inputResponses: readIt }, 3);
+  const replayed = await post('tok-alice', { arguments: args, requestState: turn1, inputResponses: readIt }, 3, rserver2);
   assert.is(replayed.error?.code, -32602, JSON.stringify(replayed));
   assert.match(replayed.error!.message, /turn 1 .*already answered/);
   const flipped = `${turn2.slice(0, 12)}${turn2[12] === 'A' ? 'B' : 'A'}${turn2.slice(13)}`;
