@@ -110,7 +110,7 @@ function coreStep(message: ConnectionMessage, state: ConnectionState, sealer: St
   switch (message.k) {
     case 'line': return handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH, roundTripAt(sealer));
     case 'batch': return continueBatch(message.rest, state, BATCH_SLICE_LENGTH, roundTripAt(sealer));
-    case 'result': return handleEffectResult(message.result, state);
+    case 'result': return handleEffectResult(message.result, state, roundTripAt(sealer));
     case 'unreadable': return rejectMessage(message.problem, message.detail, state);
   }
 }

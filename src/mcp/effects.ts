@@ -11,7 +11,7 @@ import type { LogLevel } from './logging-level.ts';
 // configured workspace.
 export type Effect =
   /** Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). */
-  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities; workspace?: string }
+  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities; workspace?: string; rounds?: TaskRounds }
   /** The client's answer to a `clientRequest` (result, or error when it failed or cannot be asked). */
   | { kind: 'clientResponse'; ticket: number; key: number; result?: unknown; error?: { code: number; message: string } }
   /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */
@@ -51,6 +51,16 @@ export type Effect =
   /** `toClient: false`: already sent to, or withheld from, the client by the request's own era rules (modern.ts). */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
 
+/**
+ * A 2026-07-28 `harness_task` whose model may be the client's, asked one turn per round trip (docs/multi-round-trip.md):
+ * a first call (`resume` null), or a retry carrying the client model's answer to the conversation's turn
+ * `turn` (the transcript then ending at `seq`). The runtime answers `toolInput` at the next model turn,
+ * `toolDone` at the end, `effectFailed` (-32602) for a stale or replayed turn.
+ */
+export interface TaskRounds {
+  readonly resume: null | { readonly conversationId: string; readonly turn: number; readonly seq: number; readonly answer: unknown };
+}
+
 /** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
 export interface ClientAbilities {
   readonly sampling: boolean;
@@ -69,6 +79,8 @@ export type CheckedRoot = { uri: string; path: string } | { uri: string; problem
 export type EffectResult =
   | { kind: 'toolDone'; ticket: number; outcome: ToolOutcome }
   | { kind: 'toolProgress'; ticket: number; progress: ToolProgress }
+  /** A task sampled by round trip (`rounds`) needs its client's model for `turn`: the call answers `input_required`. */
+  | { kind: 'toolInput'; ticket: number; conversationId: string; turn: number; seq: number; params: unknown }
   | { kind: 'workspaceContext'; ticket: number; context: WorkspaceContext }
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
   /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */

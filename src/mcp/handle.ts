@@ -17,6 +17,7 @@ import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
 import type { RoundTrip } from './request-state.ts';
+import { playTurn } from './round-trip.ts';
 import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
@@ -299,9 +300,9 @@ function isInFlight(state: ConnectionState, id: RequestId): boolean {
 }
 
 /** Folds the result of an effect back in: finishes the request it belongs to, or drops it if cancelled. */
-export function handleEffectResult(result: EffectResult, state: ConnectionState): Step {
+export function handleEffectResult(result: EffectResult, state: ConnectionState, roundTrip?: RoundTrip): Step {
   const modern = 'ticket' in result ? state.pending.get(result.ticket)?.modern : undefined;
-  if (modern) return withClientLogs(handleModernEffectResult(result, state, modern, foldEffectResult));
+  if (modern) return withClientLogs(handleModernEffectResult(result, state, modern, foldEffectResult, roundTrip));
   return withClientLogs(foldEffectResult(result, state));
 }
 
@@ -370,6 +371,12 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       return completion(next, pending.requestId, result.values, result.hasMore);
     case 'effectFailed':
       return fail(next, pending.requestId, result.code, result.message);
+    case 'toolInput': {
+      const refuse = (why: string) => reply(next, pending.requestId, { content: [{ type: 'text', text: `The task stopped at turn ${result.turn}: ${why}; continue it with conversation_id ${result.conversationId}` }], isError: true });
+      if (pending.kind !== 'tool' || pending.argsDigest === undefined) return refuse('its call cannot take a model turn by round trip');
+      const turn = { conversationId: result.conversationId, turn: result.turn, seq: result.seq };
+      return playTurn(next, pending.requestId, pending.tool, pending.argsDigest, turn, result.params, refuse);
+    }
     case 'transcriptsWatched':
       return silent(next); // only a listen asks it, and a listen is folded above
   }

@@ -52,21 +52,9 @@ export function readModernContext(method: string, params: Params): ModernRequest
   }
   return {
     method, protocolVersion: modernVersions[0],
-    clientCapabilities: withoutServerRequests(declared as ClientCapabilities),
+    clientCapabilities: declared as ClientCapabilities,
     clientInfo, logLevel: logLevel ?? null,
   };
-}
-
-/**
- * Server-to-client requests are never sent to a modern client: its answers come back as a retry of the
- * request (multi round-trip, round-trip.ts). Elicitation is asked that way (a confirmation); sampling is
- * not yet, so the core treats the client as one that cannot be sampled, as a legacy client that did not
- * declare it.
- */
-function withoutServerRequests(declared: ClientCapabilities): ClientCapabilities {
-  const kept: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(declared)) if (key !== 'sampling') kept[key] = value;
-  return kept as ClientCapabilities;
 }
 
 /**
@@ -129,11 +117,11 @@ export function handleModernRequest(
 
 /** Folds an effect result into work a modern request started, in that request's view. */
 export function handleModernEffectResult(
-  result: EffectResult, state: ConnectionState, request: ModernRequest, fold: (result: EffectResult, state: ConnectionState) => Step,
+  result: EffectResult, state: ConnectionState, request: ModernRequest, fold: (result: EffectResult, state: ConnectionState) => Step, roundTrip?: RoundTrip,
 ): Step {
   const work = state.pending.get('ticket' in result ? result.ticket : -1);
   const id = work !== undefined && work.kind !== 'outgoing' ? work.requestId : null;
-  return restore(state, id, request, fold(result, viewFor(state, request)));
+  return restore(state, id, request, fold(result, viewFor(state, request, roundTrip)));
 }
 
 /** `server/discover`: both eras' versions, the capabilities, who the server is, and its instructions. */

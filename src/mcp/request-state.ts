@@ -59,14 +59,54 @@ interface Payload {
   e: number;
 }
 
-/** Seals a confirmation: `v1.<payload>.<mac>`, the payload base64url JSON, the MAC over `v1.<payload>`. */
-export function sealConfirmation(roundTrip: RoundTrip & { sealer: StateSealer }, claim: ConfirmationClaim): string {
-  const payload: Payload = {
-    k: 'confirm', t: claim.tool, a: roundTrip.sealer.digest(canonicalJson(claim.args)),
-    p: claim.principal, h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
-  };
+/**
+ * What a model turn's state claims (a 2026-07-28 `harness_task` sampled by its client): a handle on the
+ * conversation's turn the answer belongs to, never the history (that is in the store).
+ */
+export interface TurnHandle {
+  readonly conversationId: string;
+  /** The model turn (1-based, of the conversation's current run) the client's answer is for. */
+  readonly turn: number;
+  /** The transcript's last entry when the turn was asked: a retry finding another is stale. */
+  readonly seq: number;
+}
+
+interface TurnPayload {
+  k: 'turn';
+  c: string;
+  n: number;
+  s: number;
+  t: string;
+  a: string;
+  p: string;
+  h: string;
+  e: number;
+}
+
+function seal(roundTrip: RoundTrip & { sealer: StateSealer }, payload: Payload | TurnPayload): string {
   const body = `${VERSION}.${toBase64Url(JSON.stringify(payload))}`;
   return `${body}.${roundTrip.sealer.mac(body)}`;
+}
+
+/** Seals a confirmation: `v1.<payload>.<mac>`, the payload base64url JSON, the MAC over `v1.<payload>`. */
+export function sealConfirmation(roundTrip: RoundTrip & { sealer: StateSealer }, claim: ConfirmationClaim): string {
+  return seal(roundTrip, {
+    k: 'confirm', t: claim.tool, a: roundTrip.sealer.digest(canonicalJson(claim.args)),
+    p: claim.principal, h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
+  });
+}
+
+/** The digest a claim's arguments are bound by (kept on a call in flight, so its turns are sealed without the arguments). */
+export function argumentsDigest(sealer: StateSealer, args: Record<string, unknown>): string {
+  return sealer.digest(canonicalJson(args));
+}
+
+/** Seals a model turn of a call whose arguments digest to `argsDigest` (`argumentsDigest`). */
+export function sealTurn(roundTrip: RoundTrip & { sealer: StateSealer }, claim: Omit<ConfirmationClaim, 'args'> & { argsDigest: string }, turn: TurnHandle): string {
+  return seal(roundTrip, {
+    k: 'turn', c: turn.conversationId, n: turn.turn, s: turn.seq, t: claim.tool, a: claim.argsDigest,
+    p: claim.principal, h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
+  });
 }
 
 /**
@@ -75,6 +115,22 @@ export function sealConfirmation(roundTrip: RoundTrip & { sealer: StateSealer },
  * The MAC is checked before anything in the payload is read, so a forged payload is never interpreted.
  */
 export function openConfirmation(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null {
+  const opened = openState(roundTrip, state, claim);
+  if (typeof opened === 'string') return opened;
+  return opened.k === 'confirm' ? null : 'requestState is a model turn of a task, not a confirmation of this call';
+}
+
+/**
+ * Opens a retry's state of either kind: why it is refused (a -32602 message), a confirmation (null), or
+ * the model turn it is the answer to.
+ */
+export function openRetryState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null | TurnHandle {
+  const opened = openState(roundTrip, state, claim);
+  if (typeof opened === 'string') return opened;
+  return opened.k === 'confirm' ? null : { conversationId: opened.c, turn: opened.n, seq: opened.s };
+}
+
+function openState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | Payload | TurnPayload {
   if (typeof state !== 'string') return 'requestState must be the string this server sent';
   if (state.length > MAX_REQUEST_STATE_LENGTH) return `requestState is ${state.length} characters, more than MAX_REQUEST_STATE_LENGTH (${MAX_REQUEST_STATE_LENGTH}); send back the state exactly as this server sent it`;
   if (roundTrip.sealer === null) return 'this server has no state key, so it cannot accept a requestState';
@@ -93,14 +149,16 @@ export function openConfirmation(roundTrip: RoundTrip, state: unknown, claim: Co
   if (payload.t !== claim.tool) return `requestState was sealed for another tool (${payload.t}), not ${claim.tool}`;
   if (payload.h !== claim.harness) return 'requestState was sealed under another harness';
   if (!roundTrip.sealer.same(payload.a, roundTrip.sealer.digest(canonicalJson(claim.args)))) {
-    return 'requestState was sealed for other arguments: the person confirmed a different call';
+    return payload.k === 'confirm'
+      ? 'requestState was sealed for other arguments: the person confirmed a different call'
+      : 'requestState was sealed for other arguments: retry the same call the model turn was asked for';
   }
-  return null;
+  return payload;
 }
 
 const BASE64URL = /^[A-Za-z0-9_-]+$/;
 
-function readPayload(encoded: string): Payload | null {
+function readPayload(encoded: string): Payload | TurnPayload | null {
   const text = fromBase64Url(encoded);
   if (text === null) return null;
   let value: unknown;
@@ -111,10 +169,13 @@ function readPayload(encoded: string): Payload | null {
     void err;
     return null;
   }
-  const v = value as Partial<Payload> | null;
-  if (typeof v !== 'object' || v === null || v.k !== 'confirm' || typeof v.t !== 'string' || typeof v.a !== 'string'
+  const v = value as Partial<Payload | TurnPayload> | null;
+  if (typeof v !== 'object' || v === null || (v.k !== 'confirm' && v.k !== 'turn') || typeof v.t !== 'string' || typeof v.a !== 'string'
     || typeof v.p !== 'string' || typeof v.h !== 'string' || typeof v.e !== 'number') return null;
-  return v as Payload;
+  if (v.k === 'confirm') return v as Payload;
+  const t = v as Partial<TurnPayload>;
+  if (typeof t.c !== 'string' || !Number.isSafeInteger(t.n) || !Number.isSafeInteger(t.s)) return null;
+  return t as TurnPayload;
 }
 
 /** UTF-8 text as base64url without padding (the core has no Buffer). */

@@ -8,12 +8,14 @@ import { confirmationRequest, describeCall } from './confirmation.ts';
 import { META_SERVER_INFO } from './era.ts';
 import { type Params } from './jsonrpc.ts';
 import { answer, question } from './outgoing.ts';
-import { openConfirmation, sealConfirmation, type ConfirmationClaim } from './request-state.ts';
+import { type ConfirmationClaim, openRetryState, sealConfirmation, sealTurn, type TurnHandle } from './request-state.ts';
 import { type ConnectionState, effectiveHarness, type Principal } from './state.ts';
 import { addPending, type Step } from './step.ts';
 
 /** The key of the confirmation among a request's `inputRequests` (and of its answer among `inputResponses`). */
 export const CONFIRM_INPUT = 'confirm';
+/** The key of a task's model turn (`sampling/createMessage`) among `inputRequests` / `inputResponses`. */
+export const SAMPLE_INPUT = 'sample';
 
 /** The call an answer resumes. */
 export interface HeldCall {
@@ -65,22 +67,54 @@ function askLegacy(state: ConnectionState, id: RequestId, need: InputRequired): 
   return { state: added.state, replies: ask ? [question(outgoingId, ask.method, ask.params, id)] : [], effects: [] };
 }
 
+/** What a modern retry carries, once its state opened: the person's answer, or the client model's answer to a task's turn. */
+export type Retry = { readonly answer: unknown } | { readonly turn: TurnHandle; readonly answer: unknown };
+
 /**
- * A modern retry: the call came back with `requestState` (and the person's answers). `undefined`: not a
- * retry (no `requestState`). Otherwise either why the state is refused (-32602: forged, altered, expired,
- * another caller's, another call's) or the person's answer to the confirmation.
+ * A modern retry: the call came back with `requestState` (and the answers). `undefined`: not a retry (no
+ * `requestState`). Otherwise either why it is refused (-32602: forged, altered, expired, another caller's,
+ * another call's, a turn without its model's answer) or what it answers: a confirmation, or a model turn.
  */
-export function readRetry(state: ConnectionState, params: Params, call: HeldCall): undefined | { problem: string } | { answer: unknown } {
+export function readRetry(state: ConnectionState, params: Params, call: HeldCall): undefined | { problem: string } | Retry {
   if (state.modern === undefined || !Object.hasOwn(params, 'requestState')) return undefined;
   const roundTrip = state.roundTrip ?? { sealer: null, now: 0, ttlMs: 0 };
-  const problem = openConfirmation(roundTrip, params.requestState, claimOf(state, call));
-  if (problem !== null) return { problem: `Invalid params: ${problem}` };
+  const opened = openRetryState(roundTrip, params.requestState, claimOf(state, call));
+  if (typeof opened === 'string') return { problem: `Invalid params: ${opened}` };
   const responses = params.inputResponses;
-  if (responses === undefined) return { answer: undefined };
-  if (typeof responses !== 'object' || responses === null || Array.isArray(responses)) {
+  if (responses !== undefined && (typeof responses !== 'object' || responses === null || Array.isArray(responses))) {
     return { problem: 'Invalid params: inputResponses must be an object keyed by the inputRequests this server sent' };
   }
-  return { answer: Object.hasOwn(responses, CONFIRM_INPUT) ? (responses as Record<string, unknown>)[CONFIRM_INPUT] : undefined };
+  const answers = (responses ?? {}) as Record<string, unknown>;
+  if (opened === null) return { answer: Object.hasOwn(answers, CONFIRM_INPUT) ? answers[CONFIRM_INPUT] : undefined };
+  const answer = Object.hasOwn(answers, SAMPLE_INPUT) ? answers[SAMPLE_INPUT] : undefined;
+  if (!isSampled(answer)) {
+    return { problem: `Invalid params: inputResponses.${SAMPLE_INPUT} must be the client's sampling/createMessage result (an object with "content") for turn ${opened.turn}` };
+  }
+  return { turn: opened, answer };
+}
+
+/** Shaped like a CreateMessageResult as far as the core reads it: what its content says is the task's business. */
+function isSampled(answer: unknown): boolean {
+  if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return false;
+  const content = (answer as { content?: unknown }).content;
+  return typeof content === 'object' && content !== null;
+}
+
+/**
+ * A task sampled by round trip reached a model turn: the call answers `input_required` with the turn's
+ * `sampling/createMessage` and a state sealed over the turn's handle and the call (`argsDigest` kept on
+ * the pending call). Without a key (never so: `rounds` is only asked for with one) the call is refused.
+ */
+export function playTurn(state: ConnectionState, id: RequestId, tool: ToolName, argsDigest: string, turn: TurnHandle, params: unknown, refuse: (why: string) => Step): Step {
+  const roundTrip = state.roundTrip;
+  if (roundTrip === undefined || roundTrip.sealer === null) return refuse('this server has no state key to seal the model turn with');
+  const claim = { tool, argsDigest, principal: principalKey(state.config.principal), harness: effectiveHarness(state) };
+  const requestState = sealTurn({ ...roundTrip, sealer: roundTrip.sealer }, claim, turn);
+  const result = {
+    resultType: 'input_required', inputRequests: { [SAMPLE_INPUT]: { method: 'sampling/createMessage', params } }, requestState,
+    _meta: { [META_SERVER_INFO]: { name: state.config.server.name, version: state.config.server.version } },
+  };
+  return { state, replies: [answer(id, result)], effects: [] };
 }
 
 function claimOf(state: ConnectionState, call: HeldCall): ConfirmationClaim {

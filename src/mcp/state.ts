@@ -44,7 +44,8 @@ export interface ConnectionConfig {
 export type Pending = PendingWork & { readonly modern?: ModernRequest };
 
 type PendingWork =
-  | { kind: 'tool'; requestId: RequestId; tool: ToolName; progressToken?: string | number }
+  /** `argsDigest`: a task sampled by round trip, whose turns are sealed over its arguments' digest. */
+  | { kind: 'tool'; requestId: RequestId; tool: ToolName; progressToken?: string | number; argsDigest?: string }
   /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
   | { kind: 'resource'; requestId: RequestId; uri: string }

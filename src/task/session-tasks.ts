@@ -7,17 +7,18 @@
 import type { CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import type { Effect, EffectResult } from '../mcp/effects.ts';
+import type { Effect, EffectResult, TaskRounds } from '../mcp/effects.ts';
 import { confirmationRequest, isAllowed } from '../mcp/confirmation.ts';
-import { idKey } from '../mcp/jsonrpc.ts';
+import { ErrorCode, idKey } from '../mcp/jsonrpc.ts';
 import { transcriptUri } from '../mcp/resources.ts';
-import { selectModelProvider } from '../model/select.ts';
+import { MODEL_SELECTION, selectModelProvider } from '../model/select.ts';
 import { ModelError, type ModelProvider } from '../model/types.ts';
-import { ToolError, type ToolExecutor, type ToolOutcome } from '../tools/contract.ts';
+import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { TaskContext } from './task-context.ts';
 import type { Logger } from '../log/logger.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { TaskRun } from './task-run.ts';
+import { runTaskRound } from './task-rounds.ts';
 import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
 import type { TaskSetup } from './task-core.ts';
 import { storedSetup } from './task-takeover.ts';
@@ -57,6 +58,8 @@ export class SessionTasks {
    */
   readonly #tasks = new Map<number, { readonly requestKey: string; run: TaskRun | null; stopped: string | null; outcome: ToolOutcome | null }>();
   readonly #asks = new Map<string, Ask>();
+  /** Rounds of tasks sampled by round trip, by ticket, until their answer has left as a reply. */
+  readonly #rounds = new Map<number, { readonly requestKey: string; readonly controller: AbortController; result: EffectResult | null }>();
   #nextKey = 1;
 
   constructor(deps: SessionTasksDeps) {
@@ -70,12 +73,14 @@ export class SessionTasks {
   /** True when a task answers this request (it is not answered for when the connection actor dies). */
   ownsRequest(key: string): boolean {
     for (const t of this.#tasks.values()) if (t.requestKey === key) return true;
+    for (const r of this.#rounds.values()) if (r.requestKey === key) return true;
     return false;
   }
 
   /** A reply to this request has been sent: a task that answered it is done with. */
   replied(key: string): void {
     for (const [ticket, t] of this.#tasks) if (t.requestKey === key && t.outcome !== null) this.#tasks.delete(ticket);
+    for (const [ticket, r] of this.#rounds) if (r.requestKey === key && r.result !== null) this.#rounds.delete(ticket);
   }
 
   /** Takes the effects that belong to tasks; false: someone else runs it. */
@@ -83,9 +88,15 @@ export class SessionTasks {
     switch (effect.kind) {
       case 'runTool':
         if (effect.tool !== 'harness_task' || effect.args.undo === true) return false;
-        this.#start(effect);
+        if (effect.rounds !== undefined && (effect.rounds.resume !== null || !this.#serverModel())) this.#round(effect, effect.rounds);
+        else this.#start(effect);
         return true;
       case 'cancel': {
+        const round = this.#rounds.get(effect.ticket);
+        if (round) {
+          round.controller.abort(new Error(CANCELLED));
+          return true;
+        }
         const task = this.#tasks.get(effect.ticket);
         if (!task) return false;
         task.stopped = CANCELLED;
@@ -112,6 +123,7 @@ export class SessionTasks {
    */
   resume(): void {
     for (const [ticket, t] of this.#tasks) if (t.outcome !== null) this.#deps.deliver({ kind: 'toolDone', ticket, outcome: t.outcome });
+    for (const r of this.#rounds.values()) if (r.result !== null) this.#deps.deliver(r.result);
     for (const ask of this.#asks.values()) {
       this.#deps.deliver({ kind: 'clientRequest', ticket: ask.ticket, key: ask.key, method: ask.method, params: ask.params });
     }
@@ -120,6 +132,7 @@ export class SessionTasks {
   /** Stops every task (each records that it was stopped) and waits for them, at most `graceMs`. */
   async close(why: string, graceMs = TASK_CLOSE_GRACE_MS): Promise<void> {
     for (const t of this.#tasks.values()) t.stopped ??= why;
+    for (const r of this.#rounds.values()) r.controller.abort(new Error(why));
     const runs = this.running;
     for (const run of runs) run.stop(why);
     if (runs.length === 0) return;
@@ -217,6 +230,42 @@ export class SessionTasks {
       run.gaveUp(`it could not be started (${(err as Error).message})`);
     }
     return run;
+  }
+
+  /** The server has a model of its own (SUPERPI_MODEL_URL…): preferred to the client's, 2026-07-28 deprecating sampling. */
+  #serverModel(): boolean {
+    try {
+      selectModelProvider({ env: this.#deps.context.env });
+      return true;
+    } catch (err) {
+      // A half-configured endpoint is the server's model too: the task reports its configuration error.
+      return !(err instanceof ModelError && err.provider === MODEL_SELECTION);
+    }
+  }
+
+  /** One round of a task sampled by round trip (task-rounds.ts): answered at the next model turn or the end. */
+  #round(effect: RunToolEffect, rounds: TaskRounds): void {
+    const { ticket } = effect;
+    const entry = { requestKey: idKey(effect.requestId), controller: new AbortController(), result: null as EffectResult | null };
+    this.#rounds.set(ticket, entry);
+    const deliver = (result: EffectResult) => {
+      entry.result = result;
+      if (entry.controller.signal.aborted) this.#rounds.delete(ticket);
+      this.#deps.deliver(result);
+    };
+    const deps = {
+      context: this.#deps.context, workspace: effect.workspace ?? this.#deps.workspace, toolTimeoutMs: this.#deps.toolTimeoutMs,
+      executeTool: this.#deps.executeTool, logger: this.#deps.logger, clock: this.#deps.clock ?? systemClock,
+      onProgress: (progress: ToolProgress) => this.#deps.deliver({ kind: 'toolProgress', ticket, progress }), signal: entry.controller.signal,
+    };
+    runTaskRound(deps, effect.args, effect.harness, rounds.resume).then((out) => {
+      if (out.kind === 'done') deliver({ kind: 'toolDone', ticket, outcome: out.outcome });
+      else if (out.kind === 'stale') deliver({ kind: 'effectFailed', ticket, code: ErrorCode.InvalidParams, message: out.message });
+      else deliver({ kind: 'toolInput', ticket, conversationId: out.conversationId, turn: out.turn, seq: out.seq, params: out.params });
+    }, (err: unknown) => {
+      this.#deps.logger.log('error', 'a harness task round failed', { error: (err as Error).stack ?? String(err) });
+      deliver({ kind: 'toolDone', ticket, outcome: { text: `Internal error: the task round failed: ${(err as Error).message}`, isError: true } });
+    });
   }
 
   #provider(effect: RunToolEffect): ModelProvider {

@@ -449,7 +449,7 @@ export class TaskRun {
  * anonymous caller without the operator's write opt-in, or a remote caller who can be asked or not.
  * Tasks start no tasks, so the anonymous-tasks opt-in does not matter here.
  */
-function taskCaller(setup: TaskSetup): Caller {
+export function taskCaller(setup: Pick<TaskSetup, 'local' | 'forbidWrites' | 'canConfirm'>): Caller {
   return {
     kind: setup.local ? 'local' : setup.forbidWrites ? 'anonymous' : 'token',
     canElicit: setup.canConfirm,

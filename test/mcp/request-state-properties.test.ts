@@ -7,7 +7,7 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
-import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
 import type { RoundTrip } from '../../src/mcp/request-state.ts';
 import type { ConnectionState, Principal } from '../../src/mcp/state.ts';
 import { MAX_REQUEST_STATE_LENGTH, REQUEST_STATE_TTL_MS } from '../../src/limits.ts';
@@ -122,6 +122,50 @@ test('control: the genuine state with an accept does run the call (the refusals 
   const genuine = sealedFor(state, 'ls');
   const step = handleMcpLine(callLine(2, 'bash', { command: 'ls' }, { requestState: genuine, ...ACCEPT }), state, at(T0 + REQUEST_STATE_TTL_MS - 1));
   assert.is(step.effects.filter((e) => e.kind === 'runTool').length, 1);
+});
+
+// The same for a model turn's state (a harness_task sampled by its client): sealed by the core at the turn
+// the runtime reports, it opens only as it was sent, for its caller and its call, before its expiry.
+const SAMPLING_META = { ...META, 'io.modelcontextprotocol/clientCapabilities': { sampling: {} } };
+const taskLine = (id: number, prompt: string, extra: object = {}) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt }, ...extra, _meta: SAMPLING_META } });
+const SAMPLED = { inputResponses: { sample: { role: 'assistant', model: 'm', content: { type: 'text', text: 'done' } } } };
+
+function turnSealedFor(state: ConnectionState, prompt: string, turn: number, seq: number): string {
+  const started = handleMcpLine(taskLine(1, prompt), state, at(T0));
+  const effect = started.effects.find((e) => e.kind === 'runTool');
+  assert.ok(effect && effect.kind === 'runTool' && effect.rounds !== undefined, 'the call asks for a task round');
+  const step = handleEffectResult({ kind: 'toolInput', ticket: effect.ticket, conversationId: 'c-1', turn, seq, params: { messages: [], maxTokens: 1 } }, started.state, at(T0));
+  return (JSON.parse(step.replies[0]!.line) as { result: { requestState: string } }).result.requestState;
+}
+
+const turnTamper = fc.oneof(
+  tamper.filter((t) => t.kind !== 'forge'),
+  fc.record({ kind: fc.constant('forge' as const), field: fc.constantFrom('c', 'n', 's', 't', 'a', 'p', 'h', 'e', 'k'), value: fc.oneof(fc.string(), fc.integer()) }),
+);
+
+test('any tampering of a model turn\'s state is -32602 naming requestState, and no round runs', () => {
+  const state = fresh({ principal: ALICE });
+  fc.assert(fc.property(command, fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 10_000 }), turnTamper, (prompt, turn, seq, t) => {
+    const genuine = turnSealedFor(state, prompt, turn, seq);
+    const damaged = applyTamper(genuine, t as Tamper);
+    fc.pre(damaged !== genuine);
+    assertRefused(state, taskLine(2, prompt, { requestState: damaged, ...SAMPLED }), T0 + 1, `${t.kind} ${JSON.stringify(t).slice(0, 120)}`);
+  }), { seed: SEED, numRuns: RUNS });
+});
+
+test('a genuine turn state used by another principal, for another prompt, or at or after expiry is refused; as sent, it resumes its turn', () => {
+  const principals: Principal[] = [{ kind: 'token', name: 'bob' }, { kind: 'anonymous' }, { kind: 'local' }];
+  fc.assert(fc.property(command, command, fc.constantFrom(...principals), fc.integer({ min: 0, max: 10 * REQUEST_STATE_TTL_MS }), (prompt, other, who, late) => {
+    const mine = fresh({ principal: ALICE, allowAnonymousTasks: true });
+    const genuine = turnSealedFor(mine, prompt, 3, 42);
+    assertRefused(fresh({ principal: who, allowAnonymousTasks: true }), taskLine(2, prompt, { requestState: genuine, ...SAMPLED }), T0 + 1, `principal ${JSON.stringify(who)}`);
+    if (other !== prompt) assertRefused(mine, taskLine(2, other, { requestState: genuine, ...SAMPLED }), T0 + 1, 'arguments');
+    assertRefused(mine, taskLine(2, prompt, { requestState: genuine, ...SAMPLED }), T0 + REQUEST_STATE_TTL_MS + late, 'expired');
+    const resumed = handleMcpLine(taskLine(2, prompt, { requestState: genuine, ...SAMPLED }), mine, at(T0 + REQUEST_STATE_TTL_MS - 1));
+    const effect = resumed.effects.find((e) => e.kind === 'runTool');
+    assert.equal(effect?.kind === 'runTool' ? effect.rounds?.resume : null, { conversationId: 'c-1', turn: 3, seq: 42, answer: SAMPLED.inputResponses.sample });
+  }), { seed: SEED, numRuns: 300 });
 });
 
 test.run();

@@ -10,7 +10,9 @@ import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { canElicitForm, canSample } from '../client-capabilities.ts';
 import { isAllowed } from '../confirmation.ts';
+import type { TaskRounds } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
+import { argumentsDigest } from '../request-state.ts';
 import { confirmationNeeded, type HeldCall, playInputRequired, readRetry } from '../round-trip.ts';
 import { listReply } from './list-reply.ts';
 import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
@@ -58,16 +60,34 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (retry !== undefined && 'problem' in retry) return fail(state, id, ErrorCode.InvalidParams, retry.problem);
   const decision = decideForCaller(harnessById(effectiveHarness(state)), name, callerOf(state));
   if (decision.verdict === 'deny') return reply(state, id, toolError(decision.refusal));
+  // A model turn's state is sealed only for a call that already ran: its rule is not asked again.
+  if (retry !== undefined && 'turn' in retry) return startTool(state, id, name, call.args, progressToken, { ...retry.turn, answer: retry.answer });
   if (decision.verdict === 'allow') return startTool(state, id, name, call.args, progressToken);
   if (retry !== undefined) return resumeCall(state, id, call, retry.answer);
   return playInputRequired(state, id, confirmationNeeded(call, decision.rule), (why) => reply(state, id, toolError(`Not run: ${name} needs the person's confirmation and ${why}`)));
 }
 
-export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number): Step {
-  const added = addPending(state, progressToken === undefined ? { kind: 'tool', requestId: id, tool } : { kind: 'tool', requestId: id, tool, progressToken });
-  // A modern client is never sent a server-to-client request: a task's questions are not put to it.
-  const client = { sampling: canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
-  return { state: added.state, replies: [], effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state) }] };
+/**
+ * Starts a tool body. `resume`: a retry carrying the client model's answer to a task's turn. A modern
+ * client is never sent a server-to-client request: a task's questions are not put to it, and its model is
+ * asked by round trip (`rounds`) when it declared `sampling` and this node can seal the turn's state.
+ */
+export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number, resume?: NonNullable<TaskRounds['resume']>): Step {
+  const sealer = state.roundTrip?.sealer ?? null;
+  const rounds: TaskRounds | undefined = tool === 'harness_task' && state.modern !== undefined && canSample(state) && sealer !== null && args.undo !== true
+    ? { resume: resume ?? null } : undefined;
+  if (resume !== undefined && rounds === undefined) {
+    return fail(state, id, ErrorCode.InvalidParams, `Invalid params: the answer to turn ${resume.turn} of conversation ${resume.conversationId} comes with a request that does not declare "sampling" (or this node has no state key); retry it as the first was sent`);
+  }
+  const added = addPending(state, {
+    kind: 'tool', requestId: id, tool, ...(progressToken === undefined ? {} : { progressToken }),
+    ...(rounds === undefined || sealer === null ? {} : { argsDigest: argumentsDigest(sealer, args) }),
+  });
+  const client = { sampling: state.modern === undefined && canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
+  return {
+    state: added.state, replies: [],
+    effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}) }],
+  };
 }
 
 /** The person's answer to a legacy confirmation (`elicitation/create`): resumes the call it holds. */
