@@ -228,3 +228,49 @@ export async function pingWhile(session: McpHttpSession, busy: () => boolean, mi
   }
   return out;
 }
+
+export const MODERN_VERSION = '2026-07-28';
+/** The `_meta` every 2026-07-28 request carries: its version, the client's capabilities and info. */
+export const modernMeta = {
+  'io.modelcontextprotocol/protocolVersion': MODERN_VERSION,
+  'io.modelcontextprotocol/clientCapabilities': {},
+  'io.modelcontextprotocol/clientInfo': { name: 'bench-http', version: '1.0.0' },
+};
+
+/** The body field `Mcp-Name` repeats, by method. */
+const NAMED: Readonly<Record<string, string>> = { 'tools/call': 'name', 'prompts/get': 'name', 'resources/read': 'uri' };
+
+/**
+ * A 2026-07-28 client over Streamable HTTP: no handshake, no session; every request carries its context
+ * in `_meta` and repeats its method (and name) in headers, as the spec asks.
+ */
+export class McpModernHttp {
+  readonly url: string;
+  readonly #target: URL;
+  #nextId = 1;
+
+  constructor(url: string) {
+    this.url = url;
+    this.#target = new URL(url);
+  }
+
+  async request(method: string, params: Record<string, unknown> = {}): Promise<JsonRpcReply> {
+    const id = this.#nextId++;
+    const headers: Record<string, string> = { accept: ACCEPT, 'content-type': 'application/json', 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': method };
+    const field = NAMED[method];
+    const named = field === undefined ? undefined : params[field];
+    if (typeof named === 'string') headers['mcp-name'] = named;
+    const res = await exchange(this.#target, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta } }));
+    if (res.status < 200 || res.status > 299) throw new Error(`${method}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
+    const reply = parseReplyBody(res.contentType, res.text).find((m) => m.id === id);
+    if (!reply) throw new Error(`${method}: no reply with id ${id} in ${res.text.slice(0, 300)}`);
+    return reply;
+  }
+
+  /** A tools/call that must succeed. */
+  async call(name: string, args: Record<string, unknown>): Promise<JsonRpcReply> {
+    const reply = await this.request('tools/call', { name, arguments: args });
+    if (reply.error || !reply.result || reply.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(reply).slice(0, 300)}`);
+    return reply;
+  }
+}

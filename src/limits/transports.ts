@@ -70,6 +70,13 @@ export const DEFAULT_MAX_ANONYMOUS_SESSIONS = 1_000;
 /** Idle HTTP sessions (no request, no open stream) are closed after this long (`--session-idle`). */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
+/**
+ * A session kept to serve 2026-07-28 (stateless) requests is closed after this long without one
+ * (transports/stateless-pool.ts): long enough that a client's next call finds it warm, short enough
+ * that a burst of concurrent calls does not hold its sessions (and their quota slots) for long.
+ */
+export const STATELESS_SESSION_IDLE_MS = 60_000;
+
 /** The longest the reaper waits between two looks; with a shorter idle limit it looks at that interval. */
 export const REAPER_MAX_INTERVAL_MS = 60_000;
 

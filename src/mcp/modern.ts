@@ -75,15 +75,10 @@ function viewFor(state: ConnectionState, request: ModernRequest, roundTrip?: Rou
  * request's own `logLevel` says (never by the connection's `logging/setLevel`).
  */
 function restore(connection: ConnectionState, id: RequestId | null, request: ModernRequest, step: Step): Step {
+  // Work the step registered is already marked modern (addPending reads the view's `modern`).
   const { modern: _dropped, roundTrip: _sealer, ...rest } = step.state;
-  let pending = rest.pending;
-  for (const [ticket, work] of rest.pending) {
-    if (connection.pending.has(ticket) || work.modern !== undefined) continue;
-    if (pending === rest.pending) pending = new Map(rest.pending);
-    (pending as Map<number, typeof work>).set(ticket, { ...work, modern: request });
-  }
   const state: ConnectionState = {
-    ...rest, pending, phase: connection.phase, protocolVersion: connection.protocolVersion,
+    ...rest, phase: connection.phase, protocolVersion: connection.protocolVersion,
     clientCapabilities: connection.clientCapabilities, clientInfo: connection.clientInfo,
     harness: connection.harness, logLevel: connection.logLevel,
   };

@@ -27,7 +27,8 @@ export const silent = (state: ConnectionState, effects: Effect[] = []): Step => 
 export function addPending(state: ConnectionState, pending: Pending): { state: ConnectionState; ticket: number } {
   const ticket = state.nextTicket;
   const next = new Map(state.pending);
-  next.set(ticket, pending);
+  // Work a modern request starts (in its view, modern.ts) is marked modern: its answer is shaped for that era.
+  next.set(ticket, state.modern === undefined || pending.modern !== undefined ? pending : { ...pending, modern: state.modern });
   return { state: { ...state, pending: next, nextTicket: ticket + 1 }, ticket };
 }
 

@@ -52,7 +52,7 @@ import { type Refusal } from '../transports/session-quota.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
 import { ApplicationTree } from './application-tree.ts';
-import { poolPrincipal, principalKey, principalOfKey, TAKEN_OVER } from './principal-keys.ts';
+import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
 export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
 
@@ -283,13 +283,12 @@ export class Application implements SessionHost {
       // A remote caller's roots may only narrow the workspace: a path its principal names is no grant.
       roots: !(this.#options.followRoots ?? false) ? 'ignore' : options.principal.kind === 'local' ? 'follow' : 'narrow',
     };
-    // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered,
-    // so any node finds it), or taken over from another node; WebSocket and stdio sessions are not stored
-    // (a socket lives on its node, and a stdio session has one client).
+    // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered, so
+    // any node finds it) or taken over; not WebSocket, stdio or stateless ones (no other node is asked).
     // The registry's id (a Streamable HTTP session's Mcp-Session-Id), known now so its tasks can keep it.
     let registryId = options.transport === 'stdio' ? id : randomUUID();
     let held: HeldSession | null = null;
-    if (this.#cluster !== null && options.transport === 'http') {
+    if (this.#cluster !== null && options.transport === 'http' && options.stateless !== true) {
       held = await this.#cluster.hold(options, registryId, config, () => {
         // A slot taken here is given back (one the transport reserved, the transport gives back).
         if (options.slot === undefined) reserved.release();
@@ -364,6 +363,8 @@ export class Application implements SessionHost {
     void handle.exited.then((reason) => this.#sessionEnded(entry, reason, options.onGiveUp));
     return entry;
   }
+
+  shareable = (principal: Principal): boolean => sharesSessions(principal, this.#options.allowAnonymousTasks ?? false);
 
   find(id: string, principal: Principal): HostedSession | undefined {
     return this.registry.find(id, principal);

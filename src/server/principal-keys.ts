@@ -32,3 +32,13 @@ export function principalKey(principal: Principal, sessionId: string): string {
     case 'anonymous': return ['anonymous', sessionId, randomUUID()].join(':');
   }
 }
+
+/**
+ * May one session serve the 2026-07-28 requests of several of `principal`'s clients (SessionHost
+ * `shareable`)? Every anonymous caller is one principal and its conversations are keyed by the session
+ * (`principalKey`), so a session shared by anonymous clients would let one read another's: it is shared
+ * only while anonymous callers may not start harness tasks, when no conversation is ever theirs.
+ */
+export function sharesSessions(principal: Principal, allowAnonymousTasks: boolean): boolean {
+  return principal.kind !== 'anonymous' || !allowAnonymousTasks;
+}

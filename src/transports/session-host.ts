@@ -36,6 +36,11 @@ export interface OpenOptions {
   readonly slot?: SessionSlot;
   /** A session this node took over from another (a cluster): opened under its own id, from its stored checkpoint. */
   readonly resume?: ResumedSession;
+  /**
+   * Opened to serve 2026-07-28 requests, whose clients never learn its id: on a cluster it is not held in
+   * the store (no other node will be asked for it, so there is nothing to take over).
+   */
+  readonly stateless?: boolean;
 }
 
 /** A session taken over on this node: its id (unchanged), the epoch this node holds it at, its checkpoint bytes. */
@@ -81,6 +86,11 @@ export interface SessionHost {
   find(id: string, principal: Principal): HostedSession | undefined;
   /** Every open session. */
   sessions(): Iterable<HostedSession>;
+  /**
+   * May one session serve the 2026-07-28 requests of several of `principal`'s clients? Only if nothing a
+   * request leaves in it can reach another client. Absent: every principal but the anonymous one.
+   */
+  shareable?(principal: Principal): boolean;
   /** Ends the session: it leaves the registry (the one way a session ends). Idempotent. */
   close(id: string): Promise<void>;
   /** Resolves once no session has a request in flight, or after `ms` on the host's clock. */

@@ -40,6 +40,7 @@ import { type ReplyTarget, WebReply } from './web-reply.ts';
 import { type IncomingView, type RequestContext, webView, withBody } from './incoming-view.ts';
 import { json, Plain, refuse, refuseBody } from './plain-reply.ts';
 import { messagesOf } from './post-body.ts';
+import { StatelessPool } from './stateless-pool.ts';
 
 export type { IncomingView, RequestContext } from './incoming-view.ts';
 
@@ -82,6 +83,8 @@ export class StreamableHttp {
   #resumed: ResumedStreams | null = null;
   /** Sessions being opened here after a takeover, by id: a request for one waits for it rather than find it missing. */
   readonly #opening = new Map<string, Promise<unknown>>();
+  /** Sessions kept to serve 2026-07-28 requests, by principal (stateless-pool.ts). */
+  readonly #pool: StatelessPool<HttpSession>;
 
   readonly #auth: BearerAuthority;
   readonly #keepAlive: KeepAlive;
@@ -91,11 +94,13 @@ export class StreamableHttp {
     this.#host = options.sessions;
     this.#keepAlive = options.keepAlive ?? defaultKeepAlive();
     this.#auth = options.auth ?? new BearerAuthority({ tokens: options.tokens, requireAuth: options.requireAuth, logger: options.logger });
+    this.#pool = new StatelessPool(options.sessions.clock, (session) => void this.#host.close(session.id), (session, principal) => this.#host.find(session.id, principal) !== undefined);
   }
 
   /** New sessions are refused with 503 from now on (the server is shutting down). */
   stopAccepting(): void {
     this.#accepting = false;
+    this.#pool.stop();
   }
 
   /** One web-standard request to `/mcp`; the client going away is the request's signal aborting. */
@@ -259,10 +264,11 @@ export class StreamableHttp {
     }
     // initialize opens a session only when the POST names none; with one, it goes to that session's core,
     // which refuses it as it would on stdio ("already initialized") and leaves the session as it was.
-    const opening = header(request, 'mcp-session-id') === undefined && messages.some((m) => m.kind === 'request' && m.method === 'initialize');
+    // (A 2026-07-28 `initialize` is no handshake: it is answered -32601 like any removed method.)
+    const opening = header(request, 'mcp-session-id') === undefined && messages.some((m) => m.kind === 'request' && m.method === 'initialize' && !isModernRequest(m.method, m.params));
     if (opening && batch) return refuseBody('Invalid request: JSON-RPC batch arrays are not accepted before initialize; send initialize alone');
-    // A 2026-07-28 request (one, not a batch) without a session id is served by a session opened for it
-    // alone and closed when it is answered: its client never learns the id, nothing outlives the answer.
+    // A 2026-07-28 request (one, not a batch) without a session id is served by a session its client
+    // never learns the id of, which keeps nothing of the request once it is answered.
     const only = !batch && messages.length === 1 ? messages[0] : undefined;
     const stateless = header(request, 'mcp-session-id') === undefined && only?.kind === 'request' && isModernRequest(only.method, only.params);
     if (stateless && only?.kind === 'request') {
@@ -270,8 +276,23 @@ export class StreamableHttp {
       if (refused !== null) return json(refused.status, refused.body);
     }
     let s: HttpSession;
-    if (opening || stateless) {
-      const opened = await this.#open(principal, messages, undefined, stateless);
+    /** Opened for this request alone, closed once it is answered (a principal whose sessions are not shared). */
+    let oneShot = false;
+    if (stateless && only?.kind === 'request') {
+      // An idle session kept for the principal (stateless-pool.ts), else a new one kept for the next. No
+      // `await` between choosing it and the exchange that makes it busy, so no other POST gets it too.
+      const shared = this.#host.shareable?.(principal) ?? principal.kind !== 'anonymous';
+      const kept = shared ? this.#pool.take(principal, idKey(only.id)) : null;
+      if (kept !== null) s = kept;
+      else {
+        const opened = await this.#open(principal, null, undefined, true);
+        if (opened instanceof Plain) return opened;
+        if (shared) this.#pool.add(principal, opened);
+        s = opened;
+        oneShot = !shared;
+      }
+    } else if (opening) {
+      const opened = await this.#open(principal, messages);
       if (opened instanceof Plain) return opened;
       s = opened;
     } else {
@@ -327,7 +348,7 @@ export class StreamableHttp {
       if (exchange.finished || exchange.resumable) return;
       exchange.abandon();
       session.removeExchange(exchange);
-      if (stateless) void this.#host.close(session.id);
+      if (oneShot) void this.#host.close(session.id);
       // The client went away mid-request: cancel what it was waiting for (only what this POST sent).
       for (const id of delivered) {
         session.session.deliver({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id, reason: 'the HTTP client disconnected' } }) });
@@ -336,7 +357,7 @@ export class StreamableHttp {
     target.on('close', guarded(this.#options.logger, 'HTTP reply close', abandoned));
     // A refused initialize leaves no session behind.
     if (opening) exchange.onDone((answers) => { if (answers.every((a) => a.isError === true)) void this.#host.close(session.id); });
-    if (stateless) exchange.onDone(() => void this.#host.close(session.id));
+    if (oneShot) exchange.onDone(() => void this.#host.close(session.id));
     if (stateless) exchange.statusFrom(modernHttpStatus);
     toCore();
     return null;
@@ -345,7 +366,9 @@ export class StreamableHttp {
   /** A new session for `principal` (its quota slot taken first), or one taken over from another node (`resume`), or the refusal. */
   async #open(principal: Principal, messages: readonly Classified[] | null, resume?: TakenOver, stateless = false): Promise<HttpSession | Plain> {
     if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
-    const slot = this.#host.reserve(principal);
+    let slot = this.#host.reserve(principal);
+    // Sessions kept for modern requests give their slots back before the principal is refused one.
+    if (isRefusal(slot) && this.#pool.shed(principal) > 0) slot = this.#host.reserve(principal);
     if (isRefusal(slot)) return refuse(slot.status, slot.message, slot.headers);
     const http = this.#http;
     let state: HttpSession | null = null;
@@ -358,9 +381,11 @@ export class StreamableHttp {
         send: routeTo(http, () => state),
         busy: () => state?.busy ?? false,
         ...(resume === undefined ? {} : { resume }),
+        ...(stateless ? { stateless: true } : {}),
         onEnded: () => {
           if (state === null) return;
           http.delete(state.id);
+          if (stateless) this.#pool.remove(principal, state);
           state.closeStreams();
         },
       });
@@ -370,7 +395,8 @@ export class StreamableHttp {
     }
     const init = messages?.find((m) => m.kind === 'request' && m.method === 'initialize') as Extract<Classified, { kind: 'request' }> | undefined;
     const version = resume === undefined ? negotiateVersion(init?.params.protocolVersion) : (storedVersion(resume.bytes) ?? negotiateVersion(undefined));
-    const feed = this.#options.events;
+    // A stateless session's events are not resumable (its client cannot name it): none go to the store.
+    const feed = stateless ? undefined : this.#options.events;
     const ids = feed === undefined ? undefined : new StoredEventIds(feed.store, hosted.id, eventPrincipal(principal), (error) => {
       this.#options.logger.log('warning', 'an SSE event could not be kept in the session event log; it is sent without an id (not resumable)', { session: hosted.id, error: error.message });
     });

@@ -105,7 +105,7 @@ let server: RunningServer;
 
 http.before(async () => {
   hbox = await makeSandbox();
-  // Two sessions at most: a transient session left open by a stateless request would soon refuse the next.
+  // Two sessions at most: a session left open per stateless request would soon refuse the next.
   server = await startHttpServerProcess(hbox.ws, ['--max-sessions', '2']);
 });
 http.after(async () => {
@@ -200,12 +200,51 @@ http('a removed or unknown method is HTTP 404 with -32601; a handler\'s own -326
   assert.equal([unknown.status, unknown.message.error?.code], [200, -32602]);
 });
 
-http('each request\'s transient session closes with its answer: ten in a row pass --max-sessions 2', async () => {
+http('ten modern requests in a row pass --max-sessions 2: no session is left behind per request', async () => {
   for (let i = 0; i < 10; i++) {
     const list = await post(modern(100 + i, 'prompts/list'));
     assert.is(list.status, 200, `request ${i}: ${JSON.stringify(list.message)}`);
     assert.is(list.message.result?.resultType, 'complete');
   }
+});
+
+/** The node's count of open HTTP sessions, from /health (public without tokens). */
+async function httpSessions(url: string): Promise<number> {
+  const health = await (await fetch(url.replace(/\/mcp$/, '/health'))).json() as { httpSessions?: number };
+  if (typeof health.httpSessions !== 'number') throw new Error(`no httpSessions in /health: ${JSON.stringify(health)}`);
+  return health.httpSessions;
+}
+
+http('modern requests one after another are served by one kept session, not one session each', async () => {
+  for (let i = 0; i < 20; i++) assert.is((await post(modern(200 + i, 'tools/list'))).status, 200);
+  assert.is(await httpSessions(server.url), 1);
+});
+
+http('two modern requests at once with the same id each get their own answer, from two sessions', async () => {
+  const [a, b] = await Promise.all([
+    post(modern('same', 'tools/call', { name: 'read', arguments: { path: 'README.md' } })),
+    post(modern('same', 'tools/call', { name: 'read', arguments: { path: 'src/math.ts' } })),
+  ]);
+  assert.equal([a.status, b.status], [200, 200]);
+  assert.match(JSON.stringify(a.message.result?.content), /Demo project/);
+  assert.match(JSON.stringify(b.message.result?.content), /export const add/);
+  assert.is(await httpSessions(server.url), 2);
+});
+
+http('a legacy initialize is not refused for the sessions kept for modern requests: the idle ones give their slots back', async () => {
+  // --max-sessions 2, both held by idle kept sessions (the test before): the initialize still opens one.
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream' },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'legacy', version: '1' } } }),
+  });
+  assert.is(res.status, 200, await res.clone().text());
+  const id = res.headers.get('mcp-session-id');
+  assert.ok(id);
+  await res.text();
+  // And modern requests go on being served beside it.
+  assert.is((await post(modern(300, 'tools/list'))).status, 200);
+  await fetch(server.url, { method: 'DELETE', headers: { 'Mcp-Session-Id': id as string, 'MCP-Protocol-Version': '2025-06-18' } });
 });
 
 http('over WebSocket the same core serves server/discover and tools/list before any initialize', async () => {
@@ -236,3 +275,34 @@ http('a legacy POST without a session id is still refused as before', async () =
 });
 
 http.run();
+
+const anonymousTasks = suite('2026-07-28 over HTTP when anonymous callers may run harness tasks');
+let abox: Sandbox;
+let aserver: RunningServer;
+
+anonymousTasks.before(async () => {
+  abox = await makeSandbox();
+  aserver = await startHttpServerProcess(abox.ws, ['--allow-anonymous-tasks']);
+});
+anonymousTasks.after(async () => {
+  await aserver.stop();
+  await abox.cleanup();
+});
+
+anonymousTasks('no session is shared between anonymous clients: each request\'s own closes with its answer', async () => {
+  for (let i = 0; i < 5; i++) {
+    const res = await fetch(aserver.url, {
+      method: 'POST',
+      headers: { 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream', ...derived(modern(i, 'tools/list')) },
+      body: JSON.stringify(modern(i, 'tools/list')),
+    });
+    assert.is(res.status, 200);
+    await res.text();
+  }
+  // Closing is asynchronous (the session's actor stops after the answer has gone): wait for it, bounded.
+  const until = Date.now() + 5000;
+  while (await httpSessions(aserver.url) > 0 && Date.now() < until) await new Promise((r) => setTimeout(r, 50));
+  assert.is(await httpSessions(aserver.url), 0);
+});
+
+anonymousTasks.run();
