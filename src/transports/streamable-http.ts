@@ -84,7 +84,10 @@ export class StreamableHttp {
   /** Sessions being opened here after a takeover, by id: a request for one waits for it rather than find it missing. */
   readonly #opening = new Map<string, Promise<unknown>>();
   /** Sessions kept to serve 2026-07-28 requests, by principal (stateless-pool.ts). */
-  readonly #pool: StatelessPool<HttpSession>;
+  #kept: StatelessPool<HttpSession> | null = null;
+  get #pool(): StatelessPool<HttpSession> {
+    return (this.#kept ??= new StatelessPool(this.#host.clock, (session) => void this.#host.close(session.id), (session, principal) => this.#host.find(session.id, principal) !== undefined));
+  }
 
   readonly #auth: BearerAuthority;
   readonly #keepAlive: KeepAlive;
@@ -94,13 +97,12 @@ export class StreamableHttp {
     this.#host = options.sessions;
     this.#keepAlive = options.keepAlive ?? defaultKeepAlive();
     this.#auth = options.auth ?? new BearerAuthority({ tokens: options.tokens, requireAuth: options.requireAuth, logger: options.logger });
-    this.#pool = new StatelessPool(options.sessions.clock, (session) => void this.#host.close(session.id), (session, principal) => this.#host.find(session.id, principal) !== undefined);
   }
 
   /** New sessions are refused with 503 from now on (the server is shutting down). */
   stopAccepting(): void {
     this.#accepting = false;
-    this.#pool.stop();
+    this.#kept?.stop();
   }
 
   /** One web-standard request to `/mcp`; the client going away is the request's signal aborting. */
@@ -368,7 +370,7 @@ export class StreamableHttp {
     if (!this.#accepting) return refuse(503, 'Service Unavailable: the server is shutting down');
     let slot = this.#host.reserve(principal);
     // Sessions kept for modern requests give their slots back before the principal is refused one.
-    if (isRefusal(slot) && this.#pool.shed(principal) > 0) slot = this.#host.reserve(principal);
+    if (isRefusal(slot) && (this.#kept?.shed(principal) ?? 0) > 0) slot = this.#host.reserve(principal);
     if (isRefusal(slot)) return refuse(slot.status, slot.message, slot.headers);
     const http = this.#http;
     let state: HttpSession | null = null;
@@ -385,7 +387,7 @@ export class StreamableHttp {
         onEnded: () => {
           if (state === null) return;
           http.delete(state.id);
-          if (stateless) this.#pool.remove(principal, state);
+          if (stateless) this.#kept?.remove(principal, state);
           state.closeStreams();
         },
       });

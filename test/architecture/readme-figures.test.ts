@@ -179,6 +179,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /after (\d+) s without an answer \(`SSE_OPEN_AFTER_MS`/, name: 'SSE_OPEN_AFTER_MS', figure: seconds(limits.SSE_OPEN_AFTER_MS) },
   { phrase: /the last (\d+) are kept, `SSE_REPLAY_EVENTS`/, name: 'SSE_REPLAY_EVENTS', figure: String(limits.SSE_REPLAY_EVENTS) },
   { phrase: /`: keep-alive` comment every (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
+  { phrase: /\| `STATELESS_SESSION_IDLE_MS` \| (\d+) s/, name: 'STATELESS_SESSION_IDLE_MS', figure: seconds(limits.STATELESS_SESSION_IDLE_MS) },
   { phrase: /\| `SSE_KEEPALIVE_MS` \| (\d+) s/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
   { phrase: /\| `--sse-keepalive SECONDS` \| \| `(\d+)`/, name: 'SSE_KEEPALIVE_MS', figure: seconds(limits.SSE_KEEPALIVE_MS) },
   { phrase: /a\s+ping every (\d+) s \(a socket that missed a pong/, name: 'WS_PING_INTERVAL_MS', figure: seconds(limits.WS_PING_INTERVAL_MS) },
