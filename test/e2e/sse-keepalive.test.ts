@@ -92,8 +92,11 @@ e2e('a listen stream (node:http) gets comments while idle: after its acknowledgm
     assert.match(String(s.res.headers['content-type']), /text\/event-stream/);
     await pollUntil('three comments on the idle listen stream', () => (comments(s.text()) >= 3 ? true : null), 15_000, 20);
     const blocks = s.text().split('\n\n').filter((b) => b !== '');
-    assert.match(blocks[0] ?? '', /notifications\/subscriptions\/acknowledged/, 'the acknowledgment comes first');
-    assert.ok(blocks.slice(1).every((b) => b === ': keep-alive'), `nothing but comments after it: ${JSON.stringify(blocks.slice(1))}`);
+    // The stream is open from the POST's headers: on a loaded machine the session's actor may take longer
+    // than the interval to boot, so a comment may come before the acknowledgment, never an event.
+    const events = blocks.filter((b) => b !== ': keep-alive');
+    assert.is(events.length, 1, `one event, the acknowledgment: ${JSON.stringify(events)}`);
+    assert.match(events[0] ?? '', /notifications\/subscriptions\/acknowledged/, 'the acknowledgment is the first event');
     // The first comes no sooner than one interval of silence, the next no sooner than one more each.
     const third = (s.commentTimes[2] as number) - started;
     assert.ok(third >= 3 * INTERVAL_MS - 100, `the third comment came ${third} ms after the request`);
