@@ -20,7 +20,7 @@ import { makeSandbox, type Sandbox, TEST_STATE_KEY } from '../test/e2e/fixtures.
 import { type RoundRobinProxy, startRoundRobinProxy } from '../test/e2e/round-robin-proxy.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../test/store/postgres-server.ts';
 import { checkReply, compare, type Comparison, cpuPerCall, drive, FILE, FILE_TEXT, OPEN_CONCURRENCY, rate, type Sample, startSuperPi, superPiEntry, type Target, WARMUP_MS } from './http.ts';
-import { bounded, McpHttpSession, readParams } from './lib/mcp-http-client.ts';
+import { bounded, McpHttpSession, McpModernHttp, readParams } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { fmt, nowUs, percentile } from './lib/stats.ts';
 import { STORE_PROBE_INTERVAL_MS } from '../src/limits.ts';
@@ -109,6 +109,16 @@ function reads(pid: number, sessions: readonly McpHttpSession[], runMs: number):
   });
 }
 
+/** As `reads`, by 2026-07-28 clients: no session, every request its own context. */
+function modernReads(pid: number, clients: readonly McpModernHttp[], runMs: number): Promise<Sample> {
+  return drive(pid, clients.length, runMs, async (w) => {
+    checkReply(await (clients[w] as McpModernHttp).call('read', { path: FILE }));
+  });
+}
+
+/** Issue 24: two nodes serve 2026-07-28 requests at least this fraction of one node's rate, through the same proxy. */
+const MODERN_TWO_NODE_TARGET = 0.9;
+
 const isNotFound = (message: string | null | undefined) => message !== null && message !== undefined && /HTTP 404/.test(message);
 
 type TwoNodes = { readonly kind: 'measured'; readonly cmp: Comparison } | { readonly kind: 'needs-forwarding'; readonly why: string } | { readonly kind: 'failed'; readonly why: string };
@@ -191,7 +201,13 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
       await Promise.all(viaTwo.map((s) => s.close().catch(() => undefined)));
     }
     await Promise.all(viaOne.map((s) => s.close()));
-    return section(plan, appended, storeCmp, oneBehindProxy, twoNodes, load, two.hits);
+
+    progress('cluster: (d) 2026-07-28 clients (no session): one node vs two nodes, each behind the round-robin proxy');
+    const modernOne = Array.from({ length: CLIENTS }, () => new McpModernHttp(`${one.url}/mcp`));
+    const modernTwo = Array.from({ length: CLIENTS }, () => new McpModernHttp(`${two.url}/mcp`));
+    for (const clients of [modernOne, modernTwo]) checkReply(await (clients[0] as McpModernHttp).call('read', { path: FILE }));
+    const modernCmp = await compare((side, runMs) => modernReads(nodeA.pid, side === 'a' ? modernOne : modernTwo, runMs), plan.blockMs, false);
+    return section(plan, appended, storeCmp, oneBehindProxy, twoNodes, load, two.hits, modernCmp);
   } finally {
     for (const p of proxies) await p.close();
     await Promise.all(nodes.map((n) => n.stop()));
@@ -210,7 +226,7 @@ function skipped(reason: string): BenchSection {
   };
 }
 
-function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBehindProxy: Sample, twoNodes: TwoNodes, load: number, hits: ReadonlyMap<string, number>): BenchSection {
+function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBehindProxy: Sample, twoNodes: TwoNodes, load: number, hits: ReadonlyMap<string, number>, modern: Comparison): BenchSection {
   const rows: BenchRow[] = [];
   for (const q of [50, 99]) {
     const [p, s] = [percentile(appended.pg, q), percentile(appended.sqlite, q)];
@@ -229,6 +245,8 @@ function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBe
   } else {
     rows.push({ measure: cLabel, ours: twoNodes.kind === 'needs-forwarding' ? '(c) needs session forwarding' : `two nodes failed: ${twoNodes.why}`, peer: perS(oneBehindProxy), peerName: 'one node', ratio: null, target: '', met: null });
   }
+  const modernRatio = rate(modern.b) / rate(modern.a);
+  rows.push({ measure: `(d) HTTP tools/call read by ${CLIENTS} 2026-07-28 clients (no session), through the round-robin proxy: calls/s`, ours: `${perS(modern.b)} (two nodes)`, peer: perS(modern.a), peerName: 'one node', ratio: modernRatio, target: `≥ ${MODERN_TWO_NODE_TARGET}×`, met: modernRatio >= MODERN_TWO_NODE_TARGET });
   const notes: string[] = [];
   notes.push(`Load average (1 min) at the start of the section: ${fmt(load)} (2 cores shared by the client, the nodes, PostgreSQL and anything else running).`);
   notes.push(`(a): ${appended.pg.length} appends per store after 50 unmeasured; p50/p99 PostgreSQL ${ms(percentile(appended.pg, 50))}/${ms(percentile(appended.pg, 99))}, SQLite ${ms(percentile(appended.sqlite, 50))}/${ms(percentile(appended.sqlite, 99))}.`);
@@ -238,13 +256,14 @@ function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBe
   } else if (twoNodes.kind === 'measured') {
     notes.push(`(c): requests per node through the two-node proxy: ${[...hits].map(([node, n]) => `${node} ${fmt(n, 0)}`).join(', ')}. On 2 cores, a second node adds no CPU: the ratio shows what spreading sessions over processes costs or gains, not what a second machine would.`);
   }
+  notes.push(`(d): a 2026-07-28 request names no session, so whichever node it reaches serves it from a session it keeps for that principal (src/transports/stateless-pool.ts), with no lookup and no forwarding. Two ÷ one per pair of adjacent blocks: ${modern.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')}.`);
   return {
     title: TITLE,
     command: COMMAND,
     method: `PostgreSQL 15 started by the section (test/store/postgres-server.ts, fsync on, loopback TCP); super-pi nodes as \`startSuperPi\` of \`bench/http.ts\` runs them (${superPiEntry()}). ` +
       `(a) \`append\` of a ${JSON.stringify(PAYLOAD).length}-byte entry to one conversation, one at a time, through each store's async interface in this process (SQLite: a file in a temp dir, WAL, synchronous=FULL); blocks of ${plan.appendsPerBlock} in the order PostgreSQL, SQLite, SQLite, PostgreSQL; ratio PostgreSQL ÷ SQLite. ` +
       `(b) ${CLIENTS} clients, one session each, \`tools/call read\` of a ${FILE_TEXT.length}-byte file in a closed loop (\`bench/lib/mcp-http-client.ts\`): a node on the default SQLite store vs a node with \`--store postgres://…\`; ${WARMUP_MS / 1000} s warm-up each, then ${plan.blockMs / 1000} s blocks SQLite, PostgreSQL, PostgreSQL, SQLite; ratio PostgreSQL ÷ SQLite. ` +
-      `(c) the same load through \`startRoundRobinProxy\` (each request to the next node, no affinity; sessions opened through it): one node behind it vs two nodes (same database) behind it; ratio two ÷ one.`,
+      `(c) the same load through \`startRoundRobinProxy\` (each request to the next node, no affinity; sessions opened through it): one node behind it vs two nodes (same database) behind it; ratio two ÷ one. (d) as (c), by ${CLIENTS} 2026-07-28 clients (\`McpModernHttp\`: no initialize, context in \`_meta\`, the \`Mcp-Method\`/\`Mcp-Name\` headers), blocks one, two, two, one; ratio two ÷ one.`,
     rows,
     notes,
   };
