@@ -20,7 +20,7 @@ import { makeSandbox, type Sandbox, TEST_STATE_KEY } from '../test/e2e/fixtures.
 import { type RoundRobinProxy, startRoundRobinProxy } from '../test/e2e/round-robin-proxy.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../test/store/postgres-server.ts';
 import { checkReply, compare, type Comparison, cpuPerCall, drive, FILE, FILE_TEXT, OPEN_CONCURRENCY, rate, type Sample, startSuperPi, superPiEntry, type Target, WARMUP_MS } from './http.ts';
-import { bounded, McpHttpSession, McpModernHttp, readParams } from './lib/mcp-http-client.ts';
+import { bounded, cpuMicros, McpHttpSession, McpModernHttp, readParams } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import { fmt, nowUs, percentile } from './lib/stats.ts';
 import { STORE_PROBE_INTERVAL_MS } from '../src/limits.ts';
@@ -110,10 +110,15 @@ function reads(pid: number, sessions: readonly McpHttpSession[], runMs: number):
 }
 
 /** As `reads`, by 2026-07-28 clients: no session, every request its own context. */
-function modernReads(pid: number, clients: readonly McpModernHttp[], runMs: number): Promise<Sample> {
-  return drive(pid, clients.length, runMs, async (w) => {
+async function modernReads(pids: readonly number[], clients: readonly McpModernHttp[], runMs: number): Promise<Sample> {
+  const others = pids.slice(1);
+  const before = others.map(cpuMicros);
+  const sample = await drive(pids[0] as number, clients.length, runMs, async (w) => {
     checkReply(await (clients[w] as McpModernHttp).call('read', { path: FILE }));
   });
+  // The CPU of every node serving the clients, so CPU per call compares one node with two.
+  others.forEach((pid, i) => (sample.serverCpuUs += cpuMicros(pid) - (before[i] as number)));
+  return sample;
 }
 
 /** Issue 24: two nodes serve 2026-07-28 requests at least this fraction of one node's rate, through the same proxy. */
@@ -206,8 +211,12 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     const modernOne = Array.from({ length: CLIENTS }, () => new McpModernHttp(`${one.url}/mcp`));
     const modernTwo = Array.from({ length: CLIENTS }, () => new McpModernHttp(`${two.url}/mcp`));
     for (const clients of [modernOne, modernTwo]) checkReply(await (clients[0] as McpModernHttp).call('read', { path: FILE }));
-    const modernCmp = await compare((side, runMs) => modernReads(nodeA.pid, side === 'a' ? modernOne : modernTwo, runMs), plan.blockMs, false);
-    return section(plan, appended, storeCmp, oneBehindProxy, twoNodes, load, two.hits, modernCmp);
+    // What a node costs with nothing to serve (store probes, leases, takeover passes), per second.
+    const idle0 = cpuMicros(nodeB.pid);
+    await new Promise((r) => setTimeout(r, 2000));
+    const idleCpuPerS = (cpuMicros(nodeB.pid) - idle0) / 2;
+    const modernCmp = await compare((side, runMs) => (side === 'a' ? modernReads([nodeA.pid], modernOne, runMs) : modernReads([nodeA.pid, nodeB.pid], modernTwo, runMs)), plan.blockMs, false);
+    return section(plan, appended, storeCmp, oneBehindProxy, twoNodes, load, two.hits, modernCmp, idleCpuPerS);
   } finally {
     for (const p of proxies) await p.close();
     await Promise.all(nodes.map((n) => n.stop()));
@@ -226,7 +235,7 @@ function skipped(reason: string): BenchSection {
   };
 }
 
-function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBehindProxy: Sample, twoNodes: TwoNodes, load: number, hits: ReadonlyMap<string, number>, modern: Comparison): BenchSection {
+function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBehindProxy: Sample, twoNodes: TwoNodes, load: number, hits: ReadonlyMap<string, number>, modern: Comparison, idleCpuPerS: number): BenchSection {
   const rows: BenchRow[] = [];
   for (const q of [50, 99]) {
     const [p, s] = [percentile(appended.pg, q), percentile(appended.sqlite, q)];
@@ -256,7 +265,7 @@ function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBe
   } else if (twoNodes.kind === 'measured') {
     notes.push(`(c): requests per node through the two-node proxy: ${[...hits].map(([node, n]) => `${node} ${fmt(n, 0)}`).join(', ')}. On 2 cores, a second node adds no CPU: the ratio shows what spreading sessions over processes costs or gains, not what a second machine would.`);
   }
-  notes.push(`(d): a 2026-07-28 request names no session, so whichever node it reaches serves it from a session it keeps for that principal (src/transports/stateless-pool.ts), with no lookup and no forwarding. Two ÷ one per pair of adjacent blocks: ${modern.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')}.`);
+  notes.push(`(d): a 2026-07-28 request names no session, so whichever node it reaches serves it from a session it keeps for that principal (src/transports/stateless-pool.ts), with no lookup and no forwarding. Two ÷ one per pair of adjacent blocks: ${modern.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')}. Server CPU per call (every node serving, /proc): one node ${fmt(cpuPerCall(modern.a), 0)} µs, two nodes ${fmt(cpuPerCall(modern.b), 0)} µs; an idle node uses ${fmt(idleCpuPerS / 1000, 1)} ms of CPU a second.`);
   return {
     title: TITLE,
     command: COMMAND,
