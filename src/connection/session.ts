@@ -105,9 +105,7 @@ export class Session {
     return this.#tasks;
   }
 
-  get restarts(): number {
-    return this.#restarts;
-  }
+  get restarts(): number { return this.#restarts; }
 
   /** The id of the current connection actor (null while it is being restarted). */
   get actorId(): string | null {
@@ -161,11 +159,8 @@ export class Session {
     } else {
       this.#early.end();
     }
-    // One runner for the session's life: work it runs outlives an actor, and its results go to the current one.
-    const runner = this.#runner ?? new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result));
     this.#actor = actor;
-    this.#runner = runner;
-    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor, runner));
+    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor));
     actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
     void actor.exited.then((reason) => this.#actorExited(actor, reason));
@@ -364,7 +359,12 @@ export class Session {
     if (runner) await runner.close('the session closed');
   }
 
-  #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
+  /** One runner for the session's life, made with its first effect other than a log record (an idle session's): its work outlives an actor. */
+  #effects(): EffectRunner {
+    return (this.#runner ??= new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result)));
+  }
+
+  #output(out: ConnectionOutput, actor: ActorRef): void {
     if (this.#silenced) return;
     // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
     if (actor !== this.#actor) return;
@@ -396,7 +396,8 @@ export class Session {
         (this.#workTicket ??= new Map()).set(key, effect.ticket);
         (this.#work ??= new Map()).set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
       }
-      runner.run(effect);
+      if (effect.kind === 'log') this.#deps.effects.logger.log(effect.level, effect.message, effect.data);
+      else this.#effects().run(effect);
     }
   }
 
