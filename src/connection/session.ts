@@ -8,6 +8,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
+import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { EarlyAnswers } from './early-answers.ts';
@@ -50,7 +51,7 @@ export class Session {
   readonly #deps: SessionDeps;
   #actor: ActorRef | null = null;
   #runner: EffectRunner | null = null;
-  #checkpoint: ArrayBuffer | undefined;
+  #checkpoint: string | undefined; // the latest, as a one-byte string (codec.ts)
   /** Client requests not yet answered, by id key (in arrival order); null while none is (an idle session holds no table). */
   #inFlight: Map<string, TrackedRequest> | null = null;
   /** Messages for the next actor, while there is none: redeliveries first, then what arrived meanwhile. */
@@ -97,7 +98,7 @@ export class Session {
   constructor(deps: SessionDeps) {
     this.id = deps.id;
     this.#deps = deps;
-    this.#checkpoint = deps.checkpoint;
+    this.#checkpoint = deps.checkpoint && packCheckpoint(deps.checkpoint);
   }
 
   /** The tasks of this session that are running (fault injection and health look at them). */
@@ -112,9 +113,7 @@ export class Session {
     return this.#actor?.alive ? this.#actor.id : null;
   }
 
-  get inFlight(): number {
-    return this.#inFlight?.size ?? 0;
-  }
+  get inFlight(): number { return this.#inFlight?.size ?? 0; }
 
   /** Characters of the client's lines the actor has not handled yet (held for it, or in its mailbox). */
   get pendingInput(): number {
@@ -141,7 +140,7 @@ export class Session {
     for (const w of [...(this.#work?.values() ?? [])]) if (!this.#inFlight?.has(w.key)) this.#settleWork(w.key);
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
-      ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
+      ...(this.#checkpoint !== undefined ? { checkpoint: unpackCheckpoint(this.#checkpoint) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
       ...(this.#work !== null ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
       ticketFloor: this.#maxTicket + 1,
@@ -370,7 +369,7 @@ export class Session {
     if (actor !== this.#actor) return;
     this.#acknowledge(out.handled);
     if (out.checkpoint) {
-      this.#checkpoint = out.checkpoint;
+      this.#checkpoint = packCheckpoint(out.checkpoint);
       this.#deps.onCheckpoint?.(out.checkpoint);
     }
     for (const reply of out.replies) {
