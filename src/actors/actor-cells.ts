@@ -9,16 +9,41 @@ import { REDUCTIONS_PER_TURN } from '../limits.ts';
 
 type Envelope = { kind: 'cast'; msg: unknown } | { kind: 'call'; ref: number; msg: unknown };
 
-interface Cell {
+/**
+ * One actor: its behaviour, state and mailbox. It is its own `ActorContext` (methods, not closures per
+ * actor), so an idle actor holds no closure, nor the arguments it was spawned with.
+ */
+class Cell implements ActorContext {
   readonly id: string;
-  behaviour: Behaviour | null;
-  state: unknown;
-  readonly mailbox: Mailbox<Envelope>;
+  behaviour: Behaviour | null = null;
+  state: unknown = undefined;
+  readonly mailbox = new Mailbox<Envelope>();
   /** Handed back by the actor itself (`continueWith`): runs before the mailbox, on its next turn. */
-  continuation: Envelope | null;
-  readonly ctx: ActorContext;
-  queued: boolean;
-  alive: boolean;
+  continuation: Envelope | null = null;
+  queued = false;
+  alive = true;
+  readonly #out: PostOut;
+
+  constructor(id: string, out: PostOut) {
+    this.id = id;
+    this.#out = out;
+  }
+
+  get self(): string {
+    return this.id;
+  }
+
+  get ctx(): ActorContext {
+    return this;
+  }
+
+  emit(msg: unknown, transfer?: ArrayBuffer[]): void {
+    this.#out({ t: 'out', id: this.id, msg }, transfer);
+  }
+
+  continueWith(msg: unknown): void {
+    this.continuation = { kind: 'cast', msg };
+  }
 }
 
 /** Every message the actors send out of their scheduler; `transfer` is meaningful across threads only. */
@@ -92,6 +117,9 @@ export class ActorCells {
     if (!this.#abandoned) this.#post(msg, transfer);
   }
 
+  /** `#send` for the cells (one function for all of them). */
+  readonly #sendOut: PostOut = (msg, transfer) => this.#send(msg, transfer);
+
   #load(ref: BehaviourRef): Promise<Behaviour> {
     const key = `${ref.module}#${ref.export}`;
     if (ref.module === 'builtin') {
@@ -111,16 +139,7 @@ export class ActorCells {
   }
 
   #spawn(id: string, ref: BehaviourRef, args: unknown): void {
-    const cell: Cell = {
-      id, behaviour: null, state: undefined, mailbox: new Mailbox(), continuation: null, queued: false, alive: true,
-      ctx: {
-        self: id,
-        emit: (msg, transfer) => this.#send({ t: 'out', id, msg }, transfer),
-        continueWith: (msg) => {
-          cell.continuation = { kind: 'cast', msg };
-        },
-      },
-    };
+    const cell = new Cell(id, this.#sendOut);
     this.#cells.set(id, cell);
     this.#load(ref).then((behaviour) => {
       if (!cell.alive) return;

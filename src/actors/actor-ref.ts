@@ -26,7 +26,8 @@ export class ActorRef {
   readonly ready: Promise<void>;
   readonly #host: ActorHost;
   #resolveExit!: (reason: ActorExit) => void;
-  #resolveReady!: () => void;
+  /** Dropped once called: an actor that is up holds no resolver. */
+  #resolveReady: (() => void) | null = null;
   #exit: ActorExit | null = null;
   #onMessage: ((msg: unknown) => void) | null = null;
   #onRejected: ((msg: unknown, why: string) => void) | null = null;
@@ -109,7 +110,8 @@ export class ActorRef {
 
   /** Called by the host: the actor's `init` has run. */
   started(): void {
-    this.#resolveReady();
+    this.#resolveReady?.();
+    this.#resolveReady = null;
   }
 
   deliver(msg: unknown): void {

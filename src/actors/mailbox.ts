@@ -25,6 +25,12 @@ export class Mailbox<T> {
     if (this.#head >= this.#items.length) return undefined;
     const item = this.#items[this.#head];
     this.#items[this.#head++] = undefined;
+    // Drained: the array lets go of its room (an idle actor would otherwise keep 17 empty slots).
+    if (this.#head === this.#items.length) {
+      this.#items = [];
+      this.#head = 0;
+      return item;
+    }
     // Compact once the consumed prefix dominates, so the array does not grow forever.
     if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
       this.#items = this.#items.slice(this.#head);

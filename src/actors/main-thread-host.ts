@@ -6,7 +6,7 @@
 import { getHeapStatistics } from 'node:v8';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { ActorCells } from './actor-cells.ts';
-import { ActorRef } from './actor-ref.ts';
+import { type ActorHost, ActorRef } from './actor-ref.ts';
 import type { ActorThread } from './actor-thread.ts';
 import type { ActorExit, Behaviour, BehaviourRef } from './behaviour.ts';
 import { InlineTally, installInlineTally, uninstallInlineTally } from './inline-tally.ts';
@@ -61,16 +61,19 @@ export class MainThreadHost implements ActorThread {
     return this.#cells.mailboxDepths();
   }
 
+  /** One host for all of this thread's actor handles (not three closures per actor). */
+  readonly #host: ActorHost = {
+    cast: (actor, msg) => {
+      if (this.#alive()) this.#cells.receive({ t: 'cast', id: actor, msg });
+    },
+    call: (actor, msg, timeoutMs) => this.#call(actor, msg, timeoutMs),
+    exit: (actor, how) => {
+      if (this.#alive()) this.#cells.receive({ t: 'exit', id: actor, how });
+    },
+  };
+
   spawn(id: string, behaviour: BehaviourRef, args: unknown): ActorRef {
-    const ref = new ActorRef(id, {
-      cast: (actor, msg) => {
-        if (this.#alive()) this.#cells.receive({ t: 'cast', id: actor, msg });
-      },
-      call: (actor, msg, timeoutMs) => this.#call(actor, msg, timeoutMs),
-      exit: (actor, how) => {
-        if (this.#alive()) this.#cells.receive({ t: 'exit', id: actor, how });
-      },
-    });
+    const ref = new ActorRef(id, this.#host);
     this.actors.set(id, ref);
     if (this.#alive()) this.#cells.receive({ t: 'spawn', id, behaviour, args });
     return ref;

@@ -5,7 +5,7 @@ import { guarded } from '../log/guarded.ts';
 import { Worker } from 'node:worker_threads';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, SCHEDULER_THREAD_MEMORY_MB } from '../limits.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
-import { ActorRef, CallTimeoutError } from './actor-ref.ts';
+import { type ActorHost, ActorRef, CallTimeoutError } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
 import { Heartbeat, type HeartbeatLimits } from './heartbeat.ts';
 import type { InlineSeries } from './inline-tally.ts';
@@ -127,12 +127,15 @@ export class SchedulerThread {
     return this.#mailboxes;
   }
 
+  /** One host for all of this thread's actor handles (not three closures per actor). */
+  readonly #host: ActorHost = {
+    cast: (actor, msg) => this.#post({ t: 'cast', id: actor, msg }),
+    call: (actor, msg, timeoutMs) => this.#call(actor, msg, timeoutMs),
+    exit: (actor, how) => this.#post({ t: 'exit', id: actor, how }),
+  };
+
   spawn(id: string, behaviour: BehaviourRef, args: unknown): ActorRef {
-    const ref = new ActorRef(id, {
-      cast: (actor, msg) => this.#post({ t: 'cast', id: actor, msg }),
-      call: (actor, msg, timeoutMs) => this.#call(actor, msg, timeoutMs),
-      exit: (actor, how) => this.#post({ t: 'exit', id: actor, how }),
-    });
+    const ref = new ActorRef(id, this.#host);
     this.actors.set(id, ref);
     this.#post({ t: 'spawn', id, behaviour, args });
     return ref;

@@ -8,6 +8,7 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
+import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { EarlyAnswers } from './early-answers.ts';
@@ -50,9 +51,9 @@ export class Session {
   readonly #deps: SessionDeps;
   #actor: ActorRef | null = null;
   #runner: EffectRunner | null = null;
-  #checkpoint: ArrayBuffer | undefined;
-  /** Client requests not yet answered, by id key (in arrival order). */
-  readonly #inFlight = new Map<string, TrackedRequest>();
+  #checkpoint: string | undefined; // the latest, as a one-byte string (codec.ts)
+  /** Client requests not yet answered, by id key (in arrival order); null while none is (an idle session holds no table). */
+  #inFlight: Map<string, TrackedRequest> | null = null;
   /** Messages for the next actor, while there is none: redeliveries first, then what arrived meanwhile. */
   #buffer: Delivery[] = [];
   /** Sent to the current actor and not yet counted as handled by it (from #unackedHead on). */
@@ -97,7 +98,7 @@ export class Session {
   constructor(deps: SessionDeps) {
     this.id = deps.id;
     this.#deps = deps;
-    this.#checkpoint = deps.checkpoint;
+    this.#checkpoint = deps.checkpoint && packCheckpoint(deps.checkpoint);
   }
 
   /** The tasks of this session that are running (fault injection and health look at them). */
@@ -105,18 +106,14 @@ export class Session {
     return this.#tasks;
   }
 
-  get restarts(): number {
-    return this.#restarts;
-  }
+  get restarts(): number { return this.#restarts; }
 
   /** The id of the current connection actor (null while it is being restarted). */
   get actorId(): string | null {
     return this.#actor?.alive ? this.#actor.id : null;
   }
 
-  get inFlight(): number {
-    return this.#inFlight.size;
-  }
+  get inFlight(): number { return this.#inFlight?.size ?? 0; }
 
   /** Characters of the client's lines the actor has not handled yet (held for it, or in its mailbox). */
   get pendingInput(): number {
@@ -140,10 +137,10 @@ export class Session {
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
   async start(): Promise<ActorRef> {
-    for (const w of [...(this.#work?.values() ?? [])]) if (!this.#inFlight.has(w.key)) this.#settleWork(w.key);
+    for (const w of [...(this.#work?.values() ?? [])]) if (!this.#inFlight?.has(w.key)) this.#settleWork(w.key);
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
-      ...(this.#checkpoint ? { checkpoint: this.#checkpoint.slice(0) } : {}),
+      ...(this.#checkpoint !== undefined ? { checkpoint: unpackCheckpoint(this.#checkpoint) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
       ...(this.#work !== null ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
       ticketFloor: this.#maxTicket + 1,
@@ -161,11 +158,8 @@ export class Session {
     } else {
       this.#early.end();
     }
-    // One runner for the session's life: work it runs outlives an actor, and its results go to the current one.
-    const runner = this.#runner ?? new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result));
     this.#actor = actor;
-    this.#runner = runner;
-    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor, runner));
+    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor));
     actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
     // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
     void actor.exited.then((reason) => this.#actorExited(actor, reason));
@@ -191,10 +185,10 @@ export class Session {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#inFlight, this.#deps.send, (key) => this.#settleWork(key));
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#settleWork(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
-      if (this.#early.active) this.#early.answer(tracked.read, this.#inFlight, this.#deps.send);
+      if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
       delivery = { msg: { k: 'line', line: tracked.line }, keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
       const msg: ConnectionMessage = frame.kind === 'oversized'
@@ -275,7 +269,7 @@ export class Session {
       this.#handled++;
       this.#inputChars -= lineChars(delivery);
       for (const key of delivery.keys) {
-        const request = this.#inFlight.get(key);
+        const request = this.#inFlight?.get(key);
         if (request) request.begun = true;
       }
     }
@@ -304,8 +298,8 @@ export class Session {
     this.#buffer = [];
     this.#inputChars = 0;
     this.#inputChanged();
-    const requests = [...this.#inFlight.values()];
-    this.#inFlight.clear();
+    const requests = [...(this.#inFlight?.values() ?? [])];
+    this.#inFlight = null;
     for (const r of requests) this.#deps.send(givenUp(r.id, why));
     this.#silenced = true;
     this.#notifyIdle();
@@ -322,7 +316,7 @@ export class Session {
 
   /** Resolves once no request is in flight (all answered), or after `ms`. */
   drain(ms: number): Promise<void> {
-    if (this.#inFlight.size === 0) return Promise.resolve();
+    if (!this.#inFlight?.size) return Promise.resolve();
     return new Promise((resolve) => {
       const clock = this.#deps.effects.clock ?? systemClock;
       const timer = clock.setTimeout(resolve, ms);
@@ -345,8 +339,8 @@ export class Session {
    */
   answerInFlight(reason: string, data?: Readonly<Record<string, unknown>>): void {
     this.#silenced = true;
-    for (const [key, { id }] of this.#inFlight) {
-      this.#inFlight.delete(key);
+    for (const [key, { id }] of this.#inFlight ?? []) {
+      this.#inFlight?.delete(key);
       this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`, data));
     }
     this.#notifyIdle();
@@ -364,13 +358,18 @@ export class Session {
     if (runner) await runner.close('the session closed');
   }
 
-  #output(out: ConnectionOutput, actor: ActorRef, runner: EffectRunner): void {
+  /** One runner for the session's life, made with its first effect other than a log record (an idle session's): its work outlives an actor. */
+  #effects(): EffectRunner {
+    return (this.#runner ??= new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result)));
+  }
+
+  #output(out: ConnectionOutput, actor: ActorRef): void {
     if (this.#silenced) return;
     // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
     if (actor !== this.#actor) return;
     this.#acknowledge(out.handled);
     if (out.checkpoint) {
-      this.#checkpoint = out.checkpoint;
+      this.#checkpoint = packCheckpoint(out.checkpoint);
       this.#deps.onCheckpoint?.(out.checkpoint);
     }
     for (const reply of out.replies) {
@@ -378,12 +377,13 @@ export class Session {
         const key = idKey(reply.inReplyTo);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
         if (this.#early.drop(key)) continue;
-        this.#inFlight.delete(key);
+        this.#inFlight?.delete(key);
         this.#settleWork(key);
         this.#tasks?.replied(key);
       }
       this.#deps.send(reply);
     }
+    if (this.#inFlight?.size === 0) this.#inFlight = null;
     if (this.#idleWaiters.length > 0 && !this.#working()) this.#notifyIdle();
     for (const effect of out.effects) {
       if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
@@ -391,18 +391,20 @@ export class Session {
       if (this.#taskEffect(effect)) continue;
       if (effect.kind === 'runTool') {
         const key = idKey(effect.requestId);
-        const progressToken = this.#inFlight.get(key)?.progressToken;
+        const progressToken = this.#inFlight?.get(key)?.progressToken;
         (this.#workTicket ??= new Map()).set(key, effect.ticket);
         (this.#work ??= new Map()).set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
       }
-      runner.run(effect);
+      if (effect.kind === 'log') this.#deps.effects.logger.log(effect.level, effect.message, effect.data);
+      else this.#effects().run(effect);
     }
   }
 
   /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
   #taskEffect(effect: Effect): boolean {
-    const task = this.#deps.effects.task;
-    if (!this.#tasks && task && effect.kind === 'runTool' && effect.tool === 'harness_task') {
+    // The task context is asked for only by a harness_task (a session's effects may make it on first use).
+    const task = !this.#tasks && effect.kind === 'runTool' && effect.tool === 'harness_task' ? this.#deps.effects.task : undefined;
+    if (task) {
       const deps = this.#deps;
       this.#tasks = new SessionTasks({
         context: task, scheduler: deps.scheduler, workspace: deps.effects.workspace, toolTimeoutMs: deps.effects.toolTimeoutMs,
@@ -429,7 +431,7 @@ export class Session {
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
     const running = new Set([...(this.#work?.values() ?? [])].map((w) => w.key));
-    const recovery = recover(this.#inFlight, unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
+    const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
     // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
     const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
     for (const [ticket, w] of [...(this.#work ?? [])]) {
@@ -438,7 +440,7 @@ export class Session {
       this.#runner?.run({ kind: 'cancel', ticket });
     }
     this.#deps.logger.log('warning', 'connection actor exited; redelivering what it had not finished', {
-      session: this.id, reason: why, inFlight: this.#inFlight.size + recovery.answers.length, redelivered: recovery.redeliver.length,
+      session: this.id, reason: why, inFlight: this.#requests().size + recovery.answers.length, redelivered: recovery.redeliver.length,
       answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,
     });
     for (const { id, reason: answer } of recovery.answers) {
@@ -454,9 +456,13 @@ export class Session {
     if (!this.#working()) this.#notifyIdle();
   }
 
+  #requests(): Map<string, TrackedRequest> {
+    return (this.#inFlight ??= new Map());
+  }
+
   /** Is a request in flight that will end by itself? A listen stream (`stream`) lasts until cancelled: a drain does not wait for it. */
   #working(): boolean {
-    for (const r of this.#inFlight.values()) if (r.stream !== true) return true;
+    for (const r of this.#inFlight?.values() ?? []) if (r.stream !== true) return true;
     return false;
   }
 
@@ -475,9 +481,9 @@ export class Session {
     if (delivery !== undefined) this.#inputChars -= lineChars(delivery);
     this.#inputChanged();
     for (const key of delivery?.keys ?? []) {
-      const request = this.#inFlight.get(key);
+      const request = this.#inFlight?.get(key);
       if (request === undefined) continue;
-      this.#inFlight.delete(key);
+      this.#inFlight?.delete(key);
       this.#deps.send(refusal(request.id, ErrorCode.ServerBusy, `Request refused: ${why}`));
     }
   }

@@ -106,6 +106,15 @@ export interface HeldRequest {
   readonly params: Params;
 }
 
+/**
+ * What a fresh state starts with and an emptied one returns to, shared by every session: states are
+ * never changed in place (every change makes a new Map or array), and an idle session is most of what a
+ * server holds — an empty Map of its own costs ~0.2 KB.
+ */
+export const NO_PENDING: ReadonlyMap<number, Pending> = new Map();
+const NONE: readonly never[] = Object.freeze([]);
+const NO_CAPABILITIES: ClientCapabilities = Object.freeze({});
+
 export function initialState(config: Partial<ConnectionConfig> & Pick<ConnectionConfig, 'workspace'>): ConnectionState {
   return {
     config: {
@@ -120,19 +129,19 @@ export function initialState(config: Partial<ConnectionConfig> & Pick<Connection
     },
     phase: 'awaiting-initialize',
     protocolVersion: null,
-    clientCapabilities: {},
+    clientCapabilities: NO_CAPABILITIES,
     clientInfo: null,
     harness: null,
     logLevel: null,
-    pending: new Map(),
+    pending: NO_PENDING,
     nextTicket: 1,
-    conversations: [],
-    subscriptions: [],
+    conversations: NONE,
+    subscriptions: NONE,
     root: null,
     rootsAsked: null,
     rootsRound: 0,
     rootsWaiting: false,
-    rootsHeld: [],
+    rootsHeld: NONE,
   };
 }
 

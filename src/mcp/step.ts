@@ -5,7 +5,7 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect } from './effects.ts';
 import { modernErrorCode, shapeModernResult } from './era.ts';
 import { answer, type Outgoing, refusal } from './outgoing.ts';
-import type { ConnectionState, Pending } from './state.ts';
+import { type ConnectionState, NO_PENDING, type Pending } from './state.ts';
 
 export interface Step {
   readonly state: ConnectionState;
@@ -34,6 +34,7 @@ export function addPending(state: ConnectionState, pending: Pending): { state: C
 
 export function removePending(state: ConnectionState, ticket: number): ConnectionState {
   if (!state.pending.has(ticket)) return state;
+  if (state.pending.size === 1) return { ...state, pending: NO_PENDING };
   const next = new Map(state.pending);
   next.delete(ticket);
   return { ...state, pending: next };

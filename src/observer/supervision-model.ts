@@ -28,9 +28,50 @@ interface Child {
   order: number;
 }
 
+/**
+ * One supervisor's children by id. A session's supervisor has one child: kept without a Map of its own
+ * (a Map and its table cost ~0.18 KB, per session), which is made with a second child.
+ */
+class Children {
+  #soleId: string | null = null;
+  #sole: Child | null = null;
+  #many: Map<string, Child> | null = null;
+
+  get(id: string): Child | undefined {
+    return this.#many !== null ? this.#many.get(id) : this.#soleId === id ? (this.#sole as Child) : undefined;
+  }
+
+  set(id: string, child: Child): void {
+    if (this.#many === null && (this.#soleId === null || this.#soleId === id)) {
+      this.#soleId = id;
+      this.#sole = child;
+      return;
+    }
+    if (this.#many === null) {
+      this.#many = new Map([[this.#soleId as string, this.#sole as Child]]);
+      this.#soleId = null;
+      this.#sole = null;
+    }
+    this.#many.set(id, child);
+  }
+
+  delete(id: string): void {
+    if (this.#many !== null) this.#many.delete(id);
+    else if (this.#soleId === id) [this.#soleId, this.#sole] = [null, null];
+  }
+
+  entries(): [string, Child][] {
+    return this.#many !== null ? [...this.#many] : this.#soleId === null ? [] : [[this.#soleId, this.#sole as Child]];
+  }
+
+  keys(): string[] {
+    return this.entries().map(([id]) => id);
+  }
+}
+
 export class SupervisionModel {
   /** Children by supervisor name, then child id. */
-  readonly #tree = new Map<string, Map<string, Child>>();
+  readonly #tree = new Map<string, Children>();
   readonly #ended: [string, string][] = [];
   readonly #root: string;
   #order = 0;
@@ -92,15 +133,15 @@ export class SupervisionModel {
     const children = this.#tree.get(supervisor);
     if (!children || seen.has(supervisor)) return { children: [], more: 0 };
     seen.add(supervisor);
-    const entries = [...children.entries()].sort((a, b) => a[1].order - b[1].order);
+    const entries = children.entries().sort((a, b) => a[1].order - b[1].order);
     const shown = entries.slice(0, MAX_CHILDREN_SHOWN).map(([id, c]): TreeNode => ({ id, state: c.state, restarts: c.restarts, lastExit: c.lastExit, ...this.#childrenSnapshot(id, seen) }));
     return { children: shown, more: Math.max(0, entries.length - MAX_CHILDREN_SHOWN) };
   }
 
-  #childrenOf(supervisor: string): Map<string, Child> {
+  #childrenOf(supervisor: string): Children {
     let children = this.#tree.get(supervisor);
     if (!children) {
-      children = new Map();
+      children = new Children();
       this.#tree.set(supervisor, children);
     }
     return children;

@@ -148,9 +148,12 @@ export class ApplicationTree {
   }
 
   /** Every supervisor of the tree reports to the observer and times its restarts on the application's clock. */
+  /** One object for every supervisor of the tree (a session's supervisor made its own closure, per session). */
   supervisorOptions(): { clock: Clock; onEvent: (e: SupervisorEvent) => void } {
-    return { clock: this.#clock, onEvent: (e) => this.#observe(e) };
+    return (this.#supervisorOptions ??= { clock: this.#clock, onEvent: (e) => this.#observe(e) });
   }
+
+  #supervisorOptions: { clock: Clock; onEvent: (e: SupervisorEvent) => void } | null = null;
 
   intensity(level: keyof TreeIntensities): { maxRestarts: number; periodMs: number } {
     const { maxRestarts, periodMs } = (this.#options.intensities ?? DEFAULT_TREE_INTENSITIES)[level];

@@ -21,7 +21,6 @@ import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
 import { Session } from '../connection/session.ts';
 import { parseTranscriptUri, transcriptUri } from '../mcp/resources.ts';
-import type { ConnectionConfig } from '../mcp/state.ts';
 import { ClusterMembership, type HeldSession } from '../cluster/cluster-membership.ts';
 import type { OrphanStore } from '../cluster/orphan-requests.ts';
 import type { ClusterSessions } from '../cluster/session-locator.ts';
@@ -50,8 +49,9 @@ import type { HostedSession, OpenOptions, SessionHost, SessionSlot } from '../tr
 import { isRefusal } from '../transports/session-host.ts';
 import { type Refusal } from '../transports/session-quota.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
-import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
+import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionConfigs, SessionRefusedError } from './application-options.ts';
 import { ApplicationTree } from './application-tree.ts';
+import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
 import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
 export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
@@ -104,6 +104,7 @@ export class Application implements SessionHost {
     this.#clock = options.clock ?? systemClock;
     this.#startedAt = this.#clock.now();
     this.registry = new SessionRegistry(options.sessionLimits ?? DEFAULT_SESSION_LIMITS, this.#clock);
+    this.#configs = new SessionConfigs(options);
     this.scheduler = new Scheduler({
       clock: this.#clock,
       threads: options.threads,
@@ -118,6 +119,7 @@ export class Application implements SessionHost {
     this.budgets = new PrincipalBudgets(options.taskBudget ?? DEFAULT_TASK_BUDGET_LIMITS, this.#clock);
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
+    this.#services = this.#sessionServices();
     this.#tree = new ApplicationTree({ options, clock: this.#clock, scheduler: this.scheduler, tools: this.tools, observer: this.observer, registry: this.registry });
   }
 
@@ -269,20 +271,9 @@ export class Application implements SessionHost {
     const reserved = options.slot ?? this.registry.reserve(options.principal);
     if (isRefusal(reserved)) throw new SessionRefusedError(reserved);
     const id = `session-${this.#nextSession++}`;
-    const feed = this.#feed;
     // Made once per session: an anonymous caller's key has a random part, and every use must agree.
     const ownerKey = principalKey(options.principal, id);
-    const config: ConnectionConfig = {
-      server: { name: 'super-pi', version: this.#options.serverVersion },
-      harness: this.#options.harness,
-      workspace: this.#options.workspace,
-      principal: options.principal,
-      pageSize: this.#options.pageSize,
-      allowAnonymousWrites: this.#options.allowAnonymousWrites ?? false,
-      allowAnonymousTasks: this.#options.allowAnonymousTasks ?? false,
-      // A remote caller's roots may only narrow the workspace: a path its principal names is no grant.
-      roots: !(this.#options.followRoots ?? false) ? 'ignore' : options.principal.kind === 'local' ? 'follow' : 'narrow',
-    };
+    const config = this.#configs.of(options.principal);
     // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered, so
     // any node finds it) or taken over; not WebSocket, stdio or stateless ones (no other node is asked).
     // The registry's id (a Streamable HTTP session's Mcp-Session-Id), known now so its tasks can keep it.
@@ -298,23 +289,14 @@ export class Application implements SessionHost {
     const resumed = held?.resumed ?? null;
     const stored = held?.saver ?? null;
     const send = this.observer.watchVersion(id, options.send);
+    const facts: SessionFacts = { id, principal: options.principal, ownerKey, session: null,
+      // A node that takes one of this session's tasks over answers its request in the session's event log.
+      ...(this.#feed !== null && options.transport === 'http' ? { answerTo: { session: registryId, principal: eventPrincipal(options.principal) } } : {}) };
     const session = new Session({
       id,
       ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
       scheduler: this.scheduler,
-      effects: {
-        workspace: this.#options.workspace, logger: this.#options.logger, toolTimeoutMs: this.#options.toolTimeoutMs, clock: this.#clock, executeTool: this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(options.principal), session: id })), options.principal),
-        task: { store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: ownerKey, local: options.principal.kind === 'local',
-          forbidWrites: options.principal.kind === 'anonymous' && !(this.#options.allowAnonymousWrites ?? false), sessionId: id, env: process.env,
-          // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
-          openAllowance: () => this.budgets.open(poolPrincipal(options.principal)),
-          supervise: (run) => this.#superviseTask(run, id, options.principal, ownerKey),
-          ...(this.#options.taskLeaseMs === undefined ? {} : { taskLeaseMs: this.#options.taskLeaseMs }),
-          watchTranscript: (conversation) => this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
-          transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
-          // A node that takes one of this session's tasks over answers its request in the session's event log.
-          ...(feed !== null && options.transport === 'http' ? { answerTo: { session: registryId, principal: eventPrincipal(options.principal) } } : {}) },
-      },
+      effects: new SessionEffects(this.#services, facts),
       config,
       logger: this.#options.logger,
       send,
@@ -322,6 +304,7 @@ export class Application implements SessionHost {
       ...(stored === null ? {} : { onCheckpoint: (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)) }),
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
+    facts.session = session;
     this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });
     // A session taken over keeps its subscriptions: this node watches those transcripts for it now.
     for (const uri of resumed?.subscriptions ?? []) {
@@ -432,6 +415,23 @@ export class Application implements SessionHost {
       },
     });
     this.#takeover.start();
+  }
+
+  readonly #configs: SessionConfigs;
+  /** What every session's effects are built from, on first use (session-effects.ts). */
+  readonly #services: SessionServices;
+
+  #sessionServices(): SessionServices {
+    const o = this.#options;
+    return { workspace: o.workspace, logger: o.logger, toolTimeoutMs: o.toolTimeoutMs, clock: this.#clock,
+      executor: (s) => this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(s.principal), session: s.id })), s.principal),
+      taskContext: (s) => ({ store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: s.ownerKey, local: s.principal.kind === 'local',
+        forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,
+        // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
+        openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#superviseTask(run, s.id, s.principal, s.ownerKey),
+        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+        watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
+        ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
   }
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */

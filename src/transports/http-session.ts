@@ -9,7 +9,7 @@ import { idKey } from '../mcp/jsonrpc.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import type { ProtocolVersion } from '../mcp/version.ts';
 import type { HostedSession } from './session-host.ts';
-import { EventLog, type EventIds, MemoryEventIds, SseStream } from './sse-stream.ts';
+import { EventLog, type EventIds, SseStream } from './sse-stream.ts';
 import { defaultKeepAlive, type KeepAlive } from './sse-keepalive.ts';
 import { requestStream, STANDALONE_STREAM } from '../store/session-events.ts';
 import { ABANDONED_IDS_KEPT, SSE_OPEN_AFTER_MS } from '../limits.ts';
@@ -180,7 +180,8 @@ export class HttpSession {
   /** `stateless`: opened for one 2026-07-28 request, whose client is never told a session id. */
   constructor(id: string, session: HostedSession, version: ProtocolVersion, ids?: EventIds, stateless = false) {
     this.id = id;
-    this.ids = ids ?? new MemoryEventIds(this.events);
+    // The replay buffer gives this process's ids itself (one object, not two, per session).
+    this.ids = ids ?? this.events;
     this.session = session;
     this.version = version;
     this.replyHeaders = stateless ? {} : { 'Mcp-Session-Id': id };

@@ -86,7 +86,7 @@ export interface ReplayLimits {
 const REPLAY_LIMITS: ReplayLimits = { events: SSE_REPLAY_EVENTS, bytes: SESSION_EVENTS_MAX_BYTES, eventBytes: SESSION_EVENT_MAX_BYTES };
 
 /** Per-session event ids and the replay buffer of the session's standalone (GET) stream. */
-export class EventLog {
+export class EventLog implements EventIds {
   readonly #limits: ReplayLimits;
   #next = 1;
   /** Created with the first event to remember: most sessions never send one on their GET stream. */
@@ -99,6 +99,19 @@ export class EventLog {
 
   nextId(): string {
     return String(this.#next++);
+  }
+
+  /** This process's ids (what MemoryEventIds gives), so a session needs no second object for them. */
+  get durable(): false {
+    return false;
+  }
+
+  emit(_stream: string, _data: string, _ends: boolean, write: (id: string | null) => void): void {
+    write(this.nextId());
+  }
+
+  afterWrites(f: () => void): void {
+    f();
   }
 
   /** Bytes of the events kept for replay (at most `limits.bytes`). */

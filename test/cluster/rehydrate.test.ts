@@ -20,7 +20,7 @@ const here = initialState({ workspace: '/srv/this-node', principal: { kind: 'tok
 test("a stored checkpoint resumes with this node's configuration and without the home's task tickets; version and subscriptions kept", () => {
   const r = rehydrate(new Uint8Array(encodeCheckpoint(stored)), here);
   const resumed = decodeCheckpoint<Checkpoint>(r.checkpoint);
-  assert.is(resumed.config.workspace, '/srv/this-node');
+  assert.is(resumed.config?.workspace, '/srv/this-node');
   assert.equal(resumed.tasks, [], "the task is the home's (or a task takeover's): its answer comes by the session events, not this core");
   assert.equal([resumed.phase, resumed.protocolVersion, resumed.logLevel, resumed.subscriptions, resumed.conversations], ['ready', '2025-06-18', 'info', ['superpi://conversation/c1/transcript'], ['c1']]);
   assert.equal([r.version, r.subscriptions], ['2025-06-18', ['superpi://conversation/c1/transcript']]);

@@ -8,7 +8,7 @@ import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { ActorContext } from '../../src/actors/behaviour.ts';
-import { decodeCheckpoint } from '../../src/actors/codec.ts';
+import { decodeCheckpoint, encodeCheckpoint } from '../../src/actors/codec.ts';
 import { connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/connection/connection-actor.ts';
 import { BATCH_SLICE_LENGTH } from '../../src/limits.ts';
 import { flushInlineTally, InlineTally, type InlineSeries, installInlineTally } from '../../src/actors/inline-tally.ts';
@@ -107,6 +107,34 @@ test('a read run inline is counted in the thread\'s tally; the output to the own
     installInlineTally(null);
     await rm(ws, { recursive: true, force: true });
   }
+});
+
+
+test('a checkpoint leaves the config out: a restart resumes with the config it is handed; an older checkpoint with a config resumes with that one', () => {
+  const ctx: ActorContext = { self: 'test', emit: () => undefined, continueWith: () => undefined };
+  const outputs: ConnectionOutput[] = [];
+  const first = connectionBehaviour.init({ config: initialState({ workspace: '/ws-a' }).config }, { ...ctx, emit: (m) => outputs.push(m as ConnectionOutput) });
+  connectionBehaviour.handle({ k: 'line', line: init('{"roots":{}}') }, first, { ...ctx, emit: (m) => outputs.push(m as ConnectionOutput) }, 'cast');
+  const checkpoint = outputs[0]?.checkpoint;
+  assert.ok(checkpoint);
+  const saved = decodeCheckpoint<Record<string, unknown>>(checkpoint.slice(0));
+  assert.not.ok('config' in saved, 'no config in the checkpoint');
+  assert.equal(saved.clientCapabilities, { roots: {} });
+  const restarted = connectionBehaviour.init({ config: initialState({ workspace: '/ws-b' }).config, checkpoint }, ctx) as { session: { config: { workspace: string }; phase: string; clientCapabilities: unknown } };
+  assert.equal([restarted.session.config.workspace, restarted.session.phase, restarted.session.clientCapabilities], ['/ws-b', 'ready', { roots: {} }]);
+  const older = encodeCheckpoint({ ...saved, config: initialState({ workspace: '/ws-old' }).config });
+  const resumedOld = connectionBehaviour.init({ config: initialState({ workspace: '/ws-b' }).config, checkpoint: older }, ctx) as { session: { config: { workspace: string; roots: string } } };
+  assert.equal([resumedOld.session.config.workspace, resumedOld.session.config.roots], ['/ws-old', 'ignore']);
+});
+
+test('actors of one thread handed equal configs share one copy; a different config gets its own', () => {
+  const ctx: ActorContext = { self: 'test', emit: () => undefined, continueWith: () => undefined };
+  const configOf = (workspace: string) => (connectionBehaviour.init({ config: initialState({ workspace }).config }, ctx) as { session: { config: unknown } }).session.config;
+  const a = configOf('/ws-same');
+  assert.is(configOf('/ws-same'), a);
+  const other = configOf('/ws-other');
+  assert.is.not(other, a);
+  assert.equal((other as { workspace: string }).workspace, '/ws-other');
 });
 
 test.run();

@@ -41,4 +41,23 @@ test('a stopped child shows as stopped, then leaves the tree (with its subtree) 
   assert.ok(find(m.snapshot(), `session-${MAX_ENDED_NODES}`));
 });
 
+test("a supervisor's one child, then a second and a third (kept in start order), then one ending: each is found and shown", () => {
+  const m = new SupervisionModel();
+  m.observe({ type: 'child-started', supervisor: 'root', id: 'sup' });
+  m.observe({ type: 'child-started', supervisor: 'sup', id: 'a' });
+  m.observe({ type: 'child-exited', supervisor: 'sup', id: 'a', reason: crash(new Error('once')), willRestart: true });
+  m.observe({ type: 'child-restarted', supervisor: 'sup', id: 'a', reason: crash(new Error('once')), trigger: 'a' });
+  m.observe({ type: 'child-started', supervisor: 'sup', id: 'b' });
+  m.observe({ type: 'child-started', supervisor: 'sup', id: 'c' });
+  assert.equal(find(m.snapshot(), 'sup')?.children.map((c) => c.id), ['a', 'b', 'c']);
+  assert.equal([m.restartsOf('sup', 'a'), m.restartsOf('sup', 'b'), m.restartsOf('sup', 'z')], [1, 0, 0]);
+  m.observe({ type: 'child-stopped', supervisor: 'sup', id: 'b', reason: shutdown, timedOut: false });
+  assert.is(find(m.snapshot(), 'b')?.state, 'stopped');
+  const solo = new SupervisionModel();
+  solo.observe({ type: 'child-started', supervisor: 'root', id: 'x' });
+  solo.observe({ type: 'child-stopped', supervisor: 'root', id: 'x', reason: shutdown, timedOut: false });
+  for (let i = 0; i < MAX_ENDED_NODES; i++) solo.observe({ type: 'child-stopped', supervisor: `other-${i}`, id: 'y', reason: shutdown, timedOut: false });
+  assert.equal(solo.snapshot().children, [], 'a sole child that ended and aged out is gone');
+});
+
 test.run();

@@ -1,0 +1,71 @@
+// What one session's effect runner needs (`EffectDeps`), made per session but holding only the session's
+// facts: its tool executor and its harness-task context are built from the application's services on
+// first use. An idle session (most of what a server holds) runs no tool and starts no task, and the
+// closures both are made of cost ~0.8 KB a session when every session made them at its start (issue 27).
+
+import type { Session } from '../connection/session.ts';
+import type { EffectDeps } from '../connection/effect-runner.ts';
+import type { Logger } from '../log/logger.ts';
+import type { Principal } from '../mcp/state.ts';
+import type { TaskContext } from '../task/task-context.ts';
+import type { Clock } from '../time/clock.ts';
+import type { ToolExecutor } from '../tools/contract.ts';
+
+/** One session's facts, as the application's services need them. */
+export interface SessionFacts {
+  /** The session's own id (`session-K`). */
+  readonly id: string;
+  readonly principal: Principal;
+  /** The caller's store owner key (principal-keys.ts), made once per session. */
+  readonly ownerKey: string;
+  /** Where a node that takes one of its tasks over answers (an HTTP session on a PostgreSQL store). */
+  readonly answerTo?: { readonly session: string; readonly principal: string };
+  /** Set once the session is made (its effects are made first): what a watched transcript's update is delivered to. */
+  session: Session | null;
+}
+
+/** What every session's effects are built from: one per application. */
+export interface SessionServices {
+  readonly workspace: string;
+  readonly logger: Logger;
+  readonly toolTimeoutMs: number;
+  readonly clock: Clock;
+  executor(facts: SessionFacts): ToolExecutor;
+  taskContext(facts: SessionFacts): TaskContext;
+}
+
+export class SessionEffects implements EffectDeps {
+  readonly #services: SessionServices;
+  readonly #facts: SessionFacts;
+  #execute: ToolExecutor | null = null;
+  #task: TaskContext | null = null;
+
+  constructor(services: SessionServices, facts: SessionFacts) {
+    this.#services = services;
+    this.#facts = facts;
+  }
+
+  get workspace(): string {
+    return this.#services.workspace;
+  }
+
+  get logger(): Logger {
+    return this.#services.logger;
+  }
+
+  get toolTimeoutMs(): number {
+    return this.#services.toolTimeoutMs;
+  }
+
+  get clock(): Clock {
+    return this.#services.clock;
+  }
+
+  get executeTool(): ToolExecutor {
+    return (this.#execute ??= this.#services.executor(this.#facts));
+  }
+
+  get task(): TaskContext {
+    return (this.#task ??= this.#services.taskContext(this.#facts));
+  }
+}
