@@ -9,16 +9,15 @@
 // Blocks run A B B A per round, so a linear drift cancels out of every pair. Every reply is checked.
 // Usage: npm run build && npx tsx bench/eras.ts [--quick]   (or npm run bench -- --only eras)
 
-import type { ChildProcess } from 'node:child_process';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeSandbox, type Sandbox } from '../test/e2e/fixtures.ts';
 import { checkReply, drive, FILE, FILE_TEXT, rate, type Sample, startSuperPi, type Target } from './http.ts';
 import { bounded, McpHttpSession, McpModernHttp, modernMeta, readParams } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
-import { RpcClient, type RpcReply } from './lib/rpc-client.ts';
+import type { RpcClient, RpcReply } from './lib/rpc-client.ts';
 import { fmt, nowUs, percentile, table } from './lib/stats.ts';
-import { INITIALIZE_PARAMS, killAll, spawnNode, stopStdioChild, Tail } from './stdio.ts';
+import { killAll, type Server, startServer, stopStdioChild } from './stdio.ts';
 
 const COMMAND = 'npm run build && npx tsx bench/eras.ts';
 const TITLE = '2026-07-28 vs 2025-06-18: the same call in both eras (issue 24)';
@@ -44,51 +43,11 @@ const order = (rounds: number): Era[] => Array.from({ length: rounds }, () => [.
 // ---------------------------------------------------------------------------------------------------
 // stdio
 
-interface StdioServer {
-  readonly child: ChildProcess;
-  readonly pid: number;
-  readonly client: RpcClient;
-  readonly exited: Promise<never>;
-  batch: boolean;
-}
+type StdioServer = Server;
 
-async function startStdio(ws: string, era: Era): Promise<StdioServer> {
-  const child = spawnNode(['bin/super-pi.js', '--stdio', '--workspace', ws]);
-  const stderr = new Tail();
-  child.stderr?.setEncoding('utf8').on('data', (d: string) => stderr.push(d));
-  const client = new RpcClient();
-  let pending = '';
-  child.stdout?.setEncoding('utf8').on('data', (chunk: string) => {
-    pending += chunk;
-    let nl = pending.indexOf('\n');
-    while (nl !== -1) {
-      const line = pending.slice(0, nl);
-      pending = pending.slice(nl + 1);
-      if (line.trim() !== '') client.receive(line);
-      nl = pending.indexOf('\n');
-    }
-  });
-  const exited = new Promise<never>((_, reject) => child.once('exit', (code, signal) => reject(new Error(`super-pi (${era}) exited (${signal ?? code}); stderr: ${stderr}`))));
-  exited.catch(() => undefined);
-  const server: StdioServer = { child, pid: child.pid as number, client, exited, batch: false };
-  let queued: string[] = [];
-  client.attach((line) => {
-    if (!server.batch) return void child.stdin?.write(`${line}\n`);
-    if (queued.length === 0) setImmediate(() => {
-      const lines = queued;
-      queued = [];
-      child.stdin?.write(`${lines.join('\n')}\n`);
-    });
-    queued.push(line);
-  });
-  if (era === 'legacy') {
-    const init = await Promise.race([client.request('initialize', INITIALIZE_PARAMS, 30_000), exited]);
-    if (!init.result) throw new Error(`initialize failed: ${JSON.stringify(init)}`);
-    child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  }
-  await Promise.race([stdioRead(server, era), exited]);
-  return server;
-}
+/** One `node bin/super-pi.js --stdio` for `era`: a legacy client initializes, a modern one never does. */
+const startStdio = (ws: string, era: Era): Promise<StdioServer> =>
+  startServer({ name: `super-pi (${era})`, args: ['bin/super-pi.js', '--stdio', '--workspace', ws] }, era === 'legacy', (client) => stdioCall(client, era));
 
 const legacyRead = readParams(FILE);
 const modernRead = { ...readParams(FILE), _meta: modernMeta };
@@ -98,9 +57,11 @@ function checkStdio(reply: RpcReply): void {
   if (result?.isError || result?.content?.[0]?.text !== FILE_TEXT) throw new Error(`unexpected reply to read: ${JSON.stringify(reply).slice(0, 300)}`);
 }
 
-async function stdioRead(server: StdioServer, era: Era): Promise<void> {
-  checkStdio(await server.client.request('tools/call', era === 'modern' ? modernRead : legacyRead));
+async function stdioCall(client: RpcClient, era: Era): Promise<void> {
+  checkStdio(await client.request('tools/call', era === 'modern' ? modernRead : legacyRead));
 }
+
+const stdioRead = (server: StdioServer, era: Era): Promise<void> => stdioCall(server.client, era);
 
 interface Block {
   readonly calls: number;

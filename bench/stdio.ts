@@ -111,7 +111,7 @@ export async function killAll(): Promise<void> {
   })));
 }
 
-interface Server {
+export interface Server {
   readonly spec: ServerSpec;
   readonly child: ChildProcess;
   readonly pid: number;
@@ -123,8 +123,11 @@ interface Server {
   batch: boolean;
 }
 
-/** Starts a server, initializes its session and checks one `read`. */
-async function startServer(spec: ServerSpec): Promise<Server> {
+/**
+ * Starts a server, initializes its session (unless `initialize` is false: a 2026-07-28 client never
+ * does) and checks one call (`check`, default a `read`).
+ */
+export async function startServer(spec: ServerSpec, initialize = true, check: Call = readCall): Promise<Server> {
   const child = spawnNode(spec.args);
   const stderr = new Tail();
   child.stderr?.setEncoding('utf8').on('data', (d: string) => stderr.push(d));
@@ -159,10 +162,12 @@ async function startServer(spec: ServerSpec): Promise<Server> {
     if (queued.length === 0) setImmediate(flush);
     queued.push(line);
   });
-  const init = await Promise.race([client.request('initialize', INITIALIZE_PARAMS, 30_000), exited]);
-  if (!init.result) throw new Error(`${spec.name}: initialize failed: ${JSON.stringify(init)}; stderr: ${stderr}`);
-  child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  await Promise.race([readCall(client), exited]);
+  if (initialize) {
+    const init = await Promise.race([client.request('initialize', INITIALIZE_PARAMS, 30_000), exited]);
+    if (!init.result) throw new Error(`${spec.name}: initialize failed: ${JSON.stringify(init)}; stderr: ${stderr}`);
+    child.stdin?.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  }
+  await Promise.race([check(client), exited]);
   return server;
 }
 
@@ -468,7 +473,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
   try {
     const specs = [superPiSpec(ws), sdkSpec(ws), bareSdkSpec(ws), floorSpec(ws), floorThreadSpec(ws)];
     progress(`starting ${specs.map((s) => s.name).join(', ')}`);
-    const servers = await Promise.all(specs.map(startServer));
+    const servers = await Promise.all(specs.map((spec) => startServer(spec)));
     const [sp, sdk, bare, floor1, floorThread] = servers as [Server, Server, Server, Server, Server];
 
     progress('warm-up');

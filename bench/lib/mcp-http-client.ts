@@ -83,6 +83,20 @@ function exchangeOnce(url: URL, method: string, headers: Record<string, string>,
   });
 }
 
+/** The reply to request `id` in an HTTP exchange (a JSON body or an SSE stream); throws on an HTTP error or none. */
+function replyTo(method: string, id: number, res: HttpReply): JsonRpcReply {
+  if (res.status < 200 || res.status > 299) throw new Error(`${method}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
+  const reply = parseReplyBody(res.contentType, res.text).find((m) => m.id === id);
+  if (!reply) throw new Error(`${method}: no reply with id ${id} in ${res.text.slice(0, 300)}`);
+  return reply;
+}
+
+/** A tools/call reply that must be a success (no error, no isError). */
+function succeeded(name: string, reply: JsonRpcReply): JsonRpcReply {
+  if (reply.error || !reply.result || reply.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(reply).slice(0, 300)}`);
+  return reply;
+}
+
 /** One Streamable HTTP session: initialize + notifications/initialized, then requests one at a time. */
 export class McpHttpSession {
   readonly url: string;
@@ -118,18 +132,12 @@ export class McpHttpSession {
   /** One request; resolves with its reply (from a JSON body or an SSE stream), throws on HTTP errors. */
   async request(method: string, params?: Record<string, unknown>): Promise<JsonRpcReply> {
     const id = this.#nextId++;
-    const res = await exchange(this.#target, 'POST', this.#headers, JSON.stringify({ jsonrpc: '2.0', id, method, params }));
-    if (res.status < 200 || res.status > 299) throw new Error(`${method}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
-    const reply = parseReplyBody(res.contentType, res.text).find((m) => m.id === id);
-    if (!reply) throw new Error(`${method}: no reply with id ${id} in ${res.text.slice(0, 300)}`);
-    return reply;
+    return replyTo(method, id, await exchange(this.#target, 'POST', this.#headers, JSON.stringify({ jsonrpc: '2.0', id, method, params })));
   }
 
   /** A tools/call that must succeed. */
   async call(name: string, args: Record<string, unknown>): Promise<JsonRpcReply> {
-    const reply = await this.request('tools/call', { name, arguments: args });
-    if (reply.error || !reply.result || reply.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(reply).slice(0, 300)}`);
-    return reply;
+    return succeeded(name, await this.request('tools/call', { name, arguments: args }));
   }
 
   async close(): Promise<void> {
@@ -260,17 +268,11 @@ export class McpModernHttp {
     const field = NAMED[method];
     const named = field === undefined ? undefined : params[field];
     if (typeof named === 'string') headers['mcp-name'] = named;
-    const res = await exchange(this.#target, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta } }));
-    if (res.status < 200 || res.status > 299) throw new Error(`${method}: HTTP ${res.status}: ${res.text.slice(0, 300)}`);
-    const reply = parseReplyBody(res.contentType, res.text).find((m) => m.id === id);
-    if (!reply) throw new Error(`${method}: no reply with id ${id} in ${res.text.slice(0, 300)}`);
-    return reply;
+    return replyTo(method, id, await exchange(this.#target, 'POST', headers, JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: modernMeta } })));
   }
 
   /** A tools/call that must succeed. */
   async call(name: string, args: Record<string, unknown>): Promise<JsonRpcReply> {
-    const reply = await this.request('tools/call', { name, arguments: args });
-    if (reply.error || !reply.result || reply.result.isError) throw new Error(`tools/call ${name}: ${JSON.stringify(reply).slice(0, 300)}`);
-    return reply;
+    return succeeded(name, await this.request('tools/call', { name, arguments: args }));
   }
 }
