@@ -8,6 +8,8 @@ import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { StoreError } from '../store/errors.ts';
 import type { TaskContext } from '../task/task-context.ts';
+import { cancelStoredTask } from '../task/detached-tasks.ts';
+import { readStoredTask } from '../task/task-status.ts';
 import { undoConversation } from '../task/undo.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { Logger } from '../log/logger.ts';
@@ -136,6 +138,26 @@ export class EffectRunner {
             page = 'invalid-cursor';
           }
           this.#deliver({ kind: 'conversationList', ticket: effect.ticket, page });
+        });
+      case 'readTask':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId) : null;
+          this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
+        });
+      case 'cancelTask':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const outcome = task && store ? await cancelStoredTask(store, task.principal, effect.taskId, task.detached) : 'not-found';
+          if (outcome === 'elsewhere') {
+            // Cross-node cancel is not built (docs/tasks-extension.md): saying so beats an ack the task would not honour.
+            const message = `Task ${effect.taskId} is running, but not as a detached task of this node (another node runs it, or a harness_task call that is still waiting for its answer): this node cannot cancel it`;
+            this.#deliver({ kind: 'effectFailed', ticket: effect.ticket, code: ErrorCode.InternalError, message });
+            return;
+          }
+          this.#deliver({ kind: 'taskCancelled', ticket: effect.ticket, found: outcome !== 'not-found' });
         });
       case 'completeConversation':
         return this.#track(effect.ticket, async () => {

@@ -51,6 +51,7 @@ import { type Refusal } from '../transports/session-quota.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionConfigs, SessionRefusedError } from './application-options.ts';
 import { ApplicationTree } from './application-tree.ts';
+import { DetachedTasks } from '../task/detached-tasks.ts';
 import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
 import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
@@ -79,6 +80,8 @@ export class Application implements SessionHost {
   /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
   readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
+  /** The harness tasks this node runs detached for 2026-07-28 Tasks-extension clients (made on first use). */
+  #detached: DetachedTasks | null = null;
   #takeover: TaskTakeover | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
   #ownership: Ownership | null = null;
@@ -431,7 +434,14 @@ export class Application implements SessionHost {
         openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#superviseTask(run, s.id, s.principal, s.ownerKey),
         ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
         watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
-        ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
+        ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }),
+        // Anonymous callers' conversations are keyed by their session: no later request could poll such a task.
+        ...(s.principal.kind === 'anonymous' ? {} : { detached: this.#detachedTasks() }) }) };
+  }
+
+  #detachedTasks(): DetachedTasks {
+    const o = this.#options;
+    return (this.#detached ??= new DetachedTasks({ scheduler: this.scheduler, workspace: o.workspace, toolTimeoutMs: o.toolTimeoutMs, logger: o.logger, clock: this.#clock }));
   }
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */

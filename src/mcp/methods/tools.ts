@@ -8,7 +8,7 @@ import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
-import { canElicitForm, canSample } from '../client-capabilities.ts';
+import { canElicitForm, canSample, declaresTasks } from '../client-capabilities.ts';
 import { isAllowed } from '../confirmation.ts';
 import type { TaskRounds } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
@@ -84,9 +84,11 @@ export function startTool(state: ConnectionState, id: RequestId, tool: ToolName,
     ...(rounds === undefined || sealer === null ? {} : { argsDigest: argumentsDigest(sealer, args) }),
   });
   const client = { sampling: state.modern === undefined && canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
+  // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts).
+  const task = tool === 'harness_task' && resume === undefined && args.undo !== true && declaresTasks(state);
   return {
     state: added.state, replies: [],
-    effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}) }],
+    effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}), ...(task ? { task: true as const } : {}) }],
   };
 }
 
