@@ -8,7 +8,7 @@ import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { StoreError } from '../store/errors.ts';
 import type { TaskContext } from '../task/task-context.ts';
-import { cancelStoredTask } from '../task/detached-tasks.ts';
+import { cancelStoredTask, type DetachedTasks } from '../task/detached-tasks.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import { undoConversation } from '../task/undo.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -29,6 +29,12 @@ export interface EffectDeps {
   readonly executeTool?: ToolExecutor;
   /** Without it, harness_task answers that tasks are not configured. */
   readonly task?: TaskContext;
+  /**
+   * The node's detached harness tasks (2026-07-28 Tasks extension), which outlive the request and the
+   * session that started them. None (an anonymous caller: its conversations are keyed by its session, so
+   * no later request could poll one): such a call runs on its request as before.
+   */
+  readonly detached?: DetachedTasks;
   /** Times tool deadlines and grace periods, and what the tools wait on. Default `systemClock`. */
   readonly clock?: Clock;
 }
@@ -150,7 +156,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const outcome = task && store ? await cancelStoredTask(store, task.principal, effect.taskId, task.detached) : 'not-found';
+          const outcome = task && store ? await cancelStoredTask(store, task.principal, effect.taskId, this.#deps.detached, this.#clock) : 'not-found';
           if (outcome === 'elsewhere') {
             // Cross-node cancel is not built (docs/tasks-extension.md): saying so beats an ack the task would not honour.
             const message = `Task ${effect.taskId} is running, but not as a detached task of this node (another node runs it, or a harness_task call that is still waiting for its answer): this node cannot cancel it`;

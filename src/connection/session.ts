@@ -400,9 +400,8 @@ export class Session {
     }
   }
 
-  /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
+  /** Effects of harness tasks go to the node's detached ones (a Tasks-extension call: detached-tasks.ts), else the session's (made on the first task). */
   #taskEffect(effect: Effect): boolean {
-    if (effect.kind === 'runTool' && effect.task === true && this.#detach(effect)) return true;
     // The task context is asked for only by a harness_task (a session's effects may make it on first use).
     const task = !this.#tasks && effect.kind === 'runTool' && effect.tool === 'harness_task' ? this.#deps.effects.task : undefined;
     if (task) {
@@ -413,20 +412,8 @@ export class Session {
         deliver: (result) => this.#toActor({ k: 'result', result }),
       });
     }
-    return this.#tasks?.take(effect) ?? false;
-  }
-
-  /**
-   * A 2026-07-28 harness_task whose request declared the Tasks extension runs in the node's registry of
-   * detached tasks, when the node has a model of its own: it outlives this session, and the call is
-   * answered `taskCreated` once it runs. False: it runs as any harness_task (session-tasks.ts).
-   */
-  #detach(effect: Extract<Effect, { kind: 'runTool' }>): boolean {
-    const context = this.#deps.effects.task;
-    const detached = context?.detached;
-    if (context === undefined || detached === undefined || !detached.accepts(context)) return false;
-    void detached.start(effect, context, this.#deps.effects.executeTool ?? runTool).then((result) => this.#toActor({ k: 'result', result }));
-    return true;
+    const detached = effect.kind === 'runTool' && effect.task === true && this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => this.#toActor({ k: 'result', result }));
+    return detached === true || (this.#tasks?.take(effect) ?? false);
   }
 
   /**

@@ -14,8 +14,7 @@
 // (node lease, held sessions and their checkpoints, orphans, the locator) is src/cluster/cluster-membership.ts.
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ChildHandle, ChildSpec } from '../supervisor/index.ts';
-import { type ExitReason, describeExit, isAbnormal, Supervisor } from '../supervisor/index.ts';
+import { type ChildHandle, type ChildSpec, type ExitReason, describeExit, isAbnormal, Supervisor } from '../supervisor/index.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
@@ -36,6 +35,7 @@ import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
+import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal, requestStream } from '../store/session-events.ts';
@@ -51,7 +51,6 @@ import { type Refusal } from '../transports/session-quota.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionConfigs, SessionRefusedError } from './application-options.ts';
 import { ApplicationTree } from './application-tree.ts';
-import { DetachedTasks } from '../task/detached-tasks.ts';
 import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
 import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
@@ -80,8 +79,6 @@ export class Application implements SessionHost {
   /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
   readonly #runs = new Set<TaskRun>();
   readonly #transcripts = new TranscriptWatch();
-  /** The harness tasks this node runs detached for 2026-07-28 Tasks-extension clients (made on first use). */
-  #detached: DetachedTasks | null = null;
   #takeover: TaskTakeover | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
   #ownership: Ownership | null = null;
@@ -426,7 +423,7 @@ export class Application implements SessionHost {
 
   #sessionServices(): SessionServices {
     const o = this.#options;
-    return { workspace: o.workspace, logger: o.logger, toolTimeoutMs: o.toolTimeoutMs, clock: this.#clock,
+    return { workspace: o.workspace, logger: o.logger, toolTimeoutMs: o.toolTimeoutMs, clock: this.#clock, detached: new DetachedTasks(),
       executor: (s) => this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(s.principal), session: s.id })), s.principal),
       taskContext: (s) => ({ store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: s.ownerKey, local: s.principal.kind === 'local',
         forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,
@@ -434,14 +431,7 @@ export class Application implements SessionHost {
         openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#superviseTask(run, s.id, s.principal, s.ownerKey),
         ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
         watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
-        ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }),
-        // Anonymous callers' conversations are keyed by their session: no later request could poll such a task.
-        ...(s.principal.kind === 'anonymous' ? {} : { detached: this.#detachedTasks() }) }) };
-  }
-
-  #detachedTasks(): DetachedTasks {
-    const o = this.#options;
-    return (this.#detached ??= new DetachedTasks({ scheduler: this.scheduler, workspace: o.workspace, toolTimeoutMs: o.toolTimeoutMs, logger: o.logger, clock: this.#clock }));
+        ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
   }
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */

@@ -13,6 +13,7 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import { MODEL_SELECTION, selectModelProvider } from '../model/select.ts';
 import { ModelError } from '../model/types.ts';
 import { ToolError, type ToolExecutor } from '../tools/contract.ts';
+import { runTool } from '../tools/tool-runner.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
@@ -26,11 +27,14 @@ type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 /** Why a task stopped by `tasks/cancel` stopped (its transcript's `error` entry and its result say so). */
 export const CANCELLED_BY_CLIENT = 'the task was cancelled by the client (tasks/cancel)';
 
-export interface DetachedTasksDeps {
-  readonly scheduler: Scheduler;
+/** What a start needs of the session that asks for it (its effects' dependencies: connection/effect-runner.ts `EffectDeps`). */
+export interface DetachedStartDeps {
+  /** The caller's task context; none: harness tasks are not configured. */
+  readonly task?: TaskContext;
   /** The configured workspace, where a task runs unless its effect names the session's chosen root. */
   readonly workspace: string;
   readonly toolTimeoutMs: number;
+  readonly executeTool?: ToolExecutor;
   readonly logger: Logger;
   readonly clock?: Clock;
 }
@@ -39,38 +43,43 @@ export interface DetachedTasksDeps {
 export type CancelOutcome = 'not-found' | 'terminal' | 'stopped' | 'elsewhere';
 
 /** `tasks/cancel` of the caller's task `taskId`: one read by (id, principal), so another principal's task is not found, as none is. */
-export async function cancelStoredTask(store: AsyncConversationStore, principal: string, taskId: string, detached: DetachedTasks | undefined): Promise<CancelOutcome> {
+export async function cancelStoredTask(store: AsyncConversationStore, principal: string, taskId: string, detached: DetachedTasks | undefined, clock?: Clock): Promise<CancelOutcome> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return 'not-found';
   if (conversation.status !== 'running') return 'terminal';
-  return (await detached?.stop(taskId)) === true ? 'stopped' : 'elsewhere';
+  return (await detached?.stop(taskId, clock)) === true ? 'stopped' : 'elsewhere';
+}
+
+/** The node has a model of its own (a half-configured endpoint too: the task reports its configuration error). */
+function serverModel(env: NodeJS.ProcessEnv): boolean {
+  try {
+    selectModelProvider({ env });
+    return true;
+  } catch (err) {
+    return !(err instanceof ModelError && err.provider === MODEL_SELECTION);
+  }
 }
 
 export class DetachedTasks {
-  readonly #deps: DetachedTasksDeps;
   /** The runs this node holds, by conversation (= task) id, until each has its outcome. */
   readonly #runs = new Map<string, TaskRun>();
-
-  constructor(deps: DetachedTasksDeps) {
-    this.#deps = deps;
-  }
 
   get size(): number {
     return this.#runs.size;
   }
 
   /**
-   * Does this node run a task detached? Only on a model of its own (`SUPERPI_MODEL_URL`…): a task on the
-   * client's model needs the client at every turn, which round trips (task-rounds.ts) serve instead.
+   * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: only on a
+   * model of its own (`SUPERPI_MODEL_URL`…), as a task on the client's model needs the client at every turn,
+   * which round trips (task-rounds.ts) serve instead. `deliver` gets `taskCreated` once it runs, or the
+   * tool error that kept it from starting. False: the call runs on its request as any harness_task.
    */
-  accepts(context: TaskContext): boolean {
-    try {
-      selectModelProvider({ env: context.env });
-      return true;
-    } catch (err) {
-      // A half-configured endpoint is the server's model too: the task reports its configuration error.
-      return !(err instanceof ModelError && err.provider === MODEL_SELECTION);
-    }
+  take(effect: RunToolEffect, deps: DetachedStartDeps, scheduler: Scheduler, deliver: (result: EffectResult) => void): boolean {
+    const context = deps.task;
+    if (context === undefined || !serverModel(context.env)) return false;
+    // Not spread: the session's effects are a class whose fields are getters.
+    void this.start(effect, context, deps, scheduler).then(deliver);
+    return true;
   }
 
   /**
@@ -78,19 +87,19 @@ export class DetachedTasks {
    * from starting (budget, an unknown conversation, another harness), exactly as a synchronous call would.
    * Never rejects.
    */
-  async start(effect: RunToolEffect, context: TaskContext, executeTool: ToolExecutor): Promise<EffectResult> {
+  async start(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler): Promise<EffectResult> {
     const { ticket } = effect;
     const refused = (text: string): EffectResult => ({ kind: 'toolDone', ticket, outcome: { text, isError: true } });
     const allowance = context.openAllowance?.();
     if (allowance !== undefined && isBudgetRefusal(allowance)) return refused(allowance.refused);
     try {
-      const { run, createdAt } = await this.#launch(effect, context, executeTool, allowance);
+      const { run, createdAt } = await this.#launch(effect, context, deps, scheduler, allowance);
       const lastUpdatedAt = new Date(Date.now()).toISOString();
       return { kind: 'taskCreated', ticket, task: { taskId: run.conversationId, createdAt: new Date(createdAt).toISOString(), lastUpdatedAt } };
     } catch (err) {
       allowance?.release();
       if (err instanceof ToolError || err instanceof ModelError) return refused(err.message);
-      this.#deps.logger.log('error', 'a detached harness task failed to start', { error: (err as Error).stack ?? String(err) });
+      deps.logger.log('error', 'a detached harness task failed to start', { error: (err as Error).stack ?? String(err) });
       return refused(`Internal error: the task could not start: ${(err as Error).message}`);
     }
   }
@@ -100,11 +109,10 @@ export class DetachedTasks {
    * answer waiting (at most `TASK_CLOSE_GRACE_MS`) until it has recorded that, so the next `tasks/get` reads
    * `cancelled`. False: this node does not run it.
    */
-  async stop(taskId: string): Promise<boolean> {
+  async stop(taskId: string, clock: Clock = systemClock): Promise<boolean> {
     const run = this.#runs.get(taskId);
     if (run === undefined) return false;
     run.stop(CANCELLED_BY_CLIENT);
-    const clock = this.#deps.clock ?? systemClock;
     let timer: unknown;
     await Promise.race([run.outcome, new Promise<void>((resolve) => { timer = clock.setTimeout(resolve, TASK_CLOSE_GRACE_MS); })]);
     clock.clearTimeout(timer);
@@ -112,7 +120,7 @@ export class DetachedTasks {
   }
 
   /** The conversation (new or continued), its prompt appended, then the supervised task actor; as session-tasks.ts does, with nobody to answer. */
-  async #launch(effect: RunToolEffect, context: TaskContext, executeTool: ToolExecutor, allowance: TaskAllowance | undefined): Promise<{ run: TaskRun; createdAt: number }> {
+  async #launch(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler, allowance: TaskAllowance | undefined): Promise<{ run: TaskRun; createdAt: number }> {
     const args = effect.args;
     const harness = args.harness as HarnessId;
     const prompt = String(args.prompt);
@@ -141,12 +149,12 @@ export class DetachedTasks {
     const run = new TaskRun({
       setup, principal: context.principal, store, lease,
       ...(context.taskLeaseMs === undefined ? {} : { leaseMs: context.taskLeaseMs }),
-      scheduler: this.#deps.scheduler, provider,
-      workspace: effect.workspace ?? this.#deps.workspace,
-      executeTool, toolTimeoutMs: this.#deps.toolTimeoutMs,
+      scheduler, provider,
+      workspace: effect.workspace ?? deps.workspace,
+      executeTool: deps.executeTool ?? runTool, toolTimeoutMs: deps.toolTimeoutMs,
       ...(context.taskWallMs === undefined ? {} : { wallMs: context.taskWallMs }),
-      logger: this.#deps.logger,
-      ...(this.#deps.clock ? { clock: this.#deps.clock } : {}),
+      logger: deps.logger,
+      ...(deps.clock ? { clock: deps.clock } : {}),
       // Progress has no request to go to: `tasks/get` reads the transcript.
       onProgress: () => undefined,
       onAppend: updated,

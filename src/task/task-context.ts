@@ -1,7 +1,6 @@
 // What a session gives the harness tasks it starts: the store, who the caller is, how a task is supervised.
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
-import type { DetachedTasks } from './detached-tasks.ts';
 import type { TaskRun } from './task-run.ts';
 import type { BudgetRefusal, TaskAllowance } from './principal-budget.ts';
 
@@ -33,10 +32,4 @@ export interface TaskContext {
    * store): kept with each task it starts, so a node that takes the task over can answer the request.
    */
   readonly answerTo?: { readonly session: string; readonly principal: string };
-  /**
-   * The node's detached tasks (2026-07-28 Tasks extension): a `harness_task` whose request declared the
-   * extension runs there, outliving its request. Absent (an anonymous caller, whose conversations are
-   * keyed by its session, so no later request could poll them): such a call runs on its request as before.
-   */
-  readonly detached?: DetachedTasks;
 }

@@ -105,6 +105,9 @@ function scenario(name: string, start: (env: Record<string, string>, ws: string)
     assert.equal({ ...inlined, structuredContent: { ...inlined.structuredContent, conversation_id: 'c' } }, { ...expected, structuredContent: { ...expected.structuredContent, conversation_id: 'c' } });
     assert.is(inlined.structuredContent?.conversation_id, task.taskId, 'the task id is the conversation id');
     assert.is(inlined.content?.[0]?.text, 'It says: the password is aubergine.');
+    // The detached run's read ran in the workspace: the model's last turn was shown the file.
+    const lastTurn = JSON.stringify(model.requests.at(-1)?.body);
+    assert.match(lastTurn, /the password is aubergine/, 'the read tool ran in the workspace');
   });
 
   t('tasks/get of another principal\'s task, or of none, is -32602', async () => {
