@@ -25,7 +25,7 @@ import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limi
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
 /** Why a task stopped by `tasks/cancel` stopped (its transcript's `error` entry and its result say so). */
-export const CANCELLED_BY_CLIENT = 'the task was cancelled by the client (tasks/cancel)';
+const CANCELLED_BY_CLIENT = 'the task was cancelled by the client (tasks/cancel)';
 
 /** What a start needs of the session that asks for it (its effects' dependencies: connection/effect-runner.ts `EffectDeps`). */
 export interface DetachedStartDeps {
@@ -63,10 +63,6 @@ function serverModel(env: NodeJS.ProcessEnv): boolean {
 export class DetachedTasks {
   /** The runs this node holds, by conversation (= task) id, until each has its outcome. */
   readonly #runs = new Map<string, TaskRun>();
-
-  get size(): number {
-    return this.#runs.size;
-  }
 
   /**
    * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: only on a

@@ -44,7 +44,8 @@ const PROMPT = 'What does notes.txt say?';
 /** One task's model turns: read notes.txt, then answer from it. */
 const readThenAnswer = (): ScriptStep[] => [toolTurn('read', { path: 'notes.txt' }), answer('It says: the password is aubergine.')];
 
-function scenario(name: string, start: (env: Record<string, string>, ws: string) => Promise<{ ask: Ask; close: () => Promise<void>; other: boolean }>) {
+/** `script`: the model's turns, consumed in order by every test of the suite (one server for the suite); the caller may add to it. */
+function scenario(name: string, start: (env: Record<string, string>, ws: string) => Promise<{ ask: Ask; close: () => Promise<void>; other: boolean }>, script: ScriptStep[] = []) {
   const t = suite(name);
   let box: Sandbox;
   let home: string;
@@ -52,8 +53,6 @@ function scenario(name: string, start: (env: Record<string, string>, ws: string)
   let ask: Ask;
   let close: () => Promise<void>;
   let other: boolean;
-  /** The model's script, consumed in order by every test of the suite (one server for the suite). */
-  const script: ScriptStep[] = [];
 
   t.before(async () => {
     box = await makeSandbox();
@@ -219,13 +218,32 @@ async function post(server: RunningServer, method: string, params: Record<string
 }
 
 let httpServer: RunningServer;
+/** A second node on the same store (one SQLite file): it did not run the tasks, and reads them from the store. */
+let otherNode: RunningServer;
+const httpScript: ScriptStep[] = [];
 const http = scenario('Tasks extension over Streamable HTTP, raw POSTs', async (env, ws) => {
-  httpServer = await startHttpServerProcess(ws, ['--threads', '1', '--tool-threads', '1'], { ...env, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` });
+  const start = () => startHttpServerProcess(ws, ['--threads', '1', '--tool-threads', '1'], { ...env, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` });
+  [httpServer, otherNode] = await Promise.all([start(), start()]);
   return {
     ask: async (method, params, capabilities = {}, who = 'alice') => (await post(httpServer, method, params, capabilities, who)).message,
-    close: async () => { await httpServer.stop(); },
+    close: async () => { await Promise.all([httpServer.stop(), otherNode.stop()]); },
     other: true,
   };
+}, httpScript);
+
+http('another node of the same store answers tasks/get; it cannot cancel a task this node runs, and says so', async () => {
+  httpScript.push({ hang: true });
+  const created = await post(httpServer, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'Wait for the model.' } }, WITH_TASKS, 'alice');
+  const taskId = String(created.message.result?.taskId);
+  assert.is(created.message.result?.resultType, 'task', JSON.stringify(created.message));
+  const elsewhere = await post(otherNode, 'tasks/get', { taskId }, WITH_TASKS, 'alice');
+  assert.is(elsewhere.message.result?.status, 'working', JSON.stringify(elsewhere.message));
+  const refused = await post(otherNode, 'tasks/cancel', { taskId }, WITH_TASKS, 'alice');
+  assert.is(refused.message.error?.code, -32603);
+  assert.match(refused.message.error?.message ?? '', /cannot cancel it/);
+  await post(httpServer, 'tasks/cancel', { taskId }, WITH_TASKS, 'alice');
+  const cancelled = await post(otherNode, 'tasks/get', { taskId }, WITH_TASKS, 'alice');
+  assert.is(cancelled.message.result?.status, 'cancelled', 'the node that ran it recorded the cancel before acking');
 });
 
 http('tasks/* carry Mcp-Name: <taskId>: a missing or different one is 400 with -32020; without the extension 400 with -32021', async () => {
