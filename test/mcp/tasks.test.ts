@@ -170,6 +170,16 @@ create('the runTool effect is marked task only for a harness_task whose request 
   assert.not.ok(marked(read));
 });
 
+create('a modern tools/list says harness_task may run as a task (taskSupport optional); a 2025 session is not told', () => {
+  type Listed = { name: string; execution?: unknown }[];
+  const modernList = first(feed(fresh(), modern(1, 'tools/list', {}))).result?.tools as Listed;
+  assert.equal(modernList.find((t) => t.name === 'harness_task')?.execution, { taskSupport: 'optional' });
+  assert.ok(modernList.filter((t) => t.name !== 'harness_task').every((t) => t.execution === undefined));
+  const legacyList = first(feed(ready('2025-11-25'), req(1, 'tools/list'))).result?.tools as Listed;
+  assert.ok(legacyList.some((t) => t.name === 'harness_task'));
+  assert.ok(legacyList.every((t) => t.execution === undefined));
+});
+
 create('taskCreated answers the flat CreateTaskResult: resultType task, working, ISO times, ttlMs null, pollIntervalMs', () => {
   const r = call(undefined);
   const answer = first(fold(r.state, { kind: 'taskCreated', ticket: 1, task: { taskId: 'conv-9', ...TIMES } }));

@@ -29,6 +29,9 @@ export function listTools(state: ConnectionState, id: RequestId, params: Params)
     if (features.titles) tool.title = def.title;
     if (features.annotations) tool.annotations = def.annotations;
     if (features.structuredContent && def.outputSchema) tool.outputSchema = def.outputSchema;
+    // A 2026-07-28 client may run it as a task (Tasks extension, methods/tasks.ts); a 2025 session is not told:
+    // the 2025-11-25 experimental tasks this field also announces are not served.
+    if (state.modern !== undefined && name === 'harness_task') tool.execution = { taskSupport: 'optional' };
     return tool;
   });
   return listReply(state, id, 'tools', tools, params.cursor);
