@@ -81,6 +81,11 @@ core('no asks for a client that cannot be asked a form (none, URL mode only), no
   assert.is(runTools(feedAt(roundTripAt(null, T0), alice(), task(1)))[0]!.rounds, undefined);
 });
 
+core('a task whose harness has no ask rule for the calls a task makes keeps its supervised task actor', () => {
+  assert.is(runTools(feedAt(at(T0), alice(), task(1, {}, { harness: 'super-pi-assistant', prompt: 'hello' })))[0]!.rounds, undefined);
+  assert.is(runTools(feedAt(at(T0), alice(), task(1, {}, { harness: 'super-pi-librarian', prompt: 'hello' })))[0]!.rounds, undefined);
+});
+
 core('the local (stdio) user is never asked from inside a task: their host confirmed the task itself', () => {
   assert.is(runTools(feedAt(at(T0), fresh(), task(1)))[0]!.rounds, undefined, 'a server model runs the task in its actor, as before');
   assert.equal(runTools(feedAt(at(T0), fresh(), task(1, {}, ARGS, { elicitation: {}, sampling: {} })))[0]!.rounds, { sample: true, ask: false, resume: null });

@@ -108,7 +108,7 @@ test('a no is recorded as the call\'s refusal, which the model reads at its next
     assert.match(lastText(turn2.params), /Not run: bash needs the person's confirmation and the person answered \\"decline\\"/);
     const entries = (await g.a.entries(ask.conversationId, PRINCIPAL)) ?? [];
     assert.equal(entries.map((e) => e.type), ['user', 'model', 'tool_call', 'tool_result']);
-    assert.is(entries.at(-1)?.payload.isError, true);
+    assert.is((entries.at(-1)?.payload as { isError?: unknown } | undefined)?.isError, true);
     assert.is(existsSync(path.join(g.ws, 'out.txt')), false, 'the command never ran');
   } finally {
     await g.close();

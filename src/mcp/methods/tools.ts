@@ -3,7 +3,8 @@
 
 import type { CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
-import { type Caller, callerLoadout, decideForCaller } from '../../harness/policy.ts';
+import { isHarnessId } from '../../harness/ids.ts';
+import { asksInsideTask, type Caller, callerLoadout, decideForCaller } from '../../harness/policy.ts';
 import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
@@ -72,13 +73,14 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
  * Starts a tool body. `resume`: a retry carrying the client model's answer to a task's turn, or the
  * person's answer to a call inside it. A modern client is never sent a server-to-client request: a task
  * runs in round trips (`rounds`) when this node can seal their states and the client declared `sampling`
- * (its model may take the turns) or form elicitation with a remote principal (its person may be asked).
+ * (its model may take the turns) or form elicitation with a remote principal and the task's harness has an
+ * `ask` rule (its person may be asked; a task that cannot ask keeps its supervised task actor).
  * The local user is never asked from inside a task, as in the 2025 era: their host confirmed the task.
  */
 export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number, resume?: NonNullable<TaskRounds['resume']>): Step {
   const sealer = state.roundTrip?.sealer ?? null;
   const sample = canSample(state);
-  const ask = canElicitForm(state) && state.config.principal.kind !== 'local';
+  const ask = canElicitForm(state) && state.config.principal.kind !== 'local' && isHarnessId(args.harness) && asksInsideTask(harnessById(args.harness));
   const rounds: TaskRounds | undefined = tool === 'harness_task' && state.modern !== undefined && (sample || ask) && sealer !== null && args.undo !== true
     ? { sample, ask, resume: resume ?? null } : undefined;
   if (resume !== undefined && (rounds === undefined || ('answer' in resume ? !sample : !ask))) {
