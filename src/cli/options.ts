@@ -172,7 +172,7 @@ Options (flags override environment variables, which override defaults):
   --log-level LEVEL        stderr log threshold: debug, info, notice, warning, error   env SUPERPI_LOG_LEVEL   default: info
   --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
   --max-input-backlog-bytes N    a WebSocket session's messages read and not yet handled before the socket is not read   default: ${MAX_INPUT_BACKLOG_BYTES}
-  --max-output-backlog-bytes N   output a client leaves unread before stdio treats it as gone and a WebSocket is closed (1008)   default: ${MAX_OUTPUT_BACKLOG_BYTES}
+  --max-output-backlog-bytes N   output a client leaves unread before stdio treats it as gone, a WebSocket is closed (1008), an SSE stream ended   default: ${MAX_OUTPUT_BACKLOG_BYTES}
   --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
   --threads N              scheduler worker threads hosting the actors; 0 runs them on the main thread   default: --stdio 0 (with --chaos kill-worker or kill-task-worker: as HTTP), HTTP ${DEFAULT_THREADS_RULE}

@@ -76,6 +76,14 @@ export function decideForCaller(harness: Harness, tool: ToolName, caller: Caller
   return { verdict: base.verdict, rule: base.rule };
 }
 
+/**
+ * A task of this harness may reach a call the person must confirm: some tool other than harness_task (which
+ * a task never calls) is under `ask`.
+ */
+export function asksInsideTask(harness: Harness): boolean {
+  return toolNames.some((t) => t !== 'harness_task' && harness.policy[t].verdict === 'ask');
+}
+
 /** The tools this caller may call at all under `harness`, in catalogue order: what tools/list shows it. */
 export function callerLoadout(harness: Harness, caller: Caller): ToolName[] {
   return toolNames.filter((t) => decideForCaller(harness, t, caller).verdict !== 'deny');

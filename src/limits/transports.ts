@@ -5,9 +5,11 @@
 
 /**
  * Bytes of outgoing messages held while the client does not read them: stdio's lines waiting for 'drain',
- * a WebSocket's frames queued to its socket (`bufferedAmount`). Input is not read meanwhile, so replies
- * stop growing it; past this (a client that never reads, under a stream of answers and notifications) a
- * stdio host is treated as gone, as after EPIPE, and a WebSocket is closed with 1008.
+ * a WebSocket's frames queued to its socket (`bufferedAmount`), an SSE reply's bytes its socket has not
+ * taken. stdio and WebSocket input is not read meanwhile, so replies stop growing it; past this (a client
+ * that never reads, under a stream of answers and notifications) a stdio host is treated as gone, as after
+ * EPIPE, a WebSocket is closed with 1008, and an SSE stream (whose writes node:http would queue without
+ * end) is ended, its unread bytes dropped.
  */
 export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
 

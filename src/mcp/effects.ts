@@ -63,14 +63,26 @@ export type Effect =
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
 
 /**
- * A 2026-07-28 `harness_task` whose model may be the client's, asked one turn per round trip (docs/multi-round-trip.md):
- * a first call (`resume` null), or a retry carrying the client model's answer to the conversation's turn
- * `turn` (the transcript then ending at `seq`). The runtime answers `toolInput` at the next model turn,
- * `toolDone` at the end, `effectFailed` (-32602) for a stale or replayed turn.
+ * A 2026-07-28 `harness_task` run in round trips (docs/multi-round-trip.md): its model may be the client's,
+ * asked one turn per round trip, and the person may be asked, from inside the task, whether a call under an
+ * `ask` rule may run. A first call (`resume` null), or a retry carrying the client model's answer to the
+ * conversation's turn `turn`, or the person's answer to the next call of that turn (the transcript then
+ * ending at `seq`). The runtime answers `toolInput` at a model turn the client's model must take, `toolAsk`
+ * at a question, `toolDone` at the end, `effectFailed` (-32602) for a stale or replayed retry.
  */
 export interface TaskRounds {
-  readonly resume: null | { readonly conversationId: string; readonly turn: number; readonly seq: number; readonly answer: unknown };
+  /** The client declared `sampling`: its model may take the turns (when the server has none of its own). */
+  readonly sample: boolean;
+  /** The client declared form elicitation: a call under `ask` inside the task is put to the person. */
+  readonly ask: boolean;
+  readonly resume: null | TurnResume | AskResume;
 }
+
+/** The client model's answer to the conversation's model turn `turn`. */
+export interface TurnResume { readonly conversationId: string; readonly turn: number; readonly seq: number; readonly answer: unknown }
+
+/** The person's answer (read by the core: run it or not, and the refusal told to the model) to the next call of turn `turn`. */
+export interface AskResume { readonly conversationId: string; readonly turn: number; readonly seq: number; readonly person: { readonly allowed: boolean; readonly refusal: string } }
 
 /** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
 export interface ClientAbilities {
@@ -109,6 +121,8 @@ export type EffectResult =
   | { kind: 'toolProgress'; ticket: number; progress: ToolProgress }
   /** A task sampled by round trip (`rounds`) needs its client's model for `turn`: the call answers `input_required`. */
   | { kind: 'toolInput'; ticket: number; conversationId: string; turn: number; seq: number; params: unknown }
+  /** A task round reached a call under `ask` (`rounds.ask`): the call answers `input_required` with the person's question. */
+  | { kind: 'toolAsk'; ticket: number; conversationId: string; turn: number; seq: number; message: string }
   | { kind: 'workspaceContext'; ticket: number; context: WorkspaceContext }
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
   /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */

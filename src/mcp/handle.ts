@@ -18,7 +18,7 @@ import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
 import type { RoundTrip } from './request-state.ts';
-import { playTurn } from './round-trip.ts';
+import { playTaskAsk, playTurn } from './round-trip.ts';
 import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
@@ -385,6 +385,12 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       if (pending.kind !== 'tool' || pending.argsDigest === undefined) return refuse('its call cannot take a model turn by round trip');
       const turn = { conversationId: result.conversationId, turn: result.turn, seq: result.seq };
       return playTurn(next, pending.requestId, pending.tool, pending.argsDigest, turn, result.params, refuse);
+    }
+    case 'toolAsk': {
+      const refuse = (why: string) => reply(next, pending.requestId, { content: [{ type: 'text', text: `The task stopped at a call that needs the person's confirmation (turn ${result.turn}): ${why}; continue it with conversation_id ${result.conversationId}` }], isError: true });
+      if (pending.kind !== 'tool' || pending.argsDigest === undefined) return refuse('its call cannot ask the person by round trip');
+      const handle = { conversationId: result.conversationId, turn: result.turn, seq: result.seq };
+      return playTaskAsk(next, pending.requestId, pending.tool, pending.argsDigest, handle, result.message, refuse);
     }
     case 'transcriptsWatched':
       return silent(next); // only a listen asks it, and a listen is folded above

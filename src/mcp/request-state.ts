@@ -1,5 +1,6 @@
 // The sealed `requestState` of a 2026-07-28 multi-round-trip: what it binds (tool, arguments digest,
-// principal, harness, expiry) and how a retry's state is checked. Pure: the HMAC, the digest and the
+// principal, harness, expiry; for a task's model turn or question, the conversation's place too) and how
+// a retry's state is checked. Pure: the HMAC, the digest and the
 // time come in from the runtime (`RoundTrip`), so no key or clock lives in the core.
 
 import { MAX_REQUEST_STATE_LENGTH } from '../limits.ts';
@@ -71,8 +72,16 @@ export interface TurnHandle {
   readonly seq: number;
 }
 
+/** Where a task waits for its client, as the client carries it back. */
+export type TaskWait =
+  /** The client's model is asked for the turn's reply. */
+  | { readonly kind: 'turn'; readonly handle: TurnHandle }
+  /** The person is asked whether the next call of the turn may run (an `ask` rule inside the task). */
+  | { readonly kind: 'ask'; readonly handle: TurnHandle };
+
 interface TurnPayload {
-  k: 'turn';
+  /** `turn`: a model turn; `ask`: the person's yes or no for the next tool call of model turn `n`. */
+  k: 'turn' | 'ask';
   c: string;
   n: number;
   s: number;
@@ -103,8 +112,18 @@ export function argumentsDigest(sealer: StateSealer, args: Record<string, unknow
 
 /** Seals a model turn of a call whose arguments digest to `argsDigest` (`argumentsDigest`). */
 export function sealTurn(roundTrip: RoundTrip & { sealer: StateSealer }, claim: Omit<ConfirmationClaim, 'args'> & { argsDigest: string }, turn: TurnHandle): string {
+  return sealWait(roundTrip, claim, { kind: 'turn', handle: turn });
+}
+
+/**
+ * Seals where a task waits for its client (a model turn, or the person's answer to a call inside it):
+ * the handle binds the conversation, the turn and the transcript's last entry, so the answer is for that
+ * place and no other; the call it comes back with is bound by tool, arguments digest, principal and harness.
+ */
+export function sealWait(roundTrip: RoundTrip & { sealer: StateSealer }, claim: Omit<ConfirmationClaim, 'args'> & { argsDigest: string }, wait: TaskWait): string {
+  const turn = wait.handle;
   return seal(roundTrip, {
-    k: 'turn', c: turn.conversationId, n: turn.turn, s: turn.seq, t: claim.tool, a: claim.argsDigest,
+    k: wait.kind, c: turn.conversationId, n: turn.turn, s: turn.seq, t: claim.tool, a: claim.argsDigest,
     p: claim.principal, h: claim.harness, e: roundTrip.now + roundTrip.ttlMs,
   });
 }
@@ -117,17 +136,17 @@ export function sealTurn(roundTrip: RoundTrip & { sealer: StateSealer }, claim: 
 export function openConfirmation(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null {
   const opened = openState(roundTrip, state, claim);
   if (typeof opened === 'string') return opened;
-  return opened.k === 'confirm' ? null : 'requestState is a model turn of a task, not a confirmation of this call';
+  return opened.k === 'confirm' ? null : 'requestState is a task\'s wait for its client, not a confirmation of this call';
 }
 
 /**
- * Opens a retry's state of either kind: why it is refused (a -32602 message), a confirmation (null), or
- * the model turn it is the answer to.
+ * Opens a retry's state of any kind: why it is refused (a -32602 message), a confirmation (null), or
+ * where in a task it answers (a model turn, or the person's answer to a call inside the task).
  */
-export function openRetryState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null | TurnHandle {
+export function openRetryState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null | TaskWait {
   const opened = openState(roundTrip, state, claim);
   if (typeof opened === 'string') return opened;
-  return opened.k === 'confirm' ? null : { conversationId: opened.c, turn: opened.n, seq: opened.s };
+  return opened.k === 'confirm' ? null : { kind: opened.k, handle: { conversationId: opened.c, turn: opened.n, seq: opened.s } };
 }
 
 function openState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | Payload | TurnPayload {
@@ -151,7 +170,7 @@ function openState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClai
   if (!roundTrip.sealer.same(payload.a, roundTrip.sealer.digest(canonicalJson(claim.args)))) {
     return payload.k === 'confirm'
       ? 'requestState was sealed for other arguments: the person confirmed a different call'
-      : 'requestState was sealed for other arguments: retry the same call the model turn was asked for';
+      : `requestState was sealed for other arguments: retry the same call the ${payload.k === 'ask' ? 'question' : 'model turn'} was asked for`;
   }
   return payload;
 }
@@ -170,7 +189,7 @@ function readPayload(encoded: string): Payload | TurnPayload | null {
     return null;
   }
   const v = value as Partial<Payload | TurnPayload> | null;
-  if (typeof v !== 'object' || v === null || (v.k !== 'confirm' && v.k !== 'turn') || typeof v.t !== 'string' || typeof v.a !== 'string'
+  if (typeof v !== 'object' || v === null || (v.k !== 'confirm' && v.k !== 'turn' && v.k !== 'ask') || typeof v.t !== 'string' || typeof v.a !== 'string'
     || typeof v.p !== 'string' || typeof v.h !== 'string' || typeof v.e !== 'number') return null;
   if (v.k === 'confirm') return v as Payload;
   const t = v as Partial<TurnPayload>;

@@ -4,11 +4,11 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolName } from '../tools/definition.ts';
-import { confirmationRequest, describeCall } from './confirmation.ts';
+import { confirmationRequest, describeCall, isAllowed } from './confirmation.ts';
 import { META_SERVER_INFO } from './era.ts';
 import { type Params } from './jsonrpc.ts';
 import { answer, question } from './outgoing.ts';
-import { type ConfirmationClaim, openRetryState, sealConfirmation, sealTurn, type TurnHandle } from './request-state.ts';
+import { type ConfirmationClaim, openRetryState, sealConfirmation, sealWait, type TaskWait, type TurnHandle } from './request-state.ts';
 import { type ConnectionState, effectiveHarness, type Principal } from './state.ts';
 import { addPending, type Step } from './step.ts';
 
@@ -67,8 +67,29 @@ function askLegacy(state: ConnectionState, id: RequestId, need: InputRequired): 
   return { state: added.state, replies: ask ? [question(outgoingId, ask.method, ask.params, id)] : [], effects: [] };
 }
 
-/** What a modern retry carries, once its state opened: the person's answer, or the client model's answer to a task's turn. */
-export type Retry = { readonly answer: unknown } | { readonly turn: TurnHandle; readonly answer: unknown };
+/** The person's answer to a question, read by the one rule (`isAllowed`): run the call or not, and what they said. */
+export interface PersonAnswer {
+  readonly allowed: boolean;
+  /** How the refusal is told (to the caller, or to a task's model): empty when allowed. */
+  readonly refusal: string;
+}
+
+/**
+ * What a modern retry carries, once its state opened: the person's answer to a confirmation, the client
+ * model's answer to a task's turn, or the person's answer to a call inside a task.
+ */
+export type Retry =
+  | { readonly answer: unknown }
+  | { readonly turn: TurnHandle; readonly answer: unknown }
+  | { readonly ask: TurnHandle; readonly person: PersonAnswer };
+
+/** Reads the person's answer to an elicitation the one way, in both eras and inside tasks. */
+export function readPersonAnswer(answer: unknown, error?: { message: string }): PersonAnswer {
+  if (!error && isAllowed(answer)) return { allowed: true, refusal: '' };
+  const a = answer as { action?: unknown } | undefined;
+  const refusal = error ? `the confirmation request failed: ${error.message}` : a?.action === 'accept' ? 'the person did not allow it' : `the person answered "${String(a?.action ?? 'nothing')}"`;
+  return { allowed: false, refusal };
+}
 
 /**
  * A modern retry: the call came back with `requestState` (and the answers). `undefined`: not a retry (no
@@ -85,12 +106,15 @@ export function readRetry(state: ConnectionState, params: Params, call: HeldCall
     return { problem: 'Invalid params: inputResponses must be an object keyed by the inputRequests this server sent' };
   }
   const answers = (responses ?? {}) as Record<string, unknown>;
-  if (opened === null) return { answer: Object.hasOwn(answers, CONFIRM_INPUT) ? answers[CONFIRM_INPUT] : undefined };
+  const confirmed = Object.hasOwn(answers, CONFIRM_INPUT) ? answers[CONFIRM_INPUT] : undefined;
+  if (opened === null) return { answer: confirmed };
+  // A question inside a task is answered by the same rule as a confirmation: no answer is a no.
+  if (opened.kind === 'ask') return { ask: opened.handle, person: readPersonAnswer(confirmed) };
   const answer = Object.hasOwn(answers, SAMPLE_INPUT) ? answers[SAMPLE_INPUT] : undefined;
   if (!isSampled(answer)) {
-    return { problem: `Invalid params: inputResponses.${SAMPLE_INPUT} must be the client's sampling/createMessage result (an object with "content") for turn ${opened.turn}` };
+    return { problem: `Invalid params: inputResponses.${SAMPLE_INPUT} must be the client's sampling/createMessage result (an object with "content") for turn ${opened.handle.turn}` };
   }
-  return { turn: opened, answer };
+  return { turn: opened.handle, answer };
 }
 
 /** Shaped like a CreateMessageResult as far as the core reads it: what its content says is the task's business. */
@@ -106,12 +130,25 @@ function isSampled(answer: unknown): boolean {
  * the pending call). Without a key (never so: `rounds` is only asked for with one) the call is refused.
  */
 export function playTurn(state: ConnectionState, id: RequestId, tool: ToolName, argsDigest: string, turn: TurnHandle, params: unknown, refuse: (why: string) => Step): Step {
+  return playWait(state, id, tool, argsDigest, { kind: 'turn', handle: turn }, { [SAMPLE_INPUT]: { method: 'sampling/createMessage', params } }, refuse);
+}
+
+/**
+ * A task reached a call its harness's policy marks `ask`, for a client that can be asked: the call answers
+ * `input_required` with the same `elicitation/create` form a top-level confirmation uses (key `confirm`)
+ * and a state sealed over the task's place, so the retry carries the person's answer back to that call.
+ */
+export function playTaskAsk(state: ConnectionState, id: RequestId, tool: ToolName, argsDigest: string, handle: TurnHandle, message: string, refuse: (why: string) => Step): Step {
+  return playWait(state, id, tool, argsDigest, { kind: 'ask', handle }, { [CONFIRM_INPUT]: { method: 'elicitation/create', params: confirmationRequest(message) } }, refuse);
+}
+
+function playWait(state: ConnectionState, id: RequestId, tool: ToolName, argsDigest: string, wait: TaskWait, inputRequests: Record<string, { method: string; params: unknown }>, refuse: (why: string) => Step): Step {
   const roundTrip = state.roundTrip;
-  if (roundTrip === undefined || roundTrip.sealer === null) return refuse('this server has no state key to seal the model turn with');
+  if (roundTrip === undefined || roundTrip.sealer === null) return refuse(`this server has no state key to seal the ${wait.kind === 'ask' ? 'question' : 'model turn'} with`);
   const claim = { tool, argsDigest, principal: principalKey(state.config.principal), harness: effectiveHarness(state) };
-  const requestState = sealTurn({ ...roundTrip, sealer: roundTrip.sealer }, claim, turn);
+  const requestState = sealWait({ ...roundTrip, sealer: roundTrip.sealer }, claim, wait);
   const result = {
-    resultType: 'input_required', inputRequests: { [SAMPLE_INPUT]: { method: 'sampling/createMessage', params } }, requestState,
+    resultType: 'input_required', inputRequests, requestState,
     _meta: { [META_SERVER_INFO]: { name: state.config.server.name, version: state.config.server.version } },
   };
   return { state, replies: [answer(id, result)], effects: [] };

@@ -88,8 +88,17 @@ export class SessionTasks {
     switch (effect.kind) {
       case 'runTool':
         if (effect.tool !== 'harness_task' || effect.args.undo === true) return false;
-        if (effect.rounds !== undefined && (effect.rounds.resume !== null || !this.#serverModel())) this.#round(effect, effect.rounds);
-        else this.#start(effect);
+        if (effect.rounds !== undefined) {
+          // In round trips: a retry; the client's model, when the server has none; or the server's model
+          // with the person asked from inside the task (a task actor could not stop to ask a modern client).
+          const { rounds } = effect;
+          const serverModel = this.#serverModel();
+          if (rounds.resume !== null || (serverModel ? rounds.ask : rounds.sample)) {
+            this.#round(effect, rounds, serverModel);
+            return true;
+          }
+        }
+        this.#start(effect);
         return true;
       case 'cancel': {
         const round = this.#rounds.get(effect.ticket);
@@ -243,8 +252,11 @@ export class SessionTasks {
     }
   }
 
-  /** One round of a task sampled by round trip (task-rounds.ts): answered at the next model turn or the end. */
-  #round(effect: RunToolEffect, rounds: TaskRounds): void {
+  /**
+   * One round of a task run in round trips (task-rounds.ts): answered at the next turn the client's model
+   * must take, at a question for the person, or at the end. Its model is the server's when it has one.
+   */
+  #round(effect: RunToolEffect, rounds: TaskRounds, serverModel: boolean): void {
     const { ticket } = effect;
     const entry = { requestKey: idKey(effect.requestId), controller: new AbortController(), result: null as EffectResult | null };
     this.#rounds.set(ticket, entry);
@@ -253,14 +265,24 @@ export class SessionTasks {
       if (entry.controller.signal.aborted) this.#rounds.delete(ticket);
       this.#deps.deliver(result);
     };
+    let model: ModelProvider | undefined;
+    try {
+      model = serverModel || !rounds.sample ? selectModelProvider({ env: this.#deps.context.env }) : undefined;
+    } catch (err) {
+      // A half-configured endpoint, or (a retry reaching a node without one) no model at all: said as a task's.
+      if (err instanceof ModelError) return deliver({ kind: 'toolDone', ticket, outcome: { text: err.message, isError: true } });
+      throw err;
+    }
     const deps = {
       context: this.#deps.context, workspace: effect.workspace ?? this.#deps.workspace, toolTimeoutMs: this.#deps.toolTimeoutMs,
       executeTool: this.#deps.executeTool, logger: this.#deps.logger, clock: this.#deps.clock ?? systemClock,
       onProgress: (progress: ToolProgress) => this.#deps.deliver({ kind: 'toolProgress', ticket, progress }), signal: entry.controller.signal,
+      canAsk: rounds.ask, ...(model === undefined ? {} : { model }),
     };
     runTaskRound(deps, effect.args, effect.harness, rounds.resume).then((out) => {
       if (out.kind === 'done') deliver({ kind: 'toolDone', ticket, outcome: out.outcome });
       else if (out.kind === 'stale') deliver({ kind: 'effectFailed', ticket, code: ErrorCode.InvalidParams, message: out.message });
+      else if (out.kind === 'ask') deliver({ kind: 'toolAsk', ticket, conversationId: out.conversationId, turn: out.turn, seq: out.seq, message: out.message });
       else deliver({ kind: 'toolInput', ticket, conversationId: out.conversationId, turn: out.turn, seq: out.seq, params: out.params });
     }, (err: unknown) => {
       this.#deps.logger.log('error', 'a harness task round failed', { error: (err as Error).stack ?? String(err) });

@@ -1,18 +1,19 @@
-// A 2026-07-28 harness task whose model is its client's, one round trip per model turn
-// (docs/multi-round-trip.md): a round opens (or, on a retry, re-checks and claims) the conversation, drives
-// the pure task core (task-core.ts) from the durable transcript — appends, tool calls — and stops at the
-// next model turn, parking the conversation (`interrupted`, no lease held) for the client's answer, or at
-// the end. What the next round needs is in the store and in the sealed handle the client carries, so it
-// may reach any node.
+// A 2026-07-28 harness task run in round trips (docs/multi-round-trip.md): its model is its client's, one
+// round trip per model turn, or the server's; and a call under an `ask` rule inside it is put to the person
+// by a round trip of its own. A round opens (or, on a retry, re-checks and claims) the conversation, drives
+// the pure task core (task-core.ts) from the durable transcript — appends, model turns, tool calls — and
+// stops where the client must answer (the client's model's turn, or the person's yes or no), parking the
+// conversation (`interrupted`, no lease held), or at the end. What the next round needs is in the store
+// and in the sealed handle the client carries, so it may reach any node.
 
 import type { CreateMessageRequest, CreateMessageResult } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../harness/catalog.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import { callerLoadout } from '../harness/policy.ts';
 import type { Logger } from '../log/logger.ts';
-import type { TaskRounds } from '../mcp/effects.ts';
+import type { AskResume, TaskRounds } from '../mcp/effects.ts';
 import { SamplingProvider, toSamplingRequest } from '../model/sampling-convention.ts';
-import { ModelError, type ToolSpec } from '../model/types.ts';
+import { type ChatMessage, ModelError, type ModelProvider, type ToolSpec } from '../model/types.ts';
 import { StoreError } from '../store/errors.ts';
 import { type Entry, type EntryType, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import type { TaskLease } from '../store/task-lease.ts';
@@ -20,10 +21,10 @@ import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import { type Clock } from '../time/clock.ts';
-import { DEFAULT_MAX_TURNS, LEASE_RENEWALS_PER_TERM, MAX_TURNS_LIMIT, TASK_LEASE_MS } from '../limits.ts';
-import { type TaskAction, type TaskEvent, type TaskSetup, resumeTask, stepTask } from './task-core.ts';
+import { DEFAULT_MAX_TURNS, DEFAULT_TASK_WALL_MS, LEASE_RENEWALS_PER_TERM, MAX_TURNS_LIMIT, TASK_LEASE_MS } from '../limits.ts';
+import { type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, resumeTask, stepTask } from './task-core.ts';
 import type { TaskContext } from './task-context.ts';
-import { isBudgetRefusal } from './principal-budget.ts';
+import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import { taskCaller } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
 import { currentContent } from './undo.ts';
@@ -38,6 +39,13 @@ export interface TaskRoundDeps {
   readonly onProgress: (p: ToolProgress) => void;
   /** The call was cancelled: the round records it and ends the task `cancelled`. */
   readonly signal: AbortSignal;
+  /**
+   * The server's own model, which takes every turn of the round (the client is then asked only the person's
+   * questions). Absent: the client's model, asked by round trip.
+   */
+  readonly model?: ModelProvider;
+  /** The client can be asked a form question (`rounds.ask`): a call under `ask` is put to the person. Default false. */
+  readonly canAsk?: boolean;
 }
 
 export type RoundOutcome =
@@ -45,17 +53,19 @@ export type RoundOutcome =
   | { readonly kind: 'done'; readonly outcome: ToolOutcome }
   /** The task waits for the client's model at `turn`, its transcript ending at `seq`. */
   | { readonly kind: 'input'; readonly conversationId: string; readonly turn: number; readonly seq: number; readonly params: CreateMessageRequest['params'] }
+  /** The task waits for the person's yes or no to the next call of model turn `turn` (`message` describes it), its transcript ending at `seq`. */
+  | { readonly kind: 'ask'; readonly conversationId: string; readonly turn: number; readonly seq: number; readonly message: string }
   /** The retry is not the conversation's next turn (stale, replayed, or overtaken): -32602, nothing run. */
   | { readonly kind: 'stale'; readonly message: string };
 
 class Stale extends Error {}
 
-/** One round of a harness_task sampled by round trip: `resume` null for the first call, else a retry's answer. */
+/** One round of a harness_task run in round trips: `resume` null for the first call, else a retry's answer. */
 export async function runTaskRound(deps: TaskRoundDeps, args: Record<string, unknown>, harness: HarnessId, resume: TaskRounds['resume']): Promise<RoundOutcome> {
   const allowance = deps.context.openAllowance?.();
   if (allowance !== undefined && isBudgetRefusal(allowance)) return { kind: 'done', outcome: { text: allowance.refused, isError: true } };
   try {
-    return await new Round(deps, args, harness).run(resume);
+    return await new Round(deps, args, harness, allowance).run(resume);
   } catch (err) {
     if (err instanceof Stale) return { kind: 'stale', message: `Invalid params: ${err.message}` };
     if (err instanceof StoreError && err.code === 'fenced') {
@@ -75,34 +85,49 @@ class Round {
   readonly #tools: ToolSpec[];
   #setup!: TaskSetup;
   #lease!: TaskLease;
+  readonly #allowance: TaskAllowance | undefined;
+  /** Cancellation, and with the server's model the round's wall time: the round records why and ends `cancelled`. */
+  readonly #stop = new AbortController();
   #seq = 0;
   #heartbeat: unknown = null;
 
-  constructor(deps: TaskRoundDeps, args: Record<string, unknown>, harness: HarnessId) {
+  constructor(deps: TaskRoundDeps, args: Record<string, unknown>, harness: HarnessId, allowance: TaskAllowance | undefined) {
     this.#deps = deps;
     this.#args = args;
     this.#harness = harness;
+    this.#allowance = allowance;
     const { context } = deps;
-    const loadout = callerLoadout(harnessById(harness), taskCaller({ local: context.local, forbidWrites: context.forbidWrites, canConfirm: false }));
+    const loadout = callerLoadout(harnessById(harness), taskCaller({ local: context.local, forbidWrites: context.forbidWrites, canConfirm: deps.canAsk === true }));
     this.#tools = loadout.filter((t) => t !== 'harness_task')
       .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
   }
 
   async run(resume: TaskRounds['resume']): Promise<RoundOutcome> {
     const conversationId = resume === null ? await this.#open() : await this.#reopen(resume);
-    const leaseMs = this.#deps.context.taskLeaseMs ?? TASK_LEASE_MS;
-    this.#heartbeat = this.#deps.clock.setInterval(() => void this.#renew(), Math.floor(leaseMs / LEASE_RENEWALS_PER_TERM), { unref: true });
+    const { clock, context, signal } = this.#deps;
+    const leaseMs = context.taskLeaseMs ?? TASK_LEASE_MS;
+    this.#heartbeat = clock.setInterval(() => void this.#renew(), Math.floor(leaseMs / LEASE_RENEWALS_PER_TERM), { unref: true });
+    const cancelled = () => this.#stop.abort(new Error('the task was cancelled by the client'));
+    if (signal.aborted) cancelled();
+    else signal.addEventListener('abort', cancelled, { once: true });
+    // The server's model works while the call waits: a round is then bounded by the task's wall time, as a
+    // task actor's run is. The client's model is bounded by the client (each round ends at its turn).
+    const wallMs = context.taskWallMs ?? DEFAULT_TASK_WALL_MS;
+    const wall = this.#deps.model === undefined ? null
+      : clock.setTimeout(() => this.#stop.abort(new Error(`the task passed its wall time of ${wallMs / 1000} s`)), wallMs, { unref: true });
     try {
       return await this.#drive(conversationId, resume);
     } finally {
-      this.#deps.clock.clearInterval(this.#heartbeat);
+      clock.clearInterval(this.#heartbeat);
+      if (wall !== null) clock.clearTimeout(wall);
+      signal.removeEventListener('abort', cancelled);
     }
   }
 
   #setupFor(conversationId: string): TaskSetup {
     const { context } = this.#deps;
     const maxTurns = Math.min(typeof this.#args.max_turns === 'number' ? this.#args.max_turns : DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT);
-    return { conversationId, harness: this.#harness, maxTurns, local: context.local, forbidWrites: context.forbidWrites, canConfirm: false };
+    return { conversationId, harness: this.#harness, maxTurns, local: context.local, forbidWrites: context.forbidWrites, canConfirm: this.#deps.canAsk === true };
   }
 
   /** The first round: the conversation (new or continued) claimed and its prompt appended, as a session's task does. */
@@ -148,32 +173,44 @@ class Round {
     const entries = await this.#transcript(conversationId);
     this.#seq = entries.at(-1)?.seq ?? this.#seq;
     let step = resumeTask(this.#setup, entries);
-    let answer = resume === null ? undefined : resume.answer;
+    /** The client model's answer to the turn the round resumes at, until that turn takes it. */
+    let answer = resume !== null && 'answer' in resume ? resume.answer : undefined;
+    /** The person's answer to the call the round resumes at, until that call takes it. */
+    let person = resume !== null && 'person' in resume ? resume.person : undefined;
     if (resume !== null) {
-      const asks = step.actions.at(-1);
-      if (asks?.a !== 'model' || asks.turn !== resume.turn || step.actions.some((a) => a.a === 'append')) {
+      const waits = 'answer' in resume ? waitsForModel(step, resume.turn) : waitsForPerson(step, resume.turn);
+      if (!waits) {
         await this.#park();
-        throw new Stale(`conversation ${conversationId} does not wait for model turn ${resume.turn}; this retry is stale or replayed`);
+        const what = 'answer' in resume ? `model turn ${resume.turn}` : `the person's answer at turn ${resume.turn}`;
+        throw new Stale(`conversation ${conversationId} does not wait for ${what}; this retry is stale or replayed`);
       }
     }
     for (;;) {
       let event: TaskEvent | null = null;
+      // A call to put to the person: the round stops before its tool_call entry, so the transcript shows
+      // no call begun (a resumed core queues it again, rather than taking it for one a crash interrupted).
+      const question = person === undefined ? questionIn(step) : undefined;
       for (const action of step.actions) {
-        const out = await this.#carryOut(action, answer);
+        if (question !== undefined && action.a === 'append' && action.type === 'tool_call' && action.payload.id === question.call.id) {
+          await this.#park();
+          return { kind: 'ask', conversationId: this.#setup.conversationId, turn: step.state.turn, seq: this.#seq, message: question.confirm };
+        }
+        const out = await this.#carryOut(action, answer, person);
         if (out === null) continue;
         if ('kind' in out) return out;
         if (action.a === 'model') answer = undefined;
+        if (action.a === 'tool') person = undefined;
         event = out;
       }
       if (step.state.waiting === 'done') throw new Error('the task core finished without a finish action');
-      if (this.#deps.signal.aborted) event = { e: 'stop', why: 'the task was cancelled by the client' };
+      if (this.#stop.signal.aborted) event = { e: 'stop', why: (this.#stop.signal.reason as Error).message };
       if (event === null) throw new Error('the task core waits for nothing it asked for');
       step = stepTask(step.state, event);
     }
   }
 
   /** One action: null when nothing comes back, the event to step the core with, or the round's outcome. */
-  async #carryOut(action: TaskAction, answer: unknown): Promise<TaskEvent | RoundOutcome | null> {
+  async #carryOut(action: TaskAction, answer: unknown, person: AskResume['person'] | undefined): Promise<TaskEvent | RoundOutcome | null> {
     switch (action.a) {
       case 'append':
         await this.#append(action.type, action.payload);
@@ -183,6 +220,7 @@ class Round {
         return null;
       case 'model': {
         const request = { system: harnessById(this.#harness).systemPrompt, messages: [...action.messages], tools: this.#tools };
+        if (this.#deps.model !== undefined && answer === undefined) return this.#askServerModel(action, request);
         if (answer === undefined) {
           await this.#park();
           return { kind: 'input', conversationId: this.#setup.conversationId, turn: action.turn, seq: this.#seq, params: toSamplingRequest(request) };
@@ -195,7 +233,7 @@ class Round {
         }
       }
       case 'tool':
-        return this.#runTool(action);
+        return this.#runTool(action, person);
       case 'finish': {
         await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch);
         const said = action.status === 'completed' ? { answer: action.text } : { message: action.text };
@@ -205,14 +243,37 @@ class Round {
     }
   }
 
-  async #runTool(action: Extract<TaskAction, { a: 'tool' }>): Promise<TaskEvent> {
+  /** The server's model takes the turn, within the principal's per-minute budget as a task actor's turn does. */
+  async #askServerModel(action: Extract<TaskAction, { a: 'model' }>, request: { system: string; messages: ChatMessage[]; tools: ToolSpec[] }): Promise<TaskEvent> {
+    const model = this.#deps.model as ModelProvider;
+    const signal = this.#stop.signal;
+    const waiting = (message: string) => {
+      if (!signal.aborted) this.#deps.onProgress({ progress: action.turn, total: this.#setup.maxTurns, message: `turn ${action.turn}: ${message}` });
+    };
+    const allowance = this.#allowance;
+    try {
+      await allowance?.admitTurn(signal, waiting);
+      const admitRequest = allowance ? (s: AbortSignal) => allowance.admitModelCall(s, waiting) : undefined;
+      const reply = await model.complete({ ...request, signal, ...(admitRequest ? { admitRequest } : {}) });
+      return { e: 'model', text: reply.text, toolCalls: reply.toolCalls, stopReason: reply.stopReason };
+    } catch (err) {
+      if (signal.aborted) return { e: 'stop', why: (signal.reason as Error).message };
+      return { e: 'modelFailed', message: err instanceof ModelError ? err.message : `the model call failed: ${(err as Error).message}` };
+    }
+  }
+
+  async #runTool(action: Extract<TaskAction, { a: 'tool' }>, person: AskResume['person'] | undefined): Promise<TaskEvent> {
     const { call } = action;
-    // A modern client cannot be asked by a server request; the core never sets `confirm` without elicitation.
-    if (action.confirm !== undefined) return { e: 'tool', id: call.id, outcome: { text: `Not run: ${call.name} needs the person's confirmation, which this client cannot be asked for`, isError: true } };
+    if (action.confirm !== undefined && person?.allowed !== true) {
+      // The round parks before a question (so `person` is the answer to this call), and the core sets
+      // `confirm` only when the client can be asked; a refusal is recorded for the model to read.
+      const why = person === undefined ? 'the person could not be asked' : person.refusal;
+      return { e: 'tool', id: call.id, outcome: { text: `Not run: ${call.name} needs the person's confirmation and ${why}`, isError: true } };
+    }
     const { clock, toolTimeoutMs, workspace } = this.#deps;
     const deadline = new AbortController();
     const timer = clock.setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), toolTimeoutMs, { unref: true });
-    const signal = AbortSignal.any([this.#deps.signal, deadline.signal]);
+    const signal = AbortSignal.any([this.#stop.signal, deadline.signal]);
     let outcome: ToolOutcome;
     let image: { path: string; before: string | null } | undefined;
     try {
@@ -269,4 +330,27 @@ class Round {
       if (page.length < MAX_ENTRIES_LIMIT) return all;
     }
   }
+}
+
+/** The core, resumed from the transcript, asks for model turn `turn` and nothing else first. */
+function waitsForModel(step: TaskStep, turn: number): boolean {
+  const asks = step.actions.at(-1);
+  return asks?.a === 'model' && asks.turn === turn && !step.actions.some((a) => a.a === 'append');
+}
+
+/**
+ * The core, resumed from the transcript, is at the call a question was parked before: in model turn
+ * `turn`, its only write that call's tool_call entry, the call itself one to put to the person.
+ */
+function waitsForPerson(step: TaskStep, turn: number): boolean {
+  const question = questionIn(step);
+  if (question === undefined || step.state.turn !== turn) return false;
+  const appends = step.actions.filter((a) => a.a === 'append');
+  return appends.length === 1 && appends[0]?.type === 'tool_call' && appends[0].payload.id === question.call.id;
+}
+
+/** The call of this step the person must be asked about, if any (a step starts at most one call). */
+function questionIn(step: TaskStep): { call: Extract<TaskAction, { a: 'tool' }>['call']; confirm: string } | undefined {
+  const tool = step.actions.find((a): a is Extract<TaskAction, { a: 'tool' }> => a.a === 'tool');
+  return tool?.confirm === undefined ? undefined : { call: tool.call, confirm: tool.confirm };
 }

@@ -26,7 +26,7 @@ import { KeepAlive } from './sse-keepalive.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { WebSocketTransport } from './websocket.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
-import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, SSE_KEEPALIVE_MS } from '../limits.ts';
+import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -48,7 +48,7 @@ export interface HttpServerOptions {
   readonly maxMessageBytes: number;
   /** A WebSocket session's unhandled input before its socket is not read. Default MAX_INPUT_BACKLOG_BYTES. */
   readonly maxInputBacklogBytes?: number;
-  /** Output a WebSocket client may leave unread before it is closed 1008. Default MAX_OUTPUT_BACKLOG_BYTES. */
+  /** Output a client may leave unread before its WebSocket is closed 1008 or its SSE stream ended. Default MAX_OUTPUT_BACKLOG_BYTES. */
   readonly maxOutputBacklogBytes?: number;
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
@@ -84,7 +84,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   };
   const transportOptions = { sessions: host, tokens: options.tokens, requireAuth: options.requireAuth, auth, origin, maxMessageBytes: options.maxMessageBytes, logger, ...(options.cluster ? { cluster: options.cluster } : {}) };
   // One sweep for every SSE stream of this server (sse-keepalive.ts), on the clock the reaper reads too.
-  const keepAlive = new KeepAlive(options.sseKeepAliveMs ?? SSE_KEEPALIVE_MS, host.clock);
+  // The same sweep bounds what a stream's client may leave unread (every stream is written through it).
+  const maxBacklog = options.maxOutputBacklogBytes ?? MAX_OUTPUT_BACKLOG_BYTES;
+  const keepAlive = new KeepAlive(options.sseKeepAliveMs ?? SSE_KEEPALIVE_MS, host.clock, {
+    maxBytes: maxBacklog,
+    onOverflow: (bytes) => logger.log('warning', 'SSE stream ended: its client left too much output unread', { bytes, limit: maxBacklog }),
+  });
   const http = new StreamableHttp({ ...transportOptions, keepAlive, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport({
     ...transportOptions,

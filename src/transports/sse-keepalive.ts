@@ -8,7 +8,7 @@
 // to them.
 
 import { type Clock, systemClock } from '../time/clock.ts';
-import { SSE_KEEPALIVE_MS } from '../limits.ts';
+import { MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 /** Sweeps per interval: a stream gets its comment at most a quarter interval past the interval. */
 const SWEEPS_PER_INTERVAL = 4;
@@ -24,18 +24,30 @@ export interface IdleStream {
   keepAlive(): void;
 }
 
+/** How much a stream's client may leave unread, and who hears of a stream ended for it. */
+export interface StreamBacklog {
+  /** Bytes written to a stream and not yet taken by its client, past which the stream is ended (MAX_OUTPUT_BACKLOG_BYTES). */
+  readonly maxBytes: number;
+  /** A stream was ended past `maxBytes`, with `bytes` unread. */
+  readonly onOverflow?: (bytes: number) => void;
+}
+
 export class KeepAlive {
   /** How long a stream may stay silent before it gets a comment, in ms. */
   readonly intervalMs: number;
+  /** The bound on what the streams of this server may leave unread (every stream is written through here). */
+  readonly backlog: StreamBacklog;
   readonly #clock: Clock;
   readonly #sweepMs: number;
   readonly #streams = new Set<IdleStream>();
   #sweeps = 0;
   #timer: unknown = null;
 
-  constructor(intervalMs: number = SSE_KEEPALIVE_MS, clock: Clock = systemClock) {
+  constructor(intervalMs: number = SSE_KEEPALIVE_MS, clock: Clock = systemClock, backlog: StreamBacklog = { maxBytes: MAX_OUTPUT_BACKLOG_BYTES }) {
     if (!Number.isFinite(intervalMs) || intervalMs < 1) throw new RangeError(`the SSE keep-alive interval must be at least 1 ms, not ${intervalMs}`);
+    if (!Number.isFinite(backlog.maxBytes) || backlog.maxBytes < 1) throw new RangeError(`the SSE output backlog must be at least 1 byte, not ${backlog.maxBytes}`);
     this.intervalMs = intervalMs;
+    this.backlog = backlog;
     this.#clock = clock;
     this.#sweepMs = Math.max(1, intervalMs / SWEEPS_PER_INTERVAL);
   }

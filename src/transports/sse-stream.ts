@@ -192,6 +192,18 @@ export class SseStream implements IdleStream {
     if (!this.#open) return;
     this.#lastWrite = this.#keepAlive.sweeps;
     this.#res.write(chunk);
+    // A client that reads nothing while events keep coming would grow this reply's buffer without end
+    // (node:http queues every write): past the backlog limit the stream is ended, its unread bytes dropped,
+    // as a WebSocket is closed 1008 and a stdio host treated as gone. A resumable stream's client may come
+    // back with Last-Event-ID.
+    const queued = this.#res.writableLength;
+    if (queued > this.#keepAlive.backlog.maxBytes) this.#overflow(queued);
+  }
+
+  #overflow(queued: number): void {
+    this.#closed();
+    this.#res.destroy();
+    this.#keepAlive.backlog.onOverflow?.(queued);
   }
 
   /** Runs `f` once the stream closes (ended here, or the client went); at once if it has. */

@@ -14,6 +14,7 @@
 // A session idle for STATELESS_SESSION_IDLE_MS is closed (one sweep timer for all, unref'd); so are the
 // idle ones of a principal whose session quota is full, before a new session of theirs is refused.
 
+import { principalKey } from '../mcp/round-trip.ts';
 import type { Principal } from '../mcp/state.ts';
 import { STATELESS_SESSION_IDLE_MS } from '../limits.ts';
 import type { Clock } from '../time/clock.ts';
@@ -29,11 +30,6 @@ interface Kept<S> {
   readonly session: S;
   /** When it was last handed out or given back, on the pool's clock. */
   lastUsed: number;
-}
-
-/** The principal's key in the pool: sessions are never shared across principals. */
-export function poolKey(principal: Principal): string {
-  return principal.kind === 'token' ? `token:${principal.name}` : principal.kind;
 }
 
 export class StatelessPool<S extends Poolable> {
@@ -68,7 +64,7 @@ export class StatelessPool<S extends Poolable> {
    * `add`s it). A busy session is never handed out: two requests on one session would share its actor.
    */
   take(principal: Principal, idKey: string): S | null {
-    const list = this.#byPrincipal.get(poolKey(principal));
+    const list = this.#byPrincipal.get(principalKey(principal));
     if (list === undefined) return null;
     // Newest first: the most recently used session is the warmest, and the oldest ones age out.
     for (let i = list.length - 1; i >= 0; i--) {
@@ -87,7 +83,7 @@ export class StatelessPool<S extends Poolable> {
 
   /** A session just opened for `principal`'s modern request, kept for the next ones. */
   add(principal: Principal, session: S): void {
-    const key = poolKey(principal);
+    const key = principalKey(principal);
     let list = this.#byPrincipal.get(key);
     if (list === undefined) {
       list = [];
@@ -99,7 +95,7 @@ export class StatelessPool<S extends Poolable> {
 
   /** The session ended (however): it is no longer handed out. */
   remove(principal: Principal, session: S): void {
-    const key = poolKey(principal);
+    const key = principalKey(principal);
     const list = this.#byPrincipal.get(key);
     if (list === undefined) return;
     const i = list.findIndex((k) => k.session === session);
@@ -109,7 +105,7 @@ export class StatelessPool<S extends Poolable> {
 
   /** Closes every idle session of `principal` (its quota is full): how many were closed. */
   shed(principal: Principal): number {
-    const list = this.#byPrincipal.get(poolKey(principal)) ?? [];
+    const list = this.#byPrincipal.get(principalKey(principal)) ?? [];
     const idle = list.filter((k) => !k.session.busy);
     for (const k of idle) this.#close(k.session);
     return idle.length;

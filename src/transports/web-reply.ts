@@ -16,11 +16,18 @@ export interface ReplyTarget {
   readonly headersSent: boolean;
   /** What was written has not left yet (a `write` said so, no 'drain' since): a keep-alive comment is not added. */
   readonly writableNeedDrain: boolean;
+  /** Bytes written and not yet taken by the client's connection: an SSE stream is ended past its backlog limit. */
+  readonly writableLength: number;
+  /** Ends the reply at once, unsent bytes dropped: the client left too much unread. */
+  destroy(): unknown;
   /** 'close': the reply ended or the client went away. */
   on(event: 'close', listener: () => void): unknown;
 }
 
 const encoder = new TextEncoder();
+
+/** The body's queuing strategy counts bytes (its high-water mark; more may be queued, up to the backlog limit). */
+export const BODY_HIGH_WATER_BYTES = 16 * 1024;
 
 export class WebReply implements ReplyTarget {
   readonly response: Promise<Response>;
@@ -44,10 +51,16 @@ export class WebReply implements ReplyTarget {
     return this.#stream !== null || this.#ended;
   }
 
-  /** The body's reader has not taken what was enqueued (the stream's queue is at its high-water mark). */
+  /** The body's reader has not taken all that was enqueued: a keep-alive comment would only wait behind it. */
   get writableNeedDrain(): boolean {
+    return this.writableLength > 0;
+  }
+
+  /** Bytes enqueued on the body that its reader has not taken. */
+  get writableLength(): number {
     const stream = this.#stream;
-    return stream !== null && !this.#ended && !this.#destroyed && (stream.desiredSize ?? 0) <= 0;
+    if (stream === null || this.#ended || this.#destroyed) return 0;
+    return Math.max(0, BODY_HIGH_WATER_BYTES - (stream.desiredSize ?? BODY_HIGH_WATER_BYTES));
   }
 
   writeHead(status: number, headers: Readonly<Record<string, string>>): this {
@@ -86,6 +99,14 @@ export class WebReply implements ReplyTarget {
     return this;
   }
 
+  /** Ends the body with an error: its reader sees the reply cut, and what was queued is dropped. */
+  destroy(): void {
+    if (this.#destroyed) return;
+    const stream = this.#stream;
+    if (stream !== null && !this.#ended) stream.error(new Error('the reply was ended: its client left too much output unread'));
+    this.abort();
+  }
+
   /** The client went away (its request's signal aborted, or the reader cancelled the body). */
   abort(): void {
     if (this.#destroyed) return;
@@ -101,7 +122,7 @@ export class WebReply implements ReplyTarget {
         controller = c;
       },
       cancel: () => this.abort(),
-    });
+    }, new ByteLengthQueuingStrategy({ highWaterMark: BODY_HIGH_WATER_BYTES }));
     this.#stream = controller;
     this.#resolve(new Response(body, { status: this.#status, headers: this.#headers }));
     return controller;

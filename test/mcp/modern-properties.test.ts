@@ -1,6 +1,7 @@
 // Properties of the modern (2026-07-28) path over generated `_meta` (fast-check, fixed seed): whatever a
 // request's `_meta` holds, it gets exactly one answer echoing its id — a modern result or a clear error —
-// no exception escapes, and the legacy session on the same connection keeps its own context.
+// no exception escapes, and the legacy session on the same connection keeps its own context; and any interleaving of
+// legacy and modern messages on one connection answers each in its own era.
 
 import fc from 'fast-check';
 import { test } from 'uvu';
@@ -55,6 +56,49 @@ test('any _meta gets one answer echoing its id (a modern result or an error), an
     );
     assert.is(s.modern, undefined);
   }), { seed: SEED, numRuns: RUNS });
+});
+
+test('legacy and modern messages interleaved on one connection stay apart: each answered in its own era, the session\'s level only from its own setLevel', () => {
+  const level = fc.constantFrom(...logLevels);
+  const legacyMessage = fc.oneof(
+    fc.record({ kind: fc.constant('legacy' as const), method: fc.constant('logging/setLevel'), level }),
+    fc.record({ kind: fc.constant('legacy' as const), method: fc.constantFrom('tools/list', 'ping', 'prompts/list'), level: fc.constant(undefined) }),
+  );
+  const modernMessage = fc.record({
+    kind: fc.constant('modern' as const),
+    method: fc.constantFrom('tools/list', 'server/discover', 'prompts/list', 'logging/setLevel'),
+    level,
+    caps: capabilitiesValue.filter((c) => c !== null && typeof c === 'object' && !Array.isArray(c)),
+  });
+  fc.assert(fc.property(fc.array(fc.oneof(legacyMessage, modernMessage), { minLength: 1, maxLength: 30 }), (messages) => {
+    let state = ready('2025-06-18', { elicitation: {} });
+    let expectedLevel = state.logLevel;
+    messages.forEach((m, i) => {
+      const params = m.kind === 'legacy'
+        ? (m.level === undefined ? {} : { level: m.level })
+        : { ...(m.method === 'logging/setLevel' ? { level: m.level } : {}), _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': m.caps, 'io.modelcontextprotocol/clientInfo': { name: 'modern', version: '1' }, 'io.modelcontextprotocol/logLevel': m.level } };
+      const line = JSON.stringify({ jsonrpc: '2.0', id: i, method: m.method, params });
+      const step = handleMcpLine(line, state);
+      const answers = step.replies.map((r) => JSON.parse(r.line) as { id?: unknown; method?: string; result?: { resultType?: unknown }; error?: { code: number } })
+        .filter((r) => r.method === undefined);
+      assert.is(answers.length, 1, line);
+      const a = answers[0] as { id?: unknown; result?: { resultType?: unknown }; error?: { code: number } };
+      assert.is(a.id, i);
+      if (m.kind === 'legacy') {
+        assert.is(a.error, undefined, line);
+        assert.is(a.result?.resultType, undefined, `a legacy answer has no resultType: ${line}`);
+        if (m.method === 'logging/setLevel') expectedLevel = m.level;
+      } else if (m.method === 'logging/setLevel') {
+        assert.is(a.error?.code, -32601, `removed in 2026-07-28: ${line}`);
+      } else {
+        assert.is(a.result?.resultType, 'complete', line);
+      }
+      state = step.state;
+      assert.is(state.logLevel, expectedLevel, `the session's level after ${line}`);
+      assert.is(state.protocolVersion, '2025-06-18');
+      assert.is(state.modern, undefined);
+    });
+  }), { seed: SEED, numRuns: 300 });
 });
 
 test.run();

@@ -1,5 +1,5 @@
-// Properties of the sealed requestState (fast-check, fixed seed): whatever a client does to the state it
-// was given — flip a bit, cut it, lengthen it, forge its payload, send it for another principal, tool or
+// Properties of the sealed requestState (fast-check, fixed seed), for a confirmation, a task's model turn
+// and a question from inside a task: whatever a client does to the state it was given — flip a bit, cut it, lengthen it, forge its payload, send it for another principal, tool or
 // arguments, after its expiry, or send anything else at all — the retry gets one -32602 naming
 // requestState, and the tool never runs (no runTool effect leaves the core).
 
@@ -165,6 +165,44 @@ test('a genuine turn state used by another principal, for another prompt, or at 
     const resumed = handleMcpLine(taskLine(2, prompt, { requestState: genuine, ...SAMPLED }), mine, at(T0 + REQUEST_STATE_TTL_MS - 1));
     const effect = resumed.effects.find((e) => e.kind === 'runTool');
     assert.equal(effect?.kind === 'runTool' ? effect.rounds?.resume : null, { conversationId: 'c-1', turn: 3, seq: 42, answer: SAMPLED.inputResponses.sample });
+  }), { seed: SEED, numRuns: 300 });
+});
+
+// And for a question from inside a task (a remote caller, a client that can be asked a form): the state the
+// core seals at the runtime's `toolAsk` opens only as it was sent, for its caller and its call, before expiry.
+const ASKING_META = { ...META, 'io.modelcontextprotocol/clientCapabilities': { elicitation: {} } };
+const askLine = (id: number, prompt: string, extra: object = {}) =>
+  JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt }, ...extra, _meta: ASKING_META } });
+
+function askSealedFor(state: ConnectionState, prompt: string, turn: number, seq: number): string {
+  const started = handleMcpLine(askLine(1, prompt), state, at(T0));
+  const effect = started.effects.find((e) => e.kind === 'runTool');
+  assert.ok(effect && effect.kind === 'runTool' && effect.rounds?.ask === true, 'the call asks for a task round that may ask');
+  const step = handleEffectResult({ kind: 'toolAsk', ticket: effect.ticket, conversationId: 'c-1', turn, seq, message: 'may it run?' }, started.state, at(T0));
+  return (JSON.parse(step.replies[0]!.line) as { result: { requestState: string } }).result.requestState;
+}
+
+test('any tampering of a question\'s state is -32602 naming requestState, and no round runs', () => {
+  const state = fresh({ principal: ALICE });
+  fc.assert(fc.property(command, fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 10_000 }), turnTamper, (prompt, turn, seq, t) => {
+    const genuine = askSealedFor(state, prompt, turn, seq);
+    const damaged = applyTamper(genuine, t as Tamper);
+    fc.pre(damaged !== genuine);
+    assertRefused(state, askLine(2, prompt, { requestState: damaged, ...ACCEPT }), T0 + 1, `${t.kind} ${JSON.stringify(t).slice(0, 120)}`);
+  }), { seed: SEED, numRuns: RUNS });
+});
+
+test('a genuine question state used by another principal, for another prompt, or at or after expiry is refused; as sent, it resumes its call', () => {
+  const principals: Principal[] = [{ kind: 'token', name: 'bob' }, { kind: 'anonymous' }, { kind: 'local' }];
+  fc.assert(fc.property(command, command, fc.constantFrom(...principals), fc.integer({ min: 0, max: 10 * REQUEST_STATE_TTL_MS }), (prompt, other, who, late) => {
+    const mine = fresh({ principal: ALICE, allowAnonymousTasks: true });
+    const genuine = askSealedFor(mine, prompt, 3, 42);
+    assertRefused(fresh({ principal: who, allowAnonymousTasks: true }), askLine(2, prompt, { requestState: genuine, ...ACCEPT }), T0 + 1, `principal ${JSON.stringify(who)}`);
+    if (other !== prompt) assertRefused(mine, askLine(2, other, { requestState: genuine, ...ACCEPT }), T0 + 1, 'arguments');
+    assertRefused(mine, askLine(2, prompt, { requestState: genuine, ...ACCEPT }), T0 + REQUEST_STATE_TTL_MS + late, 'expired');
+    const resumed = handleMcpLine(askLine(2, prompt, { requestState: genuine, ...ACCEPT }), mine, at(T0 + REQUEST_STATE_TTL_MS - 1));
+    const effect = resumed.effects.find((e) => e.kind === 'runTool');
+    assert.equal(effect?.kind === 'runTool' ? effect.rounds?.resume : null, { conversationId: 'c-1', turn: 3, seq: 42, person: { allowed: true, refusal: '' } });
   }), { seed: SEED, numRuns: 300 });
 });
 

@@ -6,6 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { StoredTask } from '../../src/mcp/effects.ts';
 import { MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
 
 type Reply = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
@@ -168,6 +170,21 @@ create('the runTool effect is marked task only for a harness_task whose request 
   assert.not.ok(marked(call(undefined, { harness: 'super-pi-code', prompt: 'undo it', conversation_id: 'c', undo: true })));
   const read = feed(fresh(), modern(9, 'tools/call', { name: 'read', arguments: { path: 'a' } }));
   assert.not.ok(marked(read));
+});
+
+create('a call whose person may be asked from inside the task (a remote caller declaring form elicitation, a harness that asks) keeps its round trips: no task mark', () => {
+  const roundTrip = roundTripAt(requestSealer(new Uint8Array(32).fill(7)), 1_000);
+  const remote = fresh({ principal: { kind: 'token', name: 'alice' } });
+  const effectOf = (capabilities: object, harness: string) => {
+    const step = handleMcpLine(JSON.stringify(modern(9, 'tools/call', { name: 'harness_task', arguments: { harness, prompt: 'go' } }, capabilities)), remote, roundTrip);
+    return step.effects[0] as { kind: string; task?: boolean; rounds?: { ask: boolean } };
+  };
+  const asking = effectOf({ elicitation: { form: {} }, extensions: { [TASKS]: {} } }, 'super-pi-code');
+  assert.is(asking.kind, 'runTool');
+  assert.is(asking.rounds?.ask, true);
+  assert.is(asking.task, undefined);
+  assert.is(effectOf({ extensions: { [TASKS]: {} } }, 'super-pi-code').task, true, 'a client that cannot be asked: a task');
+  assert.is(effectOf({ elicitation: { form: {} }, extensions: { [TASKS]: {} } }, 'super-pi-assistant').task, true, 'a harness that does not ask inside tasks: a task');
 });
 
 create('a modern tools/list says harness_task may run as a task (taskSupport optional); a 2025 session is not told', () => {

@@ -64,7 +64,7 @@ core('a first call from a client declaring sampling asks the runtime for a task 
   const r = feedAt(at(T0), fresh(), task(1));
   const [effect] = runTools(r);
   assert.ok(effect);
-  assert.equal(effect!.rounds, { resume: null });
+  assert.equal(effect!.rounds, { sample: true, ask: false, resume: null });
   assert.equal(effect!.client, { sampling: false, elicitation: false }, 'no server-to-client request is ever sent to a modern client');
   assert.equal(r.replies, []);
 });
@@ -93,7 +93,7 @@ core('a retry with the state and the model\'s answer resumes exactly that turn, 
   const r = feedAt(at(T0 + 1000, new Uint8Array(32).fill(7)), fresh(), task(2, { requestState: state, inputResponses: { sample: ANSWER } }));
   const [effect] = runTools(r);
   assert.ok(effect);
-  assert.equal(effect!.rounds, { resume: { conversationId: 'conv-1', turn: 4, seq: 17, answer: ANSWER } });
+  assert.equal(effect!.rounds, { sample: true, ask: false, resume: { conversationId: 'conv-1', turn: 4, seq: 17, answer: ANSWER } });
   assert.equal(effect!.args, ARGS);
   assert.equal(r.replies, []);
 });

@@ -1,6 +1,7 @@
 // The 2026-07-28 HTTP routing headers: required, trimmed, base64-decoded, compared with the body; and the
 // HTTP status a modern answer takes from its JSON-RPC error code.
 
+import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { refusal, answer } from '../../src/mcp/outgoing.ts';
@@ -63,6 +64,44 @@ test('a modern answer is 404 for -32601, 400 for -32021, and 200 for results and
   assert.is(modernHttpStatus([refusal(1, -32602, 'Unknown tool')]), 200);
   assert.is(modernHttpStatus([answer(1, {})]), 200);
   assert.is(modernHttpStatus([]), 200);
+});
+
+test('any header combination: accepted exactly when every header is present and repeats the body; a refusal is always -32020 / 400 with the id', () => {
+  // Each header is absent, the body's value (bare, padded, or base64-wrapped), or another value.
+  const shape = fc.constantFrom('absent', 'same', 'padded', 'wrapped', 'other');
+  const methods = [['tools/call', 'name', 'read'], ['prompts/get', 'name', 'plan_architecture'], ['resources/read', 'uri', 'superpi://workspace'], ['tools/list', null, null], ['server/discover', null, null]] as const;
+  const render = (kind: string, value: string): string | undefined => {
+    if (kind === 'absent') return undefined;
+    if (kind === 'padded') return ` ${value}\t`;
+    if (kind === 'wrapped') return `=?base64?${Buffer.from(value).toString('base64')}?=`;
+    if (kind === 'other') return `${value}x`;
+    return value;
+  };
+  fc.assert(fc.property(fc.constantFrom(...methods), shape, shape, shape, fc.boolean(), fc.oneof(fc.integer(), fc.string({ maxLength: 8 })), ([method, field, value], v, m, n, bodyHasName, id) => {
+    const params: Record<string, unknown> = { _meta: META, ...(field !== null && bodyHasName ? { [field]: value } : {}) };
+    // A wrapped version or method is not decoded (only Mcp-Name may be wrapped): it names another value.
+    const headers: Record<string, string | undefined> = {
+      'mcp-protocol-version': render(v, '2026-07-28'),
+      'mcp-method': render(m, method),
+      'mcp-name': render(n, value ?? 'anything'),
+    };
+    const header = (name: string) => headers[name];
+    const versionOk = v === 'same' || v === 'padded';
+    const methodOk = m === 'same' || m === 'padded';
+    const bodyName = field !== null && bodyHasName;
+    const nameOk = field === null ? true : n === 'absent' ? !bodyName : bodyName && n !== 'other';
+    const expected = versionOk && methodOk && nameOk;
+    const mismatch = headerMismatch(header, method, params);
+    assert.is(mismatch === null, expected, `${method} v=${v} m=${m} n=${n} body name=${bodyName}: ${mismatch}`);
+    if (mismatch !== null) assert.match(mismatch, /^Header mismatch: /);
+    const refused = refuseModernPost(header, id, method, params);
+    if (expected) assert.is(refused, null);
+    else {
+      assert.is(refused?.status, 400);
+      const error = JSON.parse(refused?.body ?? '{}') as { id: unknown; error: { code: number; message: string } };
+      assert.equal([error.id, error.error.code, error.error.message], [id, -32020, mismatch]);
+    }
+  }), { numRuns: 2000 });
 });
 
 test.run();

@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Clock, TimerOptions } from '../../src/time/clock.ts';
 import { FakeClock } from '../../src/time/fake-clock.ts';
-import { KEEPALIVE_COMMENT, KeepAlive } from '../../src/transports/sse-keepalive.ts';
+import { KEEPALIVE_COMMENT, KeepAlive, type StreamBacklog } from '../../src/transports/sse-keepalive.ts';
 import { EventLog, MemoryEventIds, SseStream } from '../../src/transports/sse-stream.ts';
 import { Exchange } from '../../src/transports/http-session.ts';
 import { type ReplyTarget, WebReply } from '../../src/transports/web-reply.ts';
@@ -20,6 +20,8 @@ class FakeResponse {
   destroyed = false;
   headersSent = false;
   writableNeedDrain = false;
+  writableLength = 0;
+  destroyCalls = 0;
   #onClose: (() => void)[] = [];
   writeHead() {
     return this;
@@ -40,6 +42,10 @@ class FakeResponse {
     this.#onClose.push(f);
     return this;
   }
+  destroy() {
+    this.destroyCalls += 1;
+    this.hangUp();
+  }
   /** The client goes away. */
   hangUp() {
     this.destroyed = true;
@@ -50,9 +56,9 @@ class FakeResponse {
 const INTERVAL = 100;
 const comments = (body: string) => body.split(KEEPALIVE_COMMENT).length - 1;
 
-function setup() {
+function setup(backlog: StreamBacklog = { maxBytes: 1024 * 1024 }) {
   const clock = new FakeClock();
-  const keepAlive = new KeepAlive(INTERVAL, clock);
+  const keepAlive = new KeepAlive(INTERVAL, clock, backlog);
   const open = () => {
     const res = new FakeResponse();
     const stream = new SseStream(res as unknown as ReplyTarget, {}, keepAlive);
@@ -179,9 +185,46 @@ test('a comment on a POST\'s stream takes no event id: the answer after it is ev
   assert.is(keepAlive.size, 0);
 });
 
-test('an interval under 1 ms is refused', () => {
+test('an interval under 1 ms is refused, and so is a backlog under 1 byte', () => {
   assert.throws(() => new KeepAlive(0), /at least 1 ms/);
   assert.throws(() => new KeepAlive(Number.NaN), /at least 1 ms/);
+  assert.throws(() => new KeepAlive(100, new FakeClock(), { maxBytes: 0 }), /at least 1 byte/);
+  assert.throws(() => new KeepAlive(100, new FakeClock(), { maxBytes: Number.NaN }), /at least 1 byte/);
+});
+
+test('a stream whose client leaves more than the backlog unread is ended: the reply destroyed, the overflow reported once, nothing written after', () => {
+  const overflows: number[] = [];
+  const { keepAlive, open } = setup({ maxBytes: 1000, onOverflow: (bytes) => overflows.push(bytes) });
+  const { res, stream } = open();
+  const closed: string[] = [];
+  stream.onClose(() => closed.push('closed'));
+  res.writableLength = 1000;
+  stream.send('1', 'x');
+  assert.ok(stream.open, 'at the limit: still open');
+  assert.equal(overflows, []);
+  res.writableLength = 1001;
+  stream.send('2', 'y');
+  assert.not.ok(stream.open, 'past it: ended');
+  assert.is(res.destroyCalls, 1, 'its unread bytes dropped');
+  assert.equal(overflows, [1001]);
+  assert.equal(closed, ['closed'], 'its owner hears it closed, once');
+  assert.is(keepAlive.size, 0, 'the sweep lets it go');
+  const before = res.body;
+  stream.send('3', 'z');
+  stream.end();
+  assert.is(res.body, before, 'nothing written to an ended stream');
+  assert.is(res.destroyCalls, 1);
+  assert.equal(overflows, [1001]);
+});
+
+test('a client that reads keeps its stream however much is sent: the backlog counts what is unread, not what was sent', () => {
+  const overflows: number[] = [];
+  const { open } = setup({ maxBytes: 100, onOverflow: (bytes) => overflows.push(bytes) });
+  const { res, stream } = open();
+  for (let i = 0; i < 1000; i++) stream.send(String(i), 'a'.repeat(50));
+  assert.ok(res.body.length > 50_000);
+  assert.ok(stream.open);
+  assert.equal(overflows, []);
 });
 
 test('WebReply: its body is full while the reader has not taken what was written, and not once it has', async () => {
@@ -199,6 +242,35 @@ test('WebReply: its body is full while the reader has not taken what was written
   assert.not.ok(reply.writableNeedDrain, 'taken');
   reply.end();
   assert.not.ok(reply.writableNeedDrain, 'ended');
+});
+
+test('WebReply: writableLength counts the bytes its reader has not taken; destroy cuts the body with an error and closes the reply', async () => {
+  const reply = new WebReply();
+  const closed: string[] = [];
+  reply.on('close', () => closed.push('close'));
+  assert.is(reply.writableLength, 0);
+  reply.writeHead(200, { 'Content-Type': 'text/event-stream' });
+  reply.flushHeaders();
+  const body = (await reply.response).body as ReadableStream<Uint8Array>;
+  reply.write('é'.repeat(10));
+  reply.write('x'.repeat(100_000));
+  assert.is(reply.writableLength, 100_020, 'bytes, not characters or chunks, past the high-water mark');
+  const reader = body.getReader();
+  await reader.read();
+  assert.is(reply.writableLength, 100_000, 'the first chunk taken');
+  reply.destroy();
+  assert.ok(reply.destroyed);
+  assert.equal(closed, ['close']);
+  assert.is(reply.writableLength, 0);
+  try {
+    await reader.read();
+    assert.unreachable('the body errors');
+  } catch (err) {
+    assert.match((err as Error).message, /too much output unread/);
+  }
+  reply.write('more');
+  reply.destroy();
+  assert.equal(closed, ['close'], 'once');
 });
 
 test.run();

@@ -6,7 +6,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { Principal } from '../../src/mcp/state.ts';
 import { FakeClock } from '../../src/time/fake-clock.ts';
-import { type Poolable, poolKey, StatelessPool } from '../../src/transports/stateless-pool.ts';
+import { principalKey as poolKey } from '../../src/mcp/round-trip.ts';
+import { type Poolable, StatelessPool } from '../../src/transports/stateless-pool.ts';
 import { STATELESS_SESSION_IDLE_MS } from '../../src/limits.ts';
 
 class Fake implements Poolable {

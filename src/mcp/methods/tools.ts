@@ -3,17 +3,17 @@
 
 import type { CallToolResult, RequestId, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { harnessById } from '../../harness/catalog.ts';
-import { type Caller, callerLoadout, decideForCaller } from '../../harness/policy.ts';
+import { isHarnessId } from '../../harness/ids.ts';
+import { asksInsideTask, type Caller, callerLoadout, decideForCaller } from '../../harness/policy.ts';
 import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
 import { canElicitForm, canSample, declaresTasks } from '../client-capabilities.ts';
-import { isAllowed } from '../confirmation.ts';
 import type { TaskRounds } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { argumentsDigest } from '../request-state.ts';
-import { confirmationNeeded, type HeldCall, playInputRequired, readRetry } from '../round-trip.ts';
+import { confirmationNeeded, type HeldCall, playInputRequired, readPersonAnswer, readRetry } from '../round-trip.ts';
 import { listReply } from './list-reply.ts';
 import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
@@ -65,30 +65,40 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (decision.verdict === 'deny') return reply(state, id, toolError(decision.refusal));
   // A model turn's state is sealed only for a call that already ran: its rule is not asked again.
   if (retry !== undefined && 'turn' in retry) return startTool(state, id, name, call.args, progressToken, { ...retry.turn, answer: retry.answer });
+  // Nor is a question's from inside a task: the person's answer goes to the call the task waits at.
+  if (retry !== undefined && 'ask' in retry) return startTool(state, id, name, call.args, progressToken, { ...retry.ask, person: retry.person });
   if (decision.verdict === 'allow') return startTool(state, id, name, call.args, progressToken);
   if (retry !== undefined) return resumeCall(state, id, call, retry.answer);
   return playInputRequired(state, id, confirmationNeeded(call, decision.rule), (why) => reply(state, id, toolError(`Not run: ${name} needs the person's confirmation and ${why}`)));
 }
 
 /**
- * Starts a tool body. `resume`: a retry carrying the client model's answer to a task's turn. A modern
- * client is never sent a server-to-client request: a task's questions are not put to it, and its model is
- * asked by round trip (`rounds`) when it declared `sampling` and this node can seal the turn's state.
+ * Starts a tool body. `resume`: a retry carrying the client model's answer to a task's turn, or the
+ * person's answer to a call inside it. A modern client is never sent a server-to-client request: a task
+ * runs in round trips (`rounds`) when this node can seal their states and the client declared `sampling`
+ * (its model may take the turns) or form elicitation with a remote principal and the task's harness has an
+ * `ask` rule (its person may be asked; a task that cannot ask keeps its supervised task actor).
+ * The local user is never asked from inside a task, as in the 2025 era: their host confirmed the task.
  */
 export function startTool(state: ConnectionState, id: RequestId, tool: ToolName, args: Record<string, unknown>, progressToken?: string | number, resume?: NonNullable<TaskRounds['resume']>): Step {
   const sealer = state.roundTrip?.sealer ?? null;
-  const rounds: TaskRounds | undefined = tool === 'harness_task' && state.modern !== undefined && canSample(state) && sealer !== null && args.undo !== true
-    ? { resume: resume ?? null } : undefined;
-  if (resume !== undefined && rounds === undefined) {
-    return fail(state, id, ErrorCode.InvalidParams, `Invalid params: the answer to turn ${resume.turn} of conversation ${resume.conversationId} comes with a request that does not declare "sampling" (or this node has no state key); retry it as the first was sent`);
+  const sample = canSample(state);
+  const ask = canElicitForm(state) && state.config.principal.kind !== 'local' && isHarnessId(args.harness) && asksInsideTask(harnessById(args.harness));
+  const rounds: TaskRounds | undefined = tool === 'harness_task' && state.modern !== undefined && (sample || ask) && sealer !== null && args.undo !== true
+    ? { sample, ask, resume: resume ?? null } : undefined;
+  if (resume !== undefined && (rounds === undefined || ('answer' in resume ? !sample : !ask))) {
+    const [what, declared] = 'answer' in resume ? ['the answer to turn', '"sampling"'] : ['the person\'s answer at turn', 'form "elicitation"'];
+    return fail(state, id, ErrorCode.InvalidParams, `Invalid params: ${what} ${resume.turn} of conversation ${resume.conversationId} comes with a request that does not declare ${declared} (or this node has no state key); retry it as the first was sent`);
   }
   const added = addPending(state, {
     kind: 'tool', requestId: id, tool, ...(progressToken === undefined ? {} : { progressToken }),
     ...(rounds === undefined || sealer === null ? {} : { argsDigest: argumentsDigest(sealer, args) }),
   });
   const client = { sampling: state.modern === undefined && canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
-  // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts).
-  const task = tool === 'harness_task' && resume === undefined && args.undo !== true && declaresTasks(state);
+  // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts),
+  // unless the person may be asked from inside it: a detached task could not ask (tasks/update is not built),
+  // so that one keeps its round trips.
+  const task = tool === 'harness_task' && resume === undefined && args.undo !== true && rounds?.ask !== true && declaresTasks(state);
   return {
     state: added.state, replies: [],
     effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}), ...(task ? { task: true as const } : {}) }],
@@ -110,10 +120,9 @@ export function confirmationAnswered(state: ConnectionState, ticket: number, ans
  * decline, cancel, no answer, or a failed question refuses it with a tool error saying why.
  */
 function resumeCall(state: ConnectionState, id: RequestId, call: HeldCall, answer: unknown, error?: { message: string }): Step {
-  if (!error && isAllowed(answer)) return startTool(state, id, call.tool, call.args, call.progressToken);
-  const a = answer as { action?: unknown } | undefined;
-  const why = error ? `the confirmation request failed: ${error.message}` : a?.action === 'accept' ? 'the person did not allow it' : `the person answered "${String(a?.action ?? 'nothing')}"`;
-  return reply(state, id, toolError(`Not run: ${call.tool} needs the person's confirmation and ${why}`));
+  const person = readPersonAnswer(answer, error);
+  if (person.allowed) return startTool(state, id, call.tool, call.args, call.progressToken);
+  return reply(state, id, toolError(`Not run: ${call.tool} needs the person's confirmation and ${person.refusal}`));
 }
 
 export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallToolResult {
