@@ -8,6 +8,8 @@ import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { StoreError } from '../store/errors.ts';
 import type { TaskContext } from '../task/task-context.ts';
+import { cancelStoredTask, type DetachedTasks } from '../task/detached-tasks.ts';
+import { readStoredTask } from '../task/task-status.ts';
 import { undoConversation } from '../task/undo.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { Logger } from '../log/logger.ts';
@@ -27,6 +29,12 @@ export interface EffectDeps {
   readonly executeTool?: ToolExecutor;
   /** Without it, harness_task answers that tasks are not configured. */
   readonly task?: TaskContext;
+  /**
+   * The node's detached harness tasks (2026-07-28 Tasks extension), which outlive the request and the
+   * session that started them. None (an anonymous caller: its conversations are keyed by its session, so
+   * no later request could poll one): such a call runs on its request as before.
+   */
+  readonly detached?: DetachedTasks;
   /** Times tool deadlines and grace periods, and what the tools wait on. Default `systemClock`. */
   readonly clock?: Clock;
 }
@@ -136,6 +144,26 @@ export class EffectRunner {
             page = 'invalid-cursor';
           }
           this.#deliver({ kind: 'conversationList', ticket: effect.ticket, page });
+        });
+      case 'readTask':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId) : null;
+          this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
+        });
+      case 'cancelTask':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const outcome = task && store ? await cancelStoredTask(store, task.principal, effect.taskId, this.#deps.detached, this.#clock) : 'not-found';
+          if (outcome === 'elsewhere') {
+            // Cross-node cancel is not built (docs/tasks-extension.md): saying so beats an ack the task would not honour.
+            const message = `Task ${effect.taskId} is running, but not as a detached task of this node (another node runs it, or a harness_task call that is still waiting for its answer): this node cannot cancel it`;
+            this.#deliver({ kind: 'effectFailed', ticket: effect.ticket, code: ErrorCode.InternalError, message });
+            return;
+          }
+          this.#deliver({ kind: 'taskCancelled', ticket: effect.ticket, found: outcome !== 'not-found' });
         });
       case 'completeConversation':
         return this.#track(effect.ticket, async () => {

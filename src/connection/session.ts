@@ -400,7 +400,7 @@ export class Session {
     }
   }
 
-  /** Effects that belong to harness tasks go to the session's task registry (made on the first task). */
+  /** Effects of harness tasks go to the node's detached ones (a Tasks-extension call: detached-tasks.ts), else the session's (made on the first task). */
   #taskEffect(effect: Effect): boolean {
     // The task context is asked for only by a harness_task (a session's effects may make it on first use).
     const task = !this.#tasks && effect.kind === 'runTool' && effect.tool === 'harness_task' ? this.#deps.effects.task : undefined;
@@ -412,7 +412,8 @@ export class Session {
         deliver: (result) => this.#toActor({ k: 'result', result }),
       });
     }
-    return this.#tasks?.take(effect) ?? false;
+    const detached = effect.kind === 'runTool' && effect.task === true && this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => this.#toActor({ k: 'result', result }));
+    return detached === true || (this.#tasks?.take(effect) ?? false);
   }
 
   /**

@@ -42,3 +42,12 @@ export const DEFAULT_MODEL_CALLS_PER_MINUTE = 120;
 
 /** The window of the per-minute task budgets. */
 export const TASK_BUDGET_WINDOW_MS = 60_000;
+
+/**
+ * The `pollIntervalMs` a 2026-07-28 `CreateTaskResult` suggests (Tasks extension, SEP-2663): how often a
+ * client should ask `tasks/get`. A model turn takes seconds, so polling faster only costs store reads.
+ */
+export const TASK_POLL_INTERVAL_MS = 1000;
+
+/** The longest `taskId` a `tasks/get` / `tasks/update` / `tasks/cancel` may name (task ids are conversation UUIDs, 36 characters). */
+export const MAX_TASK_ID_LENGTH = 128;

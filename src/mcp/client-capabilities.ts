@@ -26,3 +26,16 @@ export function canElicitForm(state: ConnectionState): boolean {
 export function canSample(state: ConnectionState): boolean {
   return state.clientCapabilities.sampling !== undefined;
 }
+
+/** The Tasks extension's id (SEP-2663), under `capabilities.extensions` of `server/discover` and of a request's `clientCapabilities`. */
+export const TASKS_EXTENSION = 'io.modelcontextprotocol/tasks';
+
+/**
+ * A 2026-07-28 request declared the Tasks extension in its `clientCapabilities.extensions` (a 2025
+ * session never does: its tasks are another, unbuilt, protocol). Read as caller input: own keys only.
+ */
+export function declaresTasks(state: ConnectionState): boolean {
+  if (state.modern === undefined) return false;
+  const extensions: unknown = (state.clientCapabilities as Record<string, unknown>).extensions;
+  return isRecord(extensions) && Object.hasOwn(extensions, TASKS_EXTENSION) && isRecord(extensions[TASKS_EXTENSION]);
+}

@@ -10,8 +10,12 @@ import type { LogLevel } from './logging-level.ts';
 // `workspace` on an effect: the session's chosen client root (a checked real path); absent, the
 // configured workspace.
 export type Effect =
-  /** Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). */
-  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities; workspace?: string; rounds?: TaskRounds }
+  /**
+   * Run a tool body; answer with `toolDone` (and any number of `toolProgress` before it). `task`: a 2026-07-28
+   * `harness_task` whose request declared the Tasks extension: the runtime may run it detached and answer
+   * `taskCreated` at once instead (it does when the node has a model of its own).
+   */
+  | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities; workspace?: string; rounds?: TaskRounds; task?: true }
   /** The client's answer to a `clientRequest` (result, or error when it failed or cannot be asked). */
   | { kind: 'clientResponse'; ticket: number; key: number; result?: unknown; error?: { code: number; message: string } }
   /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */
@@ -47,6 +51,13 @@ export type Effect =
   | { kind: 'checkRoots'; round: number; uris: string[] }
   /** After `ms`, answer with `rootsWaitOver` of this `round` (requests held for the roots stop waiting). */
   | { kind: 'rootsDeadline'; round: number; ms: number }
+  /**
+   * A 2026-07-28 `tasks/get`: the harness task (its conversation) of this principal, read from the store (any
+   * node). Answer with `taskRead`.
+   */
+  | { kind: 'readTask'; ticket: number; taskId: string }
+  /** A 2026-07-28 `tasks/cancel`: stop this principal's task if it runs on this node. Answer with `taskCancelled`. */
+  | { kind: 'cancelTask'; ticket: number; taskId: string }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
   /** `toClient: false`: already sent to, or withheld from, the client by the request's own era rules (modern.ts). */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
@@ -77,6 +88,23 @@ export interface AskResume { readonly conversationId: string; readonly turn: num
 export interface ClientAbilities {
   readonly sampling: boolean;
   readonly elicitation: boolean;
+}
+
+/** A harness task just started detached: its id (the conversation's) and times, as ISO-8601 strings. */
+export interface CreatedTask {
+  readonly taskId: string;
+  readonly createdAt: string;
+  readonly lastUpdatedAt: string;
+}
+
+/**
+ * A harness task as the store holds it (its conversation), for `tasks/get`. `outcome`: the harness_task
+ * result rebuilt from the transcript once it ended (completed, failed, cancelled), the text of why it
+ * stopped when interrupted, null while it runs.
+ */
+export interface StoredTask extends CreatedTask {
+  readonly status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  readonly outcome: ToolOutcome | null;
 }
 
 export interface WorkspaceContext {
@@ -118,5 +146,11 @@ export type EffectResult =
   | { kind: 'rootsChecked'; round: number; roots: CheckedRoot[] }
   /** A `rootsDeadline` passed. No ticket. */
   | { kind: 'rootsWaitOver'; round: number }
+  /** A `runTool` with `task` runs detached: the call answers a `CreateTaskResult` (Tasks extension). */
+  | { kind: 'taskCreated'; ticket: number; task: CreatedTask }
+  /** What the store holds of a task; null when it is not the caller's, or does not exist (not told apart). */
+  | { kind: 'taskRead'; ticket: number; task: StoredTask | null }
+  /** `found` false: not the caller's task, or none. */
+  | { kind: 'taskCancelled'; ticket: number; found: boolean }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
   | { kind: 'effectFailed'; ticket: number; code: number; message: string };

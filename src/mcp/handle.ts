@@ -13,6 +13,7 @@ import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { conversationListed } from './methods/conversation-list.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
+import { cancelTask, getTask, taskCancelled, taskCreated, taskRead, updateTask } from './methods/tasks.ts';
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
@@ -48,6 +49,14 @@ const requestHandlers: ReadonlyMap<string, RequestHandler> = new Map<string, Req
   ['resources/subscribe', subscribe],
   ['resources/unsubscribe', unsubscribe],
   ['subscriptions/listen', listen],
+]);
+
+/** A 2026-07-28 request's handlers: the same, and the Tasks extension's methods (a 2025 session has none of them). */
+const modernHandlers: ReadonlyMap<string, RequestHandler> = new Map<string, RequestHandler>([
+  ...requestHandlers,
+  ['tasks/get', getTask],
+  ['tasks/update', updateTask],
+  ['tasks/cancel', cancelTask],
 ]);
 
 /** The part of a batch not handled yet: handed back to `continueBatch` once the caller has yielded its thread. */
@@ -186,7 +195,7 @@ function handleRequest(id: RequestId, method: string, params: Params, state: Con
   if (isInFlight(state, id)) {
     return fail(state, id, ErrorCode.InvalidRequest, reusedIdMessage(id));
   }
-  if (isModernRequest(method, params)) return handleModernRequest(state, id, method, params, requestHandlers, roundTrip);
+  if (isModernRequest(method, params)) return handleModernRequest(state, id, method, params, modernHandlers, roundTrip);
   if (method === 'ping') return reply(state, id, {});
   if (method === 'initialize') return initialize(state, id, params);
   if (state.phase !== 'ready') {
@@ -385,5 +394,11 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     }
     case 'transcriptsWatched':
       return silent(next); // only a listen asks it, and a listen is folded above
+    case 'taskCreated':
+      return taskCreated(next, pending.requestId, result.task);
+    case 'taskRead':
+      return pending.kind === 'task' ? taskRead(next, pending.requestId, pending.taskId, result.task) : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a task read answered another request');
+    case 'taskCancelled':
+      return pending.kind === 'task' ? taskCancelled(next, pending.requestId, pending.taskId, result.found) : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a task cancel answered another request');
   }
 }

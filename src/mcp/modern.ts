@@ -11,6 +11,7 @@ import {
 import { ErrorCode, type Params } from './jsonrpc.ts';
 import { isLogLevel, logLevels, passes } from './logging-level.ts';
 import { keptClientInfo, serverImplementation, serverInstructions } from './methods/initialize.ts';
+import { serverExtensions } from './methods/tasks.ts';
 import { notice, type Outgoing } from './outgoing.ts';
 import type { RoundTrip } from './request-state.ts';
 import type { ConnectionState } from './state.ts';
@@ -129,6 +130,7 @@ function discover(view: ConnectionState, id: RequestId): Step {
       resources: { subscribe: true, listChanged: false },
       completions: {},
       logging: {},
+      extensions: serverExtensions(),
     },
     serverInfo: serverImplementation(view, LATEST_VERSION),
     instructions: serverInstructions(view),

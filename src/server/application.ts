@@ -14,8 +14,7 @@
 // (node lease, held sessions and their checkpoints, orphans, the locator) is src/cluster/cluster-membership.ts.
 
 import { randomBytes, randomUUID } from 'node:crypto';
-import type { ChildHandle, ChildSpec } from '../supervisor/index.ts';
-import { type ExitReason, describeExit, isAbnormal, Supervisor } from '../supervisor/index.ts';
+import { type ChildHandle, type ChildSpec, type ExitReason, describeExit, isAbnormal, Supervisor } from '../supervisor/index.ts';
 import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
@@ -36,6 +35,7 @@ import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
+import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal, requestStream } from '../store/session-events.ts';
@@ -423,7 +423,7 @@ export class Application implements SessionHost {
 
   #sessionServices(): SessionServices {
     const o = this.#options;
-    return { workspace: o.workspace, logger: o.logger, toolTimeoutMs: o.toolTimeoutMs, clock: this.#clock,
+    return { workspace: o.workspace, logger: o.logger, toolTimeoutMs: o.toolTimeoutMs, clock: this.#clock, detached: new DetachedTasks(),
       executor: (s) => this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(s.principal), session: s.id })), s.principal),
       taskContext: (s) => ({ store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: s.ownerKey, local: s.principal.kind === 'local',
         forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,

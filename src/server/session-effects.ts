@@ -7,6 +7,7 @@ import type { Session } from '../connection/session.ts';
 import type { EffectDeps } from '../connection/effect-runner.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Principal } from '../mcp/state.ts';
+import type { DetachedTasks } from '../task/detached-tasks.ts';
 import type { TaskContext } from '../task/task-context.ts';
 import type { Clock } from '../time/clock.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
@@ -32,6 +33,8 @@ export interface SessionServices {
   readonly clock: Clock;
   executor(facts: SessionFacts): ToolExecutor;
   taskContext(facts: SessionFacts): TaskContext;
+  /** The node's detached harness tasks (2026-07-28 Tasks extension). */
+  readonly detached: DetachedTasks;
 }
 
 export class SessionEffects implements EffectDeps {
@@ -63,6 +66,11 @@ export class SessionEffects implements EffectDeps {
 
   get executeTool(): ToolExecutor {
     return (this.#execute ??= this.#services.executor(this.#facts));
+  }
+
+  /** Not for anonymous callers: their conversations are keyed by their session, so no later request could poll one. */
+  get detached(): DetachedTasks | undefined {
+    return this.#facts.principal.kind === 'anonymous' ? undefined : this.#services.detached;
   }
 
   get task(): TaskContext {

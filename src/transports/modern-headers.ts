@@ -8,8 +8,11 @@ import { ErrorCode, errorLine, type Params } from '../mcp/jsonrpc.ts';
 import { readModernContext } from '../mcp/modern.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 
-/** The body field `Mcp-Name` repeats, by method. */
-const nameField: ReadonlyMap<string, string> = new Map([['tools/call', 'name'], ['prompts/get', 'name'], ['resources/read', 'uri']]);
+/** The body field `Mcp-Name` repeats, by method (SEP-2243; the Tasks extension, SEP-2663, adds its methods' `taskId`). */
+const nameField: ReadonlyMap<string, string> = new Map([
+  ['tools/call', 'name'], ['prompts/get', 'name'], ['resources/read', 'uri'],
+  ['tasks/get', 'taskId'], ['tasks/update', 'taskId'], ['tasks/cancel', 'taskId'],
+]);
 
 const BASE64_PREFIX = '=?base64?';
 const BASE64_SUFFIX = '?=';

@@ -73,6 +73,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_REQUEST_ID_LENGTH` \| (\d+) characters/, name: 'MAX_REQUEST_ID_LENGTH', figure: String(limits.MAX_REQUEST_ID_LENGTH) },
   { phrase: /\| `MAX_REQUESTS_IN_FLIGHT` \| (\d+) per session/, name: 'MAX_REQUESTS_IN_FLIGHT', figure: String(limits.MAX_REQUESTS_IN_FLIGHT) },
   { phrase: /\| `MAX_LISTEN_URIS` \| (\d+) per `subscriptions\/listen`/, name: 'MAX_LISTEN_URIS', figure: String(limits.MAX_LISTEN_URIS) },
+  { phrase: /\| `MAX_TASK_ID_LENGTH` \| (\d+) characters/, name: 'MAX_TASK_ID_LENGTH', figure: String(limits.MAX_TASK_ID_LENGTH) },
+  { phrase: /\| `TASK_POLL_INTERVAL_MS` \| (\d+) s/, name: 'TASK_POLL_INTERVAL_MS', figure: seconds(limits.TASK_POLL_INTERVAL_MS) },
   { phrase: /\| `MAX_LISTED_CONVERSATIONS` \| (\d+) conversations per/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /`MAX_LISTED_CONVERSATIONS`, (\d+)\)/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /\| `MAX_SESSION_CONVERSATIONS` \| ([\d,]+) conversations/, name: 'MAX_SESSION_CONVERSATIONS', figure: grouped(limits.MAX_SESSION_CONVERSATIONS) },

@@ -103,7 +103,7 @@ test('a 2025 session has no subscriptions/listen: method not found, pointing at 
 
 test('server/discover says resources can be subscribed to (through listen) and lists never change', () => {
   const r = feed(fresh(), req(1, 'server/discover', { _meta: META }));
-  assert.equal((r.replies[0] as Msg).result?.capabilities, { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { subscribe: true, listChanged: false }, completions: {}, logging: {} });
+  assert.equal((r.replies[0] as Msg).result?.capabilities, { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { subscribe: true, listChanged: false }, completions: {}, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
 });
 
 test.run();

@@ -25,7 +25,7 @@ sorting('serves server/discover on a fresh connection, without initialize', () =
   assert.is(result.resultType, 'complete');
   assert.is(result.ttlMs, CATALOG_CACHE_TTL_MS);
   assert.is(result.cacheScope, 'private');
-  assert.equal(result.capabilities, { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { subscribe: true, listChanged: false }, completions: {}, logging: {} });
+  assert.equal(result.capabilities, { tools: { listChanged: false }, prompts: { listChanged: false }, resources: { subscribe: true, listChanged: false }, completions: {}, logging: {}, extensions: { 'io.modelcontextprotocol/tasks': {} } });
   assert.is((result.serverInfo as { name: string }).name, 'super-pi');
   assert.is((result.serverInfo as { description?: string }).description !== undefined, true);
   assert.match(String(result.instructions), /workspace \/ws/);

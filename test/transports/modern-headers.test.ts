@@ -27,6 +27,16 @@ test('each missing header is a mismatch naming it; Mcp-Name only where the body 
   assert.is(headerMismatch(from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/call' }), 'tools/call', { _meta: META }), null);
 });
 
+test('tasks/get, tasks/update and tasks/cancel carry Mcp-Name: the taskId (Tasks extension, SEP-2663)', () => {
+  for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+    const params = { taskId: 'conv-1', _meta: META };
+    const headers = { 'mcp-protocol-version': '2026-07-28', 'mcp-method': method };
+    assert.is(headerMismatch(from({ ...headers, 'mcp-name': 'conv-1' }), method, params), null, method);
+    assert.match(String(headerMismatch(from({ ...headers, 'mcp-name': 'conv-2' }), method, params)), /params\.taskId/);
+    assert.match(String(headerMismatch(from(headers), method, params)), /Mcp-Name/);
+  }
+});
+
 test('a base64-wrapped Mcp-Name is decoded before the comparison; a wrapped other name or bad base64 is refused', () => {
   const wrap = (s: string) => `=?base64?${Buffer.from(s).toString('base64')}?=`;
   assert.is(decodeHeaderValue(wrap('résumé.md')), 'résumé.md');

@@ -9,7 +9,7 @@ import type { ToolOutcome } from '../../tools/contract.ts';
 import { toolCatalog } from '../../tools/catalog.ts';
 import { isToolName, type ToolName } from '../../tools/definition.ts';
 import { checkToolArguments } from '../arguments.ts';
-import { canElicitForm, canSample } from '../client-capabilities.ts';
+import { canElicitForm, canSample, declaresTasks } from '../client-capabilities.ts';
 import type { TaskRounds } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { argumentsDigest } from '../request-state.ts';
@@ -29,6 +29,9 @@ export function listTools(state: ConnectionState, id: RequestId, params: Params)
     if (features.titles) tool.title = def.title;
     if (features.annotations) tool.annotations = def.annotations;
     if (features.structuredContent && def.outputSchema) tool.outputSchema = def.outputSchema;
+    // A 2026-07-28 client may run it as a task (Tasks extension, methods/tasks.ts); a 2025 session is not told:
+    // the 2025-11-25 experimental tasks this field also announces are not served.
+    if (state.modern !== undefined && name === 'harness_task') tool.execution = { taskSupport: 'optional' };
     return tool;
   });
   return listReply(state, id, 'tools', tools, params.cursor);
@@ -92,9 +95,13 @@ export function startTool(state: ConnectionState, id: RequestId, tool: ToolName,
     ...(rounds === undefined || sealer === null ? {} : { argsDigest: argumentsDigest(sealer, args) }),
   });
   const client = { sampling: state.modern === undefined && canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
+  // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts),
+  // unless the person may be asked from inside it: a detached task could not ask (tasks/update is not built),
+  // so that one keeps its round trips.
+  const task = tool === 'harness_task' && resume === undefined && args.undo !== true && rounds?.ask !== true && declaresTasks(state);
   return {
     state: added.state, replies: [],
-    effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}) }],
+    effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}), ...(task ? { task: true as const } : {}) }],
   };
 }
 

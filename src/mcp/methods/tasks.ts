@@ -1,0 +1,104 @@
+// The 2026-07-28 Tasks extension (SEP-2663) for `harness_task`: `tasks/get`, `tasks/update`, `tasks/cancel`
+// (only for a request that declared the extension, else -32021), and the answers their effects bring back:
+// the `CreateTaskResult` of a task started detached, the DetailedTask read from the store, the cancel ack.
+// The task id is the conversation id, so any node answers from the store (docs/tasks-extension.md).
+
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { CreatedTask, StoredTask } from '../effects.ts';
+import { declaresTasks, TASKS_EXTENSION } from '../client-capabilities.ts';
+import { isRecord, META_SERVER_INFO, ModernErrorCode } from '../era.ts';
+import { ErrorCode, type Params } from '../jsonrpc.ts';
+import { answer } from '../outgoing.ts';
+import type { ConnectionState } from '../state.ts';
+import { addPending, fail, reply, type Step } from '../step.ts';
+import { toolResult } from './tools.ts';
+import { MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../limits.ts';
+
+/** What `server/discover` lists under `capabilities.extensions`. */
+export const serverExtensions = (): Record<string, object> => ({ [TASKS_EXTENSION]: {} });
+
+/** -32021 (HTTP 400): the method needs the extension, which the request did not declare. */
+function undeclared(state: ConnectionState, id: RequestId, method: string): Step {
+  return fail(state, id, ModernErrorCode.MissingRequiredClientCapability,
+    `Missing required client capability: ${method} needs the ${TASKS_EXTENSION} extension declared in _meta["io.modelcontextprotocol/clientCapabilities"].extensions`,
+    { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
+}
+
+/** `params.taskId`, or why it is refused (-32602). */
+function taskIdOf(method: string, params: Params): string | { problem: string } {
+  const taskId = params.taskId;
+  if (typeof taskId !== 'string' || taskId.length === 0) return { problem: `Invalid params: ${method} needs params.taskId (a non-empty string)` };
+  if (taskId.length > MAX_TASK_ID_LENGTH) return { problem: `Invalid params: params.taskId is longer than MAX_TASK_ID_LENGTH (${MAX_TASK_ID_LENGTH}) characters` };
+  return taskId;
+}
+
+/** The gate, then the id, then the store (`readTask` / `cancelTask`). */
+function askStore(state: ConnectionState, id: RequestId, method: 'tasks/get' | 'tasks/cancel', params: Params): Step {
+  if (!declaresTasks(state)) return undeclared(state, id, method);
+  const taskId = taskIdOf(method, params);
+  if (typeof taskId !== 'string') return fail(state, id, ErrorCode.InvalidParams, taskId.problem);
+  const added = addPending(state, { kind: 'task', requestId: id, method, taskId });
+  const effect = method === 'tasks/get' ? { kind: 'readTask' as const, ticket: added.ticket, taskId } : { kind: 'cancelTask' as const, ticket: added.ticket, taskId };
+  return { state: added.state, replies: [], effects: [effect] };
+}
+
+export const getTask = (state: ConnectionState, id: RequestId, params: Params): Step => askStore(state, id, 'tasks/get', params);
+
+export const cancelTask = (state: ConnectionState, id: RequestId, params: Params): Step => askStore(state, id, 'tasks/cancel', params);
+
+/**
+ * `tasks/update` answers the `inputRequests` of an `input_required` task. No harness task is ever
+ * `input_required` here (a task runs detached only on the node's own model, and it cannot ask the person),
+ * so a well-formed update names a task that waits for nothing: -32602, saying so.
+ */
+export function updateTask(state: ConnectionState, id: RequestId, params: Params): Step {
+  if (!declaresTasks(state)) return undeclared(state, id, 'tasks/update');
+  const taskId = taskIdOf('tasks/update', params);
+  if (typeof taskId !== 'string') return fail(state, id, ErrorCode.InvalidParams, taskId.problem);
+  if (!isRecord(params.inputResponses)) return fail(state, id, ErrorCode.InvalidParams, 'Invalid params: tasks/update needs params.inputResponses (an object keyed by the task\'s inputRequests)');
+  return fail(state, id, ErrorCode.InvalidParams, `Invalid params: task ${taskId} is not waiting for input (super-pi's harness tasks never ask for input through tasks/update: a task runs detached only on the server's own model, and the person is not asked from inside one)`);
+}
+
+/** The task's retention (`ttlMs`): conversations are kept until deleted, so none is promised. */
+const TASK_TTL_MS = null;
+
+/** A `runTool` run detached: the call's answer is the flat `CreateTaskResult`, no `requestState`, no nested `task`. */
+export function taskCreated(state: ConnectionState, id: RequestId, task: CreatedTask): Step {
+  const result = {
+    resultType: 'task', taskId: task.taskId, status: 'working', createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt,
+    ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_INTERVAL_MS,
+    _meta: { [META_SERVER_INFO]: { name: state.config.server.name, version: state.config.server.version } },
+  };
+  return { state, replies: [answer(id, result)], effects: [] };
+}
+
+/**
+ * `tasks/get`'s DetailedTask from what the store holds. A `failed` conversation ended at the tool level
+ * (the model endpoint's error, `max_turns`), so it is `completed` with an `isError` result, as SEP-2663
+ * keeps `failed` for protocol-level faults: an `interrupted` one (its process died, or it was given up),
+ * which answers `error` and no `result`.
+ */
+export function taskRead(state: ConnectionState, id: RequestId, taskId: string, task: StoredTask | null): Step {
+  if (task === null) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: no task ${taskId} (tasks are the caller's own harness_task conversations)`);
+  const base = { taskId: task.taskId, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_INTERVAL_MS };
+  const text = task.outcome?.text;
+  switch (task.status) {
+    case 'running':
+      return reply(state, id, { ...base, status: 'working' });
+    case 'completed':
+    case 'failed':
+      return reply(state, id, { ...base, status: 'completed', result: toolResult(task.outcome ?? { text: 'The task ended without a recorded result.', isError: true }, state) });
+    case 'cancelled':
+      return reply(state, id, { ...base, status: 'cancelled', ...(text === undefined ? {} : { statusMessage: text }) });
+    case 'interrupted': {
+      const message = text ?? `the task was interrupted; continue it with harness_task conversation_id ${task.taskId}`;
+      return reply(state, id, { ...base, status: 'failed', statusMessage: message, error: { code: ErrorCode.InternalError, message, data: { conversation_id: task.taskId } } });
+    }
+  }
+}
+
+/** `tasks/cancel`'s answer: the empty ack (also for a task already over), the new status seen by the next `tasks/get`. */
+export function taskCancelled(state: ConnectionState, id: RequestId, taskId: string, found: boolean): Step {
+  if (!found) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: no task ${taskId} (tasks are the caller's own harness_task conversations)`);
+  return reply(state, id, {});
+}

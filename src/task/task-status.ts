@@ -1,0 +1,70 @@
+// A harness task as a 2026-07-28 `tasks/get` sees it, read from the store alone so that any node answers:
+// its conversation's status and times, and, once it ended, the harness_task result rebuilt from the
+// transcript by the pure task core (`resumeTask` finishes a finished transcript with the same `finish`
+// action the live run answered with), shaped as task-run.ts shapes it.
+
+import type { HarnessId } from '../harness/ids.ts';
+import type { StoredTask } from '../mcp/effects.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import { type Conversation, type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
+import type { ToolOutcome } from '../tools/contract.ts';
+import { resumeTask } from './task-core.ts';
+import { DEFAULT_MAX_TURNS } from '../limits.ts';
+
+/** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
+export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string): Promise<StoredTask | null> {
+  const conversation = await store.getConversation(taskId, principal);
+  if (conversation === null) return null;
+  const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
+  if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
+  const entries = await transcript(store, principal, conversation.id);
+  return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
+}
+
+/**
+ * The harness_task result of a conversation that is not running, from its transcript: the last run (from
+ * its last `user` entry) as the task core finishes it. Null when the transcript holds no finished run
+ * (a conversation interrupted mid-run: the text says so and how to continue it).
+ */
+export function outcomeOf(conversation: Conversation, entries: readonly Entry[]): ToolOutcome | null {
+  if (conversation.status === 'interrupted') {
+    const why = lastOfRun(entries, 'interrupted');
+    const message = typeof why?.message === 'string' ? why.message : 'its process stopped before it finished, or it waits for a model turn of its client';
+    const text = `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${conversation.id}.`;
+    return { text, isError: true, structured: structured(conversation, 'interrupted', text, 0, 0) };
+  }
+  if (!entries.some((e) => e.type === 'user')) return null;
+  const setup = { conversationId: conversation.id, harness: conversation.harness as HarnessId, maxTurns: DEFAULT_MAX_TURNS, local: false, forbidWrites: false, canConfirm: false };
+  const finish = resumeTask(setup, entries).actions.find((a) => a.a === 'finish');
+  if (finish === undefined || finish.a !== 'finish') return null;
+  return { text: finish.text, isError: finish.isError, structured: structured(conversation, finish.status, finish.text, finish.turns, finish.toolCalls) };
+}
+
+/** harness_task's structuredContent, as task-run.ts makes it: a completed task's text is the model's answer. */
+function structured(conversation: Conversation, status: string, text: string, turns: number, toolCalls: number): Record<string, unknown> {
+  const said = status === 'completed' ? { answer: text } : { message: text };
+  return { conversation_id: conversation.id, harness: conversation.harness, status, turns, tool_calls: toolCalls, ...said };
+}
+
+/** The payload of the last entry of `type` in the last run (after the last `user` entry). */
+function lastOfRun(entries: readonly Entry[], type: Entry['type']): Record<string, unknown> | undefined {
+  for (let i = entries.length - 1; i >= 0; i--) {
+    const e = entries[i];
+    if (e === undefined || e.type === 'user') return undefined;
+    if (e.type === type && typeof e.payload === 'object' && e.payload !== null) return e.payload as Record<string, unknown>;
+  }
+  return undefined;
+}
+
+async function transcript(store: AsyncConversationStore, principal: string, conversationId: string): Promise<Entry[] | null> {
+  const all: Entry[] = [];
+  for (;;) {
+    const page = await store.entries(conversationId, principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
+    if (page === null) return null;
+    all.push(...page);
+    if (page.length < MAX_ENTRIES_LIMIT) return all;
+  }
+}
+
+/** Store times are milliseconds since the epoch (wall clock); the wire wants ISO-8601. */
+const iso = (ms: number): string => new Date(ms).toISOString();

@@ -1,0 +1,221 @@
+// The Tasks extension (SEP-2663) in the pure core: the -32021 gate, params checks, the effects tasks/get and
+// tasks/cancel ask for, and the answers built from what the runtime brings back (CreateTaskResult, DetailedTask
+// per stored status, the empty cancel ack).
+
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { StoredTask } from '../../src/mcp/effects.ts';
+import { MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
+import { feed, fold, fresh, ready, req } from './golden.ts';
+
+type Reply = { id?: unknown; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown } };
+
+const TASKS = 'io.modelcontextprotocol/tasks';
+const META = (capabilities: object = { extensions: { [TASKS]: {} } }) => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+  'io.modelcontextprotocol/clientInfo': { name: 'tasks', version: '1' },
+});
+const modern = (id: number, method: string, params: Record<string, unknown>, capabilities?: object) => req(id, method, { ...params, _meta: META(capabilities) });
+const first = (r: { replies: unknown[] }) => r.replies[0] as Reply;
+const TIMES = { createdAt: '2026-12-06T17:00:00.000Z', lastUpdatedAt: '2026-12-06T17:00:05.000Z' };
+
+// ---------------------------------------------------------------------------------------------
+const gate = suite('The gate: tasks/* need the extension declared in the request');
+
+gate('tasks/get, tasks/update and tasks/cancel without it are -32021 naming the extension, and ask nothing of the runtime', () => {
+  for (const [method, params] of [['tasks/get', { taskId: 't' }], ['tasks/update', { taskId: 't', inputResponses: {} }], ['tasks/cancel', { taskId: 't' }]] as const) {
+    for (const capabilities of [{}, { extensions: {} }, { extensions: { [TASKS]: true } }, { extensions: [TASKS] }]) {
+      const r = feed(fresh(), modern(1, method, params, capabilities));
+      assert.is(first(r).error?.code, -32021, `${method} with ${JSON.stringify(capabilities)}`);
+      assert.equal(first(r).error?.data, { requiredCapabilities: { extensions: { [TASKS]: {} } } });
+      assert.equal(r.effects, []);
+      assert.is(r.state.pending.size, 0);
+    }
+  }
+});
+
+gate('the gate comes before the params: an undeclared tasks/get with no taskId is still -32021', () => {
+  assert.is(first(feed(fresh(), modern(1, 'tasks/get', {}, {}))).error?.code, -32021);
+});
+
+gate('a 2025 session has no tasks/* methods (-32601)', () => {
+  for (const method of ['tasks/get', 'tasks/update', 'tasks/cancel']) {
+    assert.is(first(feed(ready('2025-11-25'), req(1, method, { taskId: 't' }))).error?.code, -32601, method);
+  }
+});
+
+gate('server/discover lists the extension under capabilities.extensions, never a v1 capabilities.tasks', () => {
+  const capabilities = first(feed(fresh(), modern(1, 'server/discover', {}))).result?.capabilities as Record<string, unknown>;
+  assert.equal(capabilities.extensions, { [TASKS]: {} });
+  assert.not.ok('tasks' in capabilities);
+});
+
+// ---------------------------------------------------------------------------------------------
+const params = suite('Params: taskId and inputResponses');
+
+params('a taskId that is missing, not a string, empty or too long is -32602, and nothing is read', () => {
+  for (const method of ['tasks/get', 'tasks/cancel', 'tasks/update']) {
+    for (const taskId of [undefined, 7, null, '', 'x'.repeat(MAX_TASK_ID_LENGTH + 1)]) {
+      const r = feed(fresh(), modern(1, method, { inputResponses: {}, ...(taskId === undefined ? {} : { taskId }) }));
+      assert.is(first(r).error?.code, -32602, `${method} taskId=${JSON.stringify(taskId)?.slice(0, 20)}`);
+      assert.equal(r.effects, []);
+    }
+  }
+  assert.match(first(feed(fresh(), modern(1, 'tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_LENGTH + 1) }))).error?.message ?? '', /MAX_TASK_ID_LENGTH/);
+});
+
+params('tasks/update needs inputResponses (an object), and names a task waiting for nothing: -32602 saying so', () => {
+  for (const inputResponses of [undefined, null, [], 'yes']) {
+    const r = feed(fresh(), modern(1, 'tasks/update', { taskId: 't', ...(inputResponses === undefined ? {} : { inputResponses }) }));
+    assert.is(first(r).error?.code, -32602);
+    assert.match(first(r).error?.message ?? '', /inputResponses/);
+  }
+  const r = feed(fresh(), modern(1, 'tasks/update', { taskId: 't', inputResponses: { sample: {} } }));
+  assert.is(first(r).error?.code, -32602);
+  assert.match(first(r).error?.message ?? '', /not waiting for input/);
+  assert.equal(r.effects, []);
+});
+
+// ---------------------------------------------------------------------------------------------
+const get = suite('tasks/get: a store read, then the DetailedTask by status');
+
+const asked = (method: 'tasks/get' | 'tasks/cancel', taskId = 'conv-1') => {
+  const r = feed(fresh(), modern(4, method, { taskId }));
+  assert.equal(r.replies, []);
+  assert.is(r.effects.length, 1);
+  return r;
+};
+const read = (task: StoredTask | null) => {
+  const r = asked('tasks/get');
+  assert.equal(r.effects[0], { kind: 'readTask', ticket: 1, taskId: 'conv-1' });
+  const answered = fold(r.state, { kind: 'taskRead', ticket: 1, task });
+  assert.is(answered.state.pending.size, 0);
+  return first(answered);
+};
+const stored = (status: StoredTask['status'], outcome: StoredTask['outcome'] = null): StoredTask => ({ taskId: 'conv-1', ...TIMES, status, outcome });
+const done = { text: 'Done.', structured: { conversation_id: 'conv-1', harness: 'super-pi-code', status: 'completed', turns: 1, tool_calls: 0, answer: 'Done.' } };
+
+get('a task the store does not give the caller (another principal\'s, or none) is -32602', () => {
+  const answer = read(null);
+  assert.is(answer.id, 4);
+  assert.is(answer.error?.code, -32602);
+  assert.match(answer.error?.message ?? '', /no task conv-1/);
+});
+
+get('running is working: times, ttlMs null, pollIntervalMs, no result, no requestState', () => {
+  assert.equal(read(stored('running')).result, {
+    taskId: 'conv-1', ...TIMES, ttlMs: null, pollIntervalMs: TASK_POLL_INTERVAL_MS, status: 'working',
+    resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'super-pi', version: '0.1.0' } },
+  });
+});
+
+get('completed inlines the harness_task result as a tools/call would answer it', () => {
+  const result = read(stored('completed', done)).result!;
+  assert.is(result.status, 'completed');
+  assert.equal(result.result, { content: [{ type: 'text', text: 'Done.' }], structuredContent: done.structured });
+  assert.not.ok('error' in result);
+});
+
+get('failed (a tool-level end: the model\'s error, max_turns) is completed with an isError result', () => {
+  const result = read(stored('failed', { text: 'the model endpoint answered 500', isError: true })).result!;
+  assert.is(result.status, 'completed');
+  assert.equal(result.result, { content: [{ type: 'text', text: 'the model endpoint answered 500' }], isError: true });
+});
+
+get('cancelled is cancelled, saying why, with no result', () => {
+  const result = read(stored('cancelled', { text: 'Stopped: the task was cancelled by the client.', isError: true })).result!;
+  assert.is(result.status, 'cancelled');
+  assert.is(result.statusMessage, 'Stopped: the task was cancelled by the client.');
+  assert.not.ok('result' in result);
+});
+
+get('interrupted (its process died) is failed with an inlined error {code, message} and no result', () => {
+  const result = read(stored('interrupted', { text: 'The task was interrupted: the server stopped.', isError: true })).result!;
+  assert.is(result.status, 'failed');
+  const error = result.error as { code: unknown; message: unknown; data: unknown };
+  assert.is(error.code, -32603);
+  assert.is(error.message, 'The task was interrupted: the server stopped.');
+  assert.equal(error.data, { conversation_id: 'conv-1' });
+  assert.not.ok('result' in result);
+});
+
+// ---------------------------------------------------------------------------------------------
+const cancel = suite('tasks/cancel: the empty ack');
+
+cancel('asks the runtime to cancel, and answers found with {resultType: "complete"} and nothing of the task', () => {
+  const r = asked('tasks/cancel');
+  assert.equal(r.effects[0], { kind: 'cancelTask', ticket: 1, taskId: 'conv-1' });
+  const ack = first(fold(r.state, { kind: 'taskCancelled', ticket: 1, found: true }));
+  assert.equal(ack.result, { resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'super-pi', version: '0.1.0' } } });
+});
+
+cancel('a task not found is -32602', () => {
+  const r = asked('tasks/cancel');
+  assert.is(first(fold(r.state, { kind: 'taskCancelled', ticket: 1, found: false })).error?.code, -32602);
+});
+
+// ---------------------------------------------------------------------------------------------
+const create = suite('tools/call harness_task: the runtime may create a task');
+
+const call = (capabilities: object | undefined, args: Record<string, unknown> = { harness: 'super-pi-code', prompt: 'go' }) =>
+  feed(fresh(), modern(9, 'tools/call', { name: 'harness_task', arguments: args }, capabilities));
+
+create('the runTool effect is marked task only for a harness_task whose request declared the extension (not an undo, not another tool)', () => {
+  const marked = (r: ReturnType<typeof call>) => (r.effects[0] as { task?: boolean }).task === true;
+  assert.ok(marked(call(undefined)));
+  assert.not.ok(marked(call({})));
+  assert.not.ok(marked(call(undefined, { harness: 'super-pi-code', prompt: 'undo it', conversation_id: 'c', undo: true })));
+  const read = feed(fresh(), modern(9, 'tools/call', { name: 'read', arguments: { path: 'a' } }));
+  assert.not.ok(marked(read));
+});
+
+create('a call whose person may be asked from inside the task (a remote caller declaring form elicitation, a harness that asks) keeps its round trips: no task mark', () => {
+  const roundTrip = roundTripAt(requestSealer(new Uint8Array(32).fill(7)), 1_000);
+  const remote = fresh({ principal: { kind: 'token', name: 'alice' } });
+  const effectOf = (capabilities: object, harness: string) => {
+    const step = handleMcpLine(JSON.stringify(modern(9, 'tools/call', { name: 'harness_task', arguments: { harness, prompt: 'go' } }, capabilities)), remote, roundTrip);
+    return step.effects[0] as { kind: string; task?: boolean; rounds?: { ask: boolean } };
+  };
+  const asking = effectOf({ elicitation: { form: {} }, extensions: { [TASKS]: {} } }, 'super-pi-code');
+  assert.is(asking.kind, 'runTool');
+  assert.is(asking.rounds?.ask, true);
+  assert.is(asking.task, undefined);
+  assert.is(effectOf({ extensions: { [TASKS]: {} } }, 'super-pi-code').task, true, 'a client that cannot be asked: a task');
+  assert.is(effectOf({ elicitation: { form: {} }, extensions: { [TASKS]: {} } }, 'super-pi-assistant').task, true, 'a harness that does not ask inside tasks: a task');
+});
+
+create('a modern tools/list says harness_task may run as a task (taskSupport optional); a 2025 session is not told', () => {
+  type Listed = { name: string; execution?: unknown }[];
+  const modernList = first(feed(fresh(), modern(1, 'tools/list', {}))).result?.tools as Listed;
+  assert.equal(modernList.find((t) => t.name === 'harness_task')?.execution, { taskSupport: 'optional' });
+  assert.ok(modernList.filter((t) => t.name !== 'harness_task').every((t) => t.execution === undefined));
+  const legacyList = first(feed(ready('2025-11-25'), req(1, 'tools/list'))).result?.tools as Listed;
+  assert.ok(legacyList.some((t) => t.name === 'harness_task'));
+  assert.ok(legacyList.every((t) => t.execution === undefined));
+});
+
+create('taskCreated answers the flat CreateTaskResult: resultType task, working, ISO times, ttlMs null, pollIntervalMs', () => {
+  const r = call(undefined);
+  const answer = first(fold(r.state, { kind: 'taskCreated', ticket: 1, task: { taskId: 'conv-9', ...TIMES } }));
+  assert.is(answer.id, 9);
+  assert.equal(answer.result, {
+    resultType: 'task', taskId: 'conv-9', status: 'working', ...TIMES, ttlMs: null, pollIntervalMs: TASK_POLL_INTERVAL_MS,
+    _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'super-pi', version: '0.1.0' } },
+  });
+});
+
+create('a task not created (the runtime ran it on the request) answers the tool result as before', () => {
+  const r = call(undefined);
+  const answer = first(fold(r.state, { kind: 'toolDone', ticket: 1, outcome: { text: 'no model', isError: true } }));
+  assert.is(answer.result?.resultType, 'complete');
+  assert.is(answer.result?.isError, true);
+});
+
+gate.run();
+params.run();
+get.run();
+cancel.run();
+create.run();
