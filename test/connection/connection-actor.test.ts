@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import type { ActorContext } from '../../src/actors/behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/actors/codec.ts';
 import { connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/connection/connection-actor.ts';
+import { rememberParsed } from '../../src/connection/parsed-lines.ts';
 import { BATCH_SLICE_LENGTH } from '../../src/limits.ts';
 import { flushInlineTally, InlineTally, type InlineSeries, installInlineTally } from '../../src/actors/inline-tally.ts';
 import { DEFAULT_HARNESS } from '../../src/harness/ids.ts';
@@ -138,3 +139,18 @@ test('actors of one thread handed equal configs share one copy; a different conf
 });
 
 test.run();
+
+test('a line the session parsed on this thread is read from that parse, not parsed again; a copy (another thread) is parsed from its text', () => {
+  const a = actor();
+  const parsedHere: ConnectionMessage = { k: 'line', line: '{"jsonrpc":"2.0","id":7,"method":"ping"}' };
+  // The remembered value says id 8: the reply proves the actor read it, not the text.
+  rememberParsed(parsedHere, { jsonrpc: '2.0', id: 8, method: 'ping' });
+  const here = a.handle(parsedHere).outputs.flatMap((o) => o.replies);
+  assert.equal(here.map((r) => r.inReplyTo), [8]);
+  const copied = a.handle(structuredClone(parsedHere)).outputs.flatMap((o) => o.replies);
+  assert.equal(copied.map((r) => r.inReplyTo), [7]);
+  // A batch is never handed on parsed: the actor slices it from its text.
+  const batch: ConnectionMessage = { k: 'line', line: '{"jsonrpc":"2.0","id":9,"method":"ping"}' };
+  rememberParsed(batch, [{ jsonrpc: '2.0', id: 10, method: 'ping' }]);
+  assert.equal(a.handle(batch).outputs.flatMap((o) => o.replies).map((r) => r.inReplyTo), [9]);
+});

@@ -1,0 +1,186 @@
+// Where a 2026-07-28 call's server time goes, against a 2025-06-18 one (issue 24, item 6). Both eras'
+// stdio servers run in this one process (dist/index.js `runStdio`, in-thread actors, streams instead of
+// pipes), fed `tools/call read` lines 64 in flight, in alternating blocks (modern, legacy, legacy, modern …)
+// so the machine's load falls on both alike. Per era: the process CPU per call (everything the server
+// does for a call on its one thread, plus this driver's few string operations, the same for both), and
+// from a V8 CPU profile of the same blocks, the self time per call of each function, grouped by stage.
+// On a shared machine the absolute figures move with the load; the modern − legacy column is the point.
+// Usage: npm run build && npx tsx bench/eras-profile.ts [--blocks 8] [--calls 20000] [--top 25] [--root DIR]
+
+import { writeFile } from 'node:fs/promises';
+import { Session } from 'node:inspector/promises';
+import path from 'node:path';
+import { PassThrough, Writable } from 'node:stream';
+import { pathToFileURL } from 'node:url';
+import { makeSandbox } from '../test/e2e/fixtures.ts';
+import { FILE, FILE_TEXT } from './http.ts';
+import { modernMeta, readParams } from './lib/mcp-http-client.ts';
+import { fmt, nowUs, table } from './lib/stats.ts';
+import { ensureBuilt, repoRoot } from './stdio.ts';
+
+type Era = 'modern' | 'legacy';
+const IN_FLIGHT = 64;
+
+const arg = (name: string, fallback: number): number => {
+  const at = process.argv.indexOf(name);
+  return at < 0 ? fallback : Number(process.argv[at + 1]);
+};
+
+/** The stage a function's self time belongs to (by name; anything unnamed here is "other"). */
+const STAGES: readonly (readonly [string, RegExp])[] = [
+  ['GC', /^\(garbage collector\)$/],
+  ['parse (JSON.parse of the line; readFrame, handleMcpLineSliced)', /^(readFrame|readParsed|handleMcpLineSliced|parse)$/],
+  ['depth walk (nestsDeeperThan)', /^(nestsDeeperThan|deeper)$/],
+  ['sorting and _meta (isModernRequest, readModernContext, keptClientInfo)', /^(isModernRequest|readModernContext|keptClientInfo|metaOf|metaField|isModernVersion)$/],
+  ['modern view (viewFor, restore, handleModern*)', /^(viewFor|restore|handleModernRequest|handleModernEffectResult)$/],
+  ['result shaping (shapeModernResult, serverInfoMeta)', /^(shapeModernResult|serverInfoMeta)$/],
+  ['core bookkeeping (addPending, removePending, handle*, callTool, startTool, settleInline, fold)', /^(addPending|removePending|handleMessage|handleRequest|handleParsedMessage|handleEffectResult|foldEffectResult|withClientLogs|callTool|startTool|settleInline|runInline|classify|isInFlight|idKey|reply|fail|answer|toolResult|readRetry|checkToolArguments|decideForCaller|harnessById|effectiveHarness|callerOf|progressTokenOf|identityChanged|coreStep|handle)$/],
+  ['encode (resultLine, JSON.stringify)', /^(resultLine|stringify)$/],
+  ['session and actor hop (receiveFrame, trackLine, #output, mailbox)', /^(receiveFrame|trackLine|#output|#acknowledge|#sendTo|#settleWork|#flush|#post|#receive|receive|cast|emit|drain|#drain|run|turn|deliver|rememberParsed|parsedValueOf)$/],
+  ['read tool (confined open, fstat, read, close)', /^(readSmallFileSync|openConfined|readSteps|resolveComponents|resolveWithStats|refuseNonRegular|scan|render|truncate.*|lstat|fstat|open|read|close|readlink|readlinkSync|realpathSync|procPath|normalizeString|resolve|join|relative)$/],
+  ['stdio framing and write (LineFramer, writePending, streams)', /^(push|write|writePending|send|writeUtf8String|writeOrBuffer|_write|onwrite|afterWrite.*|emit|addChunk|readableAddChunk.*|onData|feed|#feed|lines)$/],
+];
+
+function stageOf(name: string): string {
+  for (const [stage, pattern] of STAGES) if (pattern.test(name)) return stage;
+  return 'other';
+}
+
+/** One in-process stdio server for `era`: write lines to `input`, replies arrive on `onLine`. */
+async function startEra(ws: string, era: Era, runStdio: (o: object) => Promise<unknown>) {
+  const input = new PassThrough();
+  let onReplies: (count: number, text: string) => void = () => undefined;
+  const output = new Writable({
+    write(chunk: Buffer, _enc, done) {
+      const text = chunk.toString('utf8');
+      let n = 0;
+      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
+      onReplies(n, text);
+      done();
+    },
+  });
+  const ended = runStdio({ workspace: ws, input, output, logLevel: 'emergency' });
+  const params = JSON.stringify(era === 'modern' ? { ...readParams(FILE), _meta: modernMeta } : readParams(FILE));
+  let id = 0;
+  const line = () => `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":${params}}`;
+  const expected = JSON.stringify(FILE_TEXT).slice(1, -1);
+  const check = (text: string) => {
+    if (!text.includes(expected) || text.includes('"error"') || text.includes('"isError":true')) throw new Error(`${era}: unexpected reply: ${text.slice(0, 300)}`);
+  };
+  if (era === 'legacy') {
+    await new Promise<void>((resolve) => {
+      onReplies = () => resolve();
+      input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-eras', version: '1.0.0' } } })}\n`);
+    });
+    input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
+  }
+  /** `calls` calls, `IN_FLIGHT` at a time: CPU and wall µs. Every reply chunk is checked. */
+  const block = (calls: number) => new Promise<{ cpuUs: number; wallUs: number }>((resolve, reject) => {
+    let sent = 0;
+    let done = 0;
+    const cpu0 = process.cpuUsage();
+    const t0 = nowUs();
+    onReplies = (n, text) => {
+      try {
+        check(text);
+      } catch (err) {
+        reject(err);
+        return;
+      }
+      done += n;
+      if (done >= calls) {
+        const cpu = process.cpuUsage(cpu0);
+        resolve({ cpuUs: cpu.user + cpu.system, wallUs: nowUs() - t0 });
+        return;
+      }
+      const more = Math.min(n, calls - sent);
+      if (more > 0) {
+        input.write(`${Array.from({ length: more }, line).join('\n')}\n`);
+        sent += more;
+      }
+    };
+    const first = Math.min(IN_FLIGHT, calls);
+    sent = first;
+    input.write(`${Array.from({ length: first }, line).join('\n')}\n`);
+  });
+  return { block, stop: async () => { input.end(); await ended; } };
+}
+
+interface ProfileNode {
+  readonly id: number;
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+}
+interface Profile {
+  readonly nodes: readonly ProfileNode[];
+  readonly samples: readonly number[];
+  readonly timeDeltas: readonly number[];
+  readonly startTime: number;
+}
+
+// --root: another checkout's build (its dist/), to profile a baseline with this same driver.
+const rootAt = process.argv.indexOf('--root');
+const root = rootAt < 0 ? repoRoot : path.resolve(process.argv[rootAt + 1] as string);
+if (root === repoRoot) ensureBuilt((l) => process.stderr.write(`${l}\n`));
+const { runStdio } = await import(pathToFileURL(path.join(root, 'dist', 'index.js')).href) as { runStdio: (o: object) => Promise<unknown> };
+const sandbox = await makeSandbox();
+await writeFile(path.join(sandbox.ws, FILE), FILE_TEXT);
+const blocks = arg('--blocks', 8);
+const calls = arg('--calls', 20_000);
+const top = arg('--top', 25);
+const eras = { modern: await startEra(sandbox.ws, 'modern', runStdio), legacy: await startEra(sandbox.ws, 'legacy', runStdio) };
+const inspector = new Session();
+try {
+  for (const era of ['modern', 'legacy'] as const) await eras[era].block(calls / 2);
+  inspector.connect();
+  await inspector.post('Profiler.enable');
+  await inspector.post('Profiler.setSamplingInterval', { interval: 100 });
+  await inspector.post('Profiler.start');
+  const windows: { era: Era; from: number; until: number }[] = [];
+  const totals = { modern: { calls: 0, cpuUs: 0, wallUs: 0 }, legacy: { calls: 0, cpuUs: 0, wallUs: 0 } };
+  for (let b = 0; b < blocks; b++) {
+    const era: Era = b % 4 === 0 || b % 4 === 3 ? 'modern' : 'legacy';
+    const from = nowUs();
+    const r = await eras[era].block(calls);
+    windows.push({ era, from, until: nowUs() });
+    totals[era].calls += calls;
+    totals[era].cpuUs += r.cpuUs;
+    totals[era].wallUs += r.wallUs;
+  }
+  const { profile } = await inspector.post('Profiler.stop') as unknown as { profile: Profile };
+  const byId = new Map(profile.nodes.map((n) => [n.id, n]));
+  const self = { modern: new Map<string, number>(), legacy: new Map<string, number>() };
+  let t = profile.startTime;
+  let w = 0;
+  for (let i = 0; i < profile.samples.length; i++) {
+    t += profile.timeDeltas[i] ?? 0;
+    while (w < windows.length && t > (windows[w] as (typeof windows)[number]).until) w++;
+    const win = windows[w];
+    if (win === undefined || t < win.from) continue;
+    const frame = byId.get(profile.samples[i] as number)?.callFrame;
+    if (frame === undefined || frame.functionName === '(idle)' || frame.functionName === '(program)') continue;
+    const name = frame.functionName || `(anonymous ${path.basename(frame.url)}:${frame.lineNumber + 1})`;
+    self[win.era].set(name, (self[win.era].get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
+  }
+  const per = (era: Era, us: number) => us / totals[era].calls;
+  process.stdout.write(`process CPU per call: modern ${fmt(per('modern', totals.modern.cpuUs), 1)} µs, legacy ${fmt(per('legacy', totals.legacy.cpuUs), 1)} µs: ${fmt(totals.modern.cpuUs / totals.modern.calls / (totals.legacy.cpuUs / totals.legacy.calls), 2)}×\n`);
+  process.stdout.write(`calls/s (one thread, in process): modern ${fmt((totals.modern.calls / totals.modern.wallUs) * 1e6, 0)}, legacy ${fmt((totals.legacy.calls / totals.legacy.wallUs) * 1e6, 0)}\n\n`);
+  const stages = new Map<string, { m: number; l: number }>();
+  const names = new Set([...self.modern.keys(), ...self.legacy.keys()]);
+  const rows = [...names].map((n) => {
+    const m = per('modern', self.modern.get(n) ?? 0);
+    const l = per('legacy', self.legacy.get(n) ?? 0);
+    const s = stages.get(stageOf(n)) ?? { m: 0, l: 0 };
+    stages.set(stageOf(n), { m: s.m + m, l: s.l + l });
+    return { n, m, l };
+  });
+  const sampled = { m: rows.reduce((a, r) => a + r.m, 0), l: rows.reduce((a, r) => a + r.l, 0) };
+  const stageRows = [...stages].sort((a, b) => b[1].m - b[1].l - (a[1].m - a[1].l)).map(([s, v]) => [s, fmt(v.m, 2), fmt(v.l, 2), fmt(v.m - v.l, 2)]);
+  stageRows.push(['all sampled', fmt(sampled.m, 2), fmt(sampled.l, 2), fmt(sampled.m - sampled.l, 2)]);
+  process.stdout.write(`by stage (self µs per call, from the profile)\n${table(['stage', 'modern', 'legacy', 'modern − legacy'], stageRows)}\n\n`);
+  const byDiff = rows.sort((a, b) => Math.abs(b.m - b.l) - Math.abs(a.m - a.l)).slice(0, top);
+  process.stdout.write(`largest differences by function (self µs per call)\n${table(['function', 'stage', 'modern', 'legacy', 'modern − legacy'], byDiff.map((r) => [r.n.slice(0, 60), stageOf(r.n).replace(/ \(.*$/, ''), fmt(r.m, 2), fmt(r.l, 2), fmt(r.m - r.l, 2)]))}\n`);
+} finally {
+  inspector.disconnect();
+  await Promise.all([eras.modern.stop(), eras.legacy.stop()]);
+  await sandbox.cleanup();
+}
