@@ -9,7 +9,7 @@ import { initialState, NO_PENDING } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import { settleInline } from './inline-effects.ts';
-import { parsedValueOf } from './parsed-lines.ts';
+import { type LineMessage, parsedValueOf } from './parsed-lines.ts';
 import { recordInlineCall } from '../actors/inline-tally.ts';
 import type { StateSealer } from '../mcp/request-state.ts';
 import { roundTripAt, sharedSealer, threadSealer } from './request-sealer.ts';
@@ -35,7 +35,7 @@ export interface ConnectionActorArgs {
 }
 
 export type ConnectionMessage =
-  | { k: 'line'; line: string }
+  | LineMessage
   | { k: 'unreadable'; problem: 'oversized' | 'invalid-utf8'; detail: string }
   | { k: 'result'; result: EffectResult }
   /** The rest of a batch this actor began: handed back to itself (`continueWith`), never sent by others. */

@@ -1,26 +1,32 @@
 // A line's parsed value, handed from the session to a connection actor on the same thread (stdio's
-// in-thread scheduler) beside the line itself, so the line is parsed once (STYLE 8). Keyed by the
-// message object the session casts: an actor on a worker thread receives a copy, finds nothing here and
-// parses the text, as it always did. The text stays the message: it is what a restarted actor is
-// redelivered and what crosses threads; the value is only a shortcut to what parsing it gives.
+// in-thread scheduler) beside the line itself, so the line is parsed once (STYLE 8). It rides on the
+// message under a symbol key: structured clone copies string keys only, so an actor on a worker thread
+// receives the text alone and parses it, as it always did, and nothing extra crosses the thread. The text
+// stays the message: it is what a restarted actor is redelivered; the value is only what parsing it gives.
+// (A WeakMap keyed by the message did the same, but its entries cost every POST of an HTTP server, whose
+// actors are on other threads, about 1 µs and GC work for nothing.)
 
-import type { ConnectionMessage } from './connection-actor.ts';
+import type { ReadFrame } from '../mcp/frame.ts';
 
-type LineMessage = Extract<ConnectionMessage, { k: 'line' }>;
+export const PARSED: unique symbol = Symbol('the parsed line');
 
-/** Weak: an entry lives as long as its message (the session keeps that until the actor has handled it). */
-const parsedLines = new WeakMap<LineMessage, object>();
-
-/**
- * Notes that `message.line` parses to `value`, one JSON-RPC message (an object, not a batch). Nothing may
- * change `value` afterwards: the core reads it as it would read its own parse of the line, and it never
- * writes its input.
- */
-export function rememberParsed(message: LineMessage, value: unknown): void {
-  if (typeof value === 'object' && value !== null && !Array.isArray(value)) parsedLines.set(message, value);
+export interface LineMessage {
+  readonly k: 'line';
+  readonly line: string;
+  /** The line parsed, when it is one JSON-RPC message (not a batch); present only on the thread that parsed it. */
+  readonly [PARSED]?: object;
 }
 
-/** The value `rememberParsed` noted for this very message object; undefined when the line must be parsed. */
+/**
+ * The message for a line the session read as `read`. Nothing may change the parsed value afterwards: the
+ * core reads it as it would read its own parse of the line, and it never writes its input.
+ */
+export function lineMessage(line: string, read: ReadFrame | null): LineMessage {
+  const value = read !== null && !read.batch ? read.values[0] : undefined;
+  return typeof value === 'object' && value !== null && !Array.isArray(value) ? { k: 'line', line, [PARSED]: value } : { k: 'line', line };
+}
+
+/** The parsed value the message carries; undefined when the line must be parsed (a batch, or a copy from another thread). */
 export function parsedValueOf(message: LineMessage): object | undefined {
-  return parsedLines.get(message);
+  return message[PARSED];
 }
