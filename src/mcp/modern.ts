@@ -2,7 +2,7 @@
 // legacy method handlers run against a transient view of the connection built from that context, and
 // the connection keeps only the bookkeeping of work in flight (tickets), never the request's context.
 
-import type { ClientCapabilities, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from './effects.ts';
 import {
   META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, type ModernRequest, ModernErrorCode,
@@ -40,21 +40,38 @@ export function readModernContext(method: string, params: Params): ModernRequest
   if (!isRecord(declared)) {
     return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs _meta["${META_CLIENT_CAPABILITIES}"] (an object)`];
   }
-  const bytes = JSON.stringify(declared).length;
+  const json = JSON.stringify(declared);
+  const bytes = json.length;
   if (bytes > MAX_CLIENT_CAPABILITIES_BYTES) {
     return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] is ${bytes} bytes of JSON, more than MAX_CLIENT_CAPABILITIES_BYTES (${MAX_CLIENT_CAPABILITIES_BYTES})`];
   }
-  const clientInfo = keptClientInfo(metaField(meta, META_CLIENT_INFO), `_meta["${META_CLIENT_INFO}"]`);
-  if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
+  const info = metaField(meta, META_CLIENT_INFO);
   const logLevel = metaField(meta, META_LOG_LEVEL);
   if (logLevel !== undefined && !isLogLevel(logLevel)) {
     return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_LOG_LEVEL}"] must be one of ${logLevels.join(', ')}`];
   }
-  return {
-    method, protocolVersion: modernVersions[0],
-    clientCapabilities: declared as ClientCapabilities,
-    clientInfo, logLevel: logLevel ?? null,
-  };
+  // A client sends the same context with every request: the last one read is reused when this one's
+  // capabilities (as JSON text) and client info are the same, so a request allocates only its own record.
+  const last = lastContext;
+  if (last !== null && last.capabilitiesJson === json && sameClientInfo(last.clientInfo, info)) {
+    return { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
+  }
+  const clientInfo = keptClientInfo(info, `_meta["${META_CLIENT_INFO}"]`);
+  if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
+  lastContext = { capabilitiesJson: json, clientCapabilities: declared as ClientCapabilities, clientInfo };
+  return { method, protocolVersion: modernVersions[0], clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
+}
+
+/**
+ * The context of the last modern request read on this thread. Its objects are never written (the core
+ * does not change its input), so another request with the same text may share them.
+ */
+let lastContext: { readonly capabilitiesJson: string; readonly clientCapabilities: ClientCapabilities; readonly clientInfo: Implementation | null } | null = null;
+
+/** Would `keptClientInfo(given)` keep exactly `kept`? (Only for a `kept` it already checked.) */
+function sameClientInfo(kept: Implementation | null, given: unknown): boolean {
+  if (!isRecord(given) || typeof given.name !== 'string' || typeof given.version !== 'string') return kept === null;
+  return kept !== null && kept.name === given.name && kept.version === given.version && kept.title === (typeof given.title === 'string' ? given.title : undefined);
 }
 
 /**
