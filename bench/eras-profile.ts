@@ -7,7 +7,7 @@
 // On a shared machine the absolute figures move with the load; the modern − legacy column is the point.
 // With --http: one Streamable HTTP server under `node --cpu-prof` (every thread), 64 legacy sessions and
 // 64 modern clients in alternating blocks, samples charged to the block they fell in.
-// Usage: npm run build && npx tsx bench/eras-profile.ts [--http [--ms 2000]] [--blocks 8] [--calls 20000] [--top 25] [--root DIR]
+// Usage: npm run build && npx tsx bench/eras-profile.ts [--http [--ms 2000] [--cpu] [--threads N]] [--blocks 8] [--calls 20000] [--top 25] [--root DIR]
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
@@ -242,7 +242,10 @@ async function profileHttp(ws: string): Promise<void> {
   let target: Target | null = null;
   try {
     // --cpu only: the per-thread CPU split without the profiler's own cost on every thread.
-    target = await startSuperPi(ws, [], process.argv.includes('--cpu') ? [] : ['--cpu-prof', '--cpu-prof-dir', dir]);
+    // --threads N: the server's scheduler threads (0: its actors on the main thread, one profile for all).
+    const threadsAt = process.argv.indexOf('--threads');
+    const serverArgs = threadsAt < 0 ? [] : ['--threads', process.argv[threadsAt + 1] as string];
+    target = await startSuperPi(ws, serverArgs, process.argv.includes('--cpu') ? [] : ['--cpu-prof', '--cpu-prof-dir', dir]);
     const url = target.url;
     const legacy = await bounded(IN_FLIGHT, IN_FLIGHT, () => McpHttpSession.open(url));
     const modern = Array.from({ length: IN_FLIGHT }, () => new McpModernHttp(url));
