@@ -3,8 +3,9 @@
 // message under a symbol key: structured clone copies string keys only, so an actor on a worker thread
 // receives the text alone and parses it, as it always did, and nothing extra crosses the thread. The text
 // stays the message: it is what a restarted actor is redelivered; the value is only what parsing it gives.
-// (A WeakMap keyed by the message did the same, but its entries cost every POST of an HTTP server, whose
-// actors are on other threads, about 1 µs and GC work for nothing.)
+// The session attaches it only while its actor is on its own thread (`ActorRef.sameThread`): otherwise the
+// parse would be kept alive, until the actor answers, for nothing. (A WeakMap keyed by the message did the
+// same as the symbol, but its entries cost every POST of an HTTP server about 1 µs and GC work.)
 
 import type { ReadFrame } from '../mcp/frame.ts';
 
