@@ -139,7 +139,7 @@ function attribute(profile: Profile, windows: readonly Window[], into: Record<Er
     const win = windows[w];
     if (win === undefined || t < win.from) continue;
     const frame = byId.get(profile.samples[i] as number)?.callFrame;
-    if (frame === undefined || frame.functionName === '(idle)' || frame.functionName === '(program)' || frame.functionName === 'atomicsWaitLoop') continue;
+    if (frame === undefined || frame.functionName === '(idle)' || frame.functionName === 'atomicsWaitLoop') continue;
     const name = prefix + (frame.functionName || `(anonymous ${path.basename(frame.url)}:${frame.lineNumber + 1})`);
     into[win.era].set(name, (into[win.era].get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
   }
