@@ -112,7 +112,7 @@ async function startEra(ws: string, era: Era, runStdio: (o: object) => Promise<u
 
 interface ProfileNode {
   readonly id: number;
-  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number };
+  readonly callFrame: { readonly functionName: string; readonly url: string; readonly lineNumber: number; readonly columnNumber: number };
 }
 interface Profile {
   readonly nodes: readonly ProfileNode[];
@@ -140,7 +140,7 @@ function attribute(profile: Profile, windows: readonly Window[], into: Record<Er
     if (win === undefined || t < win.from) continue;
     const frame = byId.get(profile.samples[i] as number)?.callFrame;
     if (frame === undefined || frame.functionName === '(idle)' || frame.functionName === 'atomicsWaitLoop') continue;
-    const name = prefix + (frame.functionName || `(anonymous ${path.basename(frame.url)}:${frame.lineNumber + 1})`);
+    const name = prefix + (frame.functionName || `(anonymous ${path.basename(frame.url)}:${frame.lineNumber + 1}:${frame.columnNumber + 1})`);
     into[win.era].set(name, (into[win.era].get(name) ?? 0) + (profile.timeDeltas[i] ?? 0));
   }
 }
