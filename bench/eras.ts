@@ -13,7 +13,7 @@ import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import { makeSandbox, type Sandbox } from '../test/e2e/fixtures.ts';
 import { checkReply, drive, FILE, FILE_TEXT, rate, type Sample, startSuperPi, type Target } from './http.ts';
-import { bounded, McpHttpSession, McpModernHttp, modernMeta, readParams } from './lib/mcp-http-client.ts';
+import { bounded, cpuMicros, McpHttpSession, McpModernHttp, modernMeta, readParams } from './lib/mcp-http-client.ts';
 import { type BenchOptions, type BenchRow, type BenchSection, type BenchSectionRunner, isMain } from './lib/report.ts';
 import type { RpcClient, RpcReply } from './lib/rpc-client.ts';
 import { fmt, nowUs, percentile, table } from './lib/stats.ts';
@@ -66,10 +66,15 @@ const stdioRead = (server: StdioServer, era: Era): Promise<void> => stdioCall(se
 interface Block {
   readonly calls: number;
   readonly us: number;
+  /** CPU time over the block: the server process's (all its threads) and this client process's, µs. */
+  readonly serverCpuUs: number;
+  readonly clientCpuUs: number;
 }
 
 async function stdioThroughput(server: StdioServer, era: Era, ms: number): Promise<Block> {
   server.batch = true;
+  const server0 = cpuMicros(server.pid);
+  const client0 = process.cpuUsage();
   const started = nowUs();
   const end = started + ms * 1000;
   let calls = 0;
@@ -83,7 +88,8 @@ async function stdioThroughput(server: StdioServer, era: Era, ms: number): Promi
   } finally {
     server.batch = false;
   }
-  return { calls, us: nowUs() - started };
+  const client = process.cpuUsage(client0);
+  return { calls, us: nowUs() - started, serverCpuUs: cpuMicros(server.pid) - server0, clientCpuUs: client.user + client.system };
 }
 
 async function stdioLatency(server: StdioServer, era: Era, count: number): Promise<number[]> {
@@ -106,12 +112,29 @@ interface EraFigures {
   readonly rates: Record<Era, number[]>;
   /** Every one-at-a-time latency, µs. */
   readonly latencies: Record<Era, number[]>;
+  /** Over the throughput blocks: calls, server CPU and client CPU (µs), summed. */
+  readonly cpu: Record<Era, { calls: number; server: number; client: number }>;
 }
 
-const empty = (): EraFigures => ({ rates: { modern: [], legacy: [] }, latencies: { modern: [], legacy: [] } });
+const empty = (): EraFigures => ({
+  rates: { modern: [], legacy: [] }, latencies: { modern: [], legacy: [] },
+  cpu: { modern: { calls: 0, server: 0, client: 0 }, legacy: { calls: 0, server: 0, client: 0 } },
+});
+
+function addCpu(f: EraFigures, era: Era, calls: number, server: number, client: number): void {
+  const c = f.cpu[era];
+  c.calls += calls;
+  c.server += server;
+  c.client += client;
+}
 const mean = (xs: readonly number[]) => xs.reduce((a, b) => a + b, 0) / xs.length;
 const x = (r: number) => `${fmt(r, 2)}×`;
 const range = (rs: readonly number[]) => `${fmt(Math.min(...rs), 2)}–${fmt(Math.max(...rs), 2)}`;
+
+function cpuLine(f: EraFigures, side: 'server' | 'client'): string {
+  const per = (era: Era) => f.cpu[era][side] / f.cpu[era].calls;
+  return `${fmt(per('modern'), 1)} µs vs ${fmt(per('legacy'), 1)} µs (${x(per('modern') / per('legacy'))})`;
+}
 
 function rows(transport: string, f: EraFigures): { rows: BenchRow[]; detail: string[] } {
   const tput = mean(f.rates.modern) / mean(f.rates.legacy);
@@ -123,7 +146,10 @@ function rows(transport: string, f: EraFigures): { rows: BenchRow[]; detail: str
       { measure: `${transport} tools/call read, ${IN_FLIGHT} in flight: calls/s, 2026-07-28 ÷ 2025-06-18`, ours: `${fmt(mean(f.rates.modern), 0)}/s`, peer: `${fmt(mean(f.rates.legacy), 0)}/s`, peerName: '2025-06-18 client', ratio: tput, target: `≥ ${fmt(TARGET, 1)}×`, met: tput >= TARGET },
       { measure: `${transport} tools/call read, one at a time: p50, 2026-07-28 ÷ 2025-06-18`, ours: `${fmt(p50m, 0)} µs`, peer: `${fmt(p50l, 0)} µs`, peerName: '2025-06-18 client', ratio: p50m / p50l, target: `≤ ${fmt(1 / TARGET, 1)}×`, met: p50m / p50l <= 1 / TARGET },
     ],
-    detail: [`${transport}: calls/s per block pair (modern ÷ legacy) ${range(pairs)}; p99 one at a time ${fmt(percentile(f.latencies.modern, 99), 0)} µs vs ${fmt(percentile(f.latencies.legacy, 99), 0)} µs`],
+    detail: [
+      `${transport}: calls/s per block pair (modern ÷ legacy) ${range(pairs)}; p99 one at a time ${fmt(percentile(f.latencies.modern, 99), 0)} µs vs ${fmt(percentile(f.latencies.legacy, 99), 0)} µs`,
+      `${transport}: CPU per call at ${IN_FLIGHT} in flight, server ${cpuLine(f, 'server')}; client (this process) ${cpuLine(f, 'client')}`,
+    ],
   };
 }
 
@@ -142,7 +168,11 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     progress('eras: stdio, one server per era');
     const servers = { modern: await startStdio(sandbox.ws, 'modern'), legacy: await startStdio(sandbox.ws, 'legacy') };
     for (const era of ERAS) await stdioThroughput(servers[era], era, plan.warmupMs);
-    for (const era of order(plan.rounds)) stdio.rates[era].push(((b) => (b.calls / b.us) * 1e6)(await stdioThroughput(servers[era], era, plan.blockMs)));
+    for (const era of order(plan.rounds)) {
+      const b = await stdioThroughput(servers[era], era, plan.blockMs);
+      stdio.rates[era].push((b.calls / b.us) * 1e6);
+      addCpu(stdio, era, b.calls, b.serverCpuUs, b.clientCpuUs);
+    }
     for (const era of order(plan.rounds)) stdio.latencies[era].push(...await stdioLatency(servers[era], era, plan.latencyCalls));
     await Promise.all(ERAS.map((era) => stopStdioChild(servers[era].child)));
 
@@ -163,6 +193,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
       const s = await block(era, IN_FLIGHT, plan.blockMs);
       if (s.errors > 0) throw new Error(`HTTP ${era}: ${s.errors} errors, the first: ${s.firstError}`);
       http.rates[era].push(rate(s));
+      addCpu(http, era, s.calls, s.serverCpuUs, s.clientCpuUs);
     }
     for (const era of order(plan.rounds)) {
       const s = await block(era, 1, plan.blockMs / 2);

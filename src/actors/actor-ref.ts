@@ -17,6 +17,8 @@ export interface ActorHost {
   cast(id: string, msg: unknown): void;
   call(id: string, msg: unknown, timeoutMs: number): Promise<unknown>;
   exit(id: string, how: 'shutdown' | 'kill'): void;
+  /** True when the actors run on the caller's own thread (cast messages are handed over, not copied). */
+  readonly sameThread?: boolean;
 }
 
 export class ActorRef {
@@ -43,6 +45,14 @@ export class ActorRef {
 
   get alive(): boolean {
     return this.#exit === null;
+  }
+
+  /**
+   * Does the actor run on this thread? Then a cast message reaches it as the very object (a value the
+   * owner computed may ride along); else it is a structured clone.
+   */
+  get sameThread(): boolean {
+    return this.#host.sameThread === true;
   }
 
   /** Where the actor's emitted messages go (one receiver: the actor's owner). */

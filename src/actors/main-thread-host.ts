@@ -63,6 +63,7 @@ export class MainThreadHost implements ActorThread {
 
   /** One host for all of this thread's actor handles (not three closures per actor). */
   readonly #host: ActorHost = {
+    sameThread: true,
     cast: (actor, msg) => {
       if (this.#alive()) this.#cells.receive({ t: 'cast', id: actor, msg });
     },

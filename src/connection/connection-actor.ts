@@ -3,12 +3,13 @@
 // (version, capabilities, harness, principal, log level, subscriptions) changes, so a restart resumes the session.
 
 import type { EffectResult } from '../mcp/effects.ts';
-import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, type Outgoing, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
+import { type BatchRest, continueBatch, handleEffectResult, handleMcpLineSliced, handleParsedMessage, type Outgoing, rejectMessage, type SlicedStep, type Step } from '../mcp/handle.ts';
 import type { ConnectionConfig, ConnectionState, Pending } from '../mcp/state.ts';
 import { initialState, NO_PENDING } from '../mcp/state.ts';
 import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../actors/codec.ts';
 import { settleInline } from './inline-effects.ts';
+import { type LineMessage, parsedValueOf } from './parsed-lines.ts';
 import { recordInlineCall } from '../actors/inline-tally.ts';
 import type { StateSealer } from '../mcp/request-state.ts';
 import { roundTripAt, sharedSealer, threadSealer } from './request-sealer.ts';
@@ -34,7 +35,7 @@ export interface ConnectionActorArgs {
 }
 
 export type ConnectionMessage =
-  | { k: 'line'; line: string }
+  | LineMessage
   | { k: 'unreadable'; problem: 'oversized' | 'invalid-utf8'; detail: string }
   | { k: 'result'; result: EffectResult }
   /** The rest of a batch this actor began: handed back to itself (`continueWith`), never sent by others. */
@@ -116,7 +117,13 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
 
 function coreStep(message: ConnectionMessage, state: ConnectionState, sealer: StateSealer | null): SlicedStep {
   switch (message.k) {
-    case 'line': return handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH, roundTripAt(sealer));
+    case 'line': {
+      // Parsed once: by the session, when it is on this thread and the line is one message (parsed-lines.ts).
+      const parsed = parsedValueOf(message);
+      return parsed === undefined
+        ? handleMcpLineSliced(message.line, state, BATCH_SLICE_LENGTH, roundTripAt(sealer))
+        : handleParsedMessage(parsed, state, roundTripAt(sealer));
+    }
     case 'batch': return continueBatch(message.rest, state, BATCH_SLICE_LENGTH, roundTripAt(sealer));
     case 'result': return handleEffectResult(message.result, state, roundTripAt(sealer));
     case 'unreadable': return rejectMessage(message.problem, message.detail, state);

@@ -12,6 +12,7 @@ import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { EarlyAnswers } from './early-answers.ts';
+import { lineMessage } from './parsed-lines.ts';
 import { trackLine } from './request-tracking.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from './connection-actor.ts';
 import type { Scheduler } from '../actors/scheduler.ts';
@@ -189,7 +190,10 @@ export class Session {
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
       if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
-      delivery = { msg: { k: 'line', line: tracked.line }, keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
+      // The actor reads this parse instead of its own when it runs on this thread (parsed-lines.ts). For an
+      // actor on another thread the parse is not kept: it would stay alive until the actor's answer, for nothing.
+      const read = this.#actor?.sameThread === true ? tracked.read : null;
+      delivery = { msg: lineMessage(tracked.line, read), keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
       const msg: ConnectionMessage = frame.kind === 'oversized'
         ? { k: 'unreadable', problem: 'oversized', detail: oversizedDetail(frame.bytes, frame.limit) }

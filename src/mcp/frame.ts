@@ -1,7 +1,8 @@
 // A frame of a transport read once, on the thread that received it: parsed, and each message in it
 // classified as the core classifies it. The main thread learns from this what it must know before the
 // core has seen a line (the requests it carries, for crash recovery, shutdown and duplicate ids); it never
-// reads a JSON-RPC message any other way. The core, on its worker, parses the text itself.
+// reads a JSON-RPC message any other way. The core, on its worker, parses the text itself; on this
+// thread (stdio) it is handed this parse instead (connection/parsed-lines.ts).
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type Classified, classify } from './jsonrpc.ts';

@@ -2,7 +2,7 @@
 // legacy method handlers run against a transient view of the connection built from that context, and
 // the connection keeps only the bookkeeping of work in flight (tickets), never the request's context.
 
-import type { ClientCapabilities, RequestId } from '@modelcontextprotocol/sdk/types.js';
+import type { ClientCapabilities, Implementation, RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect, EffectResult } from './effects.ts';
 import {
   META_CLIENT_CAPABILITIES, META_CLIENT_INFO, META_LOG_LEVEL, META_PROTOCOL_VERSION, type ModernRequest, ModernErrorCode,
@@ -41,33 +41,56 @@ export function readModernContext(method: string, params: Params): ModernRequest
   if (!isRecord(declared)) {
     return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs _meta["${META_CLIENT_CAPABILITIES}"] (an object)`];
   }
-  const bytes = JSON.stringify(declared).length;
+  const json = JSON.stringify(declared);
+  const bytes = json.length;
   if (bytes > MAX_CLIENT_CAPABILITIES_BYTES) {
     return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_CLIENT_CAPABILITIES}"] is ${bytes} bytes of JSON, more than MAX_CLIENT_CAPABILITIES_BYTES (${MAX_CLIENT_CAPABILITIES_BYTES})`];
   }
-  const clientInfo = keptClientInfo(metaField(meta, META_CLIENT_INFO), `_meta["${META_CLIENT_INFO}"]`);
-  if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
+  const info = metaField(meta, META_CLIENT_INFO);
   const logLevel = metaField(meta, META_LOG_LEVEL);
   if (logLevel !== undefined && !isLogLevel(logLevel)) {
     return [ErrorCode.InvalidParams, `Invalid params: _meta["${META_LOG_LEVEL}"] must be one of ${logLevels.join(', ')}`];
   }
-  return {
-    method, protocolVersion: modernVersions[0],
-    clientCapabilities: declared as ClientCapabilities,
-    clientInfo, logLevel: logLevel ?? null,
-  };
+  // A client sends the same context with every request: the last one read is reused when this one's
+  // capabilities (as JSON text) and client info are the same, so a request allocates only its own record.
+  const last = lastContext;
+  if (last !== null && last.capabilitiesJson === json && sameClientInfo(last.clientInfo, info)) {
+    return { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
+  }
+  const clientInfo = keptClientInfo(info, `_meta["${META_CLIENT_INFO}"]`);
+  if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
+  lastContext = { capabilitiesJson: json, clientCapabilities: declared as ClientCapabilities, clientInfo };
+  return { method, protocolVersion: modernVersions[0], clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
+}
+
+/**
+ * The context of the last modern request read on this thread. Its objects are never written (the core
+ * does not change its input), so another request with the same text may share them.
+ */
+let lastContext: { readonly capabilitiesJson: string; readonly clientCapabilities: ClientCapabilities; readonly clientInfo: Implementation | null } | null = null;
+
+/** Would `keptClientInfo(given)` keep exactly `kept`? (Only for a `kept` it already checked.) */
+function sameClientInfo(kept: Implementation | null, given: unknown): boolean {
+  if (!isRecord(given) || typeof given.name !== 'string' || typeof given.version !== 'string') return kept === null;
+  return kept !== null && kept.name === given.name && kept.version === given.version && kept.title === (typeof given.title === 'string' ? given.title : undefined);
 }
 
 /**
  * The connection as a modern request sees it: features of the newest legacy revision (a subset of
  * what 2026-07-28 carries), the request's own capabilities and log level, the configured harness.
+ * Every field written out rather than spread: built twice per call, it was a tenth of a modern call's
+ * server time as a spread (BENCHMARKS.md); the `Required` type makes a new field of the state a
+ * compile error here until it is listed.
  */
 function viewFor(state: ConnectionState, request: ModernRequest, roundTrip?: RoundTrip): ConnectionState {
-  return {
-    ...state, phase: 'ready', protocolVersion: LATEST_VERSION, clientCapabilities: request.clientCapabilities,
-    clientInfo: request.clientInfo, harness: null, logLevel: request.logLevel, modern: request,
-    ...(roundTrip === undefined ? {} : { roundTrip }),
+  const view: Required<Omit<ConnectionState, 'roundTrip'>> & Pick<ConnectionState, 'roundTrip'> = {
+    config: state.config, phase: 'ready', protocolVersion: LATEST_VERSION, clientCapabilities: request.clientCapabilities,
+    clientInfo: request.clientInfo, harness: null, logLevel: request.logLevel,
+    pending: state.pending, nextTicket: state.nextTicket, conversations: state.conversations, subscriptions: state.subscriptions,
+    root: state.root, rootsAsked: state.rootsAsked, rootsRound: state.rootsRound, rootsWaiting: state.rootsWaiting, rootsHeld: state.rootsHeld,
+    modern: request, roundTrip,
   };
+  return view;
 }
 
 /**
@@ -75,14 +98,18 @@ function viewFor(state: ConnectionState, request: ModernRequest, roundTrip?: Rou
  * the work the step registered is marked modern, and its log records go to the client only as the
  * request's own `logLevel` says (never by the connection's `logging/setLevel`).
  */
-function restore(connection: ConnectionState, id: RequestId | null, request: ModernRequest, step: Step): Step {
+function restore(connection: ConnectionState, view: ConnectionState, id: RequestId | null, request: ModernRequest, step: Step): Step {
   // Work the step registered is already marked modern (addPending reads the view's `modern`).
-  const { modern: _dropped, roundTrip: _sealer, ...rest } = step.state;
-  const state: ConnectionState = {
-    ...rest, phase: connection.phase, protocolVersion: connection.protocolVersion,
+  const s = step.state;
+  // A step that left the view as it was leaves the connection as it was (the same object: nothing to copy).
+  const state: ConnectionState = s === view ? connection : {
+    config: s.config, phase: connection.phase, protocolVersion: connection.protocolVersion,
     clientCapabilities: connection.clientCapabilities, clientInfo: connection.clientInfo,
     harness: connection.harness, logLevel: connection.logLevel,
-  };
+    pending: s.pending, nextTicket: s.nextTicket, conversations: s.conversations, subscriptions: s.subscriptions,
+    root: s.root, rootsAsked: s.rootsAsked, rootsRound: s.rootsRound, rootsWaiting: s.rootsWaiting, rootsHeld: s.rootsHeld,
+  } satisfies Required<Omit<ConnectionState, 'modern' | 'roundTrip'>>;
+  if (!step.effects.some((e) => e.kind === 'log')) return { state, replies: step.replies, effects: step.effects };
   const logs: Outgoing[] = [];
   const effects: Effect[] = step.effects.map((e) => {
     if (e.kind !== 'log') return e;
@@ -90,9 +117,10 @@ function restore(connection: ConnectionState, id: RequestId | null, request: Mod
       const data = { level: e.level, logger: 'super-pi', data: { message: e.message, ...e.data } };
       logs.push(id === null ? notice('notifications/message', data) : notice('notifications/message', data, id));
     }
-    return { ...e, toClient: false };
+    // Not `{ ...e, toClient: false }`: a key added to a spread's copy is V8's slow path on Node 20 (step.ts).
+    return Object.assign({}, e, { toClient: false });
   });
-  return { state, replies: [...step.replies, ...logs], effects };
+  return { state, replies: logs.length === 0 ? step.replies : [...step.replies, ...logs], effects };
 }
 
 /** Handles one modern request (era.ts `isModernRequest`); `handlers` are the core's method handlers. */
@@ -102,13 +130,13 @@ export function handleModernRequest(
   const context = readModernContext(method, params);
   if (Array.isArray(context)) return fail(state, id, context[0], context[1], context[2]);
   const view = viewFor(state, context, roundTrip);
-  if (method === 'server/discover') return restore(state, id, context, discover(view, id));
+  if (method === 'server/discover') return restore(state, view, id, context, discover(view, id));
   const handler = removedInModern.has(method) ? undefined : handlers.get(method);
-  if (!handler) return restore(state, id, context, fail(view, id, ErrorCode.MethodNotFound, `Method not found: ${method} (not in ${context.protocolVersion})`));
+  if (!handler) return restore(state, view, id, context, fail(view, id, ErrorCode.MethodNotFound, `Method not found: ${method} (not in ${context.protocolVersion})`));
   if (state.pending.size >= MAX_REQUESTS_IN_FLIGHT) {
-    return restore(state, id, context, fail(view, id, ErrorCode.ServerBusy, `Server busy: this connection already has MAX_REQUESTS_IN_FLIGHT (${MAX_REQUESTS_IN_FLIGHT}) requests in flight; wait for some to finish`));
+    return restore(state, view, id, context, fail(view, id, ErrorCode.ServerBusy, `Server busy: this connection already has MAX_REQUESTS_IN_FLIGHT (${MAX_REQUESTS_IN_FLIGHT}) requests in flight; wait for some to finish`));
   }
-  return restore(state, id, context, handler(view, id, params));
+  return restore(state, view, id, context, handler(view, id, params));
 }
 
 /** Folds an effect result into work a modern request started, in that request's view. */
@@ -117,7 +145,8 @@ export function handleModernEffectResult(
 ): Step {
   const work = state.pending.get('ticket' in result ? result.ticket : -1);
   const id = work !== undefined && work.kind !== 'outgoing' ? work.requestId : null;
-  return restore(state, id, request, fold(result, viewFor(state, request, roundTrip)));
+  const view = viewFor(state, request, roundTrip);
+  return restore(state, view, id, request, fold(result, view));
 }
 
 /** `server/discover`: both eras' versions, the capabilities, who the server is, and its instructions. */

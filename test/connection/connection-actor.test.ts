@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import type { ActorContext } from '../../src/actors/behaviour.ts';
 import { decodeCheckpoint, encodeCheckpoint } from '../../src/actors/codec.ts';
 import { connectionBehaviour, type ConnectionMessage, type ConnectionOutput } from '../../src/connection/connection-actor.ts';
+import { lineMessage, PARSED } from '../../src/connection/parsed-lines.ts';
 import { BATCH_SLICE_LENGTH } from '../../src/limits.ts';
 import { flushInlineTally, InlineTally, type InlineSeries, installInlineTally } from '../../src/actors/inline-tally.ts';
 import { DEFAULT_HARNESS } from '../../src/harness/ids.ts';
@@ -138,3 +139,20 @@ test('actors of one thread handed equal configs share one copy; a different conf
 });
 
 test.run();
+
+test('a line the session parsed on this thread is read from that parse, not parsed again; a copy (another thread) is parsed from its text', () => {
+  const a = actor();
+  const text = '{"jsonrpc":"2.0","id":7,"method":"ping"}';
+  const message = lineMessage(text, { batch: false, messages: [], values: [JSON.parse(text)] });
+  assert.equal(message[PARSED], { jsonrpc: '2.0', id: 7, method: 'ping' });
+  // A message carrying another parse than its text's: the reply (id 8) proves the actor read the parse.
+  const here = a.handle({ k: 'line', line: text, [PARSED]: { jsonrpc: '2.0', id: 8, method: 'ping' } }).outputs.flatMap((o) => o.replies);
+  assert.equal(here.map((r) => r.inReplyTo), [8]);
+  // What a worker thread receives: structured clone leaves the symbol-keyed parse behind.
+  const copy = structuredClone(message);
+  assert.is(copy[PARSED], undefined);
+  assert.equal(a.handle(copy).outputs.flatMap((o) => o.replies).map((r) => r.inReplyTo), [7]);
+  // A batch, or a line that is not JSON, carries no parse: the actor reads the text.
+  assert.is(lineMessage('[{"jsonrpc":"2.0","id":9,"method":"ping"}]', { batch: true, messages: [], values: [{}] })[PARSED], undefined);
+  assert.is(lineMessage('not json', null)[PARSED], undefined);
+});

@@ -1,6 +1,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CATALOG_CACHE_TTL_MS, RESOURCE_CACHE_TTL_MS } from '../../src/limits.ts';
+import { readModernContext } from '../../src/mcp/modern.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
 
 type Reply = { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string; data?: unknown }; params?: Record<string, unknown> };
@@ -198,6 +199,21 @@ context('a modern request with a log level gets its own log records, on a connec
   assert.equal(logs.map((m) => m.params), [{ level: 'debug', logger: 'super-pi', data: { message: 'server/discover', client: 'modern' } }]);
   const quiet = feed(fresh(), modern(4, 'server/discover', {}, META({ 'io.modelcontextprotocol/logLevel': 'info' })));
   assert.is((quiet.replies as Reply[]).filter((m) => m.method === 'notifications/message').length, 0);
+});
+
+context('requests in a row each get their own context: a reused earlier context never answers for another client info or capabilities', () => {
+  const a = readModernContext('tools/list', { _meta: META() });
+  const b = readModernContext('tools/list', { _meta: META() });
+  assert.ok(!Array.isArray(a) && !Array.isArray(b));
+  assert.equal(b, a);
+  const titled = readModernContext('tools/list', { _meta: META({ 'io.modelcontextprotocol/clientInfo': { name: 'modern', version: '2', title: 'T' } }) });
+  assert.equal(!Array.isArray(titled) && titled.clientInfo, { name: 'modern', version: '2', title: 'T' });
+  const other = readModernContext('tools/call', { _meta: META({ 'io.modelcontextprotocol/clientCapabilities': { sampling: {} }, 'io.modelcontextprotocol/logLevel': 'info' }) });
+  assert.equal(!Array.isArray(other) && [other.method, other.clientCapabilities, other.clientInfo, other.logLevel], ['tools/call', { sampling: {} }, { name: 'modern', version: '2' }, 'info']);
+  const none = readModernContext('tools/list', { _meta: META({ 'io.modelcontextprotocol/clientCapabilities': { sampling: {} }, 'io.modelcontextprotocol/clientInfo': 'not an object' }) });
+  assert.is(!Array.isArray(none) && none.clientInfo, null);
+  const long = readModernContext('tools/list', { _meta: META({ 'io.modelcontextprotocol/clientCapabilities': { sampling: {} }, 'io.modelcontextprotocol/clientInfo': { name: 'x'.repeat(100_000), version: '2' } }) });
+  assert.ok(Array.isArray(long) && long[0] === -32602, 'a client info past its limit is refused even after a valid one with the same capabilities');
 });
 
 // With a state key, the same call answers input_required (test/mcp/round-trip.test.ts); `feed` passes none.

@@ -22,6 +22,19 @@ test('a session shows the version its initialize answer carried; every line is s
   assert.is(sessions.size, 0);
 });
 
+test('a session that never initializes (2026-07-28) shows no version, whatever its answers carry past the start of their result', () => {
+  const sessions = new ObservedSessions(() => 1000);
+  const send = sessions.watchVersion('session-2', () => undefined);
+  sessions.opened('session-2', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
+  send({ line: '{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"protocolVersion":"2025-06-18"},"resultType":"complete"}}', inReplyTo: 1 });
+  send({ line: '{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"x","data":{"protocolVersion":"2025-06-18"}}}', inReplyTo: 2, isError: true, errorCode: -32602 });
+  send({ line: '{"jsonrpc":"2.0","method":"notifications/message","params":{"protocolVersion":"2025-06-18"}}' });
+  send({ line: '{"jsonrpc":"2.0","id":"\\"result\\":{\\"protocolVersion\\":\\"2025-06-18\\"","result":{}}', inReplyTo: '"result":{"protocolVersion":"2025-06-18"' });
+  assert.is(sessions.rows()[0]?.version, null);
+  send({ line: '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}', inReplyTo: 0 });
+  assert.is(sessions.rows()[0]?.version, '2025-11-25');
+});
+
 test('task counts by status follow status changes; turns and tool calls count model and tool_call entries', () => {
   const tasks = new ObservedTasks(() => 0);
   tasks.started({ id: 'task-1', conversationId: 'c1', session: 'session-1', principal: { kind: 'anonymous' }, ownerKey: 'anonymous:session-1', harness: 'super-pi-code' });
