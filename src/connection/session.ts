@@ -62,8 +62,7 @@ export class Session {
   #unackedHead = 0;
   /** Messages the current actor has reported handled. */
   #handled = 0;
-  // The three tables below are null while empty: an idle session holds no table (an empty Map keeps one,
-  // ~200 B, and most sessions are idle most of the time).
+  // The three tables below are null while empty: an idle session holds no table (an empty Map is ~200 B).
   /** Tool tickets to the requests they answer: an effect result names its request. */
   #tickets: Map<number, string> | null = null;
   /**
@@ -190,10 +189,8 @@ export class Session {
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
       if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
-      // The actor reads this parse instead of its own when it runs on this thread (parsed-lines.ts). For an
-      // actor on another thread the parse is not kept: it would stay alive until the actor's answer, for nothing.
-      const read = this.#actor?.sameThread === true ? tracked.read : null;
-      delivery = { msg: lineMessage(tracked.line, read), keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
+      // An actor on this thread reads this parse instead of its own (parsed-lines.ts); another thread's would only keep it alive.
+      delivery = { msg: lineMessage(tracked.line, this.#actor?.sameThread === true ? tracked.read : null), keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
       const msg: ConnectionMessage = frame.kind === 'oversized'
         ? { k: 'unreadable', problem: 'oversized', detail: oversizedDetail(frame.bytes, frame.limit) }
@@ -259,8 +256,7 @@ export class Session {
   /** A result of the session's runner: to the current actor, or held for the next one during a restart. */
   #fromRunner(result: EffectResult): void {
     if (this.#closed) return;
-    // The work stays adoptable until its request is answered: an actor that dies before handling this
-    // result leaves it to the next one, with the result redelivered.
+    // Adoptable until its request is answered: an actor that dies first leaves it to the next, the result redelivered.
     const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#requestOf(result), crashes: 0 };
     if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
     else this.#buffer.push(delivery);
