@@ -149,7 +149,7 @@ test('a write refused as fenced (a newer claim holds the task) stops the task he
   model.release();
   const outcome = await guarded(run.outcome, 'the answer of a fenced task');
   assert.is(outcome.isError, true);
-  assert.match(outcome.text, `another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${run.conversationId}`);
+  assert.match(outcome.text, `Another server node took it over (this node's lease lapsed) or cancelled it (tasks/cancel); its result will be in the transcript of conversation ${run.conversationId}`);
   assert.equal(await typesOf(store, run.conversationId), ['user'], 'the refused model entry, and nothing after it');
   assert.equal(ran, [], 'the tool the refused entry asked for did not run');
   assert.is((await store.getConversation(run.conversationId, 'local'))?.status, 'running', 'left to the new holder');
