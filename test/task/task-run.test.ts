@@ -136,7 +136,7 @@ function gatedModel() {
   return { provider, release, seen, firstAsk };
 }
 
-test('a write refused as fenced (a newer claim holds the task) stops the task here: nothing more written or run, no restart, the caller told it continues elsewhere', async () => {
+test('a write refused as fenced (a newer claim holds the task) stops the task here: nothing more written or run, no restart, the caller told another node took it over or cancelled it', async () => {
   const store = new SyncStoreAdapter(SqliteConversationStore.open(':memory:'));
   const model = gatedModel();
   const ran: string[] = [];
