@@ -158,7 +158,7 @@ export class TaskRun {
       inc.controller.abort(new Error('this node no longer holds the task'));
     }
     // The store does not say which: a takeover and a cancel sent to another node (tasks/cancel) both move the epoch on.
-    const text = `This node stopped the task: it no longer holds it. Another server node took it over (this node's lease lapsed) or cancelled it (tasks/cancel); its result will be in the transcript of conversation ${this.conversationId}.`;
+    const text = `This node stopped the task: it no longer holds it. It was cancelled (tasks/cancel), or another server node took it over (this node's lease lapsed); its result will be in the transcript of conversation ${this.conversationId}.`;
     this.#settle({ text, isError: true, structured: this.#result('running', text, 0, 0) });
   }
 
