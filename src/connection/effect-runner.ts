@@ -157,12 +157,8 @@ export class EffectRunner {
           const task = this.#deps.task;
           const store = this.#readStore();
           const outcome = task && store ? await cancelStoredTask(store, task.principal, effect.taskId, this.#deps.detached, this.#clock) : 'not-found';
-          if (outcome === 'elsewhere') {
-            // Cross-node cancel is not built (docs/tasks-extension.md): saying so beats an ack the task would not honour.
-            const message = `Task ${effect.taskId} is running, but not as a detached task of this node (another node runs it, or a harness_task call that is still waiting for its answer): this node cannot cancel it`;
-            this.#deliver({ kind: 'effectFailed', ticket: effect.ticket, code: ErrorCode.InternalError, message });
-            return;
-          }
+          // Cancelled in the store, not by a run of this node: this node's transcript listeners hear of the entry here.
+          if (outcome === 'fenced') task?.transcriptChanged?.(effect.taskId);
           this.#deliver({ kind: 'taskCancelled', ticket: effect.ticket, found: outcome !== 'not-found' });
         });
       case 'completeConversation':

@@ -3,7 +3,7 @@
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { ClusterNode } from '../store/cluster-nodes.ts';
-import type { ExpiredTask, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
+import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
 export interface StoreListener {
@@ -70,6 +70,16 @@ export class ObservedStore implements AsyncConversationStore {
 
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {
     return this.#inner.takeOverTask(id, epoch);
+  }
+
+  async cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> {
+    const started = performance.now();
+    const outcome = await this.#inner.cancelRunningTask(id, principal, entry);
+    if (outcome === 'cancelled') {
+      this.#listener.appended(id, 'error', (performance.now() - started) / 1000);
+      this.#listener.statusSet(id, 'cancelled');
+    }
+    return outcome;
   }
 
   ownedTasks(): Promise<number> {

@@ -15,7 +15,7 @@ import type {
   NewConversation,
 } from './store.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
-import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
  * `ConversationStore`, asynchronous. The semantics are the synchronous store's, restated where a promise
@@ -54,6 +54,8 @@ export interface AsyncConversationStore {
   expiredTasks(limit: number): Promise<ExpiredTask[]>;
   /** `ConversationStore.takeOverTask`: the new lease, or null when another claimer won or the epoch moved. */
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null>;
+  /** `ConversationStore.cancelRunningTask`: cancelled only while still running, in one write. */
+  cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel>;
   /** How many running conversations this store's owner holds (a cheap query: health uses it as a probe). */
   ownedTasks(): Promise<number>;
   /** `ConversationStore.claimSession`: null when the session is another principal's. */
@@ -126,6 +128,10 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {
     return this.#store.takeOverTask(id, epoch);
+  }
+
+  async cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> {
+    return this.#store.cancelRunningTask(id, principal, entry);
   }
 
   async ownedTasks(): Promise<number> {

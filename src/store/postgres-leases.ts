@@ -8,8 +8,9 @@ import { StoreError } from './errors.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
 import { integer, leaseNow } from './postgres-rows.ts';
+import { TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { checkCheckpoint, checkEpoch, checkSessionKey, pageLimit, serializePayload, storableText } from './store-checks.ts';
-import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS } from '../limits.ts';
 
 // Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
@@ -30,6 +31,19 @@ const EXPIRED_TASKS = `
 const TAKE_OVER = `
   UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(5)} + $2
   WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < ${leaseNow(5)} AND owner <> $1 RETURNING epoch, lease_expires`;
+
+// Cancelled only while the principal's and still running, in one statement: the UPDATE takes the row lock
+// (a concurrent append or status change waits for it, and READ COMMITTED re-reads the row this waited
+// for, so a run that finished first matches nothing). The epoch moves on, fencing the holder; the entry
+// goes under the bumped counter, and its NOTIFY tells every node's listener, as an append's does.
+const CANCEL_RUNNING = `
+  WITH hit AS (
+    UPDATE conversations SET status = 'cancelled', owner = $1, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
+    WHERE id = $3 AND principal = $4 AND status = 'running' RETURNING id, last_seq
+  ), added AS (
+    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, 'error', $5 FROM hit RETURNING conversation_id, seq
+  )
+  SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
 // A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
 // another principal's matches the conflict but not the WHERE: no row, as for a session not there.
@@ -67,6 +81,8 @@ export interface LeaseParts {
   readonly ownership: Ownership;
   readonly leaseMs: number;
   readonly maxPayloadBytes: number;
+  /** The store's NOTIFY origin: its own node ignores what it announced itself. */
+  readonly origin: string;
   readonly assertOpen: () => void;
   /** Wall-clock milliseconds, whole. */
   readonly now: () => number;
@@ -81,6 +97,7 @@ export class PostgresLeases {
   readonly #ownership: Ownership;
   readonly #leaseMs: number;
   readonly #maxPayloadBytes: number;
+  readonly #origin: string;
   readonly #assertOpen: () => void;
   readonly #now: () => number;
   readonly #leaseNow: () => number | null;
@@ -91,6 +108,7 @@ export class PostgresLeases {
     this.#ownership = parts.ownership;
     this.#leaseMs = parts.leaseMs;
     this.#maxPayloadBytes = parts.maxPayloadBytes;
+    this.#origin = parts.origin;
     this.#assertOpen = parts.assertOpen;
     this.#now = parts.now;
     this.#leaseNow = parts.leaseNow;
@@ -130,6 +148,16 @@ export class PostgresLeases {
     if (!storableText(id)) return null;
     const { rows } = await this.#pool.query<LeaseRow>(TAKE_OVER, [this.#ownership.self, this.#leaseMs, id, epoch, this.#leaseNow()]);
     return rows[0] === undefined ? null : leaseFromRow(id, rows[0]);
+  }
+
+  async cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> {
+    this.#assertOpen();
+    const json = serializePayload(entry, this.#maxPayloadBytes);
+    if (!storableText(id) || !storableText(principal)) return 'not-found';
+    const { rows } = await this.#pool.query(CANCEL_RUNNING, [this.#ownership.self, this.#now(), id, principal, json, this.#origin]);
+    if (rows.length > 0) return 'cancelled';
+    const found = await this.#pool.query('SELECT 1 FROM conversations WHERE id = $1 AND principal = $2', [id, principal]);
+    return found.rows.length === 0 ? 'not-found' : 'not-running';
   }
 
   async ownedTasks(): Promise<number> {

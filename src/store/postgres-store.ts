@@ -29,7 +29,7 @@ import {
   serializePayload,
   storableText,
 } from './store-checks.ts';
-import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
+import { checkLeaseMs, type ExpiredTask, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { guarded } from '../log/guarded.ts';
 import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TRANSCRIPTS_CHANNEL } from './session-events.ts';
@@ -225,7 +225,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const shared = { pool, assertOpen: () => this.#assertOpen(), now: () => this.#now() };
     this.#events = new PostgresSessionEventLog({ ...shared, sessionEventsKept: options.sessionEventsKept, sessionEventsMaxBytes: options.sessionEventsMaxBytes, sessionEventMaxBytes: options.sessionEventMaxBytes });
     this.#leases = new PostgresLeases({
-      ...shared, ownership: this.#ownership, leaseMs: this.#leaseMs, maxPayloadBytes, leaseNow: () => this.#leaseNow(),
+      ...shared, ownership: this.#ownership, leaseMs: this.#leaseMs, maxPayloadBytes, origin: this.#origin, leaseNow: () => this.#leaseNow(),
       missedWrite: (id, epoch, what) => this.#missedWrite(id, epoch, what),
     });
   }
@@ -347,6 +347,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   renewLease(id: string, epoch: number): Promise<TaskLease> { return this.#leases.renewLease(id, epoch); }
   expiredTasks(limit: number): Promise<ExpiredTask[]> { return this.#leases.expiredTasks(limit); }
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null> { return this.#leases.takeOverTask(id, epoch); }
+  cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> { return this.#leases.cancelRunningTask(id, principal, entry); }
   ownedTasks(): Promise<number> { return this.#leases.ownedTasks(); }
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> { return this.#leases.claimSession(sessionId, principal); }
   saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> { return this.#leases.saveCheckpoint(sessionId, epoch, bytes); }

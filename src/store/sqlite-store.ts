@@ -13,7 +13,7 @@ import {
 import type { ClusterNode } from './cluster-nodes.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
-import { checkLeaseMs, type ExpiredTask, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
+import { checkLeaseMs, type ExpiredTask, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
 import {
   CONVERSATION_STATUSES,
@@ -65,6 +65,7 @@ export class SqliteConversationStore implements ConversationStore {
   readonly #leaseMs: number;
   readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number, epoch: number | null) => number;
   readonly #interruptTx: (conversationId: string, owner: string, json: string, time: number) => boolean;
+  readonly #cancelTx: (id: string, principal: string, json: string, time: number) => RunningCancel;
   readonly #entriesTx: (conversationId: string, principal: string, afterSeq: number, limit: number) => EntryRow[] | null;
   #closed = false;
 
@@ -121,6 +122,14 @@ export class SqliteConversationStore implements ConversationStore {
       return true;
     });
     this.#interruptTx = (...args) => interruptTx.immediate(...args);
+    // The status, the epoch and the entry in one write transaction: all of them, or (not running) none.
+    const cancelTx = db.transaction((id: string, principal: string, json: string, time: number): RunningCancel => {
+      const row = s.cancelRunning.get({ owner: this.#ownership.self, now: time, id, principal });
+      if (row === undefined) return s.getConversation.get(id, principal) === undefined ? 'not-found' : 'not-running';
+      s.insertEntry.run(id, row.last_seq, time, 'error', json);
+      return 'cancelled';
+    });
+    this.#cancelTx = (...args) => cancelTx.immediate(...args);
     // One read transaction, so the ownership check and the rows come from the same snapshot.
     const entriesTx = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number): EntryRow[] | null => {
       if (s.getConversation.get(conversationId, principal) === undefined) return null;
@@ -208,6 +217,12 @@ export class SqliteConversationStore implements ConversationStore {
     const now = this.#now();
     const row = this.#statements.takeOverTask.get({ owner: this.#ownership.self, expires: now + this.#leaseMs, id, epoch: checkEpoch(epoch), now });
     return row === undefined ? null : { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires };
+  }
+
+  cancelRunningTask(id: string, principal: string, entry: unknown): RunningCancel {
+    this.#assertOpen();
+    const json = serializePayload(entry, this.#maxPayloadBytes);
+    return this.#cancelTx(id, principal, json, this.#now());
   }
 
   ownedTasks(): number {

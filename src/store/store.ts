@@ -2,7 +2,7 @@
 // implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
 
 import type { ClusterNode } from './cluster-nodes.ts';
-import type { ExpiredTask, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
  * Where a conversation stands. `interrupted`: its task died mid-run (its actor kept failing, or the
@@ -153,6 +153,13 @@ export interface ConversationStore {
    * several stores trying at once exactly one gets the new lease; the others (and a stale epoch) get null.
    */
   takeOverTask(id: string, epoch: number): TaskLease | null;
+  /**
+   * Cancels the principal's task wherever it runs: only while it is still `running` (checked in the same
+   * write), appends an `error` entry with `entry` as its payload, sets the status `cancelled` and moves
+   * the epoch on, so its holder's next write or lease renewal is fenced and it stops. A task that finished
+   * first is left as it is (`not-running`); another principal's is `not-found`, as a missing one.
+   */
+  cancelRunningTask(id: string, principal: string, entry: unknown): RunningCancel;
   /** How many running conversations this store's owner holds. */
   ownedTasks(): number;
   /**

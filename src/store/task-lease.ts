@@ -47,3 +47,10 @@ export function checkLeaseMs(leaseMs: number): number {
   if (!Number.isSafeInteger(leaseMs) || leaseMs < LEASE_RENEWALS_PER_TERM) throw new StoreError('invalid_argument', `a lease lasts a whole number of milliseconds, at least ${LEASE_RENEWALS_PER_TERM}, not ${leaseMs}`);
   return leaseMs;
 }
+
+/**
+ * What `cancelRunningTask` did: `cancelled` (the entry appended, the status set, the epoch moved on so
+ * the holder's next write or renewal is fenced), `not-running` (the caller's, but it stopped running
+ * first: nothing written), `not-found` (no such conversation, or another principal's).
+ */
+export type RunningCancel = 'cancelled' | 'not-running' | 'not-found';

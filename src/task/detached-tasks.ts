@@ -3,7 +3,8 @@
 // outlives the request — and the pooled session — that started it. It is started the way a session's
 // task is (conversation, lease, prompt, supervised task actor) but answers nobody: its result stays in
 // the store, where `tasks/get` on any node reads it (task-status.ts). The registry only knows which runs
-// this node holds, so that `tasks/cancel` can stop one.
+// this node holds, so that `tasks/cancel` can stop one here; a task it does not hold is cancelled in the
+// store, which fences its holder (cancelStoredTask).
 
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -17,7 +18,7 @@ import { runTool } from '../tools/tool-runner.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
-import type { TaskSetup } from './task-core.ts';
+import { cancelledEntry, type TaskSetup } from './task-core.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
 import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
@@ -39,15 +40,24 @@ export interface DetachedStartDeps {
   readonly clock?: Clock;
 }
 
-/** What `tasks/cancel` found: not the caller's (or none), already over, stopped here, or running where this node cannot stop it. */
-export type CancelOutcome = 'not-found' | 'terminal' | 'stopped' | 'elsewhere';
+/**
+ * What `tasks/cancel` found: not the caller's (or none), already over, stopped here, or cancelled in the
+ * store while another node (or a synchronous call) runs it: that run is fenced and stops at its next write.
+ */
+export type CancelOutcome = 'not-found' | 'terminal' | 'stopped' | 'fenced';
 
-/** `tasks/cancel` of the caller's task `taskId`: one read by (id, principal), so another principal's task is not found, as none is. */
+/**
+ * `tasks/cancel` of the caller's task `taskId`: one read by (id, principal), so another principal's task
+ * is not found, as none is. A run this node holds detached is stopped here; any other is cancelled in the
+ * store (`cancelRunningTask`), only if it is still running then: one that finished first keeps its status.
+ */
 export async function cancelStoredTask(store: AsyncConversationStore, principal: string, taskId: string, detached: DetachedTasks | undefined, clock?: Clock): Promise<CancelOutcome> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return 'not-found';
   if (conversation.status !== 'running') return 'terminal';
-  return (await detached?.stop(taskId, clock)) === true ? 'stopped' : 'elsewhere';
+  if ((await detached?.stop(taskId, clock)) === true) return 'stopped';
+  const outcome = await store.cancelRunningTask(taskId, principal, cancelledEntry(CANCELLED_BY_CLIENT));
+  return outcome === 'cancelled' ? 'fenced' : outcome === 'not-running' ? 'terminal' : 'not-found';
 }
 
 /** The node has a model of its own (a half-configured endpoint too: the task reports its configuration error). */

@@ -172,12 +172,17 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
   return advance({ ...state, queue }, actions);
 }
 
+/** The transcript entry (an `error` entry's payload) that says why a task was stopped, by its run or by a cross-node cancel. */
+export function cancelledEntry(why: string): { message: string; status: 'cancelled' } {
+  return { message: why, status: 'cancelled' };
+}
+
 /** One event in; events that do not fit the state (a late result) change nothing. */
 export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
   if (state.waiting === 'done') return { state, actions: [] };
   switch (event.e) {
     case 'stop': {
-      const actions: TaskAction[] = [{ a: 'append', type: 'error', payload: { message: event.why, status: 'cancelled' } }];
+      const actions: TaskAction[] = [{ a: 'append', type: 'error', payload: cancelledEntry(event.why) }];
       return { state: { ...state, waiting: 'done' }, actions: [...actions, finish(state, 'cancelled', `Stopped: ${event.why}.`, true)] };
     }
     case 'modelFailed': {

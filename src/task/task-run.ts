@@ -142,7 +142,7 @@ export class TaskRun {
 
   /**
    * The store refused a write or renewal of this run's epoch: another node (or a newer run) holds the
-   * task. Stop without writing and without a restart: retrying would only be refused again, and the
+   * task, or a `tasks/cancel` sent to another node cancelled it (store.ts `cancelRunningTask`). Stop without writing and without a restart: retrying would only be refused again, and the
    * holder continues the transcript from what is durable.
    */
   #fenced(err: StoreError): void {
@@ -155,9 +155,10 @@ export class TaskRun {
     this.#obeyed = null;
     if (inc) {
       inc.writeFailed = true;
-      inc.controller.abort(new Error('the task was taken over'));
+      inc.controller.abort(new Error('this node no longer holds the task'));
     }
-    const text = `The task continues elsewhere: another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${this.conversationId}.`;
+    // The store does not say which: a takeover and a cancel sent to another node (tasks/cancel) both move the epoch on.
+    const text = `This node stopped the task: it no longer holds it. It was cancelled (tasks/cancel), or another server node took it over (this node's lease lapsed); its result will be in the transcript of conversation ${this.conversationId}.`;
     this.#settle({ text, isError: true, structured: this.#result('running', text, 0, 0) });
   }
 

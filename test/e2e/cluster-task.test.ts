@@ -189,7 +189,7 @@ if (found.ok) {
       await until('node A logging that its write was fenced', () => (/lost a task to another holder \(its write was fenced\)/.test(a.stderr()) ? true : null));
       const outcome = await guarded(call, 'the answer node A gives its caller once fenced', TAKEOVER_GUARD_MS);
       assert.is(outcome.isError, true);
-      assert.match(textOf(outcome), `another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${done.id}`);
+      assert.match(textOf(outcome), `another server node took it over (this node's lease lapsed); its result will be in the transcript of conversation ${done.id}`);
       const lines = await transcript(await c.alice(b), done.id);
       assert.equal(lines.map((l) => l.type), ['user', 'model', 'tool_call', 'tool_result', 'model', 'final']);
       assert.equal(lines.map((l) => l.seq), [1, 2, 3, 4, 5, 6]);

@@ -3,7 +3,8 @@
 // the extension gets a flat CreateTaskResult at once; tasks/get polls it to `completed` with the harness_task
 // result inlined, equal to the result of the same task run synchronously; another principal's tasks/get is
 // -32602; tasks/cancel stops a running task (`cancelled`) and acks a finished one. Over stdio and over
-// Streamable HTTP (where tasks/* carry Mcp-Name: <taskId>).
+// Streamable HTTP (where tasks/* carry Mcp-Name: <taskId>), where a second node on the same store cancels
+// a task the first runs.
 
 import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
@@ -12,7 +13,7 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { pollUntil } from '../hang-guard.ts';
+import { guarded, pollUntil } from '../hang-guard.ts';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
 
 type Result = Record<string, unknown> & { content?: { text?: string }[]; structuredContent?: Record<string, unknown>; isError?: boolean };
@@ -45,7 +46,7 @@ const PROMPT = 'What does notes.txt say?';
 const readThenAnswer = (): ScriptStep[] => [toolTurn('read', { path: 'notes.txt' }), answer('It says: the password is aubergine.')];
 
 /** `script`: the model's turns, consumed in order by every test of the suite (one server for the suite); the caller may add to it. */
-function scenario(name: string, start: (env: Record<string, string>, ws: string) => Promise<{ ask: Ask; close: () => Promise<void>; other: boolean }>, script: ScriptStep[] = []) {
+function scenario(name: string, start: (env: Record<string, string>, ws: string) => Promise<{ ask: Ask; close: () => Promise<void>; other: boolean }>, script: ScriptStep[] = [], started?: (model: ScriptedServer) => void) {
   const t = suite(name);
   let box: Sandbox;
   let home: string;
@@ -59,6 +60,7 @@ function scenario(name: string, start: (env: Record<string, string>, ws: string)
     home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
     await writeFile(path.join(box.ws, 'notes.txt'), 'the password is aubergine\n');
     model = await startScriptedServer(script);
+    started?.(model);
     ({ ask, close, other } = await start({ SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home }, box.ws));
   });
   t.after(async () => {
@@ -218,32 +220,50 @@ async function post(server: RunningServer, method: string, params: Record<string
 }
 
 let httpServer: RunningServer;
-/** A second node on the same store (one SQLite file): it did not run the tasks, and reads them from the store. */
+/** A second node on the same store (one SQLite file): it did not run the tasks, and reads and cancels them through the store. */
 let otherNode: RunningServer;
+let httpModel: ScriptedServer;
 const httpScript: ScriptStep[] = [];
+/** The task lease (`--task-lease`, seconds): renewed every third of it, so a node meets a fence within a second. */
+const LEASE_SECONDS = 3;
 const http = scenario('Tasks extension over Streamable HTTP, raw POSTs', async (env, ws) => {
-  const start = () => startHttpServerProcess(ws, ['--threads', '1', '--tool-threads', '1'], { ...env, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` });
+  const start = () => startHttpServerProcess(ws, ['--threads', '1', '--tool-threads', '1', '--task-lease', String(LEASE_SECONDS)], { ...env, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` });
   [httpServer, otherNode] = await Promise.all([start(), start()]);
   return {
     ask: async (method, params, capabilities = {}, who = 'alice') => (await post(httpServer, method, params, capabilities, who)).message,
     close: async () => { await Promise.all([httpServer.stop(), otherNode.stop()]); },
     other: true,
   };
-}, httpScript);
+}, httpScript, (model) => (httpModel = model));
 
-http('another node of the same store answers tasks/get; it cannot cancel a task this node runs, and says so', async () => {
+http('a tasks/cancel sent to another node of the same store cancels the task: cancelled on both nodes, and the node running it stops', async () => {
   httpScript.push({ hang: true });
+  const asked = httpModel.requests.length;
   const created = await post(httpServer, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'Wait for the model.' } }, WITH_TASKS, 'alice');
   const taskId = String(created.message.result?.taskId);
   assert.is(created.message.result?.resultType, 'task', JSON.stringify(created.message));
+  const request = await pollUntil('the running node to ask the model', () => httpModel.requests[asked] ?? null, 15_000);
   const elsewhere = await post(otherNode, 'tasks/get', { taskId }, WITH_TASKS, 'alice');
   assert.is(elsewhere.message.result?.status, 'working', JSON.stringify(elsewhere.message));
-  const refused = await post(otherNode, 'tasks/cancel', { taskId }, WITH_TASKS, 'alice');
-  assert.is(refused.message.error?.code, -32603);
-  assert.match(refused.message.error?.message ?? '', /cannot cancel it/);
-  await post(httpServer, 'tasks/cancel', { taskId }, WITH_TASKS, 'alice');
-  const cancelled = await post(otherNode, 'tasks/get', { taskId }, WITH_TASKS, 'alice');
-  assert.is(cancelled.message.result?.status, 'cancelled', 'the node that ran it recorded the cancel before acking');
+
+  const ack = await post(otherNode, 'tasks/cancel', { taskId }, WITH_TASKS, 'alice');
+  assert.equal(Object.keys(ack.message.result ?? {}).sort(), ['_meta', 'resultType'], JSON.stringify(ack.message));
+  assert.is(ack.message.result?.resultType, 'complete');
+  // Recorded before the ack: both nodes read it at once.
+  for (const node of [otherNode, httpServer]) {
+    const got = await post(node, 'tasks/get', { taskId }, WITH_TASKS, 'alice');
+    assert.is(got.message.result?.status, 'cancelled', JSON.stringify(got.message));
+    assert.match(String(got.message.result?.statusMessage), 'cancelled by the client (tasks/cancel)');
+  }
+  // The running node meets the fence at its next lease renewal: it aborts its model request and stops.
+  await guarded(request.closed, 'the running node to abort its model request', 15_000);
+  await pollUntil('the running node to log that it stopped', () => (/lost a task to another holder \(its write was fenced\)/.test(httpServer.stderr()) ? true : null), 15_000);
+  assert.is(httpModel.requests.length, asked + 1, 'no model request after the one the fence cut short');
+  const after = await post(httpServer, 'tasks/get', { taskId }, WITH_TASKS, 'alice');
+  assert.is(after.message.result?.status, 'cancelled', 'the stopped run did not overwrite the cancel');
+  assert.is(after.message.result?.statusMessage, (await post(otherNode, 'tasks/get', { taskId }, WITH_TASKS, 'alice')).message.result?.statusMessage);
+  const again = await post(otherNode, 'tasks/cancel', { taskId }, WITH_TASKS, 'alice');
+  assert.is(again.message.result?.resultType, 'complete', 'idempotent for a task already over');
 });
 
 http('tasks/* carry Mcp-Name: <taskId>: a missing or different one is 400 with -32020; without the extension 400 with -32021', async () => {

@@ -748,6 +748,74 @@ contract('a fenced append racing a takeover: each append either lands before the
   assert.is((await b.append(c.id, 'final', {}, taken.epoch)).seq, landed.length + 1);
 });
 
+const CANCELLED = { message: 'the task was cancelled by the client (tasks/cancel)', status: 'cancelled' };
+
+contract("cancelRunningTask from another owner: the entry appended, the status cancelled, and the holder's next append, status change and renewal fenced", async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  await a.append(c.id, 'user', { text: 'go' }, epoch);
+  assert.is(await b.cancelRunningTask(c.id, 'alice', CANCELLED), 'cancelled');
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'cancelled');
+  assert.equal((await a.entries(c.id, 'alice'))?.map((e) => [e.seq, e.type, e.payload]), [[1, 'user', { text: 'go' }], [2, 'error', CANCELLED]]);
+  await rejectsStoreError(a.append(c.id, 'model', { text: 'late' }, epoch), 'fenced');
+  await rejectsStoreError(a.renewLease(c.id, epoch), 'fenced');
+  await rejectsStoreError(a.setStatus(c.id, 'completed', epoch), 'fenced');
+  assert.is((await b.getConversation(c.id, 'alice'))?.status, 'cancelled', 'the fenced holder did not overwrite it');
+  assert.is((await b.lastEntry(c.id))?.seq, 2, 'nor appended after it');
+  assert.is(await a.ownedTasks(), 0);
+  assert.is(await b.ownedTasks(), 0, 'a cancelled task is nobody\'s to run');
+  assert.is(await b.cancelRunningTask(c.id, 'alice', CANCELLED), 'not-running', 'a second cancel writes nothing');
+  assert.is((await b.lastEntry(c.id))?.seq, 2);
+});
+
+contract('cancelRunningTask of a task that finished first leaves it as it is: not-running, no entry', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  await a.append(c.id, 'final', { text: 'done' }, epoch);
+  await a.setStatus(c.id, 'completed', epoch);
+  assert.is(await b.cancelRunningTask(c.id, 'alice', CANCELLED), 'not-running');
+  assert.is((await b.getConversation(c.id, 'alice'))?.status, 'completed');
+  assert.equal((await b.entries(c.id, 'alice'))?.map((e) => e.type), ['final']);
+  // Claimed again (a continuation): the fence moved, and the new run is the one cancelled.
+  const next = await a.claimTask(c.id, {});
+  assert.is(next.epoch, epoch + 1);
+  assert.is(await b.cancelRunningTask(c.id, 'alice', CANCELLED), 'cancelled');
+  await rejectsStoreError(a.renewLease(c.id, next.epoch), 'fenced');
+});
+
+contract('cancelRunningTask racing the holder finishing: exactly one of them lands', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  for (let i = 0; i < 10; i++) {
+    const c = await a.createConversation(alice);
+    const { epoch } = await a.claimTask(c.id, {});
+    const [finished, cancelled] = await Promise.all([
+      a.setStatus(c.id, 'completed', epoch).then(() => 'completed', (err: unknown) => (err as StoreError).code),
+      b.cancelRunningTask(c.id, 'alice', CANCELLED),
+    ]);
+    const status = (await a.getConversation(c.id, 'alice'))?.status;
+    const types = (await a.entries(c.id, 'alice'))?.map((e) => e.type);
+    if (cancelled === 'cancelled') assert.equal([finished, status, types], ['fenced', 'cancelled', ['error']]);
+    else assert.equal([finished, cancelled, status, types], ['completed', 'not-running', 'completed', []]);
+  }
+});
+
+contract("cancelRunningTask of another principal's task (or none) is not-found and writes nothing", async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  assert.is(await a.cancelRunningTask(c.id, 'mallory', CANCELLED), 'not-found');
+  assert.is(await a.cancelRunningTask(MISSING, 'alice', CANCELLED), 'not-found');
+  assert.is(await a.cancelRunningTask('bad\u0000id', 'alice', CANCELLED), 'not-found');
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'running');
+  assert.equal(await a.entries(c.id, 'alice'), []);
+  await a.renewLease(c.id, epoch);
+});
+
 contract('a status change without an epoch supersedes the holder; an append without one is not fenced', async ({ open }) => {
   const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
   const c = await a.createConversation(alice);

@@ -136,7 +136,7 @@ function gatedModel() {
   return { provider, release, seen, firstAsk };
 }
 
-test('a write refused as fenced (a newer claim holds the task) stops the task here: nothing more written or run, no restart, the caller told it continues elsewhere', async () => {
+test('a write refused as fenced (a newer claim holds the task) stops the task here: nothing more written or run, no restart, the caller told it was cancelled or taken over', async () => {
   const store = new SyncStoreAdapter(SqliteConversationStore.open(':memory:'));
   const model = gatedModel();
   const ran: string[] = [];
@@ -149,7 +149,7 @@ test('a write refused as fenced (a newer claim holds the task) stops the task he
   model.release();
   const outcome = await guarded(run.outcome, 'the answer of a fenced task');
   assert.is(outcome.isError, true);
-  assert.match(outcome.text, `another server node took it over (this node's lease lapsed), so this node stopped it. Its result will be in the transcript of conversation ${run.conversationId}`);
+  assert.match(outcome.text, `It was cancelled (tasks/cancel), or another server node took it over (this node's lease lapsed); its result will be in the transcript of conversation ${run.conversationId}`);
   assert.equal(await typesOf(store, run.conversationId), ['user'], 'the refused model entry, and nothing after it');
   assert.equal(ran, [], 'the tool the refused entry asked for did not run');
   assert.is((await store.getConversation(run.conversationId, 'local'))?.status, 'running', 'left to the new holder');
