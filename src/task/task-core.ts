@@ -23,6 +23,16 @@ import { MAX_RESULT_CHARS } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
 
+/** harness_task's structuredContent (a live run's answer and one rebuilt from the store): a completed task's text is the model's answer. */
+export function taskStructured(conversationId: string, harness: string, status: TaskStatus | 'running' | 'interrupted', text: string, turns: number, toolCalls: number): Record<string, unknown> {
+  const said = status === 'completed' ? { answer: text } : { message: text };
+  return { conversation_id: conversationId, harness, status, turns, tool_calls: toolCalls, ...said };
+}
+
+/** The answer of a task that stopped before it finished: why, and how to continue it. */
+export const interruptedText = (conversationId: string, message: string): string =>
+  `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${conversationId}.`;
+
 /** What does not change while a task runs (it is passed again to every incarnation of the actor). */
 export interface TaskSetup {
   readonly conversationId: string;

@@ -15,7 +15,8 @@ import type { AskResume, TaskRounds } from '../mcp/effects.ts';
 import { SamplingProvider, toSamplingRequest } from '../model/sampling-convention.ts';
 import { type ChatMessage, ModelError, type ModelProvider, type ToolSpec } from '../model/types.ts';
 import { StoreError } from '../store/errors.ts';
-import { type Entry, type EntryType, MAX_ENTRIES_LIMIT } from '../store/store.ts';
+import type { Entry, EntryType } from '../store/store.ts';
+import { fullTranscript } from '../store/full-transcript.ts';
 import type { TaskLease } from '../store/task-lease.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -322,13 +323,9 @@ class Round {
 
   async #transcript(conversationId: string): Promise<Entry[]> {
     const { context } = this.#deps;
-    const all: Entry[] = [];
-    for (;;) {
-      const page = await context.store().entries(conversationId, context.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
-      if (page === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
-      all.push(...page);
-      if (page.length < MAX_ENTRIES_LIMIT) return all;
-    }
+    const all = await fullTranscript(context.store(), conversationId, context.principal);
+    if (all === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
+    return all;
   }
 }
 

@@ -25,8 +25,9 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import { StoreError } from '../store/errors.ts';
 import { type TaskLease } from '../store/task-lease.ts';
 import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS } from '../limits.ts';
-import { type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
-import type { TaskAction, TaskEvent, TaskSetup, TaskStatus } from './task-core.ts';
+import type { Entry } from '../store/store.ts';
+import { fullTranscript } from '../store/full-transcript.ts';
+import { interruptedText, type TaskAction, type TaskEvent, type TaskSetup, type TaskStatus, taskStructured } from './task-core.ts';
 import { currentContent } from './undo.ts';
 import type { BeforeImage, FileSnapshot } from './file-snapshot.ts';
 import type { TaskAllowance } from './principal-budget.ts';
@@ -233,18 +234,14 @@ export class TaskRun {
       if (isFenced(err)) return this.#fenced(err);
       this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
     }
-    const text = `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${this.conversationId}.`;
+    const text = interruptedText(this.conversationId, message);
     this.#settle({ text, isError: true, structured: this.#result('interrupted', text, 0, 0) });
   }
 
   async #transcript(): Promise<Entry[]> {
-    const all: Entry[] = [];
-    for (;;) {
-      const page = await this.#deps.store.entries(this.conversationId, this.#deps.principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
-      if (page === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
-      all.push(...page);
-      if (page.length < MAX_ENTRIES_LIMIT) return all;
-    }
+    const all = await fullTranscript(this.#deps.store, this.conversationId, this.#deps.principal);
+    if (all === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
+    return all;
   }
 
   #exited(inc: Incarnation, reason: ActorExit): void {
@@ -325,8 +322,7 @@ export class TaskRun {
    * client that hands the model only structuredContent. A completed task's text is the model's final answer.
    */
   #result(status: TaskStatus | 'running' | 'interrupted', text: string, turns: number, toolCalls: number): Record<string, unknown> {
-    const said = status === 'completed' ? { answer: text } : { message: text };
-    return { conversation_id: this.conversationId, harness: this.#deps.setup.harness, status, turns, tool_calls: toolCalls, ...said };
+    return taskStructured(this.conversationId, this.#deps.setup.harness, status, text, turns, toolCalls);
   }
 
   #settle(outcome: ToolOutcome): void {

@@ -6,9 +6,10 @@
 import type { HarnessId } from '../harness/ids.ts';
 import type { StoredTask } from '../mcp/effects.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
-import { type Conversation, type Entry, MAX_ENTRIES_LIMIT } from '../store/store.ts';
+import type { Conversation, Entry } from '../store/store.ts';
+import { fullTranscript } from '../store/full-transcript.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
-import { resumeTask } from './task-core.ts';
+import { interruptedText, resumeTask, taskStructured } from './task-core.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
@@ -17,7 +18,7 @@ export async function readStoredTask(store: AsyncConversationStore, principal: s
   if (conversation === null) return null;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
-  const entries = await transcript(store, principal, conversation.id);
+  const entries = await fullTranscript(store, conversation.id, principal);
   return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
 }
 
@@ -30,20 +31,14 @@ export function outcomeOf(conversation: Conversation, entries: readonly Entry[])
   if (conversation.status === 'interrupted') {
     const why = lastOfRun(entries, 'interrupted');
     const message = typeof why?.message === 'string' ? why.message : 'its process stopped before it finished, or it waits for a model turn of its client';
-    const text = `The task was interrupted: ${message}. Its transcript is kept; continue it with conversation_id ${conversation.id}.`;
-    return { text, isError: true, structured: structured(conversation, 'interrupted', text, 0, 0) };
+    const text = interruptedText(conversation.id, message);
+    return { text, isError: true, structured: taskStructured(conversation.id, conversation.harness, 'interrupted', text, 0, 0) };
   }
   if (!entries.some((e) => e.type === 'user')) return null;
   const setup = { conversationId: conversation.id, harness: conversation.harness as HarnessId, maxTurns: DEFAULT_MAX_TURNS, local: false, forbidWrites: false, canConfirm: false };
   const finish = resumeTask(setup, entries).actions.find((a) => a.a === 'finish');
   if (finish === undefined || finish.a !== 'finish') return null;
-  return { text: finish.text, isError: finish.isError, structured: structured(conversation, finish.status, finish.text, finish.turns, finish.toolCalls) };
-}
-
-/** harness_task's structuredContent, as task-run.ts makes it: a completed task's text is the model's answer. */
-function structured(conversation: Conversation, status: string, text: string, turns: number, toolCalls: number): Record<string, unknown> {
-  const said = status === 'completed' ? { answer: text } : { message: text };
-  return { conversation_id: conversation.id, harness: conversation.harness, status, turns, tool_calls: toolCalls, ...said };
+  return { text: finish.text, isError: finish.isError, structured: taskStructured(conversation.id, conversation.harness, finish.status, finish.text, finish.turns, finish.toolCalls) };
 }
 
 /** The payload of the last entry of `type` in the last run (after the last `user` entry). */
@@ -54,16 +49,6 @@ function lastOfRun(entries: readonly Entry[], type: Entry['type']): Record<strin
     if (e.type === type && typeof e.payload === 'object' && e.payload !== null) return e.payload as Record<string, unknown>;
   }
   return undefined;
-}
-
-async function transcript(store: AsyncConversationStore, principal: string, conversationId: string): Promise<Entry[] | null> {
-  const all: Entry[] = [];
-  for (;;) {
-    const page = await store.entries(conversationId, principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT });
-    if (page === null) return null;
-    all.push(...page);
-    if (page.length < MAX_ENTRIES_LIMIT) return all;
-  }
 }
 
 /** Store times are milliseconds since the epoch (wall clock); the wire wants ISO-8601. */
