@@ -11,6 +11,7 @@ import type { ActorExit } from '../actors/behaviour.ts';
 import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
+import { AdoptableWork } from './adoptable-work.ts';
 import { EarlyAnswers } from './early-answers.ts';
 import { lineMessage } from './parsed-lines.ts';
 import { trackLine } from './request-tracking.ts';
@@ -20,7 +21,7 @@ import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { type ReadFrame, readFrame } from '../mcp/frame.ts';
 import { ErrorCode, idKey } from '../mcp/jsonrpc.ts';
 import { type Outgoing, refusal } from '../mcp/outgoing.ts';
-import { type ConnectionConfig, initialState, type Pending } from '../mcp/state.ts';
+import { type ConnectionConfig, initialState } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
 import { type EffectDeps, EffectRunner } from './effect-runner.ts';
@@ -62,18 +63,8 @@ export class Session {
   #unackedHead = 0;
   /** Messages the current actor has reported handled. */
   #handled = 0;
-  // The three tables below are null while empty: an idle session holds no table (an empty Map is ~200 B).
-  /** Tool tickets to the requests they answer: an effect result names its request. */
-  #tickets: Map<number, string> | null = null;
-  /**
-   * Tool calls running on the main thread (the effect runner outlives each actor), with what the core needs
-   * to answer them: a restarted actor adopts the ones still in flight, so a crash does not run them again.
-   */
-  #work: Map<number, { key: string; pending: Pending }> | null = null;
-  /** The ticket of each request in #work: its entry goes when the request is answered (or cancelled). */
-  #workTicket: Map<string, number> | null = null;
-  /** The highest ticket any incarnation issued: the next one starts above it. */
-  #maxTicket = 0;
+  /** Tool calls running on the main thread, which a restarted actor adopts (adoptable-work.ts). */
+  readonly #work = new AdoptableWork();
   /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
   #givenUp: string | null = null;
   #closed = false;
@@ -137,13 +128,14 @@ export class Session {
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
   async start(): Promise<ActorRef> {
-    for (const w of [...(this.#work?.values() ?? [])]) if (!this.#inFlight?.has(w.key)) this.#settleWork(w.key);
+    for (const [, w] of this.#work.running()) if (!this.#inFlight?.has(w.key)) this.#work.settle(w.key);
+    const adopted = this.#work.adoptable();
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
       ...(this.#checkpoint !== undefined ? { checkpoint: unpackCheckpoint(this.#checkpoint) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
-      ...(this.#work !== null ? { adopted: [...this.#work].map(([ticket, w]): [number, Pending] => [ticket, w.pending]) } : {}),
-      ticketFloor: this.#maxTicket + 1,
+      ...(adopted !== undefined ? { adopted } : {}),
+      ticketFloor: this.#work.ticketFloor,
       ...(this.#deps.stateKey === undefined ? {} : { stateKey: this.#deps.stateKey }),
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
@@ -185,7 +177,7 @@ export class Session {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#settleWork(key));
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#work.settle(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
       if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
@@ -238,26 +230,11 @@ export class Session {
     actor.cast(delivery.msg);
   }
 
-  /** The request an effect result answers, when the session saw the effect that asked for it. */
-  #requestOf(result: EffectResult): string[] {
-    const key = 'ticket' in result ? this.#tickets?.get(result.ticket) : undefined;
-    return key === undefined ? [] : [key];
-  }
-
-  /** A request is answered (or cancelled, or decided after a crash): its work is no longer adoptable. */
-  #settleWork(key: string): void {
-    const ticket = this.#workTicket?.get(key);
-    if (ticket === undefined) return;
-    if (this.#workTicket?.delete(key) && this.#workTicket.size === 0) this.#workTicket = null;
-    if (this.#work?.delete(ticket) && this.#work.size === 0) this.#work = null;
-    if (this.#tickets?.delete(ticket) && this.#tickets.size === 0) this.#tickets = null;
-  }
-
   /** A result of the session's runner: to the current actor, or held for the next one during a restart. */
   #fromRunner(result: EffectResult): void {
     if (this.#closed) return;
     // Adoptable until its request is answered: an actor that dies first leaves it to the next, the result redelivered.
-    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#requestOf(result), crashes: 0 };
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#work.requestOf(result), crashes: 0 };
     if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
     else this.#buffer.push(delivery);
   }
@@ -378,7 +355,7 @@ export class Session {
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
         if (this.#early.drop(key)) continue;
         this.#inFlight?.delete(key);
-        this.#settleWork(key);
+        this.#work.settle(key);
         this.#tasks?.replied(key);
       }
       this.#deps.send(reply);
@@ -386,15 +363,9 @@ export class Session {
     if (this.#inFlight?.size === 0) this.#inFlight = null;
     if (this.#idleWaiters.length > 0 && !this.#working()) this.#notifyIdle();
     for (const effect of out.effects) {
-      if ('ticket' in effect && effect.ticket > this.#maxTicket) this.#maxTicket = effect.ticket;
-      if (effect.kind === 'runTool') (this.#tickets ??= new Map()).set(effect.ticket, idKey(effect.requestId));
+      this.#work.issued(effect);
       if (this.#taskEffect(effect)) continue;
-      if (effect.kind === 'runTool') {
-        const key = idKey(effect.requestId);
-        const progressToken = this.#inFlight?.get(key)?.progressToken;
-        (this.#workTicket ??= new Map()).set(key, effect.ticket);
-        (this.#work ??= new Map()).set(effect.ticket, { key, pending: { kind: 'tool', requestId: effect.requestId, tool: effect.tool, ...(progressToken === undefined ? {} : { progressToken }) } });
-      }
+      if (effect.kind === 'runTool') this.#work.started(effect, this.#inFlight?.get(idKey(effect.requestId))?.progressToken);
       if (effect.kind === 'log') this.#deps.effects.logger.log(effect.level, effect.message, effect.data);
       else this.#effects().run(effect);
     }
@@ -431,13 +402,13 @@ export class Session {
     if (this.#closed || this.#givenUp !== null) return;
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
-    const running = new Set([...(this.#work?.values() ?? [])].map((w) => w.key));
+    const running = this.#work.runningKeys();
     const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
     // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
     const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
-    for (const [ticket, w] of [...(this.#work ?? [])]) {
+    for (const [ticket, w] of this.#work.running()) {
       if (!decided.has(w.key)) continue;
-      this.#settleWork(w.key);
+      this.#work.settle(w.key);
       this.#runner?.run({ kind: 'cancel', ticket });
     }
     this.#deps.logger.log('warning', 'connection actor exited; redelivering what it had not finished', {

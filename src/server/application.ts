@@ -8,7 +8,7 @@
 //   │       └── connection         the connection actor (transient), on a scheduler thread
 //   └── tasks (dynamic)            one supervisor per harness task (temporary), each with one child:
 //       └── task-N (one_for_one, its own restart intensity)
-//           └── task               the task actor (transient), on a scheduler thread
+//           └── task               the task actor (transient), on a scheduler thread (task-supervision.ts)
 //
 // The tree is built in application-tree.ts; on a PostgreSQL store, this node's part in the cluster
 // (node lease, held sessions and their checkpoints, orphans, the locator) is src/cluster/cluster-membership.ts.
@@ -26,7 +26,6 @@ import type { ClusterSessions } from '../cluster/session-locator.ts';
 import type { Ownership } from '../store/ownership.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
-import type { TaskRun } from '../task/task-run.ts';
 import { applicationBehaviours } from './behaviours.ts';
 import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
@@ -51,6 +50,7 @@ import { type Refusal } from '../transports/session-quota.ts';
 import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionConfigs, SessionRefusedError } from './application-options.ts';
 import { ApplicationTree } from './application-tree.ts';
+import { TaskSupervision } from './task-supervision.ts';
 import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
 import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
@@ -69,15 +69,14 @@ export class Application implements SessionHost {
   readonly #startedAt: number;
   /** The supervision tree (application-tree.ts). */
   readonly #tree: ApplicationTree;
-  #nextTask = 1;
   /** The one registry of open sessions, every transport's. */
   readonly registry: SessionRegistry;
   /** What each principal's harness tasks spend on this node (tasks at once, turns and model calls per minute). */
   readonly budgets: PrincipalBudgets;
   #nextSession = 1;
   #store: AsyncConversationStore | null = null;
-  /** Tasks not answered yet: stopping waits for their last writes before closing the store. */
-  readonly #runs = new Set<TaskRun>();
+  /** Where harness tasks run: each under its own supervisor, waited for at stop (task-supervision.ts). */
+  readonly #tasks: TaskSupervision;
   readonly #transcripts = new TranscriptWatch();
   #takeover: TaskTakeover | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
@@ -121,6 +120,7 @@ export class Application implements SessionHost {
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
     this.#services = this.#sessionServices();
     this.#tree = new ApplicationTree({ options, clock: this.#clock, scheduler: this.scheduler, tools: this.tools, observer: this.observer, registry: this.registry });
+    this.#tasks = new TaskSupervision({ tree: this.#tree, observer: this.observer, clock: this.#clock });
   }
 
   /**
@@ -366,32 +366,6 @@ export class Application implements SessionHost {
     return this.registry.drain(ms);
   }
 
-  /**
-   * Starts a task's actor under its own supervisor (transient: restarted after a crash, from the durable
-   * transcript). The supervisor is removed once the task has answered; if it gives up, the task is
-   * answered as interrupted.
-   */
-  async #superviseTask(run: TaskRun, sessionId: string, principal: Principal, ownerKey: string): Promise<void> {
-    const tasks = this.#tree.tasks;
-    if (!tasks) throw new Error('the application is not running');
-    const id = `task-${this.#nextTask++}`;
-    this.#taskObserved(run, id, sessionId, principal, ownerKey);
-    this.#runs.add(run);
-    void run.outcome.then(() => this.#runs.delete(run));
-    const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
-    const handle = await tasks.startChild(id, () => Supervisor.start(
-      { strategy: 'one_for_one', ...this.#tree.intensity('task'), name: id },
-      [child],
-      this.#tree.supervisorOptions(),
-    ));
-    void handle.exited.then((reason) => {
-      if (isAbnormal(reason)) run.gaveUp(`its actor kept failing (${describeExit(reason)})`);
-    });
-    void run.outcome.then(() => tasks.terminateChild(id).catch(() => {
-      // Already gone (it gave up, or the tree is stopping).
-    }));
-  }
-
   /** Continues, on this node, tasks of other nodes whose lease lapsed (the store is shared). */
   #startTakeover(): void {
     const store = this.#store;
@@ -406,7 +380,7 @@ export class Application implements SessionHost {
       env: process.env,
       logger: this.#options.logger,
       adoptAllowance: (key) => this.budgets.adopt(poolPrincipal(principalOfKey(key))),
-      supervise: (run, key) => this.#superviseTask(run, TAKEN_OVER, principalOfKey(key), key),
+      supervise: (run, key) => this.#tasks.supervise(run, TAKEN_OVER, principalOfKey(key), key),
       transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
       // The answer goes on the stream of the request it answers, and ends it: the client resuming that
       // stream (on any node) gets it.
@@ -428,7 +402,7 @@ export class Application implements SessionHost {
       taskContext: (s) => ({ store: () => this.#conversationStore(), existingStore: () => this.#existingConversationStore(), principal: s.ownerKey, local: s.principal.kind === 'local',
         forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,
         // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
-        openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#superviseTask(run, s.id, s.principal, s.ownerKey),
+        openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#tasks.supervise(run, s.id, s.principal, s.ownerKey),
         ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
         watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
         ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
@@ -452,14 +426,6 @@ export class Application implements SessionHost {
     return this.#store;
   }
 
-  /** The observer learns of a task, and counts its harness_task call when it is answered. */
-  #taskObserved(run: TaskRun, id: string, sessionId: string, principal: Principal, ownerKey: string): void {
-    const started = performance.now();
-    const harness = run.harness;
-    this.observer.taskStarted({ id, conversationId: run.conversationId, session: sessionId, principal, ownerKey, harness });
-    void run.outcome.then((outcome) => this.observer.callFinished('harness_task', harness, outcome, started));
-  }
-
   async stop(): Promise<void> {
     this.#handingOff = true;
     this.#storeWatch?.stop();
@@ -469,12 +435,7 @@ export class Application implements SessionHost {
     await Promise.all([...this.registry.values()].map((s) => this.registry.remove(s.id)));
     await this.#tree.stop();
     // A task stopped with the tree records that it was interrupted; the store must still be open for it.
-    const runs = [...this.#runs].map((r) => r.outcome);
-    if (runs.length > 0) {
-      let timer: unknown;
-      await Promise.race([Promise.all(runs), new Promise<void>((r) => { timer = this.#clock.setTimeout(r, STORE_CLOSE_GRACE_MS); })]);
-      this.#clock.clearTimeout(timer);
-    }
+    await this.#tasks.settle(STORE_CLOSE_GRACE_MS);
     // Out of the node registry before the store closes: the other nodes take this node's sessions over at once.
     await this.#cluster?.stop(savers);
     const feed = this.#feed;
