@@ -29,7 +29,10 @@ const glob = fc.tuple(fc.constantFrom('', '', '**/', '!'), fc.array(fc.oneof({ w
   .filter((g) => g.split('/').every((seg) => seg === '**' || !seg.includes('**')))
   // and `?` right after an extglob group, which picomatch reads as a regex `?` (the group optional: `@(a|b)?`
   // matches "a", not "aa"); ours is one more character, as bash's extglob (an example test below). Seed 424242 drew it.
-  .filter((g) => !g.includes(')?'));
+  .filter((g) => !g.includes(')?'))
+  // and a last segment that is exactly `*.*`, which picomatch's shortcut for it reads as needing a character after
+  // the dot ("a." unmatched); ours matches "a." as bash does (an example test below). Seed 424242 drew it too.
+  .filter((g) => !/(?:^|\/)\*\.\*$/.test(g.replace(/^!/, '')));
 /** Paths as a walk gives them: relative, no empty segment, no trailing `/`, names with dots and glob characters. */
 const name = fc.array(fc.constantFrom('a', 'b', 'c', '.', '1', '3', '-', '*', '{'), { minLength: 1, maxLength: 4 }).map((a) => a.join('')).filter((n) => n !== '.' && n !== '..');
 const filePath = fc.array(name, { minLength: 1, maxLength: 4 }).map((a) => a.join('/'));
@@ -69,6 +72,9 @@ test('brackets, braces, escapes, extglobs and a leading ! mean what they mean in
   // `?` after a group is one more character, as in bash (`[[ aa == @(a|.b)? ]]`); picomatch makes the group optional.
   assert.equal(['aa', '.bx', 'a', '.b', ''].map(compileGlobMatcher('@(a|.b)?')), [true, true, false, false, false]);
   assert.equal(['aa', 'aba', 'a'].map(compileGlobMatcher('+(a|b)?')), [true, true, false]);
+  // `*.*` matches a name ending in a dot, as bash's does; picomatch's shortcut for `*.*` wants a character after it.
+  assert.equal(['a.', 'a.b', '.a', 'x/a.', 'a'].map(compileGlobMatcher('*.*')), [true, true, true, false, false]);
+  assert.equal(['a.', 'x/a.'].map(compileGlobMatcher('**/*.*')), [true, true]);
   assert.equal(['a.ts', 'a.js'].map(compileGlobMatcher('!*.ts')), [false, true]);
   assert.equal(['{a', '[a'].map((p) => compileGlobMatcher(p)(p)), [true, true]);
 });
