@@ -94,14 +94,25 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
     // Whatever the home sent that cannot be passed on (a status like 099, a header node refuses to write)
     // is a 502 from here if nothing was written yet, else the client's reply ends; never a throw.
     let wroteHead = false;
+    // The client's reply is ended once, and nothing is written after: a home that sends bytes past the end
+    // of its reply (more body than its Content-Length) is a parse error on the upstream request, which ends
+    // the client's reply while the body it did declare is still buffered in the reply and flows after;
+    // writing that was a write after end, an 'error' on the client's reply that nothing listens for, so an
+    // uncaught exception (test/cluster/forward.test.ts, found by its property under another seed).
+    let targetEnded = false;
+    const endTarget = (chunk?: string): void => {
+      if (targetEnded) return;
+      targetEnded = true;
+      target.end(chunk);
+    };
     const badReply = (reason: string, reply: Http.IncomingMessage): void => {
       reply.destroy();
       if (!wroteHead && !target.destroyed) {
         wroteHead = true;
         target.writeHead(502, { 'content-type': 'application/json' });
-        target.end(errorLine(null, ErrorCode.InternalError, `Bad Gateway: ${reason}`));
+        endTarget(errorLine(null, ErrorCode.InternalError, `Bad Gateway: ${reason}`));
       } else {
-        target.end();
+        endTarget();
       }
       settle({ kind: 'done' });
     };
@@ -120,11 +131,11 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
       target.flushHeaders();
       reply.setEncoding('utf8');
       const ended = () => {
-        target.end();
+        endTarget();
         settle({ kind: 'done' });
       };
       const cut = (error: unknown) => badReply(`the reply could not be passed on: ${(error as Error).message}`, reply);
-      reply.on('data', guarded(logger, 'forward reply data', (chunk: string) => { if (!target.destroyed) target.write(chunk); }, cut));
+      reply.on('data', guarded(logger, 'forward reply data', (chunk: string) => { if (!targetEnded && !target.destroyed) target.write(chunk); }, cut));
       reply.on('end', guarded(logger, 'forward reply end', ended, cut));
       // The home went away mid-reply: the client's reply ends too (an SSE client resumes with Last-Event-ID).
       reply.on('error', guarded(logger, 'forward reply error', ended, cut));
@@ -143,7 +154,7 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
     }));
     upstream.on('error', guarded(logger, 'forward error', (err: Error) => {
       if (began) {
-        target.end();
+        endTarget();
         settle({ kind: 'done' });
         return;
       }

@@ -19,6 +19,15 @@ async function started(server: StdioProcess): Promise<void> {
   server.send(initialized);
 }
 
+/**
+ * `sleep 1.<unique digits>; echo done` and its sleep's argument: a test signals the server once that sleep
+ * runs (the call is in flight), not after a fixed wait a loaded machine could outlast before the call is read.
+ */
+function runningASecond(): { command: string; sleep: string } {
+  const sleep = `1.${uniqueSleep().split('.')[1]}`;
+  return { command: `sleep ${sleep}; echo done`, sleep };
+}
+
 async function within<T>(p: Promise<T>, ms: number, what: string): Promise<T> {
   let timer: NodeJS.Timeout | undefined;
   const timeout = new Promise<never>((_, reject) => { timer = setTimeout(() => reject(new Error(`${what} took over ${ms} ms`)), ms); });
@@ -51,8 +60,9 @@ for (const [name, command] of launches) {
       const server = startStdio(file, args);
       try {
         await started(server);
-        server.send(bashCall(2, 'sleep 1; echo done'));
-        await new Promise((r) => setTimeout(r, 300));
+        const call = runningASecond();
+        server.send(bashCall(2, call.command));
+        await atLeast(call.sleep, 1);
         server.child.kill('SIGTERM');
         const reply = await server.reply(2, EXIT_WITHIN_MS);
         assert.equal((reply.result as { content?: unknown } | undefined)?.content, [{ type: 'text', text: 'done\n' }]);
@@ -71,8 +81,9 @@ test('SIGINT drains the same way', () =>
     const server = startStdio(process.execPath, ['--import', 'tsx', 'examples/stdio.ts', '--workspace', ws]);
     try {
       await started(server);
-      server.send(bashCall(2, 'sleep 1; echo done'));
-      await new Promise((r) => setTimeout(r, 300));
+      const call = runningASecond();
+      server.send(bashCall(2, call.command));
+      await atLeast(call.sleep, 1);
       server.child.kill('SIGINT');
       assert.equal(((await server.reply(2, EXIT_WITHIN_MS)).result as { content?: unknown } | undefined)?.content, [{ type: 'text', text: 'done\n' }]);
       assert.equal(await within(server.exited, EXIT_WITHIN_MS, 'exit after SIGINT'), { code: 0, signal: null });
@@ -113,8 +124,9 @@ test('SIGTERM to npx (npx tsx examples/stdio.ts, over real pipes as most hosts u
     const host = startStdio('/bin/sh', ['-c', `cat | exec npx tsx examples/stdio.ts --workspace '${ws}'`]);
     try {
       await started(host);
-      host.send(bashCall(2, 'sleep 1; echo done'));
-      await new Promise((r) => setTimeout(r, 300));
+      const call = runningASecond();
+      host.send(bashCall(2, call.command));
+      await atLeast(call.sleep, 1);
       const npx = groupMembers(host.group).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('npm exec'));
       assert.ok(npx !== undefined, 'npx is running');
       process.kill(npx, 'SIGTERM');
@@ -139,8 +151,9 @@ test('a wrapper between the host and the server (sharing its stdin) that is SIGK
     const host = startStdio('/bin/sh', ['-c', `cat | /bin/sh -c "${process.execPath} --import tsx examples/stdio.ts --workspace '${ws}'; :"`]);
     try {
       await started(host);
-      host.send(bashCall(2, 'sleep 1; echo done'));
-      await new Promise((r) => setTimeout(r, 300));
+      const call = runningASecond();
+      host.send(bashCall(2, call.command));
+      await atLeast(call.sleep, 1);
       const wrapper = groupMembers(host.group).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/bin/sh\0-c\0/'));
       assert.ok(wrapper !== undefined, 'the inner sh runs');
       process.kill(wrapper, 'SIGKILL');

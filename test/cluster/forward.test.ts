@@ -128,6 +128,8 @@ test(`${RUNS} generated peer replies (status 099, 1000, bad headers, cut bodies)
     }), { seed: SEED, numRuns: RUNS, endOnFailure: true, examples: [
       [{ statusLine: 'HTTP/1.1 099', headers: [], body: '', finish: 'end' }],
       [{ statusLine: 'HTTP/1.1 1000', headers: [], body: '', finish: 'end' }],
+      // Found under seed 424242: bytes past the declared body were a write after end, uncaught.
+      [{ statusLine: 'HTTP/1.0 200', headers: ['Content-Length: 3', 'Mcp-Session-Id: s', 'Content-Type: application/json'], body: 'IwOUr``mM', finish: 'end' }],
     ] });
     assert.ok(logLines.every((l) => l.endsWith('\n') && l.indexOf('\n') === l.length - 1), 'every log line is one line');
   } finally {
@@ -147,6 +149,33 @@ test('a peer answering HTTP/1.1 099 gets the client a 502 that says why', async 
     assert.is(got.status, 502);
     assert.match(got.body, 'status 99');
   } finally {
+    await front.close();
+    await peer.close();
+  }
+});
+
+test('a peer that sends more body than its Content-Length: the client\'s reply ends, nothing is written after its end (no uncaught write-after-end), the front still serves', async () => {
+  const uncaught: unknown[] = [];
+  const record = (err: unknown) => uncaught.push(err);
+  process.on('uncaughtException', record);
+  const peer = await startPeer();
+  const outcomes: ForwardOutcome[] = [];
+  const front = await startFront(peer.url, outcomes, []);
+  try {
+    for (const statusLine of ['HTTP/1.0 200', 'HTTP/1.1 200 OK']) {
+      peer.next({ statusLine, headers: ['Content-Length: 3', 'Content-Type: application/json'], body: 'abcdefghi', finish: 'end' });
+      const got = await ask(front.port, '/forward');
+      for (let i = 0; i < 100 && outcomes.length === 0; i++) await new Promise((r) => setTimeout(r, 10));
+      // Give a write after end (an 'error' event on the next tick) its chance to surface.
+      await new Promise((r) => setImmediate(r));
+      assert.equal(uncaught.map(String), [], statusLine);
+      assert.is(got.status, 200, statusLine);
+      assert.ok('abc'.startsWith(got.body), `at most the declared body: ${JSON.stringify(got.body)}`);
+      assert.equal(outcomes.splice(0), [{ kind: 'done' }], statusLine);
+      assert.equal(await ask(front.port, '/plain'), { status: 200, body: 'front' });
+    }
+  } finally {
+    process.off('uncaughtException', record);
     await front.close();
     await peer.close();
   }

@@ -192,6 +192,13 @@ class Driver {
       assert.is(answers.length, 1, `one answer to a reused id: ${text}`);
       assert.is((JSON.parse(answers[0]?.line ?? '{}') as { error?: { code: number } }).error?.code, -32600, `a request reusing an id in flight is refused: ${answers[0]?.line}`);
     }
+    const batch: unknown[] | null = Array.isArray(parsed) ? parsed : null;
+    const refusedWhole = batch !== null && (before.protocolVersion === null || before.protocolVersion === '2025-06-18' || batch.length === 0 || batch.length > MAX_BATCH_LENGTH);
+    const items: unknown[] = parsed === undefined || refusedWhole ? [] : (batch ?? [parsed]);
+    // What the line asks is counted before what it was answered: counted after, a batch that cancels an id
+    // and then uses it for a request answered at once (-1, reset to 0 by the cancel, +1) left the id
+    // outstanding, and the next request reusing it was wrongly expected refused (seed 1357911).
+    for (const m of items) this.expect(m);
     const outputs = this.apply(step);
     // What the connection actor would checkpoint stays encodable (a deep value overflowed the encoder).
     encodeCheckpoint({ ...this.state, pending: [...this.state.pending] });
@@ -200,13 +207,10 @@ class Driver {
       assert.equal(responses.map((r) => r.id), [null], 'unparseable: one -32700 with id null');
       return;
     }
-    const batch: unknown[] | null = Array.isArray(parsed) ? parsed : null;
-    if (batch && (before.protocolVersion === null || before.protocolVersion === '2025-06-18' || batch.length === 0 || batch.length > MAX_BATCH_LENGTH)) {
+    if (refusedWhole) {
       assert.equal(responses.map((r) => r.id), [null], 'a batch refused whole: one reply with id null');
       return;
     }
-    const items: unknown[] = batch ?? [parsed];
-    for (const m of items) this.expect(m);
     if (!batch && kindOf(parsed) === 'notification') assert.equal(responses, [], `a notification is never answered: ${text}`);
     assert.ok(responses.length <= items.length, 'at most one answer per message');
   }
@@ -293,6 +297,30 @@ function settle(d: Driver, choices: number[]): void {
       case 'completePath':
         d.result({ kind: 'pathCompletions', ticket: effect.ticket, values: ['a'], hasMore: false });
         break;
+      // Each kind is answered as the runtime would: a driver that dropped one (watchTranscript did) left its
+      // request pending, which the property took for the core's fault (seed 424242 drew a resources/subscribe).
+      case 'watchTranscript':
+        d.result({ kind: 'transcriptFound', ticket: effect.ticket, found: pick(2) === 0 });
+        break;
+      case 'watchTranscripts':
+        d.result({ kind: 'transcriptsWatched', ticket: effect.ticket, found: effect.conversationIds.slice(0, pick(2)) });
+        break;
+      case 'listConversations':
+        d.result({ kind: 'conversationList', ticket: effect.ticket, page: pick(3) === 0 ? 'invalid-cursor' : { ids: ['c1'] } });
+        break;
+      case 'completeConversation':
+        d.result({ kind: 'conversationCompletions', ticket: effect.ticket, values: ['c1'], total: 1 });
+        break;
+      case 'readTask':
+        d.result({ kind: 'taskRead', ticket: effect.ticket, task: null });
+        break;
+      case 'cancelTask':
+        d.result({ kind: 'taskCancelled', ticket: effect.ticket, found: false });
+        break;
+      default: {
+        const unknown: never = effect;
+        assert.unreachable(`the driver does not answer effect ${JSON.stringify(unknown)}`);
+      }
     }
   }
 }
@@ -302,6 +330,8 @@ function startState(s: { phase: string; capabilities: object; principal: Connect
 }
 
 // ---------------------------------------------------------------------------------------------
+
+const SUBSCRIBE_C1 = '{"jsonrpc":"2.0","id":0,"method":"resources/subscribe","params":{"uri":"superpi://conversation/c1/transcript"}}';
 
 test('whatever lines come in, every output is JSON-RPC 2.0, every request is answered once, no notification is, and nothing stays pending', () => {
   fc.assert(
@@ -318,7 +348,17 @@ test('whatever lines come in, every output is JSON-RPC 2.0, every request is ans
       }
       for (const [key, owed] of d.owed) if (!d.cancelled.has(key)) assert.ok((d.answered.get(key) ?? 0) >= owed, `id ${key} unanswered`);
     }),
-    { seed: SEED, numRuns: RUNS },
+    { seed: SEED, numRuns: RUNS, examples: [
+      // Found under seed 424242: a subscribe to a transcript, its watchTranscript answered (found, and not).
+      [{ phase: '2024-11-05', capabilities: {}, principal: { kind: 'local' } }, [SUBSCRIBE_C1], [1_042_274_417]],
+      [{ phase: '2024-11-05', capabilities: {}, principal: { kind: 'local' } }, [SUBSCRIBE_C1], [2]],
+      // Found under seed 1357911: a batch cancels "toString" then uses it for a request answered at once; the
+      // next request with that id is not one reusing an id in flight.
+      [{ phase: '2025-03-26', capabilities: {}, principal: { kind: 'local' } }, [
+        '[{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"toString"}},{"jsonrpc":"2.0","id":"toString","method":" "}]',
+        '{"jsonrpc":"2.0","id":"toString","method":"tools/call","params":{"name":"ls","arguments":{}}}',
+      ], [0]],
+    ] },
   );
 });
 
