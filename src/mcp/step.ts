@@ -26,10 +26,12 @@ export const silent = (state: ConnectionState, effects: Effect[] = []): Step => 
 /** Registers work in flight under a fresh ticket. */
 export function addPending(state: ConnectionState, pending: Pending): { state: ConnectionState; ticket: number } {
   const ticket = state.nextTicket;
-  const next = new Map(state.pending);
+  // An empty table is not copied: `new Map(iterable)` walks the iteration protocol even for none (~0.2 µs
+  // a call, and every inline read starts from an empty table).
+  const next = state.pending.size === 0 ? new Map<number, Pending>() : new Map(state.pending);
   // Work a modern request starts (in its view, modern.ts) is marked modern: its answer is shaped for that era.
   next.set(ticket, state.modern === undefined || pending.modern !== undefined ? pending : markedModern(pending, state.modern));
-  return { state: { ...state, pending: next, nextTicket: ticket + 1 }, ticket };
+  return { state: withPending(state, next, ticket + 1), ticket };
 }
 
 /**
@@ -43,8 +45,27 @@ function markedModern(pending: Pending, modern: ModernRequest): Pending {
 
 export function removePending(state: ConnectionState, ticket: number): ConnectionState {
   if (!state.pending.has(ticket)) return state;
-  if (state.pending.size === 1) return { ...state, pending: NO_PENDING };
+  if (state.pending.size === 1) return withPending(state, NO_PENDING, state.nextTicket);
   const next = new Map(state.pending);
   next.delete(ticket);
-  return { ...state, pending: next };
+  return withPending(state, next, state.nextTicket);
+}
+
+/**
+ * `{ ...state, pending, nextTicket }`, written field by field: every tool call goes through it twice (its
+ * work registered, then answered), and on Node 20 (V8 11.3) a spread of an object that was itself made by
+ * a spread takes a slow path, ~0.7 µs each (a state is always the previous step's copy); a literal copy is
+ * ~0.01 µs (BENCHMARKS.md, issue 27). The `Required` type makes a new field of the state a compile error
+ * here until it is listed. A modern view's two keys are kept exactly as the view has them.
+ */
+function withPending(state: ConnectionState, pending: ReadonlyMap<number, Pending>, nextTicket: number): ConnectionState {
+  const next: Required<Omit<ConnectionState, 'modern' | 'roundTrip'>> & { -readonly [K in 'modern' | 'roundTrip']?: ConnectionState[K] } = {
+    config: state.config, phase: state.phase, protocolVersion: state.protocolVersion, clientCapabilities: state.clientCapabilities,
+    clientInfo: state.clientInfo, harness: state.harness, logLevel: state.logLevel, pending, nextTicket,
+    conversations: state.conversations, subscriptions: state.subscriptions, root: state.root, rootsAsked: state.rootsAsked,
+    rootsRound: state.rootsRound, rootsWaiting: state.rootsWaiting, rootsHeld: state.rootsHeld,
+  };
+  if ('modern' in state) next.modern = state.modern;
+  if ('roundTrip' in state) next.roundTrip = state.roundTrip;
+  return next;
 }

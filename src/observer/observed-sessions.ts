@@ -34,24 +34,28 @@ interface Entry {
   version: string | null;
 }
 
-/** The initialize answer's version field, as the core serialises it: the first key of its result. */
-const RESULT_KEY = '"result":';
+/** How the core serialises an answer (jsonrpc.ts `resultLine`): these keys, in this order. */
+const LINE_START = '{"jsonrpc":"2.0","id":';
+const RESULT_KEY = ',"result":';
 const VERSION_FIRST = '{"protocolVersion":"';
 const VERSION_LENGTH = 10;
 
 /**
- * The version an initialize answer carries, else undefined. Only the start of the result is looked at:
- * a session that never initializes (2026-07-28 clients) is watched for its whole life, and scanning each
- * of its answers through cost about 0.8 µs a reply. The first `"result":` of a line the core wrote is its
- * key (inside a JSON string a quote is escaped), so nothing a tool returned can be taken for it.
+ * The version an initialize answer carries, else undefined. Only the start of the result is looked at,
+ * and found where the core puts it (after the id, serialised as JSON.stringify serialises it), not
+ * searched for: a session that never initializes (2026-07-28 clients) is watched for its whole life, and
+ * scanning each of its answers cost ~0.8 µs a reply, searching for the result key ~1 µs. Nothing a tool
+ * returned can be taken for it: it comes after the version's place.
  */
 function initializeVersion(out: Outgoing): string | undefined {
   if (out.inReplyTo === undefined || out.isError === true) return undefined;
-  const at = out.line.indexOf(RESULT_KEY);
-  if (at === -1 || !out.line.startsWith(VERSION_FIRST, at + RESULT_KEY.length)) return undefined;
+  const line = out.line;
+  if (!line.startsWith(LINE_START)) return undefined;
+  const at = LINE_START.length + JSON.stringify(out.inReplyTo).length;
+  if (!line.startsWith(RESULT_KEY, at) || !line.startsWith(VERSION_FIRST, at + RESULT_KEY.length)) return undefined;
   const from = at + RESULT_KEY.length + VERSION_FIRST.length;
-  const version = out.line.slice(from, from + VERSION_LENGTH);
-  return /^[0-9-]{10}$/.test(version) && out.line[from + VERSION_LENGTH] === '"' ? version : undefined;
+  const version = line.slice(from, from + VERSION_LENGTH);
+  return /^[0-9-]{10}$/.test(version) && line[from + VERSION_LENGTH] === '"' ? version : undefined;
 }
 
 export function principalName(principal: Principal): string {

@@ -72,7 +72,7 @@ export function* resolveWithStats(workspace: string, userPath: string): FsSteps<
   if (typeof userPath !== 'string' || userPath.length === 0) throw new ToolError('path must be a non-empty string');
   if (userPath.includes('\0')) throw new ToolError('path must not contain NUL bytes');
   const expanded = userPath.startsWith('@') ? userPath.slice(1) : userPath;
-  const rel = relativeInside(workspace, path.resolve(workspace, expanded));
+  const rel = isPlainRelative(expanded) ? expanded : relativeInside(workspace, path.resolve(workspace, expanded));
   if (rel === null) {
     throw new ToolError(`path ${userPath} is outside the workspace ${workspace}; only paths inside it can be used`);
   }
@@ -96,7 +96,7 @@ function* resolveComponents(workspace: string, rel: string, hops: { count: numbe
   let current = workspace;
   let stats: Stats | null = null;
   for (let i = 0; i < parts.length; i++) {
-    const next = path.join(current, parts[i] as string);
+    const next = joinName(current, parts[i] as string);
     let info;
     try {
       info = yield* lstatStep(next);
@@ -132,6 +132,31 @@ function* resolveComponents(workspace: string, rel: string, hops: { count: numbe
     }
   }
   return { real: current, stats };
+}
+
+/**
+ * A relative path of plain names on a POSIX system ('a/b.txt': no empty, '.' or '..' component, no
+ * leading '/'): resolved against any directory it names that directory's entry, so it is its own path
+ * relative to the workspace, and path.resolve and path.relative need not run (every read asks).
+ */
+export function isPlainRelative(p: string): boolean {
+  if (path.sep !== '/' || p.length === 0 || p.charCodeAt(0) === 0x2f) return false;
+  let start = 0;
+  for (;;) {
+    const slash = p.indexOf('/', start);
+    const end = slash === -1 ? p.length : slash;
+    const length = end - start;
+    if (length === 0) return false;
+    if (p.charCodeAt(start) === 0x2e && (length === 1 || (length === 2 && p.charCodeAt(start + 1) === 0x2e))) return false;
+    if (slash === -1) return true;
+    start = slash + 1;
+  }
+}
+
+/** `path.join(dir, name)` for a normalised absolute `dir` and one plain `name` (a component of a path made relative). */
+function joinName(dir: string, name: string): string {
+  if (path.sep !== '/') return path.join(dir, name);
+  return dir.endsWith('/') ? `${dir}${name}` : `${dir}/${name}`;
 }
 
 /** The path as the model should see it: relative to the workspace, `.` for the root. */

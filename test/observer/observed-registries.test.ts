@@ -5,6 +5,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ObservedSessions } from '../../src/observer/observed-sessions.ts';
 import { MAX_FINISHED_TASKS, ObservedTasks } from '../../src/observer/observed-tasks.ts';
+import { answer } from '../../src/mcp/outgoing.ts';
 
 test('a session shows the version its initialize answer carried; every line is still sent, unchanged', () => {
   const sessions = new ObservedSessions(() => 1000);
@@ -33,6 +34,18 @@ test('a session that never initializes (2026-07-28) shows no version, whatever i
   assert.is(sessions.rows()[0]?.version, null);
   send({ line: '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}', inReplyTo: 0 });
   assert.is(sessions.rows()[0]?.version, '2025-11-25');
+});
+
+test('the version is read off an initialize answer as the core writes it, whatever its id', () => {
+  for (const id of [7, 0, -1, 'init', 'a"b\\c', '\u00e9\u2028']) {
+    const sessions = new ObservedSessions(() => 1000);
+    const send = sessions.watchVersion('s', () => undefined);
+    sessions.opened('s', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
+    send(answer(id, { content: [{ type: 'text', text: '{"protocolVersion":"2025-06-18"}' }] }));
+    assert.is(sessions.rows()[0]?.version, null, `a tool result named no version (id ${JSON.stringify(id)})`);
+    send(answer(id, { protocolVersion: '2025-11-25', capabilities: {} }));
+    assert.is(sessions.rows()[0]?.version, '2025-11-25', `id ${JSON.stringify(id)}`);
+  }
 });
 
 test('task counts by status follow status changes; turns and tool calls count model and tool_call entries', () => {

@@ -46,6 +46,15 @@ function readText(file: string, how?: Driving): { text: string; reads: number } 
   return { text: (value as ToolOutcome).text, reads };
 }
 
+/** The whole outcome (text and structured result), or the refusal's message. */
+function readOutcome(file: string, how?: Driving, limit?: number): ToolOutcome | string {
+  try {
+    return drive(readSteps({ path: file, ...(limit === undefined ? {} : { limit }) }, box.ws, null, 1 << 20, false), how).value as ToolOutcome;
+  } catch (err) {
+    return (err as Error).message;
+  }
+}
+
 test('a small file is read with one read: the end is where fstat said, no probe after it', () => {
   writeFileSync(path.join(box.ws, 'a.txt'), 'line of a small file\n'.repeat(18));
   const { text, reads } = readText('a.txt');
@@ -75,6 +84,27 @@ test('property: whatever the size and however short the reads, the text is the f
     // The window is the file's text up to read's own line and byte limits.
     assert.ok(body.startsWith(window.replace(/\n\n\[[^\]]*\]$/, '')), 'the window is the start of the file');
   }), { numRuns: 150 });
+});
+
+// A file read whole in its first read is decoded at once (scan's whole-file window); short reads make the
+// same file go line by line. Both must give the same outcome for any bytes: CR, BOM, multi-byte and
+// invalid UTF-8 (a sequence cut by a newline), empty lines, no final newline, and a line limit it may pass.
+test('property: a file decoded whole gives what the line-by-line walk gives, for any bytes', () => {
+  const piece = fc.constantFrom('a', 'line', '\n', '\n', '\r\n', '\uFEFF', 'é', '😀', '\xC3', '\xE2\x82', '\xF0\x9F\x98', '\x80', ' ');
+  const bytesOf = (parts: string[]) => Buffer.concat(parts.map((p) => (/^[\x80-\xff]+$/.test(p) ? Buffer.from(p, 'latin1') : Buffer.from(p, 'utf8'))));
+  fc.assert(fc.property(fc.array(piece, { maxLength: 60 }), fc.option(fc.integer({ min: 1, max: 12 }), { nil: undefined }), (parts, limit) => {
+    writeFileSync(path.join(box.ws, 'w.txt'), bytesOf(parts));
+    const whole = drive(readSteps({ path: 'w.txt', ...(limit === undefined ? {} : { limit }) }, box.ws, null, 1 << 20, false));
+    assert.equal(whole.value, readOutcome('w.txt', { readAtMost: 3 }, limit));
+  }), { numRuns: 400 });
+});
+
+test('a file with a BOM, CRLF lines and no final newline reads the same whole as line by line', () => {
+  writeFileSync(path.join(box.ws, 'bom.txt'), '\uFEFFfirst\r\nsecond\r\nlast');
+  const whole = readOutcome('bom.txt');
+  assert.equal(whole, readOutcome('bom.txt', { readAtMost: 4 }));
+  assert.is((whole as ToolOutcome).text, 'first\r\nsecond\r\nlast');
+  assert.is((whole as ToolOutcome).structured?.lines, 3);
 });
 
 test.run();

@@ -6,7 +6,8 @@ import * as assert from 'uvu/assert';
 import { lstat, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/promises';
 import path from 'node:path';
 import type { ToolContext } from '../../src/tools/contract.ts';
-import { displayPath, isInside, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync, WorkspaceError } from '../../src/tools/workspace.ts';
+import fc from 'fast-check';
+import { displayPath, isInside, isPlainRelative, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync, WorkspaceError } from '../../src/tools/workspace.ts';
 import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 import { editTool } from '../../src/tools/edit.ts';
@@ -237,6 +238,32 @@ test('the synchronous resolver and the inline read refuse every escape exactly a
     assert.is(settle(() => readSmallFileSync({ path: p }, box.ws, 1 << 20)), await settleAsync(readTool({ path: p }, ctx)), `read ${JSON.stringify(p)}`);
   }
   assert.is(readSmallFileSync({ path: 'ok-link' }, box.ws, 1 << 20)?.text, 'in\n');
+});
+
+// The resolver skips path.resolve and path.relative for a path of plain names (every read asks): such a
+// path must be exactly what they would make of it, and anything else must take the long way.
+test('property: a path taken as plain names is what path.resolve and path.relative make of it', () => {
+  const part = fc.constantFrom('a', 'b.txt', '.', '..', '...', '.hidden', '..x', 'x..', '', ' ', '\\', '@', 'é');
+  fc.assert(fc.property(fc.array(part, { maxLength: 6 }), fc.boolean(), fc.constantFrom('/ws', '/', '/a/b'), (parts, leading, root) => {
+    const p = (leading ? '/' : '') + parts.join('/');
+    if (!isPlainRelative(p)) {
+      assert.ok(p === '' || p.startsWith('/') || p.split('/').some((c) => c === '' || c === '.' || c === '..'), `refused a plain path: ${p}`);
+      return;
+    }
+    assert.is(path.relative(root, path.resolve(root, p)), p);
+    assert.is(path.join(root, p), root === '/' ? `/${p}` : `${root}/${p}`);
+  }), { numRuns: 2000 });
+});
+
+test('a plain path still resolves through symlinks and is refused when one leads out', async () => {
+  await mkdir(path.join(box.ws, 'dir'));
+  await writeFile(path.join(box.ws, 'dir', 'f.txt'), 'in\n');
+  await symlink(box.outside, path.join(box.ws, 'out'));
+  await symlink('dir', path.join(box.ws, 'in'));
+  assert.ok(isPlainRelative('out/secret.txt') && isPlainRelative('in/f.txt'));
+  assert.match(await refusal(readTool({ path: 'out/secret.txt' }, ctx)), LINK_MESSAGE);
+  assert.throws(() => readSmallFileSync({ path: 'out/secret.txt' }, ctx.workspace, 1 << 20), LINK_MESSAGE);
+  assert.is(readSmallFileSync({ path: 'in/f.txt' }, ctx.workspace, 1 << 20)?.text, 'in\n');
 });
 
 test.run();
