@@ -5,6 +5,10 @@
 // the store, where `tasks/get` on any node reads it (task-status.ts). The registry only knows which runs
 // this node holds, so that `tasks/cancel` can stop one here; a task it does not hold is cancelled in the
 // store, which fences its holder (cancelStoredTask).
+// A task whose person may be asked (`rounds.ask`) runs in rounds on the server's model (task-rounds.ts): a
+// question parks it `input_required`, holding no lease, thread or slot; `tasks/update` on any node resumes it
+// there from the transcript (task-input.ts), and a question nobody answers in `TASK_INPUT_WAIT_MS` counts as
+// unanswered.
 
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -19,9 +23,13 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
+import { parkedQuestion } from './task-input.ts';
+import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
-import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
+import type { AskResume, TaskAnswer } from '../mcp/effects.ts';
+import type { Conversation } from '../store/store.ts';
+import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
@@ -54,7 +62,8 @@ export type CancelOutcome = 'not-found' | 'terminal' | 'stopped' | 'fenced';
 export async function cancelStoredTask(store: AsyncConversationStore, principal: string, taskId: string, detached: DetachedTasks | undefined, clock?: Clock): Promise<CancelOutcome> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return 'not-found';
-  if (conversation.status !== 'running') return 'terminal';
+  // A parked task runs nowhere: cancelled in the store, in the write that checks it is still parked.
+  if (conversation.status !== 'running' && conversation.status !== 'input_required') return 'terminal';
   if ((await detached?.stop(taskId, clock)) === true) return 'stopped';
   const outcome = await store.cancelRunningTask(taskId, principal, cancelledEntry(CANCELLED_BY_CLIENT));
   return outcome === 'cancelled' ? 'fenced' : outcome === 'not-running' ? 'terminal' : 'not-found';
@@ -70,9 +79,33 @@ function serverModel(env: NodeJS.ProcessEnv): boolean {
   }
 }
 
+/** A run this node holds: a supervised task actor's, or a round's of a task that may ask its person. */
+interface DetachedRun {
+  stop(why: string): void;
+  readonly outcome: Promise<unknown>;
+}
+
+/** How a round started or resumed here went: it holds the task (its lease), or it ended (or failed) first. */
+type RoundStart =
+  | { readonly kind: 'claimed'; readonly conversationId: string; readonly createdAt: number }
+  | { readonly kind: 'ended'; readonly outcome: RoundOutcome }
+  | { readonly kind: 'failed'; readonly message: string };
+
+export interface DetachedTasksOptions {
+  /** How long a parked task waits for its person's answer (default `TASK_INPUT_WAIT_MS`). */
+  readonly inputWaitMs?: number;
+}
+
 export class DetachedTasks {
   /** The runs this node holds, by conversation (= task) id, until each has its outcome. */
-  readonly #runs = new Map<string, TaskRun>();
+  readonly #runs = new Map<string, DetachedRun>();
+  /** The tasks this node parked, by conversation id: the timer that ends their wait unanswered. */
+  readonly #waits = new Map<string, { readonly clock: Clock; readonly timer: unknown }>();
+  readonly #inputWaitMs: number;
+
+  constructor(options: DetachedTasksOptions = {}) {
+    this.#inputWaitMs = options.inputWaitMs ?? TASK_INPUT_WAIT_MS;
+  }
 
   /**
    * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: only on a
@@ -96,6 +129,8 @@ export class DetachedTasks {
   async start(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler): Promise<EffectResult> {
     const { ticket } = effect;
     const refused = (text: string): EffectResult => ({ kind: 'toolDone', ticket, outcome: { text, isError: true } });
+    // A task that may ask its person runs in rounds, each taking the principal's task slot itself.
+    if (effect.rounds?.ask === true) return this.#startAsking(effect, context, deps);
     const allowance = context.openAllowance?.();
     if (allowance !== undefined && isBudgetRefusal(allowance)) return refused(allowance.refused);
     try {
@@ -123,6 +158,131 @@ export class DetachedTasks {
     await Promise.race([run.outcome, new Promise<void>((resolve) => { timer = clock.setTimeout(resolve, TASK_CLOSE_GRACE_MS); })]);
     clock.clearTimeout(timer);
     return true;
+  }
+
+  /**
+   * `tasks/update` of the caller's task: the answer to the question it is parked at (by that question's key)
+   * resumes it on this node, the answer waiting until the resume holds the task, so the next `tasks/get`
+   * reads `working`. Answers to anything else — a task not parked, a key not pending (stale, duplicate,
+   * unknown) — change nothing. False: the task is not the caller's, or does not exist.
+   */
+  async answer(taskId: string, answers: readonly TaskAnswer[], context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
+    const store = context.store();
+    const conversation = await store.getConversation(taskId, context.principal);
+    if (conversation === null) return false;
+    if (conversation.status !== 'input_required') return true;
+    const question = await parkedQuestion(store, conversation, context.principal);
+    const answer = question === null ? undefined : answers.find((a) => a.key === question.key);
+    if (question === null || answer === undefined) return true;
+    await this.#resume(conversation, { conversationId: taskId, turn: question.turn, seq: question.seq, person: answer.person }, context, deps);
+    return true;
+  }
+
+  /**
+   * A parked task of the caller's whose wait is over (by the wall clock of this node: `updatedAt` is when it
+   * parked) is resumed here as unanswered: for `tasks/get` on a node other than the one that parked it (and
+   * whose timer may have died with it). True when it did.
+   */
+  async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, due = false): Promise<boolean> {
+    const store = context.store();
+    const conversation = await store.getConversation(taskId, context.principal);
+    if (conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
+    const question = await parkedQuestion(store, conversation, context.principal);
+    if (question === null) return false;
+    return (await this.#resume(conversation, { conversationId: taskId, turn: question.turn, seq: question.seq, person: this.#unanswered() }, context, deps)).kind === 'claimed';
+  }
+
+  #unanswered(): AskResume['person'] {
+    return { allowed: false, refusal: `the person gave no answer within ${this.#inputWaitMs / 1000} s (TASK_INPUT_WAIT_MS)` };
+  }
+
+  async #resume(conversation: Conversation, resume: AskResume, context: TaskContext, deps: DetachedStartDeps): Promise<RoundStart> {
+    const harness = conversation.harness as HarnessId;
+    // The prompt is the transcript's; the turn limit is the one kept at the first claim (resumeParkedTask).
+    return this.#round({ harness }, harness, resume, context, deps, deps.workspace);
+  }
+
+  /** The first round of a task that may ask its person: answered once its prompt is durable, as any detached task. */
+  async #startAsking(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps): Promise<EffectResult> {
+    const { ticket } = effect;
+    const started = await this.#round(effect.args, effect.harness, null, context, deps, effect.workspace ?? deps.workspace);
+    switch (started.kind) {
+      case 'claimed': {
+        const lastUpdatedAt = new Date(Date.now()).toISOString();
+        return { kind: 'taskCreated', ticket, task: { taskId: started.conversationId, createdAt: new Date(started.createdAt).toISOString(), lastUpdatedAt } };
+      }
+      case 'ended':
+        // Refused before it began (budget, an unknown conversation): the synchronous call's tool error.
+        return { kind: 'toolDone', ticket, outcome: started.outcome.kind === 'done' ? started.outcome.outcome : { text: started.outcome.kind === 'stale' ? started.outcome.message : 'The task could not start.', isError: true } };
+      case 'failed':
+        return { kind: 'toolDone', ticket, outcome: { text: started.message, isError: true } };
+    }
+  }
+
+  /**
+   * Runs one round of a task that may ask (task-rounds.ts, on the server's model) in the background: a first
+   * round (`resume` null) or the resume of a parked one. Settles once the round holds the task, or once it
+   * ended or failed before that. Held in the registry (for `tasks/cancel`) while it runs; parked again at a
+   * question, the task gets its wait timer.
+   */
+  #round(args: Record<string, unknown>, harness: HarnessId, resume: AskResume | null, context: TaskContext, deps: DetachedStartDeps, workspace: string): Promise<RoundStart> {
+    return new Promise<RoundStart>((resolve) => {
+      let model;
+      try {
+        model = selectModelProvider({ env: context.env });
+      } catch (err) {
+        resolve({ kind: 'failed', message: err instanceof ModelError ? err.message : `Internal error: ${(err as Error).message}` });
+        return;
+      }
+      const controller = new AbortController();
+      let settle!: () => void;
+      const run: DetachedRun = { stop: (why) => controller.abort(new Error(why)), outcome: new Promise<void>((r) => { settle = r; }) };
+      let held: string | null = null;
+      const clock = deps.clock ?? systemClock;
+      const round = runTaskRound({
+        context, workspace, toolTimeoutMs: deps.toolTimeoutMs, executeTool: deps.executeTool ?? runTool, logger: deps.logger, clock,
+        // Progress has no request to go to: `tasks/get` reads the transcript.
+        onProgress: () => undefined, signal: controller.signal, model, canAsk: true, awaitsUpdate: true,
+        onClaimed: (conversationId, createdAt) => {
+          held = conversationId;
+          this.#endWait(conversationId);
+          this.#runs.set(conversationId, run);
+          resolve({ kind: 'claimed', conversationId, createdAt });
+        },
+      }, args, harness, resume);
+      round.then((outcome) => {
+        if (outcome.kind === 'ask') this.#wait(outcome.conversationId, clock, context, deps);
+        else if (outcome.kind === 'stale') deps.logger.log('debug', 'a task answer was stale', { task: resume?.conversationId, message: outcome.message });
+        resolve({ kind: 'ended', outcome });
+      }, (err: unknown) => {
+        // Its lease lapses and another node's takeover continues it from the transcript.
+        deps.logger.log('error', 'a detached harness task round failed', { task: held, error: (err as Error).stack ?? String(err) });
+        resolve({ kind: 'failed', message: `Internal error: the task round failed: ${(err as Error).message}` });
+      }).finally(() => {
+        if (held !== null && this.#runs.get(held) === run) this.#runs.delete(held);
+        settle();
+      });
+    });
+  }
+
+  /** Parked here: unanswered after the wait, the question is resumed as a round trip's "no answer" is. */
+  #wait(conversationId: string, clock: Clock, context: TaskContext, deps: DetachedStartDeps): void {
+    this.#endWait(conversationId);
+    const timer = clock.setTimeout(() => {
+      this.#waits.delete(conversationId);
+      // Its own timer: due whatever the clocks say (a newer question would have set a newer timer).
+      void this.expireIfDue(conversationId, context, deps, true).catch((err: unknown) => {
+        deps.logger.log('warning', 'a parked task\'s wait could not be ended', { task: conversationId, error: (err as Error).message });
+      });
+    }, this.#inputWaitMs, { unref: true });
+    this.#waits.set(conversationId, { clock, timer });
+  }
+
+  #endWait(conversationId: string): void {
+    const wait = this.#waits.get(conversationId);
+    if (wait === undefined) return;
+    wait.clock.clearTimeout(wait.timer);
+    this.#waits.delete(conversationId);
   }
 
   /** The conversation (new or continued), its prompt appended, then the supervised task actor; as session-tasks.ts does, with nobody to answer. */
