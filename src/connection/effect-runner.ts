@@ -152,7 +152,7 @@ export class EffectRunner {
           const detached = this.#deps.detached;
           // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered first.
           if (task && store && detached) await detached.expireIfDue(effect.taskId, task, this.#deps);
-          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId) : null;
+          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId, effect.canAsk) : null;
           this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
         });
       case 'updateTask':
@@ -160,7 +160,7 @@ export class EffectRunner {
           const task = this.#deps.task;
           const store = this.#readStore();
           const detached = this.#deps.detached;
-          const found = task && store && detached ? await detached.answer(effect.taskId, effect.answers, task, this.#deps) : false;
+          const found = task && store && detached ? await detached.answer(effect.taskId, effect.answers, effect.canAsk, task, this.#deps) : false;
           this.#deliver({ kind: 'taskUpdated', ticket: effect.ticket, found });
         });
       case 'cancelTask':

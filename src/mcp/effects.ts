@@ -55,7 +55,7 @@ export type Effect =
    * A 2026-07-28 `tasks/get`: the harness task (its conversation) of this principal, read from the store (any
    * node). Answer with `taskRead`.
    */
-  | { kind: 'readTask'; ticket: number; taskId: string }
+  | { kind: 'readTask'; ticket: number; taskId: string; canAsk: boolean }
   /** A 2026-07-28 `tasks/cancel`: stop this principal's task if it runs on this node. Answer with `taskCancelled`. */
   | { kind: 'cancelTask'; ticket: number; taskId: string }
   /**
@@ -63,7 +63,7 @@ export type Effect =
    * principal's task; one that answers the question the task is parked at resumes it (on this node). Answer
    * with `taskUpdated`.
    */
-  | { kind: 'updateTask'; ticket: number; taskId: string; answers: readonly TaskAnswer[] }
+  | { kind: 'updateTask'; ticket: number; taskId: string; answers: readonly TaskAnswer[]; canAsk: boolean }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
   /** `toClient: false`: already sent to, or withheld from, the client by the request's own era rules (modern.ts). */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
@@ -90,8 +90,13 @@ export interface TurnResume { readonly conversationId: string; readonly turn: nu
 /** The person's answer (read by the core: run it or not, and the refusal told to the model) to the next call of turn `turn`. */
 export interface AskResume { readonly conversationId: string; readonly turn: number; readonly seq: number; readonly person: { readonly allowed: boolean; readonly refusal: string } }
 
-/** One of `tasks/update`'s `inputResponses`: the key it answers and the person's answer, read by the core. */
-export interface TaskAnswer { readonly key: string; readonly person: { readonly allowed: boolean; readonly refusal: string } }
+/**
+ * One of `tasks/update`'s `inputResponses`: the key it answers and, read by the core, the person's answer, or
+ * (a `sample-…` key) the client model's `CreateMessageResult`-shaped answer to a model turn.
+ */
+export type TaskAnswer =
+  | { readonly key: string; readonly person: { readonly allowed: boolean; readonly refusal: string } }
+  | { readonly key: string; readonly sampled: unknown };
 
 /** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
 export interface ClientAbilities {
@@ -114,8 +119,11 @@ export interface CreatedTask {
 export interface StoredTask extends CreatedTask {
   readonly status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted' | 'input_required';
   readonly outcome: ToolOutcome | null;
-  /** `input_required`: the question the task is parked at, by the key of its input request (task-input.ts); null when the transcript shows none. */
-  readonly question?: { readonly key: string; readonly message: string } | null;
+  /**
+   * `input_required`: what the task is parked for, by the key of its input request (task-input.ts): its
+   * person's yes or no (`message`), or its client's model's turn (`params`); null when the transcript shows none.
+   */
+  readonly question?: { readonly key: string; readonly message: string } | { readonly key: string; readonly params: unknown } | null;
 }
 
 export interface WorkspaceContext {

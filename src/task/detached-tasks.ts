@@ -23,11 +23,11 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
-import { parkedQuestion } from './task-input.ts';
+import { parkedInput } from './task-input.ts';
 import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
-import type { AskResume, TaskAnswer } from '../mcp/effects.ts';
+import type { AskResume, TaskAnswer, TurnResume } from '../mcp/effects.ts';
 import type { Conversation } from '../store/store.ts';
 import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
 
@@ -108,14 +108,16 @@ export class DetachedTasks {
   }
 
   /**
-   * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: only on a
-   * model of its own (`SUPERPI_MODEL_URL`…), as a task on the client's model needs the client at every turn,
-   * which round trips (task-rounds.ts) serve instead. `deliver` gets `taskCreated` once it runs, or the
-   * tool error that kept it from starting. False: the call runs on its request as any harness_task.
+   * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: on a model of
+   * its own (`SUPERPI_MODEL_URL`…), or on the client's when it declared sampling (each turn then waits
+   * `input_required`). `deliver` gets `taskCreated` once it runs, or the tool error that kept it from
+   * starting. False: the call runs on its request as any harness_task.
    */
   take(effect: RunToolEffect, deps: DetachedStartDeps, scheduler: Scheduler, deliver: (result: EffectResult) => void): boolean {
     const context = deps.task;
-    if (context === undefined || !serverModel(context.env)) return false;
+    // Without a model of its own, only a task whose client declared sampling: its client's model takes each
+    // turn through tasks/update.
+    if (context === undefined || (!serverModel(context.env) && effect.rounds?.sample !== true)) return false;
     // Not spread: the session's effects are a class whose fields are getters.
     void this.start(effect, context, deps, scheduler).then(deliver);
     return true;
@@ -129,8 +131,10 @@ export class DetachedTasks {
   async start(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler): Promise<EffectResult> {
     const { ticket } = effect;
     const refused = (text: string): EffectResult => ({ kind: 'toolDone', ticket, outcome: { text, isError: true } });
-    // A task that may ask its person runs in rounds, each taking the principal's task slot itself.
-    if (effect.rounds?.ask === true) return this.#startAsking(effect, context, deps);
+    // A task that may ask its person, or runs on its client's model, runs in rounds, each taking the
+    // principal's task slot itself.
+    const rounds = effect.rounds;
+    if (rounds !== undefined && (rounds.ask || !serverModel(context.env))) return this.#startInRounds(effect, rounds.ask, context, deps);
     const allowance = context.openAllowance?.();
     if (allowance !== undefined && isBudgetRefusal(allowance)) return refused(allowance.refused);
     try {
@@ -166,15 +170,18 @@ export class DetachedTasks {
    * reads `working`. Answers to anything else — a task not parked, a key not pending (stale, duplicate,
    * unknown) — change nothing. False: the task is not the caller's, or does not exist.
    */
-  async answer(taskId: string, answers: readonly TaskAnswer[], context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
+  async answer(taskId: string, answers: readonly TaskAnswer[], canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
     const store = context.store();
     const conversation = await store.getConversation(taskId, context.principal);
     if (conversation === null) return false;
     if (conversation.status !== 'input_required') return true;
-    const question = await parkedQuestion(store, conversation, context.principal);
-    const answer = question === null ? undefined : answers.find((a) => a.key === question.key);
-    if (question === null || answer === undefined) return true;
-    await this.#resume(conversation, { conversationId: taskId, turn: question.turn, seq: question.seq, person: answer.person }, context, deps);
+    const input = await parkedInput(store, conversation, context.principal, canAsk);
+    const answer = input === null ? undefined : answers.find((a) => a.key === input.key);
+    if (input === null || answer === undefined) return true;
+    const place = { conversationId: taskId, turn: input.turn, seq: input.seq };
+    // The key says which: a `confirm-…` key's answer was read as the person's, a `sample-…` key's as a model's.
+    if ('person' in answer) await this.#resume(conversation, { ...place, person: answer.person }, canAsk, context, deps);
+    else await this.#resume(conversation, { ...place, answer: answer.sampled }, canAsk, context, deps);
     return true;
   }
 
@@ -187,25 +194,37 @@ export class DetachedTasks {
     const store = context.store();
     const conversation = await store.getConversation(taskId, context.principal);
     if (conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
-    const question = await parkedQuestion(store, conversation, context.principal);
-    if (question === null) return false;
-    return (await this.#resume(conversation, { conversationId: taskId, turn: question.turn, seq: question.seq, person: this.#unanswered() }, context, deps)).kind === 'claimed';
+    const input = await parkedInput(store, conversation, context.principal, true);
+    if (input === null) return false;
+    if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
+    // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,
+    // continuable with conversation_id.
+    const resumed = await store.resumeParkedTask(taskId, context.principal, input.seq);
+    if (resumed === null) return false;
+    await store.setStatus(taskId, 'interrupted', resumed.lease.epoch);
+    context.transcriptChanged?.(taskId);
+    return true;
   }
 
   #unanswered(): AskResume['person'] {
     return { allowed: false, refusal: `the person gave no answer within ${this.#inputWaitMs / 1000} s (TASK_INPUT_WAIT_MS)` };
   }
 
-  async #resume(conversation: Conversation, resume: AskResume, context: TaskContext, deps: DetachedStartDeps): Promise<RoundStart> {
+  /**
+   * A parked task resumed here. The model: the client's for a model turn's answer, else this node's own if it
+   * has one (a task the client's model ran goes on on it), else the client's. The prompt is the transcript's;
+   * the turn limit is the one kept at the first claim (resumeParkedTask).
+   */
+  async #resume(conversation: Conversation, resume: AskResume | TurnResume, canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<RoundStart> {
     const harness = conversation.harness as HarnessId;
-    // The prompt is the transcript's; the turn limit is the one kept at the first claim (resumeParkedTask).
-    return this.#round({ harness }, harness, resume, context, deps, deps.workspace);
+    const own = !('answer' in resume) && serverModel(context.env);
+    return this.#round({ harness }, harness, resume, { canAsk, own }, context, deps, deps.workspace);
   }
 
-  /** The first round of a task that may ask its person: answered once its prompt is durable, as any detached task. */
-  async #startAsking(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps): Promise<EffectResult> {
+  /** The first round of a task run in rounds: answered once its prompt is durable, as any detached task. */
+  async #startInRounds(effect: RunToolEffect, canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<EffectResult> {
     const { ticket } = effect;
-    const started = await this.#round(effect.args, effect.harness, null, context, deps, effect.workspace ?? deps.workspace);
+    const started = await this.#round(effect.args, effect.harness, null, { canAsk, own: serverModel(context.env) }, context, deps, effect.workspace ?? deps.workspace);
     switch (started.kind) {
       case 'claimed': {
         const lastUpdatedAt = new Date(Date.now()).toISOString();
@@ -225,11 +244,11 @@ export class DetachedTasks {
    * ended or failed before that. Held in the registry (for `tasks/cancel`) while it runs; parked again at a
    * question, the task gets its wait timer.
    */
-  #round(args: Record<string, unknown>, harness: HarnessId, resume: AskResume | null, context: TaskContext, deps: DetachedStartDeps, workspace: string): Promise<RoundStart> {
+  #round(args: Record<string, unknown>, harness: HarnessId, resume: AskResume | TurnResume | null, how: { canAsk: boolean; own: boolean }, context: TaskContext, deps: DetachedStartDeps, workspace: string): Promise<RoundStart> {
     return new Promise<RoundStart>((resolve) => {
       let model;
       try {
-        model = selectModelProvider({ env: context.env });
+        model = how.own ? selectModelProvider({ env: context.env }) : undefined;
       } catch (err) {
         resolve({ kind: 'failed', message: err instanceof ModelError ? err.message : `Internal error: ${(err as Error).message}` });
         return;
@@ -242,7 +261,7 @@ export class DetachedTasks {
       const round = runTaskRound({
         context, workspace, toolTimeoutMs: deps.toolTimeoutMs, executeTool: deps.executeTool ?? runTool, logger: deps.logger, clock,
         // Progress has no request to go to: `tasks/get` reads the transcript.
-        onProgress: () => undefined, signal: controller.signal, model, canAsk: true, awaitsUpdate: true,
+        onProgress: () => undefined, signal: controller.signal, ...(model === undefined ? {} : { model }), canAsk: how.canAsk, awaitsUpdate: true,
         onClaimed: (conversationId, createdAt) => {
           held = conversationId;
           this.#endWait(conversationId);
@@ -251,7 +270,7 @@ export class DetachedTasks {
         },
       }, args, harness, resume);
       round.then((outcome) => {
-        if (outcome.kind === 'ask') this.#wait(outcome.conversationId, clock, context, deps);
+        if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, clock, context, deps);
         else if (outcome.kind === 'stale') deps.logger.log('debug', 'a task answer was stale', { task: resume?.conversationId, message: outcome.message });
         resolve({ kind: 'ended', outcome });
       }, (err: unknown) => {

@@ -1,43 +1,47 @@
-// A Tasks-extension task parked at a question to its person (`input_required`, SEP-2663): the question read
-// back from the transcript alone, so that `tasks/get` on any node shows it and `tasks/update` on any node
-// knows what an answer answers. The round that parked it (task-rounds.ts) stopped before the call's
-// `tool_call` entry, so the pure task core resumed from the transcript is at that call again.
+// A Tasks-extension task parked for input (`input_required`, SEP-2663): what it waits for, read back from the
+// transcript alone, so that `tasks/get` on any node shows it and `tasks/update` on any node knows what an
+// answer answers. Either its person's yes or no to a call under `ask` (the round stopped before the call's
+// `tool_call` entry, so the pure task core resumed from the transcript is at that call again), or its
+// client's model's turn (the core resumed asks for that turn and nothing else first).
 
+import type { CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { HarnessId } from '../harness/ids.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Conversation } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
 import { resumeTask } from './task-core.ts';
-import { questionIn, waitsForPerson } from './task-rounds.ts';
+import { questionIn, roundTools, turnParams, waitsForModel, waitsForPerson } from './task-rounds.ts';
 import { MAX_TURNS_LIMIT } from '../limits.ts';
 
-/** The question a parked task waits at: the key of its input request, its place, and what the form says. */
-export interface ParkedQuestion {
-  /** `confirm-<turn>-<seq>`: minted from the task's place, so an answer to an earlier question never matches a later one. */
-  readonly key: string;
-  readonly turn: number;
-  /** The transcript's last entry when it parked: the resume is taken only while it still ends there. */
-  readonly seq: number;
-  readonly message: string;
-}
-
-/** The key of the input request of the question at model turn `turn`, the transcript ending at `seq`. */
-export const inputKey = (turn: number, seq: number): string => `confirm-${turn}-${seq}`;
+/** Where a parked task waits: the key of its input request, its place (model turn, last entry's seq), and the request. */
+export type ParkedInput =
+  | { readonly kind: 'ask'; readonly key: string; readonly turn: number; readonly seq: number; readonly message: string }
+  | { readonly kind: 'turn'; readonly key: string; readonly turn: number; readonly seq: number; readonly params: CreateMessageRequest['params'] };
 
 /**
- * The question the caller's parked task `conversation` waits at, from its transcript; null when the
- * transcript shows none (it is not the caller's any more, or was changed by hand). The core is resumed as a
- * task that can ask (`canConfirm`), by a remote caller (the local user is never asked from inside a task),
- * with the largest turn limit, which stops no run before its own did.
+ * The keys of the input requests: minted from the task's place, so an answer to an earlier question or turn
+ * never matches a later one, and a person's answer never a model turn's.
  */
-export async function parkedQuestion(store: AsyncConversationStore, conversation: Conversation, principal: string): Promise<ParkedQuestion | null> {
+export const inputKey = (kind: ParkedInput['kind'], turn: number, seq: number): string => `${kind === 'ask' ? 'confirm' : 'sample'}-${turn}-${seq}`;
+
+/**
+ * What the caller's parked task `conversation` waits for, from its transcript; null when the transcript shows
+ * nothing to wait for (changed by hand). The core is resumed as a remote caller's task (the local user is
+ * never asked from inside one) with the largest turn limit, which stops no run before its own did. `canAsk`:
+ * the asking client can be asked (form elicitation), so the tools a model turn is offered include those under
+ * `ask`, as its rounds offer them.
+ */
+export async function parkedInput(store: AsyncConversationStore, conversation: Conversation, principal: string, canAsk: boolean): Promise<ParkedInput | null> {
   const entries = await fullTranscript(store, conversation.id, principal);
   if (entries === null || !entries.some((e) => e.type === 'user')) return null;
-  const setup = { conversationId: conversation.id, harness: conversation.harness as HarnessId, maxTurns: MAX_TURNS_LIMIT, local: false, forbidWrites: false, canConfirm: true };
-  const step = resumeTask(setup, entries);
-  const question = questionIn(step);
-  const turn = step.state.turn;
-  if (question === undefined || !waitsForPerson(step, turn)) return null;
+  const harness = conversation.harness as HarnessId;
+  const caller = { local: false, forbidWrites: false, canConfirm: canAsk };
+  const step = resumeTask({ conversationId: conversation.id, harness, maxTurns: MAX_TURNS_LIMIT, ...caller }, entries);
   const seq = entries.at(-1)?.seq ?? 0;
-  return { key: inputKey(turn, seq), turn, seq, message: question.confirm };
+  const turn = step.state.turn;
+  const question = questionIn(step);
+  if (question !== undefined && waitsForPerson(step, turn)) return { kind: 'ask', key: inputKey('ask', turn, seq), turn, seq, message: question.confirm };
+  const model = step.actions.at(-1);
+  if (model?.a !== 'model' || !waitsForModel(step, model.turn)) return null;
+  return { kind: 'turn', key: inputKey('turn', model.turn, seq), turn: model.turn, seq, params: turnParams(harness, roundTools(harness, caller), model.messages) };
 }

@@ -105,9 +105,7 @@ class Round {
     this.#harness = harness;
     this.#allowance = allowance;
     const { context } = deps;
-    const loadout = callerLoadout(harnessById(harness), taskCaller({ local: context.local, forbidWrites: context.forbidWrites, canConfirm: deps.canAsk === true }));
-    this.#tools = loadout.filter((t) => t !== 'harness_task')
-      .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
+    this.#tools = roundTools(harness, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: deps.canAsk === true });
   }
 
   async run(resume: TaskRounds['resume']): Promise<RoundOutcome> {
@@ -199,7 +197,7 @@ class Round {
     if (resume !== null) {
       const waits = 'answer' in resume ? waitsForModel(step, resume.turn) : waitsForPerson(step, resume.turn);
       if (!waits) {
-        await this.#park(this.#deps.awaitsUpdate === true && !('answer' in resume) ? 'input_required' : 'interrupted');
+        await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
         const what = 'answer' in resume ? `model turn ${resume.turn}` : `the person's answer at turn ${resume.turn}`;
         throw new Stale(`conversation ${conversationId} does not wait for ${what}; this retry is stale or replayed`);
       }
@@ -241,8 +239,8 @@ class Round {
         const request = { system: harnessById(this.#harness).systemPrompt, messages: [...action.messages], tools: this.#tools };
         if (this.#deps.model !== undefined && answer === undefined) return this.#askServerModel(action, request);
         if (answer === undefined) {
-          await this.#park();
-          return { kind: 'input', conversationId: this.#setup.conversationId, turn: action.turn, seq: this.#seq, params: toSamplingRequest(request) };
+          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
+          return { kind: 'input', conversationId: this.#setup.conversationId, turn: action.turn, seq: this.#seq, params: turnParams(this.#harness, this.#tools, action.messages) };
         }
         try {
           const reply = await new SamplingProvider(async () => answer as CreateMessageResult).complete(request);
@@ -350,8 +348,19 @@ class Round {
   }
 }
 
+/** The tools a round offers its model: the harness's loadout for the caller, harness_task aside. */
+export function roundTools(harness: HarnessId, caller: Pick<TaskSetup, 'local' | 'forbidWrites' | 'canConfirm'>): ToolSpec[] {
+  return callerLoadout(harnessById(harness), taskCaller(caller)).filter((t) => t !== 'harness_task')
+    .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
+}
+
+/** The `sampling/createMessage` params of a model turn the core asks for: what a round trip's client is sent. */
+export function turnParams(harness: HarnessId, tools: ToolSpec[], messages: readonly ChatMessage[]): CreateMessageRequest['params'] {
+  return toSamplingRequest({ system: harnessById(harness).systemPrompt, messages: [...messages], tools });
+}
+
 /** The core, resumed from the transcript, asks for model turn `turn` and nothing else first. */
-function waitsForModel(step: TaskStep, turn: number): boolean {
+export function waitsForModel(step: TaskStep, turn: number): boolean {
   const asks = step.actions.at(-1);
   return asks?.a === 'model' && asks.turn === turn && !step.actions.some((a) => a.a === 'append');
 }

@@ -10,16 +10,16 @@ import type { Conversation, Entry } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { interruptedText, resumeTask, taskStructured } from './task-core.ts';
-import { parkedQuestion } from './task-input.ts';
+import { type ParkedInput, parkedInput } from './task-input.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
-export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string): Promise<StoredTask | null> {
+export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string, canAsk = true): Promise<StoredTask | null> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return null;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
-  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedQuestion(store, conversation, principal) };
+  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: storedQuestion(await parkedInput(store, conversation, principal, canAsk)) };
   const entries = await fullTranscript(store, conversation.id, principal);
   return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
 }
@@ -51,6 +51,12 @@ function lastOfRun(entries: readonly Entry[], type: Entry['type']): Record<strin
     if (e.type === type && typeof e.payload === 'object' && e.payload !== null) return e.payload as Record<string, unknown>;
   }
   return undefined;
+}
+
+/** What `tasks/get` shows of a parked task's input: the question's text, or the model turn's params. */
+function storedQuestion(input: ParkedInput | null): StoredTask['question'] {
+  if (input === null) return null;
+  return input.kind === 'ask' ? { key: input.key, message: input.message } : { key: input.key, params: input.params };
 }
 
 /** Store times are milliseconds since the epoch (wall clock); the wire wants ISO-8601. */

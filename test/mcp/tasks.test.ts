@@ -98,7 +98,26 @@ params('tasks/update reads each answer by the one rule (accept with allow not un
       { key: 'gone', person: { allowed: false, refusal: 'the person answered "cancel"' } },
       { key: 'odd', person: { allowed: false, refusal: 'the person answered "nothing"' } },
     ],
+    canAsk: false,
   }]);
+});
+
+params('a sample-… key\'s answer is the client model\'s CreateMessageResult, passed on whole; anything else under such a key is -32602', () => {
+  const sampled = { role: 'assistant', model: 'm', content: { type: 'text', text: 'Done.' } };
+  const r = feed(fresh(), modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: { 'sample-1-2': sampled } }));
+  assert.equal(r.effects, [{ kind: 'updateTask', ticket: 1, taskId: 'conv-1', answers: [{ key: 'sample-1-2', sampled }], canAsk: false }]);
+  const bad = feed(fresh(), modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: { 'sample-1-2': { action: 'accept' } } }));
+  assert.is(first(bad).error?.code, -32602);
+  assert.match(first(bad).error?.message ?? '', /sampling\/createMessage result/);
+  assert.equal(bad.effects, []);
+});
+
+params('a remote client that declares form elicitation reads and answers as one that can be asked (canAsk): a model turn offers the tools under ask', () => {
+  const remote = fresh({ principal: { kind: 'token', name: 'alice' } });
+  const caps = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
+  assert.equal(feed(remote, modern(5, 'tasks/get', { taskId: 'conv-1' }, caps)).effects, [{ kind: 'readTask', ticket: 1, taskId: 'conv-1', canAsk: true }]);
+  assert.equal((feed(remote, modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: {} }, caps)).effects[0] as { canAsk?: boolean }).canAsk, true);
+  assert.equal(feed(fresh(), modern(5, 'tasks/get', { taskId: 'conv-1' }, caps)).effects, [{ kind: 'readTask', ticket: 1, taskId: 'conv-1', canAsk: false }], 'the local user is never asked inside a task');
 });
 
 params('tasks/update is acked with the empty {resultType: "complete"} (no task fields), and a task not the caller\'s is -32602', () => {
@@ -122,7 +141,7 @@ const asked = (method: 'tasks/get' | 'tasks/cancel', taskId = 'conv-1') => {
 };
 const read = (task: StoredTask | null) => {
   const r = asked('tasks/get');
-  assert.equal(r.effects[0], { kind: 'readTask', ticket: 1, taskId: 'conv-1' });
+  assert.equal(r.effects[0], { kind: 'readTask', ticket: 1, taskId: 'conv-1', canAsk: false });
   const answered = fold(r.state, { kind: 'taskRead', ticket: 1, task });
   assert.is(answered.state.pending.size, 0);
   return first(answered);
@@ -176,6 +195,13 @@ get('input_required shows the parked question as one elicitation/create input re
     },
   });
   for (const absent of ['result', 'error', 'requestState']) assert.not.ok(absent in result, absent);
+});
+
+get('input_required at a model turn of the client shows one sampling/createMessage input request with the turn\'s params', () => {
+  const params = { messages: [{ role: 'user', content: { type: 'text', text: 'go' } }], systemPrompt: 'sys', maxTokens: 4096 };
+  const result = read({ ...stored('input_required'), question: { key: 'sample-1-1', params } }).result!;
+  assert.is(result.status, 'input_required');
+  assert.equal(result.inputRequests, { 'sample-1-1': { method: 'sampling/createMessage', params } });
 });
 
 get('input_required whose transcript shows no question still says input_required, with no input requests', () => {

@@ -6,8 +6,8 @@
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { CreatedTask, StoredTask, TaskAnswer } from '../effects.ts';
 import { confirmationRequest } from '../confirmation.ts';
-import { readPersonAnswer } from '../round-trip.ts';
-import { declaresTasks, TASKS_EXTENSION } from '../client-capabilities.ts';
+import { isSampled, readPersonAnswer } from '../round-trip.ts';
+import { canElicitForm, declaresTasks, TASKS_EXTENSION } from '../client-capabilities.ts';
 import { isRecord, META_SERVER_INFO, ModernErrorCode } from '../era.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { answer } from '../outgoing.ts';
@@ -40,7 +40,7 @@ function askStore(state: ConnectionState, id: RequestId, method: 'tasks/get' | '
   const taskId = taskIdOf(method, params);
   if (typeof taskId !== 'string') return fail(state, id, ErrorCode.InvalidParams, taskId.problem);
   const added = addPending(state, { kind: 'task', requestId: id, method, taskId });
-  const effect = method === 'tasks/get' ? { kind: 'readTask' as const, ticket: added.ticket, taskId } : { kind: 'cancelTask' as const, ticket: added.ticket, taskId };
+  const effect = method === 'tasks/get' ? { kind: 'readTask' as const, ticket: added.ticket, taskId, canAsk: canAskInside(state) } : { kind: 'cancelTask' as const, ticket: added.ticket, taskId };
   return { state: added.state, replies: [], effects: [effect] };
 }
 
@@ -66,10 +66,12 @@ export function updateTask(state: ConnectionState, id: RequestId, params: Params
   for (const key of keys) {
     const response = responses[key];
     if (!isRecord(response)) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: inputResponses.${key.slice(0, MAX_TASK_ID_LENGTH)} must be an object (the client's result for that input request)`);
-    answers.push({ key, person: readPersonAnswer(response) });
+    if (!key.startsWith(SAMPLE_KEY_PREFIX)) answers.push({ key, person: readPersonAnswer(response) });
+    else if (isSampled(response)) answers.push({ key, sampled: response });
+    else return fail(state, id, ErrorCode.InvalidParams, `Invalid params: inputResponses.${key.slice(0, MAX_TASK_ID_LENGTH)} must be the client's sampling/createMessage result (an object with "content")`);
   }
   const added = addPending(state, { kind: 'task', requestId: id, method: 'tasks/update', taskId });
-  return { state: added.state, replies: [], effects: [{ kind: 'updateTask', ticket: added.ticket, taskId, answers }] };
+  return { state: added.state, replies: [], effects: [{ kind: 'updateTask', ticket: added.ticket, taskId, answers, canAsk: canAskInside(state) }] };
 }
 
 /** `tasks/update`'s answer: the empty ack (the task's new status is seen by the next `tasks/get`), or -32602 when the task is not the caller's. */
@@ -77,6 +79,12 @@ export function taskUpdated(state: ConnectionState, id: RequestId, taskId: strin
   if (!found) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: no task ${taskId} (tasks are the caller's own harness_task conversations)`);
   return reply(state, id, {});
 }
+
+/** The keys of a model turn's input request (task-input.ts `inputKey`): their answer is a `CreateMessageResult`. */
+const SAMPLE_KEY_PREFIX = 'sample-';
+
+/** The requesting client could be asked from inside a task: a model turn's params offer the tools under `ask`, as its rounds do. */
+const canAskInside = (state: ConnectionState): boolean => canElicitForm(state) && state.config.principal.kind !== 'local';
 
 /** The task's retention (`ttlMs`): conversations are kept until deleted, so none is promised. */
 const TASK_TTL_MS = null;
@@ -113,6 +121,7 @@ export function taskRead(state: ConnectionState, id: RequestId, taskId: string, 
       // The question is read from the transcript; a parked task whose transcript shows none (changed by hand) still says so.
       const question = task.question ?? null;
       if (question === null) return reply(state, id, { ...base, status: 'input_required', statusMessage: 'the task waits for input its transcript does not show', inputRequests: {} });
+      if ('params' in question) return reply(state, id, { ...base, status: 'input_required', statusMessage: 'the task waits for a model turn of its client', inputRequests: { [question.key]: { method: 'sampling/createMessage', params: question.params } } });
       return reply(state, id, { ...base, status: 'input_required', statusMessage: question.message, inputRequests: { [question.key]: { method: 'elicitation/create', params: confirmationRequest(question.message) } } });
     }
     case 'interrupted': {
