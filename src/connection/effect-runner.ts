@@ -152,7 +152,7 @@ export class EffectRunner {
           const detached = this.#deps.detached;
           // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered first.
           if (task && store && detached) await detached.expireIfDue(effect.taskId, task, this.#deps);
-          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId, effect.canAsk) : null;
+          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId, { local: task.local, forbidWrites: task.forbidWrites, canConfirm: effect.canAsk }) : null;
           this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
         });
       case 'updateTask':

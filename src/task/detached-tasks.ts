@@ -175,7 +175,7 @@ export class DetachedTasks {
     const conversation = await store.getConversation(taskId, context.principal);
     if (conversation === null) return false;
     if (conversation.status !== 'input_required') return true;
-    const input = await parkedInput(store, conversation, context.principal, canAsk);
+    const input = await parkedInput(store, conversation, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk });
     const answer = input === null ? undefined : answers.find((a) => a.key === input.key);
     if (input === null || answer === undefined) return true;
     const place = { conversationId: taskId, turn: input.turn, seq: input.seq };
@@ -194,7 +194,7 @@ export class DetachedTasks {
     const store = context.store();
     const conversation = await store.getConversation(taskId, context.principal);
     if (conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
-    const input = await parkedInput(store, conversation, context.principal, true);
+    const input = await parkedInput(store, conversation, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true });
     if (input === null) return false;
     if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
     // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,

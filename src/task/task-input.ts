@@ -9,7 +9,7 @@ import type { HarnessId } from '../harness/ids.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Conversation } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
-import { resumeTask } from './task-core.ts';
+import { resumeTask, type TaskSetup } from './task-core.ts';
 import { questionIn, roundTools, turnParams, waitsForModel, waitsForPerson } from './task-rounds.ts';
 import { MAX_TURNS_LIMIT } from '../limits.ts';
 
@@ -26,17 +26,16 @@ export const inputKey = (kind: ParkedInput['kind'], turn: number, seq: number): 
 
 /**
  * What the caller's parked task `conversation` waits for, from its transcript; null when the transcript shows
- * nothing to wait for (changed by hand). The core is resumed as a remote caller's task (the local user is
- * never asked from inside one) with the largest turn limit, which stops no run before its own did. `canAsk`:
- * the asking client can be asked (form elicitation), so the tools a model turn is offered include those under
- * `ask`, as its rounds offer them.
+ * nothing to wait for (changed by hand). The core is resumed as a task that can ask (so a question parked at
+ * is seen as one, whoever reads it) with the largest turn limit, which stops no run before its own did.
+ * `caller`: who reads it (local, forbidden writes, and whether the reading client can be asked): a model
+ * turn's params describe the tools its rounds would offer that caller.
  */
-export async function parkedInput(store: AsyncConversationStore, conversation: Conversation, principal: string, canAsk: boolean): Promise<ParkedInput | null> {
+export async function parkedInput(store: AsyncConversationStore, conversation: Conversation, principal: string, caller: Pick<TaskSetup, 'local' | 'forbidWrites' | 'canConfirm'>): Promise<ParkedInput | null> {
   const entries = await fullTranscript(store, conversation.id, principal);
   if (entries === null || !entries.some((e) => e.type === 'user')) return null;
   const harness = conversation.harness as HarnessId;
-  const caller = { local: false, forbidWrites: false, canConfirm: canAsk };
-  const step = resumeTask({ conversationId: conversation.id, harness, maxTurns: MAX_TURNS_LIMIT, ...caller }, entries);
+  const step = resumeTask({ conversationId: conversation.id, harness, maxTurns: MAX_TURNS_LIMIT, ...caller, canConfirm: true }, entries);
   const seq = entries.at(-1)?.seq ?? 0;
   const turn = step.state.turn;
   const question = questionIn(step);

@@ -14,12 +14,12 @@ import { type ParkedInput, parkedInput } from './task-input.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
-export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string, canAsk = true): Promise<StoredTask | null> {
+export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string, caller: ReaderOf = REMOTE_ASKABLE): Promise<StoredTask | null> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return null;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
-  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: storedQuestion(await parkedInput(store, conversation, principal, canAsk)) };
+  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: storedQuestion(await parkedInput(store, conversation, principal, caller)) };
   const entries = await fullTranscript(store, conversation.id, principal);
   return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
 }
@@ -52,6 +52,10 @@ function lastOfRun(entries: readonly Entry[], type: Entry['type']): Record<strin
   }
   return undefined;
 }
+
+/** Who reads a parked task (task-input.ts `parkedInput`); by default a remote caller that can be asked. */
+type ReaderOf = Parameters<typeof parkedInput>[3];
+const REMOTE_ASKABLE: ReaderOf = { local: false, forbidWrites: false, canConfirm: true };
 
 /** What `tasks/get` shows of a parked task's input: the question's text, or the model turn's params. */
 function storedQuestion(input: ParkedInput | null): StoredTask['question'] {

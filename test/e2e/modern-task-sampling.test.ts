@@ -70,6 +70,10 @@ function scenario(name: string, start: (ws: string, home: string) => Promise<{ a
     assert.is(turn1.request?.method, 'sampling/createMessage');
     assert.match(JSON.stringify(turn1.request?.params.messages), /What does notes\.txt say\?/);
     assert.match(String(turn1.request?.params.systemPrompt), /tool_call/, 'the tools are described in the system prompt');
+    // The tools its rounds offer this caller: the local user's host confirms bash itself; a token caller
+    // that cannot be asked (no elicitation declared) is not offered it.
+    const offersBash = /\n## bash\n/.test(String(turn1.request?.params.systemPrompt));
+    assert.is(offersBash, !other, `bash offered: ${offersBash}`);
     for (const absent of ['result', 'error', 'requestState']) assert.not.ok(absent in (turn1.got.result ?? {}), absent);
 
     if (other) {
@@ -159,5 +163,5 @@ scenario('a task on the client\'s model over Streamable HTTP (a token), raw POST
       : text;
     return JSON.parse(data) as Message;
   };
-  return { ask, other: true, close: () => server.stop() };
+  return { ask, other: true, close: async () => { await server.stop(); } };
 }).run();

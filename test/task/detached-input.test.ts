@@ -28,6 +28,7 @@ import { removeHome, tempHome } from '../store/helpers.ts';
 
 const logger = createLogger('error', { write: () => true });
 const PRINCIPAL = 'token:alice';
+const REMOTE = { local: false, forbidWrites: false, canConfirm: true };
 const bashTurn = (command: string): ScriptStep => ({
   body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-bash-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] } }] },
 });
@@ -85,7 +86,7 @@ test('parks input_required at the question, holding no task slot; two answers at
     assert.is(g.slots(), 0, 'a parked task holds no slot of the principal\'s task budget');
     assert.equal(await g.b.expiredTasks(10), [], 'nor a lease another node could take over');
     const conversation = (await g.b.getConversation(id, PRINCIPAL))!;
-    const question = (await parkedInput(g.b, conversation, PRINCIPAL, true))!;
+    const question = (await parkedInput(g.b, conversation, PRINCIPAL, REMOTE))!;
     assert.is(question.kind, 'ask');
     assert.match(question.kind === 'ask' ? question.message : '', /run the command: echo once >> out\.txt/);
     assert.is(question.key, `confirm-${question.turn}-${question.seq}`);
@@ -133,6 +134,7 @@ test('another node\'s tasks/get ends a wait past its limit (the parking node\'s 
 
 const sampled = (text: string) => ({ role: 'assistant', model: 'client', stopReason: 'endTurn', content: { type: 'text', text } });
 const CLIENT_MODEL = { sample: true, ask: false, resume: null } as const;
+const REMOTE_UNASKABLE = { local: false, forbidWrites: false, canConfirm: false };
 
 test('on the client\'s model (no model here): each turn parks input_required with its sampling/createMessage params; the answers, on either node, drive it to completed', async () => {
   const g = await ground([], { serverModel: false });
@@ -143,7 +145,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     const id = await g.start(nodeA, g.a, CLIENT_MODEL);
     await g.until(id, 'input_required');
     const conversation = async () => (await g.a.getConversation(id, PRINCIPAL))!;
-    const turn1 = (await parkedInput(g.b, await conversation(), PRINCIPAL, false))!;
+    const turn1 = (await parkedInput(g.b, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
     assert.is(turn1.kind, 'turn');
     assert.is(turn1.key, `sample-1-${turn1.seq}`);
     const params = turn1.kind === 'turn' ? turn1.params : null;
@@ -152,10 +154,10 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     const read = sampled('<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>');
     assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: read }], false, g.deps(g.b).task, g.deps(g.b)));
     await pollUntil('turn 2', async () => {
-      const next = (await g.a.getConversation(id, PRINCIPAL))?.status === 'input_required' ? await parkedInput(g.a, await conversation(), PRINCIPAL, false) : null;
+      const next = (await g.a.getConversation(id, PRINCIPAL))?.status === 'input_required' ? await parkedInput(g.a, await conversation(), PRINCIPAL, REMOTE_UNASKABLE) : null;
       return next !== null && next.turn === 2 ? true : null;
     }, 10_000);
-    const turn2 = (await parkedInput(g.a, await conversation(), PRINCIPAL, false))!;
+    const turn2 = (await parkedInput(g.a, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
     assert.match(JSON.stringify(turn2.kind === 'turn' ? turn2.params.messages : null), /the password is aubergine/, 'the read ran in the workspace');
     assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: sampled('stale') }], false, g.deps(g.b).task, g.deps(g.b)), 'a stale turn\'s answer is acked');
     assert.is(await g.status(id), 'input_required', 'and changes nothing');
