@@ -5,10 +5,10 @@
 // the store, where `tasks/get` on any node reads it (task-status.ts). The registry only knows which runs
 // this node holds, so that `tasks/cancel` can stop one here; a task it does not hold is cancelled in the
 // store, which fences its holder (cancelStoredTask).
-// A task whose person may be asked (`rounds.ask`) runs in rounds on the server's model (task-rounds.ts): a
-// question parks it `input_required`, holding no lease, thread or slot; `tasks/update` on any node resumes it
-// there from the transcript (task-input.ts), and a question nobody answers in `TASK_INPUT_WAIT_MS` counts as
-// unanswered.
+// A task whose person may be asked (`rounds.ask`), or whose model is its client's (`rounds.sample` on a node
+// without one), runs in rounds (task-rounds.ts): a question or a model turn parks it `input_required`, holding
+// no lease, thread or slot; `tasks/update` on any node resumes it there from the transcript (task-input.ts),
+// and a wait past `TASK_INPUT_WAIT_MS` ends as a round trip's "no answer" does.
 
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';

@@ -6,6 +6,7 @@
 
 import type { CreateMessageRequest } from '@modelcontextprotocol/sdk/types.js';
 import type { HarnessId } from '../harness/ids.ts';
+import type { StoredTask } from '../mcp/effects.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Conversation } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
@@ -31,7 +32,7 @@ export const inputKey = (kind: ParkedInput['kind'], turn: number, seq: number): 
  * `caller`: who reads it (local, forbidden writes, and whether the reading client can be asked): a model
  * turn's params describe the tools its rounds would offer that caller.
  */
-export async function parkedInput(store: AsyncConversationStore, conversation: Conversation, principal: string, caller: Pick<TaskSetup, 'local' | 'forbidWrites' | 'canConfirm'>): Promise<ParkedInput | null> {
+export async function parkedInput(store: AsyncConversationStore, conversation: Conversation, principal: string, caller: ReaderOf): Promise<ParkedInput | null> {
   const entries = await fullTranscript(store, conversation.id, principal);
   if (entries === null || !entries.some((e) => e.type === 'user')) return null;
   const harness = conversation.harness as HarnessId;
@@ -43,4 +44,16 @@ export async function parkedInput(store: AsyncConversationStore, conversation: C
   const model = step.actions.at(-1);
   if (model?.a !== 'model' || !waitsForModel(step, model.turn)) return null;
   return { kind: 'turn', key: inputKey('turn', model.turn, seq), turn: model.turn, seq, params: turnParams(harness, roundTools(harness, caller), model.messages) };
+}
+
+/** Who reads a parked task: local or not, forbidden writes, and whether the reading client can be asked. */
+export type ReaderOf = Pick<TaskSetup, 'local' | 'forbidWrites' | 'canConfirm'>;
+/** A remote caller that can be asked: the reader `tasks/get` assumes when none is named. */
+export const REMOTE_ASKABLE: ReaderOf = { local: false, forbidWrites: false, canConfirm: true };
+
+/** What `tasks/get` shows of a parked task's input: the question's text, or the model turn's params (null: none shown). */
+export async function parkedRequest(store: AsyncConversationStore, conversation: Conversation, principal: string, caller: ReaderOf): Promise<StoredTask['question']> {
+  const input = await parkedInput(store, conversation, principal, caller);
+  if (input === null) return null;
+  return input.kind === 'ask' ? { key: input.key, message: input.message } : { key: input.key, params: input.params };
 }

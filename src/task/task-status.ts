@@ -10,7 +10,7 @@ import type { Conversation, Entry } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { interruptedText, resumeTask, taskStructured } from './task-core.ts';
-import { type ParkedInput, parkedInput } from './task-input.ts';
+import { parkedRequest, REMOTE_ASKABLE, type ReaderOf } from './task-input.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
@@ -19,7 +19,7 @@ export async function readStoredTask(store: AsyncConversationStore, principal: s
   if (conversation === null) return null;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
-  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: storedQuestion(await parkedInput(store, conversation, principal, caller)) };
+  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedRequest(store, conversation, principal, caller) };
   const entries = await fullTranscript(store, conversation.id, principal);
   return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
 }
@@ -51,16 +51,6 @@ function lastOfRun(entries: readonly Entry[], type: Entry['type']): Record<strin
     if (e.type === type && typeof e.payload === 'object' && e.payload !== null) return e.payload as Record<string, unknown>;
   }
   return undefined;
-}
-
-/** Who reads a parked task (task-input.ts `parkedInput`); by default a remote caller that can be asked. */
-type ReaderOf = Parameters<typeof parkedInput>[3];
-const REMOTE_ASKABLE: ReaderOf = { local: false, forbidWrites: false, canConfirm: true };
-
-/** What `tasks/get` shows of a parked task's input: the question's text, or the model turn's params. */
-function storedQuestion(input: ParkedInput | null): StoredTask['question'] {
-  if (input === null) return null;
-  return input.kind === 'ask' ? { key: input.key, message: input.message } : { key: input.key, params: input.params };
 }
 
 /** Store times are milliseconds since the epoch (wall clock); the wire wants ISO-8601. */
