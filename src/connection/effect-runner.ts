@@ -150,9 +150,10 @@ export class EffectRunner {
           const task = this.#deps.task;
           const store = this.#readStore();
           const detached = this.#deps.detached;
-          // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered first.
-          if (task && store && detached) await detached.expireIfDue(effect.taskId, task, this.#deps);
-          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId, { local: task.local, forbidWrites: task.forbidWrites, canConfirm: effect.canAsk }) : null;
+          const read = () => (task && store ? readStoredTask(store, task.principal, effect.taskId, { local: task.local, forbidWrites: task.forbidWrites, canConfirm: effect.canAsk }) : null);
+          let found = await read();
+          // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered, then read again.
+          if (found?.status === 'input_required' && task && detached && await detached.expireIfDue(effect.taskId, task, this.#deps)) found = await read();
           this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
         });
       case 'updateTask':
