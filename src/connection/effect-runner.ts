@@ -149,8 +149,20 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const found = task && store ? await readStoredTask(store, task.principal, effect.taskId) : null;
+          const detached = this.#deps.detached;
+          const read = () => (task && store ? readStoredTask(store, task.principal, effect.taskId, { local: task.local, forbidWrites: task.forbidWrites, canConfirm: effect.canAsk }) : null);
+          let found = await read();
+          // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered, then read again.
+          if (found?.status === 'input_required' && task && detached && await detached.expireIfDue(effect.taskId, task, this.#deps)) found = await read();
           this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
+        });
+      case 'updateTask':
+        return this.#track(effect.ticket, async () => {
+          const task = this.#deps.task;
+          const store = this.#readStore();
+          const detached = this.#deps.detached;
+          const found = task && store && detached ? await detached.answer(effect.taskId, effect.answers, effect.canAsk, task, this.#deps) : false;
+          this.#deliver({ kind: 'taskUpdated', ticket: effect.ticket, found });
         });
       case 'cancelTask':
         return this.#track(effect.ticket, async () => {

@@ -51,3 +51,13 @@ export const TASK_POLL_INTERVAL_MS = 1000;
 
 /** The longest `taskId` a `tasks/get` / `tasks/update` / `tasks/cancel` may name (task ids are conversation UUIDs, 36 characters). */
 export const MAX_TASK_ID_LENGTH = 128;
+
+/** The most answers one `tasks/update` may carry in `inputResponses` (a task asks one question at a time). */
+export const MAX_INPUT_RESPONSES = 16;
+
+/**
+ * How long a Tasks-extension task waits parked `input_required` for its person's answer (`tasks/update`):
+ * 10 minutes, as a sealed round-trip state lives (REQUEST_STATE_TTL_MS). Past it the question counts as
+ * unanswered, as a round trip's "no answer": the call is not run, the model reads why, and the task goes on.
+ */
+export const TASK_INPUT_WAIT_MS = 10 * 60_000;

@@ -55,9 +55,15 @@ export type Effect =
    * A 2026-07-28 `tasks/get`: the harness task (its conversation) of this principal, read from the store (any
    * node). Answer with `taskRead`.
    */
-  | { kind: 'readTask'; ticket: number; taskId: string }
+  | { kind: 'readTask'; ticket: number; taskId: string; canAsk: boolean }
   /** A 2026-07-28 `tasks/cancel`: stop this principal's task if it runs on this node. Answer with `taskCancelled`. */
   | { kind: 'cancelTask'; ticket: number; taskId: string }
+  /**
+   * A 2026-07-28 `tasks/update`: the person's answers, by the key of the input request each answers, to this
+   * principal's task; one that answers the question the task is parked at resumes it (on this node). Answer
+   * with `taskUpdated`.
+   */
+  | { kind: 'updateTask'; ticket: number; taskId: string; answers: readonly TaskAnswer[]; canAsk: boolean }
   /** A log record for the operator (stderr); the runtime filters by its own level. */
   /** `toClient: false`: already sent to, or withheld from, the client by the request's own era rules (modern.ts). */
   | { kind: 'log'; level: LogLevel; message: string; data?: Record<string, unknown>; toClient?: false };
@@ -84,6 +90,14 @@ export interface TurnResume { readonly conversationId: string; readonly turn: nu
 /** The person's answer (read by the core: run it or not, and the refusal told to the model) to the next call of turn `turn`. */
 export interface AskResume { readonly conversationId: string; readonly turn: number; readonly seq: number; readonly person: { readonly allowed: boolean; readonly refusal: string } }
 
+/**
+ * One of `tasks/update`'s `inputResponses`: the key it answers and, read by the core, the person's answer, or
+ * (a `sample-…` key) the client model's `CreateMessageResult`-shaped answer to a model turn.
+ */
+export type TaskAnswer =
+  | { readonly key: string; readonly person: { readonly allowed: boolean; readonly refusal: string } }
+  | { readonly key: string; readonly sampled: unknown };
+
 /** What the client can be asked for (declared at initialize, and spoken by the negotiated version). */
 export interface ClientAbilities {
   readonly sampling: boolean;
@@ -103,8 +117,13 @@ export interface CreatedTask {
  * stopped when interrupted, null while it runs.
  */
 export interface StoredTask extends CreatedTask {
-  readonly status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+  readonly status: 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted' | 'input_required';
   readonly outcome: ToolOutcome | null;
+  /**
+   * `input_required`: what the task is parked for, by the key of its input request (task-input.ts): its
+   * person's yes or no (`message`), or its client's model's turn (`params`); null when the transcript shows none.
+   */
+  readonly question?: { readonly key: string; readonly message: string } | { readonly key: string; readonly params: unknown } | null;
 }
 
 export interface WorkspaceContext {
@@ -152,5 +171,7 @@ export type EffectResult =
   | { kind: 'taskRead'; ticket: number; task: StoredTask | null }
   /** `found` false: not the caller's task, or none. */
   | { kind: 'taskCancelled'; ticket: number; found: boolean }
+  /** false when the task is not the caller's (or does not exist); answers to no pending request are ignored. */
+  | { kind: 'taskUpdated'; ticket: number; found: boolean }
   /** The effect failed in the runtime (not a tool error): the request gets a JSON-RPC error. */
   | { kind: 'effectFailed'; ticket: number; code: number; message: string };

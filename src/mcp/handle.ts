@@ -13,7 +13,7 @@ import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { conversationListed } from './methods/conversation-list.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
 import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
-import { cancelTask, getTask, taskCancelled, taskCreated, taskRead, updateTask } from './methods/tasks.ts';
+import { cancelTask, getTask, taskCancelled, taskCreated, taskRead, taskUpdated, updateTask } from './methods/tasks.ts';
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
@@ -400,5 +400,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       return pending.kind === 'task' ? taskRead(next, pending.requestId, pending.taskId, result.task) : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a task read answered another request');
     case 'taskCancelled':
       return pending.kind === 'task' ? taskCancelled(next, pending.requestId, pending.taskId, result.found) : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a task cancel answered another request');
+    case 'taskUpdated':
+      return pending.kind === 'task' ? taskUpdated(next, pending.requestId, pending.taskId, result.found) : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a task update answered another request');
   }
 }

@@ -118,7 +118,7 @@ export function readRetry(state: ConnectionState, params: Params, call: HeldCall
 }
 
 /** Shaped like a CreateMessageResult as far as the core reads it: what its content says is the task's business. */
-function isSampled(answer: unknown): boolean {
+export function isSampled(answer: unknown): boolean {
   if (typeof answer !== 'object' || answer === null || Array.isArray(answer)) return false;
   const content = (answer as { content?: unknown }).content;
   return typeof content === 'object' && content !== null;

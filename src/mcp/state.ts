@@ -52,8 +52,8 @@ type PendingWork =
   | { kind: 'completion'; requestId: RequestId }
   /** A 2026-07-28 `resources/list` waiting for its page of stored conversations; `first`: the page with the static resources. */
   | { kind: 'resourceList'; requestId: RequestId; first: boolean }
-  /** A 2026-07-28 `tasks/get` or `tasks/cancel` (Tasks extension) waiting for the store. */
-  | { kind: 'task'; requestId: RequestId; method: 'tasks/get' | 'tasks/cancel'; taskId: string }
+  /** A 2026-07-28 `tasks/get`, `tasks/update` or `tasks/cancel` (Tasks extension) waiting for the store. */
+  | { kind: 'task'; requestId: RequestId; method: 'tasks/get' | 'tasks/update' | 'tasks/cancel'; taskId: string }
   /**
    * A 2026-07-28 `subscriptions/listen`: in flight until the client cancels it. `uris`: the transcript URIs
    * it was acknowledged for (empty until `acked`); each update of one goes out tagged with `requestId`.

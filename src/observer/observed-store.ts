@@ -3,7 +3,7 @@
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { ClusterNode } from '../store/cluster-nodes.ts';
-import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
 export interface StoreListener {
@@ -80,6 +80,12 @@ export class ObservedStore implements AsyncConversationStore {
       this.#listener.statusSet(id, 'cancelled');
     }
     return outcome;
+  }
+
+  async resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> {
+    const resumed = await this.#inner.resumeParkedTask(id, principal, seq);
+    if (resumed !== null) this.#listener.statusSet(id, 'running');
+    return resumed;
   }
 
   ownedTasks(): Promise<number> {

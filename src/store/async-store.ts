@@ -15,7 +15,7 @@ import type {
   NewConversation,
 } from './store.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
-import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
  * `ConversationStore`, asynchronous. The semantics are the synchronous store's, restated where a promise
@@ -56,6 +56,8 @@ export interface AsyncConversationStore {
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null>;
   /** `ConversationStore.cancelRunningTask`: cancelled only while still running, in one write. */
   cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel>;
+  /** `ConversationStore.resumeParkedTask`: the lease and kept setup, or null (not parked at `seq`, or not the principal's). */
+  resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null>;
   /** How many running conversations this store's owner holds (a cheap query: health uses it as a probe). */
   ownedTasks(): Promise<number>;
   /** `ConversationStore.claimSession`: null when the session is another principal's. */
@@ -132,6 +134,10 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> {
     return this.#store.cancelRunningTask(id, principal, entry);
+  }
+
+  async resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> {
+    return this.#store.resumeParkedTask(id, principal, seq);
   }
 
   async ownedTasks(): Promise<number> {

@@ -10,7 +10,7 @@ import type { Ownership } from './ownership.ts';
 import { integer, leaseNow } from './postgres-rows.ts';
 import { TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { checkCheckpoint, checkEpoch, checkSessionKey, pageLimit, serializePayload, storableText } from './store-checks.ts';
-import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS } from '../limits.ts';
 
 // Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
@@ -32,18 +32,25 @@ const TAKE_OVER = `
   UPDATE conversations SET owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(5)} + $2
   WHERE id = $3 AND status = 'running' AND epoch = $4 AND lease_expires < ${leaseNow(5)} AND owner <> $1 RETURNING epoch, lease_expires`;
 
-// Cancelled only while the principal's and still running, in one statement: the UPDATE takes the row lock
+// Cancelled only while the principal's and still running (or parked for input), in one statement: the UPDATE takes the row lock
 // (a concurrent append or status change waits for it, and READ COMMITTED re-reads the row this waited
 // for, so a run that finished first matches nothing). The epoch moves on, fencing the holder; the entry
 // goes under the bumped counter, and its NOTIFY tells every node's listener, as an append's does.
 const CANCEL_RUNNING = `
   WITH hit AS (
     UPDATE conversations SET status = 'cancelled', owner = $1, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
-    WHERE id = $3 AND principal = $4 AND status = 'running' RETURNING id, last_seq
+    WHERE id = $3 AND principal = $4 AND status IN ('running', 'input_required') RETURNING id, last_seq
   ), added AS (
     INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, 'error', $5 FROM hit RETURNING conversation_id, seq
   )
   SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
+
+// Only while the principal's, still parked for input and ending at the seq the answer was asked at: the
+// row lock makes two answers at once take turns, and the second re-reads the row the first committed
+// (running now): it matches nothing. The setup of the first claim stays and comes back.
+const RESUME_PARKED = `
+  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $3, updated_at = greatest(updated_at, $4)
+  WHERE id = $5 AND principal = $6 AND status = 'input_required' AND last_seq = $7 RETURNING epoch, lease_expires, task_setup`;
 
 // A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
 // another principal's matches the conflict but not the WHERE: no row, as for a session not there.
@@ -158,6 +165,14 @@ export class PostgresLeases {
     if (rows.length > 0) return 'cancelled';
     const found = await this.#pool.query('SELECT 1 FROM conversations WHERE id = $1 AND principal = $2', [id, principal]);
     return found.rows.length === 0 ? 'not-found' : 'not-running';
+  }
+
+  async resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> {
+    this.#assertOpen();
+    if (!storableText(id) || !storableText(principal) || !Number.isSafeInteger(seq) || seq < 1) return null;
+    const { rows } = await this.#pool.query<LeaseRow & { task_setup: string | null }>(RESUME_PARKED, [this.#ownership.self, this.#leaseNow(), this.#leaseMs, this.#now(), id, principal, seq]);
+    const row = rows[0];
+    return row === undefined ? null : { lease: leaseFromRow(id, row), setup: row.task_setup === null ? null : JSON.parse(row.task_setup) };
   }
 
   async ownedTasks(): Promise<number> {

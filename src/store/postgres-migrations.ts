@@ -146,8 +146,22 @@ const v4: PostgresMigration = {
   },
 };
 
+// A Tasks-extension task parked at a question to its person (`input_required`, task-input.ts) is neither
+// running (no lease: no node takes it over) nor interrupted (which means its run died): a status of its own.
+const v5: PostgresMigration = {
+  version: 5,
+  description: "conversation status 'input_required': a task parked for its person's answer",
+  async up(client) {
+    await client.query(`
+      ALTER TABLE conversations DROP CONSTRAINT conversations_status_check;
+      ALTER TABLE conversations ADD CONSTRAINT conversations_status_check
+        CHECK (status IN ('running', 'completed', 'failed', 'cancelled', 'interrupted', 'input_required'));
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

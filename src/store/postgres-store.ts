@@ -29,7 +29,7 @@ import {
   serializePayload,
   storableText,
 } from './store-checks.ts';
-import { checkLeaseMs, type ExpiredTask, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
+import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { guarded } from '../log/guarded.ts';
 import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TRANSCRIPTS_CHANNEL } from './session-events.ts';
@@ -348,6 +348,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   expiredTasks(limit: number): Promise<ExpiredTask[]> { return this.#leases.expiredTasks(limit); }
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null> { return this.#leases.takeOverTask(id, epoch); }
   cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> { return this.#leases.cancelRunningTask(id, principal, entry); }
+  resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> { return this.#leases.resumeParkedTask(id, principal, seq); }
   ownedTasks(): Promise<number> { return this.#leases.ownedTasks(); }
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> { return this.#leases.claimSession(sessionId, principal); }
   saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> { return this.#leases.saveCheckpoint(sessionId, epoch, bytes); }

@@ -72,10 +72,15 @@ export function prepareStatements(db: SqliteDatabase) {
     takeOverTask: db.prepare<[{ owner: string; expires: number; id: string; epoch: number; now: number }], LeaseRow>(
       "UPDATE conversations SET owner = @owner, epoch = epoch + 1, lease_expires = @expires WHERE id = @id AND status = 'running' AND epoch = @epoch AND lease_expires < @now AND owner <> @owner RETURNING epoch, lease_expires",
     ),
-    // Only while the caller's and still running, in the cancel's write transaction: a run that finished
+    // Only while the caller's and still running (or parked for input), in the cancel's write transaction: a run that finished
     // first keeps its status. The epoch moves on, so the holder's next write or renewal is fenced.
     cancelRunning: db.prepare<[{ owner: string; now: number; id: string; principal: string }], { last_seq: number }>(
-      "UPDATE conversations SET status = 'cancelled', owner = @owner, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status = 'running' RETURNING last_seq",
+      "UPDATE conversations SET status = 'cancelled', owner = @owner, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status IN ('running', 'input_required') RETURNING last_seq",
+    ),
+    // Only while the principal's, still parked for input and ending at the seq the answer was asked at:
+    // of two answers at once the second finds the row running. The setup of the first claim stays.
+    resumeParked: db.prepare<[{ owner: string; expires: number; now: number; id: string; principal: string; seq: number }], LeaseRow & { task_setup: string | null }>(
+      "UPDATE conversations SET status = 'running', owner = @owner, epoch = epoch + 1, lease_expires = @expires, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status = 'input_required' AND last_seq = @seq RETURNING epoch, lease_expires, task_setup",
     ),
     ownedTasks: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = ?"),
     // A new session starts at epoch 1; a known one of the same principal moves to the next epoch.

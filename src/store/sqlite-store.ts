@@ -13,7 +13,7 @@ import {
 import type { ClusterNode } from './cluster-nodes.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
-import { checkLeaseMs, type ExpiredTask, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
+import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
 import {
   CONVERSATION_STATUSES,
@@ -223,6 +223,15 @@ export class SqliteConversationStore implements ConversationStore {
     this.#assertOpen();
     const json = serializePayload(entry, this.#maxPayloadBytes);
     return this.#cancelTx(id, principal, json, this.#now());
+  }
+
+  resumeParkedTask(id: string, principal: string, seq: number): ParkedResume | null {
+    this.#assertOpen();
+    if (!Number.isSafeInteger(seq) || seq < 1) return null;
+    const now = this.#now();
+    const row = this.#statements.resumeParked.get({ owner: this.#ownership.self, expires: now + this.#leaseMs, now, id, principal, seq });
+    if (row === undefined) return null;
+    return { lease: { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires }, setup: row.task_setup === null ? null : JSON.parse(row.task_setup) };
   }
 
   ownedTasks(): number {

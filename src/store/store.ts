@@ -2,15 +2,17 @@
 // implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
 
 import type { ClusterNode } from './cluster-nodes.ts';
-import type { ExpiredTask, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 
 /**
  * Where a conversation stands. `interrupted`: its task died mid-run (its actor kept failing, or the
  * process running it died — found when a store is next opened) and nobody has continued it yet.
+ * `input_required`: a Tasks-extension task parked at a question to its person (task-input.ts): it holds
+ * no lease and waits for `tasks/update`, which `resumeParkedTask` lets exactly one node take.
  */
-export type ConversationStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted';
+export type ConversationStatus = 'running' | 'completed' | 'failed' | 'cancelled' | 'interrupted' | 'input_required';
 
-export const CONVERSATION_STATUSES: readonly ConversationStatus[] = ['running', 'completed', 'failed', 'cancelled', 'interrupted'];
+export const CONVERSATION_STATUSES: readonly ConversationStatus[] = ['running', 'completed', 'failed', 'cancelled', 'interrupted', 'input_required'];
 
 export interface Conversation {
   id: string;
@@ -154,12 +156,20 @@ export interface ConversationStore {
    */
   takeOverTask(id: string, epoch: number): TaskLease | null;
   /**
-   * Cancels the principal's task wherever it runs: only while it is still `running` (checked in the same
+   * Cancels the principal's task wherever it runs: only while it is still `running` or parked for input (checked in the same
    * write), appends an `error` entry with `entry` as its payload, sets the status `cancelled` and moves
    * the epoch on, so its holder's next write or lease renewal is fenced and it stops. A task that finished
    * first is left as it is (`not-running`); another principal's is `not-found`, as a missing one.
    */
   cancelRunningTask(id: string, principal: string, entry: unknown): RunningCancel;
+  /**
+   * Resumes the principal's task parked for input (`input_required`) — only while it is still parked and its
+   * transcript still ends at `seq`, checked in the same write — under this store's owner: status `running`,
+   * the epoch bumped, a lease for a term; the setup kept at its claim is left as it is and returned. Of
+   * several nodes answering the same question at once exactly one gets it; the others, a stale `seq`,
+   * another principal's or a missing task get null.
+   */
+  resumeParkedTask(id: string, principal: string, seq: number): ParkedResume | null;
   /** How many running conversations this store's owner holds. */
   ownedTasks(): number;
   /**

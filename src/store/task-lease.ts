@@ -31,6 +31,12 @@ export interface ExpiredTask {
   readonly setup: unknown;
 }
 
+/** A parked task taken up again (`resumeParkedTask`): the new lease, and the setup its first claim kept (null when none was). */
+export interface ParkedResume {
+  readonly lease: TaskLease;
+  readonly setup: unknown;
+}
+
 /** A session's stored state, as `loadCheckpoint` gives it to its principal. */
 export interface SessionCheckpoint {
   readonly sessionId: string;

@@ -5,6 +5,10 @@
 // the store, where `tasks/get` on any node reads it (task-status.ts). The registry only knows which runs
 // this node holds, so that `tasks/cancel` can stop one here; a task it does not hold is cancelled in the
 // store, which fences its holder (cancelStoredTask).
+// A task whose person may be asked (`rounds.ask`), or whose model is its client's (`rounds.sample` on a node
+// without one), runs in rounds (task-rounds.ts): a question or a model turn parks it `input_required`, holding
+// no lease, thread or slot; `tasks/update` on any node resumes it there from the transcript (task-input.ts),
+// and a wait past `TASK_INPUT_WAIT_MS` ends as a round trip's "no answer" does.
 
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';
@@ -19,9 +23,13 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
+import { parkedInput } from './task-input.ts';
+import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
-import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS } from '../limits.ts';
+import type { AskResume, TaskAnswer, TurnResume } from '../mcp/effects.ts';
+import type { Conversation } from '../store/store.ts';
+import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
@@ -54,7 +62,8 @@ export type CancelOutcome = 'not-found' | 'terminal' | 'stopped' | 'fenced';
 export async function cancelStoredTask(store: AsyncConversationStore, principal: string, taskId: string, detached: DetachedTasks | undefined, clock?: Clock): Promise<CancelOutcome> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return 'not-found';
-  if (conversation.status !== 'running') return 'terminal';
+  // A parked task runs nowhere: cancelled in the store, in the write that checks it is still parked.
+  if (conversation.status !== 'running' && conversation.status !== 'input_required') return 'terminal';
   if ((await detached?.stop(taskId, clock)) === true) return 'stopped';
   const outcome = await store.cancelRunningTask(taskId, principal, cancelledEntry(CANCELLED_BY_CLIENT));
   return outcome === 'cancelled' ? 'fenced' : outcome === 'not-running' ? 'terminal' : 'not-found';
@@ -70,19 +79,45 @@ function serverModel(env: NodeJS.ProcessEnv): boolean {
   }
 }
 
+/** A run this node holds: a supervised task actor's, or a round's of a task that may ask its person. */
+interface DetachedRun {
+  stop(why: string): void;
+  readonly outcome: Promise<unknown>;
+}
+
+/** How a round started or resumed here went: it holds the task (its lease), or it ended (or failed) first. */
+type RoundStart =
+  | { readonly kind: 'claimed'; readonly conversationId: string; readonly createdAt: number }
+  | { readonly kind: 'ended'; readonly outcome: RoundOutcome }
+  | { readonly kind: 'failed'; readonly message: string };
+
+export interface DetachedTasksOptions {
+  /** How long a parked task waits for its person's answer (default `TASK_INPUT_WAIT_MS`). */
+  readonly inputWaitMs?: number;
+}
+
 export class DetachedTasks {
   /** The runs this node holds, by conversation (= task) id, until each has its outcome. */
-  readonly #runs = new Map<string, TaskRun>();
+  readonly #runs = new Map<string, DetachedRun>();
+  /** The tasks this node parked, by conversation id: the timer that ends their wait unanswered. */
+  readonly #waits = new Map<string, { readonly clock: Clock; readonly timer: unknown }>();
+  readonly #inputWaitMs: number;
+
+  constructor(options: DetachedTasksOptions = {}) {
+    this.#inputWaitMs = options.inputWaitMs ?? TASK_INPUT_WAIT_MS;
+  }
 
   /**
-   * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: only on a
-   * model of its own (`SUPERPI_MODEL_URL`…), as a task on the client's model needs the client at every turn,
-   * which round trips (task-rounds.ts) serve instead. `deliver` gets `taskCreated` once it runs, or the
-   * tool error that kept it from starting. False: the call runs on its request as any harness_task.
+   * Takes a `runTool` whose request declared the Tasks extension, if this node runs it detached: on a model of
+   * its own (`SUPERPI_MODEL_URL`…), or on the client's when it declared sampling (each turn then waits
+   * `input_required`). `deliver` gets `taskCreated` once it runs, or the tool error that kept it from
+   * starting. False: the call runs on its request as any harness_task.
    */
   take(effect: RunToolEffect, deps: DetachedStartDeps, scheduler: Scheduler, deliver: (result: EffectResult) => void): boolean {
     const context = deps.task;
-    if (context === undefined || !serverModel(context.env)) return false;
+    // Without a model of its own, only a task whose client declared sampling: its client's model takes each
+    // turn through tasks/update.
+    if (context === undefined || (!serverModel(context.env) && effect.rounds?.sample !== true)) return false;
     // Not spread: the session's effects are a class whose fields are getters.
     void this.start(effect, context, deps, scheduler).then(deliver);
     return true;
@@ -96,6 +131,10 @@ export class DetachedTasks {
   async start(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler): Promise<EffectResult> {
     const { ticket } = effect;
     const refused = (text: string): EffectResult => ({ kind: 'toolDone', ticket, outcome: { text, isError: true } });
+    // A task that may ask its person, or runs on its client's model, runs in rounds, each taking the
+    // principal's task slot itself.
+    const rounds = effect.rounds;
+    if (rounds !== undefined && (rounds.ask || !serverModel(context.env))) return this.#startInRounds(effect, rounds.ask, context, deps);
     const allowance = context.openAllowance?.();
     if (allowance !== undefined && isBudgetRefusal(allowance)) return refused(allowance.refused);
     try {
@@ -123,6 +162,146 @@ export class DetachedTasks {
     await Promise.race([run.outcome, new Promise<void>((resolve) => { timer = clock.setTimeout(resolve, TASK_CLOSE_GRACE_MS); })]);
     clock.clearTimeout(timer);
     return true;
+  }
+
+  /**
+   * `tasks/update` of the caller's task: the answer to the question it is parked at (by that question's key)
+   * resumes it on this node, the answer waiting until the resume holds the task, so the next `tasks/get`
+   * reads `working`. Answers to anything else — a task not parked, a key not pending (stale, duplicate,
+   * unknown) — change nothing. False: the task is not the caller's, or does not exist.
+   */
+  async answer(taskId: string, answers: readonly TaskAnswer[], canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
+    const store = context.store();
+    const conversation = await store.getConversation(taskId, context.principal);
+    if (conversation === null) return false;
+    if (conversation.status !== 'input_required') return true;
+    const input = await parkedInput(store, conversation, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk });
+    const answer = input === null ? undefined : answers.find((a) => a.key === input.key);
+    if (input === null || answer === undefined) return true;
+    const place = { conversationId: taskId, turn: input.turn, seq: input.seq };
+    // The key says which: a `confirm-…` key's answer was read as the person's, a `sample-…` key's as a model's.
+    if ('person' in answer) await this.#resume(conversation, { ...place, person: answer.person }, canAsk, context, deps);
+    else await this.#resume(conversation, { ...place, answer: answer.sampled }, canAsk, context, deps);
+    return true;
+  }
+
+  /**
+   * A parked task of the caller's whose wait is over (by the wall clock of this node: `updatedAt` is when it
+   * parked) is resumed here as unanswered: for `tasks/get` on a node other than the one that parked it (and
+   * whose timer may have died with it). True when it did.
+   */
+  async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, due = false): Promise<boolean> {
+    const store = context.store();
+    const conversation = await store.getConversation(taskId, context.principal);
+    if (conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
+    const input = await parkedInput(store, conversation, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true });
+    if (input === null) return false;
+    if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
+    // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,
+    // continuable with conversation_id.
+    const resumed = await store.resumeParkedTask(taskId, context.principal, input.seq);
+    if (resumed === null) return false;
+    await store.setStatus(taskId, 'interrupted', resumed.lease.epoch);
+    context.transcriptChanged?.(taskId);
+    return true;
+  }
+
+  #unanswered(): AskResume['person'] {
+    return { allowed: false, refusal: `the person gave no answer within ${this.#inputWaitMs / 1000} s (TASK_INPUT_WAIT_MS)` };
+  }
+
+  /**
+   * A parked task resumed here. The model: the client's for a model turn's answer, else this node's own if it
+   * has one (a task the client's model ran goes on on it), else the client's. The prompt is the transcript's;
+   * the turn limit is the one kept at the first claim (resumeParkedTask).
+   */
+  async #resume(conversation: Conversation, resume: AskResume | TurnResume, canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<RoundStart> {
+    const harness = conversation.harness as HarnessId;
+    const own = !('answer' in resume) && serverModel(context.env);
+    return this.#round({ harness }, harness, resume, { canAsk, own }, context, deps, deps.workspace);
+  }
+
+  /** The first round of a task run in rounds: answered once its prompt is durable, as any detached task. */
+  async #startInRounds(effect: RunToolEffect, canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<EffectResult> {
+    const { ticket } = effect;
+    const started = await this.#round(effect.args, effect.harness, null, { canAsk, own: serverModel(context.env) }, context, deps, effect.workspace ?? deps.workspace);
+    switch (started.kind) {
+      case 'claimed': {
+        const lastUpdatedAt = new Date(Date.now()).toISOString();
+        return { kind: 'taskCreated', ticket, task: { taskId: started.conversationId, createdAt: new Date(started.createdAt).toISOString(), lastUpdatedAt } };
+      }
+      case 'ended':
+        // Refused before it began (budget, an unknown conversation): the synchronous call's tool error.
+        return { kind: 'toolDone', ticket, outcome: started.outcome.kind === 'done' ? started.outcome.outcome : { text: started.outcome.kind === 'stale' ? started.outcome.message : 'The task could not start.', isError: true } };
+      case 'failed':
+        return { kind: 'toolDone', ticket, outcome: { text: started.message, isError: true } };
+    }
+  }
+
+  /**
+   * Runs one round of a task that may ask (task-rounds.ts, on the server's model) in the background: a first
+   * round (`resume` null) or the resume of a parked one. Settles once the round holds the task, or once it
+   * ended or failed before that. Held in the registry (for `tasks/cancel`) while it runs; parked again at a
+   * question, the task gets its wait timer.
+   */
+  #round(args: Record<string, unknown>, harness: HarnessId, resume: AskResume | TurnResume | null, how: { canAsk: boolean; own: boolean }, context: TaskContext, deps: DetachedStartDeps, workspace: string): Promise<RoundStart> {
+    return new Promise<RoundStart>((resolve) => {
+      let model;
+      try {
+        model = how.own ? selectModelProvider({ env: context.env }) : undefined;
+      } catch (err) {
+        resolve({ kind: 'failed', message: err instanceof ModelError ? err.message : `Internal error: ${(err as Error).message}` });
+        return;
+      }
+      const controller = new AbortController();
+      let settle!: () => void;
+      const run: DetachedRun = { stop: (why) => controller.abort(new Error(why)), outcome: new Promise<void>((r) => { settle = r; }) };
+      let held: string | null = null;
+      const clock = deps.clock ?? systemClock;
+      const round = runTaskRound({
+        context, workspace, toolTimeoutMs: deps.toolTimeoutMs, executeTool: deps.executeTool ?? runTool, logger: deps.logger, clock,
+        // Progress has no request to go to: `tasks/get` reads the transcript.
+        onProgress: () => undefined, signal: controller.signal, ...(model === undefined ? {} : { model }), canAsk: how.canAsk, awaitsUpdate: true,
+        onClaimed: (conversationId, createdAt) => {
+          held = conversationId;
+          this.#endWait(conversationId);
+          this.#runs.set(conversationId, run);
+          resolve({ kind: 'claimed', conversationId, createdAt });
+        },
+      }, args, harness, resume);
+      round.then((outcome) => {
+        if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, clock, context, deps);
+        else if (outcome.kind === 'stale') deps.logger.log('debug', 'a task answer was stale', { task: resume?.conversationId, message: outcome.message });
+        resolve({ kind: 'ended', outcome });
+      }, (err: unknown) => {
+        // Its lease lapses and another node's takeover continues it from the transcript.
+        deps.logger.log('error', 'a detached harness task round failed', { task: held, error: (err as Error).stack ?? String(err) });
+        resolve({ kind: 'failed', message: `Internal error: the task round failed: ${(err as Error).message}` });
+      }).finally(() => {
+        if (held !== null && this.#runs.get(held) === run) this.#runs.delete(held);
+        settle();
+      });
+    });
+  }
+
+  /** Parked here: unanswered after the wait, the question is resumed as a round trip's "no answer" is. */
+  #wait(conversationId: string, clock: Clock, context: TaskContext, deps: DetachedStartDeps): void {
+    this.#endWait(conversationId);
+    const timer = clock.setTimeout(() => {
+      this.#waits.delete(conversationId);
+      // Its own timer: due whatever the clocks say (a newer question would have set a newer timer).
+      void this.expireIfDue(conversationId, context, deps, true).catch((err: unknown) => {
+        deps.logger.log('warning', 'a parked task\'s wait could not be ended', { task: conversationId, error: (err as Error).message });
+      });
+    }, this.#inputWaitMs, { unref: true });
+    this.#waits.set(conversationId, { clock, timer });
+  }
+
+  #endWait(conversationId: string): void {
+    const wait = this.#waits.get(conversationId);
+    if (wait === undefined) return;
+    wait.clock.clearTimeout(wait.timer);
+    this.#waits.delete(conversationId);
   }
 
   /** The conversation (new or continued), its prompt appended, then the supervised task actor; as session-tasks.ts does, with nobody to answer. */

@@ -47,6 +47,13 @@ export interface TaskRoundDeps {
   readonly model?: ModelProvider;
   /** The client can be asked a form question (`rounds.ask`): a call under `ask` is put to the person. Default false. */
   readonly canAsk?: boolean;
+  /**
+   * A Tasks-extension task (detached-tasks.ts): a question parks it `input_required` (not `interrupted`),
+   * and a resume takes it with `resumeParkedTask`, so of two answers exactly one goes on. Default false.
+   */
+  readonly awaitsUpdate?: boolean;
+  /** The round holds the conversation's lease: its prompt is durable (a first round), or its parked question taken (a resume). */
+  readonly onClaimed?: (conversationId: string, createdAt: number) => void;
 }
 
 export type RoundOutcome =
@@ -98,9 +105,7 @@ class Round {
     this.#harness = harness;
     this.#allowance = allowance;
     const { context } = deps;
-    const loadout = callerLoadout(harnessById(harness), taskCaller({ local: context.local, forbidWrites: context.forbidWrites, canConfirm: deps.canAsk === true }));
-    this.#tools = loadout.filter((t) => t !== 'harness_task')
-      .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
+    this.#tools = roundTools(harness, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: deps.canAsk === true });
   }
 
   async run(resume: TaskRounds['resume']): Promise<RoundOutcome> {
@@ -136,18 +141,19 @@ class Round {
     const { context } = this.#deps;
     const store = context.store();
     const prompt = String(this.#args.prompt);
-    let conversationId: string;
+    let conversation;
     if (typeof this.#args.conversation_id === 'string') {
-      const conversation = await store.getConversation(this.#args.conversation_id, context.principal);
+      conversation = await store.getConversation(this.#args.conversation_id, context.principal);
       if (!conversation) throw new ToolError(`conversation ${this.#args.conversation_id} not found`);
       if (conversation.harness !== this.#harness) throw new ToolError(`conversation ${this.#args.conversation_id} runs under ${conversation.harness}, not ${this.#harness}`);
-      conversationId = conversation.id;
     } else {
-      conversationId = (await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness: this.#harness, title: prompt.slice(0, 80) })).id;
+      conversation = await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness: this.#harness, title: prompt.slice(0, 80) });
     }
+    const conversationId = conversation.id;
     this.#setup = this.#setupFor(conversationId);
     this.#lease = await store.claimTask(conversationId, storedSetup(this.#setup));
     await this.#append('user', { text: prompt });
+    this.#deps.onClaimed?.(conversationId, conversation.createdAt);
     return conversationId;
   }
 
@@ -161,6 +167,16 @@ class Round {
     const { conversationId, turn, seq } = resume;
     const conversation = await store.getConversation(conversationId, context.principal);
     if (!conversation) throw new Stale(`conversation ${conversationId} of this model turn is not found`);
+    if (this.#deps.awaitsUpdate === true) {
+      // One write checks that it is still parked at `seq` and claims it: a second answer finds it running.
+      const resumed = await store.resumeParkedTask(conversationId, context.principal, seq);
+      if (resumed === null) throw new Stale(`task ${conversationId} no longer waits for the answer at turn ${turn} (already answered, cancelled, or moved on)`);
+      const kept = (resumed.setup as { maxTurns?: unknown } | null)?.maxTurns;
+      this.#setup = { ...this.#setupFor(conversationId), ...(typeof kept === 'number' && Number.isSafeInteger(kept) && kept > 0 ? { maxTurns: Math.min(kept, MAX_TURNS_LIMIT) } : {}) };
+      this.#lease = resumed.lease;
+      this.#deps.onClaimed?.(conversationId, conversation.createdAt);
+      return conversationId;
+    }
     if (conversation.status === 'running') throw new Stale(`turn ${turn} of conversation ${conversationId} is being continued by another request; this retry is a replay`);
     if (conversation.status !== 'interrupted') throw new Stale(`conversation ${conversationId} is ${conversation.status}: turn ${turn} was already answered; call harness_task again without requestState to go on`);
     const last = await store.lastEntry(conversationId);
@@ -181,7 +197,7 @@ class Round {
     if (resume !== null) {
       const waits = 'answer' in resume ? waitsForModel(step, resume.turn) : waitsForPerson(step, resume.turn);
       if (!waits) {
-        await this.#park();
+        await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
         const what = 'answer' in resume ? `model turn ${resume.turn}` : `the person's answer at turn ${resume.turn}`;
         throw new Stale(`conversation ${conversationId} does not wait for ${what}; this retry is stale or replayed`);
       }
@@ -193,7 +209,7 @@ class Round {
       const question = person === undefined ? questionIn(step) : undefined;
       for (const action of step.actions) {
         if (question !== undefined && action.a === 'append' && action.type === 'tool_call' && action.payload.id === question.call.id) {
-          await this.#park();
+          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
           return { kind: 'ask', conversationId: this.#setup.conversationId, turn: step.state.turn, seq: this.#seq, message: question.confirm };
         }
         const out = await this.#carryOut(action, answer, person);
@@ -223,8 +239,8 @@ class Round {
         const request = { system: harnessById(this.#harness).systemPrompt, messages: [...action.messages], tools: this.#tools };
         if (this.#deps.model !== undefined && answer === undefined) return this.#askServerModel(action, request);
         if (answer === undefined) {
-          await this.#park();
-          return { kind: 'input', conversationId: this.#setup.conversationId, turn: action.turn, seq: this.#seq, params: toSamplingRequest(request) };
+          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
+          return { kind: 'input', conversationId: this.#setup.conversationId, turn: action.turn, seq: this.#seq, params: turnParams(this.#harness, this.#tools, action.messages) };
         }
         try {
           const reply = await new SamplingProvider(async () => answer as CreateMessageResult).complete(request);
@@ -307,9 +323,12 @@ class Round {
     context.transcriptChanged?.(this.#setup.conversationId);
   }
 
-  /** Waiting for the client: no lease is held, so no node takes the task over and runs it without a model. */
-  async #park(): Promise<void> {
-    await this.#deps.context.store().setStatus(this.#setup.conversationId, 'interrupted', this.#lease.epoch);
+  /**
+   * Waiting for the client: no lease is held, so no node takes the task over and runs it without a model or
+   * an answer. `input_required`: a Tasks-extension task's question, answered by `tasks/update`.
+   */
+  async #park(status: 'interrupted' | 'input_required' = 'interrupted'): Promise<void> {
+    await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch);
   }
 
   async #renew(): Promise<void> {
@@ -329,8 +348,19 @@ class Round {
   }
 }
 
+/** The tools a round offers its model: the harness's loadout for the caller, harness_task aside. */
+export function roundTools(harness: HarnessId, caller: Pick<TaskSetup, 'local' | 'forbidWrites' | 'canConfirm'>): ToolSpec[] {
+  return callerLoadout(harnessById(harness), taskCaller(caller)).filter((t) => t !== 'harness_task')
+    .map((t) => ({ name: t, description: toolCatalog[t].description, inputSchema: toolCatalog[t].inputSchema }));
+}
+
+/** The `sampling/createMessage` params of a model turn the core asks for: what a round trip's client is sent. */
+export function turnParams(harness: HarnessId, tools: ToolSpec[], messages: readonly ChatMessage[]): CreateMessageRequest['params'] {
+  return toSamplingRequest({ system: harnessById(harness).systemPrompt, messages: [...messages], tools });
+}
+
 /** The core, resumed from the transcript, asks for model turn `turn` and nothing else first. */
-function waitsForModel(step: TaskStep, turn: number): boolean {
+export function waitsForModel(step: TaskStep, turn: number): boolean {
   const asks = step.actions.at(-1);
   return asks?.a === 'model' && asks.turn === turn && !step.actions.some((a) => a.a === 'append');
 }
@@ -339,7 +369,7 @@ function waitsForModel(step: TaskStep, turn: number): boolean {
  * The core, resumed from the transcript, is at the call a question was parked before: in model turn
  * `turn`, its only write that call's tool_call entry, the call itself one to put to the person.
  */
-function waitsForPerson(step: TaskStep, turn: number): boolean {
+export function waitsForPerson(step: TaskStep, turn: number): boolean {
   const question = questionIn(step);
   if (question === undefined || step.state.turn !== turn) return false;
   const appends = step.actions.filter((a) => a.a === 'append');
@@ -347,7 +377,7 @@ function waitsForPerson(step: TaskStep, turn: number): boolean {
 }
 
 /** The call of this step the person must be asked about, if any (a step starts at most one call). */
-function questionIn(step: TaskStep): { call: Extract<TaskAction, { a: 'tool' }>['call']; confirm: string } | undefined {
+export function questionIn(step: TaskStep): { call: Extract<TaskAction, { a: 'tool' }>['call']; confirm: string } | undefined {
   const tool = step.actions.find((a): a is Extract<TaskAction, { a: 'tool' }> => a.a === 'tool');
   return tool?.confirm === undefined ? undefined : { call: tool.call, confirm: tool.confirm };
 }

@@ -10,14 +10,16 @@ import type { Conversation, Entry } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { interruptedText, resumeTask, taskStructured } from './task-core.ts';
+import { parkedRequest, REMOTE_ASKABLE, type ReaderOf } from './task-input.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
-export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string): Promise<StoredTask | null> {
+export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string, caller: ReaderOf = REMOTE_ASKABLE): Promise<StoredTask | null> {
   const conversation = await store.getConversation(taskId, principal);
   if (conversation === null) return null;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
+  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedRequest(store, conversation, principal, caller) };
   const entries = await fullTranscript(store, conversation.id, principal);
   return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
 }

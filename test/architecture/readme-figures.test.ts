@@ -75,6 +75,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_LISTEN_URIS` \| (\d+) per `subscriptions\/listen`/, name: 'MAX_LISTEN_URIS', figure: String(limits.MAX_LISTEN_URIS) },
   { phrase: /\| `MAX_TASK_ID_LENGTH` \| (\d+) characters/, name: 'MAX_TASK_ID_LENGTH', figure: String(limits.MAX_TASK_ID_LENGTH) },
   { phrase: /\| `TASK_POLL_INTERVAL_MS` \| (\d+) s/, name: 'TASK_POLL_INTERVAL_MS', figure: seconds(limits.TASK_POLL_INTERVAL_MS) },
+  { phrase: /\| `TASK_INPUT_WAIT_MS` \| (\d+) minutes/, name: 'TASK_INPUT_WAIT_MS', figure: String(limits.TASK_INPUT_WAIT_MS / 60_000) },
+  { phrase: /\| `MAX_INPUT_RESPONSES` \| (\d+) answers/, name: 'MAX_INPUT_RESPONSES', figure: String(limits.MAX_INPUT_RESPONSES) },
   { phrase: /\| `MAX_LISTED_CONVERSATIONS` \| (\d+) conversations per/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /`MAX_LISTED_CONVERSATIONS`, (\d+)\)/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /\| `MAX_SESSION_CONVERSATIONS` \| ([\d,]+) conversations/, name: 'MAX_SESSION_CONVERSATIONS', figure: grouped(limits.MAX_SESSION_CONVERSATIONS) },

@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { StoredTask } from '../../src/mcp/effects.ts';
-import { MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
+import { MAX_INPUT_RESPONSES, MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
 import { handleMcpLine } from '../../src/mcp/handle.ts';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
@@ -67,16 +67,67 @@ params('a taskId that is missing, not a string, empty or too long is -32602, and
   assert.match(first(feed(fresh(), modern(1, 'tasks/get', { taskId: 'x'.repeat(MAX_TASK_ID_LENGTH + 1) }))).error?.message ?? '', /MAX_TASK_ID_LENGTH/);
 });
 
-params('tasks/update needs inputResponses (an object), and names a task waiting for nothing: -32602 saying so', () => {
-  for (const inputResponses of [undefined, null, [], 'yes']) {
+params('tasks/update needs inputResponses: an object of objects, at most MAX_INPUT_RESPONSES of them; else -32602 and nothing asked', () => {
+  const refused: unknown[] = [undefined, null, [], 'yes', { 'confirm-1-2': 'accept' }, { 'confirm-1-2': null }, { k: [] },
+    Object.fromEntries(Array.from({ length: MAX_INPUT_RESPONSES + 1 }, (_, i) => [`k${i}`, { action: 'accept' }]))];
+  for (const inputResponses of refused) {
     const r = feed(fresh(), modern(1, 'tasks/update', { taskId: 't', ...(inputResponses === undefined ? {} : { inputResponses }) }));
-    assert.is(first(r).error?.code, -32602);
+    assert.is(first(r).error?.code, -32602, JSON.stringify(inputResponses)?.slice(0, 40));
     assert.match(first(r).error?.message ?? '', /inputResponses/);
+    assert.equal(r.effects, []);
   }
-  const r = feed(fresh(), modern(1, 'tasks/update', { taskId: 't', inputResponses: { sample: {} } }));
-  assert.is(first(r).error?.code, -32602);
-  assert.match(first(r).error?.message ?? '', /not waiting for input/);
-  assert.equal(r.effects, []);
+});
+
+params('tasks/update reads each answer by the one rule (accept with allow not unticked is yes) and asks the runtime with them', () => {
+  const inputResponses = {
+    'confirm-2-7': { action: 'accept', content: { allow: true } },
+    plain: { action: 'accept' },
+    unticked: { action: 'accept', content: { allow: false } },
+    no: { action: 'decline' },
+    gone: { action: 'cancel' },
+    odd: { ignored: true },
+  };
+  const r = feed(fresh(), modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses }));
+  assert.equal(r.replies, []);
+  assert.equal(r.effects, [{
+    kind: 'updateTask', ticket: 1, taskId: 'conv-1', answers: [
+      { key: 'confirm-2-7', person: { allowed: true, refusal: '' } },
+      { key: 'plain', person: { allowed: true, refusal: '' } },
+      { key: 'unticked', person: { allowed: false, refusal: 'the person did not allow it' } },
+      { key: 'no', person: { allowed: false, refusal: 'the person answered "decline"' } },
+      { key: 'gone', person: { allowed: false, refusal: 'the person answered "cancel"' } },
+      { key: 'odd', person: { allowed: false, refusal: 'the person answered "nothing"' } },
+    ],
+    canAsk: false,
+  }]);
+});
+
+params('a sample-… key\'s answer is the client model\'s CreateMessageResult, passed on whole; anything else under such a key is -32602', () => {
+  const sampled = { role: 'assistant', model: 'm', content: { type: 'text', text: 'Done.' } };
+  const r = feed(fresh(), modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: { 'sample-1-2': sampled } }));
+  assert.equal(r.effects, [{ kind: 'updateTask', ticket: 1, taskId: 'conv-1', answers: [{ key: 'sample-1-2', sampled }], canAsk: false }]);
+  const bad = feed(fresh(), modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: { 'sample-1-2': { action: 'accept' } } }));
+  assert.is(first(bad).error?.code, -32602);
+  assert.match(first(bad).error?.message ?? '', /sampling\/createMessage result/);
+  assert.equal(bad.effects, []);
+});
+
+params('a remote client that declares form elicitation reads and answers as one that can be asked (canAsk): a model turn offers the tools under ask', () => {
+  const remote = fresh({ principal: { kind: 'token', name: 'alice' } });
+  const caps = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
+  assert.equal(feed(remote, modern(5, 'tasks/get', { taskId: 'conv-1' }, caps)).effects, [{ kind: 'readTask', ticket: 1, taskId: 'conv-1', canAsk: true }]);
+  assert.equal((feed(remote, modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: {} }, caps)).effects[0] as { canAsk?: boolean }).canAsk, true);
+  assert.equal(feed(fresh(), modern(5, 'tasks/get', { taskId: 'conv-1' }, caps)).effects, [{ kind: 'readTask', ticket: 1, taskId: 'conv-1', canAsk: false }], 'the local user is never asked inside a task');
+});
+
+params('tasks/update is acked with the empty {resultType: "complete"} (no task fields), and a task not the caller\'s is -32602', () => {
+  const r = feed(fresh(), modern(5, 'tasks/update', { taskId: 'conv-1', inputResponses: {} }));
+  const ack = first(fold(r.state, { kind: 'taskUpdated', ticket: 1, found: true }));
+  assert.is(ack.id, 5);
+  assert.equal(ack.result, { resultType: 'complete', _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'super-pi', version: '0.1.0' } } });
+  const missing = first(fold(r.state, { kind: 'taskUpdated', ticket: 1, found: false }));
+  assert.is(missing.error?.code, -32602);
+  assert.match(missing.error?.message ?? '', /no task conv-1/);
 });
 
 // ---------------------------------------------------------------------------------------------
@@ -90,7 +141,7 @@ const asked = (method: 'tasks/get' | 'tasks/cancel', taskId = 'conv-1') => {
 };
 const read = (task: StoredTask | null) => {
   const r = asked('tasks/get');
-  assert.equal(r.effects[0], { kind: 'readTask', ticket: 1, taskId: 'conv-1' });
+  assert.equal(r.effects[0], { kind: 'readTask', ticket: 1, taskId: 'conv-1', canAsk: false });
   const answered = fold(r.state, { kind: 'taskRead', ticket: 1, task });
   assert.is(answered.state.pending.size, 0);
   return first(answered);
@@ -130,6 +181,33 @@ get('cancelled is cancelled, saying why, with no result', () => {
   assert.is(result.status, 'cancelled');
   assert.is(result.statusMessage, 'Stopped: the task was cancelled by the client.');
   assert.not.ok('result' in result);
+});
+
+get('input_required shows the parked question as one elicitation/create input request under its key, and no result', () => {
+  const message = 'A super-pi-code task wants to run the command: touch x\n(bash asks)';
+  const result = read({ ...stored('input_required'), question: { key: 'confirm-2-7', message } }).result!;
+  assert.is(result.status, 'input_required');
+  assert.is(result.statusMessage, message);
+  assert.equal(result.inputRequests, {
+    'confirm-2-7': {
+      method: 'elicitation/create',
+      params: { message, requestedSchema: { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: true } } } },
+    },
+  });
+  for (const absent of ['result', 'error', 'requestState']) assert.not.ok(absent in result, absent);
+});
+
+get('input_required at a model turn of the client shows one sampling/createMessage input request with the turn\'s params', () => {
+  const params = { messages: [{ role: 'user', content: { type: 'text', text: 'go' } }], systemPrompt: 'sys', maxTokens: 4096 };
+  const result = read({ ...stored('input_required'), question: { key: 'sample-1-1', params } }).result!;
+  assert.is(result.status, 'input_required');
+  assert.equal(result.inputRequests, { 'sample-1-1': { method: 'sampling/createMessage', params } });
+});
+
+get('input_required whose transcript shows no question still says input_required, with no input requests', () => {
+  const result = read({ ...stored('input_required'), question: null }).result!;
+  assert.is(result.status, 'input_required');
+  assert.equal(result.inputRequests, {});
 });
 
 get('interrupted (its process died) is failed with an inlined error {code, message} and no result', () => {
@@ -172,7 +250,7 @@ create('the runTool effect is marked task only for a harness_task whose request 
   assert.not.ok(marked(read));
 });
 
-create('a call whose person may be asked from inside the task (a remote caller declaring form elicitation, a harness that asks) keeps its round trips: no task mark', () => {
+create('a call whose person may be asked from inside the task (a remote caller declaring form elicitation, a harness that asks) is marked task and keeps its rounds (the runtime parks it input_required)', () => {
   const roundTrip = roundTripAt(requestSealer(new Uint8Array(32).fill(7)), 1_000);
   const remote = fresh({ principal: { kind: 'token', name: 'alice' } });
   const effectOf = (capabilities: object, harness: string) => {
@@ -182,7 +260,8 @@ create('a call whose person may be asked from inside the task (a remote caller d
   const asking = effectOf({ elicitation: { form: {} }, extensions: { [TASKS]: {} } }, 'super-pi-code');
   assert.is(asking.kind, 'runTool');
   assert.is(asking.rounds?.ask, true);
-  assert.is(asking.task, undefined);
+  assert.is(asking.task, true);
+  assert.is(effectOf({ elicitation: { form: {} } }, 'super-pi-code').task, undefined, 'without the extension: round trips only');
   assert.is(effectOf({ extensions: { [TASKS]: {} } }, 'super-pi-code').task, true, 'a client that cannot be asked: a task');
   assert.is(effectOf({ elicitation: { form: {} }, extensions: { [TASKS]: {} } }, 'super-pi-assistant').task, true, 'a harness that does not ask inside tasks: a task');
 });

@@ -96,7 +96,7 @@ metrics('no label value carries what a caller sent: paths, patterns, commands an
   const allowed = new Map<string, ReadonlySet<string>>([
     ['tool', new Set([...toolNames, 'other'])], ['harness', new Set([...harnessIds, 'other'])], ['outcome', new Set(['ok', 'error', 'denied'])],
     ['transport', new Set(['stdio', 'http', 'websocket'])], ['principal', new Set(['local', 'token', 'anonymous'])],
-    ['status', new Set(['running', 'completed', 'failed', 'cancelled', 'interrupted'])],
+    ['status', new Set(['running', 'completed', 'failed', 'cancelled', 'interrupted', 'input_required'])],
     ['level', new Set(['root', 'schedulers', 'tools', 'sessions', 'tasks', 'session', 'task', 'other'])],
   ]);
   let checked = 0;

@@ -816,6 +816,65 @@ contract("cancelRunningTask of another principal's task (or none) is not-found a
   await a.renewLease(c.id, epoch);
 });
 
+contract('a task parked input_required holds no lease: no node takes it over, none owns it, and it is left parked', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b', new Set(['a'])), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, { maxTurns: 7 });
+  await a.append(c.id, 'user', { text: 'go' }, epoch);
+  await a.setStatus(c.id, 'input_required', epoch);
+  assert.is((await b.getConversation(c.id, 'alice'))?.status, 'input_required');
+  clock.tick(LEASE * 3);
+  assert.equal(await b.expiredTasks(10), [], 'a parked task is not a crashed one');
+  assert.is(await a.ownedTasks(), 0);
+  assert.is(await b.takeOverTask(c.id, epoch), null);
+  await rejectsStoreError(a.renewLease(c.id, epoch), 'fenced');
+  assert.is((await b.getConversation(c.id, 'alice'))?.status, 'input_required');
+});
+
+contract('resumeParkedTask: one write checks parked-at-seq and claims; of two answers exactly one wins, with the setup of the first claim', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, { maxTurns: 7 });
+  await a.append(c.id, 'user', { text: 'go' }, epoch);
+  await a.append(c.id, 'model', { text: 'bash?' }, epoch);
+  await a.setStatus(c.id, 'input_required', epoch);
+  assert.is(await b.resumeParkedTask(c.id, 'alice', 1), null, 'a stale seq');
+  assert.is(await b.resumeParkedTask(c.id, 'mallory', 2), null, "another principal's");
+  assert.is(await b.resumeParkedTask(MISSING, 'alice', 2), null, 'none');
+  assert.is(await b.resumeParkedTask('bad\u0000id', 'alice', 2), null);
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'input_required', 'refusals changed nothing');
+  const [first, second] = await Promise.all([a.resumeParkedTask(c.id, 'alice', 2), b.resumeParkedTask(c.id, 'alice', 2)]);
+  const won = [first, second].filter((r) => r !== null);
+  assert.is(won.length, 1, 'exactly one answer resumes it');
+  const resumed = won[0]!;
+  assert.is(resumed.lease.epoch, epoch + 1);
+  assert.equal(resumed.setup, { maxTurns: 7 });
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'running');
+  const winner = first !== null ? a : b;
+  assert.is(await winner.ownedTasks(), 1);
+  await winner.renewLease(c.id, resumed.lease.epoch);
+  assert.is((await winner.append(c.id, 'tool_call', { id: 'x' }, resumed.lease.epoch)).seq, 3);
+  assert.is(await a.resumeParkedTask(c.id, 'alice', 2), null, 'a duplicate answer after the resume');
+  assert.is(await a.resumeParkedTask(c.id, 'alice', 3), null, 'nor at the new seq while it runs');
+});
+
+contract('cancelRunningTask of a parked task cancels it in the same write; a resume after it gets null', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  await a.append(c.id, 'user', { text: 'go' }, epoch);
+  await a.setStatus(c.id, 'input_required', epoch);
+  assert.is(await b.cancelRunningTask(c.id, 'mallory', CANCELLED), 'not-found');
+  assert.is(await b.cancelRunningTask(c.id, 'alice', CANCELLED), 'cancelled');
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'cancelled');
+  assert.equal((await a.entries(c.id, 'alice'))?.map((e) => e.type), ['user', 'error']);
+  assert.is(await a.resumeParkedTask(c.id, 'alice', 1), null);
+  assert.is(await a.resumeParkedTask(c.id, 'alice', 2), null);
+});
+
 contract('a status change without an epoch supersedes the holder; an append without one is not fenced', async ({ open }) => {
   const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
   const c = await a.createConversation(alice);

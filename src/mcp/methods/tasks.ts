@@ -4,15 +4,17 @@
 // The task id is the conversation id, so any node answers from the store (docs/tasks-extension.md).
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import type { CreatedTask, StoredTask } from '../effects.ts';
-import { declaresTasks, TASKS_EXTENSION } from '../client-capabilities.ts';
+import type { CreatedTask, StoredTask, TaskAnswer } from '../effects.ts';
+import { confirmationRequest } from '../confirmation.ts';
+import { isSampled, readPersonAnswer } from '../round-trip.ts';
+import { canElicitForm, declaresTasks, TASKS_EXTENSION } from '../client-capabilities.ts';
 import { isRecord, META_SERVER_INFO, ModernErrorCode } from '../era.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { answer } from '../outgoing.ts';
 import type { ConnectionState } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { toolResult } from './tools.ts';
-import { MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../limits.ts';
+import { MAX_INPUT_RESPONSES, MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../limits.ts';
 
 /** What `server/discover` lists under `capabilities.extensions`. */
 export const serverExtensions = (): Record<string, object> => ({ [TASKS_EXTENSION]: {} });
@@ -38,7 +40,7 @@ function askStore(state: ConnectionState, id: RequestId, method: 'tasks/get' | '
   const taskId = taskIdOf(method, params);
   if (typeof taskId !== 'string') return fail(state, id, ErrorCode.InvalidParams, taskId.problem);
   const added = addPending(state, { kind: 'task', requestId: id, method, taskId });
-  const effect = method === 'tasks/get' ? { kind: 'readTask' as const, ticket: added.ticket, taskId } : { kind: 'cancelTask' as const, ticket: added.ticket, taskId };
+  const effect = method === 'tasks/get' ? { kind: 'readTask' as const, ticket: added.ticket, taskId, canAsk: canAskInside(state) } : { kind: 'cancelTask' as const, ticket: added.ticket, taskId };
   return { state: added.state, replies: [], effects: [effect] };
 }
 
@@ -47,17 +49,42 @@ export const getTask = (state: ConnectionState, id: RequestId, params: Params): 
 export const cancelTask = (state: ConnectionState, id: RequestId, params: Params): Step => askStore(state, id, 'tasks/cancel', params);
 
 /**
- * `tasks/update` answers the `inputRequests` of an `input_required` task. No harness task is ever
- * `input_required` here (a task runs detached only on the node's own model, and it cannot ask the person),
- * so a well-formed update names a task that waits for nothing: -32602, saying so.
+ * `tasks/update` answers the `inputRequests` of an `input_required` task: each answer is read here by the one
+ * rule (`readPersonAnswer`: accept with `allow` not unticked is yes), and the runtime gives the one that
+ * answers the question the task is parked at to it (task-input.ts). Answers to keys not pending (stale,
+ * duplicate, unknown) are acknowledged and change nothing, as SEP-2663 acks them.
  */
 export function updateTask(state: ConnectionState, id: RequestId, params: Params): Step {
   if (!declaresTasks(state)) return undeclared(state, id, 'tasks/update');
   const taskId = taskIdOf('tasks/update', params);
   if (typeof taskId !== 'string') return fail(state, id, ErrorCode.InvalidParams, taskId.problem);
-  if (!isRecord(params.inputResponses)) return fail(state, id, ErrorCode.InvalidParams, 'Invalid params: tasks/update needs params.inputResponses (an object keyed by the task\'s inputRequests)');
-  return fail(state, id, ErrorCode.InvalidParams, `Invalid params: task ${taskId} is not waiting for input (super-pi's harness tasks never ask for input through tasks/update: a task runs detached only on the server's own model, and the person is not asked from inside one)`);
+  const responses = params.inputResponses;
+  if (!isRecord(responses)) return fail(state, id, ErrorCode.InvalidParams, 'Invalid params: tasks/update needs params.inputResponses (an object keyed by the task\'s inputRequests)');
+  const keys = Object.keys(responses);
+  if (keys.length > MAX_INPUT_RESPONSES) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: params.inputResponses has more than MAX_INPUT_RESPONSES (${MAX_INPUT_RESPONSES}) answers`);
+  const answers: TaskAnswer[] = [];
+  for (const key of keys) {
+    const response = responses[key];
+    if (!isRecord(response)) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: inputResponses.${key.slice(0, MAX_TASK_ID_LENGTH)} must be an object (the client's result for that input request)`);
+    if (!key.startsWith(SAMPLE_KEY_PREFIX)) answers.push({ key, person: readPersonAnswer(response) });
+    else if (isSampled(response)) answers.push({ key, sampled: response });
+    else return fail(state, id, ErrorCode.InvalidParams, `Invalid params: inputResponses.${key.slice(0, MAX_TASK_ID_LENGTH)} must be the client's sampling/createMessage result (an object with "content")`);
+  }
+  const added = addPending(state, { kind: 'task', requestId: id, method: 'tasks/update', taskId });
+  return { state: added.state, replies: [], effects: [{ kind: 'updateTask', ticket: added.ticket, taskId, answers, canAsk: canAskInside(state) }] };
 }
+
+/** `tasks/update`'s answer: the empty ack (the task's new status is seen by the next `tasks/get`), or -32602 when the task is not the caller's. */
+export function taskUpdated(state: ConnectionState, id: RequestId, taskId: string, found: boolean): Step {
+  if (!found) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: no task ${taskId} (tasks are the caller's own harness_task conversations)`);
+  return reply(state, id, {});
+}
+
+/** The keys of a model turn's input request (task-input.ts `inputKey`): their answer is a `CreateMessageResult`. */
+const SAMPLE_KEY_PREFIX = 'sample-';
+
+/** The requesting client could be asked from inside a task: a model turn's params offer the tools under `ask`, as its rounds do. */
+const canAskInside = (state: ConnectionState): boolean => canElicitForm(state) && state.config.principal.kind !== 'local';
 
 /** The task's retention (`ttlMs`): conversations are kept until deleted, so none is promised. */
 const TASK_TTL_MS = null;
@@ -90,6 +117,13 @@ export function taskRead(state: ConnectionState, id: RequestId, taskId: string, 
       return reply(state, id, { ...base, status: 'completed', result: toolResult(task.outcome ?? { text: 'The task ended without a recorded result.', isError: true }, state) });
     case 'cancelled':
       return reply(state, id, { ...base, status: 'cancelled', ...(text === undefined ? {} : { statusMessage: text }) });
+    case 'input_required': {
+      // The question is read from the transcript; a parked task whose transcript shows none (changed by hand) still says so.
+      const question = task.question ?? null;
+      if (question === null) return reply(state, id, { ...base, status: 'input_required', statusMessage: 'the task waits for input its transcript does not show', inputRequests: {} });
+      if ('params' in question) return reply(state, id, { ...base, status: 'input_required', statusMessage: 'the task waits for a model turn of its client', inputRequests: { [question.key]: { method: 'sampling/createMessage', params: question.params } } });
+      return reply(state, id, { ...base, status: 'input_required', statusMessage: question.message, inputRequests: { [question.key]: { method: 'elicitation/create', params: confirmationRequest(question.message) } } });
+    }
     case 'interrupted': {
       const message = text ?? `the task was interrupted; continue it with harness_task conversation_id ${task.taskId}`;
       return reply(state, id, { ...base, status: 'failed', statusMessage: message, error: { code: ErrorCode.InternalError, message, data: { conversation_id: task.taskId } } });

@@ -95,10 +95,9 @@ export function startTool(state: ConnectionState, id: RequestId, tool: ToolName,
     ...(rounds === undefined || sealer === null ? {} : { argsDigest: argumentsDigest(sealer, args) }),
   });
   const client = { sampling: state.modern === undefined && canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
-  // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts),
-  // unless the person may be asked from inside it: a detached task could not ask (tasks/update is not built),
-  // so that one keeps its round trips.
-  const task = tool === 'harness_task' && resume === undefined && args.undo !== true && rounds?.ask !== true && declaresTasks(state);
+  // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts);
+  // a question to the person inside it then parks it `input_required`, answered by `tasks/update`.
+  const task = tool === 'harness_task' && resume === undefined && args.undo !== true && declaresTasks(state);
   return {
     state: added.state, replies: [],
     effects: [{ kind: 'runTool', ticket: added.ticket, requestId: id, tool, args, harness: effectiveHarness(state), client, ...chosenWorkspace(state), ...(rounds ? { rounds } : {}), ...(task ? { task: true as const } : {}) }],

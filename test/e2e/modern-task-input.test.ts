@@ -1,0 +1,229 @@
+// End to end with raw JSON-RPC: a Tasks-extension harness_task (SEP-2663) on the server's model (a scripted
+// OpenAI-compatible one) whose person is asked from inside it. super-pi-code's `bash` is `ask`: a token
+// caller that declares form elicitation and the extension gets a task that parks `input_required` with the
+// confirmation form, and `tasks/update` delivers the answer — on the node that parked it or on a second node
+// of the same store. Accept runs the command, decline tells the model "Not run"; a duplicate or stale answer
+// changes nothing, another token's update is -32602. Over stdio the local user is never asked: the task
+// runs the command without parking.
+
+import { existsSync } from 'node:fs';
+import { mkdtemp, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
+import { suite } from 'uvu';
+import * as assert from 'uvu/assert';
+import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import { pollUntil } from '../hang-guard.ts';
+import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+
+type Message = { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string } };
+type InputRequests = Record<string, { method: string; params: { message: string; requestedSchema: unknown } }>;
+
+const TASKS = 'io.modelcontextprotocol/tasks';
+const ASKABLE = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
+const meta = (capabilities: object) => ({
+  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
+  'io.modelcontextprotocol/clientCapabilities': capabilities,
+  'io.modelcontextprotocol/clientInfo': { name: 'raw-task-input', version: '1' },
+});
+const bashTurn = (command: string): ScriptStep => ({
+  body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-bash-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] } }] },
+});
+const said = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
+
+const TOKENS = { alice: 'tok-alice-123', bob: 'tok-bob-4567' };
+
+async function post(server: RunningServer, method: string, params: Record<string, unknown>, who: 'alice' | 'bob' = 'alice', capabilities: object = ASKABLE): Promise<Message> {
+  const name = method === 'tools/call' ? params.name : params.taskId;
+  const res = await fetch(server.url, {
+    method: 'POST',
+    headers: {
+      Authorization: `Bearer ${TOKENS[who]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
+      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
+    },
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(capabilities) } }),
+  });
+  const text = await res.text();
+  const data = res.headers.get('content-type')?.includes('text/event-stream')
+    ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'
+    : text;
+  return JSON.parse(data) as Message;
+}
+
+const http = suite('a Tasks-extension task asks its person through input_required and tasks/update (HTTP, two nodes on one store)');
+let box: Sandbox;
+let home: string;
+let model: ScriptedServer;
+const script: ScriptStep[] = [];
+let nodeA: RunningServer;
+let nodeB: RunningServer;
+
+http.before(async () => {
+  box = await makeSandbox();
+  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
+  model = await startScriptedServer(script);
+  const env = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` };
+  const start = () => startHttpServerProcess(box.ws, ['--threads', '1', '--tool-threads', '1'], env);
+  [nodeA, nodeB] = await Promise.all([start(), start()]);
+});
+http.after(async () => {
+  await Promise.all([nodeA?.stop(), nodeB?.stop()]);
+  await model?.close();
+  await box?.cleanup();
+  await rm(home, { recursive: true, force: true });
+});
+
+const poll = (node: RunningServer, taskId: string, want: (status: unknown) => boolean) => pollUntil(`task ${taskId} to settle`, async () => {
+  const got = await post(node, 'tasks/get', { taskId });
+  return want(got.result?.status) ? got : null;
+}, 15_000);
+
+/** Submits a super-pi-code task on node A and polls it to input_required: its id and its one input request. */
+async function parked(prompt: string): Promise<{ taskId: string; key: string; requests: InputRequests }> {
+  const created = await post(nodeA, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt } });
+  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = String(created.result?.taskId);
+  const waiting = await poll(nodeA, taskId, (s) => s !== 'working');
+  assert.is(waiting.result?.status, 'input_required', JSON.stringify(waiting));
+  const requests = waiting.result?.inputRequests as InputRequests;
+  const keys = Object.keys(requests);
+  assert.is(keys.length, 1, JSON.stringify(requests));
+  for (const absent of ['result', 'error', 'requestState']) assert.not.ok(absent in (waiting.result ?? {}), absent);
+  return { taskId, key: keys[0]!, requests };
+}
+
+const ACCEPT = { action: 'accept', content: { allow: true } };
+
+http('accept: input_required with the confirmation form (on both nodes); the other node takes the answer, the command runs once, the task completes', async () => {
+  script.push(bashTurn('echo yes >> accepted.txt'), said('Done: appended.'));
+  const { taskId, key, requests } = await parked('append yes');
+  assert.match(key, /^confirm-\d+-\d+$/);
+  assert.is(requests[key]!.method, 'elicitation/create');
+  assert.match(requests[key]!.params.message, /run the command: echo yes >> accepted\.txt/);
+  assert.equal(requests[key]!.params.requestedSchema, { type: 'object', properties: { allow: { type: 'boolean', title: 'Allow', description: 'Allow this call', default: true } } });
+  assert.is(existsSync(path.join(box.ws, 'accepted.txt')), false, 'nothing runs before the answer');
+  const elsewhere = await post(nodeB, 'tasks/get', { taskId });
+  assert.equal(elsewhere.result?.inputRequests, requests, 'a node that did not run the task reads the same question from the store');
+
+  const bobs = await post(nodeB, 'tasks/update', { taskId, inputResponses: { [key]: ACCEPT } }, 'bob');
+  assert.is(bobs.error?.code, -32602, JSON.stringify(bobs));
+  const bobGets = await post(nodeB, 'tasks/get', { taskId }, 'bob');
+  assert.is(bobGets.error?.code, -32602);
+
+  const ack = await post(nodeB, 'tasks/update', { taskId, inputResponses: { [key]: ACCEPT } });
+  assert.equal(Object.keys(ack.result ?? {}).sort(), ['_meta', 'resultType'], JSON.stringify(ack));
+  assert.is(ack.result?.resultType, 'complete');
+  const done = await poll(nodeA, taskId, (s) => s === 'completed' || s === 'failed' || s === 'cancelled');
+  assert.is(done.result?.status, 'completed', JSON.stringify(done));
+  const result = done.result?.result as { content: { text: string }[]; isError?: boolean };
+  assert.is(result.content[0]?.text, 'Done: appended.');
+  assert.is(await readFile(path.join(box.ws, 'accepted.txt'), 'utf8'), 'yes\n');
+
+  const duplicate = await post(nodeA, 'tasks/update', { taskId, inputResponses: { [key]: ACCEPT } });
+  assert.is(duplicate.result?.resultType, 'complete', 'a duplicate answer is acked');
+  assert.is((await post(nodeA, 'tasks/get', { taskId })).result?.status, 'completed');
+  assert.is(await readFile(path.join(box.ws, 'accepted.txt'), 'utf8'), 'yes\n', 'and runs nothing again');
+});
+
+http('decline: the model is told "Not run" and the task completes; the command never ran', async () => {
+  script.push(bashTurn('echo no >> declined.txt'), said('Understood: not run.'));
+  const asked = model.requests.length;
+  const { taskId, key } = await parked('append no');
+  const ack = await post(nodeA, 'tasks/update', { taskId, inputResponses: { [key]: { action: 'decline' } } });
+  assert.is(ack.result?.resultType, 'complete', JSON.stringify(ack));
+  const done = await poll(nodeA, taskId, (s) => s !== 'working' && s !== 'input_required');
+  assert.is(done.result?.status, 'completed', JSON.stringify(done));
+  assert.is((done.result?.result as { content: { text: string }[] }).content[0]?.text, 'Understood: not run.');
+  assert.is(model.requests.length, asked + 2);
+  assert.match(JSON.stringify(model.requests.at(-1)?.body), /Not run: bash needs the person's confirmation and the person answered \\"decline\\"/);
+  assert.is(existsSync(path.join(box.ws, 'declined.txt')), false);
+});
+
+http('an answer to a key not pending (stale or unknown) is acked and changes nothing; the parked task can be cancelled', async () => {
+  script.push(bashTurn('echo stale >> stale.txt'));
+  const { taskId, key, requests } = await parked('append stale');
+  const [, turn, seq] = key.split('-').map(Number);
+  for (const other of [`confirm-${turn}-${seq! - 1}`, `confirm-${turn! + 1}-${seq}`, 'unknown-key']) {
+    const ack = await post(nodeB, 'tasks/update', { taskId, inputResponses: { [other]: ACCEPT } });
+    assert.is(ack.result?.resultType, 'complete', JSON.stringify(ack));
+  }
+  const still = await post(nodeA, 'tasks/get', { taskId });
+  assert.is(still.result?.status, 'input_required');
+  assert.equal(still.result?.inputRequests, requests);
+  const missing = await post(nodeA, 'tasks/update', { taskId: '00000000-0000-4000-8000-000000000000', inputResponses: { [key]: ACCEPT } });
+  assert.is(missing.error?.code, -32602);
+  const cancelled = await post(nodeB, 'tasks/cancel', { taskId });
+  assert.is(cancelled.result?.resultType, 'complete');
+  assert.is((await post(nodeA, 'tasks/get', { taskId })).result?.status, 'cancelled');
+  const late = await post(nodeA, 'tasks/update', { taskId, inputResponses: { [key]: ACCEPT } });
+  assert.is(late.result?.resultType, 'complete', 'an answer after the cancel is acked');
+  assert.is((await post(nodeA, 'tasks/get', { taskId })).result?.status, 'cancelled');
+  assert.is(existsSync(path.join(box.ws, 'stale.txt')), false, 'and runs nothing');
+});
+
+http.run();
+
+// --- stdio: the local user is never asked from inside a task ------------------------------------------
+
+const stdio = suite('over stdio the local user is not asked: the task runs bash without parking');
+let sbox: Sandbox;
+let shome: string;
+let smodel: ScriptedServer;
+let child: ChildProcessWithoutNullStreams;
+const waiters = new Map<unknown, (m: Message) => void>();
+
+stdio.before(async () => {
+  sbox = await makeSandbox();
+  shome = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
+  smodel = await startScriptedServer([bashTurn('echo local >> local.txt'), said('Done locally.')]);
+  child = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', sbox.ws], {
+    cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'],
+    env: { ...process.env, SUPERPI_MODEL_URL: `${smodel.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: shome },
+  });
+  let buf = '';
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      const msg = JSON.parse(buf.slice(0, nl)) as Message;
+      buf = buf.slice(nl + 1);
+      if (msg.method === undefined) waiters.get(msg.id)?.(msg);
+    }
+  });
+  child.stderr.resume();
+});
+stdio.after(async () => {
+  child.stdin.end();
+  if (child.exitCode === null) await new Promise((r) => child.once('exit', r));
+  await smodel?.close();
+  await sbox?.cleanup();
+  await rm(shome, { recursive: true, force: true });
+});
+
+let nextId = 1;
+const ask = (method: string, params: Record<string, unknown>): Promise<Message> => {
+  const id = nextId++;
+  return new Promise((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error(`no answer to ${method}`)), 15_000);
+    waiters.set(id, (m) => { clearTimeout(timer); waiters.delete(id); resolve(m); });
+    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(ASKABLE) } })}\n`);
+  });
+};
+
+stdio('a task whose command would ask a remote caller runs it for the local user and completes', async () => {
+  const created = await ask('tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'append local' } });
+  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = String(created.result?.taskId);
+  const statuses = new Set<unknown>();
+  const done = await pollUntil('the stdio task to finish', async () => {
+    const got = await ask('tasks/get', { taskId });
+    statuses.add(got.result?.status);
+    return got.result?.status === 'working' ? null : got;
+  }, 15_000);
+  assert.is(done.result?.status, 'completed', JSON.stringify(done));
+  assert.not.ok(statuses.has('input_required'));
+  assert.is(await readFile(path.join(sbox.ws, 'local.txt'), 'utf8'), 'local\n');
+});
+
+stdio.run();

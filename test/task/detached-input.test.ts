@@ -1,0 +1,182 @@
+// A Tasks-extension task that asks its person (detached-tasks.ts, task-input.ts), on two stores of one SQLite
+// file standing for two nodes, the server's model a scripted OpenAI-compatible endpoint and the real tool
+// runner in a temporary workspace: the task parks `input_required` at bash's question; two answers at once
+// on two nodes resume it once; a wait past TASK_INPUT_WAIT_MS ends unanswered, by the parking node's timer
+// or by another node's `tasks/get`; a parked task holds no task slot.
+
+import { existsSync } from 'node:fs';
+import { mkdir, readFile, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Scheduler } from '../../src/actors/scheduler.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
+import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
+import { databasePath } from '../../src/store/location.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { systemClock } from '../../src/time/clock.ts';
+import { runTool } from '../../src/tools/tool-runner.ts';
+import { DetachedTasks, type DetachedStartDeps } from '../../src/task/detached-tasks.ts';
+import type { TaskAllowance } from '../../src/task/principal-budget.ts';
+import type { TaskContext } from '../../src/task/task-context.ts';
+import { parkedInput } from '../../src/task/task-input.ts';
+import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import { pollUntil } from '../hang-guard.ts';
+import { fakeOwnership } from '../store/contract.ts';
+import { removeHome, tempHome } from '../store/helpers.ts';
+
+const logger = createLogger('error', { write: () => true });
+const PRINCIPAL = 'token:alice';
+const REMOTE = { local: false, forbidWrites: false, canConfirm: true };
+const bashTurn = (command: string): ScriptStep => ({
+  body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-bash-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] } }] },
+});
+const said = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
+/** The asking path never schedules an actor: a round runs where it is started. */
+const NO_SCHEDULER = {} as Scheduler;
+
+async function ground(script: ScriptStep[], options: { serverModel?: boolean } = {}) {
+  const home = await tempHome();
+  const ws = path.join(home, 'ws');
+  await mkdir(ws);
+  const model: ScriptedServer = await startScriptedServer(script);
+  const env: Record<string, string> = options.serverModel === false ? {} : { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test' };
+  const open = (owner: string) => new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), { ownership: fakeOwnership(owner) }));
+  const a = open('node-a');
+  const b = open('node-b');
+  let slots = 0;
+  const deps = (store: AsyncConversationStore): DetachedStartDeps & { task: TaskContext } => ({
+    task: {
+      store: () => store, principal: PRINCIPAL, local: false, forbidWrites: false, sessionId: 'modern', env,
+      openAllowance: (): TaskAllowance => {
+        slots++;
+        let held = true;
+        return { release: () => { if (held) slots--; held = false; }, admitTurn: async () => undefined, admitModelCall: async () => undefined };
+      },
+      supervise: async () => { throw new Error('an asking task is not supervised'); },
+    },
+    workspace: ws, toolTimeoutMs: 10_000, executeTool: runTool, logger, clock: systemClock,
+  });
+  const effect: Extract<Effect, { kind: 'runTool' }> = {
+    kind: 'runTool', ticket: 1, requestId: 1, tool: 'harness_task', args: { harness: 'super-pi-code', prompt: 'append with bash' }, harness: 'super-pi-code',
+    client: { sampling: false, elicitation: false }, rounds: { sample: false, ask: true, resume: null }, task: true,
+  };
+  const start = async (node: DetachedTasks, store: AsyncConversationStore, rounds = effect.rounds!): Promise<string> => {
+    const d = deps(store);
+    const created: EffectResult = await node.start({ ...effect, rounds }, d.task, d, NO_SCHEDULER);
+    if (created.kind !== 'taskCreated') throw new Error(`no task: ${JSON.stringify(created)}`);
+    return created.task.taskId;
+  };
+  const status = async (id: string) => (await a.getConversation(id, PRINCIPAL))?.status;
+  const until = (id: string, want: string) => pollUntil(`task ${id} to be ${want}`, async () => ((await status(id)) === want ? true : null), 10_000);
+  return {
+    a, b, ws, model, deps, start, status, until, slots: () => slots,
+    async close() { await a.close(); await b.close(); await model.close(); await removeHome(home); },
+  };
+}
+
+test('parks input_required at the question, holding no task slot; two answers at once on two nodes resume it once and the command runs once', async () => {
+  const g = await ground([bashTurn('echo once >> out.txt'), said('Appended.')]);
+  try {
+    const nodeA = new DetachedTasks();
+    const nodeB = new DetachedTasks();
+    const id = await g.start(nodeA, g.a);
+    await g.until(id, 'input_required');
+    assert.is(g.slots(), 0, 'a parked task holds no slot of the principal\'s task budget');
+    assert.equal(await g.b.expiredTasks(10), [], 'nor a lease another node could take over');
+    const conversation = (await g.b.getConversation(id, PRINCIPAL))!;
+    const question = (await parkedInput(g.b, conversation, PRINCIPAL, REMOTE))!;
+    assert.is(question.kind, 'ask');
+    assert.match(question.kind === 'ask' ? question.message : '', /run the command: echo once >> out\.txt/);
+    assert.is(question.key, `confirm-${question.turn}-${question.seq}`);
+    const yes = [{ key: question.key, person: { allowed: true, refusal: '' } }];
+    const [byA, byB] = await Promise.all([nodeA.answer(id, yes, true, g.deps(g.a).task, g.deps(g.a)), nodeB.answer(id, yes, true, g.deps(g.b).task, g.deps(g.b))]);
+    assert.equal([byA, byB], [true, true], 'both are the caller\'s task: both acked');
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, 'out.txt'), 'utf8'), 'once\n');
+    assert.is(g.model.requests.length, 2, 'one resume asked the model once more');
+    assert.is(await nodeB.answer(id, yes, true, { ...g.deps(g.b).task, principal: 'token:mallory' }, g.deps(g.b)), false, 'another principal\'s task is not found');
+  } finally {
+    await g.close();
+  }
+});
+
+test('a wait past its limit ends unanswered by the parking node\'s timer: not run, the model reads why, the task completes', async () => {
+  const g = await ground([bashTurn('echo late >> late.txt'), said('No answer, so not run.')]);
+  try {
+    const id = await g.start(new DetachedTasks({ inputWaitMs: 300 }), g.a);
+    await g.until(id, 'completed');
+    assert.match(JSON.stringify(g.model.requests.at(-1)?.body), /Not run: bash needs the person's confirmation and the person gave no answer within 0\.3 s \(TASK_INPUT_WAIT_MS\)/);
+    assert.is(existsSync(path.join(g.ws, 'late.txt')), false);
+  } finally {
+    await g.close();
+  }
+});
+
+test('another node\'s tasks/get ends a wait past its limit (the parking node\'s timer may have died); before it, nothing', async () => {
+  const g = await ground([bashTurn('echo late >> late.txt'), said('Not run.')]);
+  try {
+    const id = await g.start(new DetachedTasks({ inputWaitMs: 60_000 }), g.a);
+    await g.until(id, 'input_required');
+    const patient = new DetachedTasks({ inputWaitMs: 60_000 });
+    assert.is(await patient.expireIfDue(id, g.deps(g.b).task, g.deps(g.b)), false);
+    assert.is(await g.status(id), 'input_required');
+    const due = new DetachedTasks({ inputWaitMs: 0 });
+    assert.is(await due.expireIfDue(id, g.deps(g.b).task, g.deps(g.b)), true);
+    await g.until(id, 'completed');
+    assert.match(JSON.stringify(g.model.requests.at(-1)?.body), /the person gave no answer/);
+    assert.is(existsSync(path.join(g.ws, 'late.txt')), false);
+  } finally {
+    await g.close();
+  }
+});
+
+const sampled = (text: string) => ({ role: 'assistant', model: 'client', stopReason: 'endTurn', content: { type: 'text', text } });
+const CLIENT_MODEL = { sample: true, ask: false, resume: null } as const;
+const REMOTE_UNASKABLE = { local: false, forbidWrites: false, canConfirm: false };
+
+test('on the client\'s model (no model here): each turn parks input_required with its sampling/createMessage params; the answers, on either node, drive it to completed', async () => {
+  const g = await ground([], { serverModel: false });
+  try {
+    await writeFile(path.join(g.ws, 'notes.txt'), 'the password is aubergine\n');
+    const nodeA = new DetachedTasks();
+    const nodeB = new DetachedTasks();
+    const id = await g.start(nodeA, g.a, CLIENT_MODEL);
+    await g.until(id, 'input_required');
+    const conversation = async () => (await g.a.getConversation(id, PRINCIPAL))!;
+    const turn1 = (await parkedInput(g.b, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
+    assert.is(turn1.kind, 'turn');
+    assert.is(turn1.key, `sample-1-${turn1.seq}`);
+    const params = turn1.kind === 'turn' ? turn1.params : null;
+    assert.match(JSON.stringify(params?.messages), /append with bash/, 'the prompt is the turn\'s message');
+    assert.match(String(params?.systemPrompt), /read/, 'the tools are described in the system prompt');
+    const read = sampled('<tool_call>{"name": "read", "arguments": {"path": "notes.txt"}}</tool_call>');
+    assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: read }], false, g.deps(g.b).task, g.deps(g.b)));
+    await pollUntil('turn 2', async () => {
+      const next = (await g.a.getConversation(id, PRINCIPAL))?.status === 'input_required' ? await parkedInput(g.a, await conversation(), PRINCIPAL, REMOTE_UNASKABLE) : null;
+      return next !== null && next.turn === 2 ? true : null;
+    }, 10_000);
+    const turn2 = (await parkedInput(g.a, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
+    assert.match(JSON.stringify(turn2.kind === 'turn' ? turn2.params.messages : null), /the password is aubergine/, 'the read ran in the workspace');
+    assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: sampled('stale') }], false, g.deps(g.b).task, g.deps(g.b)), 'a stale turn\'s answer is acked');
+    assert.is(await g.status(id), 'input_required', 'and changes nothing');
+    assert.ok(await nodeA.answer(id, [{ key: turn2.key, sampled: sampled('It says aubergine.') }], false, g.deps(g.a).task, g.deps(g.a)));
+    await g.until(id, 'completed');
+    assert.is(g.model.requests.length, 0, 'no model of the server was asked');
+  } finally {
+    await g.close();
+  }
+});
+
+test('a model turn nobody takes within the wait leaves the task interrupted (continuable), as a round trip\'s client that never came back', async () => {
+  const g = await ground([], { serverModel: false });
+  try {
+    const id = await g.start(new DetachedTasks({ inputWaitMs: 300 }), g.a, CLIENT_MODEL);
+    await g.until(id, 'interrupted');
+  } finally {
+    await g.close();
+  }
+});
+
+test.run();
