@@ -317,6 +317,9 @@ function settle(d: Driver, choices: number[]): void {
       case 'cancelTask':
         d.result({ kind: 'taskCancelled', ticket: effect.ticket, found: false });
         break;
+      case 'updateTask':
+        d.result({ kind: 'taskUpdated', ticket: effect.ticket, found: pick(2) === 0 });
+        break;
       default: {
         const unknown: never = effect;
         assert.unreachable(`the driver does not answer effect ${JSON.stringify(unknown)}`);
