@@ -182,6 +182,27 @@ test('a malformed migration list is refused before anything runs', () => {
   assert.is(migrationsProblem([{ version: 1, description: ' ', up: () => {} }]), 'migration 1 has no description');
 });
 
+test('a schema-5 database (before stored task results) keeps its finished tasks, with no stored result: their transcript answers', () => {
+  const file = databasePath(home);
+  const old = raw(file);
+  migrate(old, file, MIGRATIONS.slice(0, 5));
+  old.prepare("INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq) VALUES ('conv-a', 'alice', 's', 'super-pi-code', 'completed', NULL, 1, 1, 2)").run();
+  old.prepare('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, 5, ?, ?)').run('conv-a', 1, 'user', '{"text":"go"}');
+  old.prepare('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, 5, ?, ?)').run('conv-a', 2, 'final', '{"text":"done"}');
+  old.close();
+  const store = SqliteConversationStore.open(file);
+  try {
+    const record = store.taskRecord('conv-a', 'alice');
+    assert.equal([record?.conversation.status, record?.lastSeq, record?.result], ['completed', 2, null]);
+    assert.equal(store.entries('conv-a', 'alice')?.map((e) => e.type), ['user', 'final']);
+    store.claimTask('conv-a', {});
+    store.setStatus('conv-a', 'completed', undefined, { text: 'again', isError: false, turns: 1, toolCalls: 0 });
+    assert.equal(store.taskRecord('conv-a', 'alice')?.result, { text: 'again', isError: false, turns: 1, toolCalls: 0 });
+  } finally {
+    store.close();
+  }
+});
+
 test.run();
 
 test('a schema-4 database (before the node registry) keeps its sessions and gets an empty node registry', () => {
