@@ -73,6 +73,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_REQUEST_ID_LENGTH` \| (\d+) characters/, name: 'MAX_REQUEST_ID_LENGTH', figure: String(limits.MAX_REQUEST_ID_LENGTH) },
   { phrase: /\| `MAX_REQUESTS_IN_FLIGHT` \| (\d+) per session/, name: 'MAX_REQUESTS_IN_FLIGHT', figure: String(limits.MAX_REQUESTS_IN_FLIGHT) },
   { phrase: /\| `MAX_LISTEN_URIS` \| (\d+) per `subscriptions\/listen`/, name: 'MAX_LISTEN_URIS', figure: String(limits.MAX_LISTEN_URIS) },
+  { phrase: /\| `MAX_LISTEN_TASK_IDS` \| (\d+) task ids per `subscriptions\/listen`/, name: 'MAX_LISTEN_TASK_IDS', figure: String(limits.MAX_LISTEN_TASK_IDS) },
   { phrase: /\| `MAX_TASK_ID_LENGTH` \| (\d+) characters/, name: 'MAX_TASK_ID_LENGTH', figure: String(limits.MAX_TASK_ID_LENGTH) },
   { phrase: /\| `TASK_POLL_INTERVAL_MS` \| (\d+) s/, name: 'TASK_POLL_INTERVAL_MS', figure: seconds(limits.TASK_POLL_INTERVAL_MS) },
   { phrase: /\| `TASK_RESULT_TAIL_ENTRIES` \| ([\d,]+) entries/, name: 'TASK_RESULT_TAIL_ENTRIES', figure: grouped(limits.TASK_RESULT_TAIL_ENTRIES) },
