@@ -2,7 +2,7 @@
 // reads, path completions, logs — and hands each result back. One runner per actor incarnation, so
 // a late result from before a restart can never be mistaken for a new ticket's.
 
-import type { Effect, EffectResult } from '../mcp/effects.ts';
+import type { Effect, EffectResult, StoredTask } from '../mcp/effects.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
@@ -127,7 +127,17 @@ export class EffectRunner {
             task.watchTranscript?.(id);
             found.push(id);
           }
-          this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found });
+          // Watched before the state is read, so a change after that read is reported; and told again
+          // after the acknowledgment, so one reported before it (which the stream could not carry yet) is not lost.
+          const tasks: StoredTask[] = [];
+          for (const id of effect.taskIds) {
+            if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
+            task.watchTask?.(id);
+            const now = await readStoredTask(store, task.principal, id);
+            if (now !== null) tasks.push(now);
+          }
+          this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found, ...(effect.taskIds.length > 0 ? { tasks } : {}) });
+          for (const t of tasks) task?.taskStatusChanged?.(t.taskId);
         });
       case 'listConversations':
         return this.#track(effect.ticket, async () => {

@@ -237,6 +237,7 @@ class Round {
         return this.#runTool(action, person);
       case 'finish': {
         await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch, { text: action.text, isError: action.isError, turns: action.turns, toolCalls: action.toolCalls });
+        this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
         const said = action.status === 'completed' ? { answer: action.text } : { message: action.text };
         const structured = { conversation_id: this.#setup.conversationId, harness: this.#harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls, ...said };
         return { kind: 'done', outcome: { text: action.text, isError: action.isError, structured } };

@@ -40,7 +40,7 @@ function listening(state: ConnectionState, id: number | string, notifications: o
   return { watch, ...fold(opened.state, { kind: 'transcriptsWatched', ticket: watch.ticket, found: transcripts, tasks: found }) };
 }
 
-const statuses = (replies: Msg[]) => replies.filter((r) => r.method === 'notifications/tasks').map((r) => [r.params?._meta, r.params?.taskId, r.params?.status]);
+const statuses = (replies: unknown[]) => (replies as Msg[]).filter((r) => r.method === 'notifications/tasks').map((r) => [r.params?._meta, r.params?.taskId, r.params?.status]);
 
 test('taskIds without the extension declared: -32021 naming it, and nothing asked of the store', () => {
   const r = feed(fresh(), listenReq(1, { taskIds: ['t1'] }, {}));
@@ -87,7 +87,7 @@ test('a cancel is heard with its statusMessage; streams that did not name the ta
   const unacked = feed(b.state, listenReq('C', { taskIds: ['t'] }));
   const step = fold(unacked.state, { kind: 'taskStatus', task: cancelled('t') });
   assert.equal(statuses(step.replies), [[{ [SUB]: 'A' }, 't', 'cancelled']]);
-  assert.is(step.replies[0]?.params?.statusMessage, 'Stopped: the task was cancelled by the client (tasks/cancel).');
+  assert.is((step.replies[0] as Msg | undefined)?.params?.statusMessage, 'Stopped: the task was cancelled by the client (tasks/cancel).');
 });
 
 test('a stream acknowledged after the task changed hears its state then; a later stream of the same task starts from its own acknowledgment', () => {
