@@ -12,30 +12,10 @@ import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { guarded } from '../hang-guard.ts';
-import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
-import { sseReader } from './sse-reader.ts';
+import { makeSandbox, repoRoot, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+import { httpAsk, httpListen, type Message, meta, Queue, type Stream, SUB, TOKENS, type Who, WITH_TASKS } from './task-listen-wire.ts';
 
-type Message = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
-type Who = 'alice' | 'bob';
-
-const TASKS = 'io.modelcontextprotocol/tasks';
-const WITH_TASKS = { extensions: { [TASKS]: {} } };
-const SUB = 'io.modelcontextprotocol/subscriptionId';
-const meta = (capabilities: object) => ({
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': capabilities,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-task-notifications', version: '1' },
-});
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
-
-/** A listen stream's messages as they arrive (the acknowledgment first). */
-interface Stream {
-  next(what: string): Promise<Message>;
-  /** What arrived and was not taken by `next`. */
-  readonly waiting: Message[];
-  close(): Promise<void>;
-}
 
 interface Wire {
   ask(method: string, params: Record<string, unknown>, who?: Who): Promise<Message>;
@@ -43,23 +23,6 @@ interface Wire {
   close(): Promise<void>;
   /** A second principal to try (HTTP tokens; stdio has one user). */
   readonly other: boolean;
-}
-
-/** A queue of messages with a guarded wait for the next. */
-class Queue implements Stream {
-  readonly waiting: Message[] = [];
-  #wake: (() => void) | null = null;
-  constructor(readonly close: () => Promise<void> = async () => undefined) {}
-  push(m: Message): void {
-    this.waiting.push(m);
-    this.#wake?.();
-  }
-  async next(what: string): Promise<Message> {
-    return guarded((async () => {
-      while (this.waiting.length === 0) await new Promise<void>((r) => (this.#wake = r));
-      return this.waiting.shift() as Message;
-    })(), what, 15_000);
-  }
 }
 
 function scenario(name: string, open: (env: Record<string, string>, ws: string) => Promise<Wire>) {
@@ -200,53 +163,12 @@ class RawStdio implements Wire {
 
 scenario('notifications/tasks over stdio, raw JSON-RPC', async (env, ws) => new RawStdio(ws, env)).run();
 
-const TOKENS: Record<Who, string> = { alice: 'tok-alice-123', bob: 'tok-bob-4567' };
-
-/** One 2026-07-28 POST with the headers its body implies (Mcp-Name: the tool, or the task id). */
-function post(server: RunningServer, method: string, params: Record<string, unknown>, who: Who, signal?: AbortSignal): Promise<Response> {
-  const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
-  return fetch(server.url, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${TOKENS[who]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(WITH_TASKS) } }),
-    ...(signal === undefined ? {} : { signal }),
-  });
-}
-
 scenario('notifications/tasks over Streamable HTTP, raw POSTs (the listen stream an SSE reply)', async (env, ws) => {
   const server = await startHttpServerProcess(ws, ['--threads', '1', '--tool-threads', '1'], { ...env, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` });
   return {
     other: true,
-    ask: async (method, params, who = 'alice') => {
-      const res = await post(server, method, params, who);
-      const text = await res.text();
-      const data = res.headers.get('content-type')?.includes('text/event-stream')
-        ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'
-        : text;
-      return JSON.parse(data) as Message;
-    },
-    listen: async (notifications, who = 'alice') => {
-      const abort = new AbortController();
-      const res = await post(server, 'subscriptions/listen', { notifications }, who, abort.signal);
-      assert.is(res.status, 200, `listen: ${res.status}`);
-      assert.match(res.headers.get('content-type') ?? '', 'text/event-stream');
-      const events = sseReader(res.body as ReadableStream<Uint8Array>);
-      const stream = new Queue(async () => {
-        abort.abort();
-        await events.cancel().catch(() => undefined);
-      });
-      void (async () => {
-        for (;;) {
-          const event = await events.next().catch(() => null);
-          if (event === null) return;
-          stream.push(JSON.parse(event.data) as Message);
-        }
-      })();
-      return stream;
-    },
+    ask: (method, params, who = 'alice') => httpAsk(server, method, params, who),
+    listen: (notifications, who = 'alice') => httpListen(server, notifications, who),
     close: async () => { await server.stop(); },
   };
 }).run();
