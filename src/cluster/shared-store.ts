@@ -13,6 +13,7 @@ export async function openSharedStore(
   options: { readonly nodeId?: string | undefined; readonly taskLeaseMs?: number | undefined; readonly logger: Logger },
   transcriptChanged: (conversation: string) => void,
   taskStatusChanged?: (conversation: string) => void,
+  relistened?: () => void,
 ): Promise<{ readonly store: PostgresConversationStore; readonly ownership: Ownership; readonly feed: SessionEventFeed }> {
   const ownership = nodeOwnership(options.nodeId ?? defaultNodeId());
   const store = await PostgresConversationStore.open(url, {
@@ -23,6 +24,7 @@ export async function openSharedStore(
     // Another node appended to a transcript: this node's sessions subscribed to it hear.
     transcriptChanged,
     ...(taskStatusChanged === undefined ? {} : { taskStatusChanged }),
+    ...(relistened === undefined ? {} : { relistened }),
     onError: (what, error) => options.logger.log('warning', what, { error: error.message }),
   });
   return { store, ownership, feed };

@@ -145,7 +145,7 @@ export class Application implements SessionHost {
     const location = options.store ?? { kind: 'sqlite' };
     if (location.kind === 'postgres') {
       const { openSharedStore } = await import('../cluster/shared-store.ts');
-      const shared = await openSharedStore(location.url, options, (conversation) => app.#conversationChanged(conversation), (conversation) => app.#taskStatuses.changed(conversation));
+      const shared = await openSharedStore(location.url, options, (conversation) => app.#conversationChanged(conversation), (conversation) => app.#taskStatuses.changed(conversation), () => app.#taskStatuses.changedAll());
       app.#ownership = shared.ownership;
       app.#store = app.observer.observeStore(shared.store);
       app.#orphanStore = shared.store;

@@ -36,6 +36,8 @@ export interface FeedOptions {
   readonly transcriptChanged: (conversationId: string) => void;
   /** Another node set this conversation's status (task-status-watch.ts). */
   readonly taskStatusChanged?: (conversationId: string) => void;
+  /** Listening again after the connection was lost: what was announced meanwhile was missed. */
+  readonly relistened?: () => void;
   /** The LISTEN connection failed (it is retried), or a sweep did. */
   readonly onError: (what: string, error: Error) => void;
 }
@@ -56,6 +58,7 @@ export class SessionEventFeed {
       ...(options.taskStatusChanged === undefined ? {} : { taskStatus: options.taskStatusChanged }),
       onConnected: () => {
         for (const wakes of this.#waiting.values()) this.#wake(wakes);
+        options.relistened?.();
       },
       onError: (error) => options.onError('the LISTEN connection to the store failed; connecting again', error),
     });

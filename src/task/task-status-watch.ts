@@ -60,6 +60,11 @@ export class TaskStatusWatch {
     void this.#readAndTell(taskId, reading);
   }
 
+  /** Every watched task may have changed (the change feed was lost for a while): each is read again. */
+  changedAll(): void {
+    for (const taskId of this.#byTask.keys()) this.changed(taskId);
+  }
+
   /** The session is gone: it watches nothing any more. */
   forget(sessionId: string): void {
     for (const taskId of this.#ofSession.get(sessionId) ?? []) {

@@ -68,6 +68,15 @@ test('another principal cannot join a task\'s watchers; a closed session is forg
   assert.is(reads.length, 1);
 });
 
+test('changedAll reads every watched task again (the change feed was lost a while), each once', async () => {
+  const { reads, read } = slowStore();
+  const watch = new TaskStatusWatch(read, () => undefined);
+  watch.watch('a', 's', 'alice', () => undefined);
+  watch.watch('b', 's', 'alice', () => undefined);
+  watch.changedAll();
+  assert.equal(reads.map((r) => r.taskId).sort(), ['a', 'b']);
+});
+
 test('a failed read is reported with the task; the next change reads again', async () => {
   const failures: string[] = [];
   let fail = true;
