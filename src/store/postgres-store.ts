@@ -130,13 +130,16 @@ const APPEND = `
   SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
 // The same, only while the conversation is still `running` under the owner found gone: if another store
-// resumed or interrupted it in the meantime, the row no longer matches and nothing is written.
+// resumed or interrupted it in the meantime, the row no longer matches and nothing is written. Its NOTIFY
+// tells the other nodes' status listeners, as a status change's does.
 const INTERRUPT = `
   WITH hit AS (
     UPDATE conversations SET status = 'interrupted', task_result = NULL, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
     WHERE id = $1 AND status = 'running' AND owner = $2 RETURNING id, last_seq
+  ), added AS (
+    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING conversation_id, seq
   )
-  INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING seq`;
+  SELECT seq, pg_notify('${TASK_STATUS_CHANNEL}', $5 || ' ' || conversation_id) FROM added`;
 
 // One statement, so the ownership check and the rows come from one snapshot: the conversation joined to
 // its entries after `afterSeq`. No row: not there (or not the principal's). One row with a null seq:
@@ -441,7 +444,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     for (const { id, owner } of rows) {
       if (this.#ownership.isAlive(owner)) continue;
       const message = `The server process running this task stopped before the task finished (it was killed or crashed), so the task was interrupted. Continue it with conversation_id ${id}.`;
-      await this.#pool.query(INTERRUPT, [id, owner, this.#now(), JSON.stringify({ message })]);
+      await this.#pool.query(INTERRUPT, [id, owner, this.#now(), JSON.stringify({ message }), this.#origin]);
     }
   }
 
