@@ -203,13 +203,13 @@ test('a schema-5 database (before stored task results) keeps its finished tasks,
   }
 });
 
-test.run();
 
 test('a schema-4 database (before the node registry) keeps its sessions and gets an empty node registry', () => {
   const file = databasePath(home);
-  const old = SqliteConversationStore.open(file, { migrations: MIGRATIONS.slice(0, 4) });
-  old.claimSession('s-1', 'alice');
-  old.saveCheckpoint('s-1', 1, new Uint8Array([1, 2]));
+  // Written as a super-pi of schema 4 wrote it (today's store prepares statements that schema lacks).
+  const old = raw(file);
+  migrate(old, file, MIGRATIONS.slice(0, 4));
+  old.prepare("INSERT INTO session_checkpoints (session_id, principal, owner, epoch, bytes, updated_at) VALUES ('s-1', 'alice', 'process:old', 1, x'0102', 1)").run();
   old.close();
   const store = SqliteConversationStore.open(file, { ownership: { self: 'node:v1:["n","i"]', isAlive: () => true } });
   try {
@@ -224,7 +224,9 @@ test('a schema-4 database (before the node registry) keeps its sessions and gets
 
 test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and its running task can be claimed and fenced', () => {
   const file = databasePath(home);
-  SqliteConversationStore.open(file, { migrations: MIGRATIONS.slice(0, 3) }).close();
+  const schema3 = raw(file);
+  migrate(schema3, file, MIGRATIONS.slice(0, 3));
+  schema3.close();
   // Rows as a super-pi of schema 3 wrote them (today's store writes columns that schema lacks).
   const c = { id: '11111111-1111-4111-8111-111111111111' };
   const before = raw(file);
@@ -246,3 +248,5 @@ test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and i
     store.close();
   }
 });
+
+test.run();
