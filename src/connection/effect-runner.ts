@@ -48,6 +48,8 @@ export class EffectRunner {
    * while there is none: an idle session holds no table (an empty Map keeps one, ~200 B, per session).
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
+  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends (a new incarnation forgets them: the session's end does). */
+  #listened: Map<number, string[]> | null = null;
   #closed = false;
   /** The pending roots deadline's timer (cleared on close), or null. */
   #rootsDeadline: unknown = null;
@@ -70,6 +72,7 @@ export class EffectRunner {
         return this.#deps.logger.log(effect.level, effect.message, effect.data);
       case 'cancel':
         this.#work?.get(effect.ticket)?.controller.abort(new Error('cancelled by the client'));
+        this.#endListen(effect.ticket);
         return;
       case 'runTool':
         return this.#runTool(effect);
@@ -133,6 +136,7 @@ export class EffectRunner {
           for (const id of effect.taskIds) {
             if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
             task.watchTask?.(id);
+            (this.#listened ??= new Map()).set(effect.ticket, [...(this.#listened.get(effect.ticket) ?? []), id]);
             const now = await readStoredTask(store, task.principal, id);
             if (now !== null) tasks.push(now);
           }
@@ -265,6 +269,14 @@ export class EffectRunner {
   }
 
   /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
+  /** A listen stream ended (its request cancelled): the tasks it named are no longer watched for it. */
+  #endListen(ticket: number): void {
+    const ids = this.#listened?.get(ticket);
+    if (ids === undefined) return;
+    this.#listened?.delete(ticket);
+    for (const id of ids) this.#deps.task?.unwatchTask?.(id);
+  }
+
   #track(ticket: number, body: (signal: AbortSignal) => Promise<void>, onError?: (err: unknown) => EffectResult): void {
     const controller = new AbortController();
     const done = body(controller.signal).catch((err: unknown) => {

@@ -417,6 +417,7 @@ export class Application implements SessionHost {
         ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#conversationChanged(conversation),
         watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
         watchTask: (taskId) => this.#taskStatuses.watch(taskId, s.id, s.ownerKey, (task) => s.session?.deliver({ kind: 'taskStatus', task })),
+        unwatchTask: (taskId) => this.#taskStatuses.unwatch(taskId, s.id),
         taskStatusChanged: (taskId) => this.#taskStatuses.changed(taskId),
         ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
   }

@@ -16,8 +16,8 @@ export type TaskReader = (taskId: string, principal: string) => Promise<StoredTa
 
 interface Watched {
   readonly principal: string;
-  /** session id → listener. */
-  readonly sessions: Map<string, TaskStatusListener>;
+  /** session id → its listener, and how many of its listen streams name the task. */
+  readonly sessions: Map<string, { listener: TaskStatusListener; streams: number }>;
 }
 
 export class TaskStatusWatch {
@@ -35,16 +35,33 @@ export class TaskStatusWatch {
     this.#onError = onError;
   }
 
-  /** From now on `sessionId` hears about `taskId`, the principal's (idempotent). */
+  /** From now on `sessionId` hears about `taskId`, the principal's: one more of its streams names it. */
   watch(taskId: string, sessionId: string, principal: string, listener: TaskStatusListener): void {
     let watched = this.#byTask.get(taskId);
     if (!watched) this.#byTask.set(taskId, (watched = { principal, sessions: new Map() }));
     // Only the store's word puts a session here, and it finds a task for its one principal alone.
     if (watched.principal !== principal) return;
-    watched.sessions.set(sessionId, listener);
+    const streams = (watched.sessions.get(sessionId)?.streams ?? 0) + 1;
+    watched.sessions.set(sessionId, { listener, streams });
     let tasks = this.#ofSession.get(sessionId);
     if (!tasks) this.#ofSession.set(sessionId, (tasks = new Set()));
     tasks.add(taskId);
+  }
+
+  /** One of the session's streams naming the task ended; once none does, the session no longer hears it. */
+  unwatch(taskId: string, sessionId: string): void {
+    const watched = this.#byTask.get(taskId);
+    const entry = watched?.sessions.get(sessionId);
+    if (watched === undefined || entry === undefined) return;
+    if (entry.streams > 1) {
+      watched.sessions.set(sessionId, { ...entry, streams: entry.streams - 1 });
+      return;
+    }
+    watched.sessions.delete(sessionId);
+    if (watched.sessions.size === 0) this.#byTask.delete(taskId);
+    const tasks = this.#ofSession.get(sessionId);
+    tasks?.delete(taskId);
+    if (tasks?.size === 0) this.#ofSession.delete(sessionId);
   }
 
   /** The task may have changed: if anyone watches it, it is read and handed to each of them. */
@@ -80,6 +97,11 @@ export class TaskStatusWatch {
     return this.#ofSession.size;
   }
 
+  /** Tasks watched by some session (tests check that ended streams are forgotten). */
+  get tasks(): number {
+    return this.#byTask.size;
+  }
+
   async #readAndTell(taskId: string, reading: { again: boolean }): Promise<void> {
     try {
       do {
@@ -88,7 +110,7 @@ export class TaskStatusWatch {
         if (!watched) return;
         const task = await this.#read(taskId, watched.principal);
         if (task === null) continue;
-        for (const listener of this.#byTask.get(taskId)?.sessions.values() ?? []) listener(task);
+        for (const { listener } of this.#byTask.get(taskId)?.sessions.values() ?? []) listener(task);
       } while (reading.again);
     } catch (err) {
       // The next change reads again; the streams keep what they were last told.

@@ -68,6 +68,25 @@ test('another principal cannot join a task\'s watchers; a closed session is forg
   assert.is(reads.length, 1);
 });
 
+test('a session hears a task while any of its streams names it: each ended stream unwatches once, the last one forgets it', async () => {
+  const { reads, read } = slowStore();
+  const watch = new TaskStatusWatch(read, () => undefined);
+  const heard: string[] = [];
+  watch.watch('t', 's', 'alice', (t) => heard.push(t.status));
+  watch.watch('t', 's', 'alice', (t) => heard.push(t.status));
+  watch.unwatch('t', 's');
+  watch.changed('t');
+  reads[0]!.release(task('t', 'completed'));
+  await tick();
+  assert.equal(heard, ['completed'], 'one stream still names it, and the session hears it once');
+  watch.unwatch('t', 's');
+  assert.equal([watch.tasks, watch.sessions], [0, 0]);
+  watch.changed('t');
+  assert.is(reads.length, 1, 'not read once nobody listens');
+  watch.unwatch('t', 's');
+  watch.unwatch('never', 's');
+});
+
 test('changedAll reads every watched task again (the change feed was lost a while), each once', async () => {
   const { reads, read } = slowStore();
   const watch = new TaskStatusWatch(read, () => undefined);
