@@ -2,7 +2,7 @@
 // reads, path completions, logs — and hands each result back. One runner per actor incarnation, so
 // a late result from before a restart can never be mistaken for a new ticket's.
 
-import type { Effect, EffectResult } from '../mcp/effects.ts';
+import type { Effect, EffectResult, StoredTask } from '../mcp/effects.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
@@ -48,6 +48,8 @@ export class EffectRunner {
    * while there is none: an idle session holds no table (an empty Map keeps one, ~200 B, per session).
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
+  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends (a new incarnation forgets them: the session's end does). */
+  #listened: Map<number, string[]> | null = null;
   #closed = false;
   /** The pending roots deadline's timer (cleared on close), or null. */
   #rootsDeadline: unknown = null;
@@ -70,6 +72,7 @@ export class EffectRunner {
         return this.#deps.logger.log(effect.level, effect.message, effect.data);
       case 'cancel':
         this.#work?.get(effect.ticket)?.controller.abort(new Error('cancelled by the client'));
+        this.#endListen(effect.ticket);
         return;
       case 'runTool':
         return this.#runTool(effect);
@@ -127,7 +130,18 @@ export class EffectRunner {
             task.watchTranscript?.(id);
             found.push(id);
           }
-          this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found });
+          // Watched before the state is read, so a change after that read is reported; and told again
+          // after the acknowledgment, so one reported before it (which the stream could not carry yet) is not lost.
+          const tasks: StoredTask[] = [];
+          for (const id of effect.taskIds) {
+            if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
+            task.watchTask?.(id);
+            (this.#listened ??= new Map()).set(effect.ticket, [...(this.#listened.get(effect.ticket) ?? []), id]);
+            const now = await readStoredTask(store, task.principal, id);
+            if (now !== null) tasks.push(now);
+          }
+          this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found, ...(effect.taskIds.length > 0 ? { tasks } : {}) });
+          for (const t of tasks) task?.taskStatusChanged?.(t.taskId);
         });
       case 'listConversations':
         return this.#track(effect.ticket, async () => {
@@ -267,6 +281,14 @@ export class EffectRunner {
   }
 
   /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
+  /** A listen stream ended (its request cancelled): the tasks it named are no longer watched for it. */
+  #endListen(ticket: number): void {
+    const ids = this.#listened?.get(ticket);
+    if (ids === undefined) return;
+    this.#listened?.delete(ticket);
+    for (const id of ids) this.#deps.task?.unwatchTask?.(id);
+  }
+
   #track(ticket: number, body: (signal: AbortSignal) => Promise<void>, onError?: (err: unknown) => EffectResult): void {
     const controller = new AbortController();
     const done = body(controller.signal).catch((err: unknown) => {

@@ -43,6 +43,9 @@ export const MAX_METHOD_LENGTH = 256;
 /** Resource URIs one `subscriptions/listen` may name (2026-07-28). Past it: -32602, naming the limit. */
 export const MAX_LISTEN_URIS = 64;
 
+/** Task ids one `subscriptions/listen` may name for `notifications/tasks` (Tasks extension). Past it: -32602, naming the limit. */
+export const MAX_LISTEN_TASK_IDS = 64;
+
 /** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
 export const MAX_REQUESTS_IN_FLIGHT = 512;
 

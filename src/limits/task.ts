@@ -61,3 +61,14 @@ export const MAX_INPUT_RESPONSES = 16;
  * unanswered, as a round trip's "no answer": the call is not run, the model reads why, and the task goes on.
  */
 export const TASK_INPUT_WAIT_MS = 10 * 60_000;
+/**
+ * A finished task without a stored result (it finished before the store kept results, was cancelled from
+ * another node, or was interrupted when its process died) has it rebuilt from the end of its transcript,
+ * read backwards TASK_RESULT_TAIL_PAGE entries at a time back to its last run's prompt, but never more than
+ * TASK_RESULT_TAIL_ENTRIES entries nor (past one page) TASK_RESULT_TAIL_BYTES of payload JSON: one
+ * `tasks/get` poll reads that much at most, however long the conversation is. Past it the counts in
+ * the result cover the entries read (docs/tasks-extension.md).
+ */
+export const TASK_RESULT_TAIL_PAGE = 64;
+export const TASK_RESULT_TAIL_ENTRIES = 2048;
+export const TASK_RESULT_TAIL_BYTES = 8 * 1024 * 1024;

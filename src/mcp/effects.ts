@@ -30,10 +30,11 @@ export type Effect =
    */
   | { kind: 'watchTranscript'; ticket: number; conversationId: string }
   /**
-   * A 2026-07-28 `subscriptions/listen` naming transcripts: which of them are this principal's? Those are
-   * routed here, as for `watchTranscript`. Answer with `transcriptsWatched`.
+   * A 2026-07-28 `subscriptions/listen` naming transcripts and (Tasks extension) task ids: which of them are
+   * this principal's? Those are routed here, as for `watchTranscript`: a transcript's new entries, a task's
+   * status changes. Answer with `transcriptsWatched`.
    */
-  | { kind: 'watchTranscripts'; ticket: number; conversationIds: string[] }
+  | { kind: 'watchTranscripts'; ticket: number; conversationIds: string[]; taskIds: string[] }
   /**
    * A 2026-07-28 `resources/list`: one page of this principal's conversations from the store (any connection,
    * any process before), most recently updated first, at most `limit`; `cursor`: the store's `nextCursor`
@@ -148,8 +149,11 @@ export type EffectResult =
   | { kind: 'transcript'; ticket: number; jsonl: string | null }
   /** false when the conversation is not the caller's, or does not exist: the two are not told apart. */
   | { kind: 'transcriptFound'; ticket: number; found: boolean }
-  /** The conversations of a `watchTranscripts` that are the caller's (the rest are not told apart from missing ones). */
-  | { kind: 'transcriptsWatched'; ticket: number; found: string[] }
+  /**
+   * The conversations of a `watchTranscripts` that are the caller's (the rest are not told apart from
+   * missing ones), and its tasks that are, each as the store holds it now (absent: none were asked for).
+   */
+  | { kind: 'transcriptsWatched'; ticket: number; found: string[]; tasks?: StoredTask[] }
   /**
    * A page of `listConversations`: ids, newest first, and the store's cursor when more follow; `invalid-cursor`
    * when the store refused the cursor it was given (not one it made).
@@ -159,6 +163,8 @@ export type EffectResult =
   | { kind: 'conversationCompletions'; ticket: number; values: string[]; total: number }
   /** A resource changed (a transcript got an entry): subscribers get `notifications/resources/updated`. No ticket. */
   | { kind: 'resourceUpdated'; uri: string }
+  /** A task may have changed status (as the store holds it now): listen streams naming it get `notifications/tasks` if it did. No ticket. */
+  | { kind: 'taskStatus'; task: StoredTask }
   /** Work in flight (ticket) needs to ask the client: `sampling/createMessage` or `elicitation/create`. */
   | { kind: 'clientRequest'; ticket: number; key: number; method: 'sampling/createMessage' | 'elicitation/create'; params: unknown }
   /** What `checkRoots` found, per URI in its order: a real directory path, or the reason it is refused. No ticket. */

@@ -8,7 +8,7 @@ import { type Classified, ErrorCode, classify, idKey, type Params, reusedIdMessa
 import { isLogLevel, passes } from './logging-level.ts';
 import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
-import { listen, listenUpdates, listenWatched } from './methods/listen.ts';
+import { listen, listenTaskUpdates, listenUpdates, listenWatched } from './methods/listen.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { conversationListed } from './methods/conversation-list.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
@@ -322,6 +322,10 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     if (state.subscriptions.includes(result.uri)) replies.unshift(notice('notifications/resources/updated', { uri: result.uri }));
     return replies.length > 0 ? { state, replies, effects: [] } : silent(state);
   }
+  if (result.kind === 'taskStatus') {
+    const updates = listenTaskUpdates(state, result.task);
+    return updates.replies.length > 0 ? { state: updates.state, replies: updates.replies, effects: [] } : silent(state);
+  }
   if (result.kind === 'rootsChecked') return releaseHeld(rootsChecked(state, result.round, result.roots));
   if (result.kind === 'rootsWaitOver') return releaseHeld(rootsWaitOver(state, result.round));
   const pending = state.pending.get(result.ticket);
@@ -343,7 +347,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   if (pending.kind === 'outgoing') return silent(state);
   // A listen stream stays in flight once acknowledged: only a cancel (or the session's end) removes it.
   if (pending.kind === 'listen') {
-    if (result.kind === 'transcriptsWatched' && !pending.acked) return listenWatched(state, result.ticket, pending, result.found);
+    if (result.kind === 'transcriptsWatched' && !pending.acked) return listenWatched(state, result.ticket, pending, result.found, result.tasks);
     if (result.kind === 'effectFailed') return fail(removePending(state, result.ticket), pending.requestId, result.code, result.message);
     return silent(state);
   }

@@ -43,6 +43,12 @@ export interface ConnectionConfig {
  */
 export type Pending = PendingWork & { readonly modern?: ModernRequest };
 
+/** A task a listen stream hears about, and the status (as the wire says it) it last sent for it. */
+export interface ListenedTask {
+  readonly taskId: string;
+  readonly sent: string | null;
+}
+
 type PendingWork =
   /** `argsDigest`: a task sampled by round trip, whose turns are sealed over its arguments' digest. */
   | { kind: 'tool'; requestId: RequestId; tool: ToolName; progressToken?: string | number; argsDigest?: string }
@@ -57,8 +63,10 @@ type PendingWork =
   /**
    * A 2026-07-28 `subscriptions/listen`: in flight until the client cancels it. `uris`: the transcript URIs
    * it was acknowledged for (empty until `acked`); each update of one goes out tagged with `requestId`.
+   * `tasks`: the task ids it was acknowledged for (Tasks extension), each with the status last sent on it
+   * (null: none yet), so a `notifications/tasks` goes out once per change of status.
    */
-  | { kind: 'listen'; requestId: RequestId; uris: readonly string[]; acked: boolean }
+  | { kind: 'listen'; requestId: RequestId; uris: readonly string[]; tasks: readonly ListenedTask[]; acked: boolean }
   /** A request to the client made on behalf of work in flight (a task's sampling or question): `owner` is that work's ticket. */
   | { kind: 'outgoing'; owner: number; key: number; outgoingId: string };
 

@@ -4,6 +4,7 @@
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { ClusterNode } from '../store/cluster-nodes.ts';
 import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
+import type { TaskRecord, TaskResult } from '../store/store.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
 export interface StoreListener {
@@ -27,8 +28,8 @@ export class ObservedStore implements AsyncConversationStore {
     return entry;
   }
 
-  async setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void> {
-    await this.#inner.setStatus(id, status, epoch);
+  async setStatus(id: string, status: ConversationStatus, epoch?: number, result?: TaskResult): Promise<void> {
+    await this.#inner.setStatus(id, status, epoch, result);
     this.#listener.statusSet(id, status);
   }
 
@@ -54,6 +55,10 @@ export class ObservedStore implements AsyncConversationStore {
 
   lastEntry(conversationId: string): Promise<Entry | null> {
     return this.#inner.lastEntry(conversationId);
+  }
+
+  taskRecord(id: string, principal: string): Promise<TaskRecord | null> {
+    return this.#inner.taskRecord(id, principal);
   }
 
   claimTask(id: string, setup: unknown): Promise<TaskLease> {

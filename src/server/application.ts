@@ -33,6 +33,8 @@ import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
 import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { TranscriptWatch } from '../task/transcript-watch.ts';
+import { TaskStatusWatch } from '../task/task-status-watch.ts';
+import { readStoredTask } from '../task/task-status.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
 import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
@@ -78,6 +80,14 @@ export class Application implements SessionHost {
   /** Where harness tasks run: each under its own supervisor, waited for at stop (task-supervision.ts). */
   readonly #tasks: TaskSupervision;
   readonly #transcripts = new TranscriptWatch();
+  /** Who hears about which task's status (`notifications/tasks`), read from the store on each possible change. */
+  readonly #taskStatuses = new TaskStatusWatch(
+    async (taskId, principal) => {
+      const store = this.#existingConversationStore();
+      return store === null ? null : readStoredTask(store, principal, taskId);
+    },
+    (taskId, error) => this.#options.logger.log('warning', 'reading a task for its status listeners failed; the next change reads again', { task: taskId, error: error.message }),
+  );
   #takeover: TaskTakeover | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
   #ownership: Ownership | null = null;
@@ -120,7 +130,7 @@ export class Application implements SessionHost {
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
     this.#services = this.#sessionServices();
     this.#tree = new ApplicationTree({ options, clock: this.#clock, scheduler: this.scheduler, tools: this.tools, observer: this.observer, registry: this.registry });
-    this.#tasks = new TaskSupervision({ tree: this.#tree, observer: this.observer, clock: this.#clock });
+    this.#tasks = new TaskSupervision({ tree: this.#tree, observer: this.observer, clock: this.#clock, settled: (conversation) => this.#taskStatuses.changed(conversation) });
   }
 
   /**
@@ -135,7 +145,7 @@ export class Application implements SessionHost {
     const location = options.store ?? { kind: 'sqlite' };
     if (location.kind === 'postgres') {
       const { openSharedStore } = await import('../cluster/shared-store.ts');
-      const shared = await openSharedStore(location.url, options, (conversation) => app.#transcripts.changed(conversation));
+      const shared = await openSharedStore(location.url, options, (conversation) => app.#conversationChanged(conversation), (conversation) => app.#taskStatuses.changed(conversation), () => app.#taskStatuses.changedAll());
       app.#ownership = shared.ownership;
       app.#store = app.observer.observeStore(shared.store);
       app.#orphanStore = shared.store;
@@ -319,6 +329,7 @@ export class Application implements SessionHost {
       ...(options.busy ? { busy: options.busy } : {}),
       teardown: async () => {
         this.#transcripts.forget(id);
+        this.#taskStatuses.forget(id);
         if (stored !== null) this.#cluster?.forget(registryId, stored);
         this.observer.sessionClosed(id);
         try {
@@ -381,7 +392,7 @@ export class Application implements SessionHost {
       logger: this.#options.logger,
       adoptAllowance: (key) => this.budgets.adopt(poolPrincipal(principalOfKey(key))),
       supervise: (run, key) => this.#tasks.supervise(run, TAKEN_OVER, principalOfKey(key), key),
-      transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+      transcriptChanged: (conversation) => this.#conversationChanged(conversation),
       // The answer goes on the stream of the request it answers, and ends it: the client resuming that
       // stream (on any node) gets it.
       answer: async (target, line) => {
@@ -403,9 +414,18 @@ export class Application implements SessionHost {
         forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,
         // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
         openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#tasks.supervise(run, s.id, s.principal, s.ownerKey),
-        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#transcripts.changed(conversation),
+        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#conversationChanged(conversation),
         watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
+        watchTask: (taskId) => this.#taskStatuses.watch(taskId, s.id, s.ownerKey, (task) => s.session?.deliver({ kind: 'taskStatus', task })),
+        unwatchTask: (taskId) => this.#taskStatuses.unwatch(taskId, s.id),
+        taskStatusChanged: (taskId) => this.#taskStatuses.changed(taskId),
         ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
+  }
+
+  /** A conversation got an entry (here or, through the store, on another node): its transcript's and its status's listeners hear. */
+  #conversationChanged(conversation: string): void {
+    this.#transcripts.changed(conversation);
+    this.#taskStatuses.changed(conversation);
   }
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */

@@ -17,11 +17,14 @@ export class TaskSupervision {
   readonly #tree: ApplicationTree;
   readonly #observer: ServerObserver;
   readonly #clock: Clock;
+  /** A task's run settled (its status is written, or it lost the task): whoever listens to its status is told. */
+  readonly #settled: (conversationId: string) => void;
 
-  constructor(options: { readonly tree: ApplicationTree; readonly observer: ServerObserver; readonly clock: Clock }) {
+  constructor(options: { readonly tree: ApplicationTree; readonly observer: ServerObserver; readonly clock: Clock; readonly settled?: (conversationId: string) => void }) {
     this.#tree = options.tree;
     this.#observer = options.observer;
     this.#clock = options.clock;
+    this.#settled = options.settled ?? (() => undefined);
   }
 
   /**
@@ -34,7 +37,10 @@ export class TaskSupervision {
     const id = `task-${this.#nextTask++}`;
     this.#observed(run, id, sessionId, principal, ownerKey);
     this.#runs.add(run);
-    void run.outcome.then(() => this.#runs.delete(run));
+    void run.outcome.then(() => {
+      this.#runs.delete(run);
+      this.#settled(run.conversationId);
+    });
     const child: ChildSpec = { id: 'task', start: () => run.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     const handle = await tasks.startChild(id, () => Supervisor.start(
       { strategy: 'one_for_one', ...this.#tree.intensity('task'), name: id },

@@ -13,6 +13,8 @@ import type {
   EntryType,
   ListOptions,
   NewConversation,
+  TaskRecord,
+  TaskResult,
 } from './store.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
 import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
@@ -38,14 +40,16 @@ export interface AsyncConversationStore {
   listConversations(principal: string, opts?: ListOptions): Promise<ConversationPage>;
   /** The principal's conversation ids that start with `prefix`, newest first, at most `limit` (≤ `MAX_LIST_LIMIT`). */
   recentConversationIds(principal: string, prefix: string, limit: number): Promise<ConversationIds>;
-  /** Rejects `not_found` when there is no such conversation. This store's owner becomes its owner. With `epoch`, rejects `fenced` once it is stale; without, bumps it. */
-  setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void>;
+  /** Rejects `not_found` when there is no such conversation. This store's owner becomes its owner. With `epoch`, rejects `fenced` once it is stale; without, bumps it. `result` is kept in the same write. */
+  setStatus(id: string, status: ConversationStatus, epoch?: number, result?: TaskResult): Promise<void>;
   /** Appends an entry and bumps the conversation's `updatedAt`; committed before it resolves. Rejects `not_found`; with `epoch`, `fenced` once it is stale. */
   append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry>;
   /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null>;
   /** The entry with the largest seq, or null when there is none (or no such conversation). */
   lastEntry(conversationId: string): Promise<Entry | null>;
+  /** `ConversationStore.taskRecord`: the conversation, its last seq and its last run's result, in one read. */
+  taskRecord(id: string, principal: string): Promise<TaskRecord | null>;
   /** `ConversationStore.claimTask`: running under this store's owner, epoch bumped, a fresh lease. */
   claimTask(id: string, setup: unknown): Promise<TaskLease>;
   /** `ConversationStore.renewLease`: rejects `fenced` once `epoch` is stale. */
@@ -108,8 +112,12 @@ export class SyncStoreAdapter implements AsyncConversationStore {
     return this.#store.recentConversationIds(principal, prefix, limit);
   }
 
-  async setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void> {
-    this.#store.setStatus(id, status, epoch);
+  async setStatus(id: string, status: ConversationStatus, epoch?: number, result?: TaskResult): Promise<void> {
+    this.#store.setStatus(id, status, epoch, result);
+  }
+
+  async taskRecord(id: string, principal: string): Promise<TaskRecord | null> {
+    return this.#store.taskRecord(id, principal);
   }
 
   async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry> {

@@ -1,6 +1,7 @@
 // A conversation's whole transcript, read page by page (MAX_ENTRIES_LIMIT entries a page) through the
-// store's principal-taking reads: what a task resumed from the store, a round of it, or a `tasks/get` of a
-// finished task rebuilds its state from.
+// store's principal-taking reads: what a task resumed from the store, or a round of it, rebuilds its state
+// from. (A `tasks/get` of a finished task reads its stored result, or the end of the transcript alone:
+// task/task-result-tail.ts.)
 
 import type { AsyncConversationStore } from './async-store.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from './store.ts';

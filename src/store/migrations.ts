@@ -149,8 +149,19 @@ const v5: Migration = {
   },
 };
 
+// What a task's last run finished with (task-result.ts), written with its status: `tasks/get` of a finished
+// task reads this row instead of replaying the transcript. Rows from before have none; their result is
+// rebuilt from the end of the transcript (task/task-result-tail.ts).
+const v6: Migration = {
+  version: 6,
+  description: 'the result a task\'s last run finished with',
+  up(db) {
+    db.exec('ALTER TABLE conversations ADD COLUMN task_result TEXT;');
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

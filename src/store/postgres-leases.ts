@@ -16,7 +16,7 @@ import { MAX_EXPIRED_TASKS } from '../limits.ts';
 // Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
 // expiry is computed where it is compared: on one clock for every node.
 const CLAIM_TASK = `
-  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $6, task_setup = $3, updated_at = greatest(updated_at, $4)
+  UPDATE conversations SET status = 'running', task_result = NULL, owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $6, task_setup = $3, updated_at = greatest(updated_at, $4)
   WHERE id = $5 RETURNING epoch, lease_expires`;
 
 const RENEW_LEASE = `UPDATE conversations SET lease_expires = ${leaseNow(1)} + $4 WHERE id = $2 AND epoch = $3 AND status = 'running' RETURNING epoch, lease_expires`;
@@ -38,7 +38,7 @@ const TAKE_OVER = `
 // goes under the bumped counter, and its NOTIFY tells every node's listener, as an append's does.
 const CANCEL_RUNNING = `
   WITH hit AS (
-    UPDATE conversations SET status = 'cancelled', owner = $1, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
+    UPDATE conversations SET status = 'cancelled', task_result = NULL, owner = $1, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
     WHERE id = $3 AND principal = $4 AND status IN ('running', 'input_required') RETURNING id, last_seq
   ), added AS (
     INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, 'error', $5 FROM hit RETURNING conversation_id, seq

@@ -146,10 +146,21 @@ const v4: PostgresMigration = {
   },
 };
 
-// A Tasks-extension task parked at a question to its person (`input_required`, task-input.ts) is neither
-// running (no lease: no node takes it over) nor interrupted (which means its run died): a status of its own.
+// What a task's last run finished with (task-result.ts, JSON text as payloads), written with its status:
+// `tasks/get` of a finished task reads this row instead of replaying the transcript. Rows from before have
+// none; their result is rebuilt from the end of the transcript (task/task-result-tail.ts).
 const v5: PostgresMigration = {
   version: 5,
+  description: 'the result a task\'s last run finished with',
+  async up(client) {
+    await client.query('ALTER TABLE conversations ADD COLUMN task_result text');
+  },
+};
+
+// A Tasks-extension task parked at a question to its person (`input_required`, task-input.ts) is neither
+// running (no lease: no node takes it over) nor interrupted (which means its run died): a status of its own.
+const v6: PostgresMigration = {
+  version: 6,
   description: "conversation status 'input_required': a task parked for its person's answer",
   async up(client) {
     await client.query(`
@@ -161,7 +172,7 @@ const v5: PostgresMigration = {
 };
 
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

@@ -24,6 +24,12 @@ export interface ConversationRow {
   updated_at: string;
 }
 
+/** A conversation row with what `taskRecord` reads besides: its seq counter and its last run's result (JSON text). */
+export interface TaskRecordRow extends ConversationRow {
+  last_seq: string;
+  task_result: string | null;
+}
+
 export interface EntryRow {
   seq: string;
   conversation_id: string;

@@ -16,7 +16,7 @@ import { nodeOwnership } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
 import { PostgresLeases } from './postgres-leases.ts';
 import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
-import { type ConversationRow, entryFromRow, type EntryRow, fromRow, hasEntry, integer, leaseNow, type NoEntryRow } from './postgres-rows.ts';
+import { type ConversationRow, entryFromRow, type EntryRow, fromRow, hasEntry, integer, leaseNow, type NoEntryRow, type TaskRecordRow } from './postgres-rows.ts';
 import { PostgresSessionEventLog } from './postgres-session-events.ts';
 import {
   checkAfterSeq,
@@ -32,7 +32,8 @@ import {
 import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { guarded } from '../log/guarded.ts';
-import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TRANSCRIPTS_CHANNEL } from './session-events.ts';
+import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TASK_STATUS_CHANNEL, TRANSCRIPTS_CHANNEL } from './session-events.ts';
+import { decodeTaskResult, encodeTaskResult } from './task-result.ts';
 import { TASK_LEASE_MS } from '../limits.ts';
 import {
   type Conversation,
@@ -49,6 +50,8 @@ import {
   MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
   type NewConversation,
+  type TaskRecord,
+  type TaskResult,
 } from './store.ts';
 
 /** The most connections one store holds open: concurrent calls beyond it queue in the pool. */
@@ -127,13 +130,16 @@ const APPEND = `
   SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
 // The same, only while the conversation is still `running` under the owner found gone: if another store
-// resumed or interrupted it in the meantime, the row no longer matches and nothing is written.
+// resumed or interrupted it in the meantime, the row no longer matches and nothing is written. Its NOTIFY
+// tells the other nodes' status listeners, as a status change's does.
 const INTERRUPT = `
   WITH hit AS (
-    UPDATE conversations SET status = 'interrupted', epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
+    UPDATE conversations SET status = 'interrupted', task_result = NULL, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
     WHERE id = $1 AND status = 'running' AND owner = $2 RETURNING id, last_seq
+  ), added AS (
+    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING conversation_id, seq
   )
-  INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING seq`;
+  SELECT seq, pg_notify('${TASK_STATUS_CHANNEL}', $5 || ' ' || conversation_id) FROM added`;
 
 // One statement, so the ownership check and the rows come from one snapshot: the conversation joined to
 // its entries after `afterSeq`. No row: not there (or not the principal's). One row with a null seq:
@@ -145,10 +151,15 @@ const ENTRIES = `
   ORDER BY e.seq LIMIT $4`;
 
 // An unfenced status change supersedes whoever held the lease, so the epoch moves on; a fenced one ($5)
-// happens only while its epoch is current.
+// happens only while its epoch is current. The run's result ($6, null: none) goes in the same write. Its
+// NOTIFY (TASK_STATUS_CHANNEL, `<origin> <conversation>`, at commit) tells the other nodes' status
+// listeners (task-status-watch.ts); this store's own node ignores it, having heard it first-hand.
 const SET_STATUS = `
-  UPDATE conversations SET status = $1, owner = $2, updated_at = greatest(updated_at, $3), epoch = CASE WHEN $5::bigint IS NULL THEN epoch + 1 ELSE epoch END
-  WHERE id = $4 AND ($5::bigint IS NULL OR epoch = $5)`;
+  WITH hit AS (
+    UPDATE conversations SET status = $1, task_result = $6, owner = $2, updated_at = greatest(updated_at, $3), epoch = CASE WHEN $5::bigint IS NULL THEN epoch + 1 ELSE epoch END
+    WHERE id = $4 AND ($5::bigint IS NULL OR epoch = $5) RETURNING id
+  )
+  SELECT pg_notify('${TASK_STATUS_CHANNEL}', $7 || ' ' || id) FROM hit`;
 
 // Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
 // expiry is computed where it is compared: on one clock for every node.
@@ -304,12 +315,23 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     return { ids, total: integer(count.rows[0]?.n, 'conversation count') };
   }
 
-  async setStatus(id: string, status: ConversationStatus, epoch?: number): Promise<void> {
+  async setStatus(id: string, status: ConversationStatus, epoch?: number, result?: TaskResult): Promise<void> {
     this.#assertOpen();
     checkStatus(status);
     const fence = epoch === undefined ? null : checkEpoch(epoch);
-    const result = storableText(id) ? await this.#pool.query(SET_STATUS, [status, this.#ownership.self, this.#now(), id, fence]) : null;
-    if (result === null || result.rowCount === 0) throw await this.#missedWrite(id, fence);
+    const json = encodeTaskResult(result, this.#maxPayloadBytes);
+    if (json !== null && !storableText(json)) throw new StoreError('invalid_argument', 'a task result must not hold a NUL character or a lone surrogate');
+    const written = storableText(id) ? await this.#pool.query(SET_STATUS, [status, this.#ownership.self, this.#now(), id, fence, json, this.#origin]) : null;
+    if (written === null || written.rowCount === 0) throw await this.#missedWrite(id, fence);
+  }
+
+  async taskRecord(id: string, principal: string): Promise<TaskRecord | null> {
+    this.#assertOpen();
+    if (!storableText(id) || !storableText(principal)) return null;
+    const { rows } = await this.#pool.query<TaskRecordRow>(`SELECT ${CONVERSATION_COLUMNS}, last_seq, task_result FROM conversations WHERE id = $1 AND principal = $2`, [id, principal]);
+    const row = rows[0];
+    if (row === undefined) return null;
+    return { conversation: fromRow(row), lastSeq: integer(row.last_seq, `conversation ${row.id} last_seq`), result: decodeTaskResult(row.task_result) };
   }
 
   async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry> {
@@ -377,6 +399,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   listen(handlers: {
     readonly sessionEvent: (sessionId: string, seq: number) => void;
     readonly transcript: (conversationId: string) => void;
+    readonly taskStatus?: (conversationId: string) => void;
     readonly onConnected: () => void;
     readonly onError: (error: Error) => void;
   }): PostgresListener {
@@ -388,6 +411,10 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
       [TRANSCRIPTS_CHANNEL, (payload) => {
         const space = payload.indexOf(' ');
         if (payload.slice(0, space) !== this.#origin) handlers.transcript(payload.slice(space + 1));
+      }],
+      [TASK_STATUS_CHANNEL, (payload) => {
+        const space = payload.indexOf(' ');
+        if (payload.slice(0, space) !== this.#origin) handlers.taskStatus?.(payload.slice(space + 1));
       }],
     ]);
     const connection = typeof this.#connection === 'string' ? this.#connection : { ...this.#connection };
@@ -418,7 +445,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     for (const { id, owner } of rows) {
       if (this.#ownership.isAlive(owner)) continue;
       const message = `The server process running this task stopped before the task finished (it was killed or crashed), so the task was interrupted. Continue it with conversation_id ${id}.`;
-      await this.#pool.query(INTERRUPT, [id, owner, this.#now(), JSON.stringify({ message })]);
+      await this.#pool.query(INTERRUPT, [id, owner, this.#now(), JSON.stringify({ message }), this.#origin]);
     }
   }
 

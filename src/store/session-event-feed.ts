@@ -2,7 +2,8 @@
 // PostgreSQL store: it owns the node's LISTEN connection (postgres-listener.ts), wakes the streams
 // waiting on a session when any node appends one of its events (and all of them when the connection
 // comes back, as notifications may have been missed meanwhile), hands other nodes' transcript appends
-// to whoever delivers resource updates, and sweeps events past their age.
+// to whoever delivers resource updates and their status changes to whoever tells task status
+// listeners, and sweeps events past their age.
 
 import type { SessionEventStore } from './session-events.ts';
 import { SESSION_EVENTS_SWEEP_MS } from '../limits.ts';
@@ -24,6 +25,7 @@ export interface FeedStore extends SessionEventStore {
   listen(handlers: {
     readonly sessionEvent: (sessionId: string, seq: number) => void;
     readonly transcript: (conversationId: string) => void;
+    readonly taskStatus?: (conversationId: string) => void;
     readonly onConnected: () => void;
     readonly onError: (error: Error) => void;
   }): Listening;
@@ -32,6 +34,10 @@ export interface FeedStore extends SessionEventStore {
 export interface FeedOptions {
   /** Another node appended to this conversation's transcript. */
   readonly transcriptChanged: (conversationId: string) => void;
+  /** Another node set this conversation's status (task-status-watch.ts). */
+  readonly taskStatusChanged?: (conversationId: string) => void;
+  /** Listening again after the connection was lost: what was announced meanwhile was missed. */
+  readonly relistened?: () => void;
   /** The LISTEN connection failed (it is retried), or a sweep did. */
   readonly onError: (what: string, error: Error) => void;
 }
@@ -49,8 +55,10 @@ export class SessionEventFeed {
     this.#listener = store.listen({
       sessionEvent: (sessionId) => this.#wake(this.#waiting.get(sessionId)),
       transcript: options.transcriptChanged,
+      ...(options.taskStatusChanged === undefined ? {} : { taskStatus: options.taskStatusChanged }),
       onConnected: () => {
         for (const wakes of this.#waiting.values()) this.#wake(wakes);
+        options.relistened?.();
       },
       onError: (error) => options.onError('the LISTEN connection to the store failed; connecting again', error),
     });

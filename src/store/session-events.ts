@@ -9,6 +9,8 @@
 export const SESSION_EVENTS_CHANNEL = 'superpi_session_events';
 /** The NOTIFY channel of appended transcript entries; the payload is `<origin> <conversation id>`. */
 export const TRANSCRIPTS_CHANNEL = 'superpi_transcripts';
+/** The NOTIFY channel of conversation status changes (`setStatus`); the payload is `<origin> <conversation id>`. */
+export const TASK_STATUS_CHANNEL = 'superpi_task_status';
 
 /** The name of a session's standalone (GET) stream in the log; a POST's stream is named by its first request. */
 export const STANDALONE_STREAM = 'standalone';

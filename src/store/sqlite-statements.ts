@@ -15,6 +15,12 @@ export interface ConversationRow {
   updated_at: number;
 }
 
+/** A conversation row with what `taskRecord` reads besides: its seq counter and its last run's result (JSON text). */
+export interface TaskRecordRow extends ConversationRow {
+  last_seq: number;
+  task_result: string | null;
+}
+
 export interface EntryRow {
   seq: number;
   conversation_id: string;
@@ -35,6 +41,7 @@ export function prepareStatements(db: SqliteDatabase) {
       `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner, @lease_expires)`,
     ),
     getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
+    taskRecord: db.prepare<[string, string], TaskRecordRow>(`SELECT ${CONVERSATION_COLUMNS}, last_seq, task_result FROM conversations WHERE id = ? AND principal = ?`),
     // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
     list: db.prepare<[ListParams], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal ${NEWEST_FIRST}`),
     listAfter: db.prepare<[ListParams], ConversationRow>(
@@ -49,8 +56,9 @@ export function prepareStatements(db: SqliteDatabase) {
     // max(): a wall clock stepping back must not make a conversation look older than it was.
     // The process that last changes a conversation's status owns it (ownership.ts). Fenced with an
     // epoch; without one, the change supersedes whoever held the lease, so the epoch moves on.
-    setStatus: db.prepare<[{ status: ConversationStatus; owner: string; now: number; id: string; epoch: number | null }]>(
-      'UPDATE conversations SET status = @status, owner = @owner, updated_at = max(updated_at, @now), epoch = CASE WHEN @epoch IS NULL THEN epoch + 1 ELSE epoch END WHERE id = @id AND (@epoch IS NULL OR epoch = @epoch)',
+    // The run's result goes in the same write (null: none), so a status is never read with another run's result.
+    setStatus: db.prepare<[{ status: ConversationStatus; owner: string; now: number; id: string; epoch: number | null; result: string | null }]>(
+      'UPDATE conversations SET status = @status, task_result = @result, owner = @owner, updated_at = max(updated_at, @now), epoch = CASE WHEN @epoch IS NULL THEN epoch + 1 ELSE epoch END WHERE id = @id AND (@epoch IS NULL OR epoch = @epoch)',
     ),
     // The conversation's own counter: seqs run 1, 2, 3… per conversation and are never reused; the
     // fence is compared in the same statement, inside the append's write transaction.
@@ -59,7 +67,7 @@ export function prepareStatements(db: SqliteDatabase) {
     ),
     epochOf: db.prepare<[string], { epoch: number }>('SELECT epoch FROM conversations WHERE id = ?'),
     claimTask: db.prepare<[{ owner: string; expires: number; setup: string; now: number; id: string }], LeaseRow>(
-      "UPDATE conversations SET status = 'running', owner = @owner, epoch = epoch + 1, lease_expires = @expires, task_setup = @setup, updated_at = max(updated_at, @now) WHERE id = @id RETURNING epoch, lease_expires",
+      "UPDATE conversations SET status = 'running', task_result = NULL, owner = @owner, epoch = epoch + 1, lease_expires = @expires, task_setup = @setup, updated_at = max(updated_at, @now) WHERE id = @id RETURNING epoch, lease_expires",
     ),
     renewLease: db.prepare<[{ expires: number; id: string; epoch: number }], LeaseRow>(
       "UPDATE conversations SET lease_expires = @expires WHERE id = @id AND epoch = @epoch AND status = 'running' RETURNING epoch, lease_expires",
@@ -75,7 +83,7 @@ export function prepareStatements(db: SqliteDatabase) {
     // Only while the caller's and still running (or parked for input), in the cancel's write transaction: a run that finished
     // first keeps its status. The epoch moves on, so the holder's next write or renewal is fenced.
     cancelRunning: db.prepare<[{ owner: string; now: number; id: string; principal: string }], { last_seq: number }>(
-      "UPDATE conversations SET status = 'cancelled', owner = @owner, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status IN ('running', 'input_required') RETURNING last_seq",
+      "UPDATE conversations SET status = 'cancelled', task_result = NULL, owner = @owner, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status IN ('running', 'input_required') RETURNING last_seq",
     ),
     // Only while the principal's, still parked for input and ending at the seq the answer was asked at:
     // of two answers at once the second finds the row running. The setup of the first claim stays.
@@ -108,7 +116,7 @@ export function prepareStatements(db: SqliteDatabase) {
     running: db.prepare<[], { id: string; owner: string }>("SELECT id, owner FROM conversations WHERE status = 'running'"),
     // Only if nobody resumed it (or interrupted it) since it was found running under this owner.
     // The epoch moves on: should the owner judged gone still write, its writes are refused.
-    interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', epoch = epoch + 1, updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),
+    interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', task_result = NULL, epoch = epoch + 1, updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),
     idsByPrefix: db.prepare<[IdPrefixParams], { id: string }>(
       'SELECT id FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix ORDER BY updated_at DESC, id DESC LIMIT @limit',
     ),

@@ -6,6 +6,7 @@ import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
 import { type ConversationRow, type EntryRow, type ListParams, prepareStatements, type Statements } from './sqlite-statements.ts';
+import { decodeTaskResult, encodeTaskResult } from './task-result.ts';
 import { type Ownership, processOwnership } from './ownership.ts';
 import {
   checkAfterSeq, checkCheckpoint, checkEntryType, checkEpoch, checkMaxPayloadBytes, checkNewConversation, checkSessionKey, checkStatus, known, pageLimit, serializePayload,
@@ -33,6 +34,8 @@ import {
   MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
   type NewConversation,
+  type TaskRecord,
+  type TaskResult,
 } from './store.ts';
 
 /** How long a write waits for another connection's write lock (another process, or another store on
@@ -181,11 +184,18 @@ export class SqliteConversationStore implements ConversationStore {
     return { items, nextCursor: encodeListCursor({ updatedAt: last.updatedAt, id: last.id }) };
   }
 
-  setStatus(id: string, status: ConversationStatus, epoch?: number): void {
+  setStatus(id: string, status: ConversationStatus, epoch?: number, result?: TaskResult): void {
     this.#assertOpen();
     checkStatus(status);
     const fence = epoch === undefined ? null : checkEpoch(epoch);
-    if (this.#statements.setStatus.run({ status, owner: this.#ownership.self, now: this.#now(), id, epoch: fence }).changes === 0) throw this.#missedWrite(id, fence);
+    const json = encodeTaskResult(result, this.#maxPayloadBytes);
+    if (this.#statements.setStatus.run({ status, owner: this.#ownership.self, now: this.#now(), id, epoch: fence, result: json }).changes === 0) throw this.#missedWrite(id, fence);
+  }
+
+  taskRecord(id: string, principal: string): TaskRecord | null {
+    this.#assertOpen();
+    const row = this.#statements.taskRecord.get(id, principal);
+    return row === undefined ? null : { conversation: fromRow(row), lastSeq: row.last_seq, result: decodeTaskResult(row.task_result) };
   }
 
   claimTask(id: string, setup: unknown): TaskLease {

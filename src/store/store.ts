@@ -58,6 +58,25 @@ export interface Entry {
   payload: unknown;
 }
 
+/** The harness_task result of a finished run, as the run answered it (task-core.ts `finish`); kept with its status (task-result.ts). */
+export interface TaskResult {
+  readonly text: string;
+  readonly isError: boolean;
+  readonly turns: number;
+  readonly toolCalls: number;
+}
+
+/**
+ * A conversation as `tasks/get` reads it, in one row: the conversation, its last entry's seq, and the
+ * result its last run finished with — null while it runs, and for a run that ended without one recorded
+ * (finished before the store kept results, cancelled from another node, interrupted when its process died).
+ */
+export interface TaskRecord {
+  readonly conversation: Conversation;
+  readonly lastSeq: number;
+  readonly result: TaskResult | null;
+}
+
 export interface NewConversation {
   principal: string;
   sessionId: string;
@@ -127,9 +146,10 @@ export interface ConversationStore {
   /**
    * Throws `not_found` when there is no such conversation. This process becomes its owner (ownership.ts).
    * With `epoch`, only while that lease epoch is current (else `fenced`); without, the change overrides
-   * any holder: the epoch is bumped, so the holder's later writes are refused.
+   * any holder: the epoch is bumped, so the holder's later writes are refused. `result`: what the run
+   * finished with, kept in the same write (`taskRecord` reads it); without, none is kept.
    */
-  setStatus(id: string, status: ConversationStatus, epoch?: number): void;
+  setStatus(id: string, status: ConversationStatus, epoch?: number, result?: TaskResult): void;
   /**
    * Appends an entry and bumps the conversation's `updatedAt`; committed before it returns. Throws
    * `not_found`; with `epoch`, `fenced` when that lease epoch is no longer current (checked in the
@@ -140,10 +160,12 @@ export interface ConversationStore {
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Entry[] | null;
   /** The entry with the largest seq, or null when there is none (or no such conversation). */
   lastEntry(conversationId: string): Entry | null;
+  /** The conversation with its last seq and its last run's result (task-result.ts), in one read; null as `getConversation`. */
+  taskRecord(id: string, principal: string): TaskRecord | null;
   /**
    * Runs the conversation under this store's owner from now on: status `running`, the epoch bumped (any
    * earlier holder is fenced), a lease until now + the store's lease term. `setup` (a JSON value) is kept
-   * for whoever takes the task over. Throws `not_found`.
+   * for whoever takes the task over; the result of an earlier run is dropped. Throws `not_found`.
    */
   claimTask(id: string, setup: unknown): TaskLease;
   /** Extends the holder's lease by a term from now. Throws `fenced` when `epoch` is not current (or the task stopped running), `not_found`. */

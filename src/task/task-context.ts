@@ -27,6 +27,12 @@ export interface TaskContext {
   readonly watchTranscript?: (conversationId: string) => void;
   /** The conversation got an entry: every session watching it hears. Without it, only this session. */
   readonly transcriptChanged?: (conversationId: string) => void;
+  /** This session hears about the task's status from now on (`notifications/tasks`, after the store found it the caller's): one more of its streams names it. */
+  readonly watchTask?: (taskId: string) => void;
+  /** One of this session's streams that named the task ended. */
+  readonly unwatchTask?: (taskId: string) => void;
+  /** The task's status may have changed: every session watching it is told what the store holds now. */
+  readonly taskStatusChanged?: (taskId: string) => void;
   /**
    * The session's place in the store's session event log (a Streamable HTTP session on a PostgreSQL
    * store): kept with each task it starts, so a node that takes the task over can answer the request.

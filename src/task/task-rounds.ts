@@ -175,6 +175,7 @@ class Round {
       this.#setup = { ...this.#setupFor(conversationId), ...(typeof kept === 'number' && Number.isSafeInteger(kept) && kept > 0 ? { maxTurns: Math.min(kept, MAX_TURNS_LIMIT) } : {}) };
       this.#lease = resumed.lease;
       this.#deps.onClaimed?.(conversationId, conversation.createdAt);
+      this.#deps.context.taskStatusChanged?.(conversationId);
       return conversationId;
     }
     if (conversation.status === 'running') throw new Stale(`turn ${turn} of conversation ${conversationId} is being continued by another request; this retry is a replay`);
@@ -252,7 +253,8 @@ class Round {
       case 'tool':
         return this.#runTool(action, person);
       case 'finish': {
-        await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch);
+        await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch, { text: action.text, isError: action.isError, turns: action.turns, toolCalls: action.toolCalls });
+        this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
         const said = action.status === 'completed' ? { answer: action.text } : { message: action.text };
         const structured = { conversation_id: this.#setup.conversationId, harness: this.#harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls, ...said };
         return { kind: 'done', outcome: { text: action.text, isError: action.isError, structured } };
@@ -329,6 +331,8 @@ class Round {
    */
   async #park(status: 'interrupted' | 'input_required' = 'interrupted'): Promise<void> {
     await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch);
+    // A listener of the task hears it wait (a park appends no entry, so no transcript change would tell it).
+    this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
   }
 
   async #renew(): Promise<void> {

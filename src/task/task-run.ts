@@ -229,7 +229,7 @@ export class TaskRun {
     if (this.#settled) return;
     this.#finishing = true;
     try {
-      await this.#deps.store.setStatus(this.conversationId, 'interrupted', this.epoch);
+      await this.#deps.store.setStatus(this.conversationId, 'interrupted', this.epoch, { text: interruptedText(this.conversationId, message), isError: true, turns: 0, toolCalls: 0 });
     } catch (err) {
       if (isFenced(err)) return this.#fenced(err);
       this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
@@ -310,7 +310,8 @@ export class TaskRun {
           break;
         case 'finish':
           this.#finishing = true;
-          await this.#deps.store.setStatus(this.conversationId, action.status, this.epoch);
+          // The answer goes with the status, so `tasks/get` on any node reads it in one row (task-status.ts).
+          await this.#deps.store.setStatus(this.conversationId, action.status, this.epoch, { text: action.text, isError: action.isError, turns: action.turns, toolCalls: action.toolCalls });
           this.#settle({ text: action.text, isError: action.isError, structured: this.#result(action.status, action.text, action.turns, action.toolCalls) });
           break;
       }

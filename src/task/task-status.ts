@@ -1,27 +1,45 @@
 // A harness task as a 2026-07-28 `tasks/get` sees it, read from the store alone so that any node answers:
-// its conversation's status and times, and, once it ended, the harness_task result rebuilt from the
-// transcript by the pure task core (`resumeTask` finishes a finished transcript with the same `finish`
-// action the live run answered with), shaped as task-run.ts shapes it.
+// its conversation's status and times, and, once it ended, the harness_task result. That result is read
+// in the same row as the status (the run stored it with its status: task-result.ts), so polling a
+// finished task costs one row however long its transcript is. A task finished without a stored result
+// has it rebuilt from the end of its transcript (task-result-tail.ts, bounded) by the pure task core
+// (`resumeTask` finishes a finished run with the same `finish` action the live run answered with),
+// shaped as task-run.ts shapes it.
 
 import type { HarnessId } from '../harness/ids.ts';
 import type { StoredTask } from '../mcp/effects.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Conversation, Entry } from '../store/store.ts';
-import { fullTranscript } from '../store/full-transcript.ts';
+import type { TaskRecord } from '../store/store.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { interruptedText, resumeTask, taskStructured } from './task-core.ts';
 import { parkedRequest, REMOTE_ASKABLE, type ReaderOf } from './task-input.ts';
+import { lastRun } from './task-result-tail.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
 export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string, caller: ReaderOf = REMOTE_ASKABLE): Promise<StoredTask | null> {
-  const conversation = await store.getConversation(taskId, principal);
-  if (conversation === null) return null;
+  const record = await store.taskRecord(taskId, principal);
+  if (record === null) return null;
+  const { conversation } = record;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
   if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedRequest(store, conversation, principal, caller) };
-  const entries = await fullTranscript(store, conversation.id, principal);
-  return { ...times, status: conversation.status, outcome: entries === null ? null : outcomeOf(conversation, entries) };
+  return { ...times, status: conversation.status, outcome: await finishedOutcome(store, principal, record, conversation.status) };
+}
+
+/** The stored result, else the one rebuilt from the end of the transcript (what a run cut by the bound has is counted from the entries read). */
+async function finishedOutcome(store: AsyncConversationStore, principal: string, record: TaskRecord, status: Exclude<Conversation['status'], 'running' | 'input_required'>): Promise<ToolOutcome | null> {
+  const { conversation, result } = record;
+  if (result !== null) {
+    return { text: result.text, isError: result.isError, structured: taskStructured(conversation.id, conversation.harness, status, result.text, result.turns, result.toolCalls) };
+  }
+  const tail = await lastRun(store, conversation.id, principal, record.lastSeq);
+  if (tail === null) return null;
+  const first = tail.entries[0];
+  // Cut before its prompt: the run is replayed from the first entry read, as if a prompt stood before it.
+  const entries = tail.from === 'cut' && first !== undefined ? [{ ...first, seq: first.seq - 1, type: 'user' as const, payload: { text: '' } }, ...tail.entries] : tail.entries;
+  return outcomeOf(conversation, entries);
 }
 
 /**

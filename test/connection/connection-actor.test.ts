@@ -138,7 +138,6 @@ test('actors of one thread handed equal configs share one copy; a different conf
   assert.equal((other as { workspace: string }).workspace, '/ws-other');
 });
 
-test.run();
 
 test('a line the session parsed on this thread is read from that parse, not parsed again; a copy (another thread) is parsed from its text', () => {
   const a = actor();
@@ -156,3 +155,5 @@ test('a line the session parsed on this thread is read from that parse, not pars
   assert.is(lineMessage('[{"jsonrpc":"2.0","id":9,"method":"ping"}]', { batch: true, messages: [], values: [{}] })[PARSED], undefined);
   assert.is(lineMessage('not json', null)[PARSED], undefined);
 });
+
+test.run();

@@ -122,4 +122,30 @@ test('a listing pages the principal\'s conversations from the store, newest firs
 });
 
 test.after(() => store.close());
+test('a listen naming tasks: only the caller\'s are watched and read, each told again after the acknowledgment; the listen\'s cancel unwatches them', async () => {
+  const mine = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
+  const theirs = store.createConversation({ principal: 'token:bob', sessionId: 'session-3', harness: 'super-pi-assistant' });
+  const calls: string[] = [];
+  const alice: TaskContext = {
+    ...context('token:alice', 'session-2'),
+    watchTask: (id) => calls.push(`watch ${id}`),
+    unwatchTask: (id) => calls.push(`unwatch ${id}`),
+    taskStatusChanged: (id) => calls.push(`changed ${id}`),
+  };
+  const results: EffectResult[] = [];
+  const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: alice }, (r) => {
+    results.push(r);
+    calls.push(`delivered ${r.kind}`);
+  });
+  runner.run({ kind: 'watchTranscripts', ticket: 9, conversationIds: [], taskIds: [mine.id, theirs.id, '00000000-0000-4000-8000-000000000000'] });
+  while (results.length === 0) await new Promise((r) => setImmediate(r));
+  const watched = results[0] as Extract<EffectResult, { kind: 'transcriptsWatched' }>;
+  assert.equal(watched.tasks?.map((t) => [t.taskId, t.status]), [[mine.id, 'running']]);
+  assert.equal(calls, [`watch ${mine.id}`, 'delivered transcriptsWatched', `changed ${mine.id}`], 'watched before read, told again after the acknowledgment');
+  runner.run({ kind: 'cancel', ticket: 9 });
+  assert.equal(calls.at(-1), `unwatch ${mine.id}`);
+  runner.run({ kind: 'cancel', ticket: 9 });
+  assert.is(calls.filter((c) => c.startsWith('unwatch')).length, 1, 'once');
+});
+
 test.run();

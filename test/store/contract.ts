@@ -875,6 +875,51 @@ contract('cancelRunningTask of a parked task cancels it in the same write; a res
   assert.is(await a.resumeParkedTask(c.id, 'alice', 2), null);
 });
 
+const RESULT = { text: 'It says aubergine.', isError: false, turns: 2, toolCalls: 1 };
+
+contract('taskRecord: the conversation, its last seq and the result stored with its status, in one read; another principal\'s is null', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  assert.equal(await a.taskRecord(c.id, 'alice'), { conversation: await a.getConversation(c.id, 'alice'), lastSeq: 0, result: null });
+  await a.append(c.id, 'user', { text: 'go' }, epoch);
+  await a.append(c.id, 'final', { text: RESULT.text }, epoch);
+  await a.setStatus(c.id, 'completed', epoch, RESULT);
+  const record = await b.taskRecord(c.id, 'alice');
+  assert.equal(record, { conversation: await b.getConversation(c.id, 'alice'), lastSeq: 2, result: RESULT }, 'another store (node) reads what the run stored');
+  assert.is(record?.conversation.status, 'completed');
+  assert.is(await b.taskRecord(c.id, 'mallory'), null);
+  assert.is(await b.taskRecord(MISSING, 'alice'), null);
+  assert.is(await b.taskRecord('bad\u0000id', 'alice'), null);
+});
+
+contract('a stored result goes with its run: a status set without one, a new claim and a cancel from another owner each leave none', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  let { epoch } = await a.claimTask(c.id, {});
+  await a.setStatus(c.id, 'completed', epoch, RESULT);
+  ({ epoch } = await a.claimTask(c.id, {}));
+  assert.equal([(await a.taskRecord(c.id, 'alice'))?.conversation.status, (await a.taskRecord(c.id, 'alice'))?.result], ['running', null], 'a new run has no result yet');
+  await a.setStatus(c.id, 'failed', epoch, { text: 'the model endpoint answered 500', isError: true, turns: 1, toolCalls: 0 });
+  await a.setStatus(c.id, 'interrupted');
+  assert.is((await a.taskRecord(c.id, 'alice'))?.result, null, 'a status set without a result keeps none');
+  await a.claimTask(c.id, {});
+  assert.is(await b.cancelRunningTask(c.id, 'alice', CANCELLED), 'cancelled');
+  assert.equal([(await a.taskRecord(c.id, 'alice'))?.conversation.status, (await a.taskRecord(c.id, 'alice'))?.result], ['cancelled', null]);
+});
+
+contract('a result that is not one is refused (invalid_argument), and the status is left as it was', async ({ open }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, {});
+  for (const bad of [{ ...RESULT, turns: -1 }, { ...RESULT, text: 7 }, { ...RESULT, toolCalls: 1.5 }]) {
+    await rejectsStoreError(a.setStatus(c.id, 'completed', epoch, bad as unknown as typeof RESULT), 'invalid_argument');
+  }
+  assert.is((await a.getConversation(c.id, 'alice'))?.status, 'running');
+});
+
 contract('a status change without an epoch supersedes the holder; an append without one is not fenced', async ({ open }) => {
   const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
   const c = await a.createConversation(alice);

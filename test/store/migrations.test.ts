@@ -182,13 +182,34 @@ test('a malformed migration list is refused before anything runs', () => {
   assert.is(migrationsProblem([{ version: 1, description: ' ', up: () => {} }]), 'migration 1 has no description');
 });
 
-test.run();
+test('a schema-5 database (before stored task results) keeps its finished tasks, with no stored result: their transcript answers', () => {
+  const file = databasePath(home);
+  const old = raw(file);
+  migrate(old, file, MIGRATIONS.slice(0, 5));
+  old.prepare("INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq) VALUES ('conv-a', 'alice', 's', 'super-pi-code', 'completed', NULL, 1, 1, 2)").run();
+  old.prepare('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, 5, ?, ?)').run('conv-a', 1, 'user', '{"text":"go"}');
+  old.prepare('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, 5, ?, ?)').run('conv-a', 2, 'final', '{"text":"done"}');
+  old.close();
+  const store = SqliteConversationStore.open(file);
+  try {
+    const record = store.taskRecord('conv-a', 'alice');
+    assert.equal([record?.conversation.status, record?.lastSeq, record?.result], ['completed', 2, null]);
+    assert.equal(store.entries('conv-a', 'alice')?.map((e) => e.type), ['user', 'final']);
+    store.claimTask('conv-a', {});
+    store.setStatus('conv-a', 'completed', undefined, { text: 'again', isError: false, turns: 1, toolCalls: 0 });
+    assert.equal(store.taskRecord('conv-a', 'alice')?.result, { text: 'again', isError: false, turns: 1, toolCalls: 0 });
+  } finally {
+    store.close();
+  }
+});
+
 
 test('a schema-4 database (before the node registry) keeps its sessions and gets an empty node registry', () => {
   const file = databasePath(home);
-  const old = SqliteConversationStore.open(file, { migrations: MIGRATIONS.slice(0, 4) });
-  old.claimSession('s-1', 'alice');
-  old.saveCheckpoint('s-1', 1, new Uint8Array([1, 2]));
+  // Written as a super-pi of schema 4 wrote it (today's store prepares statements that schema lacks).
+  const old = raw(file);
+  migrate(old, file, MIGRATIONS.slice(0, 4));
+  old.prepare("INSERT INTO session_checkpoints (session_id, principal, owner, epoch, bytes, updated_at) VALUES ('s-1', 'alice', 'process:old', 1, x'0102', 1)").run();
   old.close();
   const store = SqliteConversationStore.open(file, { ownership: { self: 'node:v1:["n","i"]', isAlive: () => true } });
   try {
@@ -203,7 +224,9 @@ test('a schema-4 database (before the node registry) keeps its sessions and gets
 
 test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and its running task can be claimed and fenced', () => {
   const file = databasePath(home);
-  SqliteConversationStore.open(file, { migrations: MIGRATIONS.slice(0, 3) }).close();
+  const schema3 = raw(file);
+  migrate(schema3, file, MIGRATIONS.slice(0, 3));
+  schema3.close();
   // Rows as a super-pi of schema 3 wrote them (today's store writes columns that schema lacks).
   const c = { id: '11111111-1111-4111-8111-111111111111' };
   const before = raw(file);
@@ -225,3 +248,5 @@ test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and i
     store.close();
   }
 });
+
+test.run();

@@ -37,11 +37,13 @@ async function listening(store: PostgresConversationStore) {
   const events: string[] = [];
   let connections = 0;
   const transcripts: string[] = [];
+  const statuses: string[] = [];
   const waiters: (() => void)[] = [];
   const heard = () => waiters.splice(0).forEach((w) => w());
   const listener: PostgresListener = store.listen({
     sessionEvent: (session, seq) => { events.push(`${session} ${seq}`); heard(); },
     transcript: (conversation) => { transcripts.push(conversation); heard(); },
+    taskStatus: (conversation) => { statuses.push(conversation); heard(); },
     onConnected: () => { connections++; heard(); },
     onError: () => undefined,
   });
@@ -52,7 +54,7 @@ async function listening(store: PostgresConversationStore) {
     const look = () => (ok() ? resolve() : waiters.push(look));
     look();
   }), what, NOTIFY_GUARD_MS);
-  return { events, transcripts, until, connections: () => connections };
+  return { events, transcripts, statuses, until, connections: () => connections };
 }
 
 const cases: [string, () => Promise<void>][] = [];
@@ -206,6 +208,25 @@ pgTest('a transcript append NOTIFYs other nodes with its conversation; the appen
   await a.appendSessionEvent('s', 'local', 'standalone', 'marker');
   await onA.until('node A hearing the later event', () => onA.events.length > 0);
   assert.equal(onA.transcripts, []);
+});
+
+pgTest('a status change NOTIFYs other nodes with its conversation (task status listeners); the node that set it ignores its own', async () => {
+  const url = await running().createDatabase();
+  const [a, b] = [await open(url), await open(url)];
+  const [onA, onB] = [await listening(a), await listening(b)];
+  const conversation = await a.createConversation({ principal: 'local', sessionId: 's', harness: 'super-pi-code' });
+  const { epoch } = await a.claimTask(conversation.id, {});
+  await a.setStatus(conversation.id, 'completed', epoch, { text: 'done', isError: false, turns: 1, toolCalls: 0 });
+  await onB.until('node B hearing the status change', () => onB.statuses.length > 0);
+  assert.equal(onB.statuses, [conversation.id]);
+  await a.appendSessionEvent('s', 'local', 'standalone', 'marker');
+  await onA.until('node A hearing the later event', () => onA.events.length > 0);
+  assert.equal(onA.statuses, []);
+  // A status write that changed nothing (a stale epoch) announces nothing.
+  await rejectsStoreError(a.setStatus(conversation.id, 'failed', epoch - 1), 'fenced');
+  await a.appendSessionEvent('s', 'local', 'standalone', 'second marker');
+  await onB.until('node B hearing the second marker', () => onB.events.length > 1);
+  assert.equal(onB.statuses, [conversation.id]);
 });
 
 pgTest('a LISTEN connection the server cuts is opened again, says so (waiters look again), and hears later events', async () => {

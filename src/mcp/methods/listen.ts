@@ -1,27 +1,45 @@
 // `subscriptions/listen` (2026-07-28): a request that stays in flight as a stream of change notifications
 // until the client cancels it. super-pi's tool, prompt and resource lists never change (server/discover
-// says `listChanged: false`), so the only notifications a stream can carry are `resources/updated` for
-// transcripts of the caller's own conversations. The acknowledgment is the stream's first message and
-// names what is honoured: the requested transcript URIs the store says are the caller's (another
-// principal's conversation is left out exactly as a missing one is). Each notification carries the listen
+// says `listChanged: false`), so a stream carries `resources/updated` for transcripts of the caller's own
+// conversations and, for a request that declared the Tasks extension, `notifications/tasks` for the
+// caller's own tasks (`notifications.taskIds`, SEP-2663): the DetailedTask `tasks/get` would answer, once
+// per change of status. The acknowledgment is the stream's first message and names what is honoured:
+// the requested transcript URIs and task ids the store says are the caller's (another principal's is
+// left out exactly as a missing one is); each named task's current state follows it at once, so a task
+// that changed between its creation and the listen is not missed. Each notification carries the listen
 // request's id in `_meta` (META_SUBSCRIPTION_ID) and goes out as related to that request, so an HTTP
 // stream carries it. A legacy (2025) session has no such method.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { declaresTasks } from '../client-capabilities.ts';
+import type { StoredTask } from '../effects.ts';
 import { isRecord, META_SUBSCRIPTION_ID } from '../era.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { notice, type Outgoing } from '../outgoing.ts';
 import { parseTranscriptUri, transcriptUri } from '../resources.ts';
-import type { ConnectionState, Pending } from '../state.ts';
+import type { ConnectionState, ListenedTask, Pending } from '../state.ts';
 import { addPending, fail, type Step } from '../step.ts';
-import { MAX_LISTEN_URIS } from '../../limits.ts';
+import { detailedTask, undeclared } from './tasks.ts';
+import { MAX_LISTEN_TASK_IDS, MAX_LISTEN_URIS, MAX_TASK_ID_LENGTH } from '../../limits.ts';
 
 type Listen = Extract<Pending, { kind: 'listen' }>;
 
 /** The acknowledgment that opens a stream: what it will carry (list changes never: the lists are fixed). */
-function acknowledged(id: RequestId, uris: readonly string[]): Outgoing {
-  const notifications = uris.length > 0 ? { resourceSubscriptions: [...uris] } : {};
+function acknowledged(id: RequestId, uris: readonly string[], taskIds: readonly string[]): Outgoing {
+  const notifications = { ...(uris.length > 0 ? { resourceSubscriptions: [...uris] } : {}), ...(taskIds.length > 0 ? { taskIds: [...taskIds] } : {}) };
   return notice('notifications/subscriptions/acknowledged', { _meta: { [META_SUBSCRIPTION_ID]: id }, notifications }, id);
+}
+
+/** `notifications.taskIds`, each once, or why it is refused (-32602). */
+function taskIdsOf(filter: Record<string, unknown>): string[] | { problem: string } {
+  const requested = filter.taskIds ?? [];
+  if (!Array.isArray(requested) || requested.some((t) => typeof t !== 'string' || t.length === 0 || t.length > MAX_TASK_ID_LENGTH)) {
+    return { problem: `Invalid params: notifications.taskIds must be an array of task ids (non-empty strings of at most MAX_TASK_ID_LENGTH, ${MAX_TASK_ID_LENGTH}, characters)` };
+  }
+  if (requested.length > MAX_LISTEN_TASK_IDS) {
+    return { problem: `Invalid params: notifications.taskIds names ${requested.length} tasks, more than MAX_LISTEN_TASK_IDS (${MAX_LISTEN_TASK_IDS}); open several streams` };
+  }
+  return [...new Set(requested as string[])];
 }
 
 export function listen(state: ConnectionState, id: RequestId, params: Params): Step {
@@ -37,19 +55,35 @@ export function listen(state: ConnectionState, id: RequestId, params: Params): S
   if (requested.length > MAX_LISTEN_URIS) {
     return fail(state, id, ErrorCode.InvalidParams, `Invalid params: notifications.resourceSubscriptions names ${requested.length} URIs, more than MAX_LISTEN_URIS (${MAX_LISTEN_URIS}); open several streams`);
   }
+  const taskIds = taskIdsOf(filter);
+  if (!Array.isArray(taskIds)) return fail(state, id, ErrorCode.InvalidParams, taskIds.problem);
+  // Task status notifications belong to the Tasks extension: asking for them without declaring it is -32021.
+  if (taskIds.length > 0 && !declaresTasks(state)) return undeclared(state, id, 'subscriptions/listen with notifications.taskIds');
   // Only transcripts change; any other URI (the workspace, the loadout, an unknown one) is not honoured.
   const conversations = [...new Set((requested as string[]).map(parseTranscriptUri).filter((c): c is string => c !== null))];
-  const added = addPending(state, { kind: 'listen', requestId: id, uris: [], acked: conversations.length === 0 });
-  if (conversations.length === 0) return { state: added.state, replies: [acknowledged(id, [])], effects: [] };
-  return { state: added.state, replies: [], effects: [{ kind: 'watchTranscripts', ticket: added.ticket, conversationIds: conversations }] };
+  const nothing = conversations.length === 0 && taskIds.length === 0;
+  const added = addPending(state, { kind: 'listen', requestId: id, uris: [], tasks: [], acked: nothing });
+  if (nothing) return { state: added.state, replies: [acknowledged(id, [], [])], effects: [] };
+  return { state: added.state, replies: [], effects: [{ kind: 'watchTranscripts', ticket: added.ticket, conversationIds: conversations, taskIds }] };
 }
 
-/** The store said which of a stream's transcripts are the caller's: the stream is acknowledged for those. */
-export function listenWatched(state: ConnectionState, ticket: number, pending: Listen, found: readonly string[]): Step {
+/**
+ * The store said which of a stream's transcripts and tasks are the caller's: the stream is acknowledged for
+ * those, and each task's current state goes out right after the acknowledgment.
+ */
+export function listenWatched(state: ConnectionState, ticket: number, pending: Listen, found: readonly string[], tasks: readonly StoredTask[] = []): Step {
   const uris = found.map(transcriptUri);
+  const listened: ListenedTask[] = tasks.map((t) => ({ taskId: t.taskId, sent: null }));
   const pendingNow = new Map(state.pending);
-  pendingNow.set(ticket, { ...pending, uris, acked: true });
-  return { state: { ...state, pending: pendingNow }, replies: [acknowledged(pending.requestId, uris)], effects: [] };
+  pendingNow.set(ticket, { ...pending, uris, tasks: listened, acked: true });
+  let next: ConnectionState = { ...state, pending: pendingNow };
+  const replies = [acknowledged(pending.requestId, uris, listened.map((t) => t.taskId))];
+  for (const task of tasks) {
+    const step = listenTaskUpdates(next, task);
+    next = step.state;
+    replies.push(...step.replies);
+  }
+  return { state: next, replies, effects: [] };
 }
 
 /** `notifications/resources/updated` on every acknowledged stream that named `uri`, each tagged with its listen id. */
@@ -60,4 +94,24 @@ export function listenUpdates(state: ConnectionState, uri: string): Outgoing[] {
     out.push(notice('notifications/resources/updated', { _meta: { [META_SUBSCRIPTION_ID]: p.requestId }, uri }, p.requestId));
   }
   return out;
+}
+
+/**
+ * `notifications/tasks` (the DetailedTask) on every acknowledged stream that named the task and was not
+ * last sent this status: the runtime may report a task more often than it changes (every transcript
+ * entry may be one), and a stream hears each change once.
+ */
+export function listenTaskUpdates(state: ConnectionState, task: StoredTask): { state: ConnectionState; replies: Outgoing[] } {
+  const replies: Outgoing[] = [];
+  let pending: Map<number, Pending> | null = null;
+  const detailed = detailedTask(state, task);
+  for (const [ticket, p] of state.pending) {
+    if (p.kind !== 'listen' || !p.acked) continue;
+    const at = p.tasks.findIndex((t) => t.taskId === task.taskId);
+    if (at < 0 || p.tasks[at]?.sent === detailed.status) continue;
+    pending ??= new Map(state.pending);
+    pending.set(ticket, { ...p, tasks: p.tasks.map((t, i) => (i === at ? { taskId: t.taskId, sent: String(detailed.status) } : t)) });
+    replies.push(notice('notifications/tasks', { _meta: { [META_SUBSCRIPTION_ID]: p.requestId }, ...detailed }, p.requestId));
+  }
+  return { state: pending === null ? state : { ...state, pending }, replies };
 }

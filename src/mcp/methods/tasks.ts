@@ -20,7 +20,7 @@ import { MAX_INPUT_RESPONSES, MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '
 export const serverExtensions = (): Record<string, object> => ({ [TASKS_EXTENSION]: {} });
 
 /** -32021 (HTTP 400): the method needs the extension, which the request did not declare. */
-function undeclared(state: ConnectionState, id: RequestId, method: string): Step {
+export function undeclared(state: ConnectionState, id: RequestId, method: string): Step {
   return fail(state, id, ModernErrorCode.MissingRequiredClientCapability,
     `Missing required client capability: ${method} needs the ${TASKS_EXTENSION} extension declared in _meta["io.modelcontextprotocol/clientCapabilities"].extensions`,
     { requiredCapabilities: { extensions: { [TASKS_EXTENSION]: {} } } });
@@ -100,35 +100,40 @@ export function taskCreated(state: ConnectionState, id: RequestId, task: Created
 }
 
 /**
- * `tasks/get`'s DetailedTask from what the store holds. A `failed` conversation ended at the tool level
- * (the model endpoint's error, `max_turns`), so it is `completed` with an `isError` result, as SEP-2663
- * keeps `failed` for protocol-level faults: an `interrupted` one (its process died, or it was given up),
- * which answers `error` and no `result`.
+ * `tasks/get`'s DetailedTask from what the store holds (and a `notifications/tasks`' params: listen.ts). A
+ * `failed` conversation ended at the tool level (the model endpoint's error, `max_turns`), so it is
+ * `completed` with an `isError` result, as SEP-2663 keeps `failed` for protocol-level faults: an
+ * `interrupted` one (its process died, or it was given up), which answers `error` and no `result`.
  */
-export function taskRead(state: ConnectionState, id: RequestId, taskId: string, task: StoredTask | null): Step {
-  if (task === null) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: no task ${taskId} (tasks are the caller's own harness_task conversations)`);
+export function detailedTask(state: ConnectionState, task: StoredTask): Record<string, unknown> {
   const base = { taskId: task.taskId, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_INTERVAL_MS };
   const text = task.outcome?.text;
   switch (task.status) {
     case 'running':
-      return reply(state, id, { ...base, status: 'working' });
+      return { ...base, status: 'working' };
     case 'completed':
     case 'failed':
-      return reply(state, id, { ...base, status: 'completed', result: toolResult(task.outcome ?? { text: 'The task ended without a recorded result.', isError: true }, state) });
+      return { ...base, status: 'completed', result: toolResult(task.outcome ?? { text: 'The task ended without a recorded result.', isError: true }, state) };
     case 'cancelled':
-      return reply(state, id, { ...base, status: 'cancelled', ...(text === undefined ? {} : { statusMessage: text }) });
+      return { ...base, status: 'cancelled', ...(text === undefined ? {} : { statusMessage: text }) };
     case 'input_required': {
       // The question is read from the transcript; a parked task whose transcript shows none (changed by hand) still says so.
       const question = task.question ?? null;
-      if (question === null) return reply(state, id, { ...base, status: 'input_required', statusMessage: 'the task waits for input its transcript does not show', inputRequests: {} });
-      if ('params' in question) return reply(state, id, { ...base, status: 'input_required', statusMessage: 'the task waits for a model turn of its client', inputRequests: { [question.key]: { method: 'sampling/createMessage', params: question.params } } });
-      return reply(state, id, { ...base, status: 'input_required', statusMessage: question.message, inputRequests: { [question.key]: { method: 'elicitation/create', params: confirmationRequest(question.message) } } });
+      if (question === null) return { ...base, status: 'input_required', statusMessage: 'the task waits for input its transcript does not show', inputRequests: {} };
+      if ('params' in question) return { ...base, status: 'input_required', statusMessage: 'the task waits for a model turn of its client', inputRequests: { [question.key]: { method: 'sampling/createMessage', params: question.params } } };
+      return { ...base, status: 'input_required', statusMessage: question.message, inputRequests: { [question.key]: { method: 'elicitation/create', params: confirmationRequest(question.message) } } };
     }
     case 'interrupted': {
       const message = text ?? `the task was interrupted; continue it with harness_task conversation_id ${task.taskId}`;
-      return reply(state, id, { ...base, status: 'failed', statusMessage: message, error: { code: ErrorCode.InternalError, message, data: { conversation_id: task.taskId } } });
+      return { ...base, status: 'failed', statusMessage: message, error: { code: ErrorCode.InternalError, message, data: { conversation_id: task.taskId } } };
     }
   }
+}
+
+/** `tasks/get`'s answer: the DetailedTask, or -32602 for a task that is not the caller's (or none). */
+export function taskRead(state: ConnectionState, id: RequestId, taskId: string, task: StoredTask | null): Step {
+  if (task === null) return fail(state, id, ErrorCode.InvalidParams, `Invalid params: no task ${taskId} (tasks are the caller's own harness_task conversations)`);
+  return reply(state, id, detailedTask(state, task));
 }
 
 /** `tasks/cancel`'s answer: the empty ack (also for a task already over), the new status seen by the next `tasks/get`. */
