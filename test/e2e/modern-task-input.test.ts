@@ -16,6 +16,7 @@ import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+import { httpListen } from './task-listen-wire.ts';
 
 type Message = { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string } };
 type InputRequests = Record<string, { method: string; params: { message: string; requestedSchema: unknown } }>;
@@ -160,6 +161,43 @@ http('an answer to a key not pending (stale or unknown) is acked and changes not
   assert.is(late.result?.resultType, 'complete', 'an answer after the cancel is acked');
   assert.is((await post(nodeA, 'tasks/get', { taskId })).result?.status, 'cancelled');
   assert.is(existsSync(path.join(box.ws, 'stale.txt')), false, 'and runs nothing');
+});
+
+http('a listen naming the task hears it park input_required with its question, then go on after the answer to completed', async () => {
+  let release!: () => void;
+  script.push({ ...bashTurn('echo heard >> heard.txt'), release: new Promise<void>((r) => (release = r)) }, said('Done: heard.'));
+  const created = await post(nodeA, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'append heard' } });
+  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = String(created.result?.taskId);
+  const stream = await httpListen(nodeA, { taskIds: [taskId] });
+  try {
+    const ack = await stream.next('the acknowledgment');
+    assert.equal(ack.params?.notifications, { taskIds: [taskId] }, JSON.stringify(ack));
+    const first = await stream.next('the state at the acknowledgment');
+    assert.equal([first.method, first.params?.status], ['notifications/tasks', 'working'], JSON.stringify(first));
+    // The model's turn is held until now: the park happens while the stream listens (a park appends no
+    // entry, so only the round's own report of it can tell the stream).
+    release();
+    const waiting = await stream.next('the park');
+    assert.equal([waiting.method, waiting.params?.taskId, waiting.params?.status], ['notifications/tasks', taskId, 'input_required'], JSON.stringify(waiting));
+    const requests = waiting.params?.inputRequests as InputRequests;
+    const polled = await post(nodeA, 'tasks/get', { taskId });
+    assert.equal(requests, polled.result?.inputRequests, 'the question tasks/get reads');
+    const [key] = Object.keys(requests);
+    const ack2 = await post(nodeA, 'tasks/update', { taskId, inputResponses: { [key!]: ACCEPT } });
+    assert.is(ack2.result?.resultType, 'complete', JSON.stringify(ack2));
+    const after: unknown[] = [];
+    while (after.at(-1) !== 'completed') {
+      const m = await stream.next('the task going on');
+      assert.is(m.method, 'notifications/tasks', JSON.stringify(m));
+      after.push(m.params?.status);
+    }
+    // `working` is heard when the resume is read before the run ends (each status once, reads coalesce).
+    assert.ok(after.length <= 2 && (after.length === 1 || after[0] === 'working'), JSON.stringify(after));
+    assert.is(await readFile(path.join(box.ws, 'heard.txt'), 'utf8'), 'heard\n');
+  } finally {
+    await stream.close();
+  }
 });
 
 http.run();
