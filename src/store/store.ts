@@ -70,6 +70,8 @@ export interface TaskResult {
  * A conversation as `tasks/get` reads it, in one row: the conversation, its last entry's seq, and the
  * result its last run finished with — null while it runs, and for a run that ended without one recorded
  * (finished before the store kept results, cancelled from another node, interrupted when its process died).
+ * Parked `input_required`, the run's counts so far instead (its text empty), written by the park with the
+ * status, which a poll numbers the pending turn by when its bounded read cuts the run (task-input.ts).
  */
 export interface TaskRecord {
   readonly conversation: Conversation;
