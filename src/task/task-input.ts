@@ -90,8 +90,8 @@ async function readParkedInput(store: AsyncConversationStore, record: TaskRecord
   const place = { kind: 'turn', key: inputKey('turn', turn, seq), turn, seq } as const;
   if (cut) return { input: { ...place, params: null }, chars };
   // The request carries the conversation: its earlier runs are read too, within what the poll's bound left.
-  const history = first.seq <= 1 ? { entries: [], chars: 0, from: 'start' as const }
-    : await readBack(store, conversation.id, principal, first.seq - 1, false, { entries: TAIL_BUDGET.entries - tail.entries.length, chars: TAIL_BUDGET.chars - chars });
+  const history = first.seq <= 1 ? { entries: [], read: 0, chars: 0, from: 'start' as const }
+    : await readBack(store, conversation.id, principal, first.seq - 1, false, { entries: TAIL_BUDGET.entries - tail.read, chars: TAIL_BUDGET.chars - chars });
   if (history === null) return null;
   if (history.from !== 'start') return { input: { ...place, params: null }, chars: chars + history.chars };
   const messages = [...historyOf(history.entries), ...model.messages];

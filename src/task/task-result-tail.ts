@@ -13,7 +13,8 @@ export interface RunTail {
   readonly entries: readonly Entry[];
   /** Where the read stopped: at the run's prompt, at the transcript's start (no prompt at all), or cut by the bound. */
   readonly from: 'prompt' | 'start' | 'cut';
-  /** Payload JSON characters of the pages read (what the bytes bound counts). */
+  /** Entries read, and their payload JSON characters (what the bounds count): the prompt's page is read whole. */
+  readonly read: number;
   readonly chars: number;
 }
 
@@ -40,18 +41,20 @@ export async function readBack(store: AsyncConversationStore, conversationId: st
   const floor = Math.max(0, lastSeq - budget.entries);
   let high = lastSeq;
   let chars = 0;
+  let read = 0;
   while (high > floor) {
     const low = Math.max(floor, high - TASK_RESULT_TAIL_PAGE);
     const page = await store.entries(conversationId, principal, { afterSeq: low, limit: high - low });
     if (page === null) return null;
+    read += page.length;
+    chars += charsOf(page);
     const prompt = untilPrompt ? lastPrompt(page) : -1;
-    if (prompt >= 0) return { entries: [...page.slice(prompt), ...pages.reverse().flat()], from: 'prompt', chars: chars + charsOf(page.slice(prompt)) };
+    if (prompt >= 0) return { entries: [...page.slice(prompt), ...pages.reverse().flat()], from: 'prompt', read, chars };
     pages.push(page);
     high = low;
-    chars += charsOf(page);
     if (chars >= budget.chars) break;
   }
-  return { entries: pages.reverse().flat(), from: high === 0 ? 'start' : 'cut', chars };
+  return { entries: pages.reverse().flat(), from: high === 0 ? 'start' : 'cut', read, chars };
 }
 
 const charsOf = (entries: readonly Entry[]): number => entries.reduce((n, e) => n + (JSON.stringify(e.payload)?.length ?? 0), 0);
