@@ -189,9 +189,9 @@ export interface ConversationStore {
   /**
    * Resumes the principal's task parked for input (`input_required`) — only while it is still parked and its
    * transcript still ends at `seq`, checked in the same write — under this store's owner: status `running`,
-   * the epoch bumped, a lease for a term; the setup kept at its claim is left as it is and returned. Of
-   * several nodes answering the same question at once exactly one gets it; the others, a stale `seq`,
-   * another principal's or a missing task get null.
+   * the epoch bumped, a lease for a term, the counts its park kept as its result dropped; the setup kept at
+   * its claim is left as it is and returned. Of several nodes answering the same question at once exactly
+   * one gets it; the others, a stale `seq`, another principal's or a missing task get null.
    */
   resumeParkedTask(id: string, principal: string, seq: number): ParkedResume | null;
   /** How many running conversations this store's owner holds. */
