@@ -23,7 +23,7 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
-import { parkedInput } from './task-input.ts';
+import { parkedInput, wholeParkedInput } from './task-input.ts';
 import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
@@ -196,7 +196,9 @@ export class DetachedTasks {
     const record = await store.taskRecord(taskId, context.principal);
     const conversation = record?.conversation;
     if (record === null || conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
-    const input = await parkedInput(store, record, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true });
+    const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true };
+    // A place a poll cannot tell (past its bound) is found by one whole read: the wait ends whatever the length.
+    const input = (await parkedInput(store, record, context.principal, reader)) ?? (await wholeParkedInput(store, record, context.principal, reader));
     if (input === null) return false;
     if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
     // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,

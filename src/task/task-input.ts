@@ -18,7 +18,7 @@ import type { Entry, TaskRecord } from '../store/store.ts';
 import { historyOf, resumeTask, type TaskSetup } from './task-core.ts';
 import { ParkedInputCache } from './parked-input-cache.ts';
 import { questionIn, roundTools, turnParams, waitsForModel, waitsForPerson } from './task-rounds.ts';
-import { lastRun, readBack, TAIL_BUDGET } from './task-result-tail.ts';
+import { readBack, TAIL_BUDGET, type TailBudget } from './task-result-tail.ts';
 import { MAX_TURNS_LIMIT, TASK_RESULT_TAIL_BYTES, TASK_RESULT_TAIL_ENTRIES } from '../limits.ts';
 
 /**
@@ -62,9 +62,21 @@ export async function parkedInput(store: AsyncConversationStore, record: TaskRec
   return read.input;
 }
 
-async function readParkedInput(store: AsyncConversationStore, record: TaskRecord, principal: string, caller: ReaderOf): Promise<{ input: ParkedInput | null; chars: number } | null> {
+/**
+ * The same, read with no bound and kept nowhere: for the one read that must find the place whatever the
+ * transcript's length — a wait's expiry, which otherwise would never resume a task whose place a poll
+ * cannot tell (a last run cut by the bound whose park stored no counts, or whose last model turn lies
+ * before the entries read).
+ */
+export async function wholeParkedInput(store: AsyncConversationStore, record: TaskRecord, principal: string, caller: ReaderOf): Promise<ParkedInput | null> {
+  return (await readParkedInput(store, record, principal, caller, UNBOUNDED))?.input ?? null;
+}
+
+const UNBOUNDED: TailBudget = { entries: Number.POSITIVE_INFINITY, chars: Number.POSITIVE_INFINITY };
+
+async function readParkedInput(store: AsyncConversationStore, record: TaskRecord, principal: string, caller: ReaderOf, budget: TailBudget = TAIL_BUDGET): Promise<{ input: ParkedInput | null; chars: number } | null> {
   const { conversation } = record;
-  const tail = await lastRun(store, conversation.id, principal, record.lastSeq);
+  const tail = await readBack(store, conversation.id, principal, record.lastSeq, true, budget);
   const first = tail?.entries[0];
   if (tail === null || tail.from === 'start' || first === undefined) return tail === null ? null : { input: null, chars: tail.chars };
   const cut = tail.from === 'cut';
@@ -91,7 +103,7 @@ async function readParkedInput(store: AsyncConversationStore, record: TaskRecord
   if (cut) return { input: { ...place, params: null }, chars };
   // The request carries the conversation: its earlier runs are read too, within what the poll's bound left.
   const history = first.seq <= 1 ? { entries: [], read: 0, chars: 0, from: 'start' as const }
-    : await readBack(store, conversation.id, principal, first.seq - 1, false, { entries: TAIL_BUDGET.entries - tail.read, chars: TAIL_BUDGET.chars - chars });
+    : await readBack(store, conversation.id, principal, first.seq - 1, false, { entries: budget.entries - tail.read, chars: budget.chars - chars });
   if (history === null) return null;
   if (history.from !== 'start') return { input: { ...place, params: null }, chars: chars + history.chars };
   const messages = [...historyOf(history.entries), ...model.messages];

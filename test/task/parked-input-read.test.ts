@@ -12,7 +12,7 @@ import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { fullTranscript } from '../../src/store/full-transcript.ts';
 import type { EntryType, TaskResult } from '../../src/store/store.ts';
 import { resumeTask } from '../../src/task/task-core.ts';
-import { REMOTE_ASKABLE, TOO_LONG_FOR_A_POLL } from '../../src/task/task-input.ts';
+import { REMOTE_ASKABLE, TOO_LONG_FOR_A_POLL, wholeParkedInput } from '../../src/task/task-input.ts';
 import { questionIn, roundTools, turnParams } from '../../src/task/task-rounds.ts';
 import { readStoredTask } from '../../src/task/task-status.ts';
 import { MAX_TURNS_LIMIT, TASK_RESULT_TAIL_ENTRIES, TASK_RESULT_TAIL_PAGE } from '../../src/limits.ts';
@@ -92,7 +92,7 @@ test('a question at the end of a last run longer than the bound: at most TASK_RE
   assert.equal(task?.question, await wholeReplay(id), 'the same key and message as the whole run replayed');
 });
 
-test('a last run cut by the bytes bound is numbered right too; without stored counts no question is shown rather than a wrong one', async () => {
+test('a last run cut by the bytes bound is numbered right too; without stored counts no question is shown rather than a wrong one, and the expiry\'s whole read finds it', async () => {
   const size = 50_000; // 200 results of 50 KB: past TASK_RESULT_TAIL_BYTES long before TASK_RESULT_TAIL_ENTRIES
   const id = parked([askingRun(200, size)], { turns: 201, toolCalls: 200 });
   const task = await readStoredTask(store, PRINCIPAL, id);
@@ -100,6 +100,11 @@ test('a last run cut by the bytes bound is numbered right too; without stored co
   assert.equal(task?.question, await wholeReplay(id));
   const legacy = parked([askingRun(200, size)]);
   assert.is((await readStoredTask(store, PRINCIPAL, legacy))?.question, null);
+  // The wait's expiry must still find the place to resume it unanswered: it reads the whole transcript once.
+  const record = (await store.taskRecord(legacy, PRINCIPAL))!;
+  const whole = (await wholeReplay(legacy)) as { key: string; message: string };
+  const found = await wholeParkedInput(store, record, PRINCIPAL, REMOTE_ASKABLE);
+  assert.equal(found?.kind === 'ask' ? { key: found.key, message: found.message } : null, whole);
 });
 
 test('a client-model turn: the request carries the earlier runs, read within the bound; the next poll reads nothing', async () => {
