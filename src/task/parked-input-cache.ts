@@ -2,12 +2,12 @@
 // conversation, parked at seq, as read by one kind of reader — waits for the same input however often a
 // client polls it (the transcript up to that seq never changes), so the first poll reads and replays the
 // transcript and the next ones read nothing. A Map in least-recently-read order, bounded by
-// TASK_PARKED_INPUT_CACHE_ENTRIES places and TASK_PARKED_INPUT_CACHE_BYTES of payload JSON behind them.
+// TASK_PARKED_INPUT_CACHE_ENTRIES places and TASK_PARKED_INPUT_CACHE_BYTES of what they hold.
 
 import { TASK_PARKED_INPUT_CACHE_BYTES, TASK_PARKED_INPUT_CACHE_ENTRIES } from '../limits.ts';
 
 export class ParkedInputCache<T> {
-  /** place key → what it waits for and what reading it cost (payload JSON characters); oldest read first. */
+  /** place key → what it waits for and its size (characters); least recently read first. */
   readonly #places = new Map<string, { readonly value: T; readonly cost: number }>();
   #cost = 0;
 

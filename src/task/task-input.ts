@@ -58,7 +58,8 @@ export async function parkedInput(store: AsyncConversationStore, record: TaskRec
   // Only a parked place is kept: the transcript up to it is final while the task waits there.
   if (read === null || record.conversation.status !== 'input_required') return read?.input ?? null;
   if (cache === undefined) cached.set(store, cache = new ParkedInputCache());
-  cache.set(place, read.input, read.chars);
+  // What it holds: a question's text, or a model turn's request, as large as the payloads it was built from.
+  cache.set(place, read.input, read.input?.kind === 'ask' ? read.input.message.length : read.chars);
   return read.input;
 }
 
