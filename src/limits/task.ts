@@ -72,3 +72,12 @@ export const TASK_INPUT_WAIT_MS = 10 * 60_000;
 export const TASK_RESULT_TAIL_PAGE = 64;
 export const TASK_RESULT_TAIL_ENTRIES = 2048;
 export const TASK_RESULT_TAIL_BYTES = 8 * 1024 * 1024;
+
+/**
+ * What a poll of a parked task (`input_required`) rebuilt, kept per node so that the next polls of the same
+ * parked place read no entry: at most TASK_PARKED_INPUT_CACHE_ENTRIES places, least recently read dropped
+ * first, and at most TASK_PARKED_INPUT_CACHE_BYTES held (a question's text; a model turn's request carries
+ * its conversation, counted as the payload JSON it was built from; one larger than that is not kept).
+ */
+export const TASK_PARKED_INPUT_CACHE_ENTRIES = 32;
+export const TASK_PARKED_INPUT_CACHE_BYTES = 32 * 1024 * 1024;

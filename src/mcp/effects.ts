@@ -122,9 +122,10 @@ export interface StoredTask extends CreatedTask {
   readonly outcome: ToolOutcome | null;
   /**
    * `input_required`: what the task is parked for, by the key of its input request (task-input.ts): its
-   * person's yes or no (`message`), or its client's model's turn (`params`); null when the transcript shows none.
+   * person's yes or no (`message`), or its client's model's turn (`params`; `unshown`: why they are not shown,
+   * its conversation being longer than a poll reads); null when the transcript shows none.
    */
-  readonly question?: { readonly key: string; readonly message: string } | { readonly key: string; readonly params: unknown } | null;
+  readonly question?: { readonly key: string; readonly message: string } | { readonly key: string; readonly params: unknown } | { readonly key: string; readonly unshown: string } | null;
 }
 
 export interface WorkspaceContext {

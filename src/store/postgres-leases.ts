@@ -47,9 +47,10 @@ const CANCEL_RUNNING = `
 
 // Only while the principal's, still parked for input and ending at the seq the answer was asked at: the
 // row lock makes two answers at once take turns, and the second re-reads the row the first committed
-// (running now): it matches nothing. The setup of the first claim stays and comes back.
+// (running now): it matches nothing. The setup of the first claim stays and comes back; the counts the
+// park kept in task_result go (a running row holds no result).
 const RESUME_PARKED = `
-  UPDATE conversations SET status = 'running', owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $3, updated_at = greatest(updated_at, $4)
+  UPDATE conversations SET status = 'running', task_result = NULL, owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $3, updated_at = greatest(updated_at, $4)
   WHERE id = $5 AND principal = $6 AND status = 'input_required' AND last_seq = $7 RETURNING epoch, lease_expires, task_setup`;
 
 // A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and

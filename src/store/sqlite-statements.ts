@@ -88,7 +88,7 @@ export function prepareStatements(db: SqliteDatabase) {
     // Only while the principal's, still parked for input and ending at the seq the answer was asked at:
     // of two answers at once the second finds the row running. The setup of the first claim stays.
     resumeParked: db.prepare<[{ owner: string; expires: number; now: number; id: string; principal: string; seq: number }], LeaseRow & { task_setup: string | null }>(
-      "UPDATE conversations SET status = 'running', owner = @owner, epoch = epoch + 1, lease_expires = @expires, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status = 'input_required' AND last_seq = @seq RETURNING epoch, lease_expires, task_setup",
+      "UPDATE conversations SET status = 'running', task_result = NULL, owner = @owner, epoch = epoch + 1, lease_expires = @expires, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status = 'input_required' AND last_seq = @seq RETURNING epoch, lease_expires, task_setup",
     ),
     ownedTasks: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = ?"),
     // A new session starts at epoch 1; a known one of the same principal moves to the next epoch.

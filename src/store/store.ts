@@ -70,6 +70,8 @@ export interface TaskResult {
  * A conversation as `tasks/get` reads it, in one row: the conversation, its last entry's seq, and the
  * result its last run finished with — null while it runs, and for a run that ended without one recorded
  * (finished before the store kept results, cancelled from another node, interrupted when its process died).
+ * Parked `input_required`, the run's counts so far instead (its text empty), written by the park with the
+ * status, which a poll numbers the pending turn by when its bounded read cuts the run (task-input.ts).
  */
 export interface TaskRecord {
   readonly conversation: Conversation;
@@ -187,9 +189,9 @@ export interface ConversationStore {
   /**
    * Resumes the principal's task parked for input (`input_required`) — only while it is still parked and its
    * transcript still ends at `seq`, checked in the same write — under this store's owner: status `running`,
-   * the epoch bumped, a lease for a term; the setup kept at its claim is left as it is and returned. Of
-   * several nodes answering the same question at once exactly one gets it; the others, a stale `seq`,
-   * another principal's or a missing task get null.
+   * the epoch bumped, a lease for a term, the counts its park kept as its result dropped; the setup kept at
+   * its claim is left as it is and returned. Of several nodes answering the same question at once exactly
+   * one gets it; the others, a stale `seq`, another principal's or a missing task get null.
    */
   resumeParkedTask(id: string, principal: string, seq: number): ParkedResume | null;
   /** How many running conversations this store's owner holds. */

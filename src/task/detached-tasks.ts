@@ -23,7 +23,7 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
-import { parkedInput } from './task-input.ts';
+import { parkedInput, wholeParkedInput } from './task-input.ts';
 import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
@@ -172,10 +172,11 @@ export class DetachedTasks {
    */
   async answer(taskId: string, answers: readonly TaskAnswer[], canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
     const store = context.store();
-    const conversation = await store.getConversation(taskId, context.principal);
-    if (conversation === null) return false;
+    const record = await store.taskRecord(taskId, context.principal);
+    if (record === null) return false;
+    const { conversation } = record;
     if (conversation.status !== 'input_required') return true;
-    const input = await parkedInput(store, conversation, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk });
+    const input = await parkedInput(store, record, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk });
     const answer = input === null ? undefined : answers.find((a) => a.key === input.key);
     if (input === null || answer === undefined) return true;
     const place = { conversationId: taskId, turn: input.turn, seq: input.seq };
@@ -192,9 +193,12 @@ export class DetachedTasks {
    */
   async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, due = false): Promise<boolean> {
     const store = context.store();
-    const conversation = await store.getConversation(taskId, context.principal);
-    if (conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
-    const input = await parkedInput(store, conversation, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true });
+    const record = await store.taskRecord(taskId, context.principal);
+    const conversation = record?.conversation;
+    if (record === null || conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
+    const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true };
+    // A place a poll cannot tell (past its bound) is found by one whole read: the wait ends whatever the length.
+    const input = (await parkedInput(store, record, context.principal, reader)) ?? (await wholeParkedInput(store, record, context.principal, reader));
     if (input === null) return false;
     if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
     // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,

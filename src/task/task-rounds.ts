@@ -210,10 +210,10 @@ class Round {
       const question = person === undefined ? questionIn(step) : undefined;
       for (const action of step.actions) {
         if (question !== undefined && action.a === 'append' && action.type === 'tool_call' && action.payload.id === question.call.id) {
-          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
+          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted', step.state);
           return { kind: 'ask', conversationId: this.#setup.conversationId, turn: step.state.turn, seq: this.#seq, message: question.confirm };
         }
-        const out = await this.#carryOut(action, answer, person);
+        const out = await this.#carryOut(action, answer, person, step.state);
         if (out === null) continue;
         if ('kind' in out) return out;
         if (action.a === 'model') answer = undefined;
@@ -228,7 +228,7 @@ class Round {
   }
 
   /** One action: null when nothing comes back, the event to step the core with, or the round's outcome. */
-  async #carryOut(action: TaskAction, answer: unknown, person: AskResume['person'] | undefined): Promise<TaskEvent | RoundOutcome | null> {
+  async #carryOut(action: TaskAction, answer: unknown, person: AskResume['person'] | undefined, state: TaskStep['state']): Promise<TaskEvent | RoundOutcome | null> {
     switch (action.a) {
       case 'append':
         await this.#append(action.type, action.payload);
@@ -240,7 +240,7 @@ class Round {
         const request = { system: harnessById(this.#harness).systemPrompt, messages: [...action.messages], tools: this.#tools };
         if (this.#deps.model !== undefined && answer === undefined) return this.#askServerModel(action, request);
         if (answer === undefined) {
-          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
+          await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted', { turn: action.turn - 1, toolCalls: state.toolCalls });
           return { kind: 'input', conversationId: this.#setup.conversationId, turn: action.turn, seq: this.#seq, params: turnParams(this.#harness, this.#tools, action.messages) };
         }
         try {
@@ -327,10 +327,14 @@ class Round {
 
   /**
    * Waiting for the client: no lease is held, so no node takes the task over and runs it without a model or
-   * an answer. `input_required`: a Tasks-extension task's question, answered by `tasks/update`.
+   * an answer. `input_required`: a Tasks-extension task's question, answered by `tasks/update`; `taken`, the
+   * model turns the run has taken and its calls, is kept with that status (in the row's result, text
+   * empty), so that a poll whose bounded read cuts the run numbers its turn right (task-input.ts). An
+   * `interrupted` park keeps none: that status's result is what the run finished with.
    */
-  async #park(status: 'interrupted' | 'input_required' = 'interrupted'): Promise<void> {
-    await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch);
+  async #park(status: 'interrupted' | 'input_required' = 'interrupted', taken?: { readonly turn: number; readonly toolCalls: number }): Promise<void> {
+    const counts = status === 'input_required' && taken !== undefined ? { text: '', isError: false, turns: taken.turn, toolCalls: taken.toolCalls } : undefined;
+    await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch, counts);
     // A listener of the task hears it wait (a park appends no entry, so no transcript change would tell it).
     this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
   }

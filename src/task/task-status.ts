@@ -24,7 +24,7 @@ export async function readStoredTask(store: AsyncConversationStore, principal: s
   const { conversation } = record;
   const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
-  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedRequest(store, conversation, principal, caller) };
+  if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedRequest(store, record, principal, caller) };
   return { ...times, status: conversation.status, outcome: await finishedOutcome(store, principal, record, conversation.status) };
 }
 

@@ -204,6 +204,14 @@ get('input_required at a model turn of the client shows one sampling/createMessa
   assert.equal(result.inputRequests, { 'sample-1-1': { method: 'sampling/createMessage', params } });
 });
 
+get('input_required at a model turn too long to show says why in its status message, with no input requests', () => {
+  const unshown = 'the task waits for a model turn of its client, but its conversation is longer than one tasks/get reads';
+  const result = read({ ...stored('input_required'), question: { key: 'sample-4-9004', unshown } }).result!;
+  assert.is(result.status, 'input_required');
+  assert.is(result.statusMessage, unshown);
+  assert.equal(result.inputRequests, {});
+});
+
 get('input_required whose transcript shows no question still says input_required, with no input requests', () => {
   const result = read({ ...stored('input_required'), question: null }).result!;
   assert.is(result.status, 'input_required');

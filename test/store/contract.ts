@@ -839,7 +839,8 @@ contract('resumeParkedTask: one write checks parked-at-seq and claims; of two an
   const { epoch } = await a.claimTask(c.id, { maxTurns: 7 });
   await a.append(c.id, 'user', { text: 'go' }, epoch);
   await a.append(c.id, 'model', { text: 'bash?' }, epoch);
-  await a.setStatus(c.id, 'input_required', epoch);
+  await a.setStatus(c.id, 'input_required', epoch, { text: '', isError: false, turns: 1, toolCalls: 0 });
+  assert.equal((await a.taskRecord(c.id, 'alice'))?.result?.turns, 1, 'the park keeps its counts with the status');
   assert.is(await b.resumeParkedTask(c.id, 'alice', 1), null, 'a stale seq');
   assert.is(await b.resumeParkedTask(c.id, 'mallory', 2), null, "another principal's");
   assert.is(await b.resumeParkedTask(MISSING, 'alice', 2), null, 'none');
@@ -852,6 +853,7 @@ contract('resumeParkedTask: one write checks parked-at-seq and claims; of two an
   assert.is(resumed.lease.epoch, epoch + 1);
   assert.equal(resumed.setup, { maxTurns: 7 });
   assert.is((await a.getConversation(c.id, 'alice'))?.status, 'running');
+  assert.is((await a.taskRecord(c.id, 'alice'))?.result, null, 'the resume clears them: a running row holds no result');
   const winner = first !== null ? a : b;
   assert.is(await winner.ownedTasks(), 1);
   await winner.renewLease(c.id, resumed.lease.epoch);

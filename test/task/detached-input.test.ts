@@ -85,8 +85,8 @@ test('parks input_required at the question, holding no task slot; two answers at
     await g.until(id, 'input_required');
     assert.is(g.slots(), 0, 'a parked task holds no slot of the principal\'s task budget');
     assert.equal(await g.b.expiredTasks(10), [], 'nor a lease another node could take over');
-    const conversation = (await g.b.getConversation(id, PRINCIPAL))!;
-    const question = (await parkedInput(g.b, conversation, PRINCIPAL, REMOTE))!;
+    const record = (await g.b.taskRecord(id, PRINCIPAL))!;
+    const question = (await parkedInput(g.b, record, PRINCIPAL, REMOTE))!;
     assert.is(question.kind, 'ask');
     assert.match(question.kind === 'ask' ? question.message : '', /run the command: echo once >> out\.txt/);
     assert.is(question.key, `confirm-${question.turn}-${question.seq}`);
@@ -144,7 +144,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     const nodeB = new DetachedTasks();
     const id = await g.start(nodeA, g.a, CLIENT_MODEL);
     await g.until(id, 'input_required');
-    const conversation = async () => (await g.a.getConversation(id, PRINCIPAL))!;
+    const conversation = async () => (await g.a.taskRecord(id, PRINCIPAL))!;
     const turn1 = (await parkedInput(g.b, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
     assert.is(turn1.kind, 'turn');
     assert.is(turn1.key, `sample-1-${turn1.seq}`);
@@ -158,7 +158,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
       return next !== null && next.turn === 2 ? true : null;
     }, 10_000);
     const turn2 = (await parkedInput(g.a, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
-    assert.match(JSON.stringify(turn2.kind === 'turn' ? turn2.params.messages : null), /the password is aubergine/, 'the read ran in the workspace');
+    assert.match(JSON.stringify(turn2.kind === 'turn' ? turn2.params?.messages : null), /the password is aubergine/, 'the read ran in the workspace');
     assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: sampled('stale') }], false, g.deps(g.b).task, g.deps(g.b)), 'a stale turn\'s answer is acked');
     assert.is(await g.status(id), 'input_required', 'and changes nothing');
     assert.ok(await nodeA.answer(id, [{ key: turn2.key, sampled: sampled('It says aubergine.') }], false, g.deps(g.a).task, g.deps(g.a)));

@@ -7,29 +7,12 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
+import { counting } from './fixtures/counting-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { fullTranscript } from '../../src/store/full-transcript.ts';
 import type { EntryType } from '../../src/store/store.ts';
 import { outcomeOf, readStoredTask } from '../../src/task/task-status.ts';
 import { TASK_RESULT_TAIL_ENTRIES, TASK_RESULT_TAIL_PAGE } from '../../src/limits.ts';
-
-/** The store, counting `entries` calls and the entries they returned. */
-function counting(inner: AsyncConversationStore): { store: AsyncConversationStore; reads: { calls: number; entries: number } } {
-  const reads = { calls: 0, entries: 0 };
-  const store = new Proxy(inner, {
-    get(target, key, receiver) {
-      const value = Reflect.get(target, key, receiver) as unknown;
-      if (key !== 'entries' || typeof value !== 'function') return typeof value === 'function' ? value.bind(target) : value;
-      return async (...args: unknown[]) => {
-        const page = await (value as (...a: unknown[]) => Promise<unknown[] | null>).apply(target, args);
-        reads.calls++;
-        reads.entries += page?.length ?? 0;
-        return page;
-      };
-    },
-  });
-  return { store, reads };
-}
 
 const PRINCIPAL = 'alice';
 const test = suite('readStoredTask: a finished task\'s poll reads a bounded part of its transcript');

@@ -120,6 +120,7 @@ export function detailedTask(state: ConnectionState, task: StoredTask): Record<s
       // The question is read from the transcript; a parked task whose transcript shows none (changed by hand) still says so.
       const question = task.question ?? null;
       if (question === null) return { ...base, status: 'input_required', statusMessage: 'the task waits for input its transcript does not show', inputRequests: {} };
+      if ('unshown' in question) return { ...base, status: 'input_required', statusMessage: question.unshown, inputRequests: {} };
       if ('params' in question) return { ...base, status: 'input_required', statusMessage: 'the task waits for a model turn of its client', inputRequests: { [question.key]: { method: 'sampling/createMessage', params: question.params } } };
       return { ...base, status: 'input_required', statusMessage: question.message, inputRequests: { [question.key]: { method: 'elicitation/create', params: confirmationRequest(question.message) } } };
     }
