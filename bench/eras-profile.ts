@@ -14,15 +14,14 @@ import { mkdtemp, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import { Session } from 'node:inspector/promises';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { makeSandbox } from '../test/e2e/fixtures.ts';
 import { checkReply, drive, FILE, FILE_TEXT, startSuperPi, type Target } from './http.ts';
-import { bounded, McpHttpSession, McpModernHttp, modernMeta, readParams } from './lib/mcp-http-client.ts';
+import { type Era, type RunStdio, startInProcessStdio } from './lib/in-process-stdio.ts';
+import { bounded, McpHttpSession, McpModernHttp } from './lib/mcp-http-client.ts';
 import { fmt, nowUs, table } from './lib/stats.ts';
 import { ensureBuilt, repoRoot } from './stdio.ts';
 
-type Era = 'modern' | 'legacy';
 const IN_FLIGHT = 64;
 
 const arg = (name: string, fallback: number): number => {
@@ -50,64 +49,9 @@ function stageOf(name: string): string {
   return 'other';
 }
 
-/** One in-process stdio server for `era`: write lines to `input`, replies arrive on `onLine`. */
-async function startEra(ws: string, era: Era, runStdio: (o: object) => Promise<unknown>) {
-  const input = new PassThrough();
-  let onReplies: (count: number, text: string) => void = () => undefined;
-  const output = new Writable({
-    write(chunk: Buffer, _enc, done) {
-      const text = chunk.toString('utf8');
-      let n = 0;
-      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) n++;
-      onReplies(n, text);
-      done();
-    },
-  });
-  const ended = runStdio({ workspace: ws, input, output, logLevel: 'emergency' });
-  const params = JSON.stringify(era === 'modern' ? { ...readParams(FILE), _meta: modernMeta } : readParams(FILE));
-  let id = 0;
-  const line = () => `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":${params}}`;
-  const expected = JSON.stringify(FILE_TEXT).slice(1, -1);
-  const check = (text: string) => {
-    if (!text.includes(expected) || text.includes('"error"') || text.includes('"isError":true')) throw new Error(`${era}: unexpected reply: ${text.slice(0, 300)}`);
-  };
-  if (era === 'legacy') {
-    await new Promise<void>((resolve) => {
-      onReplies = () => resolve();
-      input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-eras', version: '1.0.0' } } })}\n`);
-    });
-    input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  }
-  /** `calls` calls, `IN_FLIGHT` at a time: CPU and wall µs. Every reply chunk is checked. */
-  const block = (calls: number) => new Promise<{ cpuUs: number; wallUs: number }>((resolve, reject) => {
-    let sent = 0;
-    let done = 0;
-    const cpu0 = process.cpuUsage();
-    const t0 = nowUs();
-    onReplies = (n, text) => {
-      try {
-        check(text);
-      } catch (err) {
-        reject(err);
-        return;
-      }
-      done += n;
-      if (done >= calls) {
-        const cpu = process.cpuUsage(cpu0);
-        resolve({ cpuUs: cpu.user + cpu.system, wallUs: nowUs() - t0 });
-        return;
-      }
-      const more = Math.min(n, calls - sent);
-      if (more > 0) {
-        input.write(`${Array.from({ length: more }, line).join('\n')}\n`);
-        sent += more;
-      }
-    };
-    const first = Math.min(IN_FLIGHT, calls);
-    sent = first;
-    input.write(`${Array.from({ length: first }, line).join('\n')}\n`);
-  });
-  return { block, stop: async () => { input.end(); await ended; } };
+/** One in-process stdio server for `era` (bench/lib/in-process-stdio.ts), `IN_FLIGHT` calls at a time. */
+function startEra(ws: string, era: Era, runStdio: RunStdio) {
+  return startInProcessStdio(runStdio, ws, era, IN_FLIGHT, 'bench-eras');
 }
 
 interface ProfileNode {

@@ -11,15 +11,12 @@
 import { loadavg } from 'node:os';
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
-import { PassThrough, Writable } from 'node:stream';
 import { pathToFileURL } from 'node:url';
 import { makeSandbox } from '../test/e2e/fixtures.ts';
 import { FILE, FILE_TEXT } from './http.ts';
-import { modernMeta, readParams } from './lib/mcp-http-client.ts';
+import { type Era, type RunStdio, startInProcessStdio } from './lib/in-process-stdio.ts';
 import { fmt, table } from './lib/stats.ts';
 import { repoRoot } from './stdio.ts';
-
-type RunStdio = (options: object) => Promise<unknown>;
 
 const option = (name: string): string | undefined => {
   const at = process.argv.indexOf(name);
@@ -32,55 +29,10 @@ const flight = Number(option('--flight') ?? 64);
 const calls = Number(option('--calls') ?? 4000);
 const rounds = Number(option('--rounds') ?? 15);
 
-/** One in-process stdio server of `runStdio`'s build for `era`; `block(n)` runs n calls, `flight` at a time, and gives the CPU µs per call. */
-async function startServer(runStdio: RunStdio, ws: string, era: 'legacy' | 'modern') {
-  const input = new PassThrough();
-  let onReplies: (count: number, text: string) => void = () => undefined;
-  const output = new Writable({
-    write(chunk: Buffer, _encoding, done) {
-      const text = chunk.toString('utf8');
-      let count = 0;
-      for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) count++;
-      onReplies(count, text);
-      done();
-    },
-  });
-  const ended = runStdio({ workspace: ws, input, output, logLevel: 'emergency' });
-  const params = JSON.stringify(era === 'modern' ? { ...readParams(FILE), _meta: modernMeta } : readParams(FILE));
-  let id = 0;
-  const line = () => `{"jsonrpc":"2.0","id":${++id},"method":"tools/call","params":${params}}`;
-  const expected = JSON.stringify(FILE_TEXT).slice(1, -1);
-  if (era === 'legacy') {
-    await new Promise<void>((resolve) => {
-      onReplies = () => resolve();
-      input.write(`${JSON.stringify({ jsonrpc: '2.0', id: 'init', method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'bench-builds', version: '1.0.0' } } })}\n`);
-    });
-    input.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' })}\n`);
-  }
-  const block = (n: number) => new Promise<number>((resolve, reject) => {
-    let sent = Math.min(flight, n);
-    let done = 0;
-    const cpu0 = process.cpuUsage();
-    onReplies = (count, text) => {
-      if (!text.includes(expected) || text.includes('"error"') || text.includes('"isError":true')) {
-        reject(new Error(`${era}: unexpected reply: ${text.slice(0, 300)}`));
-        return;
-      }
-      done += count;
-      if (done >= n) {
-        const cpu = process.cpuUsage(cpu0);
-        resolve((cpu.user + cpu.system) / n);
-        return;
-      }
-      const more = Math.min(count, n - sent);
-      if (more > 0) {
-        input.write(`${Array.from({ length: more }, line).join('\n')}\n`);
-        sent += more;
-      }
-    };
-    input.write(`${Array.from({ length: sent }, line).join('\n')}\n`);
-  });
-  return { block, stop: async () => { input.end(); await ended; } };
+/** One in-process stdio server of `runStdio`'s build for `era`; `block(n)` gives the CPU µs per call of n calls, `flight` at a time. */
+async function startServer(runStdio: RunStdio, ws: string, era: Era) {
+  const server = await startInProcessStdio(runStdio, ws, era, flight, 'bench-builds');
+  return { block: async (n: number) => (await server.block(n)).cpuUs / n, stop: () => server.stop() };
 }
 
 const sandbox = await makeSandbox();
