@@ -238,7 +238,8 @@ test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and i
   try {
     assert.is(store.getConversation(c.id, 'alice')?.status, 'running', 'this process still owns it');
     const db = raw(file);
-    assert.equal(db.prepare('SELECT epoch, lease_expires, task_setup FROM conversations').all(), [{ epoch: 0, lease_expires: 0, task_setup: null }]);
+    // Spread: node:sqlite (Node 22+) gives rows without a prototype, which uvu's equal tells from plain objects.
+    assert.equal(db.prepare('SELECT epoch, lease_expires, task_setup FROM conversations').all().map((row) => ({ ...(row as object) })), [{ epoch: 0, lease_expires: 0, task_setup: null }]);
     db.close();
     const lease = store.claimTask(c.id, { maxTurns: 3 });
     assert.equal(lease, { conversationId: c.id, epoch: 1, expiresAt: 6000 });

@@ -18,7 +18,7 @@ import type { ResumedStreamLimits } from '../../src/transports/resumed-streams.t
 import { DEFAULT_ALLOWED_HOSTS, ORPHAN_CHECK_MS } from '../../src/limits.ts';
 import { Cluster } from '../cluster/orphan-store.ts';
 import { sseReader, type SseReader } from '../e2e/sse-reader.ts';
-import { guarded } from '../hang-guard.ts';
+import { guarded, HANG_GUARD_MS, pollUntil } from '../hang-guard.ts';
 
 // This node holds no session: anything but `find` (which finds nothing) fails the test.
 const holdsNothing = new Proxy({}, {
@@ -114,8 +114,8 @@ test('with K streams of one session resumed here, one appended event costs one r
   await settle();
   assert.is(log.reads, 1, `one read for ${k} streams`);
   for (const c of clients) c.abort();
-  await settle();
-  assert.is(feed.waiting, 0, 'the streams gone, nothing waits');
+  // An abort reaches the server when the socket closes, which a loaded machine may take more turns for (CI saw 1 left).
+  await pollUntil('the streams gone, nothing waits', () => (feed.waiting === 0 ? true : null), HANG_GUARD_MS, 10);
   await feed.close();
 });
 
