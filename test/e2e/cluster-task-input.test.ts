@@ -12,41 +12,18 @@ import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted
 import { findPostgres } from '../store/postgres-server.ts';
 import { pollUntil } from '../hang-guard.ts';
 import { clusterGround, type RunningServer, startHttpServerProcess } from './fixtures.ts';
+import { httpAsk, type Message, TASKS, TOKENS } from './task-listen-wire.ts';
 
-const TOKEN = 'cluster-task-input-token-0123456789';
-const TASKS = 'io.modelcontextprotocol/tasks';
 const NAME = 'a task parked input_required on node A is shown and answered on node B, which runs the rest of it';
-type Message = { result?: Record<string, unknown>; error?: { code: number; message: string } };
 
 const bashTurn = (command: string): ScriptStep => ({
   body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-bash-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] } }] },
 });
 const said = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 
-async function post(node: RunningServer, method: string, params: Record<string, unknown>): Promise<Message> {
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  const res = await fetch(node.url, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${TOKEN}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, 'Mcp-Name': String(name),
-    },
-    body: JSON.stringify({
-      jsonrpc: '2.0', id: 1, method, params: {
-        ...params, _meta: {
-          'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-          'io.modelcontextprotocol/clientCapabilities': { elicitation: { form: {} }, extensions: { [TASKS]: {} } },
-          'io.modelcontextprotocol/clientInfo': { name: 'cluster-task-input', version: '1' },
-        },
-      },
-    }),
-  });
-  const text = await res.text();
-  const data = res.headers.get('content-type')?.includes('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'
-    : text;
-  return JSON.parse(data) as Message;
-}
+const ASKABLE = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
+/** A request of a caller who can be asked (form elicitation and the extension declared). */
+const post = (node: RunningServer, method: string, params: Record<string, unknown>): Promise<Message> => httpAsk(node, method, params, 'alice', ASKABLE);
 
 const found = findPostgres();
 if (found.ok) {
@@ -56,7 +33,7 @@ if (found.ok) {
     const { pg, box } = ground();
     const store = await pg.createDatabase();
     const model = await startScriptedServer([bashTurn('echo cluster >> cluster.txt'), said('Done on the cluster.')]);
-    const env = { SUPERPI_TOKENS: `${TOKEN}=alice`, SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test' };
+    const env = { SUPERPI_TOKENS: `${TOKENS.alice}=alice`, SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test' };
     const nodes: RunningServer[] = [];
     let failed = true;
     try {

@@ -16,41 +16,19 @@ import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
-import { httpListen } from './task-listen-wire.ts';
+import { httpAsk, httpListen, type Message, stdioAsker, TASKS, TOKENS, type Who } from './task-listen-wire.ts';
 
-type Message = { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string } };
 type InputRequests = Record<string, { method: string; params: { message: string; requestedSchema: unknown } }>;
 
-const TASKS = 'io.modelcontextprotocol/tasks';
 const ASKABLE = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
-const meta = (capabilities: object) => ({
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': capabilities,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-task-input', version: '1' },
-});
 const bashTurn = (command: string): ScriptStep => ({
   body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-bash-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] } }] },
 });
 const said = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 
-const TOKENS = { alice: 'tok-alice-123', bob: 'tok-bob-4567' };
-
-async function post(server: RunningServer, method: string, params: Record<string, unknown>, who: 'alice' | 'bob' = 'alice', capabilities: object = ASKABLE): Promise<Message> {
-  const name = method === 'tools/call' ? params.name : params.taskId;
-  const res = await fetch(server.url, {
-    method: 'POST',
-    headers: {
-      Authorization: `Bearer ${TOKENS[who]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-      'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
-    },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(capabilities) } }),
-  });
-  const text = await res.text();
-  const data = res.headers.get('content-type')?.includes('text/event-stream')
-    ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'
-    : text;
-  return JSON.parse(data) as Message;
-}
+/** A request of a caller who can be asked (form elicitation and the extension declared, unless told otherwise). */
+const post = (server: RunningServer, method: string, params: Record<string, unknown>, who: Who = 'alice', capabilities: object = ASKABLE): Promise<Message> =>
+  httpAsk(server, method, params, who, capabilities);
 
 const http = suite('a Tasks-extension task asks its person through input_required and tasks/update (HTTP, two nodes on one store)');
 let box: Sandbox;
@@ -209,7 +187,7 @@ let sbox: Sandbox;
 let shome: string;
 let smodel: ScriptedServer;
 let child: ChildProcessWithoutNullStreams;
-const waiters = new Map<unknown, (m: Message) => void>();
+let ask: (method: string, params: Record<string, unknown>) => Promise<Message>;
 
 stdio.before(async () => {
   sbox = await makeSandbox();
@@ -219,16 +197,7 @@ stdio.before(async () => {
     cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'],
     env: { ...process.env, SUPERPI_MODEL_URL: `${smodel.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: shome },
   });
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      const msg = JSON.parse(buf.slice(0, nl)) as Message;
-      buf = buf.slice(nl + 1);
-      if (msg.method === undefined) waiters.get(msg.id)?.(msg);
-    }
-  });
+  ask = stdioAsker(child, ASKABLE);
   child.stderr.resume();
 });
 stdio.after(async () => {
@@ -238,16 +207,6 @@ stdio.after(async () => {
   await sbox?.cleanup();
   await rm(shome, { recursive: true, force: true });
 });
-
-let nextId = 1;
-const ask = (method: string, params: Record<string, unknown>): Promise<Message> => {
-  const id = nextId++;
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error(`no answer to ${method}`)), 15_000);
-    waiters.set(id, (m) => { clearTimeout(timer); waiters.delete(id); resolve(m); });
-    child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(ASKABLE) } })}\n`);
-  });
-};
 
 stdio('a task whose command would ask a remote caller runs it for the local user and completes', async () => {
   const created = await ask('tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'append local' } });

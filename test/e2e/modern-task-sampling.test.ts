@@ -13,19 +13,13 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { pollUntil } from '../hang-guard.ts';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+import { httpAsk, type Message, stdioAsker, TASKS, TOKENS, type Who } from './task-listen-wire.ts';
 
-type Message = { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string } };
 type Sampling = { method: string; params: { messages: { role: string; content: { type: string; text?: string } }[]; systemPrompt?: string } };
-type Ask = (method: string, params: Record<string, unknown>, who?: 'alice' | 'bob') => Promise<Message>;
+type Ask = (method: string, params: Record<string, unknown>, who?: Who) => Promise<Message>;
 
-const TASKS = 'io.modelcontextprotocol/tasks';
 const SAMPLING = { sampling: {}, extensions: { [TASKS]: {} } };
 const NO_SERVER_MODEL = { SUPERPI_MODEL_URL: '', SUPERPI_ANTHROPIC_API_KEY: '' };
-const meta = {
-  'io.modelcontextprotocol/protocolVersion': '2026-07-28',
-  'io.modelcontextprotocol/clientCapabilities': SAMPLING,
-  'io.modelcontextprotocol/clientInfo': { name: 'raw-task-sampling', version: '1' },
-};
 const said = (text: string) => ({ role: 'assistant', model: 'client-model', stopReason: 'endTurn', content: { type: 'text', text } });
 
 function scenario(name: string, start: (ws: string, home: string) => Promise<{ ask: Ask; close: () => Promise<void>; other: boolean }>) {
@@ -113,27 +107,8 @@ scenario('a task on the client\'s model over stdio (the local user), raw JSON-RP
   const child: ChildProcessWithoutNullStreams = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', ws], {
     cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...NO_SERVER_MODEL, SUPERPI_HOME: home },
   });
-  const waiters = new Map<unknown, (m: Message) => void>();
-  let buf = '';
-  child.stdout.on('data', (d: Buffer) => {
-    buf += d.toString();
-    let nl: number;
-    while ((nl = buf.indexOf('\n')) !== -1) {
-      const msg = JSON.parse(buf.slice(0, nl)) as Message;
-      buf = buf.slice(nl + 1);
-      if (msg.method === undefined) waiters.get(msg.id)?.(msg);
-    }
-  });
   child.stderr.resume();
-  let id = 1;
-  const ask: Ask = (method, params) => {
-    const n = id++;
-    return new Promise((resolve, reject) => {
-      const timer = setTimeout(() => reject(new Error(`no answer to ${method}`)), 15_000);
-      waiters.set(n, (m) => { clearTimeout(timer); waiters.delete(n); resolve(m); });
-      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id: n, method, params: { ...params, _meta: meta } })}\n`);
-    });
-  };
+  const ask = stdioAsker(child, SAMPLING);
   return {
     ask, other: false,
     close: async () => {
@@ -143,25 +118,8 @@ scenario('a task on the client\'s model over stdio (the local user), raw JSON-RP
   };
 }).run();
 
-const TOKENS = { alice: 'tok-alice-123', bob: 'tok-bob-4567' };
-
 scenario('a task on the client\'s model over Streamable HTTP (a token), raw POSTs', async (ws, home) => {
   const server: RunningServer = await startHttpServerProcess(ws, ['--threads', '1', '--tool-threads', '1'], { ...NO_SERVER_MODEL, SUPERPI_HOME: home, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` });
-  const ask: Ask = async (method, params, who = 'alice') => {
-    const name = method === 'tools/call' ? params.name : params.taskId;
-    const res = await fetch(server.url, {
-      method: 'POST',
-      headers: {
-        Authorization: `Bearer ${TOKENS[who]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
-        'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, 'Mcp-Name': String(name),
-      },
-      body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta } }),
-    });
-    const text = await res.text();
-    const data = res.headers.get('content-type')?.includes('text/event-stream')
-      ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'
-      : text;
-    return JSON.parse(data) as Message;
-  };
+  const ask: Ask = (method, params, who = 'alice') => httpAsk(server, method, params, who, SAMPLING);
   return { ask, other: true, close: async () => { await server.stop(); } };
 }).run();

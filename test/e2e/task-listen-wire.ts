@@ -1,7 +1,9 @@
-// Raw 2026-07-28 JSON-RPC over Streamable HTTP for the task notification tests (modern-task-notifications,
-// cluster-task-notifications): a POST with the headers its body implies, and a `subscriptions/listen`
-// whose SSE reply is read message by message. Not a *.test.ts file.
+// Raw 2026-07-28 JSON-RPC for the Tasks-extension tests (the SDK v2 client cannot drive SEP-2663): over
+// Streamable HTTP a POST with the headers its body implies and its answer from a JSON or SSE reply, and a
+// `subscriptions/listen` whose SSE reply is read message by message; over stdio a request written as a line
+// and its answer read from the child's stdout. Not a *.test.ts file.
 
+import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { guarded } from '../hang-guard.ts';
 import type { RunningServer } from './fixtures.ts';
@@ -46,7 +48,7 @@ export class Queue implements Stream {
 }
 
 /** One 2026-07-28 POST with the headers its body implies (Mcp-Name: the tool, or the task id). */
-function post(server: RunningServer, method: string, params: Record<string, unknown>, who: Who, signal?: AbortSignal): Promise<Response> {
+function post(server: RunningServer, method: string, params: Record<string, unknown>, who: Who, capabilities: object, signal?: AbortSignal): Promise<Response> {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   return fetch(server.url, {
     method: 'POST',
@@ -54,14 +56,14 @@ function post(server: RunningServer, method: string, params: Record<string, unkn
       Authorization: `Bearer ${TOKENS[who]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
       'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(WITH_TASKS) } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(capabilities) } }),
     ...(signal === undefined ? {} : { signal }),
   });
 }
 
-/** A request declaring the Tasks extension, and its answer (from a JSON or an SSE reply). */
-export async function httpAsk(server: RunningServer, method: string, params: Record<string, unknown>, who: Who = 'alice'): Promise<Message> {
-  const res = await post(server, method, params, who);
+/** A request declaring `capabilities` (the Tasks extension by default), and its answer (from a JSON or an SSE reply). */
+export async function httpAsk(server: RunningServer, method: string, params: Record<string, unknown>, who: Who = 'alice', capabilities: object = WITH_TASKS): Promise<Message> {
+  const res = await post(server, method, params, who, capabilities);
   const text = await res.text();
   const data = res.headers.get('content-type')?.includes('text/event-stream')
     ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'
@@ -72,7 +74,7 @@ export async function httpAsk(server: RunningServer, method: string, params: Rec
 /** A `subscriptions/listen` declaring the extension: its SSE reply, message by message, until closed. */
 export async function httpListen(server: RunningServer, notifications: object, who: Who = 'alice'): Promise<Stream> {
   const abort = new AbortController();
-  const res = await post(server, 'subscriptions/listen', { notifications }, who, abort.signal);
+  const res = await post(server, 'subscriptions/listen', { notifications }, who, WITH_TASKS, abort.signal);
   assert.is(res.status, 200, `listen: ${res.status}`);
   assert.match(res.headers.get('content-type') ?? '', 'text/event-stream');
   const events = sseReader(res.body as ReadableStream<Uint8Array>);
@@ -88,4 +90,30 @@ export async function httpListen(server: RunningServer, notifications: object, w
     }
   })();
   return stream;
+}
+
+/**
+ * Requests over a stdio server's stdin, each declaring `capabilities`: `ask` resolves with the answer of
+ * its id read from the child's stdout (notifications and requests of the server are passed over).
+ */
+export function stdioAsker(child: ChildProcessWithoutNullStreams, capabilities: object): (method: string, params: Record<string, unknown>) => Promise<Message> {
+  const waiters = new Map<unknown, (m: Message) => void>();
+  let buf = '';
+  child.stdout.on('data', (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      const msg = JSON.parse(buf.slice(0, nl)) as Message;
+      buf = buf.slice(nl + 1);
+      if (msg.method === undefined) waiters.get(msg.id)?.(msg);
+    }
+  });
+  let nextId = 1;
+  return (method, params) => {
+    const id = nextId++;
+    return guarded(new Promise<Message>((resolve) => {
+      waiters.set(id, (m) => { waiters.delete(id); resolve(m); });
+      child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(capabilities) } })}\n`);
+    }), `the answer to ${method}`, 15_000);
+  };
 }
