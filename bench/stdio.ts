@@ -188,12 +188,15 @@ interface Throughput {
   calls: number;
   us: number;
   cpuUs: number;
+  /** This process's (the client's) CPU time over the block, µs: on two cores the client shares the machine. */
+  clientCpuUs: number;
 }
 
 /** `window` closed loops of `call` for `ms`: completed calls, wall time and the server's CPU time (all its threads). */
 async function throughputBlock(server: Server, ms: number, window: number): Promise<Throughput> {
   server.batch = true;
   const cpu0 = cpuMicros(server.pid);
+  const client0 = process.cpuUsage();
   const started = nowUs();
   const end = started + ms * 1000;
   let calls = 0;
@@ -207,7 +210,8 @@ async function throughputBlock(server: Server, ms: number, window: number): Prom
   } finally {
     server.batch = false;
   }
-  return { calls, us: nowUs() - started, cpuUs: cpuMicros(server.pid) - cpu0 };
+  const client = process.cpuUsage(client0);
+  return { calls, us: nowUs() - started, cpuUs: cpuMicros(server.pid) - cpu0, clientCpuUs: client.user + client.system };
 }
 
 interface Latency {
@@ -239,7 +243,7 @@ function abba<T>(sides: readonly T[], rounds: number): T[] {
 }
 
 const rate = (t: Throughput) => (t.calls / t.us) * 1e6;
-const sum = (ts: readonly Throughput[]): Throughput => ts.reduce((a, t) => ({ calls: a.calls + t.calls, us: a.us + t.us, cpuUs: a.cpuUs + t.cpuUs }), { calls: 0, us: 0, cpuUs: 0 });
+const sum = (ts: readonly Throughput[]): Throughput => ts.reduce((a, t) => ({ calls: a.calls + t.calls, us: a.us + t.us, cpuUs: a.cpuUs + t.cpuUs, clientCpuUs: a.clientCpuUs + t.clientCpuUs }), { calls: 0, us: 0, cpuUs: 0, clientCpuUs: 0 });
 
 /** Ratios of A's blocks to B's blocks, paired in the order they ran (A1/B1, A2/B2, …): each pair ran back to back or mirrored around the middle. */
 function pairRatios(a: readonly number[], b: readonly number[]): number[] {
@@ -543,11 +547,12 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     }
 
     const detail = table(
-      ['server', `calls/s (${IN_FLIGHT} in flight)`, 'CPU/call', 'p50 one at a time', 'p99 one at a time', 'CPU/call one at a time', 'calls/s ÷ SDK, per block pair', 'p50 ÷ SDK, per block pair'],
+      ['server', `calls/s (${IN_FLIGHT} in flight)`, 'CPU/call', 'client CPU/call', 'p50 one at a time', 'p99 one at a time', 'CPU/call one at a time', 'calls/s ÷ SDK, per block pair', 'p50 ÷ SDK, per block pair'],
       servers.map((s) => [
         s.spec.name,
         fmt(rate(tput(s))),
         us(tput(s).cpuUs / tput(s).calls),
+        us(tput(s).clientCpuUs / tput(s).calls),
         us(p(s, 50)),
         us(p(s, 99)),
         us(latCpu(s)),
@@ -557,7 +562,7 @@ export const run: BenchSectionRunner = async (options: BenchOptions): Promise<Be
     );
     const notes = [
       detail,
-      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads for stdio: none — its connection actor runs on the main thread; the tool pool starts a thread on the first grep, find or large read); SDK \`${commandOf(specs[1] as ServerSpec)}\`; bare SDK \`${commandOf(specs[2] as ServerSpec)}\` (the same server, its tool body readFileSync); floor \`${commandOf(specs[3] as ServerSpec)}\` and \`${commandOf(specs[4] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
+      `Servers: super-pi \`${commandOf(specs[0] as ServerSpec)}\` (default threads for stdio: none — its connection actor runs on the main thread; the tool pool starts a thread on the first grep, find or large read); SDK \`${commandOf(specs[1] as ServerSpec)}\`; bare SDK \`${commandOf(specs[2] as ServerSpec)}\` (the same server, its tool body readFileSync); floor \`${commandOf(specs[3] as ServerSpec)}\` and \`${commandOf(specs[4] as ServerSpec)}\`. "CPU/call": the server process's CPU time (every thread, from /proc) per call, in each mode; "client CPU/call": the driving client's (this process's) at ${IN_FLIGHT} in flight, which shares the machine's cores with the server. The floor is what Node itself allows for this exchange (no framework, the file read with readFileSync); "floor + thread" adds the one crossing to a worker thread and back per request that a server whose sessions live on other threads pays.`,
       ...(tRatio >= THROUGHPUT_TARGET ? [] : [throughputNote({
         ratio: tRatio,
         ceiling: rate(tput(floor1)) / rate(tput(sdk)),

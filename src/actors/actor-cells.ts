@@ -60,9 +60,13 @@ export class ActorCells {
   /** Set by `abandon`: nothing runs or is posted any more (the scheduler is gone). */
   #abandoned = false;
 
-  constructor(post: PostOut, builtins: ReadonlyMap<string, Behaviour>) {
+  /** Told after each message an actor handled (`ActorCells` options): a host may hand its output on at once. */
+  readonly #handled: (() => void) | undefined;
+
+  constructor(post: PostOut, builtins: ReadonlyMap<string, Behaviour>, options: { readonly handled?: () => void } = {}) {
     this.#post = post;
     this.#builtins = builtins;
+    this.#handled = options.handled;
   }
 
   get size(): number {
@@ -192,6 +196,7 @@ export class ActorCells {
         if (!envelope) break;
         cell.continuation = null;
         this.#run(cell, envelope);
+        this.#handled?.();
         // The actor asked to yield: its turn ends here, and the thread goes round the event loop first.
         if (cell.continuation) break;
       }

@@ -40,7 +40,10 @@ export class MainThreadHost implements ActorThread {
     this.#clock = options.clock ?? systemClock;
     const onInline = options.onInline;
     this.exited = new Promise((resolve) => (this.#settleExit = resolve));
-    this.#cells = new ActorCells((msg) => this.#post(msg), builtins);
+    // What an actor emitted is handed on as soon as it has handled the message (not after the whole turn):
+    // on stdio the replies of a turn of 64 calls then leave in batches while the rest are handled
+    // (STDIO_REPLIES_PER_WRITE), so the host works on them meanwhile instead of the two taking turns.
+    this.#cells = new ActorCells((msg) => this.#post(msg), builtins, { handled: this.#handOn });
     this.#tally = new InlineTally((series) => onInline?.(series));
     installInlineTally(this.#tally);
   }
@@ -141,6 +144,21 @@ export class MainThreadHost implements ActorThread {
     this.#outbox.push(msg);
     if (this.#outbox.length === 1) queueMicrotask(this.#flush);
   }
+
+  /**
+   * After each handled message, inside the actors' turn: what it emitted goes on now. A receiver that
+   * throws is reported as the microtask flush's would be (uncaught), not into the turn it interrupts.
+   */
+  readonly #handOn = (): void => {
+    if (this.#outbox.length === 0) return;
+    try {
+      this.#flush();
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  };
 
   readonly #flush = (): void => {
     const out = this.#outbox;

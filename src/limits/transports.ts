@@ -14,6 +14,14 @@
 export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /**
+ * Replies stdio gathers into one write while its session is still handling the lines it was sent: a host
+ * with many calls in flight gets them in writes of this many lines, so it starts on the first replies while
+ * the server makes the rest, instead of the two processes taking turns. A turn's last replies leave at its
+ * end, however few. Measured in BENCHMARKS.md ("A small call against the bare SDK server").
+ */
+export const STDIO_REPLIES_PER_WRITE = 16;
+
+/**
  * Bytes (characters) of a WebSocket session's messages read and not yet handled by its actor, frames held
  * while the session opens included. Past it the socket is not read (`WebSocket#pause`): the client's
  * further frames wait in its own buffers and TCP's until the session has caught up to this, so a client

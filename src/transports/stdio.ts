@@ -6,7 +6,7 @@ import type { Outgoing } from '../mcp/outgoing.ts';
 import { Backpressure } from './backpressure.ts';
 import { LineFramer } from './line-framer.ts';
 import type { SessionHost } from './session-host.ts';
-import { EOF_DRAIN_MS, GIVE_UP_LINGER_MAX_MS, GIVE_UP_QUIET_MS, GIVE_UP_QUIET_TICKS, OUTPUT_FLUSH_MS } from '../limits.ts';
+import { EOF_DRAIN_MS, GIVE_UP_LINGER_MAX_MS, GIVE_UP_QUIET_MS, GIVE_UP_QUIET_TICKS, OUTPUT_FLUSH_MS, STDIO_REPLIES_PER_WRITE } from '../limits.ts';
 
 
 export interface StdioTransportOptions {
@@ -32,9 +32,11 @@ export async function serveStdio(options: StdioTransportOptions, host: Pick<Sess
   const framer = new LineFramer(options.maxMessageBytes);
   const out = new Backpressure(options.output, options.input, options.maxOutputBacklogBytes);
   // One channel: every message goes out in order, whatever it answers. The lines sent in one turn (a
-  // drained mailbox answers up to dozens) leave in one write, at the end of the turn: one system call
-  // instead of one per line, and no line waits past the current job. Backpressure still holds them while
-  // the host is not reading.
+  // drained mailbox answers up to dozens) leave in writes of STDIO_REPLIES_PER_WRITE, the last at the end
+  // of the turn: one system call per batch instead of one per line, no line waits past the current job,
+  // and a host with many calls in flight works on the first batch while the session makes the next (the
+  // main-thread actor host hands each handled message's output on at once: main-thread-host.ts).
+  // Backpressure still holds them while the host is not reading.
   let pending: string[] = [];
   const writePending = (): void => {
     if (pending.length === 0) return;
@@ -45,6 +47,7 @@ export async function serveStdio(options: StdioTransportOptions, host: Pick<Sess
   const send = (message: Outgoing): void => {
     pending.push(message.line);
     if (pending.length === 1) queueMicrotask(writePending);
+    else if (pending.length >= STDIO_REPLIES_PER_WRITE) writePending();
   };
   let giveUp: () => void = () => undefined;
   const gaveUp = new Promise<void>((resolve) => (giveUp = resolve));

@@ -59,6 +59,44 @@ host('the same behaviour by module URL or by registered name: a call gets its re
   }
 });
 
+host('what an actor emits is handed on after each message it handles, while the rest of its turn waits in the mailbox', async () => {
+  const scheduler = inThread();
+  const thread = scheduler.threads()[0] as MainThreadHost;
+  const a = await scheduler.spawn(echo, { greeting: 'a' });
+  // The mailbox depth each output is seen at: handed on per message, the first comes with 9 still queued;
+  // handed on after the turn, every one would see an empty mailbox.
+  const depths: number[] = [];
+  a.onMessage(() => depths.push(thread.mailboxes.deepest));
+  for (let i = 0; i < 10; i++) a.cast({ op: 'emit', value: i });
+  assert.is(await a.call({ op: 'count' }), 11);
+  assert.equal(depths, [10, 9, 8, 7, 6, 5, 4, 3, 2, 1], 'each output before the next message is handled (the count call still queued behind them)');
+});
+
+host('a receiver that throws on an output handed on mid-turn is reported once, uncaught, and the turn goes on', async () => {
+  const scheduler = inThread();
+  const a = await scheduler.spawn(echo, { greeting: 'a' });
+  const seen: unknown[] = [];
+  a.onMessage((m) => {
+    seen.push(m);
+    if (m === 1) throw new Error('receiver failed');
+  });
+  const uncaught: unknown[] = [];
+  const listeners = process.listeners('uncaughtException');
+  process.removeAllListeners('uncaughtException');
+  process.on('uncaughtException', (e) => uncaught.push(e));
+  try {
+    for (let i = 0; i < 4; i++) a.cast({ op: 'emit', value: i });
+    assert.is(await a.call({ op: 'count' }), 5, 'the messages after the throw were still handled in order');
+    await new Promise((r) => setImmediate(r));
+  } finally {
+    process.removeAllListeners('uncaughtException');
+    for (const l of listeners) process.on('uncaughtException', l);
+  }
+  assert.equal(seen, [0, 1, 2, 3]);
+  assert.is(uncaught.length, 1);
+  assert.match(String(uncaught[0]), /receiver failed/);
+});
+
 host('a handler that throws is a crash exit carrying the cause; the host and its other actors go on', async () => {
   const scheduler = inThread();
   const a = await scheduler.spawn(echo, { greeting: 'a' });

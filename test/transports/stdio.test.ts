@@ -5,7 +5,7 @@ import type { Outgoing } from '../../src/mcp/outgoing.ts';
 import type { FrameEvent } from '../../src/transports/line-framer.ts';
 import type { SessionHost } from '../../src/transports/session-host.ts';
 import { serveStdio } from '../../src/transports/stdio.ts';
-import { EOF_DRAIN_MS } from '../../src/limits.ts';
+import { EOF_DRAIN_MS, STDIO_REPLIES_PER_WRITE } from '../../src/limits.ts';
 import { guarded } from '../hang-guard.ts';
 
 /** What these tests record of a session: the frames, drains, answers and close the transport asks for. */
@@ -65,6 +65,25 @@ test('the lines a session sends in one turn leave in one write, in order, each e
   input.end('{"go":1}\n');
   await served;
   assert.equal(writes, ['{"n":1}\n{"n":2}\n{"n":3}\n']);
+});
+
+test('many lines in one turn leave in writes of STDIO_REPLIES_PER_WRITE, the rest at the end of the turn, all in order', async () => {
+  const input = new PassThrough();
+  const output = new PassThrough();
+  const writes: string[] = [];
+  output.on('data', (d: Buffer) => writes.push(d.toString()));
+  const count = STDIO_REPLIES_PER_WRITE * 2 + 3;
+  const served = serveStdio({ input, output, maxMessageBytes: 1024 }, hostFor((send) => ({
+    receiveFrame: (frame) => {
+      if (frame.kind === 'line') for (let n = 0; n < count; n++) send({ line: `{"n":${n}}` });
+    },
+    close: async () => undefined,
+  })));
+  await new Promise((r) => setImmediate(r));
+  input.end('{"go":1}\n');
+  await served;
+  assert.equal(writes.map((w) => w.split('\n').length - 1), [STDIO_REPLIES_PER_WRITE, STDIO_REPLIES_PER_WRITE, 3]);
+  assert.is(writes.join(''), Array.from({ length: count }, (_, n) => `{"n":${n}}\n`).join(''));
 });
 
 test('stop: reading ends at once, then the session drains for stopDrainMs, answers what is left, closes', async () => {
