@@ -96,7 +96,10 @@ export function startTool(state: ConnectionState, id: RequestId, tool: ToolName,
   });
   const client = { sampling: state.modern === undefined && canSample(state), elicitation: state.modern === undefined && canElicitForm(state) };
   // The Tasks extension (SEP-2663): the runtime may run the task detached and answer `taskCreated` (methods/tasks.ts);
-  // a question to the person inside it then parks it `input_required`, answered by `tasks/update`.
+  // a question to the person inside it then parks it `input_required`, answered by `tasks/update`. A retry carrying
+  // the person's yes to a confirmation is the call's first start (`resumeCall`), so it becomes a task as a first
+  // round does (MRTR then task, `tasks-mrtr-composition`); one carrying a task's turn or question (`resume`)
+  // continues the call its round trips began, never a new task.
   const task = tool === 'harness_task' && resume === undefined && args.undo !== true && declaresTasks(state);
   return {
     state: added.state, replies: [],
@@ -116,7 +119,8 @@ export function confirmationAnswered(state: ConnectionState, ticket: number, ans
 
 /**
  * The one rule for an answered confirmation, in both eras: accept (with allow not unticked) runs the call;
- * decline, cancel, no answer, or a failed question refuses it with a tool error saying why.
+ * decline, cancel, no answer, or a failed question refuses it with a tool error saying why. Accepted, the
+ * call starts as if first asked: a harness_task whose retry declares the Tasks extension may become a task.
  */
 function resumeCall(state: ConnectionState, id: RequestId, call: HeldCall, answer: unknown, error?: { message: string }): Step {
   const person = readPersonAnswer(answer, error);
