@@ -48,3 +48,15 @@ export const MAX_LOCATE_ATTEMPTS = 4;
  * past this many the oldest is forgotten (and read again when needed).
  */
 export const HOME_CACHE_ENTRIES = 10_000;
+
+/**
+ * Several processes on one SQLite file (say two hosts each running a stdio server on the default store)
+ * hear each other's changes to the conversations they watch (task status notifications, transcript
+ * updates) through the SQLite change feed (src/store/sqlite-change-feed.ts): while anything is watched,
+ * every SQLITE_CHANGE_POLL_MS it asks the store's connection whether another one committed (`PRAGMA
+ * data_version`), and when one did reads the watched conversations' status and last seq, at most
+ * SQLITE_CHANGE_POLL_IDS per tick by primary key (more are read over the next ticks). So another
+ * process's change is heard within about SQLITE_CHANGE_POLL_MS; nothing watched, nothing is polled.
+ */
+export const SQLITE_CHANGE_POLL_MS = 250;
+export const SQLITE_CHANGE_POLL_IDS = 256;

@@ -26,14 +26,13 @@ import type { ClusterSessions } from '../cluster/session-locator.ts';
 import type { Ownership } from '../store/ownership.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
+import type { SqliteConversationStore } from '../store/sqlite-store.ts';
 import { applicationBehaviours } from './behaviours.ts';
 import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
 import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
-import { TranscriptWatch } from '../task/transcript-watch.ts';
-import { TaskStatusWatch } from '../task/task-status-watch.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
 import { DetachedTasks } from '../task/detached-tasks.ts';
@@ -53,6 +52,7 @@ import { type RegisteredSession, SessionRegistry } from './session-registry.ts';
 import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionConfigs, SessionRefusedError } from './application-options.ts';
 import { ApplicationTree } from './application-tree.ts';
 import { TaskSupervision } from './task-supervision.ts';
+import { ConversationWatches } from './conversation-watches.ts';
 import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
 import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
@@ -79,15 +79,8 @@ export class Application implements SessionHost {
   #store: AsyncConversationStore | null = null;
   /** Where harness tasks run: each under its own supervisor, waited for at stop (task-supervision.ts). */
   readonly #tasks: TaskSupervision;
-  readonly #transcripts = new TranscriptWatch();
-  /** Who hears about which task's status (`notifications/tasks`), read from the store on each possible change. */
-  readonly #taskStatuses = new TaskStatusWatch(
-    async (taskId, principal) => {
-      const store = this.#existingConversationStore();
-      return store === null ? null : readStoredTask(store, principal, taskId);
-    },
-    (taskId, error) => this.#options.logger.log('warning', 'reading a task for its status listeners failed; the next change reads again', { task: taskId, error: error.message }),
-  );
+  /** Who hears about which transcript and task status, and how changes reach them (conversation-watches.ts). */
+  readonly #watches: ConversationWatches;
   #takeover: TaskTakeover | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
   #ownership: Ownership | null = null;
@@ -130,7 +123,11 @@ export class Application implements SessionHost {
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
     this.#services = this.#sessionServices();
     this.#tree = new ApplicationTree({ options, clock: this.#clock, scheduler: this.scheduler, tools: this.tools, observer: this.observer, registry: this.registry });
-    this.#tasks = new TaskSupervision({ tree: this.#tree, observer: this.observer, clock: this.#clock, settled: (conversation) => this.#taskStatuses.changed(conversation) });
+    this.#watches = new ConversationWatches(async (taskId, principal) => {
+      const store = this.#existingConversationStore();
+      return store === null ? null : readStoredTask(store, principal, taskId);
+    }, options.logger, this.#clock);
+    this.#tasks = new TaskSupervision({ tree: this.#tree, observer: this.observer, clock: this.#clock, settled: (conversation) => this.#watches.statusHere(conversation) });
   }
 
   /**
@@ -145,7 +142,7 @@ export class Application implements SessionHost {
     const location = options.store ?? { kind: 'sqlite' };
     if (location.kind === 'postgres') {
       const { openSharedStore } = await import('../cluster/shared-store.ts');
-      const shared = await openSharedStore(location.url, options, (conversation) => app.#conversationChanged(conversation), (conversation) => app.#taskStatuses.changed(conversation), () => app.#taskStatuses.changedAll());
+      const shared = await openSharedStore(location.url, options, (conversation) => app.#watches.entryElsewhere(conversation), (conversation) => app.#watches.statusElsewhere(conversation), () => app.#watches.missedElsewhere());
       app.#ownership = shared.ownership;
       app.#store = app.observer.observeStore(shared.store);
       app.#orphanStore = shared.store;
@@ -319,7 +316,7 @@ export class Application implements SessionHost {
     // A session taken over keeps its subscriptions: this node watches those transcripts for it now.
     for (const uri of resumed?.subscriptions ?? []) {
       const conversation = parseTranscriptUri(uri);
-      if (conversation !== null) this.#transcripts.watch(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) }));
+      if (conversation !== null) this.#watches.watchTranscript(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) }));
     }
     const entry = this.registry.add({
       principal: options.principal,
@@ -328,8 +325,7 @@ export class Application implements SessionHost {
       slot: reserved,
       ...(options.busy ? { busy: options.busy } : {}),
       teardown: async () => {
-        this.#transcripts.forget(id);
-        this.#taskStatuses.forget(id);
+        this.#watches.forget(id);
         if (stored !== null) this.#cluster?.forget(registryId, stored);
         this.observer.sessionClosed(id);
         try {
@@ -392,7 +388,7 @@ export class Application implements SessionHost {
       logger: this.#options.logger,
       adoptAllowance: (key) => this.budgets.adopt(poolPrincipal(principalOfKey(key))),
       supervise: (run, key) => this.#tasks.supervise(run, TAKEN_OVER, principalOfKey(key), key),
-      transcriptChanged: (conversation) => this.#conversationChanged(conversation),
+      transcriptChanged: (conversation) => this.#watches.entryHere(conversation),
       // The answer goes on the stream of the request it answers, and ends it: the client resuming that
       // stream (on any node) gets it.
       answer: async (target, line) => {
@@ -414,24 +410,24 @@ export class Application implements SessionHost {
         forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,
         // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
         openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#tasks.supervise(run, s.id, s.principal, s.ownerKey),
-        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#conversationChanged(conversation),
-        watchTranscript: (conversation) => this.#transcripts.watch(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
-        watchTask: (taskId) => this.#taskStatuses.watch(taskId, s.id, s.ownerKey, (task) => s.session?.deliver({ kind: 'taskStatus', task })),
-        unwatchTask: (taskId) => this.#taskStatuses.unwatch(taskId, s.id),
-        taskStatusChanged: (taskId) => this.#taskStatuses.changed(taskId),
+        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#watches.entryHere(conversation),
+        watchTranscript: (conversation) => this.#watches.watchTranscript(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
+        watchTask: (taskId) => this.#watches.watchTask(taskId, s.id, s.ownerKey, (task) => s.session?.deliver({ kind: 'taskStatus', task })),
+        unwatchTask: (taskId) => this.#watches.unwatchTask(taskId, s.id),
+        taskStatusChanged: (taskId) => this.#watches.statusHere(taskId),
         ...(s.answerTo === undefined ? {} : { answerTo: s.answerTo }) }) };
-  }
-
-  /** A conversation got an entry (here or, through the store, on another node): its transcript's and its status's listeners hear. */
-  #conversationChanged(conversation: string): void {
-    this.#transcripts.changed(conversation);
-    this.#taskStatuses.changed(conversation);
   }
 
   /** The conversation store, opened on first use (so a server that runs no task never creates one). */
   #conversationStore(): AsyncConversationStore {
-    this.#store ??= this.observer.observeStore(new SyncStoreAdapter(openStore(this.#sqliteOptions())));
+    this.#store ??= this.#sqlite(openStore(this.#sqliteOptions()));
     return this.#store;
+  }
+
+  /** The SQLite store as this node uses it; other processes on its file are heard through its connection. */
+  #sqlite(store: SqliteConversationStore): AsyncConversationStore {
+    this.#watches.attachSqlite(store);
+    return this.observer.observeStore(new SyncStoreAdapter(store));
   }
 
   #sqliteOptions(): { leaseMs?: number } {
@@ -442,7 +438,7 @@ export class Application implements SessionHost {
   #existingConversationStore(): AsyncConversationStore | null {
     if (this.#store) return this.#store;
     const existing = openExistingStore(this.#sqliteOptions());
-    if (existing) this.#store = this.observer.observeStore(new SyncStoreAdapter(existing));
+    if (existing) this.#store = this.#sqlite(existing);
     return this.#store;
   }
 
@@ -461,6 +457,7 @@ export class Application implements SessionHost {
     const feed = this.#feed;
     this.#feed = null;
     await feed?.close();
+    this.#watches.close();
     const store = this.#store;
     this.#store = null;
     await store?.close();

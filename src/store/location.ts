@@ -6,7 +6,6 @@ import os from 'node:os';
 import path from 'node:path';
 import { StoreError } from './errors.ts';
 import { SqliteConversationStore, type SqliteStoreOptions } from './sqlite-store.ts';
-import type { ConversationStore } from './store.ts';
 
 export const HOME_ENV = 'SUPERPI_HOME';
 export const DEFAULT_HOME_DIR = '.super-pi';
@@ -38,14 +37,14 @@ export function databasePath(home: string): string {
  * The store when its database exists, else null without creating anything: what a read needs (a
  * transcript cannot be in a database that was never made, and a read must not make one).
  */
-export function openExistingStore(options: OpenStoreOptions = {}): ConversationStore | null {
+export function openExistingStore(options: OpenStoreOptions = {}): SqliteConversationStore | null {
   const home = options.home ?? storeHome(options.env);
   if (home !== IN_MEMORY && !existsSync(databasePath(path.resolve(home)))) return null;
   return openStore(options);
 }
 
 /** Opens the conversation store: creates the directory (mkdir -p) on first use, then the database in it. */
-export function openStore(options: OpenStoreOptions = {}): ConversationStore {
+export function openStore(options: OpenStoreOptions = {}): SqliteConversationStore {
   const { home = storeHome(options.env), env: _env, ...sqlite } = options;
   if (home === IN_MEMORY) return SqliteConversationStore.open(IN_MEMORY, sqlite);
   const dir = path.resolve(home);

@@ -125,6 +125,12 @@ export function prepareStatements(db: SqliteDatabase) {
     ),
     entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
+    // The change feed (sqlite-change-feed.ts): whether another connection committed, and the marks of
+    // the conversations it watches, named as one JSON array, each found by its primary key.
+    dataVersion: db.prepare<[], { data_version: number }>('PRAGMA data_version'),
+    conversationMarks: db.prepare<[string], { id: string; status: string; last_seq: number; epoch: number }>(
+      'SELECT id, status, last_seq, epoch FROM conversations WHERE id IN (SELECT value FROM json_each(?))',
+    ),
   };
 }
 

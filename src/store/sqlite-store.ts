@@ -14,6 +14,7 @@ import {
 import type { ClusterNode } from './cluster-nodes.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
+import type { ChangeSource, ConversationMark } from './sqlite-change-feed.ts';
 import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
 import {
@@ -59,7 +60,7 @@ export interface SqliteStoreOptions {
   readonly driver?: SqliteDriverName;
 }
 
-export class SqliteConversationStore implements ConversationStore {
+export class SqliteConversationStore implements ConversationStore, ChangeSource {
   readonly #db: SqliteDatabase;
   readonly #statements: Statements;
   readonly #maxPayloadBytes: number;
@@ -352,6 +353,17 @@ export class SqliteConversationStore implements ConversationStore {
     this.#assertOpen();
     const row = this.#statements.lastEntry.get(conversationId);
     return row === undefined ? null : entryFromRow(row);
+  }
+
+  dataVersion(): number {
+    this.#assertOpen();
+    return Number(this.#statements.dataVersion.get()?.data_version ?? 0);
+  }
+
+  conversationMarks(ids: readonly string[]): ConversationMark[] {
+    this.#assertOpen();
+    if (ids.length === 0) return [];
+    return this.#statements.conversationMarks.all(JSON.stringify(ids)).map((r) => ({ id: r.id, status: r.status, lastSeq: r.last_seq, epoch: r.epoch }));
   }
 
   close(): void {

@@ -102,6 +102,11 @@ export class TaskStatusWatch {
     return this.#byTask.size;
   }
 
+  /** The tasks watched by some session (the SQLite change feed reads these). */
+  ids(): Iterable<string> {
+    return this.#byTask.keys();
+  }
+
   async #readAndTell(taskId: string, reading: { again: boolean }): Promise<void> {
     try {
       do {

@@ -41,4 +41,14 @@ export class TranscriptWatch {
   get sessions(): number {
     return this.#ofSession.size;
   }
+
+  /** Conversations watched by some session. */
+  get conversations(): number {
+    return this.#bySession.size;
+  }
+
+  /** The conversations watched by some session (the SQLite change feed reads these). */
+  ids(): Iterable<string> {
+    return this.#bySession.keys();
+  }
 }

@@ -74,6 +74,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_REQUESTS_IN_FLIGHT` \| (\d+) per session/, name: 'MAX_REQUESTS_IN_FLIGHT', figure: String(limits.MAX_REQUESTS_IN_FLIGHT) },
   { phrase: /\| `MAX_LISTEN_URIS` \| (\d+) per `subscriptions\/listen`/, name: 'MAX_LISTEN_URIS', figure: String(limits.MAX_LISTEN_URIS) },
   { phrase: /\| `MAX_LISTEN_TASK_IDS` \| (\d+) task ids per `subscriptions\/listen`/, name: 'MAX_LISTEN_TASK_IDS', figure: String(limits.MAX_LISTEN_TASK_IDS) },
+  { phrase: /\| `SQLITE_CHANGE_POLL_MS` \| (\d+) ms between/, name: 'SQLITE_CHANGE_POLL_MS', figure: String(limits.SQLITE_CHANGE_POLL_MS) },
+  { phrase: /\| `SQLITE_CHANGE_POLL_IDS` \| (\d+) watched conversations/, name: 'SQLITE_CHANGE_POLL_IDS', figure: String(limits.SQLITE_CHANGE_POLL_IDS) },
   { phrase: /\| `MAX_TASK_ID_LENGTH` \| (\d+) characters/, name: 'MAX_TASK_ID_LENGTH', figure: String(limits.MAX_TASK_ID_LENGTH) },
   { phrase: /\| `TASK_POLL_INTERVAL_MS` \| (\d+) s/, name: 'TASK_POLL_INTERVAL_MS', figure: seconds(limits.TASK_POLL_INTERVAL_MS) },
   { phrase: /\| `TASK_INPUT_WAIT_MS` \| (\d+) minutes/, name: 'TASK_INPUT_WAIT_MS', figure: String(limits.TASK_INPUT_WAIT_MS / 60_000) },

@@ -1,7 +1,8 @@
 // Raw 2026-07-28 JSON-RPC for the Tasks-extension tests (the SDK v2 client cannot drive SEP-2663): over
 // Streamable HTTP a POST with the headers its body implies and its answer from a JSON or SSE reply, and a
 // `subscriptions/listen` whose SSE reply is read message by message; over stdio a request written as a line
-// and its answer read from the child's stdout. Not a *.test.ts file.
+// and its answer read from the child's stdout, and a listen whose notifications are read from it. Not a
+// *.test.ts file.
 
 import type { ChildProcessWithoutNullStreams } from 'node:child_process';
 import * as assert from 'uvu/assert';
@@ -116,4 +117,29 @@ export function stdioAsker(child: ChildProcessWithoutNullStreams, capabilities: 
       child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(capabilities) } })}\n`);
     }), `the answer to ${method}`, 15_000);
   };
+}
+
+/**
+ * A `subscriptions/listen` declaring the extension over a stdio server's stdin, with a string id of its own
+ * (so it never meets `stdioAsker`'s numbers): the messages the child's stdout carries for it (tagged with
+ * its id as the subscription, or its error answer), until closed with `notifications/cancelled`.
+ */
+export function stdioListen(child: ChildProcessWithoutNullStreams, notifications: object, id = 'listen-1'): Stream {
+  let buf = '';
+  const onData = (d: Buffer) => {
+    buf += d.toString();
+    let nl: number;
+    while ((nl = buf.indexOf('\n')) !== -1) {
+      const msg = JSON.parse(buf.slice(0, nl)) as Message;
+      buf = buf.slice(nl + 1);
+      if ((msg.method === undefined && msg.id === id) || (msg.params?._meta as Record<string, unknown> | undefined)?.[SUB] === id) stream.push(msg);
+    }
+  };
+  const stream = new Queue(async () => {
+    child.stdout.off('data', onData);
+    if (child.stdin.writable) child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } })}\n`);
+  });
+  child.stdout.on('data', onData);
+  child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: meta(WITH_TASKS) } })}\n`);
+  return stream;
 }
