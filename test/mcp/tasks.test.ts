@@ -185,7 +185,7 @@ get('cancelled is cancelled, saying why, with no result', () => {
 
 get('input_required shows the parked question as one elicitation/create input request under its key, and no result', () => {
   const message = 'A super-pi-code task wants to run the command: touch x\n(bash asks)';
-  const result = read({ ...stored('input_required'), question: { key: 'confirm-2-7', message } }).result!;
+  const result = read({ ...stored('input_required'), question: { asks: [{ key: 'confirm-2-7', message }] } }).result!;
   assert.is(result.status, 'input_required');
   assert.is(result.statusMessage, message);
   assert.equal(result.inputRequests, {

@@ -87,10 +87,12 @@ test('parks input_required at the question, holding no task slot; two answers at
     assert.equal(await g.b.expiredTasks(10), [], 'nor a lease another node could take over');
     const record = (await g.b.taskRecord(id, PRINCIPAL))!;
     const question = (await parkedInput(g.b, record, PRINCIPAL, REMOTE))!;
-    assert.is(question.kind, 'ask');
-    assert.match(question.kind === 'ask' ? question.message : '', /run the command: echo once >> out\.txt/);
-    assert.is(question.key, `confirm-${question.turn}-${question.seq}`);
-    const yes = [{ key: question.key, person: { allowed: true, refusal: '' } }];
+    if (question.kind !== 'ask') throw new Error(`parked at ${question.kind}, not a question`);
+    assert.is(question.pending.length, 1, 'one call asked: one question');
+    const [only] = question.pending;
+    assert.match(only!.message, /run the command: echo once >> out\.txt/);
+    assert.is(only!.key, `confirm-${question.turn}-${question.seq}`);
+    const yes = [{ key: only!.key, person: { allowed: true, refusal: '' } }];
     const [byA, byB] = await Promise.all([nodeA.answer(id, yes, true, g.deps(g.a).task, g.deps(g.a)), nodeB.answer(id, yes, true, g.deps(g.b).task, g.deps(g.b))]);
     assert.equal([byA, byB], [true, true], 'both are the caller\'s task: both acked');
     await g.until(id, 'completed');
@@ -146,7 +148,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     await g.until(id, 'input_required');
     const conversation = async () => (await g.a.taskRecord(id, PRINCIPAL))!;
     const turn1 = (await parkedInput(g.b, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
-    assert.is(turn1.kind, 'turn');
+    if (turn1.kind !== 'turn') throw new Error('not parked at a model turn');
     assert.is(turn1.key, `sample-1-${turn1.seq}`);
     const params = turn1.kind === 'turn' ? turn1.params : null;
     assert.match(JSON.stringify(params?.messages), /append with bash/, 'the prompt is the turn\'s message');
@@ -161,6 +163,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     assert.match(JSON.stringify(turn2.kind === 'turn' ? turn2.params?.messages : null), /the password is aubergine/, 'the read ran in the workspace');
     assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: sampled('stale') }], false, g.deps(g.b).task, g.deps(g.b)), 'a stale turn\'s answer is acked');
     assert.is(await g.status(id), 'input_required', 'and changes nothing');
+    if (turn2.kind !== 'turn') throw new Error('not parked at a model turn');
     assert.ok(await nodeA.answer(id, [{ key: turn2.key, sampled: sampled('It says aubergine.') }], false, g.deps(g.a).task, g.deps(g.a)));
     await g.until(id, 'completed');
     assert.is(g.model.requests.length, 0, 'no model of the server was asked');
