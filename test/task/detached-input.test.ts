@@ -21,6 +21,7 @@ import { DetachedTasks, type DetachedStartDeps } from '../../src/task/detached-t
 import type { TaskAllowance } from '../../src/task/principal-budget.ts';
 import type { TaskContext } from '../../src/task/task-context.ts';
 import { type ParkedInput, parkedInput } from '../../src/task/task-input.ts';
+import { MAX_PARKED_QUESTIONS } from '../../src/limits.ts';
 import { readStoredTask } from '../../src/task/task-status.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
@@ -313,6 +314,32 @@ test('one tasks/update answering every question resumes at once; a wait past its
     assert.is(await readFile(path.join(g.ws, 'p.txt'), 'utf8'), 'p\n', 'the answered call ran');
     assert.is(existsSync(path.join(g.ws, 'q.txt')), false, 'the unanswered one did not');
     assert.match(toolResultsRead(g.model)[3]![1], /Not run: bash needs the person's confirmation and the person gave no answer/);
+  } finally {
+    await g.close();
+  }
+});
+
+test('a turn asking more than MAX_PARKED_QUESTIONS parks with the first ones; once they ran it parks again for the rest', async () => {
+  const count = MAX_PARKED_QUESTIONS + 1;
+  const calls = Array.from({ length: count }, (_, i) => ({ id: `call-many-${i}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `echo ${i} >> many-${i}.txt` }) } }));
+  const g = await ground([{ body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: calls } }] } }, said('All asked.')]);
+  try {
+    const node = new DetachedTasks();
+    const id = await g.start(node, g.a);
+    await g.until(id, 'input_required');
+    const first = await asks(g.a, id);
+    assert.is(first.pending.length, MAX_PARKED_QUESTIONS);
+    assert.ok(await node.answer(id, first.pending.map((q) => ({ key: q.key, person: YES })), true, g.deps(g.a).task, g.deps(g.a)));
+    await pollUntil('the park for the rest', async () => ((await g.status(id)) === 'input_required' && (await asks(g.a, id)).seq !== first.seq ? true : null), 10_000);
+    const rest = await asks(g.b, id);
+    assert.equal(rest.pending.map((q) => q.key), [`confirm-${rest.turn}-${rest.seq}`], 'the one left, asked alone, in the same turn');
+    assert.is(rest.turn, first.turn);
+    assert.is(await readFile(path.join(g.ws, `many-${MAX_PARKED_QUESTIONS - 1}.txt`), 'utf8'), `${MAX_PARKED_QUESTIONS - 1}\n`, 'the first ones ran');
+    assert.is(existsSync(path.join(g.ws, `many-${MAX_PARKED_QUESTIONS}.txt`)), false);
+    assert.ok(await node.answer(id, [{ key: rest.pending[0]!.key, person: YES }], true, g.deps(g.b).task, g.deps(g.b)));
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, `many-${MAX_PARKED_QUESTIONS}.txt`), 'utf8'), `${MAX_PARKED_QUESTIONS}\n`);
+    assert.equal(toolResultsRead(g.model).map(([callId]) => callId), calls.map((c) => c.id), 'every result, in the turn\'s order');
   } finally {
     await g.close();
   }
