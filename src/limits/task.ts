@@ -52,8 +52,16 @@ export const TASK_POLL_INTERVAL_MS = 1000;
 /** The longest `taskId` a `tasks/get` / `tasks/update` / `tasks/cancel` may name (task ids are conversation UUIDs, 36 characters). */
 export const MAX_TASK_ID_LENGTH = 128;
 
-/** The most answers one `tasks/update` may carry in `inputResponses` (a task asks one question at a time). */
+/** The most answers one `tasks/update` may carry in `inputResponses` (at least `MAX_PARKED_QUESTIONS`, so one update can answer a whole park). */
 export const MAX_INPUT_RESPONSES = 16;
+
+/**
+ * The most questions a Tasks-extension task parks with at once (docs/tasks-extension.md, "Several questions
+ * at once"): the calls under `ask` of one model turn, in its order. A turn asking more parks again, after
+ * these calls ran, for the rest. Each answer but the last is a transcript entry, so this bounds the entries
+ * (and the store writes) one park's answers add.
+ */
+export const MAX_PARKED_QUESTIONS = 8;
 
 /**
  * How long a Tasks-extension task waits parked `input_required` for its person's answer (`tasks/update`):

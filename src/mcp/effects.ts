@@ -122,10 +122,11 @@ export interface StoredTask extends CreatedTask {
   readonly outcome: ToolOutcome | null;
   /**
    * `input_required`: what the task is parked for, by the key of its input request (task-input.ts): its
-   * person's yes or no (`message`), or its client's model's turn (`params`; `unshown`: why they are not shown,
-   * its conversation being longer than a poll reads); null when the transcript shows none.
+   * person's yes or no to each call of the turn not answered yet (`asks`, one key each, in the turn's order),
+   * or its client's model's turn (`params`; `unshown`: why they are not shown, its conversation being longer
+   * than a poll reads); null when the transcript shows none.
    */
-  readonly question?: { readonly key: string; readonly message: string } | { readonly key: string; readonly params: unknown } | { readonly key: string; readonly unshown: string } | null;
+  readonly question?: { readonly asks: readonly { readonly key: string; readonly message: string }[] } | { readonly key: string; readonly params: unknown } | { readonly key: string; readonly unshown: string } | null;
 }
 
 export interface WorkspaceContext {

@@ -93,6 +93,13 @@ export class ObservedStore implements AsyncConversationStore {
     return resumed;
   }
 
+  async recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null> {
+    const started = performance.now();
+    const entry = await this.#inner.recordParkedAnswer(id, principal, seq, answer);
+    if (entry !== null) this.#listener.appended(id, 'person_answer', (performance.now() - started) / 1000);
+    return entry;
+  }
+
   ownedTasks(): Promise<number> {
     return this.#inner.ownedTasks();
   }

@@ -62,6 +62,8 @@ export interface AsyncConversationStore {
   cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel>;
   /** `ConversationStore.resumeParkedTask`: the lease and kept setup, or null (not parked at `seq`, or not the principal's). */
   resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null>;
+  /** `ConversationStore.recordParkedAnswer`: the `person_answer` entry, or null (not parked at `seq`, or not the principal's). */
+  recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null>;
   /** How many running conversations this store's owner holds (a cheap query: health uses it as a probe). */
   ownedTasks(): Promise<number>;
   /** `ConversationStore.claimSession`: null when the session is another principal's. */
@@ -146,6 +148,10 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> {
     return this.#store.resumeParkedTask(id, principal, seq);
+  }
+
+  async recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null> {
+    return this.#store.recordParkedAnswer(id, principal, seq, answer);
   }
 
   async ownedTasks(): Promise<number> {

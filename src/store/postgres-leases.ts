@@ -10,6 +10,7 @@ import type { Ownership } from './ownership.ts';
 import { integer, leaseNow } from './postgres-rows.ts';
 import { TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { checkCheckpoint, checkEpoch, checkSessionKey, pageLimit, serializePayload, storableText } from './store-checks.ts';
+import type { Entry } from './store.ts';
 import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS } from '../limits.ts';
 
@@ -52,6 +53,18 @@ const CANCEL_RUNNING = `
 const RESUME_PARKED = `
   UPDATE conversations SET status = 'running', task_result = NULL, owner = $1, epoch = epoch + 1, lease_expires = ${leaseNow(2)} + $3, updated_at = greatest(updated_at, $4)
   WHERE id = $5 AND principal = $6 AND status = 'input_required' AND last_seq = $7 RETURNING epoch, lease_expires, task_setup`;
+
+// The same check, for an answer recorded while other questions of the park wait: the counter moves on
+// (a second answer at the same seq waits for the row lock, re-reads it and matches nothing), the status,
+// epoch and updated_at (when it parked) stay; its NOTIFY tells other nodes' listeners, as an append's does.
+const RECORD_PARKED_ANSWER = `
+  WITH bumped AS (
+    UPDATE conversations SET last_seq = last_seq + 1
+    WHERE id = $1 AND principal = $2 AND status = 'input_required' AND last_seq = $3 RETURNING id, last_seq
+  ), added AS (
+    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $4, 'person_answer', $5 FROM bumped RETURNING conversation_id, seq
+  )
+  SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
 // A new session starts at epoch 1; a known one of the same principal moves to the next epoch, and
 // another principal's matches the conflict but not the WHERE: no row, as for a session not there.
@@ -174,6 +187,16 @@ export class PostgresLeases {
     const { rows } = await this.#pool.query<LeaseRow & { task_setup: string | null }>(RESUME_PARKED, [this.#ownership.self, this.#leaseNow(), this.#leaseMs, this.#now(), id, principal, seq]);
     const row = rows[0];
     return row === undefined ? null : { lease: leaseFromRow(id, row), setup: row.task_setup === null ? null : JSON.parse(row.task_setup) };
+  }
+
+  async recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null> {
+    this.#assertOpen();
+    const json = serializePayload(answer, this.#maxPayloadBytes);
+    if (!storableText(id) || !storableText(principal) || !Number.isSafeInteger(seq) || seq < 1) return null;
+    const time = this.#now();
+    const { rows } = await this.#pool.query<{ seq: string }>(RECORD_PARKED_ANSWER, [id, principal, seq, time, json, this.#origin]);
+    const row = rows[0];
+    return row === undefined ? null : { seq: integer(row.seq, 'entry seq'), conversationId: id, time, type: 'person_answer', payload: JSON.parse(json) };
   }
 
   async ownedTasks(): Promise<number> {

@@ -171,8 +171,22 @@ const v6: PostgresMigration = {
   },
 };
 
+// A parked task's questions may be answered one at a time: each answer but the last is an entry of its own
+// (`person_answer`, recordParkedAnswer), so that any node sees which are answered.
+const v7: PostgresMigration = {
+  version: 7,
+  description: "entry type 'person_answer': one answer of several a parked task waits for",
+  async up(client) {
+    await client.query(`
+      ALTER TABLE entries DROP CONSTRAINT entries_type_check;
+      ALTER TABLE entries ADD CONSTRAINT entries_type_check
+        CHECK (type IN ('user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo', 'interrupted', 'person_answer'));
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

@@ -371,6 +371,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null> { return this.#leases.takeOverTask(id, epoch); }
   cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> { return this.#leases.cancelRunningTask(id, principal, entry); }
   resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> { return this.#leases.resumeParkedTask(id, principal, seq); }
+  recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null> { return this.#leases.recordParkedAnswer(id, principal, seq, answer); }
   ownedTasks(): Promise<number> { return this.#leases.ownedTasks(); }
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> { return this.#leases.claimSession(sessionId, principal); }
   saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> { return this.#leases.saveCheckpoint(sessionId, epoch, bytes); }

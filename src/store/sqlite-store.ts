@@ -67,6 +67,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   readonly #clock: () => number;
   readonly #ownership: Ownership;
   readonly #leaseMs: number;
+  readonly #parkedAnswerTx: (id: string, principal: string, seq: number, json: string, time: number) => number | null;
   readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number, epoch: number | null) => number;
   readonly #interruptTx: (conversationId: string, owner: string, json: string, time: number) => boolean;
   readonly #cancelTx: (id: string, principal: string, json: string, time: number) => RunningCancel;
@@ -134,6 +135,14 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
       return 'cancelled';
     });
     this.#cancelTx = (...args) => cancelTx.immediate(...args);
+    // The seq checked and moved on and the entry inserted in one write transaction: both, or neither.
+    const parkedAnswerTx = db.transaction((id: string, principal: string, seq: number, json: string, time: number): number | null => {
+      const row = s.parkedAnswerSeq.get({ id, principal, seq });
+      if (row === undefined) return null;
+      s.insertEntry.run(id, row.last_seq, time, 'person_answer', json);
+      return row.last_seq;
+    });
+    this.#parkedAnswerTx = (...args) => parkedAnswerTx.immediate(...args);
     // One read transaction, so the ownership check and the rows come from the same snapshot.
     const entriesTx = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number): EntryRow[] | null => {
       if (s.getConversation.get(conversationId, principal) === undefined) return null;
@@ -243,6 +252,15 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     const row = this.#statements.resumeParked.get({ owner: this.#ownership.self, expires: now + this.#leaseMs, now, id, principal, seq });
     if (row === undefined) return null;
     return { lease: { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires }, setup: row.task_setup === null ? null : JSON.parse(row.task_setup) };
+  }
+
+  recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Entry | null {
+    this.#assertOpen();
+    if (!Number.isSafeInteger(seq) || seq < 1) return null;
+    const json = serializePayload(answer, this.#maxPayloadBytes);
+    const time = this.#now();
+    const written = this.#parkedAnswerTx(id, principal, seq, json, time);
+    return written === null ? null : { seq: written, conversationId: id, time, type: 'person_answer', payload: JSON.parse(json) };
   }
 
   ownedTasks(): number {

@@ -40,9 +40,14 @@ export type EntryType =
   | 'file_snapshot'
   | 'undo'
   /** Written by the store at open: the process that ran the conversation died mid-task (`{ message }`). */
-  | 'interrupted';
+  | 'interrupted'
+  /**
+   * The person's answer to one of the questions a parked task waits at (`recordParkedAnswer`), while others
+   * stay unanswered (`{ key, id, allowed, refusal }`: the input request's key, the call it is about).
+   */
+  | 'person_answer';
 
-export const ENTRY_TYPES: readonly EntryType[] = ['user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo', 'interrupted'];
+export const ENTRY_TYPES: readonly EntryType[] = ['user', 'model', 'tool_call', 'tool_result', 'tool_interrupted', 'final', 'error', 'file_snapshot', 'undo', 'interrupted', 'person_answer'];
 
 export interface Entry {
   /**
@@ -194,6 +199,15 @@ export interface ConversationStore {
    * one gets it; the others, a stale `seq`, another principal's or a missing task get null.
    */
   resumeParkedTask(id: string, principal: string, seq: number): ParkedResume | null;
+  /**
+   * Records the person's answer to one of the questions the principal's parked task waits at, while others
+   * stay unanswered: appends a `person_answer` entry with `answer` as its payload, only while the task is
+   * still parked (`input_required`) and its transcript still ends at `seq`, checked in the same write. The
+   * status, the epoch and `updatedAt` (when it parked: its wait runs from there) stay. Of several answers
+   * written at once at the same `seq` exactly one lands; the others, a stale `seq`, another principal's or a
+   * missing task get null.
+   */
+  recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Entry | null;
   /** How many running conversations this store's owner holds. */
   ownedTasks(): number;
   /**

@@ -23,13 +23,13 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
-import { parkedInput, wholeParkedInput } from './task-input.ts';
+import { type ParkedInput, parkedInput, wholeParkedInput } from './task-input.ts';
 import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
 import type { AskResume, TaskAnswer, TurnResume } from '../mcp/effects.ts';
 import type { Conversation } from '../store/store.ts';
-import { DEFAULT_MAX_TURNS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
+import { DEFAULT_MAX_TURNS, MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
@@ -165,25 +165,68 @@ export class DetachedTasks {
   }
 
   /**
-   * `tasks/update` of the caller's task: the answer to the question it is parked at (by that question's key)
-   * resumes it on this node, the answer waiting until the resume holds the task, so the next `tasks/get`
-   * reads `working`. Answers to anything else — a task not parked, a key not pending (stale, duplicate,
-   * unknown) — change nothing. False: the task is not the caller's, or does not exist.
+   * `tasks/update` of the caller's task: answers to the questions it is parked at (by their keys). Answers to
+   * some of several are recorded (parked-questions.ts), the task staying parked at the others; the one that
+   * leaves none unanswered — or the answer to its client's model turn — resumes it on this node, the answer
+   * waiting until the resume holds the task, so the next `tasks/get` reads `working`. Answers to anything
+   * else — a task not parked, a key not pending (stale, duplicate, unknown) — change nothing. False: the task
+   * is not the caller's, or does not exist.
    */
   async answer(taskId: string, answers: readonly TaskAnswer[], canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
     const store = context.store();
-    const record = await store.taskRecord(taskId, context.principal);
-    if (record === null) return false;
-    const { conversation } = record;
-    if (conversation.status !== 'input_required') return true;
-    const input = await parkedInput(store, record, context.principal, { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk });
-    const answer = input === null ? undefined : answers.find((a) => a.key === input.key);
-    if (input === null || answer === undefined) return true;
-    const place = { conversationId: taskId, turn: input.turn, seq: input.seq };
-    // The key says which: a `confirm-…` key's answer was read as the person's, a `sample-…` key's as a model's.
-    if ('person' in answer) await this.#resume(conversation, { ...place, person: answer.person }, canAsk, context, deps);
-    else await this.#resume(conversation, { ...place, answer: answer.sampled }, canAsk, context, deps);
+    const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk };
+    // Each pass lands this update's answers, or finds that another answer moved the park on first and reads
+    // it again: every miss is another answer landing, so the passes are bounded by the questions of a park.
+    for (let pass = 0; pass <= MAX_PARKED_QUESTIONS; pass++) {
+      const record = await store.taskRecord(taskId, context.principal);
+      if (record === null) return pass > 0;
+      const { conversation } = record;
+      if (conversation.status !== 'input_required') return true;
+      const input = await parkedInput(store, record, context.principal, reader);
+      if (input === null) return true;
+      if (input.kind === 'ask') {
+        if (await this.#answerQuestions(conversation, input, answers, canAsk, context, deps)) return true;
+        continue;
+      }
+      // The key says which: a `confirm-…` key's answer was read as the person's, a `sample-…` key's as a model's.
+      const answer = answers.find((a) => a.key === input.key);
+      if (answer !== undefined && 'sampled' in answer) {
+        await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, answer: answer.sampled }, canAsk, context, deps);
+      }
+      return true;
+    }
+    deps.logger.log('warning', 'a task answer kept missing its parked place', { task: taskId });
     return true;
+  }
+
+  /**
+   * This update's answers to the pending questions of a parked task: each recorded in one conditional write
+   * (only while the park still ends where it was read), except the one that answers the last pending
+   * question, which resumes the task here (`resumeParkedTask` at that place: of two at once, one wins). True
+   * when done (landed, or nothing pending answered: stale, duplicate or unknown keys); false when another
+   * answer moved the park on first, so the caller reads it again.
+   */
+  async #answerQuestions(conversation: Conversation, input: Extract<ParkedInput, { kind: 'ask' }>, answers: readonly TaskAnswer[], canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<boolean> {
+    const store = context.store();
+    const given: { key: string; callId: string; person: AskResume['person'] }[] = [];
+    for (const q of input.pending) {
+      const answer = answers.find((a) => a.key === q.key);
+      if (answer !== undefined && 'person' in answer) given.push({ key: q.key, callId: q.callId, person: answer.person });
+    }
+    if (given.length === 0 && input.pending.length > 0) return true;
+    const completes = given.length === input.pending.length;
+    let seq = input.lastSeq;
+    for (const { key, callId, person } of completes ? given.slice(0, -1) : given) {
+      const recorded = await store.recordParkedAnswer(conversation.id, context.principal, seq, { key, id: callId, allowed: person.allowed, refusal: person.refusal });
+      if (recorded === null) return false;
+      seq = recorded.seq;
+      context.transcriptChanged?.(conversation.id);
+    }
+    if (!completes) return true;
+    // The last answer (none when every one was recorded before: that park resumes at any update).
+    const person = given.at(-1)?.person ?? this.#unanswered();
+    const started = await this.#resume(conversation, { conversationId: conversation.id, turn: input.turn, seq, person }, canAsk, context, deps);
+    return !(started.kind === 'ended' && started.outcome.kind === 'stale');
   }
 
   /**
@@ -200,7 +243,8 @@ export class DetachedTasks {
     // A place a poll cannot tell (past its bound) is found by one whole read: the wait ends whatever the length.
     const input = (await parkedInput(store, record, context.principal, reader)) ?? (await wholeParkedInput(store, record, context.principal, reader));
     if (input === null) return false;
-    if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.seq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
+    // Every question not answered yet counts as "no answer"; those answered keep their answers.
+    if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.lastSeq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
     // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,
     // continuable with conversation_id.
     const resumed = await store.resumeParkedTask(taskId, context.principal, input.seq);

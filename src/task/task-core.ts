@@ -256,9 +256,21 @@ function dispatch(state: TaskState, call: ToolCall, actions: TaskAction[], store
   if ('refusal' in verdict) return recordResult(state, call, { text: verdict.refusal, isError: true }, actions);
   actions.push({ a: 'progress', progress: state.turn, total: setup.maxTurns, message: `turn ${state.turn}: ${call.name}` });
   const snapshot = setup.harness === 'super-pi-code' && (call.name === 'write' || call.name === 'edit');
-  const confirm = verdict.ask === null ? undefined : `A ${setup.harness} task wants to ${describeCall(call.name, call.arguments)}\n(${verdict.ask})`;
+  const confirm = verdict.ask === null ? undefined : confirmText(setup, call, verdict.ask);
   actions.push({ a: 'tool', call, snapshot, ...(confirm === undefined ? {} : { confirm }), ...(snapshot && stored !== undefined ? { stored } : {}) });
   return { ...state, waiting: 'tool', running: call };
+}
+
+const confirmText = (setup: TaskSetup, call: ToolCall, rule: string): string => `A ${setup.harness} task wants to ${describeCall(call.name, call.arguments)}\n(${rule})`;
+
+/**
+ * The question the person is asked before `call` runs (the `confirm` its `tool` action will carry), or
+ * undefined when it runs or is refused without one: so the questions of calls still queued behind the one
+ * dispatched can be asked together with it (parked-questions.ts).
+ */
+export function confirmationOf(setup: TaskSetup, call: ToolCall): string | undefined {
+  const verdict = verdictOf(setup, call);
+  return 'refusal' in verdict || verdict.ask === null ? undefined : confirmText(setup, call, verdict.ask);
 }
 
 /**

@@ -18,16 +18,29 @@ import type { Entry, TaskRecord } from '../store/store.ts';
 import { historyOf, resumeTask, type TaskSetup } from './task-core.ts';
 import { ParkedInputCache } from './parked-input-cache.ts';
 import { questionIn, roundTools, turnParams, waitsForModel, waitsForPerson } from './task-rounds.ts';
+import { confirmKey, parkQuestions, splitAnswers } from './parked-questions.ts';
 import { readBack, TAIL_BUDGET, type TailBudget } from './task-result-tail.ts';
-import { MAX_TURNS_LIMIT, TASK_RESULT_TAIL_BYTES, TASK_RESULT_TAIL_ENTRIES } from '../limits.ts';
+import { MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_RESULT_TAIL_BYTES, TASK_RESULT_TAIL_ENTRIES } from '../limits.ts';
 
 /**
  * Where a parked task waits: the key of its input request, its place (model turn, last entry's seq), and the
  * request. A model turn's `params` are null when its conversation is longer than one poll reads (`tooLong` says so).
  */
 export type ParkedInput =
-  | { readonly kind: 'ask'; readonly key: string; readonly turn: number; readonly seq: number; readonly message: string }
+  /**
+   * Its person's yes or no to the calls under `ask` of model turn `turn`, parked at `seq`: the questions not
+   * answered yet (`pending`, in the turn's order; the others' answers are entries after the park, the
+   * transcript now ending at `lastSeq`, where a resume claims it).
+   */
+  | { readonly kind: 'ask'; readonly turn: number; readonly seq: number; readonly lastSeq: number; readonly pending: readonly PendingQuestion[] }
   | { readonly kind: 'turn'; readonly key: string; readonly turn: number; readonly seq: number; readonly params: CreateMessageRequest['params'] | null };
+
+/** A question a parked task waits for the answer to: its input request's key, the call it is about, its text. */
+export interface PendingQuestion {
+  readonly key: string;
+  readonly callId: string;
+  readonly message: string;
+}
 
 /**
  * The keys of the input requests: minted from the task's place, so an answer to an earlier question or turn
@@ -59,7 +72,7 @@ export async function parkedInput(store: AsyncConversationStore, record: TaskRec
   if (read === null || record.conversation.status !== 'input_required') return read?.input ?? null;
   if (cache === undefined) cached.set(store, cache = new ParkedInputCache());
   // What it holds: a question's text, or a model turn's request, as large as the payloads it was built from.
-  cache.set(place, read.input, read.input?.kind === 'ask' ? read.input.message.length : read.chars);
+  cache.set(place, read.input, read.input?.kind === 'ask' ? read.input.pending.reduce((n, q) => n + q.message.length, 0) : read.chars);
   return read.input;
 }
 
@@ -83,7 +96,9 @@ async function readParkedInput(store: AsyncConversationStore, record: TaskRecord
   const cut = tail.from === 'cut';
   // Cut before its prompt: the run is replayed from the first entry read, as if a prompt stood before it,
   // and its turns numbered from the counts its park stored (the model turns before the entries read).
-  const entries: readonly Entry[] = cut ? [{ ...first, seq: first.seq - 1, type: 'user', payload: { text: '' } }, ...tail.entries] : tail.entries;
+  const read: readonly Entry[] = cut ? [{ ...first, seq: first.seq - 1, type: 'user', payload: { text: '' } }, ...tail.entries] : tail.entries;
+  // Answers to some of several questions follow the park: the core resumes from the entries before them.
+  const { upToPark: entries, answers } = splitAnswers(read);
   const models = entries.filter((e) => e.type === 'model').length;
   const stored = record.result;
   if (cut && (stored === null || models === 0)) return { input: null, chars: tail.chars };
@@ -92,10 +107,12 @@ async function readParkedInput(store: AsyncConversationStore, record: TaskRecord
   const step = resumeTask({ conversationId: conversation.id, harness, maxTurns: MAX_TURNS_LIMIT, ...caller, canConfirm: true }, entries);
   const seq = entries.at(-1)?.seq ?? 0;
   const chars = tail.chars;
-  const question = questionIn(step);
-  if (question !== undefined && waitsForPerson(step, step.state.turn)) {
+  if (questionIn(step) !== undefined && waitsForPerson(step, step.state.turn)) {
     const turn = step.state.turn + earlier;
-    return { input: { kind: 'ask', key: inputKey('ask', turn, seq), turn, seq, message: question.confirm }, chars };
+    const questions = parkQuestions(step, MAX_PARKED_QUESTIONS);
+    const answered = new Set(answers.map((a) => a.key));
+    const pending = questions.map((q, i) => ({ key: confirmKey(turn, seq, i, questions.length), callId: q.call.id, message: q.confirm })).filter((q) => !answered.has(q.key));
+    return { input: { kind: 'ask', turn, seq, lastSeq: record.lastSeq, pending }, chars };
   }
   const model = step.actions.at(-1);
   if (model?.a !== 'model' || !waitsForModel(step, model.turn)) return { input: null, chars };
@@ -120,6 +137,6 @@ export const REMOTE_ASKABLE: ReaderOf = { local: false, forbidWrites: false, can
 export async function parkedRequest(store: AsyncConversationStore, record: TaskRecord, principal: string, caller: ReaderOf): Promise<StoredTask['question']> {
   const input = await parkedInput(store, record, principal, caller);
   if (input === null) return null;
-  if (input.kind === 'ask') return { key: input.key, message: input.message };
+  if (input.kind === 'ask') return { asks: input.pending.map(({ key, message }) => ({ key, message })) };
   return input.params === null ? { key: input.key, unshown: TOO_LONG_FOR_A_POLL } : { key: input.key, params: input.params };
 }

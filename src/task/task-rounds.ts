@@ -11,7 +11,7 @@ import { harnessById } from '../harness/catalog.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import { callerLoadout } from '../harness/policy.ts';
 import type { Logger } from '../log/logger.ts';
-import type { AskResume, TaskRounds } from '../mcp/effects.ts';
+import type { TaskRounds } from '../mcp/effects.ts';
 import { SamplingProvider, toSamplingRequest } from '../model/sampling-convention.ts';
 import { type ChatMessage, ModelError, type ModelProvider, type ToolSpec } from '../model/types.ts';
 import { StoreError } from '../store/errors.ts';
@@ -22,7 +22,8 @@ import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import { type Clock } from '../time/clock.ts';
-import { DEFAULT_MAX_TURNS, DEFAULT_TASK_WALL_MS, LEASE_RENEWALS_PER_TERM, MAX_TURNS_LIMIT, TASK_LEASE_MS } from '../limits.ts';
+import { DEFAULT_MAX_TURNS, DEFAULT_TASK_WALL_MS, LEASE_RENEWALS_PER_TERM, MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_LEASE_MS } from '../limits.ts';
+import { parkQuestions, type PersonAnswer, questionIn, splitAnswers } from './parked-questions.ts';
 import { type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, resumeTask, stepTask } from './task-core.ts';
 import type { TaskContext } from './task-context.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
@@ -190,11 +191,14 @@ class Round {
   async #drive(conversationId: string, resume: TaskRounds['resume']): Promise<RoundOutcome> {
     const entries = await this.#transcript(conversationId);
     this.#seq = entries.at(-1)?.seq ?? this.#seq;
-    let step = resumeTask(this.#setup, entries);
+    // The answers recorded while it was parked (several questions at once) come after the park: the core
+    // resumes from the entries before them.
+    const { upToPark, answers: recorded } = splitAnswers(entries);
+    let step = resumeTask(this.#setup, upToPark);
     /** The client model's answer to the turn the round resumes at, until that turn takes it. */
     let answer = resume !== null && 'answer' in resume ? resume.answer : undefined;
-    /** The person's answer to the call the round resumes at, until that call takes it. */
-    let person = resume !== null && 'person' in resume ? resume.person : undefined;
+    /** The person's answers to the calls the round resumes at, by call id, until each call takes its own. */
+    const answers = new Map<string, PersonAnswer>();
     if (resume !== null) {
       const waits = 'answer' in resume ? waitsForModel(step, resume.turn) : waitsForPerson(step, resume.turn);
       if (!waits) {
@@ -202,22 +206,28 @@ class Round {
         const what = 'answer' in resume ? `model turn ${resume.turn}` : `the person's answer at turn ${resume.turn}`;
         throw new Stale(`conversation ${conversationId} does not wait for ${what}; this retry is stale or replayed`);
       }
+      if ('person' in resume) {
+        // Each question of the park gets its recorded answer; the resume's answer goes to those with none
+        // (the last one answered, or every unanswered one when the wait ran out).
+        const byCall = new Map(recorded.map((a) => [a.id, a]));
+        for (const q of parkQuestions(step, this.#questionsPerPark())) answers.set(q.call.id, byCall.get(q.call.id) ?? resume.person);
+      }
     }
     for (;;) {
       let event: TaskEvent | null = null;
       // A call to put to the person: the round stops before its tool_call entry, so the transcript shows
       // no call begun (a resumed core queues it again, rather than taking it for one a crash interrupted).
-      const question = person === undefined ? questionIn(step) : undefined;
+      const next = questionIn(step);
+      const question = next !== undefined && !answers.has(next.call.id) ? next : undefined;
       for (const action of step.actions) {
         if (question !== undefined && action.a === 'append' && action.type === 'tool_call' && action.payload.id === question.call.id) {
           await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted', step.state);
           return { kind: 'ask', conversationId: this.#setup.conversationId, turn: step.state.turn, seq: this.#seq, message: question.confirm };
         }
-        const out = await this.#carryOut(action, answer, person, step.state);
+        const out = await this.#carryOut(action, answer, answers, step.state);
         if (out === null) continue;
         if ('kind' in out) return out;
         if (action.a === 'model') answer = undefined;
-        if (action.a === 'tool') person = undefined;
         event = out;
       }
       if (step.state.waiting === 'done') throw new Error('the task core finished without a finish action');
@@ -227,8 +237,17 @@ class Round {
     }
   }
 
+  /**
+   * How many questions one park holds: a Tasks-extension task's, every call under `ask` of the model turn
+   * (up to MAX_PARKED_QUESTIONS), as `tasks/update` may answer any of them; a round trip's, one, as its
+   * `input_required` result asks one question.
+   */
+  #questionsPerPark(): number {
+    return this.#deps.awaitsUpdate === true ? MAX_PARKED_QUESTIONS : 1;
+  }
+
   /** One action: null when nothing comes back, the event to step the core with, or the round's outcome. */
-  async #carryOut(action: TaskAction, answer: unknown, person: AskResume['person'] | undefined, state: TaskStep['state']): Promise<TaskEvent | RoundOutcome | null> {
+  async #carryOut(action: TaskAction, answer: unknown, answers: Map<string, PersonAnswer>, state: TaskStep['state']): Promise<TaskEvent | RoundOutcome | null> {
     switch (action.a) {
       case 'append':
         await this.#append(action.type, action.payload);
@@ -250,8 +269,11 @@ class Round {
           return { e: 'modelFailed', message: err instanceof ModelError ? err.message : `the client's model answer could not be read: ${(err as Error).message}` };
         }
       }
-      case 'tool':
+      case 'tool': {
+        const person = answers.get(action.call.id);
+        answers.delete(action.call.id);
         return this.#runTool(action, person);
+      }
       case 'finish': {
         await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch, { text: action.text, isError: action.isError, turns: action.turns, toolCalls: action.toolCalls });
         this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
@@ -281,10 +303,10 @@ class Round {
     }
   }
 
-  async #runTool(action: Extract<TaskAction, { a: 'tool' }>, person: AskResume['person'] | undefined): Promise<TaskEvent> {
+  async #runTool(action: Extract<TaskAction, { a: 'tool' }>, person: PersonAnswer | undefined): Promise<TaskEvent> {
     const { call } = action;
     if (action.confirm !== undefined && person?.allowed !== true) {
-      // The round parks before a question (so `person` is the answer to this call), and the core sets
+      // The round parks before a question it has no answer for (so `person` is the answer to this call), and the core sets
       // `confirm` only when the client can be asked; a refusal is recorded for the model to read.
       const why = person === undefined ? 'the person could not be asked' : person.refusal;
       return { e: 'tool', id: call.id, outcome: { text: `Not run: ${call.name} needs the person's confirmation and ${why}`, isError: true } };
@@ -384,8 +406,4 @@ export function waitsForPerson(step: TaskStep, turn: number): boolean {
   return appends.length === 1 && appends[0]?.type === 'tool_call' && appends[0].payload.id === question.call.id;
 }
 
-/** The call of this step the person must be asked about, if any (a step starts at most one call). */
-export function questionIn(step: TaskStep): { call: Extract<TaskAction, { a: 'tool' }>['call']; confirm: string } | undefined {
-  const tool = step.actions.find((a): a is Extract<TaskAction, { a: 'tool' }> => a.a === 'tool');
-  return tool?.confirm === undefined ? undefined : { call: tool.call, confirm: tool.confirm };
-}
+export { questionIn } from './parked-questions.ts';

@@ -3,7 +3,8 @@
 // caller that declares form elicitation and the extension gets a task that parks `input_required` with the
 // confirmation form, and `tasks/update` delivers the answer — on the node that parked it or on a second node
 // of the same store. Accept runs the command, decline tells the model "Not run"; a duplicate or stale answer
-// changes nothing, another token's update is -32602. Over stdio the local user is never asked: the task
+// changes nothing, another token's update is -32602. Two calls under `ask` in one model turn are asked at
+// once and may be answered one at a time (SEP-2663 partial fulfilment). Over stdio the local user is never asked: the task
 // runs the command without parking.
 
 import { existsSync } from 'node:fs';
@@ -139,6 +140,48 @@ http('an answer to a key not pending (stale or unknown) is acked and changes not
   assert.is(late.result?.resultType, 'complete', 'an answer after the cancel is acked');
   assert.is((await post(nodeA, 'tasks/get', { taskId })).result?.status, 'cancelled');
   assert.is(existsSync(path.join(box.ws, 'stale.txt')), false, 'and runs nothing');
+});
+
+http('two calls under ask in one model turn: both questions at once; one answered leaves only the other (on either node); the other answered on the other node resumes it there, the accepted call run and the declined one "Not run", in order', async () => {
+  script.push({
+    body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [
+      { id: 'call-pair-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo first >> first.txt' }) } },
+      { id: 'call-pair-1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo second >> second.txt' }) } },
+    ] } }] },
+  }, said('First ran; second was declined.'));
+  const asked = model.requests.length;
+  const created = await post(nodeA, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'append both' } });
+  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = String(created.result?.taskId);
+  const waiting = await poll(nodeA, taskId, (s) => s !== 'working');
+  assert.is(waiting.result?.status, 'input_required', JSON.stringify(waiting));
+  const requests = waiting.result?.inputRequests as InputRequests;
+  const keys = Object.keys(requests);
+  assert.is(keys.length, 2, JSON.stringify(requests));
+  const [first, second] = keys as [string, string];
+  assert.match(requests[first]!.params.message, /echo first >> first\.txt/);
+  assert.match(requests[second]!.params.message, /echo second >> second\.txt/);
+  assert.equal((await post(nodeB, 'tasks/get', { taskId })).result?.inputRequests, requests, 'the same questions on the other node');
+
+  const partial = await post(nodeA, 'tasks/update', { taskId, inputResponses: { [first]: ACCEPT } });
+  assert.is(partial.result?.resultType, 'complete', JSON.stringify(partial));
+  for (const node of [nodeA, nodeB]) {
+    const still = await post(node, 'tasks/get', { taskId });
+    assert.is(still.result?.status, 'input_required', 'one of two answered: still waiting');
+    assert.equal(Object.keys(still.result?.inputRequests as object), [second], 'only the unanswered key remains');
+  }
+  assert.is(existsSync(path.join(box.ws, 'first.txt')), false, 'nothing runs before every question is answered');
+
+  const last = await post(nodeB, 'tasks/update', { taskId, inputResponses: { [second]: { action: 'decline' } } });
+  assert.is(last.result?.resultType, 'complete', JSON.stringify(last));
+  const done = await poll(nodeA, taskId, (s) => s !== 'working' && s !== 'input_required');
+  assert.is(done.result?.status, 'completed', JSON.stringify(done));
+  assert.is(await readFile(path.join(box.ws, 'first.txt'), 'utf8'), 'first\n');
+  assert.is(existsSync(path.join(box.ws, 'second.txt')), false);
+  assert.is(model.requests.length, asked + 2);
+  const told = JSON.stringify(model.requests.at(-1)?.body);
+  assert.match(told, /Not run: bash needs the person's confirmation and the person answered \\"decline\\"/);
+  assert.ok(told.indexOf('"tool_call_id":"call-pair-0"') < told.indexOf('"tool_call_id":"call-pair-1"'), 'the results in the turn\'s order');
 });
 
 http('a listen naming the task hears it park input_required with its question, then go on after the answer to completed', async () => {

@@ -5,7 +5,7 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { StoredTask } from '../../src/mcp/effects.ts';
-import { MAX_INPUT_RESPONSES, MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
+import { MAX_INPUT_RESPONSES, MAX_PARKED_QUESTIONS, MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
 import { handleMcpLine } from '../../src/mcp/handle.ts';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
@@ -76,6 +76,10 @@ params('tasks/update needs inputResponses: an object of objects, at most MAX_INP
     assert.match(first(r).error?.message ?? '', /inputResponses/);
     assert.equal(r.effects, []);
   }
+});
+
+params('one tasks/update can answer every question a task parks with at once (MAX_PARKED_QUESTIONS ≤ MAX_INPUT_RESPONSES)', () => {
+  assert.ok(MAX_PARKED_QUESTIONS <= MAX_INPUT_RESPONSES, `${MAX_PARKED_QUESTIONS} > ${MAX_INPUT_RESPONSES}`);
 });
 
 params('tasks/update reads each answer by the one rule (accept with allow not unticked is yes) and asks the runtime with them', () => {
@@ -185,7 +189,7 @@ get('cancelled is cancelled, saying why, with no result', () => {
 
 get('input_required shows the parked question as one elicitation/create input request under its key, and no result', () => {
   const message = 'A super-pi-code task wants to run the command: touch x\n(bash asks)';
-  const result = read({ ...stored('input_required'), question: { key: 'confirm-2-7', message } }).result!;
+  const result = read({ ...stored('input_required'), question: { asks: [{ key: 'confirm-2-7', message }] } }).result!;
   assert.is(result.status, 'input_required');
   assert.is(result.statusMessage, message);
   assert.equal(result.inputRequests, {
@@ -195,6 +199,20 @@ get('input_required shows the parked question as one elicitation/create input re
     },
   });
   for (const absent of ['result', 'error', 'requestState']) assert.not.ok(absent in result, absent);
+});
+
+get('input_required at several questions of one turn shows one elicitation/create per question not answered yet, each under its key, the statusMessage listing them', () => {
+  const one = 'A super-pi-code task wants to run the command: echo one\n(bash asks)';
+  const two = 'A super-pi-code task wants to run the command: echo two\n(bash asks)';
+  const result = read({ ...stored('input_required'), question: { asks: [{ key: 'confirm-2-7-1', message: one }, { key: 'confirm-2-7-2', message: two }] } }).result!;
+  assert.is(result.status, 'input_required');
+  const requests = result.inputRequests as Record<string, { method: string; params: { message: string } }>;
+  assert.equal(Object.keys(requests), ['confirm-2-7-1', 'confirm-2-7-2']);
+  assert.equal(Object.values(requests).map((r) => [r.method, r.params.message]), [['elicitation/create', one], ['elicitation/create', two]]);
+  assert.match(String(result.statusMessage), /^2 calls wait for the person's confirmation:[\s\S]*echo one[\s\S]*echo two/);
+  const rest = read({ ...stored('input_required'), question: { asks: [{ key: 'confirm-2-7-2', message: two }] } }).result!;
+  assert.equal(Object.keys(rest.inputRequests as object), ['confirm-2-7-2'], 'an answered question is gone');
+  assert.is(rest.statusMessage, two);
 });
 
 get('input_required at a model turn of the client shows one sampling/createMessage input request with the turn\'s params', () => {

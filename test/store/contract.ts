@@ -403,6 +403,7 @@ contract('payloads of every entry type come back intact', async ({ store, clock 
     { path: 'src/a.ts', before: '\u0000binary-ish\u0001', existed: true },
     { revert: [1, 2, 3] },
     { message: 'the server process died' },
+    { key: 'confirm-1-2-1', id: 'call-3', allowed: false, refusal: 'the person answered "decline"' },
   ];
   const types: EntryType[] = [...ENTRY_TYPES];
   assert.is(types.length, payloads.length);
@@ -860,6 +861,45 @@ contract('resumeParkedTask: one write checks parked-at-seq and claims; of two an
   assert.is((await winner.append(c.id, 'tool_call', { id: 'x' }, resumed.lease.epoch)).seq, 3);
   assert.is(await a.resumeParkedTask(c.id, 'alice', 2), null, 'a duplicate answer after the resume');
   assert.is(await a.resumeParkedTask(c.id, 'alice', 3), null, 'nor at the new seq while it runs');
+});
+
+contract('recordParkedAnswer: appends a person_answer only while parked at seq, status and park time kept; of two at once exactly one lands; the resume claims at the new end', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const c = await a.createConversation(alice);
+  const { epoch } = await a.claimTask(c.id, { maxTurns: 7 });
+  await a.append(c.id, 'user', { text: 'go' }, epoch);
+  await a.append(c.id, 'model', { text: 'two bash calls' }, epoch);
+  await a.setStatus(c.id, 'input_required', epoch, { text: '', isError: false, turns: 1, toolCalls: 0 });
+  const parkedAt = (await a.getConversation(c.id, 'alice'))!.updatedAt;
+  clock.tick(1000);
+  const yes = { key: 'confirm-1-2-1', id: 'call-0', allowed: true, refusal: '' };
+  assert.is(await b.recordParkedAnswer(c.id, 'alice', 1, yes), null, 'a stale seq');
+  assert.is(await b.recordParkedAnswer(c.id, 'mallory', 2, yes), null, "another principal's");
+  assert.is(await b.recordParkedAnswer(MISSING, 'alice', 2, yes), null, 'none');
+  assert.is(await b.recordParkedAnswer('bad\u0000id', 'alice', 2, yes), null);
+  assert.is((await a.taskRecord(c.id, 'alice'))?.lastSeq, 2, 'refusals wrote nothing');
+  const no = { ...yes, allowed: false, refusal: 'the person answered "decline"' };
+  const [first, second] = await Promise.all([a.recordParkedAnswer(c.id, 'alice', 2, yes), b.recordParkedAnswer(c.id, 'alice', 2, no)]);
+  const landed = [first, second].filter((e) => e !== null);
+  assert.is(landed.length, 1, 'exactly one answer at that place lands');
+  assert.is(landed[0]!.seq, 3);
+  assert.is(landed[0]!.type, 'person_answer');
+  const record = (await b.taskRecord(c.id, 'alice'))!;
+  assert.is(record.conversation.status, 'input_required', 'still parked');
+  assert.is(record.conversation.updatedAt, parkedAt, 'its wait still runs from the park');
+  assert.is(record.lastSeq, 3);
+  assert.equal(record.result?.turns, 1, 'the park\'s counts stay');
+  assert.equal((await b.entries(c.id, 'alice'))?.at(-1)?.payload, first !== null ? yes : no, 'any node reads the answer that landed');
+  assert.equal(await b.expiredTasks(10), [], 'still nobody\'s to take over');
+  const other = { key: 'confirm-1-2-2', id: 'call-1', allowed: true, refusal: '' };
+  assert.is((await a.recordParkedAnswer(c.id, 'alice', 3, other))?.seq, 4);
+  assert.is(await a.resumeParkedTask(c.id, 'alice', 3), null, 'the resume must name the new end');
+  const resumed = await b.resumeParkedTask(c.id, 'alice', 4);
+  assert.is(resumed?.lease.epoch, epoch + 1, 'the epoch did not move while it was parked');
+  assert.is(await a.recordParkedAnswer(c.id, 'alice', 4, other), null, 'nor once it runs');
+  await b.setStatus(c.id, 'completed', resumed!.lease.epoch);
+  assert.is(await a.recordParkedAnswer(c.id, 'alice', 4, other), null, 'nor once it finished');
 });
 
 contract('cancelRunningTask of a parked task cancels it in the same write; a resume after it gets null', async ({ open }) => {

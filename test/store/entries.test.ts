@@ -64,6 +64,7 @@ test('payloads of every entry type come back intact', () => {
     { path: 'src/a.ts', before: '\u0000binary-ish\u0001', existed: true },
     { revert: [1, 2, 3] },
     { message: 'the server process died' },
+    { key: 'confirm-1-2-1', id: 'call-3', allowed: false, refusal: 'the person answered "decline"' },
   ];
   const types: EntryType[] = [...ENTRY_TYPES];
   assert.is(types.length, payloads.length);

@@ -20,7 +20,9 @@ import { runTool } from '../../src/tools/tool-runner.ts';
 import { DetachedTasks, type DetachedStartDeps } from '../../src/task/detached-tasks.ts';
 import type { TaskAllowance } from '../../src/task/principal-budget.ts';
 import type { TaskContext } from '../../src/task/task-context.ts';
-import { parkedInput } from '../../src/task/task-input.ts';
+import { type ParkedInput, parkedInput } from '../../src/task/task-input.ts';
+import { MAX_PARKED_QUESTIONS } from '../../src/limits.ts';
+import { readStoredTask } from '../../src/task/task-status.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
 import { fakeOwnership } from '../store/contract.ts';
@@ -31,6 +33,13 @@ const PRINCIPAL = 'token:alice';
 const REMOTE = { local: false, forbidWrites: false, canConfirm: true };
 const bashTurn = (command: string): ScriptStep => ({
   body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-bash-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command }) } }] } }] },
+});
+/** One model turn asking for two bash commands at once (parallel tool calls): both under `ask`. Call ids are unique in a run, as a model's are. */
+const twoBashTurn = (first: string, second: string, turn = 1): ScriptStep => ({
+  body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [
+    { id: `call-bash-${turn}-0`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: first }) } },
+    { id: `call-bash-${turn}-1`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: second }) } },
+  ] } }] },
 });
 const said = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 /** The asking path never schedules an actor: a round runs where it is started. */
@@ -87,10 +96,12 @@ test('parks input_required at the question, holding no task slot; two answers at
     assert.equal(await g.b.expiredTasks(10), [], 'nor a lease another node could take over');
     const record = (await g.b.taskRecord(id, PRINCIPAL))!;
     const question = (await parkedInput(g.b, record, PRINCIPAL, REMOTE))!;
-    assert.is(question.kind, 'ask');
-    assert.match(question.kind === 'ask' ? question.message : '', /run the command: echo once >> out\.txt/);
-    assert.is(question.key, `confirm-${question.turn}-${question.seq}`);
-    const yes = [{ key: question.key, person: { allowed: true, refusal: '' } }];
+    if (question.kind !== 'ask') throw new Error(`parked at ${question.kind}, not a question`);
+    assert.is(question.pending.length, 1, 'one call asked: one question');
+    const [only] = question.pending;
+    assert.match(only!.message, /run the command: echo once >> out\.txt/);
+    assert.is(only!.key, `confirm-${question.turn}-${question.seq}`);
+    const yes = [{ key: only!.key, person: { allowed: true, refusal: '' } }];
     const [byA, byB] = await Promise.all([nodeA.answer(id, yes, true, g.deps(g.a).task, g.deps(g.a)), nodeB.answer(id, yes, true, g.deps(g.b).task, g.deps(g.b))]);
     assert.equal([byA, byB], [true, true], 'both are the caller\'s task: both acked');
     await g.until(id, 'completed');
@@ -146,7 +157,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     await g.until(id, 'input_required');
     const conversation = async () => (await g.a.taskRecord(id, PRINCIPAL))!;
     const turn1 = (await parkedInput(g.b, await conversation(), PRINCIPAL, REMOTE_UNASKABLE))!;
-    assert.is(turn1.kind, 'turn');
+    if (turn1.kind !== 'turn') throw new Error('not parked at a model turn');
     assert.is(turn1.key, `sample-1-${turn1.seq}`);
     const params = turn1.kind === 'turn' ? turn1.params : null;
     assert.match(JSON.stringify(params?.messages), /append with bash/, 'the prompt is the turn\'s message');
@@ -161,6 +172,7 @@ test('on the client\'s model (no model here): each turn parks input_required wit
     assert.match(JSON.stringify(turn2.kind === 'turn' ? turn2.params?.messages : null), /the password is aubergine/, 'the read ran in the workspace');
     assert.ok(await nodeB.answer(id, [{ key: turn1.key, sampled: sampled('stale') }], false, g.deps(g.b).task, g.deps(g.b)), 'a stale turn\'s answer is acked');
     assert.is(await g.status(id), 'input_required', 'and changes nothing');
+    if (turn2.kind !== 'turn') throw new Error('not parked at a model turn');
     assert.ok(await nodeA.answer(id, [{ key: turn2.key, sampled: sampled('It says aubergine.') }], false, g.deps(g.a).task, g.deps(g.a)));
     await g.until(id, 'completed');
     assert.is(g.model.requests.length, 0, 'no model of the server was asked');
@@ -174,6 +186,160 @@ test('a model turn nobody takes within the wait leaves the task interrupted (con
   try {
     const id = await g.start(new DetachedTasks({ inputWaitMs: 300 }), g.a, CLIENT_MODEL);
     await g.until(id, 'interrupted');
+  } finally {
+    await g.close();
+  }
+});
+
+const YES = { allowed: true, refusal: '' };
+const DECLINED = { allowed: false, refusal: 'the person answered "decline"' };
+type Ask = Extract<ParkedInput, { kind: 'ask' }>;
+
+/** What the parked task waits for, read on `store` (a node): its questions not answered yet. */
+async function asks(store: AsyncConversationStore, id: string): Promise<Ask> {
+  const input = await parkedInput(store, (await store.taskRecord(id, PRINCIPAL))!, PRINCIPAL, REMOTE);
+  if (input?.kind !== 'ask') throw new Error(`task ${id} is not parked at a question: ${JSON.stringify(input)}`);
+  return input;
+}
+
+/** The tool results the model read at its last request, in order: [call id, text]. */
+function toolResultsRead(model: ScriptedServer): [string, string][] {
+  const body = model.requests.at(-1)?.body as { messages?: { role: string; tool_call_id?: string; content?: string }[] } | undefined;
+  return (body?.messages ?? []).filter((m) => m.role === 'tool').map((m) => [m.tool_call_id ?? '', String(m.content)]);
+}
+
+test('several calls under ask in one turn park once with every question; an answer to one keeps it input_required at the other; the other answered on the other node resumes it there, each call as answered, in order', async () => {
+  const g = await ground([twoBashTurn('echo one >> one.txt', 'echo two >> two.txt'), said('One ran, two was declined.')]);
+  try {
+    const nodeA = new DetachedTasks();
+    const nodeB = new DetachedTasks();
+    const id = await g.start(nodeA, g.a);
+    await g.until(id, 'input_required');
+    const parked = await asks(g.b, id);
+    assert.equal(parked.pending.map((q) => q.key), [1, 2].map((n) => `confirm-${parked.turn}-${parked.seq}-${n}`), 'one key each, minted from the place');
+    assert.match(parked.pending[0]!.message, /echo one >> one\.txt/);
+    assert.match(parked.pending[1]!.message, /echo two >> two\.txt/);
+    const shown = await readStoredTask(g.a, PRINCIPAL, id);
+    assert.equal(shown?.question, { asks: parked.pending.map(({ key, message }) => ({ key, message })) }, 'both questions shown at once, on either node');
+    const [first, second] = parked.pending as [Ask['pending'][number], Ask['pending'][number]];
+
+    assert.ok(await nodeA.answer(id, [{ key: first.key, person: YES }], true, g.deps(g.a).task, g.deps(g.a)));
+    assert.is(await g.status(id), 'input_required', 'one answer of two: still parked');
+    assert.equal((await asks(g.b, id)).pending.map((q) => q.key), [second.key], 'only the unanswered key remains, on the other node too');
+    assert.is(g.model.requests.length, 1, 'nothing resumed');
+    assert.is(existsSync(path.join(g.ws, 'one.txt')), false, 'nothing ran before every question was answered');
+    // Durable: a store opened afresh on the file (a restarted node) reads the same.
+    const restarted = new SyncStoreAdapter(SqliteConversationStore.open(databasePath(path.dirname(g.ws)), { ownership: fakeOwnership('node-c') }));
+    try {
+      assert.equal((await asks(restarted, id)).pending.map((q) => q.key), [second.key]);
+    } finally {
+      await restarted.close();
+    }
+    assert.ok(await nodeB.answer(id, [{ key: first.key, person: DECLINED }], true, g.deps(g.b).task, g.deps(g.b)), 'a duplicate answer is acked');
+    assert.ok(await nodeB.answer(id, [{ key: `confirm-${parked.turn}-${parked.seq}`, person: YES }, { key: 'unknown-key', person: YES }], true, g.deps(g.b).task, g.deps(g.b)), 'unknown keys are acked');
+    assert.equal((await asks(g.a, id)).pending.map((q) => q.key), [second.key], 'and change nothing');
+
+    assert.ok(await nodeB.answer(id, [{ key: second.key, person: DECLINED }], true, g.deps(g.b).task, g.deps(g.b)));
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, 'one.txt'), 'utf8'), 'one\n', 'the accepted call ran once');
+    assert.is(existsSync(path.join(g.ws, 'two.txt')), false, 'the declined one did not');
+    const results = toolResultsRead(g.model);
+    assert.equal(results.map(([callId]) => callId), ['call-bash-1-0', 'call-bash-1-1'], 'in the turn\'s order');
+    assert.match(results[1]![1], /Not run: bash needs the person's confirmation and the person answered "decline"/);
+    assert.is(g.model.requests.length, 2);
+    const types = (await g.a.entries(id, PRINCIPAL))!.map((e) => e.type);
+    assert.equal(types.filter((t) => t === 'person_answer').length, 1, 'the first answer was recorded; the last resumed the task');
+  } finally {
+    await g.close();
+  }
+});
+
+test('concurrent answers on two nodes: the same key lands once; different keys both land and resume it once; the last key answered twice resumes it once', async () => {
+  const g = await ground([
+    twoBashTurn('echo a >> a.txt', 'echo b >> b.txt'), twoBashTurn('echo c >> c.txt', 'echo d >> d.txt', 2), said('Done.'),
+  ]);
+  try {
+    const nodeA = new DetachedTasks();
+    const nodeB = new DetachedTasks();
+    const id = await g.start(nodeA, g.a);
+    await g.until(id, 'input_required');
+    const [a, b] = (await asks(g.a, id)).pending as [Ask['pending'][number], Ask['pending'][number]];
+    // The same key on two nodes at once: one answer wins.
+    await Promise.all([
+      nodeA.answer(id, [{ key: a.key, person: YES }], true, g.deps(g.a).task, g.deps(g.a)),
+      nodeB.answer(id, [{ key: a.key, person: DECLINED }], true, g.deps(g.b).task, g.deps(g.b)),
+    ]);
+    const recorded = (await g.a.entries(id, PRINCIPAL))!.filter((e) => e.type === 'person_answer');
+    assert.is(recorded.length, 1, 'one answer for the key');
+    assert.equal((await asks(g.b, id)).pending.map((q) => q.key), [b.key]);
+    const aRuns = (recorded[0]!.payload as { allowed: boolean }).allowed;
+    // The last key on two nodes at once: one resume.
+    await Promise.all([
+      nodeA.answer(id, [{ key: b.key, person: YES }], true, g.deps(g.a).task, g.deps(g.a)),
+      nodeB.answer(id, [{ key: b.key, person: YES }], true, g.deps(g.b).task, g.deps(g.b)),
+    ]);
+    await pollUntil('the second turn\'s park', async () => ((await g.status(id)) === 'input_required' && (await asks(g.a, id)).turn === 2 ? true : null), 10_000);
+    assert.is(existsSync(path.join(g.ws, 'a.txt')), aRuns, 'the call ran as the answer that won said');
+    assert.is(await readFile(path.join(g.ws, 'b.txt'), 'utf8'), 'b\n', 'the last call ran once');
+    // Different keys on two nodes at once: both land, one of them resumes it.
+    const [c, d] = (await asks(g.b, id)).pending as [Ask['pending'][number], Ask['pending'][number]];
+    await Promise.all([
+      nodeA.answer(id, [{ key: c.key, person: YES }], true, g.deps(g.a).task, g.deps(g.a)),
+      nodeB.answer(id, [{ key: d.key, person: YES }], true, g.deps(g.b).task, g.deps(g.b)),
+    ]);
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, 'c.txt'), 'utf8'), 'c\n');
+    assert.is(await readFile(path.join(g.ws, 'd.txt'), 'utf8'), 'd\n');
+    assert.is(g.model.requests.length, 3, 'each resume asked the model once');
+  } finally {
+    await g.close();
+  }
+});
+
+test('one tasks/update answering every question resumes at once; a wait past its limit counts only the unanswered as no answer', async () => {
+  const g = await ground([twoBashTurn('echo x >> x.txt', 'echo y >> y.txt'), twoBashTurn('echo p >> p.txt', 'echo q >> q.txt', 2), said('Done.')]);
+  try {
+    const node = new DetachedTasks({ inputWaitMs: 60_000 });
+    const id = await g.start(node, g.a);
+    await g.until(id, 'input_required');
+    const both = (await asks(g.a, id)).pending.map((q) => ({ key: q.key, person: YES }));
+    assert.ok(await node.answer(id, both, true, g.deps(g.a).task, g.deps(g.a)));
+    await pollUntil('the second turn\'s park', async () => ((await g.status(id)) === 'input_required' && (await asks(g.a, id)).turn === 2 ? true : null), 10_000);
+    assert.is(await readFile(path.join(g.ws, 'x.txt'), 'utf8'), 'x\n');
+    assert.is(await readFile(path.join(g.ws, 'y.txt'), 'utf8'), 'y\n');
+    const [p] = (await asks(g.a, id)).pending;
+    assert.ok(await node.answer(id, [{ key: p!.key, person: YES }], true, g.deps(g.a).task, g.deps(g.a)));
+    assert.is(await new DetachedTasks({ inputWaitMs: 0 }).expireIfDue(id, g.deps(g.b).task, g.deps(g.b)), true, 'another node ends the wait');
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, 'p.txt'), 'utf8'), 'p\n', 'the answered call ran');
+    assert.is(existsSync(path.join(g.ws, 'q.txt')), false, 'the unanswered one did not');
+    assert.match(toolResultsRead(g.model)[3]![1], /Not run: bash needs the person's confirmation and the person gave no answer/);
+  } finally {
+    await g.close();
+  }
+});
+
+test('a turn asking more than MAX_PARKED_QUESTIONS parks with the first ones; once they ran it parks again for the rest', async () => {
+  const count = MAX_PARKED_QUESTIONS + 1;
+  const calls = Array.from({ length: count }, (_, i) => ({ id: `call-many-${i}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `echo ${i} >> many-${i}.txt` }) } }));
+  const g = await ground([{ body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: calls } }] } }, said('All asked.')]);
+  try {
+    const node = new DetachedTasks();
+    const id = await g.start(node, g.a);
+    await g.until(id, 'input_required');
+    const first = await asks(g.a, id);
+    assert.is(first.pending.length, MAX_PARKED_QUESTIONS);
+    assert.ok(await node.answer(id, first.pending.map((q) => ({ key: q.key, person: YES })), true, g.deps(g.a).task, g.deps(g.a)));
+    await pollUntil('the park for the rest', async () => ((await g.status(id)) === 'input_required' && (await asks(g.a, id)).seq !== first.seq ? true : null), 10_000);
+    const rest = await asks(g.b, id);
+    assert.equal(rest.pending.map((q) => q.key), [`confirm-${rest.turn}-${rest.seq}`], 'the one left, asked alone, in the same turn');
+    assert.is(rest.turn, first.turn);
+    assert.is(await readFile(path.join(g.ws, `many-${MAX_PARKED_QUESTIONS - 1}.txt`), 'utf8'), `${MAX_PARKED_QUESTIONS - 1}\n`, 'the first ones ran');
+    assert.is(existsSync(path.join(g.ws, `many-${MAX_PARKED_QUESTIONS}.txt`)), false);
+    assert.ok(await node.answer(id, [{ key: rest.pending[0]!.key, person: YES }], true, g.deps(g.b).task, g.deps(g.b)));
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, `many-${MAX_PARKED_QUESTIONS}.txt`), 'utf8'), `${MAX_PARKED_QUESTIONS}\n`);
+    assert.equal(toolResultsRead(g.model).map(([callId]) => callId), calls.map((c) => c.id), 'every result, in the turn\'s order');
   } finally {
     await g.close();
   }

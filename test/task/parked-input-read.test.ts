@@ -62,7 +62,7 @@ async function wholeReplay(id: string): Promise<unknown> {
   const step = resumeTask({ conversationId: id, harness: 'super-pi-code', maxTurns: MAX_TURNS_LIMIT, ...REMOTE_ASKABLE }, entries);
   const seq = entries.at(-1)!.seq;
   const question = questionIn(step);
-  if (question !== undefined) return { key: `confirm-${step.state.turn}-${seq}`, message: question.confirm };
+  if (question !== undefined) return { asks: [{ key: `confirm-${step.state.turn}-${seq}`, message: question.confirm }] };
   const model = step.actions.at(-1);
   if (model?.a !== 'model') return null;
   return { key: `sample-${model.turn}-${seq}`, params: turnParams('super-pi-code', roundTools('super-pi-code', REMOTE_ASKABLE), model.messages) };
@@ -102,9 +102,9 @@ test('a last run cut by the bytes bound is numbered right too; without stored co
   assert.is((await readStoredTask(store, PRINCIPAL, legacy))?.question, null);
   // The wait's expiry must still find the place to resume it unanswered: it reads the whole transcript once.
   const record = (await store.taskRecord(legacy, PRINCIPAL))!;
-  const whole = (await wholeReplay(legacy)) as { key: string; message: string };
+  const whole = await wholeReplay(legacy);
   const found = await wholeParkedInput(store, record, PRINCIPAL, REMOTE_ASKABLE);
-  assert.equal(found?.kind === 'ask' ? { key: found.key, message: found.message } : null, whole);
+  assert.equal(found?.kind === 'ask' ? { asks: found.pending.map(({ key, message }) => ({ key, message })) } : null, whole);
 });
 
 test('a client-model turn: the request carries the earlier runs, read within the bound; the next poll reads nothing', async () => {

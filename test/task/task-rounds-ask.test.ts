@@ -99,6 +99,25 @@ test('a call under ask parks before its tool_call; a yes from another node runs 
   }
 });
 
+test('round trips ask the calls under ask of one model turn one question per round trip, in the turn\'s order (no person_answer entries)', async () => {
+  const g = await ground();
+  try {
+    const two = '<tool_call>{"name": "bash", "arguments": {"command": "echo one > one.txt"}}</tool_call><tool_call>{"name": "bash", "arguments": {"command": "echo two > two.txt"}}</tool_call>';
+    const turn1 = outcome(await g.round(g.a, null), 'input');
+    const first = outcome(await g.round(g.b, { conversationId: turn1.conversationId, turn: 1, seq: turn1.seq, answer: said(two) }), 'ask');
+    assert.match(first.message, /echo one > one\.txt/);
+    const second = outcome(await g.round(g.a, { conversationId: first.conversationId, turn: 1, seq: first.seq, person: YES }), 'ask');
+    assert.match(second.message, /echo two > two\.txt/, 'the second call is asked after the first ran');
+    assert.is(await readFile(path.join(g.ws, 'one.txt'), 'utf8'), 'one\n');
+    const turn2 = outcome(await g.round(g.b, { conversationId: first.conversationId, turn: 1, seq: second.seq, person: NO }), 'input');
+    assert.match(lastText(turn2.params), /Not run: bash needs the person's confirmation/);
+    assert.is(existsSync(path.join(g.ws, 'two.txt')), false);
+    assert.equal(await typesOf(g.a, first.conversationId), ['user', 'model', 'tool_call', 'tool_result', 'tool_call', 'tool_result']);
+  } finally {
+    await g.close();
+  }
+});
+
 test('a no is recorded as the call\'s refusal, which the model reads at its next turn; nothing runs', async () => {
   const g = await ground();
   try {

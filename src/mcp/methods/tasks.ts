@@ -122,13 +122,23 @@ export function detailedTask(state: ConnectionState, task: StoredTask): Record<s
       if (question === null) return { ...base, status: 'input_required', statusMessage: 'the task waits for input its transcript does not show', inputRequests: {} };
       if ('unshown' in question) return { ...base, status: 'input_required', statusMessage: question.unshown, inputRequests: {} };
       if ('params' in question) return { ...base, status: 'input_required', statusMessage: 'the task waits for a model turn of its client', inputRequests: { [question.key]: { method: 'sampling/createMessage', params: question.params } } };
-      return { ...base, status: 'input_required', statusMessage: question.message, inputRequests: { [question.key]: { method: 'elicitation/create', params: confirmationRequest(question.message) } } };
+      // Several calls of one turn are asked at once, one key each; the answered ones are gone (partial fulfilment).
+      const inputRequests: Record<string, unknown> = {};
+      for (const ask of question.asks) inputRequests[ask.key] = { method: 'elicitation/create', params: confirmationRequest(ask.message) };
+      return { ...base, status: 'input_required', statusMessage: asksMessage(question.asks), inputRequests };
     }
     case 'interrupted': {
       const message = text ?? `the task was interrupted; continue it with harness_task conversation_id ${task.taskId}`;
       return { ...base, status: 'failed', statusMessage: message, error: { code: ErrorCode.InternalError, message, data: { conversation_id: task.taskId } } };
     }
   }
+}
+
+/** The `statusMessage` of a task parked at its person's questions: the question, or each of several. */
+function asksMessage(asks: readonly { readonly message: string }[]): string {
+  if (asks.length === 1) return asks[0]?.message ?? '';
+  if (asks.length === 0) return 'every question of the task is answered; it resumes at the next tasks/update or when its wait ends';
+  return `${asks.length} calls wait for the person's confirmation:\n\n${asks.map((a) => a.message).join('\n\n')}`;
 }
 
 /** `tasks/get`'s answer: the DetailedTask, or -32602 for a task that is not the caller's (or none). */
