@@ -48,8 +48,10 @@ export class EffectRunner {
    * while there is none: an idle session holds no table (an empty Map keeps one, ~200 B, per session).
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
-  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends (a new incarnation forgets them: the session's end does). */
+  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends or the incarnation that opened it exits. */
   #listened: Map<number, string[]> | null = null;
+  /** Connection actors of the session that exited so far: a listen begun under an earlier one watches nothing more. */
+  #incarnation = 0;
   #closed = false;
   /** The pending roots deadline's timer (cleared on close), or null. */
   #rootsDeadline: unknown = null;
@@ -123,6 +125,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
+          const incarnation = this.#incarnation;
           const found: string[] = [];
           // One lookup by (id, principal) each, as for watchTranscript: another principal's is not told from a missing one.
           for (const id of effect.conversationIds) {
@@ -135,6 +138,8 @@ export class EffectRunner {
           const tasks: StoredTask[] = [];
           for (const id of effect.taskIds) {
             if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
+            // The actor that asked exited meanwhile: its stream is gone, or run again under a new ticket.
+            if (incarnation !== this.#incarnation) break;
             task.watchTask?.(id);
             (this.#listened ??= new Map()).set(effect.ticket, [...(this.#listened.get(effect.ticket) ?? []), id]);
             const now = await readStoredTask(store, task.principal, id);
@@ -220,6 +225,17 @@ export class EffectRunner {
     this.#clock.clearTimeout(timer);
   }
 
+  /**
+   * The session's connection actor exited (a crash, a killed thread): the tasks its listen streams named
+   * are unwatched. The next incarnation knows none of those tickets, so no cancel would ever reach them; a
+   * listen still in flight is run again there (crash-recovery.ts) and watches anew under its own ticket,
+   * and one answered with an error instead (poison) has ended.
+   */
+  incarnationEnded(): void {
+    this.#incarnation++;
+    for (const ticket of [...(this.#listened?.keys() ?? [])]) this.#endListen(ticket);
+  }
+
   #runTool(effect: Extract<Effect, { kind: 'runTool' }>): void {
     const { ticket } = effect;
     const execute = this.#deps.executeTool ?? runTool;
@@ -280,7 +296,6 @@ export class EffectRunner {
     return task.existingStore ? task.existingStore() : task.store();
   }
 
-  /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
   /** A listen stream ended (its request cancelled): the tasks it named are no longer watched for it. */
   #endListen(ticket: number): void {
     const ids = this.#listened?.get(ticket);
@@ -289,6 +304,7 @@ export class EffectRunner {
     for (const id of ids) this.#deps.task?.unwatchTask?.(id);
   }
 
+  /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
   #track(ticket: number, body: (signal: AbortSignal) => Promise<void>, onError?: (err: unknown) => EffectResult): void {
     const controller = new AbortController();
     const done = body(controller.signal).catch((err: unknown) => {
