@@ -11,6 +11,7 @@ import type { TaskContext } from '../task/task-context.ts';
 import { cancelStoredTask, type DetachedTasks } from '../task/detached-tasks.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import { undoConversation } from '../task/undo.ts';
+import { endUnshowableTurn } from '../task/unshowable-turn.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { Logger } from '../log/logger.ts';
 import { completePath } from './path-completion.ts';
@@ -173,6 +174,11 @@ export class EffectRunner {
           let found = await read();
           // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered, then read again.
           if (found?.status === 'input_required' && task && detached && await detached.expireIfDue(effect.taskId, task, this.#deps)) found = await read();
+          // A client-model turn no poll can show is ended at once, not left to the wait (unshowable-turn.ts).
+          if (found?.status === 'input_required' && found.question != null && 'unshown' in found.question && task && store) {
+            const reader = { local: task.local, forbidWrites: task.forbidWrites, canConfirm: effect.canAsk };
+            if (await endUnshowableTurn(store, effect.taskId, task.principal, reader, task.taskStatusChanged)) found = await read();
+          }
           this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
         });
       case 'updateTask':
