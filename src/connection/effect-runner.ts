@@ -11,6 +11,7 @@ import type { TaskContext } from '../task/task-context.ts';
 import { cancelStoredTask, type DetachedTasks } from '../task/detached-tasks.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import { undoConversation } from '../task/undo.ts';
+import { endUnshowableTurn } from '../task/unshowable-turn.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { Logger } from '../log/logger.ts';
 import { completePath } from './path-completion.ts';
@@ -48,8 +49,10 @@ export class EffectRunner {
    * while there is none: an idle session holds no table (an empty Map keeps one, ~200 B, per session).
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
-  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends (a new incarnation forgets them: the session's end does). */
+  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends or the incarnation that opened it exits. */
   #listened: Map<number, string[]> | null = null;
+  /** Connection actors of the session that exited so far: a listen begun under an earlier one watches nothing more. */
+  #incarnation = 0;
   #closed = false;
   /** The pending roots deadline's timer (cleared on close), or null. */
   #rootsDeadline: unknown = null;
@@ -123,6 +126,7 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
+          const incarnation = this.#incarnation;
           const found: string[] = [];
           // One lookup by (id, principal) each, as for watchTranscript: another principal's is not told from a missing one.
           for (const id of effect.conversationIds) {
@@ -135,6 +139,8 @@ export class EffectRunner {
           const tasks: StoredTask[] = [];
           for (const id of effect.taskIds) {
             if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
+            // The actor that asked exited meanwhile: its stream is gone, or run again under a new ticket.
+            if (incarnation !== this.#incarnation) break;
             task.watchTask?.(id);
             (this.#listened ??= new Map()).set(effect.ticket, [...(this.#listened.get(effect.ticket) ?? []), id]);
             const now = await readStoredTask(store, task.principal, id);
@@ -168,6 +174,11 @@ export class EffectRunner {
           let found = await read();
           // A parked task whose wait is over (its parking node's timer may have died with it) is resumed unanswered, then read again.
           if (found?.status === 'input_required' && task && detached && await detached.expireIfDue(effect.taskId, task, this.#deps)) found = await read();
+          // A client-model turn no poll can show is ended at once, not left to the wait (unshowable-turn.ts).
+          if (found?.status === 'input_required' && found.question != null && 'unshown' in found.question && task && store) {
+            const reader = { local: task.local, forbidWrites: task.forbidWrites, canConfirm: effect.canAsk };
+            if (await endUnshowableTurn(store, effect.taskId, task.principal, reader, task.taskStatusChanged)) found = await read();
+          }
           this.#deliver({ kind: 'taskRead', ticket: effect.ticket, task: found });
         });
       case 'updateTask':
@@ -218,6 +229,17 @@ export class EffectRunner {
     let timer: unknown;
     await Promise.race([Promise.all(done), new Promise<void>((r) => { timer = this.#clock.setTimeout(r, graceMs); })]);
     this.#clock.clearTimeout(timer);
+  }
+
+  /**
+   * The session's connection actor exited (a crash, a killed thread): the tasks its listen streams named
+   * are unwatched. The next incarnation knows none of those tickets, so no cancel would ever reach them; a
+   * listen still in flight is run again there (crash-recovery.ts) and watches anew under its own ticket,
+   * and one answered with an error instead (poison) has ended.
+   */
+  incarnationEnded(): void {
+    this.#incarnation++;
+    for (const ticket of [...(this.#listened?.keys() ?? [])]) this.#endListen(ticket);
   }
 
   #runTool(effect: Extract<Effect, { kind: 'runTool' }>): void {
@@ -280,7 +302,6 @@ export class EffectRunner {
     return task.existingStore ? task.existingStore() : task.store();
   }
 
-  /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
   /** A listen stream ended (its request cancelled): the tasks it named are no longer watched for it. */
   #endListen(ticket: number): void {
     const ids = this.#listened?.get(ticket);
@@ -289,6 +310,7 @@ export class EffectRunner {
     for (const id of ids) this.#deps.task?.unwatchTask?.(id);
   }
 
+  /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */
   #track(ticket: number, body: (signal: AbortSignal) => Promise<void>, onError?: (err: unknown) => EffectResult): void {
     const controller = new AbortController();
     const done = body(controller.signal).catch((err: unknown) => {

@@ -395,6 +395,8 @@ export class Session {
   #actorExited(actor: ActorRef, reason: ActorExit): void {
     if (actor !== this.#actor) return;
     this.#actor = null;
+    // Its listen streams' task watches go with it: the retried listens watch again (effect-runner.ts).
+    this.#runner?.incarnationEnded();
     const unacked = this.#unacked.slice(this.#unackedHead);
     this.#unacked = [];
     this.#unackedHead = 0;

@@ -180,6 +180,11 @@ export class Application implements SessionHost {
     return this.registry.size;
   }
 
+  /** How much this node watches for its sessions (tests check that ended streams and dead actors leave nothing). */
+  get watching(): { tasks: number; taskSessions: number; transcripts: number } {
+    return this.#watches.counts();
+  }
+
   health() {
     return {
       status: this.#tree.root ? 'ok' : 'stopped',

@@ -83,6 +83,11 @@ export class ConversationWatches {
     this.#statuses.changedAll();
   }
 
+  /** Tasks watched, sessions watching some task, and transcripts watched. */
+  counts(): { tasks: number; taskSessions: number; transcripts: number } {
+    return { tasks: this.#statuses.tasks, taskSessions: this.#statuses.sessions, transcripts: this.#transcripts.conversations };
+  }
+
   /** Polling stops (the store is about to close). */
   close(): void {
     this.#sqlite.close();

@@ -25,6 +25,7 @@ import type { TaskContext } from './task-context.ts';
 import { cancelledEntry, type TaskSetup } from './task-core.ts';
 import { type ParkedInput, parkedInput, wholeParkedInput } from './task-input.ts';
 import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
+import { endUnshowableTurn } from './unshowable-turn.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
 import type { AskResume, TaskAnswer, TurnResume } from '../mcp/effects.ts';
@@ -320,6 +321,7 @@ export class DetachedTasks {
       round.then((outcome) => {
         if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, clock, context, deps);
         else if (outcome.kind === 'stale') deps.logger.log('debug', 'a task answer was stale', { task: resume?.conversationId, message: outcome.message });
+        if (outcome.kind === 'input') this.#endIfUnshowable(outcome.conversationId, how.canAsk, context, deps);
         resolve({ kind: 'ended', outcome });
       }, (err: unknown) => {
         // Its lease lapses and another node's takeover continues it from the transcript.
@@ -343,6 +345,16 @@ export class DetachedTasks {
       });
     }, this.#inputWaitMs, { unref: true });
     this.#waits.set(conversationId, { clock, timer });
+  }
+
+  /** Parked here at a client-model turn no poll can show: ended at once rather than left to the wait (unshowable-turn.ts). */
+  #endIfUnshowable(conversationId: string, canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): void {
+    const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: canAsk };
+    void endUnshowableTurn(context.store(), conversationId, context.principal, reader, context.taskStatusChanged).then((ended) => {
+      if (ended) this.#endWait(conversationId);
+    }, (err: unknown) => {
+      deps.logger.log('warning', 'a parked task whose model turn cannot be shown could not be ended; a poll tries again', { task: conversationId, error: (err as Error).message });
+    });
   }
 
   #endWait(conversationId: string): void {

@@ -148,4 +148,42 @@ test('a listen naming tasks: only the caller\'s are watched and read, each told 
   assert.is(calls.filter((c) => c.startsWith('unwatch')).length, 1, 'once');
 });
 
+test('a connection actor\'s exit unwatches the tasks of its listens; the old ticket\'s cancel does nothing more; a listen still reading when its actor exits watches nothing', async () => {
+  const mine = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
+  const calls: string[] = [];
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let gated = false;
+  const adapter = new SyncStoreAdapter(store);
+  // The second listen's lookup waits at the gate, so the actor can exit while it is under way.
+  const slowStore = Object.assign(Object.create(adapter) as SyncStoreAdapter, {
+    getConversation: async (id: string, principal: string) => {
+      if (gated) await gate;
+      return adapter.getConversation(id, principal);
+    },
+  });
+  const alice: TaskContext = {
+    ...context('token:alice', 'session-2'),
+    store: () => slowStore,
+    watchTask: (id) => calls.push(`watch ${id}`),
+    unwatchTask: (id) => calls.push(`unwatch ${id}`),
+  };
+  const results: EffectResult[] = [];
+  const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: alice }, (r) => results.push(r));
+  runner.run({ kind: 'watchTranscripts', ticket: 9, conversationIds: [], taskIds: [mine.id] });
+  while (results.length === 0) await new Promise((r) => setImmediate(r));
+  assert.equal(calls, [`watch ${mine.id}`]);
+  runner.incarnationEnded();
+  assert.equal(calls, [`watch ${mine.id}`, `unwatch ${mine.id}`], 'the exit unwatches what the listen watched');
+  runner.run({ kind: 'cancel', ticket: 9 });
+  assert.is(calls.length, 2, 'a late cancel of the old ticket unwatches nothing twice');
+
+  gated = true;
+  runner.run({ kind: 'watchTranscripts', ticket: 10, conversationIds: [], taskIds: [mine.id] });
+  runner.incarnationEnded();
+  open();
+  while (results.length === 1) await new Promise((r) => setImmediate(r));
+  assert.is(calls.length, 2, 'the listen of the dead incarnation watched nothing');
+});
+
 test.run();
