@@ -6,7 +6,7 @@
 // transport, the actor hop's main side), the scheduler workers (the core), and the rest (V8's helper
 // threads, libuv's pool). When the main thread + the client's CPU per call come to the whole wall time per
 // call while the cores are not all busy, the two take turns (what issue 27 found on stdio).
-// Usage: npm run build && npx tsx bench/http-turns.ts [--old <checkout with dist/>] [--args '--threads 2|--threads 0'] [--ms 1500] [--rounds 4] [--flight 64] [--eras modern,legacy]
+// Usage: npm run build && npx tsx bench/http-turns.ts [--old <checkout with dist/> | --old name=DIR,name=DIR] [--args '--threads 2|--threads 0'] [--ms 1500] [--rounds 4] [--flight 64] [--eras modern,legacy]
 
 import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -95,7 +95,9 @@ const sandbox = await makeSandbox();
 await writeFile(path.join(sandbox.ws, FILE), FILE_TEXT);
 const servers: Server[] = [];
 try {
-  const roots: [string, string | undefined][] = [['new', undefined], ...(oldRoot ? [['old', path.resolve(oldRoot)] as [string, string]] : [])];
+  // --old DIR, or several as name=DIR,name=DIR: other built checkouts beside this one ("new").
+  const others = (oldRoot ?? '').split(',').filter((o) => o !== '').map((o): [string, string] => (o.includes('=') ? [o.slice(0, o.indexOf('=')), path.resolve(o.slice(o.indexOf('=') + 1))] : ['old', path.resolve(o)]));
+  const roots: [string, string | undefined][] = [['new', undefined], ...others];
   // --args "A|B": one server per build and per argument list (e.g. "--threads 2|--threads 0"), named by it.
   const argLists = (option('--args') ?? '').split('|').map((a) => a.trim().split(/\s+/).filter((x) => x !== ''));
   for (const [build, root] of roots) for (const args of argLists) {
