@@ -3,7 +3,7 @@
 
 import { guarded } from '../log/guarded.ts';
 import { Worker } from 'node:worker_threads';
-import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, SCHEDULER_THREAD_MEMORY_MB, THREAD_MESSAGES_PER_POST } from '../limits.ts';
+import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, SCHEDULER_THREAD_MEMORY_MB } from '../limits.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { type ActorHost, ActorRef, CallTimeoutError } from './actor-ref.ts';
 import type { ActorExit, BehaviourRef } from './behaviour.ts';
@@ -177,43 +177,8 @@ export class SchedulerThread {
     this.#failAll(reason);
   }
 
-  /** Messages for the thread gathered in this turn of the main thread, after its first (`#post`). */
-  #outbox: ToWorker[] = [];
-  /** A turn's first message went to the thread: the ones after it are gathered until the turn ends. */
-  #gathering = false;
-
-  /**
-   * The first message of a main-thread turn goes at once (a lone request waits for nothing, and the thread
-   * starts on it while this one reads the rest); the ones after it in the same turn cross together at its
-   * end (`setImmediate`), THREAD_MESSAGES_PER_POST at most, in order. Each post to an idle thread wakes it
-   * (a system call here, a context switch for both), and a busy HTTP turn reads the requests of dozens of
-   * sockets: posted one by one, the thread woke for most of them. Measured in BENCHMARKS.md (issue 27,
-   * "Streamable HTTP: where a call's time goes").
-   */
   #post(msg: ToWorker): void {
-    if (this.#ending !== null) return;
-    if (!this.#gathering) {
-      this.#gathering = true;
-      setImmediate(this.#endTurn);
-      this.#worker.postMessage(msg);
-      return;
-    }
-    this.#outbox.push(msg);
-    if (this.#outbox.length >= THREAD_MESSAGES_PER_POST) this.#postOutbox();
-  }
-
-  readonly #endTurn = (): void => {
-    this.#gathering = false;
-    this.#postOutbox();
-  };
-
-  #postOutbox(): void {
-    const out = this.#outbox;
-    if (out.length === 0) return;
-    this.#outbox = [];
-    // A thread being terminated takes nothing more (as `#post`).
-    if (this.#ending !== null) return;
-    this.#worker.postMessage(out.length === 1 ? out[0] : { t: 'several', messages: out });
+    if (this.#ending === null) this.#worker.postMessage(msg);
   }
 
   #call(id: string, msg: unknown, timeoutMs: number): Promise<unknown> {
