@@ -12,9 +12,8 @@ import { readdirSync, readFileSync } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { loadavg } from 'node:os';
 import path from 'node:path';
-import { makeSandbox } from '../test/e2e/fixtures.ts';
+import { makeSandbox, repoRoot } from '../test/e2e/fixtures.ts';
 import { checkReply, FILE, FILE_TEXT, startSuperPi, type Target } from './http.ts';
-import { repoRoot } from '../test/e2e/fixtures.ts';
 import { bounded, McpHttpSession, McpModernHttp } from './lib/mcp-http-client.ts';
 import { fmt, percentile, table } from './lib/stats.ts';
 
@@ -29,29 +28,30 @@ const flight = Number(option('--flight') ?? 64);
 type Era = 'modern' | 'legacy';
 const eras = (option('--eras') ?? 'modern,legacy').split(',') as Era[];
 
-/** CPU µs and voluntary context switches (times it slept) of every thread of `pid`, by tid. */
-function threads(pid: number): Map<number, { name: string; us: number; sleeps: number }> {
-  const out = new Map<number, { name: string; us: number; sleeps: number }>();
+/** CPU µs and voluntary context switches (times it went to sleep) of every thread of `pid`, by tid. */
+function threads(pid: number): Map<number, { us: number; sleeps: number }> {
+  const out = new Map<number, { us: number; sleeps: number }>();
   for (const tid of readdirSync(`/proc/${pid}/task`)) {
     try {
       const stat = readFileSync(`/proc/${pid}/task/${tid}/stat`, 'utf8');
       const f = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-      const name = readFileSync(`/proc/${pid}/task/${tid}/comm`, 'utf8').trim();
       const sleeps = Number(/^voluntary_ctxt_switches:\s+(\d+)/m.exec(readFileSync(`/proc/${pid}/task/${tid}/status`, 'utf8'))?.[1] ?? 0);
-      out.set(Number(tid), { name, us: ((Number(f[11]) + Number(f[12])) / 100) * 1e6, sleeps });
-    } catch {
-      // The thread ended between the listing and the read: its time is not in this block's figures.
+      out.set(Number(tid), { us: ((Number(f[11]) + Number(f[12])) / 100) * 1e6, sleeps });
+    } catch (err) {
+      // A thread that ended between the listing and the read: its time is not in this block's figures.
+      if ((err as NodeJS.ErrnoException).code !== 'ENOENT' && (err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
     }
   }
   return out;
 }
 
 /**
- * The column a thread's time is charged to: Node 20 names every thread "node", so a thread is named by
- * its place in the process's start order (main; then V8's helpers; the scheduler workers, the tool pool and
- * libuv's pool come later; the hot ones are the scheduler workers).
+ * The column a thread's time is charged to. Node 20 names every thread "node", so a thread is named by its
+ * place in the process's start order: "main", then "+k" for the thread started k tids after it (V8's
+ * helpers come first, the scheduler workers, the tool pool and libuv's pool later; the busy ones past V8's
+ * helpers are the scheduler workers).
  */
-function groupOf(pid: number, tid: number, _name: string): string {
+function groupOf(pid: number, tid: number): string {
   return tid === pid ? 'main' : `+${tid - pid}`;
 }
 
@@ -81,8 +81,8 @@ async function block(server: Server, era: Era, ms: number): Promise<Block> {
   const byGroup = new Map<string, number>();
   let mainSleeps = 0;
   let otherSleeps = 0;
-  for (const [tid, { name, us, sleeps }] of threads(pid)) {
-    const g = groupOf(pid, tid, name);
+  for (const [tid, { us, sleeps }] of threads(pid)) {
+    const g = groupOf(pid, tid);
     byGroup.set(g, (byGroup.get(g) ?? 0) + us - (t0.get(tid)?.us ?? 0));
     const slept = sleeps - (t0.get(tid)?.sleeps ?? 0);
     if (tid === pid) mainSleeps += slept;
@@ -146,10 +146,14 @@ try {
     const minServer = fmt(Math.min(...bs.map(serverOf)), 1);
     const minMain = fmt(Math.min(...bs.map((b) => (b.byGroup.get('main') ?? 0) / b.calls)), 1);
     const minClient = fmt(Math.min(...bs.map((b) => b.clientUs / b.calls)), 1);
-    return [key, fmt((calls / wall) * 1e6, 0), rates, per(wall), per(client), ...groups.map((name) => per(g(name))), per(server), fmt((server + client) / wall, 2), fmt(g('main') / wall, 2), sleeps('mainSleeps'), sleeps('otherSleeps'), fmt(percentile(lat, 50), 2), minServer, minMain, minClient];
+    return {
+      summary: [key, fmt((calls / wall) * 1e6, 0), rates, per(wall), per(client), per(g('main')), per(server - g('main')), per(server), fmt((server + client) / wall, 2), fmt(g('main') / wall, 2), sleeps('mainSleeps'), sleeps('otherSleeps'), fmt(percentile(lat, 50), 2), minServer, minMain, minClient],
+      byThread: [key, ...groups.map((name) => per(g(name)))],
+    };
   });
   process.stdout.write(`${flight} in flight, ${rounds} rounds of ${blockMs} ms blocks; load average ${fmt(load0, 1)} → ${fmt(loadavg()[0] ?? 0, 1)}\n`);
-  process.stdout.write(`${table(['server era', 'calls/s', 'per block', 'wall µs/call', 'client CPU/call', ...groups.map((g) => `${g} CPU/call`), 'server CPU/call', 'cores busy (server+client)', 'main thread busy', 'main thread sleeps/call', 'other threads sleeps/call', 'p50 ms', 'server CPU/call, best block', 'main CPU/call, best block', 'client CPU/call, best block'], rows)}\n`);
+  process.stdout.write(`${table(['server era', 'calls/s', 'per block', 'wall µs/call', 'client CPU/call', 'main CPU/call', 'other threads CPU/call', 'server CPU/call', 'cores busy (server+client)', 'main thread busy', 'main thread sleeps/call', 'other threads sleeps/call', 'p50 ms', 'server CPU/call, best block', 'main CPU/call, best block', 'client CPU/call, best block'], rows.map((r) => r.summary))}\n\n`);
+  process.stdout.write(`server CPU per call by thread (µs; "+k": the thread started k tids after the main one):\n${table(['server era', ...groups], rows.map((r) => r.byThread))}\n`);
 } finally {
   await Promise.all(servers.map((s) => Promise.all(s.legacy.map((l) => l.close())).catch(() => undefined)));
   await Promise.all(servers.map((s) => s.target.stop()));
