@@ -80,11 +80,14 @@ export const stopChild = (child: ChildProcess, graceMs = 20_000): Promise<void> 
  * which bench:http runs first). Through tsx instead, its keepNames transform gives every named closure a
  * property store (~256 B each, ~1.8 KB per session) and costs CPU that the shipped server does not pay.
  */
-/** `nodeArgs`: flags for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS refuses). */
-export async function startSuperPi(ws: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = []): Promise<Target> {
+/**
+ * `nodeArgs`: flags for node itself, before the script (`--cpu-prof`, which NODE_OPTIONS refuses); `root`:
+ * another built checkout to run instead of this one (a before/after comparison, bench/http-turns.ts --old).
+ */
+export async function startSuperPi(ws: string, extraArgs: readonly string[] = [], nodeArgs: readonly string[] = [], root: string = repoRoot): Promise<Target> {
   // --max-sessions: the default (10,000) counts the warm-up sessions too; every bench session is anonymous.
   const max = String(MEMORY_WARMUP_SESSIONS + IDLE_SESSIONS + 1000);
-  return startProcess('super-pi', [...nodeArgs, path.join(repoRoot, 'bin/super-pi.js'), '--port', '0', '--workspace', ws, '--max-sessions', max, '--max-anonymous-sessions', max, ...extraArgs], /Streamable HTTP\s+(http:\/\/\S+)/);
+  return startProcess('super-pi', [...nodeArgs, path.join(root, 'bin/super-pi.js'), '--port', '0', '--workspace', ws, '--max-sessions', max, '--max-anonymous-sessions', max, ...extraArgs], /Streamable HTTP\s+(http:\/\/\S+)/);
 }
 
 /** How super-pi's threads run in this checkout now: from the dist/ bundle, or from src/ through tsx (dist/ stale). */

@@ -73,8 +73,8 @@ export class ActorCells {
     return this.#cells.size;
   }
 
-  /** One message from the owner side (`sabotage`, `ping` and `flush` are the host's own business). */
-  receive(m: Exclude<ToWorker, { t: 'ping' } | { t: 'sabotage' } | { t: 'flush' }>): void {
+  /** One message from the owner side (`sabotage`, `ping`, `flush` and `several` are the host's own business). */
+  receive(m: Exclude<ToWorker, { t: 'ping' } | { t: 'sabotage' } | { t: 'flush' } | { t: 'several' }>): void {
     if (this.#abandoned) return;
     switch (m.t) {
       case 'spawn': return this.#spawn(m.id, m.behaviour, m.args);

@@ -14,7 +14,9 @@ export type ToWorker =
   /** Report the inline calls counted so far now, then answer `flushed` (a scrape wants exact counts). */
   | { t: 'flush'; seq: number }
   /** Fault injection and tests: make this worker hang, or exhaust its memory. */
-  | { t: 'sabotage'; how: 'hang' | 'oom' | 'throw' };
+  | { t: 'sabotage'; how: 'hang' | 'oom' | 'throw' }
+  /** Several of the above, in the order they were sent, posted as one (THREAD_MESSAGES_PER_POST). */
+  | { t: 'several'; messages: ToWorker[] };
 
 export type FromWorker =
   | { t: 'ready' }

@@ -30,18 +30,23 @@ function sabotage(how: 'hang' | 'oom' | 'throw'): void {
   }, 0);
 }
 
-port.on('message', (m: ToWorker) => {
+function receive(m: ToWorker): void {
   switch (m.t) {
     case 'ping': return post({ t: 'pong', seq: m.seq, actors: cells?.size ?? 0, heapUsed: process.memoryUsage().heapUsed, mailboxes: cells?.mailboxDepths() ?? { deepest: 0, busy: [] } });
     case 'flush':
       flushInlineTally();
       return post({ t: 'flushed', seq: m.seq });
     case 'sabotage': return sabotage(m.how);
+    case 'several':
+      for (const one of m.messages) receive(one);
+      return;
     default:
       if (!cells) throw new Error(`scheduler worker got "${m.t}" before its entry point registered its behaviours`);
       return cells.receive(m);
   }
-});
+}
+
+port.on('message', receive);
 
 installInlineTally(new InlineTally((series) => post({ t: 'inline', series })));
 

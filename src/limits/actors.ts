@@ -9,6 +9,15 @@ export const DEFAULT_MAILBOX_LIMIT = 10_000;
 /** Messages one actor handles per turn before the next actor on its thread gets a turn (BEAM's reductions): one busy session cannot starve the others. */
 export const REDUCTIONS_PER_TURN = 64;
 
+/**
+ * Messages the main thread gathers for one scheduler worker thread before it posts them as one: what one
+ * event-loop turn sends a thread (the requests of every socket read in that turn) crosses as one message,
+ * so a thread is woken once per turn instead of once per request (each wake-up of an idle thread costs the
+ * sender a system call and both threads a context switch). The rest go at the end of the turn, however few.
+ * An internal figure: it bounds nothing a caller sends (every message is still counted where it lands).
+ */
+export const THREAD_MESSAGES_PER_POST = 64;
+
 /** Default timeout of an actor `call`, as gen_server's 5 s; past it the call rejects with CallTimeoutError. */
 export const DEFAULT_CALL_TIMEOUT_MS = 5000;
 

@@ -8,6 +8,7 @@ import type { BehaviourRef } from '../../src/actors/behaviour.ts';
 import type { InlineSeries } from '../../src/actors/inline-tally.ts';
 import { Scheduler } from '../../src/actors/scheduler.ts';
 import { schedulerEntry } from '../../src/server/thread-entries.ts';
+import { THREAD_MESSAGES_PER_POST } from '../../src/limits.ts';
 
 const fixtures = new URL('./fixtures/test-behaviours.ts', import.meta.url).href;
 const echo: BehaviourRef = { module: fixtures, export: 'echoBehaviour' };
@@ -45,6 +46,26 @@ actors('a call gets the behaviour reply; casts run in order, one at a time', asy
   for (let i = 0; i < 100; i++) a.cast({ op: 'emit', value: i });
   assert.is(await a.call({ op: 'count' }), 102);
   assert.equal(seen, Array.from({ length: 100 }, (_, i) => i));
+  await stop();
+});
+
+actors('what one turn sends a thread arrives in order: past THREAD_MESSAGES_PER_POST, and an actor spawned mid-turn before its casts', async () => {
+  const { scheduler, stop } = withScheduler(1);
+  const a = await scheduler.spawn(echo, { greeting: 'a' });
+  const seenA: unknown[] = [];
+  a.onMessage((m) => seenA.push(m));
+  const n = THREAD_MESSAGES_PER_POST * 2 + 5;
+  // All in one turn of this thread (an await of a spawn settles in a microtask, before the turn ends).
+  for (let i = 0; i < n; i++) a.cast({ op: 'emit', value: i });
+  const b = await scheduler.spawn(echo, { greeting: 'b' });
+  const seenB: unknown[] = [];
+  b.onMessage((m) => seenB.push(m));
+  for (let i = 0; i < 10; i++) b.cast({ op: 'emit', value: -i });
+  const [countA, countB] = await Promise.all([a.call({ op: 'count' }), b.call({ op: 'count' })]);
+  assert.is(countA, n + 1);
+  assert.is(countB, 11);
+  assert.equal(seenA, Array.from({ length: n }, (_, i) => i));
+  assert.equal(seenB, Array.from({ length: 10 }, (_, i) => -i));
   await stop();
 });
 

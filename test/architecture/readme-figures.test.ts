@@ -270,6 +270,7 @@ const INTERNAL = new Map<string, string>([
   ['DEFAULT_SESSION_IDLE_MS', 'the transport\'s own idle default, equal to DEFAULT_SESSION_IDLE_SECONDS (the flag\'s, which the README states)'],
   ['GIVE_UP_QUIET_TICKS', 'turns of the event loop that read nothing, counted as quiet input after a give-up; the README says "four turns" in words'],
   ['STDIO_REPLIES_PER_WRITE', 'how many stdio replies one write gathers while the session handles more: a batching figure for throughput (docs/architecture.md, step 6), bounding nothing a caller sends'],
+  ['THREAD_MESSAGES_PER_POST', 'how many messages for one scheduler thread the main thread gathers into one post in a turn: a batching figure for CPU per call (docs/architecture.md, the HTTP path), bounding nothing a caller sends'],
   ['OUTPUT_FLUSH_MS', 'how long the last stdio replies may take to leave once the session has closed: shutdown plumbing'],
   ['REAPER_MAX_INTERVAL_MS', 'the longest gap between two passes of the idle reaper; the idle timeout itself is the stated figure'],
   ['WS_EARLY_FRAMES', 'WebSocket frames buffered while a session opens: bounded by the per-message limit, never met by a real client'],
