@@ -6,15 +6,13 @@
 // detached (polled by `tasks/get`, here on a second node of the same store) to its result. A no stays a
 // complete tool result, no task; a tampered state is -32602 and nothing runs.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import type { ScriptedServer, ScriptStep } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
-import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
-import { httpAsk, type Message, TASKS, TOKENS, type Who } from './task-listen-wire.ts';
+import { type RunningServer } from './fixtures.ts';
+import { type TwoNodes, startTwoNodes } from './two-nodes.ts';
+import { httpAsk, type Message, TASKS, type Who } from './task-listen-wire.ts';
 
 const ASKABLE = { elicitation: { form: {} }, extensions: { [TASKS]: {} } };
 const ACCEPT = { action: 'accept', content: { allow: true } };
@@ -24,26 +22,18 @@ const post = (server: RunningServer, method: string, params: Record<string, unkn
   httpAsk(server, method, params, who, ASKABLE);
 
 const test = suite('a confirmed harness_task becomes a task on the retry (MRTR then task, HTTP, two nodes on one store)');
-let box: Sandbox;
-let home: string;
-let model: ScriptedServer;
 const script: ScriptStep[] = [];
+let nodes: TwoNodes;
+let model: ScriptedServer;
 let nodeA: RunningServer;
 let nodeB: RunningServer;
 
 test.before(async () => {
-  box = await makeSandbox();
-  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
-  model = await startScriptedServer(script);
-  const env = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` };
-  const start = () => startHttpServerProcess(box.ws, ['--threads', '1', '--tool-threads', '1', '--harness', 'super-pi-assistant'], env);
-  [nodeA, nodeB] = await Promise.all([start(), start()]);
+  nodes = await startTwoNodes(script, ['--harness', 'super-pi-assistant']);
+  ({ model, nodeA, nodeB } = nodes);
 });
 test.after(async () => {
-  await Promise.all([nodeA?.stop(), nodeB?.stop()]);
-  await model?.close();
-  await box?.cleanup();
-  await rm(home, { recursive: true, force: true });
+  await nodes?.stop();
 });
 
 const call = (prompt: string) => ({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt } });

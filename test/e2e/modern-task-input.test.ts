@@ -16,8 +16,9 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
-import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
-import { httpAsk, httpListen, type Message, stdioAsker, TASKS, TOKENS, type Who } from './task-listen-wire.ts';
+import { makeSandbox, repoRoot, type RunningServer, type Sandbox, stdioEntry } from './fixtures.ts';
+import { type TwoNodes, startTwoNodes } from './two-nodes.ts';
+import { httpAsk, httpListen, type Message, stdioAsker, TASKS, type Who } from './task-listen-wire.ts';
 
 type InputRequests = Record<string, { method: string; params: { message: string; requestedSchema: unknown } }>;
 
@@ -32,26 +33,19 @@ const post = (server: RunningServer, method: string, params: Record<string, unkn
   httpAsk(server, method, params, who, capabilities);
 
 const http = suite('a Tasks-extension task asks its person through input_required and tasks/update (HTTP, two nodes on one store)');
-let box: Sandbox;
-let home: string;
-let model: ScriptedServer;
 const script: ScriptStep[] = [];
+let nodes: TwoNodes;
+let box: Sandbox;
+let model: ScriptedServer;
 let nodeA: RunningServer;
 let nodeB: RunningServer;
 
 http.before(async () => {
-  box = await makeSandbox();
-  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
-  model = await startScriptedServer(script);
-  const env = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home, SUPERPI_TOKENS: `${TOKENS.alice}=alice,${TOKENS.bob}=bob` };
-  const start = () => startHttpServerProcess(box.ws, ['--threads', '1', '--tool-threads', '1'], env);
-  [nodeA, nodeB] = await Promise.all([start(), start()]);
+  nodes = await startTwoNodes(script);
+  ({ box, model, nodeA, nodeB } = nodes);
 });
 http.after(async () => {
-  await Promise.all([nodeA?.stop(), nodeB?.stop()]);
-  await model?.close();
-  await box?.cleanup();
-  await rm(home, { recursive: true, force: true });
+  await nodes?.stop();
 });
 
 const poll = (node: RunningServer, taskId: string, want: (status: unknown) => boolean) => pollUntil(`task ${taskId} to settle`, async () => {

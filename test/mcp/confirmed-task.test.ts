@@ -9,11 +9,11 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
 import type { Effect } from '../../src/mcp/effects.ts';
-import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
+import { handleEffectResult } from '../../src/mcp/handle.ts';
 import type { RoundTrip } from '../../src/mcp/request-state.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { REQUEST_STATE_TTL_MS, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
-import { fresh, req, type Run } from './golden.ts';
+import { feedAt, fresh, req, type Run } from './golden.ts';
 
 type Reply = { id?: unknown; result?: Record<string, unknown> & { content?: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
 type RunTool = Extract<Effect, { kind: 'runTool' }>;
@@ -37,16 +37,6 @@ const call = (id: number, extra: object = {}, args: object = ARGS, capabilities:
 /** A node of a token caller's requests under a harness whose rule asks before a harness_task. */
 const assistant = (name = 'alice'): ConnectionState => fresh({ principal: { kind: 'token', name }, harness: 'super-pi-assistant' });
 
-function feedAt(roundTrip: RoundTrip, state: ConnectionState, ...lines: object[]): Run {
-  const run: Run = { state, replies: [], effects: [] };
-  for (const l of lines) {
-    const step = handleMcpLine(JSON.stringify(l), run.state, roundTrip);
-    run.state = step.state;
-    run.replies.push(...step.replies.map((r) => JSON.parse(r.line)));
-    run.effects.push(...step.effects);
-  }
-  return run;
-}
 const runTools = (r: Run) => r.effects.filter((e): e is RunTool => e.kind === 'runTool');
 const first = (r: Run) => r.replies[0] as Reply;
 

@@ -2,6 +2,7 @@
 
 import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
 import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
+import type { RoundTrip } from '../../src/mcp/request-state.ts';
 import { type ConnectionState, initialState } from '../../src/mcp/state.ts';
 
 export interface Run {
@@ -14,14 +15,25 @@ export const fresh = (over: Partial<Parameters<typeof initialState>[0]> = {}): C
   initialState({ workspace: '/ws', ...over });
 
 export function feed(state: ConnectionState, ...lines: (string | object)[]): Run {
+  return feedAt(undefined, state, ...lines);
+}
+
+/** `feed` on a node whose multi-round-trip seal and clock are `roundTrip` (the runtime's input to the core). */
+export function feedAt(roundTrip: RoundTrip | undefined, state: ConnectionState, ...lines: (string | object)[]): Run {
   const run: Run = { state, replies: [], effects: [] };
   for (const l of lines) {
-    const step = handleMcpLine(typeof l === 'string' ? l : JSON.stringify(l), run.state);
+    const step = handleMcpLine(typeof l === 'string' ? l : JSON.stringify(l), run.state, roundTrip);
     run.state = step.state;
     run.replies.push(...step.replies.map((r) => JSON.parse(r.line)));
     run.effects.push(...step.effects);
   }
   return run;
+}
+
+/** One effect's result folded back on a node with `roundTrip`. */
+export function foldAt(roundTrip: RoundTrip | undefined, state: ConnectionState, result: EffectResult): Run {
+  const step = handleEffectResult(result, state, roundTrip);
+  return { state: step.state, replies: step.replies.map((r) => JSON.parse(r.line)), effects: step.effects };
 }
 
 export function fold(state: ConnectionState, ...results: EffectResult[]): Run {

@@ -5,11 +5,9 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
-import { handleMcpLine } from '../../src/mcp/handle.ts';
 import type { RoundTrip } from '../../src/mcp/request-state.ts';
-import type { ConnectionState } from '../../src/mcp/state.ts';
 import { REQUEST_STATE_TTL_MS } from '../../src/limits.ts';
-import { fresh, ready, req, type Run } from './golden.ts';
+import { feedAt, fresh, ready, req, type Run } from './golden.ts';
 
 type Reply = { id?: unknown; method?: string; result?: Record<string, unknown> & { content?: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
 
@@ -25,16 +23,6 @@ const META = (capabilities: object = { elicitation: {} }) => ({
 const call = (id: number, args: object = { command: 'ls' }, extra: object = {}, tool = 'bash') =>
   req(id, 'tools/call', { name: tool, arguments: args, ...extra, _meta: META() });
 
-function feedAt(roundTrip: RoundTrip | undefined, state: ConnectionState, ...lines: object[]): Run {
-  const run: Run = { state, replies: [], effects: [] };
-  for (const l of lines) {
-    const step = handleMcpLine(JSON.stringify(l), run.state, roundTrip);
-    run.state = step.state;
-    run.replies.push(...step.replies.map((r) => JSON.parse(r.line)));
-    run.effects.push(...step.effects);
-  }
-  return run;
-}
 const runs = (r: Run) => r.effects.filter((e) => e.kind === 'runTool').length;
 const first = (r: Run) => r.replies[0] as Reply;
 

@@ -7,12 +7,10 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
-import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
-import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
+import type { Effect } from '../../src/mcp/effects.ts';
 import type { RoundTrip } from '../../src/mcp/request-state.ts';
-import type { ConnectionState } from '../../src/mcp/state.ts';
 import { MAX_REQUEST_STATE_LENGTH, REQUEST_STATE_TTL_MS } from '../../src/limits.ts';
-import { fresh, req, type Run } from './golden.ts';
+import { feedAt, foldAt, fresh, req, type Run } from './golden.ts';
 
 type Reply = { id?: unknown; result?: Record<string, unknown> & { content?: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
 type RunTool = Extract<Effect, { kind: 'runTool' }>;
@@ -32,20 +30,6 @@ const task = (id: number, extra: object = {}, args: object = ARGS, capabilities?
 const PARAMS = { messages: [{ role: 'user', content: { type: 'text', text: 'what is in a.txt?' } }], maxTokens: 8192, systemPrompt: 'You are…' };
 const ANSWER = { role: 'assistant', content: { type: 'text', text: 'a.txt says hello' }, model: 'scripted', stopReason: 'endTurn' };
 
-function feedAt(roundTrip: RoundTrip | undefined, state: ConnectionState, ...lines: object[]): Run {
-  const run: Run = { state, replies: [], effects: [] };
-  for (const l of lines) {
-    const step = handleMcpLine(JSON.stringify(l), run.state, roundTrip);
-    run.state = step.state;
-    run.replies.push(...step.replies.map((r) => JSON.parse(r.line)));
-    run.effects.push(...step.effects);
-  }
-  return run;
-}
-function foldAt(roundTrip: RoundTrip | undefined, state: ConnectionState, result: EffectResult): Run {
-  const step = handleEffectResult(result, state, roundTrip);
-  return { state: step.state, replies: step.replies.map((r) => JSON.parse(r.line)), effects: step.effects };
-}
 const runTools = (r: Run) => r.effects.filter((e): e is RunTool => e.kind === 'runTool');
 const first = (r: Run) => r.replies[0] as Reply;
 
