@@ -53,8 +53,8 @@ const poll = (node: RunningServer, taskId: string, want: (status: unknown) => bo
   return want(got.result?.status) ? got : null;
 }, 15_000);
 
-/** Submits a super-pi-code task on node A and polls it to input_required: its id and its one input request. */
-async function parked(prompt: string): Promise<{ taskId: string; key: string; requests: InputRequests }> {
+/** Submits a super-pi-code task on node A and polls it to input_required with `count` input requests: its id, their keys and them. */
+async function parkedWith(prompt: string, count: number): Promise<{ taskId: string; keys: string[]; requests: InputRequests }> {
   const created = await post(nodeA, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt } });
   assert.is(created.result?.resultType, 'task', JSON.stringify(created));
   const taskId = String(created.result?.taskId);
@@ -62,8 +62,14 @@ async function parked(prompt: string): Promise<{ taskId: string; key: string; re
   assert.is(waiting.result?.status, 'input_required', JSON.stringify(waiting));
   const requests = waiting.result?.inputRequests as InputRequests;
   const keys = Object.keys(requests);
-  assert.is(keys.length, 1, JSON.stringify(requests));
+  assert.is(keys.length, count, JSON.stringify(requests));
   for (const absent of ['result', 'error', 'requestState']) assert.not.ok(absent in (waiting.result ?? {}), absent);
+  return { taskId, keys, requests };
+}
+
+/** The same, parked at one question: its key. */
+async function parked(prompt: string): Promise<{ taskId: string; key: string; requests: InputRequests }> {
+  const { taskId, keys, requests } = await parkedWith(prompt, 1);
   return { taskId, key: keys[0]!, requests };
 }
 
@@ -144,14 +150,7 @@ http('two calls under ask in one model turn: both questions at once; one answere
     ] } }] },
   }, said('First ran; second was declined.'));
   const asked = model.requests.length;
-  const created = await post(nodeA, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'append both' } });
-  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
-  const taskId = String(created.result?.taskId);
-  const waiting = await poll(nodeA, taskId, (s) => s !== 'working');
-  assert.is(waiting.result?.status, 'input_required', JSON.stringify(waiting));
-  const requests = waiting.result?.inputRequests as InputRequests;
-  const keys = Object.keys(requests);
-  assert.is(keys.length, 2, JSON.stringify(requests));
+  const { taskId, keys, requests } = await parkedWith('append both', 2);
   const [first, second] = keys as [string, string];
   assert.match(requests[first]!.params.message, /echo first >> first\.txt/);
   assert.match(requests[second]!.params.message, /echo second >> second\.txt/);
