@@ -11,7 +11,21 @@ import { MAX_SYMLINK_HOPS } from '../limits.ts';
 
 /** True when `candidate` is `root` itself or lies below it (component-wise, not by string prefix). */
 export function isInside(root: string, candidate: string): boolean {
+  // Both canonical (what realpath and /proc/self/fd give): a component-wise prefix is the answer, and
+  // path.relative's two resolves need not run (every confined open asks this of its descriptor's path).
+  if (isCanonicalAbsolute(root) && isCanonicalAbsolute(candidate)) {
+    return root === '/' || candidate === root || (candidate.startsWith(root) && candidate.charCodeAt(root.length) === 0x2f);
+  }
   return relativeInside(root, candidate) !== null;
+}
+
+/** A `//`, or a `.` or `..` component: what path.resolve would change in an absolute path. */
+const NOT_CANONICAL = /\/\/|\/\.\.?(?:\/|$)/;
+
+/** An absolute POSIX path that path.resolve leaves as it is: no empty, `.` or `..` component, no trailing `/` (but `/` itself). */
+export function isCanonicalAbsolute(p: string): boolean {
+  if (path.sep !== '/' || p.charCodeAt(0) !== 0x2f) return false;
+  return p.length === 1 || (p.charCodeAt(p.length - 1) !== 0x2f && !NOT_CANONICAL.test(p));
 }
 
 /** `candidate` relative to `root` ('' for the root itself) when it is inside, else null. */

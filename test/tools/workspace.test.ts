@@ -7,7 +7,7 @@ import { lstat, mkdir, readFile, readdir, symlink, writeFile } from 'node:fs/pro
 import path from 'node:path';
 import type { ToolContext } from '../../src/tools/contract.ts';
 import fc from 'fast-check';
-import { displayPath, isInside, isPlainRelative, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync, WorkspaceError } from '../../src/tools/workspace.ts';
+import { displayPath, isCanonicalAbsolute, isInside, isPlainRelative, openWorkspace, resolveInWorkspace, resolveInWorkspaceSync, WorkspaceError } from '../../src/tools/workspace.ts';
 import { readSmallFileSync, readTool } from '../../src/tools/read.ts';
 import { writeTool } from '../../src/tools/write.ts';
 import { editTool } from '../../src/tools/edit.ts';
@@ -252,6 +252,23 @@ test('property: a path taken as plain names is what path.resolve and path.relati
     }
     assert.is(path.relative(root, path.resolve(root, p)), p);
     assert.is(path.join(root, p), root === '/' ? `/${p}` : `${root}/${p}`);
+  }), { numRuns: 2000 });
+});
+
+test('property: isInside of two canonical paths (its prefix test) answers as path.relative does, for any root and candidate', () => {
+  const part = fc.constantFrom('a', 'ws', 'ws-evil', 'wsx', '.', '..', '...', '.hidden', '..x', 'x..', '', ' ', '(deleted)');
+  const absolute = fc.array(part, { maxLength: 5 }).map((parts) => `/${parts.join('/')}`);
+  const byRelative = (root: string, candidate: string) => {
+    const rel = path.relative(root, candidate);
+    return rel === '' || (!path.isAbsolute(rel) && rel !== '..' && !rel.startsWith('../'));
+  };
+  fc.assert(fc.property(absolute, absolute, (root, candidate) => {
+    assert.is(isInside(root, candidate), byRelative(root, candidate), `${root} ⊇ ${candidate}`);
+    // A candidate built below the root, and the root's sibling with the root's name as a prefix.
+    assert.is(isInside(root, `${root === '/' ? '' : root}/x`), true);
+    assert.is(isInside(root, `${root}-evil/x`), byRelative(root, `${root}-evil/x`));
+    // Canonical means path.resolve leaves it unchanged.
+    assert.is(isCanonicalAbsolute(candidate), path.resolve(candidate) === candidate, candidate);
   }), { numRuns: 2000 });
 });
 
