@@ -216,7 +216,12 @@ export const run: BenchSectionRunner = async (options: BenchOptions = {}): Promi
     await new Promise((r) => setTimeout(r, 2000));
     const idleCpuPerS = (cpuMicros(nodeB.pid) - idle0) / 2;
     const modernCmp = await compare((side, runMs) => (side === 'a' ? modernReads([nodeA.pid], modernOne, runMs) : modernReads([nodeA.pid, nodeB.pid], modernTwo, runMs)), plan.blockMs, false);
-    return section(plan, appended, storeCmp, oneBehindProxy, twoNodes, load, two.hits, modernCmp, idleCpuPerS);
+
+    progress('cluster: (e) the same clients without the proxy: all to one node vs half to each node');
+    const directOne = Array.from({ length: CLIENTS }, () => new McpModernHttp(nodeA.url));
+    const directTwo = Array.from({ length: CLIENTS }, (_, i) => new McpModernHttp((i % 2 === 0 ? nodeA : nodeB).url));
+    const directCmp = await compare((side, runMs) => (side === 'a' ? modernReads([nodeA.pid], directOne, runMs) : modernReads([nodeA.pid, nodeB.pid], directTwo, runMs)), plan.blockMs, false);
+    return section(plan, appended, storeCmp, oneBehindProxy, twoNodes, load, two.hits, modernCmp, idleCpuPerS, directCmp);
   } finally {
     for (const p of proxies) await p.close();
     await Promise.all(nodes.map((n) => n.stop()));
@@ -235,7 +240,7 @@ function skipped(reason: string): BenchSection {
   };
 }
 
-function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBehindProxy: Sample, twoNodes: TwoNodes, load: number, hits: ReadonlyMap<string, number>, modern: Comparison, idleCpuPerS: number): BenchSection {
+function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBehindProxy: Sample, twoNodes: TwoNodes, load: number, hits: ReadonlyMap<string, number>, modern: Comparison, idleCpuPerS: number, direct: Comparison): BenchSection {
   const rows: BenchRow[] = [];
   for (const q of [50, 99]) {
     const [p, s] = [percentile(appended.pg, q), percentile(appended.sqlite, q)];
@@ -256,6 +261,7 @@ function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBe
   }
   const modernRatio = rate(modern.b) / rate(modern.a);
   rows.push({ measure: `(d) HTTP tools/call read by ${CLIENTS} 2026-07-28 clients (no session), through the round-robin proxy: calls/s`, ours: `${perS(modern.b)} (two nodes)`, peer: perS(modern.a), peerName: 'one node', ratio: modernRatio, target: `≥ ${MODERN_TWO_NODE_TARGET}×`, met: modernRatio >= MODERN_TWO_NODE_TARGET });
+  rows.push({ measure: `(e) the same ${CLIENTS} 2026-07-28 clients without the proxy, half of them to each node: calls/s`, ours: `${perS(direct.b)} (two nodes)`, peer: perS(direct.a), peerName: 'one node', ratio: rate(direct.b) / rate(direct.a), target: '', met: null });
   const notes: string[] = [];
   notes.push(`Load average (1 min) at the start of the section: ${fmt(load)} (2 cores shared by the client, the nodes, PostgreSQL and anything else running).`);
   notes.push(`(a): ${appended.pg.length} appends per store after 50 unmeasured; p50/p99 PostgreSQL ${ms(percentile(appended.pg, 50))}/${ms(percentile(appended.pg, 99))}, SQLite ${ms(percentile(appended.sqlite, 50))}/${ms(percentile(appended.sqlite, 99))}.`);
@@ -266,13 +272,14 @@ function section(plan: Plan, appended: AppendResult, storeCmp: Comparison, oneBe
     notes.push(`(c): requests per node through the two-node proxy: ${[...hits].map(([node, n]) => `${node} ${fmt(n, 0)}`).join(', ')}. On 2 cores, a second node adds no CPU: the ratio shows what spreading sessions over processes costs or gains, not what a second machine would.`);
   }
   notes.push(`(d): a 2026-07-28 request names no session, so whichever node it reaches serves it from a session it keeps for that principal (src/transports/stateless-pool.ts), with no lookup and no forwarding. Two ÷ one per pair of adjacent blocks: ${modern.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')}. Server CPU per call (every node serving, /proc): one node ${fmt(cpuPerCall(modern.a), 0)} µs, two nodes ${fmt(cpuPerCall(modern.b), 0)} µs; an idle node uses ${fmt(idleCpuPerS / 1000, 1)} ms of CPU a second.`);
+  notes.push(`(e): no proxy and no forwarding, each client talking to one node as a DNS round robin would place it: what two server processes cost against one on this machine's 2 cores, which (d) pays too. Two ÷ one per pair of adjacent blocks: ${direct.pairRatios.map((r) => fmt(1 / r, 2)).join(', ')}. Server CPU per call (every node serving): one node ${fmt(cpuPerCall(direct.a), 0)} µs, two nodes ${fmt(cpuPerCall(direct.b), 0)} µs.`);
   return {
     title: TITLE,
     command: COMMAND,
     method: `PostgreSQL 15 started by the section (test/store/postgres-server.ts, fsync on, loopback TCP); super-pi nodes as \`startSuperPi\` of \`bench/http.ts\` runs them (${superPiEntry()}). ` +
       `(a) \`append\` of a ${JSON.stringify(PAYLOAD).length}-byte entry to one conversation, one at a time, through each store's async interface in this process (SQLite: a file in a temp dir, WAL, synchronous=FULL); blocks of ${plan.appendsPerBlock} in the order PostgreSQL, SQLite, SQLite, PostgreSQL; ratio PostgreSQL ÷ SQLite. ` +
       `(b) ${CLIENTS} clients, one session each, \`tools/call read\` of a ${FILE_TEXT.length}-byte file in a closed loop (\`bench/lib/mcp-http-client.ts\`): a node on the default SQLite store vs a node with \`--store postgres://…\`; ${WARMUP_MS / 1000} s warm-up each, then ${plan.blockMs / 1000} s blocks SQLite, PostgreSQL, PostgreSQL, SQLite; ratio PostgreSQL ÷ SQLite. ` +
-      `(c) the same load through \`startRoundRobinProxy\` (each request to the next node, no affinity; sessions opened through it): one node behind it vs two nodes (same database) behind it; ratio two ÷ one. (d) as (c), by ${CLIENTS} 2026-07-28 clients (\`McpModernHttp\`: no initialize, context in \`_meta\`, the \`Mcp-Method\`/\`Mcp-Name\` headers), blocks one, two, two, one; ratio two ÷ one.`,
+      `(c) the same load through \`startRoundRobinProxy\` (each request to the next node, no affinity; sessions opened through it): one node behind it vs two nodes (same database) behind it; ratio two ÷ one. (d) as (c), by ${CLIENTS} 2026-07-28 clients (\`McpModernHttp\`: no initialize, context in \`_meta\`, the \`Mcp-Method\`/\`Mcp-Name\` headers), blocks one, two, two, one; ratio two ÷ one. (e) as (d) without the proxy: every client to the first node vs clients alternately to each node.`,
     rows,
     notes,
   };
