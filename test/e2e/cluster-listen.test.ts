@@ -6,10 +6,11 @@
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import type { ScriptStep } from '../model/fixtures/scripted-server.ts';
 import { findPostgres } from '../store/postgres-server.ts';
 import { pollUntil } from '../hang-guard.ts';
-import { clusterGround, type RunningServer, startHttpServerProcess } from './fixtures.ts';
+import { clusterGround } from './fixtures.ts';
+import { withClusterNodes } from './two-nodes.ts';
 
 const TOKEN = 'cluster-listen-token-0123456789';
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
@@ -26,44 +27,34 @@ if (found.ok) {
   const ground = clusterGround(test, found);
 
   test(NAME, async () => {
-    const { pg, box } = ground();
-    const store = await pg.createDatabase();
-    const model = await startScriptedServer([answer('first'), answer('second'), answer('third')]);
-    const env = { SUPERPI_TOKENS: `${TOKEN}=alice`, SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted' };
-    const nodes: RunningServer[] = [];
     const clients: Client[] = [];
-    let failed = true;
-    try {
-      for (const id of ['node-a', 'node-b']) nodes.push(await startHttpServerProcess(box.ws, ['--store', store, '--node-id', id, '--threads', '1', '--tool-threads', '1'], env));
-      const [a, b] = nodes as [RunningServer, RunningServer];
-      const onA = pinned(a.url);
-      const onB = pinned(b.url);
-      await onA.client.connect(onA.transport);
-      await onB.client.connect(onB.transport);
-      clients.push(onA.client, onB.client);
-      await onB.client.listTools();
-      const first = await onB.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'one' } });
-      const conversation = (first.structuredContent as { conversation_id?: string } | undefined)?.conversation_id as string;
-      assert.ok(typeof conversation === 'string', JSON.stringify(first));
+    await withClusterNodes(ground(), [answer('first'), answer('second'), answer('third')], { SUPERPI_TOKENS: `${TOKEN}=alice` }, async (a, b) => {
+      try {
+        const onA = pinned(a.url);
+        const onB = pinned(b.url);
+        await onA.client.connect(onA.transport);
+        await onB.client.connect(onB.transport);
+        clients.push(onA.client, onB.client);
+        await onB.client.listTools();
+        const first = await onB.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'one' } });
+        const conversation = (first.structuredContent as { conversation_id?: string } | undefined)?.conversation_id as string;
+        assert.ok(typeof conversation === 'string', JSON.stringify(first));
 
-      const updates: string[] = [];
-      onA.client.setNotificationHandler('notifications/resources/updated', async (n) => {
-        updates.push(n.params.uri);
-      });
-      const subscription = await onA.client.listen({ resourceSubscriptions: [T(conversation)] });
-      assert.equal(subscription.honoredFilter, { resourceSubscriptions: [T(conversation)] }, 'node A finds the conversation node B started: it is in the shared store');
+        const updates: string[] = [];
+        onA.client.setNotificationHandler('notifications/resources/updated', async (n) => {
+          updates.push(n.params.uri);
+        });
+        const subscription = await onA.client.listen({ resourceSubscriptions: [T(conversation)] });
+        assert.equal(subscription.honoredFilter, { resourceSubscriptions: [T(conversation)] }, 'node A finds the conversation node B started: it is in the shared store');
 
-      const second = await onB.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'two', conversation_id: conversation } });
-      assert.not.ok(second.isError, JSON.stringify(second));
-      await pollUntil('an update on node A\'s stream of the task that ran on node B', async () => (updates.includes(T(conversation)) ? true : null), 30_000, 50);
-      await subscription.close();
-      failed = false;
-    } finally {
-      for (const c of clients) await c.close().catch(() => undefined);
-      if (failed) for (const n of nodes) console.error(n.stderr());
-      for (const n of nodes) await n.stop();
-      await model.close();
-    }
+        const second = await onB.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'two', conversation_id: conversation } });
+        assert.not.ok(second.isError, JSON.stringify(second));
+        await pollUntil('an update on node A\'s stream of the task that ran on node B', async () => (updates.includes(T(conversation)) ? true : null), 30_000, 50);
+        await subscription.close();
+      } finally {
+        for (const c of clients) await c.close().catch(() => undefined);
+      }
+    });
   });
 } else {
   test.skip(NAME, () => undefined);

@@ -8,10 +8,11 @@ import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import type { ScriptStep } from '../model/fixtures/scripted-server.ts';
 import { findPostgres } from '../store/postgres-server.ts';
 import { pollUntil } from '../hang-guard.ts';
-import { clusterGround, type RunningServer, startHttpServerProcess } from './fixtures.ts';
+import { clusterGround, type RunningServer } from './fixtures.ts';
+import { withClusterNodes } from './two-nodes.ts';
 import { httpAsk, type Message, TASKS, TOKENS } from './task-listen-wire.ts';
 
 const NAME = 'a task parked input_required on node A is shown and answered on node B, which runs the rest of it';
@@ -30,15 +31,7 @@ if (found.ok) {
   const ground = clusterGround(test, found);
 
   test(NAME, async () => {
-    const { pg, box } = ground();
-    const store = await pg.createDatabase();
-    const model = await startScriptedServer([bashTurn('echo cluster >> cluster.txt'), said('Done on the cluster.')]);
-    const env = { SUPERPI_TOKENS: `${TOKENS.alice}=alice`, SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test' };
-    const nodes: RunningServer[] = [];
-    let failed = true;
-    try {
-      for (const id of ['node-a', 'node-b']) nodes.push(await startHttpServerProcess(box.ws, ['--store', store, '--node-id', id, '--threads', '1', '--tool-threads', '1'], env));
-      const [a, b] = nodes as [RunningServer, RunningServer];
+    await withClusterNodes(ground(), [bashTurn('echo cluster >> cluster.txt'), said('Done on the cluster.')], { SUPERPI_TOKENS: `${TOKENS.alice}=alice` }, async (a, b, box) => {
       const created = await post(a, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'append on the cluster' } });
       assert.is(created.result?.resultType, 'task', JSON.stringify(created));
       const taskId = String(created.result?.taskId);
@@ -61,12 +54,7 @@ if (found.ok) {
       assert.is(done.result?.status, 'completed', JSON.stringify(done));
       assert.is((done.result?.result as { content: { text: string }[] }).content[0]?.text, 'Done on the cluster.');
       assert.is(await readFile(path.join(box.ws, 'cluster.txt'), 'utf8'), 'cluster\n');
-      failed = false;
-    } finally {
-      if (failed) for (const n of nodes) console.error(n.stderr());
-      for (const n of nodes) await n.stop();
-      await model.close();
-    }
+    });
   });
 } else {
   test.skip(NAME, () => undefined);

@@ -6,9 +6,10 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import type { ScriptStep } from '../model/fixtures/scripted-server.ts';
 import { findPostgres } from '../store/postgres-server.ts';
-import { clusterGround, type RunningServer, startHttpServerProcess } from './fixtures.ts';
+import { clusterGround } from './fixtures.ts';
+import { withClusterNodes } from './two-nodes.ts';
 import { httpAsk, httpListen, TOKENS } from './task-listen-wire.ts';
 
 const NAME = 'a listen on node A hears the status of tasks node B runs: completed, and cancelled';
@@ -19,16 +20,9 @@ if (found.ok) {
   const ground = clusterGround(test, found);
 
   test(NAME, async () => {
-    const { pg, box } = ground();
-    const store = await pg.createDatabase();
     let release!: () => void;
-    const model = await startScriptedServer([{ ...answer('Done on B.'), release: new Promise<void>((r) => (release = r)) }, { hang: true }]);
-    const env = { SUPERPI_TOKENS: `${TOKENS.alice}=alice`, SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test' };
-    const nodes: RunningServer[] = [];
-    let failed = true;
-    try {
-      for (const id of ['node-a', 'node-b']) nodes.push(await startHttpServerProcess(box.ws, ['--store', store, '--node-id', id, '--threads', '1', '--tool-threads', '1'], env));
-      const [a, b] = nodes as [RunningServer, RunningServer];
+    const script: ScriptStep[] = [{ ...answer('Done on B.'), release: new Promise<void>((r) => (release = r)) }, { hang: true }];
+    await withClusterNodes(ground(), script, { SUPERPI_TOKENS: `${TOKENS.alice}=alice` }, async (a, b) => {
       const submit = async (prompt: string) => {
         const created = await httpAsk(b, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt } });
         assert.is(created.result?.resultType, 'task', JSON.stringify(created));
@@ -53,12 +47,7 @@ if (found.ok) {
       const cancelled = await again.next('the cancel on B, heard on A');
       assert.equal([cancelled.params?.taskId, cancelled.params?.status], [second, 'cancelled'], JSON.stringify(cancelled));
       await again.close();
-      failed = false;
-    } finally {
-      if (failed) for (const n of nodes) console.error(n.stderr());
-      for (const n of nodes) await n.stop();
-      await model.close();
-    }
+    });
   });
 } else {
   test.skip(NAME, () => undefined);

@@ -1,12 +1,13 @@
-// Two Streamable HTTP nodes on one store (one SUPERPI_HOME, so one SQLite file) with a scripted model
-// endpoint and the two tokens of task-listen-wire.ts: what the Tasks-extension tests start to show that a
-// task parked, confirmed or polled on one node is the same task on the other.
+// Two Streamable HTTP nodes on one store with a scripted model endpoint: on one SQLite file (one
+// SUPERPI_HOME, the two tokens of task-listen-wire.ts), or on one PostgreSQL database of a cluster test's
+// ground. What the Tasks-extension and cluster tests start to show that a task parked, confirmed, polled or
+// written on one node is the same task on the other.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
+import { type ClusterGround, makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 import { TOKENS } from './task-listen-wire.ts';
 
 export interface TwoNodes {
@@ -35,4 +36,28 @@ export async function startTwoNodes(script: ScriptStep[], args: readonly string[
       await rm(home, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * Runs `body` with nodes `node-a` and `node-b` on a fresh database of the ground's PostgreSQL (one thread
+ * of each kind), the model answering from `script`, and `env` added (the tokens); prints the nodes' stderr
+ * when `body` throws, and stops the nodes and the model whatever happens.
+ */
+export async function withClusterNodes<T>(ground: ClusterGround, script: ScriptStep[], env: Readonly<Record<string, string>>, body: (a: RunningServer, b: RunningServer, box: Sandbox) => Promise<T>): Promise<T> {
+  const { pg, box } = ground;
+  const store = await pg.createDatabase();
+  const model = await startScriptedServer(script);
+  const nodes: RunningServer[] = [];
+  let failed = true;
+  try {
+    const withModel = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', ...env };
+    for (const id of ['node-a', 'node-b']) nodes.push(await startHttpServerProcess(box.ws, ['--store', store, '--node-id', id, '--threads', '1', '--tool-threads', '1'], withModel));
+    const result = await body(nodes[0] as RunningServer, nodes[1] as RunningServer, box);
+    failed = false;
+    return result;
+  } finally {
+    if (failed) for (const n of nodes) console.error(n.stderr());
+    for (const n of nodes) await n.stop();
+    await model.close();
+  }
 }
