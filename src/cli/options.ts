@@ -18,7 +18,7 @@ import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation }
 import { StateKeyError, stateKeyFrom } from './state-key.ts';
 import { type ClientCredentials, ClientCredentialsError, clientCredentialsFrom } from '../auth/client-credentials.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
-import { SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
+import { MAX_TASK_TTL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
 import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
@@ -83,6 +83,8 @@ export interface ServerOptions {
   readonly nodeId: string | undefined;
   /** The term of a running task's lease (`--task-lease`, `SUPERPI_TASK_LEASE`), in milliseconds. */
   readonly taskLeaseMs: number;
+  /** The retention of Tasks-extension tasks (`--task-ttl`, `SUPERPI_TASK_TTL`), in milliseconds; undefined (the default): none, nothing is deleted. */
+  readonly taskTtlMs: number | undefined;
   /** How other nodes reach this one (`--advertise-url`, `SUPERPI_ADVERTISE_URL`); undefined: `http://<host>:<bound port>`. */
   readonly advertiseUrl: string | undefined;
   /** `--cluster-insecure-forwarding` (`SUPERPI_CLUSTER_INSECURE_FORWARDING=1`): bearer tokens may be forwarded to another node over plain http:// off this machine. */
@@ -132,6 +134,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_STORE', 'where conversations are kept: sqlite or a postgres:// URL (as --store)'],
   ['SUPERPI_NODE_ID', "this node's name on a PostgreSQL store (as --node-id)"],
   ['SUPERPI_TASK_LEASE', "a running task's lease in seconds (as --task-lease)"],
+  ['SUPERPI_TASK_TTL', 'how long a finished 2026-07-28 task is kept, in seconds (as --task-ttl)'],
   ['SUPERPI_ADVERTISE_URL', 'how the other nodes of a cluster reach this one (as --advertise-url)'],
   ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
   ['SUPERPI_OAUTH_ISSUERS', 'comma-separated OAuth issuer URLs whose access tokens are accepted (as --oauth-issuer)'],
@@ -202,6 +205,7 @@ Options (flags override environment variables, which override defaults):
   --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
   --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
   --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
+  --task-ttl SECONDS       keep a 2026-07-28 task (Tasks extension) this long after it finished, then delete it with its transcript (its ttlMs); sessions' own conversations are never deleted   env SUPERPI_TASK_TTL   default: none (kept until deleted, ttlMs null)
   --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
   --cluster-insecure-forwarding   forward requests with a bearer token to another node's plain http:// advertise URL off this machine (only on a network between the nodes you trust)   env SUPERPI_CLUSTER_INSECURE_FORWARDING=1   default: refused (503); https:// and loopback URLs always forward
   --state-key-file FILE    file holding the secret (at least 32 bytes) that seals 2026-07-28 requestState (a confirmation asked as input_required); the same on every node   env SUPERPI_STATE_KEY   default: a random key per process (required with a PostgreSQL store)
@@ -276,6 +280,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         store: { type: 'string' },
         'node-id': { type: 'string' },
         'task-lease': { type: 'string' },
+        'task-ttl': { type: 'string' },
         'advertise-url': { type: 'string' },
         'cluster-insecure-forwarding': { type: 'boolean' },
         'bash-network': { type: 'string' },
@@ -414,6 +419,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       store,
       nodeId,
       taskLeaseMs: positiveInt('--task-lease', values['task-lease'] ?? (env.SUPERPI_TASK_LEASE || undefined), TASK_LEASE_MS / 1000) * 1000,
+      taskTtlMs: taskTtl(values['task-ttl'] ?? (env.SUPERPI_TASK_TTL || undefined)),
       advertiseUrl: advertise?.url,
       clusterInsecureForwarding: values['cluster-insecure-forwarding'] ?? env.SUPERPI_CLUSTER_INSECURE_FORWARDING === '1',
       bashPolicy,
@@ -432,6 +438,14 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       oauthIntrospection,
     },
   };
+}
+
+/** `--task-ttl SECONDS` in milliseconds (a positive whole number, at most MAX_TASK_TTL_MS), or none. */
+function taskTtl(raw: string | undefined): number | undefined {
+  if (raw === undefined) return undefined;
+  const seconds = positiveInt('--task-ttl', raw, 1);
+  if (seconds * 1000 > MAX_TASK_TTL_MS) throw new OptionsError(`--task-ttl must be at most ${MAX_TASK_TTL_MS / 1000} seconds (a year), not "${raw}"`);
+  return seconds * 1000;
 }
 
 /** A yes/no environment variable: 1/true/yes or 0/false/no (any case); unset or empty is no. */

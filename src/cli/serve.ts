@@ -134,6 +134,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
       },
       ...(options.nodeId === undefined ? {} : { nodeId: options.nodeId }),
       taskLeaseMs: options.taskLeaseMs,
+      ...(options.taskTtlMs === undefined ? {} : { taskTtlMs: options.taskTtlMs }),
       onGiveUp: extra.onGiveUp ?? exitOnGiveUp,
     });
   } catch (err) {

@@ -89,3 +89,17 @@ export const TASK_RESULT_TAIL_BYTES = 8 * 1024 * 1024;
  */
 export const TASK_PARKED_INPUT_CACHE_ENTRIES = 32;
 export const TASK_PARKED_INPUT_CACHE_BYTES = 32 * 1024 * 1024;
+
+/**
+ * Retention of Tasks-extension tasks (`--task-ttl`, `SUPERPI_TASK_TTL`; docs/tasks-extension.md#retention):
+ * none by default (`ttlMs: null`, nothing is ever deleted). With a retention, a node sweeps the expired task
+ * conversations out of the store every TASK_SWEEP_INTERVAL_MS (or every retention, when that is shorter, but
+ * not more often than TASK_SWEEP_MIN_INTERVAL_MS), TASK_SWEEP_BATCH conversations (with their entries) per
+ * delete, at most TASK_SWEEP_BATCHES_PER_PASS deletes per pass: the rest wait for the next pass.
+ */
+export const TASK_SWEEP_INTERVAL_MS = 60_000;
+export const TASK_SWEEP_MIN_INTERVAL_MS = 1000;
+export const TASK_SWEEP_BATCH = 50;
+export const TASK_SWEEP_BATCHES_PER_PASS = 20;
+/** The longest retention `--task-ttl` accepts: a year (the retention is kept in milliseconds with every task). */
+export const MAX_TASK_TTL_MS = 365 * 24 * 3600_000;

@@ -110,6 +110,11 @@ export interface CreatedTask {
   readonly taskId: string;
   readonly createdAt: string;
   readonly lastUpdatedAt: string;
+  /**
+   * SEP-2663 `ttlMs`: how long after `createdAt` the task may be deleted (its retention counted from its last
+   * update: store/retention.ts `shownTtlMs`); null or absent when it has none (no `--task-ttl`), as by default.
+   */
+  readonly ttlMs?: number | null;
 }
 
 /**

@@ -104,6 +104,10 @@ export class ObservedStore implements AsyncConversationStore {
     return this.#inner.ownedTasks();
   }
 
+  sweepExpiredTasks(limit: number): Promise<number> {
+    return this.#inner.sweepExpiredTasks(limit);
+  }
+
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {
     return this.#inner.claimSession(sessionId, principal);
   }

@@ -59,6 +59,11 @@ export interface ApplicationOptions {
   readonly clock?: Clock;
   /** The term of a running task's lease (`--task-lease`); default TASK_LEASE_MS. */
   readonly taskLeaseMs?: number;
+  /**
+   * The retention of Tasks-extension tasks created on this node (`--task-ttl`), in milliseconds, and this
+   * node sweeps expired ones (task/task-retention.ts); undefined (the default): none, nothing is deleted.
+   */
+  readonly taskTtlMs?: number;
   /** The session quota (`--max-sessions` and its kin); default the flags' defaults, no tokens configured. */
   readonly sessionLimits?: QuotaLimits;
 }

@@ -35,6 +35,7 @@ import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import { TaskTakeover } from '../task/task-takeover.ts';
+import { RetentionSweep } from '../task/task-retention.ts';
 import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
@@ -82,6 +83,8 @@ export class Application implements SessionHost {
   /** Who hears about which transcript and task status, and how changes reach them (conversation-watches.ts). */
   readonly #watches: ConversationWatches;
   #takeover: TaskTakeover | null = null;
+  /** Deletes expired Tasks-extension tasks (`--task-ttl` only). */
+  #retention: RetentionSweep | null = null;
   /** This node's owner key on a PostgreSQL store (what its sessions' rows name as their home). */
   #ownership: Ownership | null = null;
   /** This node in the cluster: its node lease, the sessions it holds, the locator; once the HTTP server listens (`joinCluster`). */
@@ -151,6 +154,7 @@ export class Application implements SessionHost {
     }
     try {
       await app.#tree.boot();
+      app.#startRetention();
       // Several nodes share this store: tasks whose node died are taken over here once their lease lapses,
       // and a node that loses it stops taking sessions whose work it could not record.
       if (location.kind === 'postgres') {
@@ -378,6 +382,14 @@ export class Application implements SessionHost {
     return this.registry.drain(ms);
   }
 
+  /** With `--task-ttl`, sweeps expired Tasks-extension tasks out of the store (the existing one: a sweep never creates a database). */
+  #startRetention(): void {
+    const ttlMs = this.#options.taskTtlMs;
+    if (ttlMs === undefined) return;
+    this.#retention = new RetentionSweep({ store: () => this.#existingConversationStore(), ttlMs, logger: this.#options.logger, clock: this.#clock });
+    this.#retention.start();
+  }
+
   /** Continues, on this node, tasks of other nodes whose lease lapsed (the store is shared). */
   #startTakeover(): void {
     const store = this.#store;
@@ -415,7 +427,8 @@ export class Application implements SessionHost {
         forbidWrites: s.principal.kind === 'anonymous' && !(o.allowAnonymousWrites ?? false), sessionId: s.id, env: process.env,
         // Keyed as the tool pool's share is: every anonymous session spends the one anonymous budget.
         openAllowance: () => this.budgets.open(poolPrincipal(s.principal)), supervise: (run) => this.#tasks.supervise(run, s.id, s.principal, s.ownerKey),
-        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), transcriptChanged: (conversation) => this.#watches.entryHere(conversation),
+        ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), ...(o.taskTtlMs === undefined ? {} : { taskTtlMs: o.taskTtlMs }),
+        transcriptChanged: (conversation) => this.#watches.entryHere(conversation),
         watchTranscript: (conversation) => this.#watches.watchTranscript(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) })),
         watchTask: (taskId) => this.#watches.watchTask(taskId, s.id, s.ownerKey, (task) => s.session?.deliver({ kind: 'taskStatus', task })),
         unwatchTask: (taskId) => this.#watches.unwatchTask(taskId, s.id),
@@ -451,6 +464,7 @@ export class Application implements SessionHost {
     this.#handingOff = true;
     this.#storeWatch?.stop();
     await this.#takeover?.stop();
+    await this.#retention?.stop();
     this.#tree.stopChaos();
     const savers = this.#cluster?.savers() ?? [];
     await Promise.all([...this.registry.values()].map((s) => this.registry.remove(s.id)));

@@ -66,6 +66,8 @@ export interface AsyncConversationStore {
   recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null>;
   /** How many running conversations this store's owner holds (a cheap query: health uses it as a probe). */
   ownedTasks(): Promise<number>;
+  /** `ConversationStore.sweepExpiredTasks`: deletes at most `limit` expired tasks; how many. */
+  sweepExpiredTasks(limit: number): Promise<number>;
   /** `ConversationStore.claimSession`: null when the session is another principal's. */
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null>;
   /** `ConversationStore.saveCheckpoint`: rejects `fenced` once `epoch` is stale. */
@@ -156,6 +158,10 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async ownedTasks(): Promise<number> {
     return this.#store.ownedTasks();
+  }
+
+  async sweepExpiredTasks(limit: number): Promise<number> {
+    return this.#store.sweepExpiredTasks(limit);
   }
 
   async claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {

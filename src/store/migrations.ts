@@ -160,8 +160,22 @@ const v6: Migration = {
   },
 };
 
+// The retention of a Tasks-extension task created under `--task-ttl` (retention.ts); null for every other
+// conversation, so rows from before are kept until deleted. The partial index holds only conversations
+// with a retention, ordered by when they may expire: the sweep walks it and nothing else.
+const v7: Migration = {
+  version: 7,
+  description: 'the retention of a Tasks-extension task',
+  up(db) {
+    db.exec(`
+      ALTER TABLE conversations ADD COLUMN ttl_ms INTEGER;
+      CREATE INDEX conversations_expiry ON conversations ((updated_at + ttl_ms)) WHERE ttl_ms IS NOT NULL;
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

@@ -5,6 +5,7 @@
 import type { Pool } from 'pg';
 import type { ClusterNode } from './cluster-nodes.ts';
 import { StoreError } from './errors.ts';
+import { liveSql } from './retention.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
 import { integer, leaseNow } from './postgres-rows.ts';
@@ -177,7 +178,8 @@ export class PostgresLeases {
     if (!storableText(id) || !storableText(principal)) return 'not-found';
     const { rows } = await this.#pool.query(CANCEL_RUNNING, [this.#ownership.self, this.#now(), id, principal, json, this.#origin]);
     if (rows.length > 0) return 'cancelled';
-    const found = await this.#pool.query('SELECT 1 FROM conversations WHERE id = $1 AND principal = $2', [id, principal]);
+    // An expired task (retention.ts) is not found, as a missing one.
+    const found = await this.#pool.query(`SELECT 1 FROM conversations WHERE id = $1 AND principal = $2 AND ${liveSql('$3')}`, [id, principal, this.#now()]);
     return found.rows.length === 0 ? 'not-found' : 'not-running';
   }
 

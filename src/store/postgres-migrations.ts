@@ -185,8 +185,22 @@ const v7: PostgresMigration = {
   },
 };
 
+// The retention of a Tasks-extension task created under `--task-ttl` (retention.ts); null for every other
+// conversation, so rows from before are kept until deleted. The partial index holds only conversations with
+// a retention, ordered by when they may expire: the sweep walks it and nothing else.
+const v8: PostgresMigration = {
+  version: 8,
+  description: 'the retention of a Tasks-extension task',
+  async up(client) {
+    await client.query(`
+      ALTER TABLE conversations ADD COLUMN ttl_ms bigint CHECK (ttl_ms IS NULL OR ttl_ms > 0);
+      CREATE INDEX conversations_expiry ON conversations ((updated_at + ttl_ms)) WHERE ttl_ms IS NOT NULL;
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

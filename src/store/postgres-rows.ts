@@ -22,6 +22,8 @@ export interface ConversationRow {
   title: string | null;
   created_at: string;
   updated_at: string;
+  /** The task's retention (retention.ts); null: kept until deleted. */
+  ttl_ms: string | null;
 }
 
 /** A conversation row with what `taskRecord` reads besides: its seq counter and its last run's result (JSON text). */
@@ -58,6 +60,7 @@ export function fromRow(row: ConversationRow): Conversation {
     status: known(CONVERSATION_STATUSES, row.status, `conversation ${row.id} status`),
     createdAt: integer(row.created_at, `conversation ${row.id} created_at`),
     updatedAt: integer(row.updated_at, `conversation ${row.id} updated_at`),
+    ...(row.ttl_ms === null || row.ttl_ms === undefined ? {} : { ttlMs: integer(row.ttl_ms, `conversation ${row.id} ttl_ms`) }),
     title: row.title,
   };
 }

@@ -34,7 +34,8 @@ import { PostgresListener } from './postgres-listener.ts';
 import { guarded } from '../log/guarded.ts';
 import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TASK_STATUS_CHANNEL, TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { decodeTaskResult, encodeTaskResult } from './task-result.ts';
-import { TASK_LEASE_MS } from '../limits.ts';
+import { TASK_LEASE_MS, TASK_SWEEP_BATCH } from '../limits.ts';
+import { checkTtlMs, expiredSql, liveSql } from './retention.ts';
 import {
   type Conversation,
   type ConversationIds,
@@ -109,7 +110,7 @@ export function defaultNodeId(): string {
 /** Pools whose store closed (or never finished opening). */
 const ended = new WeakSet<Pool>();
 
-const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
+const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at, ttl_ms';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC';
 
@@ -147,7 +148,7 @@ const INTERRUPT = `
 const ENTRIES = `
   SELECT e.seq, e.conversation_id, e.time, e.type, e.payload
   FROM conversations c LEFT JOIN entries e ON e.conversation_id = c.id AND e.seq > $3
-  WHERE c.id = $1 AND c.principal = $2
+  WHERE c.id = $1 AND c.principal = $2 AND ${liveSql('$5', 'c')}
   ORDER BY e.seq LIMIT $4`;
 
 // An unfenced status change supersedes whoever held the lease, so the epoch moves on; a fenced one ($5)
@@ -164,7 +165,19 @@ const SET_STATUS = `
 // Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
 // expiry is computed where it is compared: on one clock for every node.
 const INSERT_CONVERSATION = `
-  INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, ${leaseNow(10)} + $11)`;
+  INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $12, $9, ${leaseNow(10)} + $11)`;
+
+// Expired tasks (retention.ts), soonest expired first through the expiry index, at most $2, picked once (a
+// MATERIALIZED CTE: as an `IN (subquery … LIMIT)` the planner may run the pick again per row and delete past
+// the limit). SKIP LOCKED: a row another node is deleting (or a writer holds) is left to it, so two nodes
+// sweeping at once neither wait for each other nor delete a task twice. The condition is checked again on
+// the row as locked (READ COMMITTED re-reads a row it waited for), so a task continued meanwhile stays.
+// Entries go by ON DELETE CASCADE.
+const SWEEP_EXPIRED = `
+  WITH picked AS MATERIALIZED (
+    SELECT id FROM conversations WHERE ${expiredSql('$1')} ORDER BY updated_at + ttl_ms LIMIT $2 FOR UPDATE SKIP LOCKED
+  )
+  DELETE FROM conversations c USING picked WHERE c.id = picked.id AND ${expiredSql('$1', 'c')}`;
 
 export class PostgresConversationStore implements AsyncConversationStore, SessionEventStore, OrphanLookup {
   readonly #pool: Pool;
@@ -247,6 +260,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     for (const [field, value] of [['principal', input.principal], ['sessionId', input.sessionId], ['harness', input.harness], ['title', input.title ?? '']] as const) {
       if (!storableText(value)) throw new StoreError('invalid_argument', `${field} must not hold a NUL character or a lone surrogate`);
     }
+    const ttlMs = checkTtlMs(input.ttlMs);
     const now = this.#now();
     const conversation: Conversation = {
       id: randomUUID(),
@@ -257,12 +271,13 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
       createdAt: now,
       updatedAt: now,
       title: input.title ?? null,
+      ...(ttlMs === null ? {} : { ttlMs }),
     };
     // Held by its creator for one lease term: a claim follows at once, and no other node may take over
     // a conversation between its creation and that claim.
     await this.#pool.query(
       INSERT_CONVERSATION,
-      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self, this.#leaseNow(), this.#leaseMs],
+      [conversation.id, conversation.principal, conversation.sessionId, conversation.harness, conversation.status, conversation.title, now, now, this.#ownership.self, this.#leaseNow(), this.#leaseMs, ttlMs],
     );
     return conversation;
   }
@@ -270,7 +285,8 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   async getConversation(id: string, principal: string): Promise<Conversation | null> {
     this.#assertOpen();
     if (!storableText(id) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1 AND principal = $2`, [id, principal]);
+    // An expired task (retention.ts) reads as a missing one, until the sweep deletes it.
+    const { rows } = await this.#pool.query<ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = $1 AND principal = $2 AND ${liveSql('$3')}`, [id, principal, this.#now()]);
     return rows[0] === undefined ? null : fromRow(rows[0]);
   }
 
@@ -328,7 +344,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   async taskRecord(id: string, principal: string): Promise<TaskRecord | null> {
     this.#assertOpen();
     if (!storableText(id) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<TaskRecordRow>(`SELECT ${CONVERSATION_COLUMNS}, last_seq, task_result FROM conversations WHERE id = $1 AND principal = $2`, [id, principal]);
+    const { rows } = await this.#pool.query<TaskRecordRow>(`SELECT ${CONVERSATION_COLUMNS}, last_seq, task_result FROM conversations WHERE id = $1 AND principal = $2 AND ${liveSql('$3')}`, [id, principal, this.#now()]);
     const row = rows[0];
     if (row === undefined) return null;
     return { conversation: fromRow(row), lastSeq: integer(row.last_seq, `conversation ${row.id} last_seq`), result: decodeTaskResult(row.task_result) };
@@ -352,7 +368,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
     if (!storableText(conversationId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit]);
+    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit, this.#now()]);
     if (rows.length === 0) return null;
     return rows.filter(hasEntry).map(entryFromRow);
   }
@@ -373,6 +389,14 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> { return this.#leases.resumeParkedTask(id, principal, seq); }
   recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Promise<Entry | null> { return this.#leases.recordParkedAnswer(id, principal, seq, answer); }
   ownedTasks(): Promise<number> { return this.#leases.ownedTasks(); }
+
+  async sweepExpiredTasks(limit: number): Promise<number> {
+    this.#assertOpen();
+    const max = pageLimit(limit, limit, TASK_SWEEP_BATCH, 'limit');
+    const deleted = await this.#pool.query(SWEEP_EXPIRED, [this.#now(), max]);
+    return deleted.rowCount ?? 0;
+  }
+
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> { return this.#leases.claimSession(sessionId, principal); }
   saveCheckpoint(sessionId: string, epoch: number, bytes: Uint8Array): Promise<void> { return this.#leases.saveCheckpoint(sessionId, epoch, bytes); }
   loadCheckpoint(sessionId: string, principal: string): Promise<SessionCheckpoint | null> { return this.#leases.loadCheckpoint(sessionId, principal); }

@@ -3,6 +3,7 @@
 
 import type { SqliteDatabase } from './sqlite-driver.ts';
 import type { ConversationStatus, EntryType } from './store.ts';
+import { expiredSql, liveSql } from './retention.ts';
 
 export interface ConversationRow {
   id: string;
@@ -13,6 +14,8 @@ export interface ConversationRow {
   title: string | null;
   created_at: number;
   updated_at: number;
+  /** The task's retention (retention.ts); null: kept until deleted. */
+  ttl_ms: number | null;
 }
 
 /** A conversation row with what `taskRecord` reads besides: its seq counter and its last run's result (JSON text). */
@@ -29,7 +32,7 @@ export interface EntryRow {
   payload: string;
 }
 
-const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at';
+const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at, ttl_ms';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 
@@ -38,10 +41,16 @@ export function prepareStatements(db: SqliteDatabase) {
     // Held by its creator for one lease term: a claim follows at once, and no other node may take over
     // a conversation between its creation and that claim.
     insertConversation: db.prepare<[ConversationRow & { owner: string; lease_expires: number }]>(
-      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @owner, @lease_expires)`,
+      `INSERT INTO conversations (${CONVERSATION_COLUMNS}, owner, lease_expires) VALUES (@id, @principal, @session_id, @harness, @status, @title, @created_at, @updated_at, @ttl_ms, @owner, @lease_expires)`,
     ),
-    getConversation: db.prepare<[string, string], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = ? AND principal = ?`),
-    taskRecord: db.prepare<[string, string], TaskRecordRow>(`SELECT ${CONVERSATION_COLUMNS}, last_seq, task_result FROM conversations WHERE id = ? AND principal = ?`),
+    // An expired task (retention.ts) reads as a missing one, until the sweep deletes it.
+    getConversation: db.prepare<[PrincipalRead], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE id = @id AND principal = @principal AND ${liveSql('@now')}`),
+    taskRecord: db.prepare<[PrincipalRead], TaskRecordRow>(`SELECT ${CONVERSATION_COLUMNS}, last_seq, task_result FROM conversations WHERE id = @id AND principal = @principal AND ${liveSql('@now')}`),
+    // Expired tasks, soonest expired first, through the expiry index, at most @limit; the condition is the
+    // DELETE's own, in its one write: a task another store deleted first, or one continued meanwhile, is not there to delete.
+    sweepExpired: db.prepare<[{ now: number; limit: number }]>(
+      `DELETE FROM conversations WHERE id IN (SELECT id FROM conversations WHERE ${expiredSql('@now')} ORDER BY updated_at + ttl_ms LIMIT @limit)`,
+    ),
     // Four list shapes rather than one with `@x IS NULL OR …`: each of these can walk its index.
     list: db.prepare<[ListParams], ConversationRow>(`SELECT ${CONVERSATION_COLUMNS} FROM conversations WHERE principal = @principal ${NEWEST_FIRST}`),
     listAfter: db.prepare<[ListParams], ConversationRow>(
@@ -164,6 +173,13 @@ export interface IdPrefixParams {
   principal: string;
   prefix: string;
   limit: number;
+}
+
+/** A read of one conversation for a principal, at the store's `now` (which decides whether a task has expired). */
+export interface PrincipalRead {
+  id: string;
+  principal: string;
+  now: number;
 }
 
 export interface ListParams {

@@ -16,7 +16,8 @@ import { decodeNodeOwner } from './node-ownership.ts';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
 import type { ChangeSource, ConversationMark } from './sqlite-change-feed.ts';
 import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
-import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
+import { MAX_EXPIRED_TASKS, TASK_LEASE_MS, TASK_SWEEP_BATCH } from '../limits.ts';
+import { checkTtlMs } from './retention.ts';
 import {
   CONVERSATION_STATUSES,
   type Conversation,
@@ -130,7 +131,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     // The status, the epoch and the entry in one write transaction: all of them, or (not running) none.
     const cancelTx = db.transaction((id: string, principal: string, json: string, time: number): RunningCancel => {
       const row = s.cancelRunning.get({ owner: this.#ownership.self, now: time, id, principal });
-      if (row === undefined) return s.getConversation.get(id, principal) === undefined ? 'not-found' : 'not-running';
+      if (row === undefined) return s.getConversation.get({ id, principal, now: time }) === undefined ? 'not-found' : 'not-running';
       s.insertEntry.run(id, row.last_seq, time, 'error', json);
       return 'cancelled';
     });
@@ -145,7 +146,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     this.#parkedAnswerTx = (...args) => parkedAnswerTx.immediate(...args);
     // One read transaction, so the ownership check and the rows come from the same snapshot.
     const entriesTx = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number): EntryRow[] | null => {
-      if (s.getConversation.get(conversationId, principal) === undefined) return null;
+      if (s.getConversation.get({ id: conversationId, principal, now: this.#now() }) === undefined) return null;
       return s.entriesAfter.all(conversationId, afterSeq, limit);
     });
     this.#entriesTx = (...args) => entriesTx.deferred(...args);
@@ -154,6 +155,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   createConversation(input: NewConversation): Conversation {
     this.#assertOpen();
     checkNewConversation(input);
+    const ttlMs = checkTtlMs(input.ttlMs);
     const now = this.#now();
     const conversation: Conversation = {
       id: randomUUID(),
@@ -164,6 +166,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
       createdAt: now,
       updatedAt: now,
       title: input.title ?? null,
+      ...(ttlMs === null ? {} : { ttlMs }),
     };
     this.#statements.insertConversation.run({ ...toRow(conversation), owner: this.#ownership.self, lease_expires: now + this.#leaseMs });
     return conversation;
@@ -171,7 +174,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
 
   getConversation(id: string, principal: string): Conversation | null {
     this.#assertOpen();
-    const row = this.#statements.getConversation.get(id, principal);
+    const row = this.#statements.getConversation.get({ id, principal, now: this.#now() });
     return row === undefined ? null : fromRow(row);
   }
 
@@ -204,7 +207,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
 
   taskRecord(id: string, principal: string): TaskRecord | null {
     this.#assertOpen();
-    const row = this.#statements.taskRecord.get(id, principal);
+    const row = this.#statements.taskRecord.get({ id, principal, now: this.#now() });
     return row === undefined ? null : { conversation: fromRow(row), lastSeq: row.last_seq, result: decodeTaskResult(row.task_result) };
   }
 
@@ -266,6 +269,14 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   ownedTasks(): number {
     this.#assertOpen();
     return this.#statements.ownedTasks.get(this.#ownership.self)?.n ?? 0;
+  }
+
+  sweepExpiredTasks(limit: number): number {
+    this.#assertOpen();
+    const max = pageLimit(limit, limit, TASK_SWEEP_BATCH, 'limit');
+    // One statement: SQLite runs it in one write transaction, so another process sweeping the same file
+    // waits for it (busy timeout) and then finds these rows gone. Entries go by ON DELETE CASCADE.
+    return Number(this.#statements.sweepExpired.run({ now: this.#now(), limit: max }).changes);
   }
 
   claimSession(sessionId: string, principal: string): { readonly epoch: number } | null {
@@ -419,7 +430,7 @@ function configure(db: SqliteDatabase, filename: string): void {
 function toRow(c: Conversation): ConversationRow {
   return {
     id: c.id, principal: c.principal, session_id: c.sessionId, harness: c.harness,
-    status: c.status, title: c.title, created_at: c.createdAt, updated_at: c.updatedAt,
+    status: c.status, title: c.title, created_at: c.createdAt, updated_at: c.updatedAt, ttl_ms: c.ttlMs ?? null,
   };
 }
 
@@ -428,6 +439,7 @@ function fromRow(row: ConversationRow): Conversation {
     id: row.id, principal: row.principal, sessionId: row.session_id, harness: row.harness,
     status: known(CONVERSATION_STATUSES, row.status, `conversation ${row.id} status`),
     createdAt: row.created_at, updatedAt: row.updated_at, title: row.title,
+    ...(row.ttl_ms === null ? {} : { ttlMs: row.ttl_ms }),
   };
 }
 

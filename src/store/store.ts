@@ -27,6 +27,12 @@ export interface Conversation {
   /** Bumped by `setStatus` and by every `append`, so lists show the most recently active first. */
   updatedAt: number;
   title: string | null;
+  /**
+   * The retention of a Tasks-extension task created while the operator set one (`--task-ttl`): once the
+   * task is over and this long has passed since `updatedAt`, it has expired (retention.ts). Absent for
+   * every other conversation, which is kept until deleted.
+   */
+  ttlMs?: number;
 }
 
 export type EntryType =
@@ -89,6 +95,8 @@ export interface NewConversation {
   sessionId: string;
   harness: string;
   title?: string | null;
+  /** The task's retention (`Conversation.ttlMs`); absent or null: kept until deleted. */
+  ttlMs?: number | null;
 }
 
 export interface ListOptions {
@@ -138,7 +146,8 @@ export const DEFAULT_MAX_PAYLOAD_BYTES = 16 * 1024 * 1024;
  * are thrown as `StoreError` (errors.ts) or, for the storage engine's own failures, its error.
  *
  * Principal isolation: the reads that take a principal answer another principal's conversation exactly
- * as they answer a missing one. The methods without a principal (`setStatus`, `append`, `lastEntry`) are
+ * as they answer a missing one. So do `getConversation`, `taskRecord`, `entries` and `cancelRunningTask`
+ * for an expired task (retention.ts), until the sweep deletes it. The methods without a principal (`setStatus`, `append`, `lastEntry`) are
  * for the task actor that runs a conversation, which got its id from an isolated call.
  */
 export interface ConversationStore {
@@ -210,6 +219,12 @@ export interface ConversationStore {
   recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Entry | null;
   /** How many running conversations this store's owner holds. */
   ownedTasks(): number;
+  /**
+   * Deletes at most `limit` (≤ `TASK_SWEEP_BATCH`) expired tasks (retention.ts), their entries with them, in
+   * one write that checks each is still expired: a task continued, or updated, meanwhile stays. Safe with
+   * several stores sweeping one database at once (each task goes once). How many it deleted.
+   */
+  sweepExpiredTasks(limit: number): number;
   /**
    * Holds the session from now on: its row is made (empty checkpoint) or its epoch bumped (fencing the
    * earlier holder). Null when the session id is another principal's: it is not theirs to take.

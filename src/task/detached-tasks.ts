@@ -13,7 +13,7 @@
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import type { Logger } from '../log/logger.ts';
-import type { Effect, EffectResult } from '../mcp/effects.ts';
+import type { CreatedTask, Effect, EffectResult } from '../mcp/effects.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { MODEL_SELECTION, selectModelProvider } from '../model/select.ts';
 import { ModelError } from '../model/types.ts';
@@ -30,6 +30,7 @@ import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
 import type { AskResume, TaskAnswer, TurnResume } from '../mcp/effects.ts';
 import type { Conversation } from '../store/store.ts';
+import { shownTtlMs } from '../store/retention.ts';
 import { DEFAULT_MAX_TURNS, MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
@@ -70,6 +71,16 @@ export async function cancelStoredTask(store: AsyncConversationStore, principal:
   return outcome === 'cancelled' ? 'fenced' : outcome === 'not-running' ? 'terminal' : 'not-found';
 }
 
+/**
+ * The `CreateTaskResult`'s times and `ttlMs`, the task having just been claimed (its prompt appended). Its
+ * `ttlMs` is its retention counted from the conversation's last update as read before the claim: a new task's
+ * is the node's retention itself, a hair less than it is kept (the claim and prompt moved its last update on),
+ * never more; a continued conversation's own, or none.
+ */
+function createdTask(taskId: string, conversation: Pick<Conversation, 'createdAt' | 'updatedAt' | 'ttlMs'>): CreatedTask {
+  return { taskId, createdAt: new Date(conversation.createdAt).toISOString(), lastUpdatedAt: new Date(Date.now()).toISOString(), ttlMs: shownTtlMs(conversation) };
+}
+
 /** The node has a model of its own (a half-configured endpoint too: the task reports its configuration error). */
 function serverModel(env: NodeJS.ProcessEnv): boolean {
   try {
@@ -88,7 +99,7 @@ interface DetachedRun {
 
 /** How a round started or resumed here went: it holds the task (its lease), or it ended (or failed) first. */
 type RoundStart =
-  | { readonly kind: 'claimed'; readonly conversationId: string; readonly createdAt: number }
+  | { readonly kind: 'claimed'; readonly conversationId: string; readonly conversation: Pick<Conversation, 'createdAt' | 'updatedAt' | 'ttlMs'> }
   | { readonly kind: 'ended'; readonly outcome: RoundOutcome }
   | { readonly kind: 'failed'; readonly message: string };
 
@@ -139,9 +150,8 @@ export class DetachedTasks {
     const allowance = context.openAllowance?.();
     if (allowance !== undefined && isBudgetRefusal(allowance)) return refused(allowance.refused);
     try {
-      const { run, createdAt } = await this.#launch(effect, context, deps, scheduler, allowance);
-      const lastUpdatedAt = new Date(Date.now()).toISOString();
-      return { kind: 'taskCreated', ticket, task: { taskId: run.conversationId, createdAt: new Date(createdAt).toISOString(), lastUpdatedAt } };
+      const { run, conversation } = await this.#launch(effect, context, deps, scheduler, allowance);
+      return { kind: 'taskCreated', ticket, task: createdTask(run.conversationId, conversation) };
     } catch (err) {
       allowance?.release();
       if (err instanceof ToolError || err instanceof ModelError) return refused(err.message);
@@ -275,10 +285,8 @@ export class DetachedTasks {
     const { ticket } = effect;
     const started = await this.#round(effect.args, effect.harness, null, { canAsk, own: serverModel(context.env) }, context, deps, effect.workspace ?? deps.workspace);
     switch (started.kind) {
-      case 'claimed': {
-        const lastUpdatedAt = new Date(Date.now()).toISOString();
-        return { kind: 'taskCreated', ticket, task: { taskId: started.conversationId, createdAt: new Date(started.createdAt).toISOString(), lastUpdatedAt } };
-      }
+      case 'claimed':
+        return { kind: 'taskCreated', ticket, task: createdTask(started.conversationId, started.conversation) };
       case 'ended':
         // Refused before it began (budget, an unknown conversation): the synchronous call's tool error.
         return { kind: 'toolDone', ticket, outcome: started.outcome.kind === 'done' ? started.outcome.outcome : { text: started.outcome.kind === 'stale' ? started.outcome.message : 'The task could not start.', isError: true } };
@@ -311,11 +319,11 @@ export class DetachedTasks {
         context, workspace, toolTimeoutMs: deps.toolTimeoutMs, executeTool: deps.executeTool ?? runTool, logger: deps.logger, clock,
         // Progress has no request to go to: `tasks/get` reads the transcript.
         onProgress: () => undefined, signal: controller.signal, ...(model === undefined ? {} : { model }), canAsk: how.canAsk, awaitsUpdate: true,
-        onClaimed: (conversationId, createdAt) => {
+        onClaimed: (conversationId, conversation) => {
           held = conversationId;
           this.#endWait(conversationId);
           this.#runs.set(conversationId, run);
-          resolve({ kind: 'claimed', conversationId, createdAt });
+          resolve({ kind: 'claimed', conversationId, conversation });
         },
       }, args, harness, resume);
       round.then((outcome) => {
@@ -365,7 +373,7 @@ export class DetachedTasks {
   }
 
   /** The conversation (new or continued), its prompt appended, then the supervised task actor; as session-tasks.ts does, with nobody to answer. */
-  async #launch(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler, allowance: TaskAllowance | undefined): Promise<{ run: TaskRun; createdAt: number }> {
+  async #launch(effect: RunToolEffect, context: TaskContext, deps: DetachedStartDeps, scheduler: Scheduler, allowance: TaskAllowance | undefined): Promise<{ run: TaskRun; conversation: Conversation }> {
     const args = effect.args;
     const harness = args.harness as HarnessId;
     const prompt = String(args.prompt);
@@ -377,7 +385,8 @@ export class DetachedTasks {
       if (!conversation) throw new ToolError(`conversation ${args.conversation_id} not found`);
       if (conversation.harness !== harness) throw new ToolError(`conversation ${args.conversation_id} runs under ${conversation.harness}, not ${harness}`);
     } else {
-      conversation = await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80) });
+      // A new task keeps the node's retention (none by default); a continued conversation keeps its own.
+      conversation = await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness, title: prompt.slice(0, 80), ttlMs: context.taskTtlMs ?? null });
     }
     const conversationId = conversation.id;
     const setup: TaskSetup = {
@@ -416,6 +425,6 @@ export class DetachedTasks {
     } catch (err) {
       run.gaveUp(`it could not be started (${(err as Error).message})`);
     }
-    return { run, createdAt: conversation.createdAt };
+    return { run, conversation };
   }
 }

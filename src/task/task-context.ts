@@ -23,6 +23,12 @@ export interface TaskContext {
   readonly taskWallMs?: number;
   /** The store's task lease term, which a running task renews (default TASK_LEASE_MS). */
   readonly taskLeaseMs?: number;
+  /**
+   * The retention of the Tasks-extension tasks this context creates (`--task-ttl`, store/retention.ts),
+   * kept with each new task's conversation; none (the default): kept until deleted. Never given to a
+   * session's own harness_task conversations, nor to a conversation a task continues.
+   */
+  readonly taskTtlMs?: number;
   /** This session hears about the conversation's new entries from now on (after a subscribe the store allowed). */
   readonly watchTranscript?: (conversationId: string) => void;
   /** The conversation got an entry: every session watching it hears. Without it, only this session. */

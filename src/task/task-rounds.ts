@@ -15,7 +15,7 @@ import type { TaskRounds } from '../mcp/effects.ts';
 import { SamplingProvider, toSamplingRequest } from '../model/sampling-convention.ts';
 import { type ChatMessage, ModelError, type ModelProvider, type ToolSpec } from '../model/types.ts';
 import { StoreError } from '../store/errors.ts';
-import type { Entry, EntryType } from '../store/store.ts';
+import type { Conversation, Entry, EntryType } from '../store/store.ts';
 import { fullTranscript } from '../store/full-transcript.ts';
 import type { TaskLease } from '../store/task-lease.ts';
 import { toolCatalog } from '../tools/catalog.ts';
@@ -54,7 +54,7 @@ export interface TaskRoundDeps {
    */
   readonly awaitsUpdate?: boolean;
   /** The round holds the conversation's lease: its prompt is durable (a first round), or its parked question taken (a resume). */
-  readonly onClaimed?: (conversationId: string, createdAt: number) => void;
+  readonly onClaimed?: (conversationId: string, conversation: Pick<Conversation, 'createdAt' | 'updatedAt' | 'ttlMs'>) => void;
 }
 
 export type RoundOutcome =
@@ -148,13 +148,15 @@ class Round {
       if (!conversation) throw new ToolError(`conversation ${this.#args.conversation_id} not found`);
       if (conversation.harness !== this.#harness) throw new ToolError(`conversation ${this.#args.conversation_id} runs under ${conversation.harness}, not ${this.#harness}`);
     } else {
-      conversation = await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness: this.#harness, title: prompt.slice(0, 80) });
+      // Only a Tasks-extension task keeps the node's retention (none by default): a round trip's conversation is kept until deleted.
+      const ttlMs = this.#deps.awaitsUpdate === true ? (context.taskTtlMs ?? null) : null;
+      conversation = await store.createConversation({ principal: context.principal, sessionId: context.sessionId, harness: this.#harness, title: prompt.slice(0, 80), ttlMs });
     }
     const conversationId = conversation.id;
     this.#setup = this.#setupFor(conversationId);
     this.#lease = await store.claimTask(conversationId, storedSetup(this.#setup));
     await this.#append('user', { text: prompt });
-    this.#deps.onClaimed?.(conversationId, conversation.createdAt);
+    this.#deps.onClaimed?.(conversationId, conversation);
     return conversationId;
   }
 
@@ -175,7 +177,7 @@ class Round {
       const kept = (resumed.setup as { maxTurns?: unknown } | null)?.maxTurns;
       this.#setup = { ...this.#setupFor(conversationId), ...(typeof kept === 'number' && Number.isSafeInteger(kept) && kept > 0 ? { maxTurns: Math.min(kept, MAX_TURNS_LIMIT) } : {}) };
       this.#lease = resumed.lease;
-      this.#deps.onClaimed?.(conversationId, conversation.createdAt);
+      this.#deps.onClaimed?.(conversationId, conversation);
       this.#deps.context.taskStatusChanged?.(conversationId);
       return conversationId;
     }

@@ -16,13 +16,14 @@ import { interruptedText, resumeTask, taskStructured } from './task-core.ts';
 import { parkedRequest, REMOTE_ASKABLE, type ReaderOf } from './task-input.ts';
 import { lastRun } from './task-result-tail.ts';
 import { DEFAULT_MAX_TURNS } from '../limits.ts';
+import { shownTtlMs } from '../store/retention.ts';
 
 /** The caller's task `taskId` (its conversation), or null when it is not the caller's or does not exist: the two are not told apart. */
 export async function readStoredTask(store: AsyncConversationStore, principal: string, taskId: string, caller: ReaderOf = REMOTE_ASKABLE): Promise<StoredTask | null> {
   const record = await store.taskRecord(taskId, principal);
   if (record === null) return null;
   const { conversation } = record;
-  const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt) };
+  const times = { taskId: conversation.id, createdAt: iso(conversation.createdAt), lastUpdatedAt: iso(conversation.updatedAt), ttlMs: shownTtlMs(conversation) };
   if (conversation.status === 'running') return { ...times, status: 'running', outcome: null };
   if (conversation.status === 'input_required') return { ...times, status: 'input_required', outcome: null, question: await parkedRequest(store, record, principal, caller) };
   return { ...times, status: conversation.status, outcome: await finishedOutcome(store, principal, record, conversation.status) };

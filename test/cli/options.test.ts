@@ -8,6 +8,7 @@ import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS, SSE_KEEPALIVE_MS } from '../../src/limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../../src/limits.ts';
+import { MAX_TASK_TTL_MS } from '../../src/limits.ts';
 
 const KEY = 'k'.repeat(32);
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -167,6 +168,18 @@ test('--task-lease (or SUPERPI_TASK_LEASE) sets the lease term in seconds, 10 by
     assert.throws(() => parseOptions([`--task-lease=${bad}`], {}, '/'), (e: unknown) => e instanceof OptionsError && /--task-lease takes a positive whole number/.test((e as Error).message), bad);
   }
   assert.match(usage, '--task-lease SECONDS');
+});
+
+test('--task-ttl (or SUPERPI_TASK_TTL) sets the retention of 2026-07-28 tasks in seconds, none by default; not a positive whole number, or past a year, is an options error', () => {
+  assert.is(serve([]).taskTtlMs, undefined, 'no retention unless asked: nothing is ever deleted');
+  assert.is(serve(['--task-ttl', '3600']).taskTtlMs, 3_600_000);
+  assert.is(serve([], { SUPERPI_TASK_TTL: '60' }).taskTtlMs, 60_000);
+  assert.is(serve([], { SUPERPI_TASK_TTL: '' }).taskTtlMs, undefined, 'an empty variable is unset');
+  assert.is(serve(['--task-ttl', '5'], { SUPERPI_TASK_TTL: '4' }).taskTtlMs, 5000, 'the flag wins over the environment');
+  for (const bad of ['0', '-1', '1.5', 'soon', String(MAX_TASK_TTL_MS / 1000 + 1)]) {
+    assert.throws(() => parseOptions([`--task-ttl=${bad}`], {}, '/'), (e: unknown) => e instanceof OptionsError && /--task-ttl/.test((e as Error).message), bad);
+  }
+  assert.match(usage, '--task-ttl SECONDS');
 });
 
 test('anonymous tasks are refused by default; --allow-anonymous-tasks or SUPERPI_ALLOW_ANONYMOUS_TASKS=1 allows them; a bad value is an options error', () => {

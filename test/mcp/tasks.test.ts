@@ -7,6 +7,7 @@ import * as assert from 'uvu/assert';
 import type { StoredTask } from '../../src/mcp/effects.ts';
 import { MAX_INPUT_RESPONSES, MAX_PARKED_QUESTIONS, MAX_TASK_ID_LENGTH, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
 import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { shownTtlMs } from '../../src/store/retention.ts';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
 
@@ -310,6 +311,23 @@ create('taskCreated answers the flat CreateTaskResult: resultType task, working,
     resultType: 'task', taskId: 'conv-9', status: 'working', ...TIMES, ttlMs: null, pollIntervalMs: TASK_POLL_INTERVAL_MS,
     _meta: { 'io.modelcontextprotocol/serverInfo': { name: 'super-pi', version: '0.1.0' } },
   });
+});
+
+create('with a retention (--task-ttl) the CreateTaskResult and every DetailedTask carry the ttlMs the runtime read, not null', () => {
+  const r = call(undefined);
+  const answer = first(fold(r.state, { kind: 'taskCreated', ticket: 1, task: { taskId: 'conv-9', ...TIMES, ttlMs: 3_600_000 } }));
+  assert.is(answer.result?.ttlMs, 3_600_000);
+  for (const status of ['running', 'completed', 'failed', 'cancelled', 'interrupted', 'input_required'] as const) {
+    assert.is(read({ ...stored(status, status === 'running' || status === 'input_required' ? null : { ...done, isError: false }), ttlMs: 3_605_000 }).result?.ttlMs, 3_605_000, status);
+  }
+  // Absent and null are the default: no retention.
+  assert.is(read({ ...stored('running'), ttlMs: null }).result?.ttlMs, null);
+});
+
+create('shownTtlMs: the retention itself at creation, counted from the last update once the task moved on; null without one', () => {
+  assert.is(shownTtlMs({ createdAt: 1000, updatedAt: 1000, ttlMs: 60_000 }), 60_000);
+  assert.is(shownTtlMs({ createdAt: 1000, updatedAt: 6000, ttlMs: 60_000 }), 65_000, 'createdAt + ttlMs = last update + retention');
+  assert.is(shownTtlMs({ createdAt: 1000, updatedAt: 6000 }), null);
 });
 
 create('a task not created (the runtime ran it on the request) answers the tool result as before', () => {

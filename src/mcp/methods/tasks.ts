@@ -86,14 +86,11 @@ const SAMPLE_KEY_PREFIX = 'sample-';
 /** The requesting client could be asked from inside a task: a model turn's params offer the tools under `ask`, as its rounds do. */
 const canAskInside = (state: ConnectionState): boolean => canElicitForm(state) && state.config.principal.kind !== 'local';
 
-/** The task's retention (`ttlMs`): conversations are kept until deleted, so none is promised. */
-const TASK_TTL_MS = null;
-
 /** A `runTool` run detached: the call's answer is the flat `CreateTaskResult`, no `requestState`, no nested `task`. */
 export function taskCreated(state: ConnectionState, id: RequestId, task: CreatedTask): Step {
   const result = {
     resultType: 'task', taskId: task.taskId, status: 'working', createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt,
-    ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_INTERVAL_MS,
+    ttlMs: task.ttlMs ?? null, pollIntervalMs: TASK_POLL_INTERVAL_MS,
     _meta: { [META_SERVER_INFO]: { name: state.config.server.name, version: state.config.server.version } },
   };
   return { state, replies: [answer(id, result)], effects: [] };
@@ -106,7 +103,8 @@ export function taskCreated(state: ConnectionState, id: RequestId, task: Created
  * `interrupted` one (its process died, or it was given up), which answers `error` and no `result`.
  */
 export function detailedTask(state: ConnectionState, task: StoredTask): Record<string, unknown> {
-  const base = { taskId: task.taskId, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: TASK_TTL_MS, pollIntervalMs: TASK_POLL_INTERVAL_MS };
+  // `ttlMs` as the store holds it (none without `--task-ttl`): a task may be deleted that long after `createdAt`.
+  const base = { taskId: task.taskId, createdAt: task.createdAt, lastUpdatedAt: task.lastUpdatedAt, ttlMs: task.ttlMs ?? null, pollIntervalMs: TASK_POLL_INTERVAL_MS };
   const text = task.outcome?.text;
   switch (task.status) {
     case 'running':
