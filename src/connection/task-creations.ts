@@ -1,0 +1,61 @@
+// The detached task starts of one session (Tasks extension: a `harness_task` call whose `runTool` the node's
+// DetachedTasks took), from that effect until the reply carrying their answer has left. The start runs on
+// the main thread and outlives the connection actor that asked for it; its call's pending entry is in that
+// actor's checkpoint (a harness_task's always is). So an actor that dies between the effect and its reply
+// costs the call nothing: the request is not answered "effect unknown" (its task is being created, or was)
+// but left to the next incarnation, which gets the start's answer — the `CreateTaskResult`, or the tool
+// error that kept it from starting — once it comes, or again if the dead actor had it and never replied.
+
+import type { EffectResult } from '../mcp/effects.ts';
+
+interface Creation {
+  readonly requestKey: string;
+  /** The start's answer, once it came: kept until its reply has left, for an incarnation that lost it. */
+  result: EffectResult | null;
+}
+
+export class TaskCreations {
+  /** By the ticket of the call; null while none is in flight (an idle session holds no table). At most one per request in flight. */
+  #byTicket: Map<number, Creation> | null = null;
+
+  /** The start of the call `requestKey` (its `runTool`, `ticket`) was taken: its request is this registry's until answered. */
+  begin(ticket: number, requestKey: string): void {
+    (this.#byTicket ??= new Map()).set(ticket, { requestKey, result: null });
+  }
+
+  /** Whether a start answers this request (so the actor's exit does not answer it). */
+  owns(requestKey: string): boolean {
+    for (const c of this.#byTicket?.values() ?? []) if (c.requestKey === requestKey) return true;
+    return false;
+  }
+
+  /**
+   * The start answered `ticket`: kept while the request still waits for it (`waiting`), forgotten otherwise
+   * (cancelled, or answered by the session while the start ran: the answer then goes nowhere).
+   */
+  answered(ticket: number, result: EffectResult, waiting: (requestKey: string) => boolean): void {
+    const creation = this.#byTicket?.get(ticket);
+    if (creation === undefined) return;
+    if (waiting(creation.requestKey)) creation.result = result;
+    else this.#delete(ticket);
+  }
+
+  /** The request got its reply (or left otherwise): its start is done with. */
+  settle(requestKey: string): void {
+    for (const [ticket, c] of this.#byTicket ?? []) if (c.requestKey === requestKey) this.#delete(ticket);
+  }
+
+  /** A new incarnation: the answers a dead one may have had and not replied with, to be delivered again. */
+  answers(): EffectResult[] {
+    return [...(this.#byTicket?.values() ?? [])].flatMap((c) => (c.result === null ? [] : [c.result]));
+  }
+
+  /** The session answers no more (given up, stopping, closed). */
+  clear(): void {
+    this.#byTicket = null;
+  }
+
+  #delete(ticket: number): void {
+    if (this.#byTicket?.delete(ticket) && this.#byTicket.size === 0) this.#byTicket = null;
+  }
+}
