@@ -316,7 +316,7 @@ function detachedStarts() {
 }
 const taskCall = (ticket: number, requestId: number) => ({
   kind: 'runTool' as const, ticket, requestId, tool: 'harness_task' as const, args: { harness: 'super-pi-code', prompt: 'p' }, harness: 'super-pi-code' as const,
-  client: { sampling: false, elicitation: false }, task: true,
+  client: { sampling: false, elicitation: false }, task: true as const,
 });
 const createdTo = (h: ReturnType<typeof harness>, i: number) => (h.casts[i] ?? []).flatMap((m) => (m.k === 'result' && m.result.kind === 'taskCreated' ? [m.result.ticket] : []));
 
