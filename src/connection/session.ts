@@ -431,6 +431,7 @@ export class Session {
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
     const running = this.#work.runningKeys();
+    this.#poisonedCreation(unacked[0], exit, why);
     // A request whose work outlives the actor is the next incarnation's to answer: a tool call it adopts, a
     // harness task (the session's, or one being created detached, whose CreateTaskResult the next one sends).
     const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false) || this.#creations.owns(key));
@@ -457,6 +458,22 @@ export class Session {
     for (const delivery of this.#buffer) this.#inputChars += lineChars(delivery);
     this.#inputChanged();
     if (!this.#working()) this.#notifyIdle();
+  }
+
+  /**
+   * The message under way was a detached start's answer, which the session delivers again to each new actor:
+   * a crash there is charged to it, and at the second its call is answered as poison, as for any message.
+   */
+  #poisonedCreation(head: Delivery | undefined, exit: ExitKind, why: string): void {
+    if (head?.msg.k !== 'result' || exit !== 'crash') return;
+    const key = this.#creations.crashedOn(head.msg.result);
+    const request = key === null ? undefined : this.#inFlight?.get(key);
+    if (key === null || request === undefined) return;
+    this.#inFlight?.delete(key);
+    const result = head.msg.result;
+    const task = result.kind === 'taskCreated' ? ` Its task ${result.task.taskId} was created: tasks/get finds it.` : '';
+    this.#deps.send(refusal(request.id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while answering this request (the session's actor ${why}), so its answer is taken as the cause and is not delivered again.${task}`,
+      { reason: 'poison', ...(result.kind === 'taskCreated' ? { taskId: result.task.taskId } : {}) }));
   }
 
   #requests(): Map<string, TrackedRequest> {

@@ -12,6 +12,8 @@ interface Creation {
   readonly requestKey: string;
   /** The start's answer, once it came: kept until its reply has left, for an incarnation that lost it. */
   result: EffectResult | null;
+  /** Crashes of actors that were handling that answer: a second makes it poison, as any message. */
+  crashes: number;
 }
 
 export class TaskCreations {
@@ -20,7 +22,7 @@ export class TaskCreations {
 
   /** The start of the call `requestKey` (its `runTool`, `ticket`) was taken: its request is this registry's until answered. */
   begin(ticket: number, requestKey: string): void {
-    (this.#byTicket ??= new Map()).set(ticket, { requestKey, result: null });
+    (this.#byTicket ??= new Map()).set(ticket, { requestKey, result: null, crashes: 0 });
   }
 
   /** Whether a start answers this request (so the actor's exit does not answer it). */
@@ -43,6 +45,20 @@ export class TaskCreations {
   /** The request got its reply (or left otherwise): its start is done with. */
   settle(requestKey: string): void {
     for (const [ticket, c] of this.#byTicket ?? []) if (c.requestKey === requestKey) this.#delete(ticket);
+  }
+
+  /**
+   * An actor crashed while handling `result`: if it is a start's answer, the crash is charged to it, and at
+   * the second the request is poison (given back, and forgotten here: the caller answers it). Null otherwise.
+   */
+  crashedOn(result: EffectResult): string | null {
+    for (const [ticket, c] of this.#byTicket ?? []) {
+      if (c.result !== result) continue;
+      if (++c.crashes < 2) return null;
+      this.#delete(ticket);
+      return c.requestKey;
+    }
+    return null;
   }
 
   /** A new incarnation: the answers a dead one may have had and not replied with, to be delivered again. */

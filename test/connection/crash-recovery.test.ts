@@ -367,6 +367,23 @@ creation('the answer arrives while no actor is up: it waits in the buffer and is
   assert.equal(h.answers(), []);
 });
 
+creation('an answer that crashes two actors in a row is poison: the call is answered so (naming its task), and not delivered again', async () => {
+  const starts = detachedStarts();
+  const h = harness(starts.detached);
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
+  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  starts.answer(5);
+  await h.die(0, crash);
+  assert.equal(createdTo(h, 1), [5], 'a first crash on it: delivered again');
+  assert.equal(h.answers(), []);
+  await h.die(1, crash);
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code, a.error?.data]), [[1, -32010, { reason: 'poison', taskId: 'task-5' }]]);
+  assert.match(h.answers()[0]?.error?.message ?? '', /Its task task-5 was created/);
+  assert.equal(createdTo(h, 2), [], 'not delivered a third time');
+  assert.is(h.s.inFlight, 0);
+});
+
 creation('a call cancelled while its task is created: its answer goes nowhere, and nothing of it is kept', async () => {
   const starts = detachedStarts();
   const h = harness(starts.detached);
