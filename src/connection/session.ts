@@ -12,7 +12,7 @@ import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { AdoptableWork } from './adoptable-work.ts';
-import { TaskCreations } from './task-creations.ts';
+import { poisonedCreation, TaskCreations } from './task-creations.ts';
 import { EarlyAnswers } from './early-answers.ts';
 import { lineMessage } from './parsed-lines.ts';
 import { trackLine } from './request-tracking.ts';
@@ -165,8 +165,7 @@ export class Session {
     // What a dead actor may have lost of its tasks' answers and questions is given to this one.
     if (this.#restarts > 0) {
       this.#tasks?.resume();
-      // Those that arrived while no actor was up went with the buffer, just now.
-      for (const result of this.#creations.answers()) if (!buffered.some((d) => d.msg.k === 'result' && d.msg.result === result)) this.#toActor({ k: 'result', result });
+      for (const result of this.#creations.answers(buffered)) this.#toActor({ k: 'result', result });
     }
     return actor;
   }
@@ -184,10 +183,7 @@ export class Session {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => {
-        this.#work.settle(key);
-        this.#creations.settle(key);
-      });
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#settle(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
       if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
@@ -367,8 +363,7 @@ export class Session {
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
         if (this.#early.drop(key)) continue;
         this.#inFlight?.delete(key);
-        this.#work.settle(key);
-        this.#creations.settle(key);
+        this.#settle(key);
         this.#tasks?.replied(key);
       }
       this.#deps.send(reply);
@@ -396,21 +391,19 @@ export class Session {
         deliver: (result) => this.#toActor({ k: 'result', result }),
       });
     }
-    if (effect.kind === 'runTool' && effect.task === true) {
-      const { ticket } = effect;
-      if (this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => this.#taskCreated(ticket, result)) === true) {
-        // The start's promise settles later, never in this call: its answer finds the creation noted.
-        this.#creations.begin(ticket, idKey(effect.requestId));
-        return true;
-      }
-    }
+    if (effect.kind === 'runTool' && effect.task === true && this.#detached(effect)) return true;
     return this.#tasks?.take(effect) ?? false;
   }
 
-  /** A detached start's answer: to the current actor, and kept until replied to for an actor that dies first (task-creations.ts). */
-  #taskCreated(ticket: number, result: EffectResult): void {
-    this.#creations.answered(ticket, result, (key) => this.#inFlight?.has(key) === true);
-    this.#toActor({ k: 'result', result });
+  /** A task-marked call the node's detached tasks take: the start answers later, never in `take`, and finds its creation noted (task-creations.ts). */
+  #detached(effect: Extract<Effect, { kind: 'runTool' }>): boolean {
+    const { ticket } = effect;
+    const taken = this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => {
+      this.#creations.answered(ticket, result, (key) => this.#inFlight?.has(key) === true);
+      this.#toActor({ k: 'result', result });
+    }) === true;
+    if (taken) this.#creations.begin(ticket, idKey(effect.requestId));
+    return taken;
   }
 
   /**
@@ -432,8 +425,7 @@ export class Session {
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
     const running = this.#work.runningKeys();
     this.#poisonedCreation(unacked[0], exit, why);
-    // A request whose work outlives the actor is the next incarnation's to answer: a tool call it adopts, a
-    // harness task (the session's, or one being created detached, whose CreateTaskResult the next one sends).
+    // Work that outlives the actor leaves its request to the next one: adopted tool calls, tasks, task starts.
     const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false) || this.#creations.owns(key));
     for (const { key } of recovery.answers) this.#creations.settle(key);
     // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
@@ -460,20 +452,20 @@ export class Session {
     if (!this.#working()) this.#notifyIdle();
   }
 
-  /**
-   * The message under way was a detached start's answer, which the session delivers again to each new actor:
-   * a crash there is charged to it, and at the second its call is answered as poison, as for any message.
-   */
+  /** A crash while a detached start's answer was handled is charged to it: at the second its call is poison. */
   #poisonedCreation(head: Delivery | undefined, exit: ExitKind, why: string): void {
     if (head?.msg.k !== 'result' || exit !== 'crash') return;
     const key = this.#creations.crashedOn(head.msg.result);
     const request = key === null ? undefined : this.#inFlight?.get(key);
     if (key === null || request === undefined) return;
     this.#inFlight?.delete(key);
-    const result = head.msg.result;
-    const task = result.kind === 'taskCreated' ? ` Its task ${result.task.taskId} was created: tasks/get finds it.` : '';
-    this.#deps.send(refusal(request.id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while answering this request (the session's actor ${why}), so its answer is taken as the cause and is not delivered again.${task}`,
-      { reason: 'poison', ...(result.kind === 'taskCreated' ? { taskId: result.task.taskId } : {}) }));
+    this.#deps.send(poisonedCreation(request.id, why, head.msg.result));
+  }
+
+  /** A request left (answered, cancelled): its adoptable work and its task start are done with. */
+  #settle(key: string): void {
+    this.#work.settle(key);
+    this.#creations.settle(key);
   }
 
   #requests(): Map<string, TrackedRequest> {

@@ -6,7 +6,11 @@
 // but left to the next incarnation, which gets the start's answer — the `CreateTaskResult`, or the tool
 // error that kept it from starting — once it comes, or again if the dead actor had it and never replied.
 
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { EffectResult } from '../mcp/effects.ts';
+import { ErrorCode } from '../mcp/jsonrpc.ts';
+import { type Outgoing, refusal } from '../mcp/outgoing.ts';
+import type { Delivery } from './crash-recovery.ts';
 
 interface Creation {
   readonly requestKey: string;
@@ -61,9 +65,13 @@ export class TaskCreations {
     return null;
   }
 
-  /** A new incarnation: the answers a dead one may have had and not replied with, to be delivered again. */
-  answers(): EffectResult[] {
-    return [...(this.#byTicket?.values() ?? [])].flatMap((c) => (c.result === null ? [] : [c.result]));
+  /**
+   * A new incarnation: the answers a dead one may have had and not replied with, to be delivered again —
+   * but those in `buffered`, which arrived while no actor was up and have just gone to it with the buffer.
+   */
+  answers(buffered: readonly Delivery[]): EffectResult[] {
+    const sent = (result: EffectResult) => buffered.some((d) => d.msg.k === 'result' && d.msg.result === result);
+    return [...(this.#byTicket?.values() ?? [])].flatMap((c) => (c.result === null || sent(c.result) ? [] : [c.result]));
   }
 
   /** The session answers no more (given up, stopping, closed). */
@@ -74,4 +82,13 @@ export class TaskCreations {
   #delete(ticket: number): void {
     if (this.#byTicket?.delete(ticket) && this.#byTicket.size === 0) this.#byTicket = null;
   }
+}
+
+/** The answer to a call whose start's answer crashed two actors in a row (`crashedOn`): poison, naming its task if one was created. */
+export function poisonedCreation(id: RequestId, why: string, result: EffectResult): Outgoing {
+  const taskId = result.kind === 'taskCreated' ? result.task.taskId : undefined;
+  const task = taskId === undefined ? '' : ` Its task ${taskId} was created: tasks/get finds it.`;
+  return refusal(id, ErrorCode.RequestAborted,
+    `Request refused: the server crashed twice in a row while answering this request (the session's actor ${why}), so its answer is taken as the cause and is not delivered again.${task}`,
+    { reason: 'poison', ...(taskId === undefined ? {} : { taskId }) });
 }
