@@ -12,6 +12,7 @@ import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { AdoptableWork } from './adoptable-work.ts';
+import { poisonedCreation, TaskCreations } from './task-creations.ts';
 import { EarlyAnswers } from './early-answers.ts';
 import { lineMessage } from './parsed-lines.ts';
 import { trackLine } from './request-tracking.ts';
@@ -65,6 +66,8 @@ export class Session {
   #handled = 0;
   /** Tool calls running on the main thread, which a restarted actor adopts (adoptable-work.ts). */
   readonly #work = new AdoptableWork();
+  /** Detached task starts (Tasks extension) until their answer has left: an actor's exit leaves their requests to the next one. */
+  readonly #creations = new TaskCreations();
   /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
   #givenUp: string | null = null;
   #closed = false;
@@ -160,7 +163,10 @@ export class Session {
     this.#buffer = [];
     for (const delivery of buffered) this.#sendTo(actor, delivery);
     // What a dead actor may have lost of its tasks' answers and questions is given to this one.
-    if (this.#restarts > 0) this.#tasks?.resume();
+    if (this.#restarts > 0) {
+      this.#tasks?.resume();
+      for (const result of this.#creations.answers(buffered)) this.#toActor({ k: 'result', result });
+    }
     return actor;
   }
 
@@ -177,7 +183,7 @@ export class Session {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#work.settle(key));
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#settle(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
       if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
@@ -277,6 +283,7 @@ export class Session {
     this.#inputChanged();
     const requests = [...(this.#inFlight?.values() ?? [])];
     this.#inFlight = null;
+    this.#creations.clear();
     for (const r of requests) this.#deps.send(givenUp(r.id, why));
     this.#silenced = true;
     this.#notifyIdle();
@@ -316,6 +323,7 @@ export class Session {
    */
   answerInFlight(reason: string, data?: Readonly<Record<string, unknown>>): void {
     this.#silenced = true;
+    this.#creations.clear();
     for (const [key, { id }] of this.#inFlight ?? []) {
       this.#inFlight?.delete(key);
       this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`, data));
@@ -355,7 +363,7 @@ export class Session {
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
         if (this.#early.drop(key)) continue;
         this.#inFlight?.delete(key);
-        this.#work.settle(key);
+        this.#settle(key);
         this.#tasks?.replied(key);
       }
       this.#deps.send(reply);
@@ -383,8 +391,19 @@ export class Session {
         deliver: (result) => this.#toActor({ k: 'result', result }),
       });
     }
-    const detached = effect.kind === 'runTool' && effect.task === true && this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => this.#toActor({ k: 'result', result }));
-    return detached === true || (this.#tasks?.take(effect) ?? false);
+    if (effect.kind === 'runTool' && effect.task === true && this.#detached(effect)) return true;
+    return this.#tasks?.take(effect) ?? false;
+  }
+
+  /** A task-marked call the node's detached tasks take: the start answers later, never in `take`, and finds its creation noted (task-creations.ts). */
+  #detached(effect: Extract<Effect, { kind: 'runTool' }>): boolean {
+    const { ticket } = effect;
+    const taken = this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => {
+      this.#creations.answered(ticket, result, (key) => this.#inFlight?.has(key) === true);
+      this.#toActor({ k: 'result', result });
+    }) === true;
+    if (taken) this.#creations.begin(ticket, idKey(effect.requestId));
+    return taken;
   }
 
   /**
@@ -405,7 +424,10 @@ export class Session {
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
     const running = this.#work.runningKeys();
-    const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false));
+    this.#poisonedCreation(unacked[0], exit, why);
+    // Work that outlives the actor leaves its request to the next one: adopted tool calls, tasks, task starts.
+    const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false) || this.#creations.owns(key));
+    for (const { key } of recovery.answers) this.#creations.settle(key);
     // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
     const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
     for (const [ticket, w] of this.#work.running()) {
@@ -428,6 +450,22 @@ export class Session {
     for (const delivery of this.#buffer) this.#inputChars += lineChars(delivery);
     this.#inputChanged();
     if (!this.#working()) this.#notifyIdle();
+  }
+
+  /** A crash while a detached start's answer was handled is charged to it: at the second its call is poison. */
+  #poisonedCreation(head: Delivery | undefined, exit: ExitKind, why: string): void {
+    if (head?.msg.k !== 'result' || exit !== 'crash') return;
+    const key = this.#creations.crashedOn(head.msg.result);
+    const request = key === null ? undefined : this.#inFlight?.get(key);
+    if (key === null || request === undefined) return;
+    this.#inFlight?.delete(key);
+    this.#deps.send(poisonedCreation(request.id, why, head.msg.result));
+  }
+
+  /** A request left (answered, cancelled): its adoptable work and its task start are done with. */
+  #settle(key: string): void {
+    this.#work.settle(key);
+    this.#creations.settle(key);
   }
 
   #requests(): Map<string, TrackedRequest> {

@@ -56,11 +56,12 @@ const RESUME_PARKED = `
   WHERE id = $5 AND principal = $6 AND status = 'input_required' AND last_seq = $7 RETURNING epoch, lease_expires, task_setup`;
 
 // The same check, for an answer recorded while other questions of the park wait: the counter moves on
-// (a second answer at the same seq waits for the row lock, re-reads it and matches nothing), the status,
-// epoch and updated_at (when it parked) stay; its NOTIFY tells other nodes' listeners, as an append's does.
+// (a second answer at the same seq waits for the row lock, re-reads it and matches nothing) and updated_at
+// with it, as an append moves it; the status and epoch stay. Its NOTIFY tells other nodes' listeners, as an
+// append's does.
 const RECORD_PARKED_ANSWER = `
   WITH bumped AS (
-    UPDATE conversations SET last_seq = last_seq + 1
+    UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $4)
     WHERE id = $1 AND principal = $2 AND status = 'input_required' AND last_seq = $3 RETURNING id, last_seq
   ), added AS (
     INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $4, 'person_answer', $5 FROM bumped RETURNING conversation_id, seq

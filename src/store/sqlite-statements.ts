@@ -100,9 +100,10 @@ export function prepareStatements(db: SqliteDatabase) {
       "UPDATE conversations SET status = 'running', task_result = NULL, owner = @owner, epoch = epoch + 1, lease_expires = @expires, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status = 'input_required' AND last_seq = @seq RETURNING epoch, lease_expires, task_setup",
     ),
     // The same check, for an answer recorded while other questions of the park wait: the seq moves on (so a
-    // second answer written at the same seq matches nothing), the status, epoch and updated_at stay.
-    parkedAnswerSeq: db.prepare<[{ id: string; principal: string; seq: number }], { last_seq: number }>(
-      "UPDATE conversations SET last_seq = last_seq + 1 WHERE id = @id AND principal = @principal AND status = 'input_required' AND last_seq = @seq RETURNING last_seq",
+    // second answer written at the same seq matches nothing) and updated_at with it, as an append moves it;
+    // the status and epoch stay.
+    parkedAnswerSeq: db.prepare<[{ id: string; principal: string; seq: number; now: number }], { last_seq: number }>(
+      "UPDATE conversations SET last_seq = last_seq + 1, updated_at = max(updated_at, @now) WHERE id = @id AND principal = @principal AND status = 'input_required' AND last_seq = @seq RETURNING last_seq",
     ),
     ownedTasks: db.prepare<[string], { n: number }>("SELECT count(*) AS n FROM conversations WHERE status = 'running' AND owner = ?"),
     // A new session starts at epoch 1; a known one of the same principal moves to the next epoch.

@@ -138,7 +138,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     this.#cancelTx = (...args) => cancelTx.immediate(...args);
     // The seq checked and moved on and the entry inserted in one write transaction: both, or neither.
     const parkedAnswerTx = db.transaction((id: string, principal: string, seq: number, json: string, time: number): number | null => {
-      const row = s.parkedAnswerSeq.get({ id, principal, seq });
+      const row = s.parkedAnswerSeq.get({ id, principal, seq, now: time });
       if (row === undefined) return null;
       s.insertEntry.run(id, row.last_seq, time, 'person_answer', json);
       return row.last_seq;

@@ -75,6 +75,12 @@ export interface TaskResult {
   readonly isError: boolean;
   readonly turns: number;
   readonly toolCalls: number;
+  /**
+   * A park's counts only: when it parked (ms since the epoch, the parking node's wall clock), where the wait
+   * for an answer runs from — `updatedAt` moves on with each answer recorded meanwhile. Absent in a park
+   * written before (its wait then runs from `updatedAt`).
+   */
+  readonly parkedAt?: number;
 }
 
 /**
@@ -211,8 +217,9 @@ export interface ConversationStore {
   /**
    * Records the person's answer to one of the questions the principal's parked task waits at, while others
    * stay unanswered: appends a `person_answer` entry with `answer` as its payload, only while the task is
-   * still parked (`input_required`) and its transcript still ends at `seq`, checked in the same write. The
-   * status, the epoch and `updatedAt` (when it parked: its wait runs from there) stay. Of several answers
+   * still parked (`input_required`) and its transcript still ends at `seq`, checked in the same write. Its
+   * `updatedAt` moves, as an append's does (the task's `lastUpdatedAt`; the wait runs from the park's own
+   * time, `TaskResult.parkedAt`); the status and the epoch stay. Of several answers
    * written at once at the same `seq` exactly one lands; the others, a stale `seq`, another principal's or a
    * missing task get null.
    */

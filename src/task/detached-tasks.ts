@@ -241,15 +241,15 @@ export class DetachedTasks {
   }
 
   /**
-   * A parked task of the caller's whose wait is over (by the wall clock of this node: `updatedAt` is when it
-   * parked) is resumed here as unanswered: for `tasks/get` on a node other than the one that parked it (and
-   * whose timer may have died with it). True when it did.
+   * A parked task of the caller's whose wait is over (by the wall clock of this node, from when it parked: the
+   * park's `parkedAt`, else `updatedAt`) is resumed here as unanswered: for `tasks/get` on a node other than
+   * the one that parked it (and whose timer may have died with it). True when it did.
    */
   async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, due = false): Promise<boolean> {
     const store = context.store();
     const record = await store.taskRecord(taskId, context.principal);
     const conversation = record?.conversation;
-    if (record === null || conversation?.status !== 'input_required' || (!due && Date.now() - conversation.updatedAt < this.#inputWaitMs)) return false;
+    if (record === null || conversation?.status !== 'input_required' || (!due && Date.now() - (record.result?.parkedAt ?? conversation.updatedAt) < this.#inputWaitMs)) return false;
     const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true };
     // A place a poll cannot tell (past its bound) is found by one whole read: the wait ends whatever the length.
     const input = (await parkedInput(store, record, context.principal, reader)) ?? (await wholeParkedInput(store, record, context.principal, reader));

@@ -357,7 +357,8 @@ class Round {
    * `interrupted` park keeps none: that status's result is what the run finished with.
    */
   async #park(status: 'interrupted' | 'input_required' = 'interrupted', taken?: { readonly turn: number; readonly toolCalls: number }): Promise<void> {
-    const counts = status === 'input_required' && taken !== undefined ? { text: '', isError: false, turns: taken.turn, toolCalls: taken.toolCalls } : undefined;
+    // `parkedAt`: the wait's start, kept apart from `updatedAt`, which each answer to some of several questions moves.
+    const counts = status === 'input_required' && taken !== undefined ? { text: '', isError: false, turns: taken.turn, toolCalls: taken.toolCalls, parkedAt: Date.now() } : undefined;
     await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch, counts);
     // A listener of the task hears it wait (a park appends no entry, so no transcript change would tell it).
     this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);

@@ -16,6 +16,8 @@ import type { ToolExecutor } from '../../src/tools/contract.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import type { ToolOutcome } from '../../src/tools/contract.ts';
 import { Session } from '../../src/connection/session.ts';
+import type { DetachedTasks } from '../../src/task/detached-tasks.ts';
+import type { EffectResult } from '../../src/mcp/effects.ts';
 
 const call = (id: number, tool: string, args: object = {}) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: args } });
 const request = (id: number, method: string) => JSON.stringify({ jsonrpc: '2.0', id, method, params: {} });
@@ -129,7 +131,7 @@ const session = suite('Session: a crash costs one request, not a mailbox');
 const quiet = createLogger('emergency', { write: () => true });
 const init = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 
-function harness() {
+function harness(detached?: DetachedTasks) {
   const casts: ConnectionMessage[][] = [];
   const refs: ActorRef[] = [];
   const spawnArgs: ConnectionActorArgs[] = [];
@@ -147,7 +149,7 @@ function harness() {
     },
   } as unknown as Scheduler;
   const sent: string[] = [];
-  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (o) => sent.push(o.line), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool } });
+  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (o) => sent.push(o.line), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool, ...(detached === undefined ? {} : { detached }) } });
   const actor = (i: number) => refs[i] as ActorRef;
   const out = (i: number, o: Partial<ConnectionOutput> & { handled: number }) => actor(i).deliver({ replies: [], effects: [], ...o } satisfies ConnectionOutput);
   const die = async (i: number, reason: ActorExit) => {
@@ -301,6 +303,102 @@ session('given up: every request in flight and every later one is answered at on
   assert.is(h.s.inFlight, 0);
 });
 
+// ---------------------------------------------------------------------------------------------------
+
+const creation = suite('Session: a harness_task call whose task is being created detached (Tasks extension) outlives its actor');
+
+/** A node's detached tasks that take every task-marked call and answer when the test says. */
+function detachedStarts() {
+  const answers = new Map<number, (result: EffectResult) => void>();
+  const detached = { take: (effect: { ticket: number }, _deps: unknown, _scheduler: unknown, deliver: (result: EffectResult) => void) => { answers.set(effect.ticket, deliver); return true; } } as unknown as DetachedTasks;
+  const created = (ticket: number): EffectResult => ({ kind: 'taskCreated', ticket, task: { taskId: `task-${ticket}`, createdAt: '2026-07-28T00:00:00.000Z', lastUpdatedAt: '2026-07-28T00:00:00.000Z' } });
+  return { detached, answer: (ticket: number) => answers.get(ticket)?.(created(ticket)), taken: () => [...answers.keys()] };
+}
+const taskCall = (ticket: number, requestId: number) => ({
+  kind: 'runTool' as const, ticket, requestId, tool: 'harness_task' as const, args: { harness: 'super-pi-code', prompt: 'p' }, harness: 'super-pi-code' as const,
+  client: { sampling: false, elicitation: false }, task: true as const,
+});
+const createdTo = (h: ReturnType<typeof harness>, i: number) => (h.casts[i] ?? []).flatMap((m) => (m.k === 'result' && m.result.kind === 'taskCreated' ? [m.result.ticket] : []));
+
+creation('the actor dies while the task is being created: the call is not answered "effect unknown", and the next actor gets the start\'s answer', async () => {
+  const starts = detachedStarts();
+  const h = harness(starts.detached);
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
+  h.s.receiveFrame({ kind: 'line', text: request(2, 'ping') });
+  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  assert.equal(starts.taken(), [5], 'the node took the start');
+  await h.die(0, crash);
+  assert.equal(h.answers(), [], 'nothing was answered with an error: the task is being created');
+  assert.equal(h.linesTo(1), [2], 'the ping under way goes again; the call is not re-sent (it is not run twice)');
+  starts.answer(5);
+  assert.equal(createdTo(h, 1), [5], 'the start\'s answer goes to the next actor, which answers the call with its task');
+  h.out(1, { replies: [answer(1, { resultType: 'task', taskId: 'task-5' })], handled: 2 });
+  assert.equal(h.answers().map((a) => a.id), [1]);
+  assert.is(h.s.inFlight, 1, 'only the ping is left');
+  await h.die(1, crash);
+  assert.equal(createdTo(h, 2), [], 'once answered, a later crash redelivers nothing');
+});
+
+creation('the answer reached an actor that died before replying: the next one gets it again, once', async () => {
+  const starts = detachedStarts();
+  const h = harness(starts.detached);
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
+  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  starts.answer(5);
+  assert.equal(createdTo(h, 0), [5]);
+  await h.die(0, { kind: 'crash', cause: { name: 'WorkerKilled', message: 'the scheduler worker was terminated' } });
+  assert.equal(h.answers(), []);
+  assert.equal(createdTo(h, 1), [5], 'the answer the dead actor had is delivered again');
+});
+
+creation('the answer arrives while no actor is up: it waits in the buffer and is delivered once', async () => {
+  const starts = detachedStarts();
+  const h = harness(starts.detached);
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
+  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  h.actor(0).settle(crash);
+  await Promise.resolve();
+  starts.answer(5);
+  await h.s.start();
+  assert.equal(createdTo(h, 1), [5]);
+  assert.equal(h.answers(), []);
+});
+
+creation('an answer that crashes two actors in a row is poison: the call is answered so (naming its task), and not delivered again', async () => {
+  const starts = detachedStarts();
+  const h = harness(starts.detached);
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
+  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  starts.answer(5);
+  await h.die(0, crash);
+  assert.equal(createdTo(h, 1), [5], 'a first crash on it: delivered again');
+  assert.equal(h.answers(), []);
+  await h.die(1, crash);
+  assert.equal(h.answers().map((a) => [a.id, a.error?.code, a.error?.data]), [[1, -32010, { reason: 'poison', taskId: 'task-5' }]]);
+  assert.match(h.answers()[0]?.error?.message ?? '', /Its task task-5 was created/);
+  assert.equal(createdTo(h, 2), [], 'not delivered a third time');
+  assert.is(h.s.inFlight, 0);
+});
+
+creation('a call cancelled while its task is created: its answer goes nowhere, and nothing of it is kept', async () => {
+  const starts = detachedStarts();
+  const h = harness(starts.detached);
+  await h.s.start();
+  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
+  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  h.s.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }) });
+  h.out(0, { handled: 2 });
+  starts.answer(5);
+  await h.die(0, crash);
+  assert.equal(createdTo(h, 1), [], 'a cancelled call\'s answer is not delivered again');
+  assert.equal(h.answers(), []);
+});
+
 retry.run();
 decide.run();
 session.run();
+creation.run();

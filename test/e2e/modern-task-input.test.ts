@@ -177,6 +177,43 @@ http('two calls under ask in one model turn: both questions at once; one answere
   assert.ok(told.indexOf('"tool_call_id":"call-pair-0"') < told.indexOf('"tool_call_id":"call-pair-1"'), 'the results in the turn\'s order');
 });
 
+http('a listen on the other node hears an answer to one of two questions: input_required again, only the other key, lastUpdatedAt moved', async () => {
+  script.push({
+    body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [
+      { id: 'call-heard-0', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo left >> left.txt' }) } },
+      { id: 'call-heard-1', type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: 'echo right >> right.txt' }) } },
+    ] } }] },
+  }, said('Both ran.'));
+  const { taskId, keys } = await parkedWith('append left and right', 2);
+  const [first, second] = keys as [string, string];
+  // Node B hears node A's write through the SQLite change feed (another process on the same file).
+  const stream = await httpListen(nodeB, { taskIds: [taskId] });
+  try {
+    await stream.next('the acknowledgment');
+    const before = await stream.next('the state at the acknowledgment');
+    assert.equal([before.params?.status, Object.keys(before.params?.inputRequests as object)], ['input_required', [first, second]], JSON.stringify(before));
+    const partial = await post(nodeA, 'tasks/update', { taskId, inputResponses: { [first]: ACCEPT } });
+    assert.is(partial.result?.resultType, 'complete', JSON.stringify(partial));
+    const heard = await stream.next('the partial answer');
+    assert.equal([heard.method, heard.params?.taskId, heard.params?.status], ['notifications/tasks', taskId, 'input_required'], JSON.stringify(heard));
+    assert.equal(Object.keys(heard.params?.inputRequests as object), [second], 'only the unanswered question is left');
+    assert.ok(String(heard.params?.lastUpdatedAt) > String(before.params?.lastUpdatedAt), `lastUpdatedAt moved: ${String(before.params?.lastUpdatedAt)} -> ${String(heard.params?.lastUpdatedAt)}`);
+    const polled = await post(nodeB, 'tasks/get', { taskId });
+    assert.equal([polled.result?.inputRequests, polled.result?.lastUpdatedAt], [heard.params?.inputRequests, heard.params?.lastUpdatedAt], 'what tasks/get reads');
+
+    assert.is((await post(nodeA, 'tasks/update', { taskId, inputResponses: { [second]: ACCEPT } })).result?.resultType, 'complete');
+    const after: unknown[] = [];
+    while (after.at(-1) !== 'completed') {
+      const m = await stream.next('the task going on');
+      assert.is(m.method, 'notifications/tasks', JSON.stringify(m));
+      after.push(m.params?.status);
+    }
+    assert.is(await readFile(path.join(box.ws, 'right.txt'), 'utf8'), 'right\n');
+  } finally {
+    await stream.close();
+  }
+});
+
 http('a listen naming the task hears it park input_required with its question, then go on after the answer to completed', async () => {
   let release!: () => void;
   script.push({ ...bashTurn('echo heard >> heard.txt'), release: new Promise<void>((r) => (release = r)) }, said('Done: heard.'));

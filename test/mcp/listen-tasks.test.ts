@@ -81,6 +81,20 @@ test('a status change goes out once, as tasks/get would answer it (the result in
   assert.equal(handleEffectResult({ kind: 'taskStatus', task: completed('a') }, done.state).replies, [], 'heard once');
 });
 
+test('a parked task answered in part is heard again (its input requests changed, not its status); the same questions again send nothing', () => {
+  const parked = (keys: string[], lastUpdatedAt: string): StoredTask => ({
+    taskId: 'p', createdAt: times.createdAt, lastUpdatedAt, status: 'input_required', outcome: null,
+    question: { asks: keys.map((key) => ({ key, message: `Run ${key}?` })) },
+  });
+  const r = listening(fresh(), 'L', { taskIds: ['p'] }, [parked(['q-1', 'q-2'], times.lastUpdatedAt)]);
+  assert.equal(Object.keys((r.replies[1] as Msg).params?.inputRequests as object), ['q-1', 'q-2']);
+  assert.equal(handleEffectResult({ kind: 'taskStatus', task: parked(['q-1', 'q-2'], times.lastUpdatedAt) }, r.state).replies, [], 'the same questions: nothing');
+  const partial = handleEffectResult({ kind: 'taskStatus', task: parked(['q-2'], '2026-12-06T20:00:05.000Z') }, r.state);
+  const heard = (partial.replies as unknown[] as { line: string }[]).map((o) => (JSON.parse(o.line) as Msg).params);
+  assert.equal(heard.map((p) => [p?.status, Object.keys(p?.inputRequests as object), p?.lastUpdatedAt]), [['input_required', ['q-2'], '2026-12-06T20:00:05.000Z']]);
+  assert.equal(handleEffectResult({ kind: 'taskStatus', task: parked(['q-2'], '2026-12-06T20:00:05.000Z') }, partial.state).replies, [], 'heard once');
+});
+
 test('a cancel is heard with its statusMessage; streams that did not name the task, and streams not yet acknowledged, hear nothing', () => {
   const a = listening(fresh(), 'A', { taskIds: ['t'] }, [working('t')]);
   const b = listening(a.state, 'B', { taskIds: ['other'] }, [working('other')]);

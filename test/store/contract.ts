@@ -863,14 +863,14 @@ contract('resumeParkedTask: one write checks parked-at-seq and claims; of two an
   assert.is(await a.resumeParkedTask(c.id, 'alice', 3), null, 'nor at the new seq while it runs');
 });
 
-contract('recordParkedAnswer: appends a person_answer only while parked at seq, status and park time kept; of two at once exactly one lands; the resume claims at the new end', async ({ open, clock }) => {
+contract('recordParkedAnswer: appends a person_answer only while parked at seq, status and park time kept, updatedAt moved to the answer; of two at once exactly one lands; the resume claims at the new end', async ({ open, clock }) => {
   const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
   const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
   const c = await a.createConversation(alice);
   const { epoch } = await a.claimTask(c.id, { maxTurns: 7 });
   await a.append(c.id, 'user', { text: 'go' }, epoch);
   await a.append(c.id, 'model', { text: 'two bash calls' }, epoch);
-  await a.setStatus(c.id, 'input_required', epoch, { text: '', isError: false, turns: 1, toolCalls: 0 });
+  await a.setStatus(c.id, 'input_required', epoch, { text: '', isError: false, turns: 1, toolCalls: 0, parkedAt: clock.now() });
   const parkedAt = (await a.getConversation(c.id, 'alice'))!.updatedAt;
   clock.tick(1000);
   const yes = { key: 'confirm-1-2-1', id: 'call-0', allowed: true, refusal: '' };
@@ -887,9 +887,10 @@ contract('recordParkedAnswer: appends a person_answer only while parked at seq, 
   assert.is(landed[0]!.type, 'person_answer');
   const record = (await b.taskRecord(c.id, 'alice'))!;
   assert.is(record.conversation.status, 'input_required', 'still parked');
-  assert.is(record.conversation.updatedAt, parkedAt, 'its wait still runs from the park');
+  assert.is(record.conversation.updatedAt, parkedAt + 1000, 'updatedAt (the task\'s lastUpdatedAt) moved to the answer, as an append moves it');
+  assert.is(landed[0]!.time, parkedAt + 1000);
   assert.is(record.lastSeq, 3);
-  assert.equal(record.result?.turns, 1, 'the park\'s counts stay');
+  assert.equal([record.result?.turns, record.result?.parkedAt], [1, parkedAt], 'the park\'s counts stay, and its time: the wait still runs from the park');
   assert.equal((await b.entries(c.id, 'alice'))?.at(-1)?.payload, first !== null ? yes : no, 'any node reads the answer that landed');
   assert.equal(await b.expiredTasks(10), [], 'still nobody\'s to take over');
   const other = { key: 'confirm-1-2-2', id: 'call-1', allowed: true, refusal: '' };
@@ -956,7 +957,7 @@ contract('a result that is not one is refused (invalid_argument), and the status
   const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
   const c = await a.createConversation(alice);
   const { epoch } = await a.claimTask(c.id, {});
-  for (const bad of [{ ...RESULT, turns: -1 }, { ...RESULT, text: 7 }, { ...RESULT, toolCalls: 1.5 }]) {
+  for (const bad of [{ ...RESULT, turns: -1 }, { ...RESULT, text: 7 }, { ...RESULT, toolCalls: 1.5 }, { ...RESULT, parkedAt: 'now' }, { ...RESULT, parkedAt: -5 }]) {
     await rejectsStoreError(a.setStatus(c.id, 'completed', epoch, bad as unknown as typeof RESULT), 'invalid_argument');
   }
   assert.is((await a.getConversation(c.id, 'alice'))?.status, 'running');

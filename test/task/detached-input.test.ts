@@ -319,6 +319,32 @@ test('one tasks/update answering every question resumes at once; a wait past its
   }
 });
 
+test('an answer to one of several questions moves the task\'s lastUpdatedAt, and the wait still runs from the park', async () => {
+  const WAIT_MS = 1500;
+  const g = await ground([twoBashTurn('echo w >> w.txt', 'echo z >> z.txt'), said('Done.')]);
+  try {
+    const node = new DetachedTasks({ inputWaitMs: 60_000 });
+    const id = await g.start(node, g.a);
+    await g.until(id, 'input_required');
+    const parked = (await g.a.taskRecord(id, PRINCIPAL))!;
+    assert.ok(parked.result?.parkedAt !== undefined, 'the park keeps its time with its counts');
+    // Past the wait since the park, then an answer to one question: the wait is over all the same.
+    await new Promise((r) => setTimeout(r, WAIT_MS));
+    const [first] = (await asks(g.a, id)).pending;
+    assert.ok(await node.answer(id, [{ key: first!.key, person: YES }], true, g.deps(g.a).task, g.deps(g.a)));
+    const answered = (await g.b.taskRecord(id, PRINCIPAL))!;
+    assert.is(answered.conversation.status, 'input_required');
+    assert.ok(answered.conversation.updatedAt > parked.conversation.updatedAt, 'the answer moved updatedAt (the task\'s lastUpdatedAt)');
+    assert.is(answered.result?.parkedAt, parked.result?.parkedAt);
+    assert.is(await new DetachedTasks({ inputWaitMs: WAIT_MS }).expireIfDue(id, g.deps(g.b).task, g.deps(g.b)), true, 'another node ends the wait, counted from the park');
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(g.ws, 'w.txt'), 'utf8'), 'w\n', 'the answered call ran');
+    assert.is(existsSync(path.join(g.ws, 'z.txt')), false, 'the unanswered one did not');
+  } finally {
+    await g.close();
+  }
+});
+
 test('a turn asking more than MAX_PARKED_QUESTIONS parks with the first ones; once they ran it parks again for the rest', async () => {
   const count = MAX_PARKED_QUESTIONS + 1;
   const calls = Array.from({ length: count }, (_, i) => ({ id: `call-many-${i}`, type: 'function', function: { name: 'bash', arguments: JSON.stringify({ command: `echo ${i} >> many-${i}.txt` }) } }));

@@ -98,8 +98,9 @@ export function listenUpdates(state: ConnectionState, uri: string): Outgoing[] {
 
 /**
  * `notifications/tasks` (the DetailedTask) on every acknowledged stream that named the task and was not
- * last sent this status: the runtime may report a task more often than it changes (every transcript
- * entry may be one), and a stream hears each change once.
+ * last sent this status (for a parked task, this status with these input requests: `heard`): the runtime
+ * may report a task more often than it changes (every transcript entry may be one), and a stream hears
+ * each change once.
  */
 export function listenTaskUpdates(state: ConnectionState, task: StoredTask): { state: ConnectionState; replies: Outgoing[] } {
   const replies: Outgoing[] = [];
@@ -108,10 +109,22 @@ export function listenTaskUpdates(state: ConnectionState, task: StoredTask): { s
   for (const [ticket, p] of state.pending) {
     if (p.kind !== 'listen' || !p.acked) continue;
     const at = p.tasks.findIndex((t) => t.taskId === task.taskId);
-    if (at < 0 || p.tasks[at]?.sent === detailed.status) continue;
+    const sent = heard(detailed);
+    if (at < 0 || p.tasks[at]?.sent === sent) continue;
     pending ??= new Map(state.pending);
-    pending.set(ticket, { ...p, tasks: p.tasks.map((t, i) => (i === at ? { taskId: t.taskId, sent: String(detailed.status) } : t)) });
+    pending.set(ticket, { ...p, tasks: p.tasks.map((t, i) => (i === at ? { taskId: t.taskId, sent } : t)) });
     replies.push(notice('notifications/tasks', { _meta: { [META_SUBSCRIPTION_ID]: p.requestId }, ...detailed }, p.requestId));
   }
   return { state: pending === null ? state : { ...state, pending }, replies };
+}
+
+/**
+ * What a stream has heard of a task, to tell a change from a repeat: its status, and while it waits
+ * `input_required` the keys of its input requests too — an answer to some of several questions leaves
+ * the status as it was and takes its key away (docs/tasks-extension.md, partial fulfilment).
+ */
+function heard(detailed: Record<string, unknown>): string {
+  const status = String(detailed.status);
+  const requests = detailed.inputRequests;
+  return status === 'input_required' && isRecord(requests) ? `${status} ${Object.keys(requests).join(' ')}` : status;
 }
