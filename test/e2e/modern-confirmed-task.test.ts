@@ -88,10 +88,15 @@ test('accept: the retry answers a flat CreateTaskResult, and tasks/get on the ot
 test('accept, then cancel: the task created by the retry is cancellable like any detached task', async () => {
   let release!: () => void;
   script.push({ ...said('Too late.'), release: new Promise<void>((r) => (release = r)) });
+  const asked = model.requests.length;
   const { requestState } = await confirmation('wait for it');
   const retry = await post(nodeA, 'tools/call', { ...call('wait for it'), requestState, inputResponses: { confirm: ACCEPT } });
   assert.is(retry.result?.resultType, 'task', JSON.stringify(retry));
   const taskId = String(retry.result?.taskId);
+  // Cancelled in its model turn: a cancel sent to node B reaches node A's run through the store (on one
+  // SQLite file, within a change-feed poll), so a task cancelled before it asked could still ask once, and
+  // a later test counting the model's requests would count it.
+  await pollUntil('the task to ask the model', async () => (model.requests.length > asked ? true : null), 15_000);
   const ack = await post(nodeB, 'tasks/cancel', { taskId });
   assert.is(ack.result?.resultType, 'complete', JSON.stringify(ack));
   release();
