@@ -4,6 +4,8 @@
 // handled at two crashes in a row is poison: answered, never delivered again. Pure: the Session applies it.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { ErrorCode } from '../mcp/jsonrpc.ts';
+import { type Outgoing, refusal } from '../mcp/outgoing.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { isToolName } from '../tools/definition.ts';
 import type { ConnectionMessage } from './connection-actor.ts';
@@ -145,4 +147,21 @@ function undecidedParts(delivery: Delivery, line: string, decided: ReadonlySet<s
   return delivery.batch
     .filter((part) => part.key === null || !decided.has(part.key))
     .map((part) => ({ k: 'line', line: JSON.stringify(part.value) }));
+}
+
+/** The answer to a request the recovery decided (`answers`): the server crashed running it, once or twice in a row. */
+export function crashAnswer(id: RequestId, reason: AnswerReason, why: string): Outgoing {
+  return reason === 'poison'
+    ? refusal(id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while running this request (the session's actor ${why}), so this request is taken as the cause and is not run again.`, { reason: 'poison' })
+    : refusal(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' });
+}
+
+/** The answer to a request of a session given up (too many crashes): not run. */
+export function givenUp(id: RequestId, why: string): Outgoing {
+  return refusal(id, ErrorCode.RequestAborted, `Request aborted: the session was given up (${why}); this request was not run. Initialize a new session (stdio: the server exits; start it again).`, { reason: 'session-given-up' });
+}
+
+/** The characters of a client line a delivery carries (0 for anything else): what the session's input bound counts. */
+export function lineChars(delivery: Delivery): number {
+  return delivery.msg.k === 'line' ? delivery.msg.line.length : 0;
 }

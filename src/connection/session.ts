@@ -5,11 +5,10 @@
 // its frame (mcp/frame.ts) and what a message answers from the core's output (`inReplyTo`): it never
 // reads a JSON-RPC message itself.
 
-import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
 import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
-import { type Delivery, type ExitKind, recover, type TrackedRequest } from './crash-recovery.ts';
+import { crashAnswer, type Delivery, type ExitKind, givenUp, lineChars, recover, type TrackedRequest } from './crash-recovery.ts';
 import { WORKER_KILLED } from '../actors/scheduler-thread.ts';
 import { AdoptableWork } from './adoptable-work.ts';
 import { poisonedCreation, TaskCreations } from './task-creations.ts';
@@ -439,11 +438,7 @@ export class Session {
       session: this.id, reason: why, inFlight: this.#requests().size + recovery.answers.length, redelivered: recovery.redeliver.length,
       answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,
     });
-    for (const { id, reason: answer } of recovery.answers) {
-      this.#deps.send(answer === 'poison'
-        ? refusal(id, ErrorCode.RequestAborted, `Request refused: the server crashed twice in a row while running this request (the session's actor ${why}), so this request is taken as the cause and is not run again.`, { reason: 'poison' })
-        : refusal(id, ErrorCode.RequestAborted, `Request aborted: the server crashed while running this request (the session's actor ${why}); its effect is unknown, so it is not run again. The session resumes from its checkpoint: check before you retry.`, { reason: 'crashed' }));
-    }
+    for (const { id, reason: answer } of recovery.answers) this.#deps.send(crashAnswer(id, answer, why));
     this.#buffer = [...recovery.redeliver, ...this.#buffer];
     // What is left unhandled is what the next actor gets: counted afresh (an exit is rare; the buffer is bounded).
     this.#inputChars = 0;
@@ -499,13 +494,4 @@ export class Session {
       this.#deps.send(refusal(request.id, ErrorCode.ServerBusy, `Request refused: ${why}`));
     }
   }
-}
-
-/** The characters of a client line a delivery carries (0 for anything else). */
-function lineChars(delivery: Delivery): number {
-  return delivery.msg.k === 'line' ? delivery.msg.line.length : 0;
-}
-
-function givenUp(id: RequestId, why: string): Outgoing {
-  return refusal(id, ErrorCode.RequestAborted, `Request aborted: the session was given up (${why}); this request was not run. Initialize a new session (stdio: the server exits; start it again).`, { reason: 'session-given-up' });
 }
