@@ -3,7 +3,8 @@
 // Usage: npm test [-- filter...]   (filter: substring of the test file path; several: any of them)
 
 import { spawn } from 'node:child_process';
-import { readdir, readFile } from 'node:fs/promises';
+import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
+import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 
@@ -15,6 +16,12 @@ const CONCURRENCY = Number(process.env.TEST_CONCURRENCY ?? 2);
 const FILE_TIMEOUT_MS = Number(process.env.TEST_FILE_TIMEOUT_MS ?? 180_000);
 /** A file whose header says `// runner-timeout-ms: N` (one that installs a package, say) gets N instead. */
 const TIMEOUT_OVERRIDE = /^\/\/ runner-timeout-ms: (\d+)$/m;
+/**
+ * The servers the tests start keep their default store and code cache in SUPERPI_HOME (default
+ * ~/.super-pi): a run gets a fresh one of its own, so it neither writes the user's real conversation store
+ * nor meets a store another checkout's run migrated to a schema this one does not know. Set it to choose.
+ */
+const ownHome = process.env.SUPERPI_HOME === undefined ? await mkdtemp(path.join(os.tmpdir(), 'superpi-test-home-')) : null;
 
 async function findTests(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -44,7 +51,7 @@ async function runFile(file: string): Promise<FileResult> {
 function spawnFile(file: string, timeoutMs: number): Promise<FileResult> {
   return new Promise((resolve) => {
     const child = spawn(process.execPath, ['--import', 'tsx', file], {
-      env: { ...process.env, NO_COLOR: '1', FORCE_COLOR: '0' },
+      env: { ...process.env, ...(ownHome === null ? {} : { SUPERPI_HOME: ownHome }), NO_COLOR: '1', FORCE_COLOR: '0' },
       stdio: ['ignore', 'pipe', 'pipe'],
     });
     let output = '';
@@ -99,6 +106,7 @@ async function worker(): Promise<void> {
   }
 }
 await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
+if (ownHome !== null) await rm(ownHome, { recursive: true, force: true });
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
 const skippedTotal = results.reduce((a, r) => a + r.skipped, 0);
