@@ -105,6 +105,18 @@ export class EffectRunner {
       case 'clientResponse':
         // Questions to the client are asked only by harness tasks, whose session answers them.
         return;
+      case 'consumeConfirmation':
+        return this.#track(effect.ticket, async () => {
+          // The store every process and node of this server shares (a SQLite file made on first use, or
+          // PostgreSQL): the one place that can say a confirmation was already used, wherever it was.
+          const task = this.#deps.task;
+          if (task === undefined) {
+            this.#deliver({ kind: 'effectFailed', ticket: effect.ticket, code: ErrorCode.InternalError, message: 'Internal error: this server has no store to record that the confirmation was used, so it does not run the confirmed call' });
+            return;
+          }
+          const firstUse = await task.store().consumeRequestState(effect.digest, effect.expiresAt);
+          this.#deliver({ kind: 'confirmationConsumed', ticket: effect.ticket, firstUse });
+        });
       case 'readTranscript':
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;

@@ -16,6 +16,12 @@ export type Effect =
    * `taskCreated` at once instead (it does when the node has a model of its own).
    */
   | { kind: 'runTool'; ticket: number; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; harness: HarnessId; client: ClientAbilities; workspace?: string; rounds?: TaskRounds; task?: true }
+  /**
+   * A 2026-07-28 retry carries the person's yes: record in the store that the confirmation sealed in its
+   * `requestState` (`digest`, valid until `expiresAt`) is used, before its call starts. Answer with
+   * `confirmationConsumed`: only its first use runs the call (docs/multi-round-trip.md#single-use).
+   */
+  | { kind: 'consumeConfirmation'; ticket: number; digest: string; expiresAt: number }
   /** The client's answer to a `clientRequest` (result, or error when it failed or cannot be asked). */
   | { kind: 'clientResponse'; ticket: number; key: number; result?: unknown; error?: { code: number; message: string } }
   /** Stop the work of a ticket: its caller cancelled. No result is expected any more. */
@@ -146,6 +152,8 @@ export type CheckedRoot = { uri: string; path: string } | { uri: string; problem
 export type EffectResult =
   | { kind: 'toolDone'; ticket: number; outcome: ToolOutcome }
   | { kind: 'toolProgress'; ticket: number; progress: ToolProgress }
+  /** `firstUse`: this retry recorded the confirmation's use, so its call runs; false: it was used before, and the retry is refused. */
+  | { kind: 'confirmationConsumed'; ticket: number; firstUse: boolean }
   /** A task sampled by round trip (`rounds`) needs its client's model for `turn`: the call answers `input_required`. */
   | { kind: 'toolInput'; ticket: number; conversationId: string; turn: number; seq: number; params: unknown }
   /** A task round reached a call under `ask` (`rounds.ask`): the call answers `input_required` with the person's question. */

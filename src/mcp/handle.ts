@@ -12,7 +12,7 @@ import { listen, listenTaskUpdates, listenUpdates, listenWatched } from './metho
 import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { conversationListed } from './methods/conversation-list.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
-import { callTool, confirmationAnswered, listTools, toolResult } from './methods/tools.ts';
+import { callTool, confirmationAnswered, confirmationConsumed, listTools, toolResult } from './methods/tools.ts';
 import { cancelTask, getTask, taskCancelled, taskCreated, taskRead, taskUpdated, updateTask } from './methods/tasks.ts';
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
@@ -384,6 +384,8 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       return completion(next, pending.requestId, result.values, result.hasMore);
     case 'effectFailed':
       return fail(next, pending.requestId, result.code, result.message);
+    case 'confirmationConsumed':
+      return pending.kind === 'consume' ? confirmationConsumed(next, pending, result.firstUse) : fail(next, pending.requestId, ErrorCode.InternalError, 'Internal error: a confirmation\'s use answered another request');
     case 'toolInput': {
       const refuse = (why: string) => reply(next, pending.requestId, { content: [{ type: 'text', text: `The task stopped at turn ${result.turn}: ${why}; continue it with conversation_id ${result.conversationId}` }], isError: true });
       if (pending.kind !== 'tool' || pending.argsDigest === undefined) return refuse('its call cannot take a model turn by round trip');

@@ -140,13 +140,27 @@ export function openConfirmation(roundTrip: RoundTrip, state: unknown, claim: Co
 }
 
 /**
- * Opens a retry's state of any kind: why it is refused (a -32602 message), a confirmation (null), or
- * where in a task it answers (a model turn, or the person's answer to a call inside the task).
+ * A confirmation's state, opened: what its single use is recorded by (docs/multi-round-trip.md#single-use).
+ * `digest`: SHA-256 of the state exactly as sent — the MAC admits one spelling of each sealed payload, so
+ * the same confirmation always has the same digest, states sealed before single use existed included.
+ * `expiresAt`: the state's sealed expiry, until which its use must be remembered.
  */
-export function openRetryState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | null | TaskWait {
+export interface OpenedConfirmation {
+  readonly kind: 'confirm';
+  readonly digest: string;
+  readonly expiresAt: number;
+}
+
+/**
+ * Opens a retry's state of any kind: why it is refused (a -32602 message), a confirmation (with what its
+ * use is recorded by), or where in a task it answers (a model turn, or the person's answer to a call inside the task).
+ */
+export function openRetryState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | OpenedConfirmation | TaskWait {
   const opened = openState(roundTrip, state, claim);
   if (typeof opened === 'string') return opened;
-  return opened.k === 'confirm' ? null : { kind: opened.k, handle: { conversationId: opened.c, turn: opened.n, seq: opened.s } };
+  // A state that opened was sealed by this sealer and is a string (openState checked both).
+  if (opened.k === 'confirm') return { kind: 'confirm', digest: roundTrip.sealer?.digest(state as string) ?? '', expiresAt: opened.e };
+  return { kind: opened.k, handle: { conversationId: opened.c, turn: opened.n, seq: opened.s } };
 }
 
 function openState(roundTrip: RoundTrip, state: unknown, claim: ConfirmationClaim): string | Payload | TurnPayload {

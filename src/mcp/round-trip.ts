@@ -8,7 +8,7 @@ import { confirmationRequest, describeCall, isAllowed } from './confirmation.ts'
 import { META_SERVER_INFO } from './era.ts';
 import { type Params } from './jsonrpc.ts';
 import { answer, question } from './outgoing.ts';
-import { type ConfirmationClaim, openRetryState, sealConfirmation, sealWait, type TaskWait, type TurnHandle } from './request-state.ts';
+import { type ConfirmationClaim, type OpenedConfirmation, openRetryState, sealConfirmation, sealWait, type TaskWait, type TurnHandle } from './request-state.ts';
 import { type ConnectionState, effectiveHarness, type Principal } from './state.ts';
 import { addPending, type Step } from './step.ts';
 
@@ -75,13 +75,19 @@ export interface PersonAnswer {
 }
 
 /**
- * What a modern retry carries, once its state opened: the person's answer to a confirmation, the client
- * model's answer to a task's turn, or the person's answer to a call inside a task.
+ * What a modern retry carries, once its state opened: the person's answer to a confirmation (and what its
+ * single use is recorded by), the client model's answer to a task's turn, or the person's answer to a call inside a task.
  */
 export type Retry =
-  | { readonly answer: unknown }
+  | { readonly answer: unknown; readonly spend: Spend }
   | { readonly turn: TurnHandle; readonly answer: unknown }
   | { readonly ask: TurnHandle; readonly person: PersonAnswer };
+
+/**
+ * What an accepted confirmation's single use is recorded by in the store (`consumeConfirmation`): the
+ * digest of its state and the state's expiry.
+ */
+export type Spend = Omit<OpenedConfirmation, 'kind'>;
 
 /** Reads the person's answer to an elicitation the one way, in both eras and inside tasks. */
 export function readPersonAnswer(answer: unknown, error?: { message: string }): PersonAnswer {
@@ -107,7 +113,7 @@ export function readRetry(state: ConnectionState, params: Params, call: HeldCall
   }
   const answers = (responses ?? {}) as Record<string, unknown>;
   const confirmed = Object.hasOwn(answers, CONFIRM_INPUT) ? answers[CONFIRM_INPUT] : undefined;
-  if (opened === null) return { answer: confirmed };
+  if (opened.kind === 'confirm') return { answer: confirmed, spend: { digest: opened.digest, expiresAt: opened.expiresAt } };
   // A question inside a task is answered by the same rule as a confirmation: no answer is a no.
   if (opened.kind === 'ask') return { ask: opened.handle, person: readPersonAnswer(confirmed) };
   const answer = Object.hasOwn(answers, SAMPLE_INPUT) ? answers[SAMPLE_INPUT] : undefined;

@@ -52,6 +52,11 @@ export interface ListenedTask {
 type PendingWork =
   /** `argsDigest`: a task sampled by round trip, whose turns are sealed over its arguments' digest. */
   | { kind: 'tool'; requestId: RequestId; tool: ToolName; progressToken?: string | number; argsDigest?: string }
+  /**
+   * A 2026-07-28 retry carrying the person's yes, waiting for the store to record the confirmation's use
+   * (`consumeConfirmation`): its call starts only on the first use.
+   */
+  | { kind: 'consume'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number }
   /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
   | { kind: 'resource'; requestId: RequestId; uri: string }

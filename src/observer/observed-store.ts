@@ -108,6 +108,10 @@ export class ObservedStore implements AsyncConversationStore {
     return this.#inner.sweepExpiredTasks(limit);
   }
 
+  consumeRequestState(digest: string, expiresAt: number): Promise<boolean> {
+    return this.#inner.consumeRequestState(digest, expiresAt);
+  }
+
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {
     return this.#inner.claimSession(sessionId, principal);
   }

@@ -68,6 +68,8 @@ export interface AsyncConversationStore {
   ownedTasks(): Promise<number>;
   /** `ConversationStore.sweepExpiredTasks`: deletes at most `limit` expired tasks; how many. */
   sweepExpiredTasks(limit: number): Promise<number>;
+  /** `ConversationStore.consumeRequestState`: true for the confirmation's first use, false once it was used. */
+  consumeRequestState(digest: string, expiresAt: number): Promise<boolean>;
   /** `ConversationStore.claimSession`: null when the session is another principal's. */
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null>;
   /** `ConversationStore.saveCheckpoint`: rejects `fenced` once `epoch` is stale. */
@@ -162,6 +164,10 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async sweepExpiredTasks(limit: number): Promise<number> {
     return this.#store.sweepExpiredTasks(limit);
+  }
+
+  async consumeRequestState(digest: string, expiresAt: number): Promise<boolean> {
+    return this.#store.consumeRequestState(digest, expiresAt);
   }
 
   async claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> {

@@ -174,8 +174,25 @@ const v7: Migration = {
   },
 };
 
+// A person's confirmation over 2026-07-28 runs its call once (consumed-states.ts): the accepted retry's
+// `requestState` is recorded by digest, with the state's expiry so that the row can be swept once it is of
+// no use. WITHOUT ROWID: the digest is the key, and the table is read by it alone (and swept by expiry).
+const v8: Migration = {
+  version: 8,
+  description: 'spent 2026-07-28 confirmations (single-use requestState)',
+  up(db) {
+    db.exec(`
+      CREATE TABLE consumed_request_states (
+        digest      TEXT    PRIMARY KEY,
+        expires_at  INTEGER NOT NULL
+      ) STRICT, WITHOUT ROWID;
+      CREATE INDEX consumed_request_states_expiry ON consumed_request_states (expires_at);
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7, v8];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

@@ -199,8 +199,24 @@ const v8: PostgresMigration = {
   },
 };
 
+// A person's confirmation over 2026-07-28 runs its call once, on whichever node (consumed-states.ts): the
+// accepted retry's `requestState` is recorded by digest, with the state's expiry so that the row can be swept.
+const v9: PostgresMigration = {
+  version: 9,
+  description: 'spent 2026-07-28 confirmations (single-use requestState)',
+  async up(client) {
+    await client.query(`
+      CREATE TABLE consumed_request_states (
+        digest      text   PRIMARY KEY,
+        expires_at  bigint NOT NULL
+      );
+      CREATE INDEX consumed_request_states_expiry ON consumed_request_states (expires_at);
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

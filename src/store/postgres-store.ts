@@ -9,6 +9,7 @@ import { randomUUID } from 'node:crypto';
 import os from 'node:os';
 import type { ClientBase, Pool, PoolConfig } from 'pg';
 import type { AsyncConversationStore } from './async-store.ts';
+import { consumePostgres } from './consumed-states.ts';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
@@ -327,6 +328,11 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const max = pageLimit(limit, limit, TASK_SWEEP_BATCH, 'limit');
     const deleted = await this.#pool.query(SWEEP_EXPIRED, [this.#now(), max]);
     return deleted.rowCount ?? 0;
+  }
+
+  async consumeRequestState(digest: string, expiresAt: number): Promise<boolean> {
+    this.#assertOpen();
+    return consumePostgres(this.#pool, digest, expiresAt, this.#now());
   }
 
   claimSession(sessionId: string, principal: string): Promise<{ readonly epoch: number } | null> { return this.#leases.claimSession(sessionId, principal); }

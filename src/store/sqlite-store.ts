@@ -2,6 +2,7 @@
 // a busy timeout so several processes can share the file, and every statement prepared once.
 
 import { randomUUID } from 'node:crypto';
+import { SqliteConsumedStates } from './consumed-states.ts';
 import { StoreError } from './errors.ts';
 import { decodeListCursor, encodeListCursor, type ListPosition } from './list-cursor.ts';
 import { migrate, type Migration, MIGRATIONS } from './migrations.ts';
@@ -73,6 +74,8 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   readonly #interruptTx: (conversationId: string, owner: string, json: string, time: number) => boolean;
   readonly #cancelTx: (id: string, principal: string, json: string, time: number) => RunningCancel;
   readonly #entriesTx: (conversationId: string, principal: string, afterSeq: number, limit: number) => EntryRow[] | null;
+  /** Spent 2026-07-28 confirmations (consumed-states.ts). */
+  readonly #consumed: SqliteConsumedStates;
   #closed = false;
 
   /**
@@ -108,6 +111,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   private constructor(db: SqliteDatabase, options: SqliteStoreOptions) {
     this.#db = db;
     this.#statements = prepareStatements(db);
+    this.#consumed = new SqliteConsumedStates(db);
     this.#maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     this.#clock = options.now ?? Date.now;
     this.#ownership = options.ownership ?? processOwnership();
@@ -277,6 +281,11 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     // One statement: SQLite runs it in one write transaction, so another process sweeping the same file
     // waits for it (busy timeout) and then finds these rows gone. Entries go by ON DELETE CASCADE.
     return Number(this.#statements.sweepExpired.run({ now: this.#now(), limit: max }).changes);
+  }
+
+  consumeRequestState(digest: string, expiresAt: number): boolean {
+    this.#assertOpen();
+    return this.#consumed.consume(digest, expiresAt, this.#now());
   }
 
   claimSession(sessionId: string, principal: string): { readonly epoch: number } | null {

@@ -233,6 +233,15 @@ export interface ConversationStore {
    */
   sweepExpiredTasks(limit: number): number;
   /**
+   * Records that the person's confirmation sealed in a 2026-07-28 `requestState` was used (its digest, the
+   * state's expiry): true when this call recorded it — its first use, so the confirmed call may run — false
+   * when it was already recorded. Of any number of stores on one database consuming one digest at once,
+   * exactly one gets true. In the same write, deletes at most CONSUMED_STATE_SWEEP_BATCH rows whose state
+   * expired CONSUMED_STATE_GRACE_MS ago or more (consumed-states.ts). Throws `invalid_argument` for a
+   * digest that is not 1 to MAX_STATE_DIGEST_LENGTH base64url characters or an expiry that is not whole ms.
+   */
+  consumeRequestState(digest: string, expiresAt: number): boolean;
+  /**
    * Holds the session from now on: its row is made (empty checkpoint) or its epoch bumped (fencing the
    * earlier holder). Null when the session id is another principal's: it is not theirs to take.
    */

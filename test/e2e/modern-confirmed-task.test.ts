@@ -4,7 +4,8 @@
 // declares form elicitation and the Tasks extension gets `input_required` with the confirmation and a sealed
 // `requestState`; the retry carrying the person's yes answers a flat CreateTaskResult, and the task runs on
 // detached (polled by `tasks/get`, here on a second node of the same store) to its result. A no stays a
-// complete tool result, no task; a tampered state is -32602 and nothing runs.
+// complete tool result, no task; a tampered state is -32602 and nothing runs; the same yes sent again is
+// -32602 "already used" and starts no second task.
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -83,6 +84,27 @@ test('accept: the retry answers a flat CreateTaskResult, and tasks/get on the ot
 
   const bobs = await post(nodeA, 'tasks/get', { taskId }, 'bob');
   assert.is(bobs.error?.code, -32602, 'another token does not see it');
+});
+
+test('the same accepted retry again, on either node, is -32602 "already used" and starts no second task', async () => {
+  script.push(said('Only once.'));
+  const asked = model.requests.length;
+  const { requestState } = await confirmation('only once');
+  const retry = { ...call('only once'), requestState, inputResponses: { confirm: ACCEPT } };
+  const created = await post(nodeA, 'tools/call', retry);
+  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = String(created.result?.taskId);
+  for (const node of [nodeB, nodeA]) {
+    const replayed = await post(node, 'tools/call', retry);
+    assert.is(replayed.error?.code, -32602, JSON.stringify(replayed));
+    assert.match(replayed.error!.message, /requestState was already used/);
+  }
+  const done = await pollUntil(`task ${taskId} to complete`, async () => {
+    const got = await post(nodeB, 'tasks/get', { taskId });
+    return got.result?.status === 'working' ? null : got;
+  }, 15_000);
+  assert.is(done.result?.status, 'completed', JSON.stringify(done));
+  assert.is(model.requests.length, asked + 1, 'one task, one model turn');
 });
 
 test('accept, then cancel: the task created by the retry is cancellable like any detached task', async () => {

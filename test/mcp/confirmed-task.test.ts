@@ -13,7 +13,7 @@ import { handleEffectResult } from '../../src/mcp/handle.ts';
 import type { RoundTrip } from '../../src/mcp/request-state.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { REQUEST_STATE_TTL_MS, TASK_POLL_INTERVAL_MS } from '../../src/limits.ts';
-import { feedAt, fresh, req, type Run } from './golden.ts';
+import { feedAt, fresh, req, type Run, spentAt } from './golden.ts';
 
 type Reply = { id?: unknown; result?: Record<string, unknown> & { content?: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
 type RunTool = Extract<Effect, { kind: 'runTool' }>;
@@ -63,7 +63,7 @@ accepted('round 1 is input_required with the confirmation, no taskId, and asks t
 });
 
 accepted('the retry with a yes emits runTool marked task, on a node that never saw round 1', () => {
-  const r = feedAt(at(T0 + 1_000), assistant(), retry(asked()));
+  const r = spentAt(at(T0 + 1_000), feedAt(at(T0 + 1_000), assistant(), retry(asked())));
   const [effect] = runTools(r);
   assert.ok(effect, JSON.stringify(r.replies));
   assert.is(effect!.task, true);
@@ -73,7 +73,7 @@ accepted('the retry with a yes emits runTool marked task, on a node that never s
 });
 
 accepted('taskCreated answers the retry with the flat CreateTaskResult: no requestState, no inputRequests', () => {
-  const r = feedAt(at(T0), assistant(), retry(asked()));
+  const r = spentAt(at(T0), feedAt(at(T0), assistant(), retry(asked())));
   const step = handleEffectResult({ kind: 'taskCreated', ticket: runTools(r)[0]!.ticket, task: { taskId: 'conv-7', createdAt: '2026-08-01T00:00:00.000Z', lastUpdatedAt: '2026-08-01T00:00:00.000Z' } }, r.state);
   const answer = JSON.parse(step.replies[0]!.line) as Reply;
   assert.is(answer.id, 2);
@@ -84,7 +84,7 @@ accepted('taskCreated answers the retry with the flat CreateTaskResult: no reque
 });
 
 accepted('the retry\'s own request decides: without the extension declared there, the confirmed call runs on its request', () => {
-  const r = feedAt(at(T0), assistant(), retry(asked(), ACCEPT, ARGS, { elicitation: { form: {} } }));
+  const r = spentAt(at(T0), feedAt(at(T0), assistant(), retry(asked(), ACCEPT, ARGS, { elicitation: { form: {} } })));
   const [effect] = runTools(r);
   assert.ok(effect);
   assert.is(effect!.task, undefined);
@@ -92,9 +92,24 @@ accepted('the retry\'s own request decides: without the extension declared there
 
 accepted('a confirmed undo is not a task', () => {
   const undo = { ...ARGS, conversation_id: 'c-1', undo: true };
-  const [effect] = runTools(feedAt(at(T0), assistant(), retry(asked(at(T0), undo), ACCEPT, undo)));
+  const [effect] = runTools(spentAt(at(T0), feedAt(at(T0), assistant(), retry(asked(at(T0), undo), ACCEPT, undo))));
   assert.ok(effect);
   assert.is(effect!.task, undefined);
+});
+
+accepted('the same yes sent again asks the store about the same state; "already used" is -32602 and starts no second task', () => {
+  const state = asked();
+  const once = feedAt(at(T0 + 1_000), assistant(), retry(state));
+  const again = feedAt(at(T0 + 2_000), assistant(), retry(state));
+  const spends = [once, again].map((r) => r.effects.find((e) => e.kind === 'consumeConfirmation'));
+  assert.ok(spends[0] && spends[0].kind === 'consumeConfirmation', JSON.stringify(once.effects));
+  assert.equal(spends[1], spends[0], 'the same digest and expiry, whichever node and time');
+  assert.equal(runTools(once), [], 'nothing starts before the store answers');
+  assert.equal(runTools(spentAt(at(T0 + 1_000), once)).map((e) => e.task), [true], 'the first use becomes the task');
+  const refused = spentAt(at(T0 + 2_000), again, false);
+  assert.equal(runTools(refused), []);
+  assert.is(first(refused).error?.code, -32602);
+  assert.match(first(refused).error!.message, /already used.*call the tool again without requestState/);
 });
 
 const declined = suite('a no stays a complete tool result, never a task');

@@ -36,6 +36,18 @@ export function foldAt(roundTrip: RoundTrip | undefined, state: ConnectionState,
   return { state: step.state, replies: step.replies.map((r) => JSON.parse(r.line)), effects: step.effects };
 }
 
+/**
+ * A run whose accepted 2026-07-28 confirmation asked the store to record its use (`consumeConfirmation`),
+ * continued with the store's answer (`firstUse`, as the first retry of a state gets) folded on a node with
+ * `roundTrip`: the consumption leaves the run's effects, and what the answer brought is added.
+ */
+export function spentAt(roundTrip: RoundTrip | undefined, run: Run, firstUse = true): Run {
+  const effect = run.effects.find((e) => e.kind === 'consumeConfirmation');
+  if (effect === undefined || effect.kind !== 'consumeConfirmation') throw new Error(`the run asked for no consumeConfirmation: ${JSON.stringify(run.replies)}`);
+  const next = foldAt(roundTrip, run.state, { kind: 'confirmationConsumed', ticket: effect.ticket, firstUse });
+  return { state: next.state, replies: [...run.replies, ...next.replies], effects: [...run.effects.filter((e) => e !== effect), ...next.effects] };
+}
+
 export function fold(state: ConnectionState, ...results: EffectResult[]): Run {
   const run: Run = { state, replies: [], effects: [] };
   for (const r of results) {

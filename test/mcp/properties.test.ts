@@ -320,6 +320,9 @@ function settle(d: Driver, choices: number[]): void {
       case 'updateTask':
         d.result({ kind: 'taskUpdated', ticket: effect.ticket, found: pick(2) === 0 });
         break;
+      case 'consumeConfirmation':
+        d.result({ kind: 'confirmationConsumed', ticket: effect.ticket, firstUse: pick(2) === 0 });
+        break;
       default: {
         const unknown: never = effect;
         assert.unreachable(`the driver does not answer effect ${JSON.stringify(unknown)}`);

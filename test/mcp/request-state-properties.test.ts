@@ -1,8 +1,11 @@
 // Properties of the sealed requestState (fast-check, fixed seed), for a confirmation, a task's model turn
 // and a question from inside a task: whatever a client does to the state it was given — flip a bit, cut it, lengthen it, forge its payload, send it for another principal, tool or
 // arguments, after its expiry, or send anything else at all — the retry gets one -32602 naming
-// requestState, and the tool never runs (no runTool effect leaves the core).
+// requestState, and the tool never runs (no runTool effect leaves the core) nor is the store asked to
+// spend it. A genuine accepted confirmation is spent by the digest of the state as sent: every retry of it
+// asks about the same digest, different states never share one, and only the store's first use runs it.
 
+import { createHash } from 'node:crypto';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -39,6 +42,7 @@ function sealedFor(state: ConnectionState, command: string): string {
 function assertRefused(state: ConnectionState, line: string, now: number, label: string): void {
   const step = handleMcpLine(line, state, at(now));
   assert.is(step.effects.filter((e) => e.kind === 'runTool').length, 0, `ran: ${label}`);
+  assert.is(step.effects.filter((e) => e.kind === 'consumeConfirmation').length, 0, `spent: ${label}`);
   assert.is(step.replies.length, 1, label);
   const reply = JSON.parse(step.replies[0]!.line) as { id: unknown; error?: { code: number; message: string } };
   assert.is(reply.id, 2, label);
@@ -121,7 +125,54 @@ test('control: the genuine state with an accept does run the call (the refusals 
   const state = fresh({ principal: ALICE });
   const genuine = sealedFor(state, 'ls');
   const step = handleMcpLine(callLine(2, 'bash', { command: 'ls' }, { requestState: genuine, ...ACCEPT }), state, at(T0 + REQUEST_STATE_TTL_MS - 1));
-  assert.is(step.effects.filter((e) => e.kind === 'runTool').length, 1);
+  const spend = step.effects.find((e) => e.kind === 'consumeConfirmation');
+  assert.ok(spend !== undefined && spend.kind === 'consumeConfirmation');
+  const ran = handleEffectResult({ kind: 'confirmationConsumed', ticket: spend.ticket, firstUse: true }, step.state, at(T0 + REQUEST_STATE_TTL_MS - 1));
+  assert.is(ran.effects.filter((e) => e.kind === 'runTool').length, 1);
+});
+
+/** The store's question for an accepted retry of `requestState` at `now` (every retry of a genuine state asks one). */
+function spendOf(state: ConnectionState, command: string, requestState: string, now: number): { ticket: number; digest: string; expiresAt: number; after: ConnectionState } {
+  const step = handleMcpLine(callLine(2, 'bash', { command }, { requestState, ...ACCEPT }), state, at(now));
+  assert.is(step.replies.length, 0, 'no answer before the store\'s');
+  assert.is(step.effects.filter((e) => e.kind === 'runTool').length, 0, 'nothing runs before the store\'s answer');
+  const spend = step.effects.find((e) => e.kind === 'consumeConfirmation');
+  assert.ok(spend !== undefined && spend.kind === 'consumeConfirmation', JSON.stringify(step.effects));
+  return { ticket: spend.ticket, digest: spend.digest, expiresAt: spend.expiresAt, after: step.state };
+}
+
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64url');
+
+test('every retry of a genuine accepted state asks to spend the same digest (the state\'s as sent) until its expiry; only a first use runs, a used one is -32602', () => {
+  const principals: Principal[] = [ALICE, { kind: 'token', name: 'bob' }, { kind: 'local' }];
+  fc.assert(fc.property(command, fc.constantFrom(...principals), fc.integer({ min: 1, max: REQUEST_STATE_TTL_MS - 1 }), fc.integer({ min: 1, max: REQUEST_STATE_TTL_MS - 1 }), (cmd, who, t1, t2) => {
+    const state = fresh({ principal: who });
+    const genuine = sealedFor(state, cmd);
+    const one = spendOf(state, cmd, genuine, T0 + t1);
+    const two = spendOf(state, cmd, genuine, T0 + t2);
+    assert.equal([one.digest, one.expiresAt], [sha256(genuine), T0 + REQUEST_STATE_TTL_MS]);
+    assert.equal([two.digest, two.expiresAt], [one.digest, one.expiresAt]);
+    const ran = handleEffectResult({ kind: 'confirmationConsumed', ticket: one.ticket, firstUse: true }, one.after, at(T0 + t1));
+    assert.is(ran.effects.filter((e) => e.kind === 'runTool').length, 1);
+    const used = handleEffectResult({ kind: 'confirmationConsumed', ticket: two.ticket, firstUse: false }, two.after, at(T0 + t2));
+    assert.equal(used.effects, []);
+    assert.is(used.replies.length, 1);
+    const reply = JSON.parse(used.replies[0]!.line) as { id: unknown; error?: { code: number; message: string } };
+    assert.is(reply.error?.code, -32602);
+    assert.match(reply.error!.message, /requestState was already used/);
+  }), { seed: SEED, numRuns: 300 });
+});
+
+test('different states never share a digest: other arguments, or the same call asked at another time', () => {
+  const state = fresh({ principal: ALICE });
+  fc.assert(fc.property(command, command, fc.integer({ min: 1, max: 1000 }), (a, b, later) => {
+    const sa = sealedFor(state, a);
+    const laterStep = handleMcpLine(callLine(1, 'bash', { command: a }), state, at(T0 + later));
+    const sa2 = (JSON.parse(laterStep.replies[0]!.line) as { result: { requestState: string } }).result.requestState;
+    const digest = (cmd: string, s: string) => spendOf(state, cmd, s, T0 + later + 1).digest;
+    assert.is.not(digest(a, sa), digest(a, sa2), 'asked again later');
+    if (a !== b) assert.is.not(digest(a, sa), digest(b, sealedFor(state, b)), 'other arguments');
+  }), { seed: SEED, numRuns: 300 });
 });
 
 // The same for a model turn's state (a harness_task sampled by its client): sealed by the core at the turn

@@ -7,7 +7,8 @@ import * as assert from 'uvu/assert';
 import { requestSealer, roundTripAt } from '../../src/connection/request-sealer.ts';
 import type { RoundTrip } from '../../src/mcp/request-state.ts';
 import { REQUEST_STATE_TTL_MS } from '../../src/limits.ts';
-import { feedAt, fresh, ready, req, type Run } from './golden.ts';
+import { createHash } from 'node:crypto';
+import { feedAt, foldAt, fresh, ready, req, type Run, spentAt } from './golden.ts';
 
 type Reply = { id?: unknown; method?: string; result?: Record<string, unknown> & { content?: { text: string }[]; isError?: boolean }; error?: { code: number; message: string } };
 
@@ -23,6 +24,7 @@ const META = (capabilities: object = { elicitation: {} }) => ({
 const call = (id: number, args: object = { command: 'ls' }, extra: object = {}, tool = 'bash') =>
   req(id, 'tools/call', { name: tool, arguments: args, ...extra, _meta: META() });
 
+const sha256 = (text: string) => createHash('sha256').update(text, 'utf8').digest('base64url');
 const runs = (r: Run) => r.effects.filter((e) => e.kind === 'runTool').length;
 const first = (r: Run) => r.replies[0] as Reply;
 
@@ -45,12 +47,73 @@ modern('a call under an ask rule answers input_required with an elicitation and 
   assert.is(r.state.pending.size, 0, 'nothing is kept on the connection');
 });
 
-modern('a retry with the state and an accept runs the call, on another node holding the same key', () => {
+modern('a retry with the state and an accept runs the call once the store records its use, on another node holding the same key', () => {
   const state = asked();
   const retry = call(2, { command: 'ls' }, { requestState: state, inputResponses: { confirm: { action: 'accept', content: { allow: true } } } });
-  const r = feedAt(at(T0 + 1000, new Uint8Array(32).fill(7)), fresh(), retry);
-  assert.is(runs(r), 1);
+  const other = at(T0 + 1000, new Uint8Array(32).fill(7));
+  const r = feedAt(other, fresh(), retry);
+  assert.is(runs(r), 0, 'nothing runs before the store answers');
   assert.equal(r.replies, []);
+  assert.equal(r.effects, [{ kind: 'consumeConfirmation', ticket: 1, digest: sha256(state), expiresAt: T0 + REQUEST_STATE_TTL_MS }], 'the digest of the state as sent, and its sealed expiry');
+  assert.equal([...r.state.pending.values()].map((p) => p.kind), ['consume'], 'the request is in flight meanwhile');
+  const ran = spentAt(other, r);
+  assert.is(runs(ran), 1);
+  assert.equal(ran.replies, []);
+});
+
+const single = suite('2026-07-28: a confirmation runs its call once');
+
+single('the same accepted retry again asks about the same digest; the store\'s "used" is -32602 saying how to ask afresh, and nothing runs', () => {
+  const state = asked();
+  const retry = call(2, { command: 'ls' }, { requestState: state, ...accept });
+  const firstTry = feedAt(at(T0 + 1000), fresh(), retry);
+  assert.is(runs(spentAt(at(T0 + 1000), firstTry)), 1);
+  const replay = feedAt(at(T0 + 2000), fresh(), retry);
+  assert.equal(replay.effects, [{ kind: 'consumeConfirmation', ticket: 1, digest: sha256(state), expiresAt: T0 + REQUEST_STATE_TTL_MS }]);
+  const refused = spentAt(at(T0 + 2000), replay, false);
+  assert.is(runs(refused), 0);
+  assert.equal(refused.effects, []);
+  assert.is(first(refused).error?.code, -32602);
+  assert.match(first(refused).error!.message, /^Invalid params: requestState was already used/);
+  assert.match(first(refused).error!.message, /call the tool again without requestState/);
+  assert.is(refused.state.pending.size, 0, 'nothing left in flight');
+});
+
+single('a new question for the same call is another state: its yes is a first use of its own', () => {
+  const one = asked(fresh(), at(T0));
+  const two = asked(fresh(), at(T0 + 1));
+  assert.is.not(one, two);
+  const digests = [one, two].map((s) => feedAt(at(T0 + 2), fresh(), call(2, { command: 'ls' }, { requestState: s, ...accept })).effects[0]);
+  assert.is.not((digests[0] as { digest: string }).digest, (digests[1] as { digest: string }).digest);
+});
+
+single('a cancel while the store is asked: the call never runs and gets no answer, even when the use is recorded after', () => {
+  const r = feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: asked(), ...accept }), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+  assert.equal(r.effects.map((e) => e.kind), ['consumeConfirmation', 'cancel']);
+  const late = foldAt(at(T0 + 2), r.state, { kind: 'confirmationConsumed', ticket: 1, firstUse: true });
+  assert.equal([late.replies, late.effects], [[], []]);
+});
+
+single('a store failure is the request\'s error: nothing runs', () => {
+  const r = feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: asked(), ...accept }));
+  const failed = foldAt(at(T0 + 2), r.state, { kind: 'effectFailed', ticket: 1, code: -32603, message: 'Internal error: disk gone' });
+  assert.is(first(failed).error?.code, -32603);
+  assert.equal(failed.effects, []);
+});
+
+single('a no is not recorded: decline asks nothing of the store, and the same state may still carry a yes', () => {
+  const state = asked();
+  const no = feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: state, inputResponses: { confirm: { action: 'decline' } } }));
+  assert.equal(no.effects, []);
+  assert.is(first(no).result?.isError, true);
+  assert.is(runs(spentAt(at(T0 + 2), feedAt(at(T0 + 2), fresh(), call(3, { command: 'ls' }, { requestState: state, ...accept })))), 1);
+});
+
+single('a 2025 session\'s yes (elicitation/create) runs the call with no store record: it has no state to replay', () => {
+  const asking = feedAt(at(T0), ready('2025-11-25', { elicitation: {} }), req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' } }));
+  const ask = asking.replies[0] as { id: string };
+  const answered = feedAt(at(T0), asking.state, { jsonrpc: '2.0', id: ask.id, result: { action: 'accept', content: { allow: true } } });
+  assert.equal(answered.effects.map((e) => e.kind), ['runTool']);
 });
 
 modern('decline, cancel, an unticked box or no answer refuse the call with a tool error, and never run it', () => {
@@ -59,6 +122,7 @@ modern('decline, cancel, an unticked box or no answer refuse the call with a too
     const responses = answer === undefined ? {} : { inputResponses: { confirm: answer } };
     const r = feedAt(at(T0 + 1000), fresh(), call(2, { command: 'ls' }, { requestState: state, ...responses }));
     assert.is(runs(r), 0, JSON.stringify(answer));
+    assert.equal(r.effects, [], JSON.stringify(answer));
     assert.is(first(r).result?.isError, true);
     assert.match(first(r).result!.content![0]!.text, /^Not run: bash/);
   }
@@ -78,6 +142,7 @@ for (const [what, run, message] of refusals) {
   modern(`a retry whose state is ${what} is -32602 with a clear message, and never runs`, () => {
     const r = run();
     assert.is(runs(r), 0);
+    assert.equal(r.effects, [], 'the store is never asked: a state that does not open spends nothing');
     assert.is(first(r).error?.code, -32602);
     assert.match(first(r).error!.message, message);
   });
@@ -85,7 +150,7 @@ for (const [what, run, message] of refusals) {
 
 modern('argument key order does not matter: the digest binds meaning, not spelling', () => {
   const s = String(first(feedAt(at(T0), fresh(), call(1, { command: 'ls', timeout: 5 }))).result?.requestState);
-  const r = feedAt(at(T0 + 1), fresh(), call(2, { timeout: 5, command: 'ls' }, { requestState: s, ...accept }));
+  const r = spentAt(at(T0 + 1), feedAt(at(T0 + 1), fresh(), call(2, { timeout: 5, command: 'ls' }, { requestState: s, ...accept })));
   assert.is(runs(r), 1);
 });
 
@@ -112,3 +177,4 @@ modern('a 2025 session is still asked with elicitation/create: the same decision
 });
 
 modern.run();
+single.run();

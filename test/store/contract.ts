@@ -21,7 +21,7 @@ import {
   MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
 } from '../../src/store/store.ts';
-import { MAX_CHECKPOINT_BYTES, TASK_LEASE_MS } from '../../src/limits.ts';
+import { CONSUMED_STATE_GRACE_MS, CONSUMED_STATE_SWEEP_BATCH, MAX_CHECKPOINT_BYTES, MAX_STATE_DIGEST_LENGTH, TASK_LEASE_MS } from '../../src/limits.ts';
 import { ManualClock } from './helpers.ts';
 
 export interface ContractStoreOptions {
@@ -1081,4 +1081,54 @@ contract('a node registers with its advertise URL; every store sees it fresh; it
   assert.equal(await b.nodeOf('node:v1:["node-a","i1"]').then((n) => [n?.fresh, n?.advertiseUrl]), [true, 'http://10.0.0.1:9090'], 'renewed, with the new URL');
   await a.forgetNode();
   assert.is(await b.nodeOf('node:v1:["node-a","i1"]'), null);
+});
+
+// ---- spent 2026-07-28 confirmations (single-use requestState) -------------------------------------
+
+const digestOf = (n: number | string) => `digest-${n}-${'x'.repeat(30)}`;
+
+contract('consumeRequestState: the first use of a digest is true, every later one false, from any store on the database', async ({ store, open, fresh, clock }) => {
+  const other = await open({ ownership: fakeOwnership('b') });
+  const expires = clock.now() + 60_000;
+  assert.is(await store.consumeRequestState(digestOf(1), expires), true, 'first use');
+  assert.is(await store.consumeRequestState(digestOf(1), expires), false, 'the same store again');
+  assert.is(await other.consumeRequestState(digestOf(1), expires), false, 'another store (process, node) on the database');
+  assert.is(await other.consumeRequestState(digestOf(2), expires), true, 'another digest is another confirmation');
+  assert.is(await (await fresh()).consumeRequestState(digestOf(1), expires), true, 'another database knows nothing of it');
+});
+
+contract('consumeRequestState: stores on one database racing for one digest, many times each: exactly one wins', async ({ store, open, clock }) => {
+  const stores = [store, ...(await Promise.all(['b', 'c', 'd'].map((o) => open({ ownership: fakeOwnership(o) }))))];
+  const expires = clock.now() + 60_000;
+  for (const round of [1, 2, 3]) {
+    const answers = await Promise.all(stores.flatMap((s) => [s, s].map((x) => x.consumeRequestState(digestOf(`race-${round}`), expires))));
+    assert.is(answers.filter((a) => a).length, 1, `round ${round}: ${JSON.stringify(answers)}`);
+  }
+});
+
+contract('consumeRequestState sweeps rows expired more than the grace ago, at most a batch per use, soonest first; a row within the grace stays', async ({ store, open, clock }) => {
+  const other = await open({ ownership: fakeOwnership('b') });
+  const t0 = clock.now();
+  const rows = CONSUMED_STATE_SWEEP_BATCH + 4;
+  for (let i = 0; i < rows; i++) assert.is(await store.consumeRequestState(digestOf(`old-${i}`), t0 + i), true);
+  assert.is(await store.consumeRequestState(digestOf('recent'), t0 + 10 * CONSUMED_STATE_GRACE_MS), true);
+  // Within the grace after an expiry nothing is swept: a replay there is still refused.
+  clock.tick(CONSUMED_STATE_GRACE_MS - 1);
+  assert.is(await other.consumeRequestState(digestOf('trigger-1'), t0 + 10 * CONSUMED_STATE_GRACE_MS), true);
+  assert.is(await other.consumeRequestState(digestOf('old-0'), t0), false, 'the soonest expired row is within the grace');
+  // Past the grace of every one, one use sweeps a batch, soonest expired first: the newest expired row is still there after it.
+  clock.tick(rows + 1);
+  assert.is(await other.consumeRequestState(digestOf('trigger-2'), t0 + 10 * CONSUMED_STATE_GRACE_MS), true);
+  assert.is(await store.consumeRequestState(digestOf(`old-${rows - 1}`), t0 + rows - 1), false, 'not in the first batch');
+  assert.is(await store.consumeRequestState(digestOf('old-0'), t0 + 10 * CONSUMED_STATE_GRACE_MS), true, 'the soonest expired was swept');
+  assert.is(await store.consumeRequestState(digestOf('recent'), t0 + 10 * CONSUMED_STATE_GRACE_MS), false, 'a live row is never swept');
+});
+
+contract('consumeRequestState refuses a digest that is empty, too long or not base64url, and an expiry that is not whole ms', async ({ store, clock }) => {
+  const expires = clock.now() + 1000;
+  for (const bad of ['', 'a'.repeat(MAX_STATE_DIGEST_LENGTH + 1), 'has space', 'slash/plus+', 'nul\u0000']) {
+    await rejectsStoreError(store.consumeRequestState(bad, expires), 'invalid_argument');
+  }
+  for (const bad of [1.5, Number.NaN, Number.POSITIVE_INFINITY]) await rejectsStoreError(store.consumeRequestState(digestOf(1), bad), 'invalid_argument');
+  assert.is(await store.consumeRequestState('a'.repeat(MAX_STATE_DIGEST_LENGTH), expires), true, 'the longest digest is taken');
 });

@@ -56,8 +56,8 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   openStore({ home }).close();
   const db = raw(databasePath(home));
   assert.is(schemaVersion(db), latestVersion());
-  assert.equal(tables(db), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints']);
-  assert.equal(indexes(db), ['conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_running', 'entries_by_conversation']);
+  assert.equal(tables(db), ['cluster_nodes', 'consumed_request_states', 'conversations', 'entries', 'session_checkpoints']);
+  assert.equal(indexes(db), ['consumed_request_states_expiry', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_running', 'entries_by_conversation']);
   assert.is(db.pragma('journal_mode'), 'wal');
   db.close();
 });

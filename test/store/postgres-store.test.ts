@@ -60,10 +60,10 @@ pgTest('an empty database gets every migration: version, tables, keys, checks an
   assert.equal(runs, POSTGRES_MIGRATIONS.map((m) => m.version));
   const version = await running().query<{ version: number }>(dbName(url), `SELECT version FROM ${VERSION_TABLE}`);
   assert.equal(version.rows, [{ version: POSTGRES_MIGRATIONS.length }]);
-  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['cluster_nodes', 'conversations', 'entries', 'session_checkpoints', 'session_event_heads', 'session_events', VERSION_TABLE]);
+  assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['cluster_nodes', 'consumed_request_states', 'conversations', 'entries', 'session_checkpoints', 'session_event_heads', 'session_events', VERSION_TABLE]);
   assert.equal(
     await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
-    ['cluster_nodes_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', 'session_event_heads_age', 'session_event_heads_pkey', 'session_events_age', 'session_events_seq_unique', `${VERSION_TABLE}_pkey`],
+    ['cluster_nodes_pkey', 'consumed_request_states_expiry', 'consumed_request_states_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', 'session_event_heads_age', 'session_event_heads_pkey', 'session_events_age', 'session_events_seq_unique', `${VERSION_TABLE}_pkey`],
   );
   const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
   assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);

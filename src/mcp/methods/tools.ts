@@ -13,9 +13,9 @@ import { canElicitForm, canSample, declaresTasks } from '../client-capabilities.
 import type { TaskRounds } from '../effects.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { argumentsDigest } from '../request-state.ts';
-import { confirmationNeeded, type HeldCall, playInputRequired, readPersonAnswer, readRetry } from '../round-trip.ts';
+import { confirmationNeeded, type HeldCall, playInputRequired, readPersonAnswer, readRetry, type Spend } from '../round-trip.ts';
 import { listReply } from './list-reply.ts';
-import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
+import { chosenWorkspace, type ConnectionState, effectiveHarness, type Pending } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
 import { MAX_REQUEST_ID_LENGTH, MAX_SESSION_CONVERSATIONS } from '../../limits.ts';
@@ -68,7 +68,7 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   // Nor is a question's from inside a task: the person's answer goes to the call the task waits at.
   if (retry !== undefined && 'ask' in retry) return startTool(state, id, name, call.args, progressToken, { ...retry.ask, person: retry.person });
   if (decision.verdict === 'allow') return startTool(state, id, name, call.args, progressToken);
-  if (retry !== undefined) return resumeCall(state, id, call, retry.answer);
+  if (retry !== undefined) return resumeCall(state, id, call, retry.answer, undefined, retry.spend);
   return playInputRequired(state, id, confirmationNeeded(call, decision.rule), (why) => reply(state, id, toolError(`Not run: ${name} needs the person's confirmation and ${why}`)));
 }
 
@@ -121,11 +121,28 @@ export function confirmationAnswered(state: ConnectionState, ticket: number, ans
  * The one rule for an answered confirmation, in both eras: accept (with allow not unticked) runs the call;
  * decline, cancel, no answer, or a failed question refuses it with a tool error saying why. Accepted, the
  * call starts as if first asked: a harness_task whose retry declares the Tasks extension may become a task.
+ * A 2026-07-28 yes (`spend`) runs its call once: the store records the state's use first, and only the
+ * first use starts it (`confirmationConsumed`). A no has no effect, however often it is sent, so it is not
+ * recorded: the same state may still carry a yes.
  */
-function resumeCall(state: ConnectionState, id: RequestId, call: HeldCall, answer: unknown, error?: { message: string }): Step {
+function resumeCall(state: ConnectionState, id: RequestId, call: HeldCall, answer: unknown, error?: { message: string }, spend?: Spend): Step {
   const person = readPersonAnswer(answer, error);
-  if (person.allowed) return startTool(state, id, call.tool, call.args, call.progressToken);
-  return reply(state, id, toolError(`Not run: ${call.tool} needs the person's confirmation and ${person.refusal}`));
+  if (!person.allowed) return reply(state, id, toolError(`Not run: ${call.tool} needs the person's confirmation and ${person.refusal}`));
+  if (spend === undefined) return startTool(state, id, call.tool, call.args, call.progressToken);
+  const added = addPending(state, {
+    kind: 'consume', requestId: id, tool: call.tool, args: call.args, ...(call.progressToken === undefined ? {} : { progressToken: call.progressToken }),
+  });
+  return { state: added.state, replies: [], effects: [{ kind: 'consumeConfirmation', ticket: added.ticket, digest: spend.digest, expiresAt: spend.expiresAt }] };
+}
+
+/**
+ * The store's answer for a retry waiting on its confirmation's use (`pending`, already out of flight): the
+ * first use starts the call; any later one is -32602 and runs nothing, saying how to be asked afresh.
+ */
+export function confirmationConsumed(state: ConnectionState, pending: Extract<Pending, { kind: 'consume' }>, firstUse: boolean): Step {
+  if (firstUse) return startTool(state, pending.requestId, pending.tool, pending.args, pending.progressToken);
+  return fail(state, pending.requestId, ErrorCode.InvalidParams,
+    `Invalid params: requestState was already used: the person's confirmation runs ${pending.tool} once, and it ran (or was started) on an earlier retry; call the tool again without requestState to ask the person afresh`);
 }
 
 export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallToolResult {
@@ -142,7 +159,7 @@ function toolError(text: string): CallToolResult {
 /** Conversations the session lists, and harness tasks in flight that will each add one. */
 function conversationsHeld(state: ConnectionState): number {
   let held = state.conversations.length;
-  for (const p of state.pending.values()) if ((p.kind === 'tool' || p.kind === 'confirm') && p.tool === 'harness_task') held++;
+  for (const p of state.pending.values()) if ((p.kind === 'tool' || p.kind === 'confirm' || p.kind === 'consume') && p.tool === 'harness_task') held++;
   return held;
 }
 
