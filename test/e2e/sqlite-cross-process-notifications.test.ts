@@ -7,43 +7,28 @@
 // (the task runs in B) is heard by a listen in B. The task lease is long (SUPERPI_TASK_LEASE), so B's run
 // does not meet the cancel's fence at a lease renewal within the test's wait: only the feed can tell B.
 
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { makeSandbox, repoRoot, type Sandbox, stdioEntry } from './fixtures.ts';
-import { type Message, stdioAsker, stdioListen, type Stream, WITH_TASKS } from './task-listen-wire.ts';
+import { makeSandbox, type Sandbox } from './fixtures.ts';
+import { type Message, type StdioTaskServer, startStdioTaskServer, stdioListen, stopStdioServer, type Stream } from './task-listen-wire.ts';
 
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 const transcript = (id: string) => `superpi://conversation/${id}/transcript`;
 
-interface Server {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly ask: (method: string, params: Record<string, unknown>) => Promise<Message>;
-}
 
 const t = suite('notifications across two stdio processes on one SQLite file');
 let box: Sandbox;
 let home: string;
 let model: ScriptedServer;
 const script: ScriptStep[] = [];
-let a: Server;
-let b: Server;
+let a: StdioTaskServer;
+let b: StdioTaskServer;
 
-function start(env: Record<string, string>): Server {
-  const child = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', box.ws], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  child.stderr.resume();
-  return { child, ask: stdioAsker(child, WITH_TASKS) };
-}
-
-async function stop(server: Server | undefined): Promise<void> {
-  if (server === undefined) return;
-  server.child.stdin.end();
-  if (server.child.exitCode === null && server.child.signalCode === null) await new Promise((r) => server.child.once('exit', r));
-}
+const start = (env: Record<string, string>): StdioTaskServer => startStdioTaskServer(box.ws, env);
 
 /** The stream's messages until what arrived satisfies `done` (each taken by a guarded wait). */
 async function until(stream: Stream, what: string, done: (seen: readonly Message[]) => boolean): Promise<Message[]> {
@@ -53,14 +38,14 @@ async function until(stream: Stream, what: string, done: (seen: readonly Message
 }
 const status = (seen: readonly Message[], taskId: string, wanted: string) => seen.find((m) => m.method === 'notifications/tasks' && m.params?.taskId === taskId && m.params?.status === wanted);
 
-const submit = async (server: Server, prompt: string): Promise<string> => {
+const submit = async (server: StdioTaskServer, prompt: string): Promise<string> => {
   const created = await server.ask('tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt } });
   assert.is(created.result?.resultType, 'task', JSON.stringify(created));
   return String(created.result?.taskId);
 };
 
 /** A listen naming the task (and, with `withTranscript`, its transcript), past its acknowledgment and the task's state then. */
-async function listen(server: Server, taskId: string, id: string, withTranscript = false): Promise<Stream> {
+async function listen(server: StdioTaskServer, taskId: string, id: string, withTranscript = false): Promise<Stream> {
   const stream = stdioListen(server.child, { taskIds: [taskId], ...(withTranscript ? { resourceSubscriptions: [transcript(taskId)] } : {}) }, id);
   const ack = await stream.next('the acknowledgment');
   assert.is(ack.method, 'notifications/subscriptions/acknowledged', JSON.stringify(ack));
@@ -80,8 +65,8 @@ t.before(async () => {
 });
 
 t.after(async () => {
-  await stop(a);
-  await stop(b);
+  await stopStdioServer(a);
+  await stopStdioServer(b);
   await model?.close();
   await box?.cleanup();
   await rm(home, { recursive: true, force: true });

@@ -4,10 +4,10 @@
 // and its answer read from the child's stdout, and a listen whose notifications are read from it. Not a
 // *.test.ts file.
 
-import type { ChildProcessWithoutNullStreams } from 'node:child_process';
+import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import * as assert from 'uvu/assert';
 import { guarded } from '../hang-guard.ts';
-import type { RunningServer } from './fixtures.ts';
+import { repoRoot, type RunningServer, stdioEntry } from './fixtures.ts';
 import { sseReader } from './sse-reader.ts';
 
 export type Message = { id?: unknown; method?: string; params?: Record<string, unknown>; result?: Record<string, unknown>; error?: { code: number; message: string } };
@@ -142,4 +142,24 @@ export function stdioListen(child: ChildProcessWithoutNullStreams, notifications
   child.stdout.on('data', onData);
   child.stdin.write(`${JSON.stringify({ jsonrpc: '2.0', id, method: 'subscriptions/listen', params: { notifications, _meta: meta(WITH_TASKS) } })}\n`);
   return stream;
+}
+
+/** A stdio server (examples/stdio.ts) and its asker: a 2026-07-28 caller that declares the Tasks extension. */
+export interface StdioTaskServer {
+  readonly child: ChildProcessWithoutNullStreams;
+  readonly ask: (method: string, params: Record<string, unknown>) => Promise<Message>;
+}
+
+/** Starts a stdio server on workspace `ws` with `env` added to this process's. */
+export function startStdioTaskServer(ws: string, env: Record<string, string>): StdioTaskServer {
+  const child = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', ws], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
+  child.stderr.resume();
+  return { child, ask: stdioAsker(child, WITH_TASKS) };
+}
+
+/** Ends a stdio server as its host would (stdin closed) and waits for it to exit. */
+export async function stopStdioServer(server: StdioTaskServer | undefined): Promise<void> {
+  if (server === undefined) return;
+  server.child.stdin.end();
+  if (server.child.exitCode === null && server.child.signalCode === null) await new Promise((r) => server.child.once('exit', r));
 }

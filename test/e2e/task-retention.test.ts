@@ -6,7 +6,6 @@
 // conversation without a retention, older than any, are still there after A swept: nothing without a
 // retention is ever deleted. No timed assertions: every wait polls with a generous deadline.
 
-import { type ChildProcessWithoutNullStreams, spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
@@ -14,8 +13,8 @@ import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
-import { makeSandbox, repoRoot, type Sandbox, stdioEntry } from './fixtures.ts';
-import { type Message, stdioAsker, WITH_TASKS } from './task-listen-wire.ts';
+import { makeSandbox, type Sandbox } from './fixtures.ts';
+import { type Message, type StdioTaskServer, startStdioTaskServer, stopStdioServer } from './task-listen-wire.ts';
 import { databasePath } from '../../src/store/location.ts';
 import { openSqlite, type SqliteDatabase } from '../../src/store/sqlite-driver.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
@@ -23,38 +22,24 @@ import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 const TTL_SECONDS = 4;
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 
-interface Server {
-  readonly child: ChildProcessWithoutNullStreams;
-  readonly ask: (method: string, params: Record<string, unknown>) => Promise<Message>;
-}
 
 const t = suite('task retention across two stdio processes on one SQLite file');
 let box: Sandbox;
 let home: string;
 let model: ScriptedServer;
 const script: ScriptStep[] = [];
-let a: Server;
-let b: Server;
+let a: StdioTaskServer;
+let b: StdioTaskServer;
 
-function start(env: Record<string, string>): Server {
-  const child = spawn(process.execPath, ['--import', 'tsx', stdioEntry, '--workspace', box.ws], { cwd: repoRoot, stdio: ['pipe', 'pipe', 'pipe'], env: { ...process.env, ...env } });
-  child.stderr.resume();
-  return { child, ask: stdioAsker(child, WITH_TASKS) };
-}
+const start = (env: Record<string, string>): StdioTaskServer => startStdioTaskServer(box.ws, env);
 
-async function stop(server: Server | undefined): Promise<void> {
-  if (server === undefined) return;
-  server.child.stdin.end();
-  if (server.child.exitCode === null && server.child.signalCode === null) await new Promise((r) => server.child.once('exit', r));
-}
-
-const submit = async (server: Server, prompt: string): Promise<Message> => {
+const submit = async (server: StdioTaskServer, prompt: string): Promise<Message> => {
   const created = await server.ask('tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt } });
   assert.is(created.result?.resultType, 'task', JSON.stringify(created));
   return created;
 };
 
-const settled = (server: Server, taskId: string) => pollUntil(`task ${taskId} to settle`, async () => {
+const settled = (server: StdioTaskServer, taskId: string) => pollUntil(`task ${taskId} to settle`, async () => {
   const got = await server.ask('tasks/get', { taskId });
   return got.result?.status === 'working' ? null : got;
 }, 30_000);
@@ -76,8 +61,8 @@ t.before(async () => {
 });
 
 t.after(async () => {
-  await stop(a);
-  await stop(b);
+  await stopStdioServer(a);
+  await stopStdioServer(b);
   await model?.close();
   await box?.cleanup();
   await rm(home, { recursive: true, force: true });
