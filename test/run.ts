@@ -7,6 +7,7 @@ import { mkdtemp, readdir, readFile, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { distIsFresh } from '../src/server/thread-entries.ts';
 
 /** The folder searched for `*.test.ts`: this one, or SUPERPI_TEST_ROOT (the runner's own test points it at fixtures). */
 const root = process.env.SUPERPI_TEST_ROOT ?? path.dirname(fileURLToPath(import.meta.url));
@@ -89,6 +90,10 @@ function sum(text: string, re: RegExp): number {
 }
 
 // Several filters run the files that match any of them (.ci/run's subset on other Node versions).
+// `npm test` builds first (pretest); a run started directly may meet a dist/ older than src/.
+if (process.env.SUPERPI_TEST_ROOT === undefined && !distIsFresh()) {
+  process.stderr.write('[runner] dist/ is older than src/: the servers the tests start boot their threads from src/ through tsx, slower than a build (the chaos tests may then miss their deadlines). Run `npm run build` first.\n');
+}
 const filters = process.argv.slice(2);
 // Matched against the path from the checkout (test/...), so a checkout folder's own name (wt-pgstore/) matches nothing.
 const files = (await findTests(root)).filter((f) => filters.length === 0 || filters.some((filter) => path.relative(path.dirname(root), f).includes(filter)));
