@@ -340,12 +340,18 @@ creation('the actor dies while the task is being created: the call is not answer
   assert.equal(createdTo(h, 2), [], 'once answered, a later crash redelivers nothing');
 });
 
-creation('the answer reached an actor that died before replying: the next one gets it again, once', async () => {
+/** A session whose first actor took call 1, a task-marked harness_task, and asked the node to start it (ticket 5). */
+async function creatingTask() {
   const starts = detachedStarts();
   const h = harness(starts.detached);
   await h.s.start();
   h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
   h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  return { starts, h };
+}
+
+creation('the answer reached an actor that died before replying: the next one gets it again, once', async () => {
+  const { starts, h } = await creatingTask();
   starts.answer(5);
   assert.equal(createdTo(h, 0), [5]);
   await h.die(0, { kind: 'crash', cause: { name: 'WorkerKilled', message: 'the scheduler worker was terminated' } });
@@ -354,11 +360,7 @@ creation('the answer reached an actor that died before replying: the next one ge
 });
 
 creation('the answer arrives while no actor is up: it waits in the buffer and is delivered once', async () => {
-  const starts = detachedStarts();
-  const h = harness(starts.detached);
-  await h.s.start();
-  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
-  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  const { starts, h } = await creatingTask();
   h.actor(0).settle(crash);
   await Promise.resolve();
   starts.answer(5);
@@ -368,11 +370,7 @@ creation('the answer arrives while no actor is up: it waits in the buffer and is
 });
 
 creation('an answer that crashes two actors in a row is poison: the call is answered so (naming its task), and not delivered again', async () => {
-  const starts = detachedStarts();
-  const h = harness(starts.detached);
-  await h.s.start();
-  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
-  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  const { starts, h } = await creatingTask();
   starts.answer(5);
   await h.die(0, crash);
   assert.equal(createdTo(h, 1), [5], 'a first crash on it: delivered again');
@@ -385,11 +383,7 @@ creation('an answer that crashes two actors in a row is poison: the call is answ
 });
 
 creation('a call cancelled while its task is created: its answer goes nowhere, and nothing of it is kept', async () => {
-  const starts = detachedStarts();
-  const h = harness(starts.detached);
-  await h.s.start();
-  h.s.receiveFrame({ kind: 'line', text: call(1, 'harness_task', { harness: 'super-pi-code', prompt: 'p' }) });
-  h.out(0, { effects: [taskCall(5, 1)], handled: 1 });
+  const { starts, h } = await creatingTask();
   h.s.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } }) });
   h.out(0, { handled: 2 });
   starts.answer(5);

@@ -7,28 +7,20 @@
 // (the task runs in B) is heard by a listen in B. The task lease is long (SUPERPI_TASK_LEASE), so B's run
 // does not meet the cancel's fence at a lease renewal within the test's wait: only the feed can tell B.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { makeSandbox, type Sandbox } from './fixtures.ts';
-import { type Message, type StdioTaskServer, startStdioTaskServer, stdioListen, stopStdioServer, type Stream } from './task-listen-wire.ts';
+import type { ScriptStep } from '../model/fixtures/scripted-server.ts';
+import { type Message, type StdioTaskServer, stdioListen, type Stream } from './task-listen-wire.ts';
+import { startTwoStdioProcesses, type TwoStdioProcesses } from './two-nodes.ts';
 
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 const transcript = (id: string) => `superpi://conversation/${id}/transcript`;
 
-
 const t = suite('notifications across two stdio processes on one SQLite file');
-let box: Sandbox;
-let home: string;
-let model: ScriptedServer;
 const script: ScriptStep[] = [];
+let procs: TwoStdioProcesses | undefined;
 let a: StdioTaskServer;
 let b: StdioTaskServer;
-
-const start = (env: Record<string, string>): StdioTaskServer => startStdioTaskServer(box.ws, env);
 
 /** The stream's messages until what arrived satisfies `done` (each taken by a guarded wait). */
 async function until(stream: Stream, what: string, done: (seen: readonly Message[]) => boolean): Promise<Message[]> {
@@ -56,20 +48,12 @@ async function listen(server: StdioTaskServer, taskId: string, id: string, withT
 }
 
 t.before(async () => {
-  box = await makeSandbox();
-  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
-  model = await startScriptedServer(script);
-  const env = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home, SUPERPI_TASK_LEASE: '120' };
-  a = start(env);
-  b = start(env);
+  procs = await startTwoStdioProcesses(script, { SUPERPI_TASK_LEASE: '120' });
+  ({ a, b } = procs);
 });
 
 t.after(async () => {
-  await stopStdioServer(a);
-  await stopStdioServer(b);
-  await model?.close();
-  await box?.cleanup();
-  await rm(home, { recursive: true, force: true });
+  await procs?.stop();
 });
 
 t('a listen in A hears the task B runs complete, with the DetailedTask A\'s tasks/get reads, and its transcript updated', async () => {

@@ -6,15 +6,12 @@
 // conversation without a retention, older than any, are still there after A swept: nothing without a
 // retention is ever deleted. No timed assertions: every wait polls with a generous deadline.
 
-import { mkdtemp, rm } from 'node:fs/promises';
-import os from 'node:os';
-import path from 'node:path';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
+import type { ScriptStep } from '../model/fixtures/scripted-server.ts';
 import { pollUntil } from '../hang-guard.ts';
-import { makeSandbox, type Sandbox } from './fixtures.ts';
-import { type Message, type StdioTaskServer, startStdioTaskServer, stopStdioServer } from './task-listen-wire.ts';
+import { type Message, type StdioTaskServer } from './task-listen-wire.ts';
+import { startTwoStdioProcesses, type TwoStdioProcesses } from './two-nodes.ts';
 import { databasePath } from '../../src/store/location.ts';
 import { openSqlite, type SqliteDatabase } from '../../src/store/sqlite-driver.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
@@ -22,16 +19,12 @@ import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 const TTL_SECONDS = 4;
 const answer = (text: string): ScriptStep => ({ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } });
 
-
 const t = suite('task retention across two stdio processes on one SQLite file');
-let box: Sandbox;
-let home: string;
-let model: ScriptedServer;
 const script: ScriptStep[] = [];
+let procs: TwoStdioProcesses | undefined;
+let home: string;
 let a: StdioTaskServer;
 let b: StdioTaskServer;
-
-const start = (env: Record<string, string>): StdioTaskServer => startStdioTaskServer(box.ws, env);
 
 const submit = async (server: StdioTaskServer, prompt: string): Promise<Message> => {
   const created = await server.ask('tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt } });
@@ -52,20 +45,12 @@ function rows(db: SqliteDatabase, id: string): { conversation: number; entries: 
 }
 
 t.before(async () => {
-  box = await makeSandbox();
-  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
-  model = await startScriptedServer(script);
-  const env = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home };
-  a = start({ ...env, SUPERPI_TASK_TTL: String(TTL_SECONDS) });
-  b = start(env);
+  procs = await startTwoStdioProcesses(script, { SUPERPI_TASK_TTL: String(TTL_SECONDS) }, {});
+  ({ home, a, b } = procs);
 });
 
 t.after(async () => {
-  await stopStdioServer(a);
-  await stopStdioServer(b);
-  await model?.close();
-  await box?.cleanup();
-  await rm(home, { recursive: true, force: true });
+  await procs?.stop();
 });
 
 t('a task with a retention expires on both processes and is swept from the file; a task and a conversation without one stay', async () => {

@@ -1,14 +1,15 @@
 // Two Streamable HTTP nodes on one store with a scripted model endpoint: on one SQLite file (one
 // SUPERPI_HOME, the two tokens of task-listen-wire.ts), or on one PostgreSQL database of a cluster test's
-// ground. What the Tasks-extension and cluster tests start to show that a task parked, confirmed, polled or
-// written on one node is the same task on the other.
+// ground; or two stdio processes on one SQLite file. What the Tasks-extension, cluster and cross-process
+// tests start to show that a task parked, confirmed, polled or written on one node is the same task on the
+// other.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { type ClusterGround, makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
-import { TOKENS } from './task-listen-wire.ts';
+import { type StdioTaskServer, startStdioTaskServer, stopStdioServer, TOKENS } from './task-listen-wire.ts';
 
 export interface TwoNodes {
   readonly box: Sandbox;
@@ -60,4 +61,35 @@ export async function withClusterNodes<T>(ground: ClusterGround, script: ScriptS
     for (const n of nodes) await n.stop();
     await model.close();
   }
+}
+
+/** Two stdio server processes (A and B) on one SQLite file, as two hosts on one machine run them. */
+export interface TwoStdioProcesses {
+  readonly box: Sandbox;
+  /** Their SUPERPI_HOME: the database is `databasePath(home)`. */
+  readonly home: string;
+  readonly model: ScriptedServer;
+  readonly a: StdioTaskServer;
+  readonly b: StdioTaskServer;
+  /** Ends both processes and the model, and removes the workspace and the home. */
+  stop(): Promise<void>;
+}
+
+/** Starts the model (answering from `script`) and both processes, each with the model, the home and its own `env` added. */
+export async function startTwoStdioProcesses(script: ScriptStep[], envA: Readonly<Record<string, string>> = {}, envB: Readonly<Record<string, string>> = envA): Promise<TwoStdioProcesses> {
+  const box = await makeSandbox();
+  const home = await mkdtemp(path.join(os.tmpdir(), 'superpi-home-'));
+  const model = await startScriptedServer(script);
+  const env = { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test', SUPERPI_HOME: home };
+  const a = startStdioTaskServer(box.ws, { ...env, ...envA });
+  const b = startStdioTaskServer(box.ws, { ...env, ...envB });
+  return {
+    box, home, model, a, b,
+    stop: async () => {
+      await Promise.all([stopStdioServer(a), stopStdioServer(b)]);
+      await model.close();
+      await box.cleanup();
+      await rm(home, { recursive: true, force: true });
+    },
+  };
 }
