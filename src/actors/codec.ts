@@ -25,7 +25,33 @@ export function decodeCheckpoint<T>(buffer: ArrayBuffer | Uint8Array): T {
  * per idle session); a string is its bytes and a header.
  */
 export function packCheckpoint(buffer: ArrayBuffer): string {
-  return Buffer.from(buffer).toString('latin1');
+  const packed = Buffer.from(buffer).toString('latin1');
+  if (packed.length > SHARED_CHECKPOINT_MAX_BYTES) return packed;
+  const known = shared.get(packed);
+  if (known !== undefined) {
+    // The most recently used stays: it is the one the next session of that client will pack.
+    shared.delete(known);
+    shared.set(known, known);
+    return known;
+  }
+  if (shared.size >= SHARED_CHECKPOINTS) shared.delete(shared.keys().next().value as string);
+  shared.set(packed, packed);
+  return packed;
+}
+
+/**
+ * Packed checkpoints kept to be shared, most recently used last. Sessions of one client in the same
+ * state pack the same bytes (every idle session's checkpoint is its initialize), so 10,000 idle sessions
+ * of one host keep one string, not 10,000 (~0.27 KB each: BENCHMARKS.md, memory per idle session).
+ */
+const SHARED_CHECKPOINTS = 64;
+/** Larger checkpoints are a session's own (its conversations, subscriptions): not shared, not kept here. */
+const SHARED_CHECKPOINT_MAX_BYTES = 2048;
+const shared = new Map<string, string>();
+
+/** How many packed checkpoints this thread keeps to share (a test's view of the bound). */
+export function sharedCheckpointCount(): number {
+  return shared.size;
 }
 
 /** A packed checkpoint back into a fresh, exact-size ArrayBuffer that can be transferred. */
