@@ -1,12 +1,21 @@
 // The runtime half of a 2026-07-28 `requestState` seal: HMAC-SHA256 and SHA-256 under the node's state
-// key (node:crypto), handed to the pure core as a `StateSealer`, with the wall-clock time, per message.
+// key and a random nonce per seal (node:crypto), handed to the pure core as a `StateSealer`, with the
+// wall-clock time, per message.
 
 import { createHash, createHmac, randomBytes, timingSafeEqual } from 'node:crypto';
 import type { RoundTrip, StateSealer } from '../mcp/request-state.ts';
-import { REQUEST_STATE_TTL_MS } from '../limits.ts';
+import { REQUEST_STATE_TTL_MS, STATE_NONCE_BYTES } from '../limits.ts';
 
-/** The sealer for one key: every node of a cluster that holds the same key opens the others' states. */
-export function requestSealer(key: Uint8Array | (() => Uint8Array)): StateSealer {
+/** STATE_NONCE_BYTES from the CSPRNG, base64url: the nonce of one seal. */
+export function randomNonce(): string {
+  return randomBytes(STATE_NONCE_BYTES).toString('base64url');
+}
+
+/**
+ * The sealer for one key: every node of a cluster that holds the same key opens the others' states.
+ * `nonce`: where each seal's nonce comes from (random; a test may pass a counter to seal reproducibly).
+ */
+export function requestSealer(key: Uint8Array | (() => Uint8Array), nonce: () => string = randomNonce): StateSealer {
   let hmacKey: Buffer | null = typeof key === 'function' ? null : Buffer.from(key);
   const keyBytes = (): Buffer => (hmacKey ??= Buffer.from((key as () => Uint8Array)()));
   return {
@@ -17,6 +26,7 @@ export function requestSealer(key: Uint8Array | (() => Uint8Array)): StateSealer
       const y = Buffer.from(b, 'utf8');
       return x.length === y.length && timingSafeEqual(x, y);
     },
+    nonce,
   };
 }
 

@@ -11,6 +11,13 @@ export const REQUEST_STATE_TTL_MS = 10 * 60_000;
 /** The longest `requestState` a retry may carry (characters): ours are about 300; anything far larger is refused unread. */
 export const MAX_REQUEST_STATE_LENGTH = 4096;
 
+/**
+ * Random bytes of the nonce sealed into every `requestState` (22 base64url characters): two states sealed
+ * for the same call in the same millisecond differ by it, so each is spent on its own
+ * (docs/multi-round-trip.md#single-use). 128 bits: two seals sharing one is not a case to handle.
+ */
+export const STATE_NONCE_BYTES = 16;
+
 /** The shortest state key (`SUPERPI_STATE_KEY`, UTF-8 bytes) a node accepts: an HMAC-SHA256 key shorter than its output weakens it. */
 export const MIN_STATE_KEY_BYTES = 32;
 

@@ -1,18 +1,25 @@
 // The sealed `requestState` of a 2026-07-28 multi-round-trip: what it binds (tool, arguments digest,
-// principal, harness, expiry; for a task's model turn or question, the conversation's place too) and how
-// a retry's state is checked. Pure: the HMAC, the digest and the
-// time come in from the runtime (`RoundTrip`), so no key or clock lives in the core.
+// principal, harness, expiry, a nonce of its own; for a task's model turn or question, the conversation's
+// place too) and how a retry's state is checked. Pure: the HMAC, the digest, the nonce and the time come in
+// from the runtime (`RoundTrip`), so no key, clock or randomness lives in the core.
 
 import { MAX_REQUEST_STATE_LENGTH } from '../limits.ts';
 
 /**
  * The runtime's keyed primitives. `mac` is HMAC-SHA256 under the node's state key, `digest` SHA-256, both
- * base64url; `same` compares two MACs in constant time. Synchronous: the core cannot await.
+ * base64url; `same` compares two MACs in constant time; `nonce` is a fresh value for each seal (random
+ * base64url from the runtime; a test may count). Synchronous: the core cannot await.
  */
 export interface StateSealer {
   mac(data: string): string;
   digest(data: string): string;
   same(a: string, b: string): boolean;
+  /**
+   * A value no earlier seal got (docs/multi-round-trip.md#single-use): sealed into every state, so two
+   * calls with the same claim sealed in the same millisecond are two states with two digests, each
+   * spendable once. The runtime's is STATE_NONCE_BYTES random bytes, base64url.
+   */
+  nonce(): string;
 }
 
 /**
@@ -58,6 +65,8 @@ interface Payload {
   p: string;
   h: string;
   e: number;
+  /** The seal's nonce (`StateSealer.nonce`); absent only in states sealed before it existed, which still open. */
+  r?: string;
 }
 
 /**
@@ -90,14 +99,19 @@ interface TurnPayload {
   p: string;
   h: string;
   e: number;
+  r?: string;
 }
 
+/** Seals a payload with a nonce of its own: no two seals are the same state, whatever else they share. */
 function seal(roundTrip: RoundTrip & { sealer: StateSealer }, payload: Payload | TurnPayload): string {
-  const body = `${VERSION}.${toBase64Url(JSON.stringify(payload))}`;
+  const body = `${VERSION}.${toBase64Url(JSON.stringify({ ...payload, r: roundTrip.sealer.nonce() }))}`;
   return `${body}.${roundTrip.sealer.mac(body)}`;
 }
 
-/** Seals a confirmation: `v1.<payload>.<mac>`, the payload base64url JSON, the MAC over `v1.<payload>`. */
+/**
+ * Seals a confirmation: `v1.<payload>.<mac>`, the payload base64url JSON, the MAC over `v1.<payload>`.
+ * Two calls with the same claim at the same `now` get two states (the nonce), so each yes is one run.
+ */
 export function sealConfirmation(roundTrip: RoundTrip & { sealer: StateSealer }, claim: ConfirmationClaim): string {
   return seal(roundTrip, {
     k: 'confirm', t: claim.tool, a: roundTrip.sealer.digest(canonicalJson(claim.args)),
@@ -205,6 +219,7 @@ function readPayload(encoded: string): Payload | TurnPayload | null {
   const v = value as Partial<Payload | TurnPayload> | null;
   if (typeof v !== 'object' || v === null || (v.k !== 'confirm' && v.k !== 'turn' && v.k !== 'ask') || typeof v.t !== 'string' || typeof v.a !== 'string'
     || typeof v.p !== 'string' || typeof v.h !== 'string' || typeof v.e !== 'number') return null;
+  if (v.r !== undefined && typeof v.r !== 'string') return null;
   if (v.k === 'confirm') return v as Payload;
   const t = v as Partial<TurnPayload>;
   if (typeof t.c !== 'string' || !Number.isSafeInteger(t.n) || !Number.isSafeInteger(t.s)) return null;

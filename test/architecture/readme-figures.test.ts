@@ -91,6 +91,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /`CONSUMED_STATE_GRACE_MS`\s+\((\d+) minutes\)/, name: 'CONSUMED_STATE_GRACE_MS', figure: String(limits.CONSUMED_STATE_GRACE_MS / 60_000) },
   { phrase: /\| `MAX_STATE_DIGEST_LENGTH` \| (\d+) characters/, name: 'MAX_STATE_DIGEST_LENGTH', figure: String(limits.MAX_STATE_DIGEST_LENGTH) },
   { phrase: /`MAX_STATE_DIGEST_LENGTH` \((\d+)\)/, name: 'MAX_STATE_DIGEST_LENGTH', figure: String(limits.MAX_STATE_DIGEST_LENGTH) },
+  { phrase: /`STATE_NONCE_BYTES` = (\d+)/, name: 'STATE_NONCE_BYTES', figure: String(limits.STATE_NONCE_BYTES) },
+  { phrase: /`STATE_NONCE_BYTES` \((\d+)\) random bytes/, name: 'STATE_NONCE_BYTES', figure: String(limits.STATE_NONCE_BYTES) },
   { phrase: /\| `TASK_SWEEP_BATCHES_PER_PASS` \| (\d+) writes/, name: 'TASK_SWEEP_BATCHES_PER_PASS', figure: String(limits.TASK_SWEEP_BATCHES_PER_PASS) },
   { phrase: /`TASK_SWEEP_INTERVAL_MS` \((\d+) s\)/, name: 'TASK_SWEEP_INTERVAL_MS', figure: seconds(limits.TASK_SWEEP_INTERVAL_MS) },
   { phrase: /`TASK_SWEEP_MIN_INTERVAL_MS` \((\d+) s\)/, name: 'TASK_SWEEP_MIN_INTERVAL_MS', figure: seconds(limits.TASK_SWEEP_MIN_INTERVAL_MS) },

@@ -3,7 +3,8 @@
 // arguments, after its expiry, or send anything else at all — the retry gets one -32602 naming
 // requestState, and the tool never runs (no runTool effect leaves the core) nor is the store asked to
 // spend it. A genuine accepted confirmation is spent by the digest of the state as sent: every retry of it
-// asks about the same digest, different states never share one, and only the store's first use runs it.
+// asks about the same digest, different seals never share one (the same claim sealed twice at the same
+// time included: each seal has its own nonce), and only the store's first use runs it.
 
 import { createHash } from 'node:crypto';
 import fc from 'fast-check';
@@ -57,7 +58,7 @@ const tamper = fc.oneof(
   fc.record({ kind: fc.constant('flip' as const), at: fc.nat(), bit: fc.integer({ min: 0, max: 6 }) }),
   fc.record({ kind: fc.constant('truncate' as const), at: fc.nat() }),
   fc.record({ kind: fc.constant('insert' as const), at: fc.nat(), text: fc.string({ minLength: 1, maxLength: 8 }) }),
-  fc.record({ kind: fc.constant('forge' as const), field: fc.constantFrom('t', 'a', 'p', 'h', 'e'), value: fc.oneof(fc.string(), fc.integer()) }),
+  fc.record({ kind: fc.constant('forge' as const), field: fc.constantFrom('t', 'a', 'p', 'h', 'e', 'r'), value: fc.oneof(fc.string(), fc.integer()) }),
   fc.record({ kind: fc.constant('swapMac' as const), mac: fc.base64String({ minLength: 4, maxLength: 60 }) }),
   fc.record({ kind: fc.constant('huge' as const), extra: fc.integer({ min: 1, max: 50_000 }) }),
 );
@@ -163,7 +164,7 @@ test('every retry of a genuine accepted state asks to spend the same digest (the
   }), { seed: SEED, numRuns: 300 });
 });
 
-test('different states never share a digest: other arguments, or the same call asked at another time', () => {
+test('different states never share a digest: other arguments, the same call asked at another time, or the same call asked again in the same millisecond', () => {
   const state = fresh({ principal: ALICE });
   fc.assert(fc.property(command, command, fc.integer({ min: 1, max: 1000 }), (a, b, later) => {
     const sa = sealedFor(state, a);
@@ -172,6 +173,15 @@ test('different states never share a digest: other arguments, or the same call a
     const digest = (cmd: string, s: string) => spendOf(state, cmd, s, T0 + later + 1).digest;
     assert.is.not(digest(a, sa), digest(a, sa2), 'asked again later');
     if (a !== b) assert.is.not(digest(a, sa), digest(b, sealedFor(state, b)), 'other arguments');
+    // The same claim (tool, arguments, principal, harness) sealed at the same now: a second call, not a
+    // replay of the first, so its own digest, and the store's first use of each runs its call.
+    const again = sealedFor(state, a);
+    const [one, two] = [sa, again].map((s) => spendOf(state, a, s, T0 + later + 1));
+    assert.is.not(one!.digest, two!.digest, 'the same call asked again in the same millisecond');
+    for (const spent of [one!, two!]) {
+      const ran = handleEffectResult({ kind: 'confirmationConsumed', ticket: spent.ticket, firstUse: true }, spent.after, at(T0 + later + 1));
+      assert.is(ran.effects.filter((e) => e.kind === 'runTool').length, 1, 'each is a first use');
+    }
   }), { seed: SEED, numRuns: 300 });
 });
 
@@ -192,7 +202,7 @@ function turnSealedFor(state: ConnectionState, prompt: string, turn: number, seq
 
 const turnTamper = fc.oneof(
   tamper.filter((t) => t.kind !== 'forge'),
-  fc.record({ kind: fc.constant('forge' as const), field: fc.constantFrom('c', 'n', 's', 't', 'a', 'p', 'h', 'e', 'k'), value: fc.oneof(fc.string(), fc.integer()) }),
+  fc.record({ kind: fc.constant('forge' as const), field: fc.constantFrom('c', 'n', 's', 't', 'a', 'p', 'h', 'e', 'k', 'r'), value: fc.oneof(fc.string(), fc.integer()) }),
 );
 
 test('any tampering of a model turn\'s state is -32602 naming requestState, and no round runs', () => {
@@ -254,6 +264,20 @@ test('a genuine question state used by another principal, for another prompt, or
     const resumed = handleMcpLine(askLine(2, prompt, { requestState: genuine, ...ACCEPT }), mine, at(T0 + REQUEST_STATE_TTL_MS - 1));
     const effect = resumed.effects.find((e) => e.kind === 'runTool');
     assert.equal(effect?.kind === 'runTool' ? effect.rounds?.resume : null, { conversationId: 'c-1', turn: 3, seq: 42, person: { allowed: true, refusal: '' } });
+  }), { seed: SEED, numRuns: 300 });
+});
+
+// Every kind of state is sealed with a nonce of its own: sealed again with the same claim, at the same
+// place of a task and the same now, it is another state.
+test('no two seals share a digest: confirmations, model turns and questions each sealed again with the same claim at the same now', () => {
+  fc.assert(fc.property(command, fc.integer({ min: 1, max: 50 }), fc.integer({ min: 1, max: 10_000 }), fc.integer({ min: 2, max: 5 }), (text, turn, seq, times) => {
+    const state = fresh({ principal: ALICE });
+    const states = [
+      ...Array.from({ length: times }, () => sealedFor(state, text)),
+      ...Array.from({ length: times }, () => turnSealedFor(state, text, turn, seq)),
+      ...Array.from({ length: times }, () => askSealedFor(state, text, turn, seq)),
+    ];
+    assert.is(new Set(states.map(sha256)).size, states.length, 'every seal its own digest');
   }), { seed: SEED, numRuns: 300 });
 });
 

@@ -87,6 +87,46 @@ single('a new question for the same call is another state: its yes is a first us
   assert.is.not((digests[0] as { digest: string }).digest, (digests[1] as { digest: string }).digest);
 });
 
+single('two calls with the same claim sealed at the same now are two states: both open, with two digests, and each yes is a first use', () => {
+  // A counting nonce (the runtime's is random): the seal is reproducible, and only the nonce tells the two apart.
+  let n = 0;
+  const counting = (now: number): RoundTrip => roundTripAt(requestSealer(KEY, () => `n${++n}`), now);
+  const one = asked(fresh(), counting(T0));
+  const two = asked(fresh(), counting(T0));
+  assert.is.not(one, two, 'same tool, arguments, principal, harness and millisecond: still two states');
+  const spends = [one, two].map((s) => feedAt(counting(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: s, ...accept })));
+  assert.equal(spends.map((r) => r.effects.map((e) => e.kind)), [['consumeConfirmation'], ['consumeConfirmation']], 'both open');
+  const digests = spends.map((r) => (r.effects[0] as { digest: string }).digest);
+  assert.equal(digests, [sha256(one), sha256(two)]);
+  assert.is.not(digests[0], digests[1]);
+  // The store answers each digest's first use: both calls run.
+  assert.equal(spends.map((r) => runs(spentAt(counting(T0 + 1), r))), [1, 1]);
+});
+
+single('the runtime\'s sealer gives each seal a nonce of its own: two identical calls in the same millisecond are two states', () => {
+  const one = asked(fresh(), at(T0));
+  const two = asked(fresh(), at(T0));
+  assert.is.not(one, two);
+  const nonces = [one, two].map((s) => (JSON.parse(Buffer.from(s.split('.')[1]!, 'base64url').toString('utf8')) as { r?: unknown }).r);
+  for (const r of nonces) assert.match(String(r), /^[A-Za-z0-9_-]{22}$/, 'STATE_NONCE_BYTES (16) random bytes, base64url');
+});
+
+single('a state sealed before nonces (no `r` in its payload) still opens and is spent by its digest', () => {
+  const genuine = asked();
+  const payload = JSON.parse(Buffer.from(genuine.split('.')[1]!, 'base64url').toString('utf8')) as Record<string, unknown>;
+  delete payload.r;
+  const body = `v1.${Buffer.from(JSON.stringify(payload), 'utf8').toString('base64url')}`;
+  const old = `${body}.${requestSealer(KEY).mac(body)}`;
+  const r = feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: old, ...accept }));
+  assert.equal(r.effects, [{ kind: 'consumeConfirmation', ticket: 1, digest: sha256(old), expiresAt: T0 + REQUEST_STATE_TTL_MS }]);
+  assert.is(runs(spentAt(at(T0 + 1), r)), 1);
+  // A sealed nonce that is not a string is no state this server made (only a shared key could seal one).
+  const odd = `v1.${Buffer.from(JSON.stringify({ ...payload, r: 7 }), 'utf8').toString('base64url')}`;
+  const refused = feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: `${odd}.${requestSealer(KEY).mac(odd)}`, ...accept }));
+  assert.is(first(refused).error?.code, -32602);
+  assert.match(first(refused).error!.message, /requestState is malformed/);
+});
+
 single('a cancel while the store is asked: the call never runs and gets no answer, even when the use is recorded after', () => {
   const r = feedAt(at(T0 + 1), fresh(), call(2, { command: 'ls' }, { requestState: asked(), ...accept }), { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
   assert.equal(r.effects.map((e) => e.kind), ['consumeConfirmation', 'cancel']);
