@@ -1,14 +1,16 @@
 // Threat-model rule: `bash` runs in an OS sandbox. Over a real stdio server whose HOME, SUPERPI_HOME and
 // tokens file are this test's: a command writes only in the workspace and its private /tmp, cannot read
 // the credential stores, the server's state or the tokens, gets no secret variable, reaches no network
-// (not even the host's loopback) unless --bash-network on, cannot undo the sandbox from inside, and a
+// (not even the host's loopback) unless --bash-network on or allow= (also when the server's Node lives where
+// the sandbox hides it), cannot undo the sandbox from inside, and a
 // cancelled or timed-out command line runs nothing after the stop. Ordinary work (git, node, npm test) runs.
 // Needs bubblewrap: where the server has no sandbox, the file says so and checks nothing.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { access, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { access, chmod, copyFile, mkdir, mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
 import net from 'node:net';
+import os from 'node:os';
 import path from 'node:path';
 import { bashIsolation, findExecutable, SYSTEM_BIN_DIRS } from '../../src/tools/bash-isolation.ts';
 import { type Connected, connectStdio, startHttpServerProcess, textOf } from './fixtures.ts';
@@ -41,12 +43,12 @@ async function makeGround(): Promise<Ground> {
   return g;
 }
 
-async function serve(g: Ground, extraArgs: string[] = []): Promise<Connected> {
+async function serve(g: Ground, extraArgs: string[] = [], node: string = process.execPath): Promise<Connected> {
   // stdio takes no --tokens (an HTTP-only flag): the tokens file is hidden with --bash-hide here, and by
   // default on the HTTP server of the /health test below.
   return connectStdio(g.ws, ['--bash-hide', g.tokens, ...extraArgs], {}, (c) => c, {
     HOME: g.home, SUPERPI_HOME: g.spHome, PGPASSWORD: 'pg-env-secret', AWS_SECRET_ACCESS_KEY: 'aws-env-secret', SUPERPI_API_KEY: 'sp-env-secret',
-  });
+  }, node);
 }
 
 async function bash(c: Connected, command: string, extra: Record<string, unknown> = {}): Promise<string> {
@@ -142,6 +144,33 @@ test('with --bash-network allow=localhost:PORT only that host is reached, throug
   } finally {
     await allowed.close();
     listener.close();
+  }
+});
+
+test('with the server\'s Node under the temp directory (hidden in the sandbox), allow=localhost:PORT still reaches the listener, and only that one file is shown', async () => {
+  if (!available) return;
+  // As a CI's or a version manager's Node under /tmp: the sandbox's /tmp is a private one (and a TMPDIR
+  // other than /tmp is hidden), so the bridge's Node is visible only if the sandbox binds it in.
+  const nodeDir = await mkdtemp(path.join(os.tmpdir(), 'superpi-node-'));
+  const node = path.join(nodeDir, 'node');
+  await copyFile(process.execPath, node);
+  await chmod(node, 0o755);
+  await writeFile(path.join(nodeDir, 'beside-node'), 'NOT-SHOWN-BESIDE-NODE\n');
+  const http = await import('node:http');
+  const listener = http.createServer((_req, res) => res.end('allowed-listener\n'));
+  await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
+  const port = (listener.address() as net.AddressInfo).port;
+  const allowed = await serve(g, ['--bash-network', `allow=localhost:${port}`], node);
+  try {
+    const named = await bash(allowed, `curl -sS --max-time 10 http://localhost:${port}/ 2>&1; echo "exit=$?"`);
+    assert.match(named, /allowed-listener/, named);
+    const shown = await bash(allowed, `cat ${nodeDir}/beside-node 2>/dev/null; ls -A /tmp`);
+    assert.not.ok(shown.includes('NOT-SHOWN'), shown);
+    assert.is(shown, '.super-pi-egress.sock\n.super-pi-node\n');
+  } finally {
+    await allowed.close();
+    listener.close();
+    await rm(nodeDir, { recursive: true, force: true });
   }
 });
 

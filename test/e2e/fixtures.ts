@@ -49,10 +49,11 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}, prepare: (c: Client) => Client = (c) => c, env?: Record<string, string>): Promise<Connected> {
+/** A stdio server on `ws`, run by `node` (this test's Node unless a test needs the server's Node elsewhere). */
+export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}, prepare: (c: Client) => Client = (c) => c, env?: Record<string, string>, node: string = process.execPath): Promise<Connected> {
   const transport = new StdioClientTransport({
     ...(env ? { env: { ...getDefaultEnvironment(), ...env } } : {}),
-    command: process.execPath,
+    command: node,
     args: ['--import', 'tsx', stdioEntry, '--workspace', ws, ...extraArgs],
     cwd: repoRoot,
     stderr: 'pipe',

@@ -13,6 +13,9 @@ export type SandboxMount =
 /** The egress proxy as injected data (src/tools/sandbox/egress.ts makes it): its socket, the bridge to run inside, the variables that point tools at it. */
 export interface EgressSeam {
   readonly socketPath: string;
+  /** The real path on the host of the Node binary the bridge runs, bound read-only at EGRESS_NODE_IN_SANDBOX. */
+  readonly bridgeNode: string;
+  /** The bridge's command inside the sandbox: its program is EGRESS_NODE_IN_SANDBOX. */
   readonly bridgeArgv: readonly string[];
   readonly env: Readonly<Record<string, string>>;
 }
@@ -29,6 +32,13 @@ export interface SandboxSpec {
 
 /** Where the egress socket appears inside the sandbox: on the private /tmp, where bwrap can make the mount point. */
 export const EGRESS_SOCKET_IN_SANDBOX = '/tmp/.super-pi-egress.sock';
+
+/**
+ * Where the bridge's Node binary appears inside the sandbox, beside the socket. The server's Node may live
+ * where the sandbox shows nothing (under /tmp, behind the private one; under $SUPERPI_HOME, the server's
+ * temp directory or a --bash-hide path), so that one file is bound here, read-only, and nothing around it.
+ */
+export const EGRESS_NODE_IN_SANDBOX = '/tmp/.super-pi-node';
 
 /**
  * bwrap's arguments up to `--` (the caller appends the program). Order matters: the root read-only, a fresh
@@ -62,7 +72,8 @@ export function bwrapArgv(spec: SandboxSpec): string[] {
     else argv.push('--ro-bind', '/dev/null', m.path);
   }
   if (spec.network.kind === 'allow' && spec.egress !== undefined) {
-    argv.push('--bind', spec.egress.socketPath, EGRESS_SOCKET_IN_SANDBOX);
+    // Last, so no mount above covers them; on the private /tmp, which is still writable to bwrap here.
+    argv.push('--bind', spec.egress.socketPath, EGRESS_SOCKET_IN_SANDBOX, '--ro-bind', spec.egress.bridgeNode, EGRESS_NODE_IN_SANDBOX);
   }
   argv.push('--chdir', spec.workspace, '--');
   return argv;

@@ -2,7 +2,9 @@
 // holds no file of ours), that listens on 127.0.0.1 and pipes each TCP connection to the egress proxy's
 // Unix socket, so the proxy variables can name an ordinary http:// address.
 
+import { realpathSync } from 'node:fs';
 import { EGRESS_MAX_CONNECTIONS } from '../../limits.ts';
+import { EGRESS_NODE_IN_SANDBOX, EGRESS_SOCKET_IN_SANDBOX, type EgressSeam } from './bwrap-argv.ts';
 
 /**
  * The bridge program. Its arguments: the Unix socket path (as seen inside the sandbox) and the port.
@@ -51,13 +53,23 @@ if (stdin !== null && (stdin.isFIFO() || stdin.isSocket())) {
 `;
 
 /**
- * The command that runs the bridge: `[node, -e, BRIDGE_SCRIPT, socketPathInSandbox, port]`, with this
- * server's own Node binary (the sandbox must show its path, read-only). A launcher that must not start
- * the command before the bridge listens runs, in sh: `(bridge… &) | head -n 1 >/dev/null; exec command`.
+ * The command that runs the bridge: `[node, -e, BRIDGE_SCRIPT, socketPathInSandbox, port]`, by default with
+ * this server's own Node binary (where it is run, that path must be visible: see sandboxBridge). A launcher
+ * that must not start the command before the bridge listens runs, in sh: `(bridge… &) | head -n 1 >/dev/null; exec command`.
  * The bridge keeps the stderr it was given (its only output after `ready` is a failure to listen): inside
  * the sandbox's PID namespace it dies with the command, so it never holds that pipe open past the command.
  */
-export function egressBridgeArgv(socketPathInSandbox: string, port: number): string[] {
+export function egressBridgeArgv(socketPathInSandbox: string, port: number, node: string = process.execPath): string[] {
   if (!Number.isInteger(port) || port < 1 || port > 65535) throw new RangeError(`the egress bridge port must be 1 to 65535, not ${port}`);
-  return [process.execPath, '-e', BRIDGE_SCRIPT, socketPathInSandbox, String(port)];
+  return [node, '-e', BRIDGE_SCRIPT, socketPathInSandbox, String(port)];
+}
+
+/**
+ * The bridge of a sandboxed command: `node` (this server's Node by default) resolved to its real path on
+ * the host, which bwrapArgv binds read-only at EGRESS_NODE_IN_SANDBOX, and the command that runs it from
+ * there. The host path itself may be hidden in the sandbox (a Node under /tmp, $SUPERPI_HOME, the
+ * server's temp directory, a --bash-hide path); a link is resolved so the bind is of the file itself.
+ */
+export function sandboxBridge(port: number, node: string = process.execPath): Pick<EgressSeam, 'bridgeNode' | 'bridgeArgv'> {
+  return { bridgeNode: realpathSync(node), bridgeArgv: egressBridgeArgv(EGRESS_SOCKET_IN_SANDBOX, port, EGRESS_NODE_IN_SANDBOX) };
 }

@@ -4,7 +4,7 @@
 import os from 'node:os';
 import type { Logger } from '../../log/logger.ts';
 import { EGRESS_PROXY_PORT } from '../../limits.ts';
-import { EGRESS_SOCKET_IN_SANDBOX, type EgressSeam } from './bwrap-argv.ts';
+import type { EgressSeam } from './bwrap-argv.ts';
 import type { NetworkPolicy } from './policy.ts';
 
 let running: EgressSeam | null = null;
@@ -29,9 +29,9 @@ export function egressFor(_hosts: readonly string[]): EgressSeam | undefined {
  */
 export async function startEgressFor(network: NetworkPolicy, logger: Logger): Promise<() => Promise<void>> {
   if (network.kind !== 'allow') return async () => undefined;
-  const { startEgressProxy, egressBridgeArgv, egressEnvironment } = await import('./egress.ts');
+  const { startEgressProxy, sandboxBridge, egressEnvironment } = await import('./egress.ts');
   const proxy = await startEgressProxy({ allow: network.hosts, dir: os.tmpdir(), logger });
-  useEgress({ socketPath: proxy.socketPath, bridgeArgv: egressBridgeArgv(EGRESS_SOCKET_IN_SANDBOX, EGRESS_PROXY_PORT), env: egressEnvironment(EGRESS_PROXY_PORT) });
+  useEgress({ socketPath: proxy.socketPath, ...sandboxBridge(EGRESS_PROXY_PORT), env: egressEnvironment(EGRESS_PROXY_PORT) });
   logger.log('info', 'bash commands reach only the allowed hosts, through the egress proxy', { hosts: network.hosts });
   return async () => {
     useEgress(null);

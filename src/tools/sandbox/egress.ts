@@ -16,7 +16,7 @@ import { forwardPlain } from './egress-forward.ts';
 import { answer, answerRaw, connectUpstream, refusalText, targetText, UpstreamError } from './egress-upstream.ts';
 
 export { parseEgressAllowList, EgressSyntaxError } from './egress-allow.ts';
-export { egressBridgeArgv } from './egress-bridge.ts';
+export { egressBridgeArgv, sandboxBridge } from './egress-bridge.ts';
 
 export interface EgressProxy {
   /** The proxy's Unix socket (mode 0600, alone in a 0700 directory of its own under `dir`). */

@@ -5,13 +5,13 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import net from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
 import { bashTool } from '../../../src/tools/bash.ts';
 import { bashIsolation } from '../../../src/tools/bash-isolation.ts';
-import { EGRESS_SOCKET_IN_SANDBOX } from '../../../src/tools/sandbox/bwrap-argv.ts';
+import { EGRESS_NODE_IN_SANDBOX, EGRESS_SOCKET_IN_SANDBOX } from '../../../src/tools/sandbox/bwrap-argv.ts';
 import { useEgress } from '../../../src/tools/sandbox/egress-seam.ts';
 import { defaultPolicy, useSandboxPolicy } from '../../../src/tools/sandbox/policy.ts';
 import { discardSpares } from '../../../src/tools/sandbox/spare.ts';
@@ -34,7 +34,7 @@ test('allow=HOSTS with a proxy: the command reaches it through the bridge and ge
     await inSandbox({}, async ({ ws }) => {
       const closed = await bashTool({ command: PROBE.replace('seq 50', 'seq 3') }, context(ws));
       assert.is(closed.text, 'proxy=\n');
-      useEgress({ socketPath, bridgeArgv: [process.execPath, '-e', BRIDGE], env: { HTTPS_PROXY: `http://127.0.0.1:${PORT}` } });
+      useEgress({ socketPath, bridgeNode: await realpath(process.execPath), bridgeArgv: [EGRESS_NODE_IN_SANDBOX, '-e', BRIDGE], env: { HTTPS_PROXY: `http://127.0.0.1:${PORT}` } });
       discardSpares();
       const open = await bashTool({ command: PROBE }, context(ws));
       assert.is(open.text, `hello from the proxy\nproxy=http://127.0.0.1:${PORT}\n`);
