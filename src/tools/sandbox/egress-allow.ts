@@ -2,7 +2,7 @@
 // (`--bash-network allow=…`), parsed once into rules, and the one check every request target goes through.
 
 import { isIPv4, isIPv6 } from 'node:net';
-import { domainToASCII } from 'node:url';
+import { domainToASCII, domainToUnicode } from 'node:url';
 
 /** The ports a host named without one allows: plain HTTP and HTTPS. */
 export const DEFAULT_EGRESS_PORTS: readonly number[] = [80, 443];
@@ -137,6 +137,16 @@ function splitAuthority(text: string): { host: string; port: number | null } | s
 }
 
 /**
+ * Whether an `xn--` label is punycode that decodes to a name and encodes back to itself. Node's own
+ * conversion does not decide it alike everywhere: Node 20 and 22 refuse `xn--` and `xn--abc` but turn
+ * `xn--zz-` into `zz`; Node 24 passes all three through unchanged.
+ */
+function isPunycode(label: string): boolean {
+  const decoded = domainToUnicode(label);
+  return decoded !== '' && decoded !== label && domainToASCII(decoded) === label;
+}
+
+/**
  * A host as written, in canonical form: an IPv6 address in brackets (compressed, lower case), an IPv4
  * address in four decimal parts, or a DNS name (lower case, punycode, no trailing dot). Anything a
  * resolver might read as a number in another form (`127.1`, `0x7f.0.0.1`, `2130706433`) is refused
@@ -156,6 +166,7 @@ function canonicalHost(written: string): { name: string; ip: boolean } | string 
   const labels = ascii.split('.');
   for (const label of labels) {
     if (!LABEL.test(label) || label.length > MAX_LABEL_LENGTH) return `"${written}" is not a host name (labels are letters, digits, - and _, 1 to ${MAX_LABEL_LENGTH} long)`;
+    if (label.startsWith('xn--') && !isPunycode(label)) return `"${written}" is not a host name ("${label}" is not valid punycode)`;
   }
   if (/^[0-9]+$/.test(labels[labels.length - 1] as string) || /^0x[0-9a-f]*$/.test(labels[labels.length - 1] as string)) {
     return `"${written}" looks like an address but is not four decimal parts (write IPv4 as 127.0.0.1)`;
