@@ -85,8 +85,27 @@ export function setupOf(task: ExpiredTask): TaskSetup | string {
   return { conversationId: task.conversationId, harness: task.harness, maxTurns, local, forbidWrites, canConfirm: false };
 }
 
+/**
+ * Whether a node with this environment continues the task when it takes it over: its setup is one
+ * super-pi wrote and a server model is configured (a taken-over task cannot sample the client that
+ * started it). A SQLite store asks this at open about a task whose process is dead (`continuesOrphan`).
+ */
+export function canContinue(task: ExpiredTask, env: NodeJS.ProcessEnv): boolean {
+  if (typeof setupOf(task) === 'string') return false;
+  try {
+    selectModelProvider({ env });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface TaskTakeoverDeps {
-  readonly store: AsyncConversationStore;
+  /**
+   * The store, or null while there is none (SQLite opened on first use: a pass never creates one, and
+   * with none there is nothing to take over).
+   */
+  readonly store: () => AsyncConversationStore | null;
   /** The store's lease term (default `TASK_LEASE_MS`); passes run `TAKEOVER_PASSES_PER_TERM` times per term. */
   readonly leaseMs?: number;
   readonly scheduler: Scheduler;
@@ -123,12 +142,16 @@ export class TaskTakeover {
     return [...this.#runs];
   }
 
-  /** Passes from now on, every `leaseMs / TAKEOVER_PASSES_PER_TERM`. */
+  /**
+   * Passes from now on: the first at once (a task whose process died before this one started need not
+   * wait), then every `leaseMs / TAKEOVER_PASSES_PER_TERM`.
+   */
   start(): void {
     if (this.#timer !== null || this.#stopped) return;
     const every = Math.floor((this.#deps.leaseMs ?? TASK_LEASE_MS) / TAKEOVER_PASSES_PER_TERM);
     this.#timer = setInterval(() => void this.pass(), every);
     this.#timer.unref();
+    setImmediate(() => void this.pass()).unref();
   }
 
   /** Stops looking; tasks already taken over go on (the application stops them with the tree). */
@@ -141,6 +164,7 @@ export class TaskTakeover {
 
   /** One look for lapsed leases; a pass still under way is not started twice. Never rejects. */
   pass(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     this.#pass ??= this.#takeOverLapsed()
       .catch((err: unknown) => this.#deps.logger.log('warning', 'looking for tasks to take over failed; trying again at the next pass', { error: (err as Error).message }))
       .finally(() => (this.#pass = null));
@@ -148,18 +172,20 @@ export class TaskTakeover {
   }
 
   async #takeOverLapsed(): Promise<void> {
-    for (const task of await this.#deps.store.expiredTasks(MAX_EXPIRED_TASKS)) {
+    const store = this.#deps.store();
+    if (store === null) return;
+    for (const task of await store.expiredTasks(MAX_EXPIRED_TASKS)) {
       if (this.#stopped) return;
-      const lease = await this.#deps.store.takeOverTask(task.conversationId, task.epoch);
+      const lease = await store.takeOverTask(task.conversationId, task.epoch);
       // Another node won it, or its holder renewed after all.
       if (lease === null) continue;
       this.#deps.logger.log('info', 'took over a task whose lease lapsed; continuing it from its transcript', { conversation: task.conversationId, epoch: lease.epoch });
-      await this.#continue(task, lease);
+      await this.#continue(store, task, lease);
     }
   }
 
-  async #continue(task: ExpiredTask, lease: TaskLease): Promise<void> {
-    const { store, logger } = this.#deps;
+  async #continue(store: AsyncConversationStore, task: ExpiredTask, lease: TaskLease): Promise<void> {
+    const { logger } = this.#deps;
     const setup = setupOf(task);
     let run: TaskRun;
     try {
@@ -180,7 +206,7 @@ export class TaskTakeover {
       });
     } catch (err) {
       // Left as the user can see and continue it, under the lease just taken (no one else writes now).
-      const message = `The server node running this task stopped; another node took it over but cannot continue it: ${(err as Error).message}. Continue it with conversation_id ${task.conversationId}.`;
+      const message = `The server process running this task stopped; another took it over but cannot continue it: ${(err as Error).message}. Continue it with conversation_id ${task.conversationId}.`;
       logger.log('error', 'a taken-over task cannot be continued; it is marked interrupted', { conversation: task.conversationId, reason: (err as Error).message });
       await store.append(task.conversationId, 'interrupted', { message }, lease.epoch);
       await store.setStatus(task.conversationId, 'interrupted', lease.epoch);
