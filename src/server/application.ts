@@ -34,7 +34,7 @@ import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
 import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { readStoredTask } from '../task/task-status.ts';
-import { TaskTakeover } from '../task/task-takeover.ts';
+import type { TaskTakeover } from '../task/task-takeover.ts';
 import { RetentionSweep } from '../task/task-retention.ts';
 import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
