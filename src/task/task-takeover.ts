@@ -1,6 +1,8 @@
 // Tasks that outlive their node. Every running task's lease is renewed by the node that runs it
 // (task-run.ts); when a node dies, or is paused or cut off past its lease, its leases lapse. This module,
-// one per node on a shared store, looks for lapsed leases at a fixed interval, takes such a task over
+// one per server process on either store (PostgreSQL nodes, or processes on one SQLite file, where the
+// store releases at open the lease of a task whose process is known dead and this one can continue:
+// `canContinue`), looks for lapsed leases at start and at a fixed interval, takes such a task over
 // (the store lets exactly one node win, with the next fencing epoch) and continues it from its transcript
 // with the same resume rules as after a worker crash (task-core.ts): idempotent calls run again, others
 // are recorded interrupted, nothing durable is repeated. The caller that started the task was connected

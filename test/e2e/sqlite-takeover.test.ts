@@ -4,7 +4,7 @@
 // step in its transcript once, a non-idempotent call that was in flight recorded interrupted and never run
 // again. Two processes started at once on the file: exactly one of them continues it. Without a server
 // model the new process cannot continue it (the client that sampled is gone): it is marked interrupted,
-// with a message naming its conversation_id (docs/harness-tasks.md#crashes).
+// with a message naming its conversation_id (docs/harness-tasks.md#when-the-server-process-dies).
 
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
