@@ -437,7 +437,7 @@ export class Application implements SessionHost {
 
   /** A task whose process died is left for this process's takeover when it can continue it, else marked interrupted. */
   #sqliteOptions(): SqliteStoreOptions {
-    return { continuesOrphan: continuesOrphan(), ...(this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs }) };
+    return { continuesOrphan: continuesOrphan(this.#options.workspace), ...(this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs }) };
   }
 
   /** The conversation store if its database exists: reading a transcript never creates one. */

@@ -34,8 +34,8 @@ export interface NodeTakeoverParts {
 }
 
 /** What a SQLite store opened by this process is told: it continues an orphan its takeover can continue. */
-export function continuesOrphan(env: NodeJS.ProcessEnv = process.env): (task: ExpiredTask) => boolean {
-  return (task) => canContinue(task, env);
+export function continuesOrphan(workspace: string, env: NodeJS.ProcessEnv = process.env): (task: ExpiredTask) => boolean {
+  return (task) => canContinue(task, env, workspace);
 }
 
 /** The process's takeover, started: its first pass at once, then at the lease's pace. */
@@ -46,6 +46,8 @@ export function startNodeTakeover(parts: NodeTakeoverParts): TaskTakeover {
     ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
     scheduler: parts.scheduler,
     workspace: options.workspace,
+    // Processes on one SQLite file may serve different projects: each continues only its own workspace's tasks.
+    sameWorkspaceOnly: options.store?.kind !== 'postgres',
     toolTimeoutMs: options.toolTimeoutMs,
     executorFor: (key) => parts.executor(principalOfKey(key)),
     env: process.env,

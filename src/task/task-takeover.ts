@@ -46,10 +46,19 @@ export interface StoredSetup {
   readonly forbidWrites: boolean;
   /** Which request the task answers, when its answer can reach the client from another node (absent in setups kept before). */
   readonly answers?: AnswerTarget;
+  /** The directory its tools run in (absent in setups kept before): a process on a shared SQLite file may serve another project. */
+  readonly workspace?: string;
 }
 
-export function storedSetup(setup: TaskSetup, answers?: AnswerTarget): StoredSetup {
-  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites, ...(answers ? { answers } : {}) };
+export function storedSetup(setup: TaskSetup, where: { readonly answers?: AnswerTarget | undefined; readonly workspace?: string } = {}): StoredSetup {
+  const { answers, workspace } = where;
+  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites, ...(answers ? { answers } : {}), ...(workspace === undefined ? {} : { workspace }) };
+}
+
+/** The workspace the task's claimer ran it in, or null when its setup names none. */
+export function workspaceOf(task: ExpiredTask): string | null {
+  const workspace = (task.setup as { workspace?: unknown } | null)?.workspace;
+  return typeof workspace === 'string' && workspace !== '' ? workspace : null;
 }
 
 /** The request a taken-over task answers, when its claimer kept one (a setup without it, or not one super-pi writes: null). */
@@ -88,12 +97,14 @@ export function setupOf(task: ExpiredTask): TaskSetup | string {
 }
 
 /**
- * Whether a node with this environment continues the task when it takes it over: its setup is one
- * super-pi wrote and a server model is configured (a taken-over task cannot sample the client that
- * started it). A SQLite store asks this at open about a task whose process is dead (`continuesOrphan`).
+ * Whether a process with this environment and workspace continues the task when it takes it over: its
+ * setup is one super-pi wrote, naming this workspace (another process on the same SQLite file may serve
+ * another project, or the task a root its session chose), and a server model is configured (a
+ * taken-over task cannot sample the client that started it). A SQLite store asks this at open about a
+ * task whose process is dead (`continuesOrphan`).
  */
-export function canContinue(task: ExpiredTask, env: NodeJS.ProcessEnv): boolean {
-  if (typeof setupOf(task) === 'string') return false;
+export function canContinue(task: ExpiredTask, env: NodeJS.ProcessEnv, workspace: string): boolean {
+  if (typeof setupOf(task) === 'string' || workspaceOf(task) !== workspace) return false;
   try {
     selectModelProvider({ env });
     return true;
@@ -112,6 +123,12 @@ export interface TaskTakeoverDeps {
   readonly leaseMs?: number;
   readonly scheduler: Scheduler;
   readonly workspace: string;
+  /**
+   * Take over only tasks whose setup names `workspace` (SQLite: processes on one file may serve different
+   * projects); others are left to a process of theirs. Default false: a cluster's nodes serve one
+   * workspace, maybe at different paths, and tasks kept before setups named one are continued too.
+   */
+  readonly sameWorkspaceOnly?: boolean;
   readonly toolTimeoutMs: number;
   /** The tool executor for a principal's owner key (its share of the tool pool). */
   readonly executorFor: (principal: string) => ToolExecutor;
@@ -178,6 +195,7 @@ export class TaskTakeover {
     if (store === null) return;
     for (const task of await store.expiredTasks(MAX_EXPIRED_TASKS)) {
       if (this.#stopped) return;
+      if (this.#deps.sameWorkspaceOnly === true && workspaceOf(task) !== this.#deps.workspace) continue;
       const lease = await store.takeOverTask(task.conversationId, task.epoch);
       // Another node won it, or its holder renewed after all.
       if (lease === null) continue;

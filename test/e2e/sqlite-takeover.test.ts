@@ -3,8 +3,8 @@
 // killed with SIGKILL mid-task, a new one is started, and the task completes there on its own — every
 // step in its transcript once, a non-idempotent call that was in flight recorded interrupted and never run
 // again. Two processes started at once on the file: exactly one of them continues it. Without a server
-// model the new process cannot continue it (the client that sampled is gone): it is marked interrupted,
-// with a message naming its conversation_id (docs/harness-tasks.md#when-the-server-process-dies).
+// model the new process cannot continue it (the client that sampled is gone), nor can a process serving
+// another workspace: it is marked interrupted, with a message naming its conversation_id (docs/harness-tasks.md#when-the-server-process-dies).
 
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -60,8 +60,8 @@ async function model(script: ScriptStep[]): Promise<ScriptedServer> {
 
 const modelEnv = (m: ScriptedServer | null): Record<string, string> => ({ SUPERPI_HOME: home, ...(m === null ? {} : { SUPERPI_MODEL_URL: `${m.url}/v1`, SUPERPI_MODEL: 'scripted', SUPERPI_API_KEY: 'sk-test' }) });
 
-async function stdio(m: ScriptedServer | null): Promise<Connected> {
-  const c = await connectStdio(box.ws, [], {}, (client) => client, modelEnv(m));
+async function stdio(m: ScriptedServer | null, ws = box.ws): Promise<Connected> {
+  const c = await connectStdio(ws, [], {}, (client) => client, modelEnv(m));
   started.stdio.push(c);
   return c;
 }
@@ -181,6 +181,25 @@ takeover('stdio without a server model: the next process cannot continue a task 
   assert.equal(lines.map((l) => [l.seq, l.type]), [[1, 'user'], [2, 'interrupted']]);
   assert.match(lines[1]?.payload.message ?? '', `was interrupted. Continue it with conversation_id ${done.id}`);
   assert.not.match(next.stderr(), /took over a task/);
+});
+
+takeover('stdio: a server process of another workspace on the same SUPERPI_HOME does not continue the task (its tools would run in the wrong project): it is marked interrupted', async () => {
+  const m = await model([{ hang: true }, answer('must not be asked')]);
+  const doomed = await stdio(m);
+  void doomed.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'wait for the model' } }, undefined, { timeout: GUARD_MS }).catch(() => undefined);
+  await until('the model asked', () => (m.requests.length >= 1 ? true : null));
+  await killStdio(doomed);
+  const other = await mkdtemp(path.join(os.tmpdir(), 'superpi-other-ws-'));
+  try {
+    const next = await stdio(m, other);
+    const done = await settled('interrupted');
+    const lines = await transcript(next.client, done.id);
+    assert.equal(lines.map((l) => l.type), ['user', 'interrupted']);
+    assert.match(lines[1]?.payload.message ?? '', `Continue it with conversation_id ${done.id}`);
+    assert.is(m.requests.length, 1, 'nobody asked the model again');
+  } finally {
+    await rm(other, { recursive: true, force: true });
+  }
 });
 
 takeover.run();

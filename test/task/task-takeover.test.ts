@@ -114,7 +114,7 @@ test('a taken-over task whose claimer kept the request it answers sends its answ
   try {
     const c = await nodes.a.createConversation(alice);
     const target = { session: '0b6c1d2e-session', principal: 'token:alice', request: 7 };
-    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, target));
+    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { answers: target }));
     await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
     let sent!: (v: [AnswerTarget, string]) => void;
     const answered = new Promise<[AnswerTarget, string]>((r) => (sent = r));
@@ -187,13 +187,13 @@ test('start runs a first pass at once: a task whose process died (released at op
   // A lease no pass would see lapse during the test: only the open's release lets the task be taken.
   const leaseMs = 3_600_000;
   const open = (owner: string, gone = new Set<string>()) => new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), {
-    ownership: fakeOwnership(owner, gone), now: clock.now, leaseMs, continuesOrphan: (task) => canContinue(task, env),
+    ownership: fakeOwnership(owner, gone), now: clock.now, leaseMs, continuesOrphan: (task) => canContinue(task, env, '/nonexistent'),
   }));
   const a = open('process-a');
   let b: AsyncConversationStore | null = null;
   try {
     const c = await a.createConversation(alice);
-    const lease = await a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }));
+    const lease = await a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { workspace: '/nonexistent' }));
     await a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
     await a.close();
     b = open('process-b', new Set(['process-a']));
@@ -216,13 +216,41 @@ test('start runs a first pass at once: a task whose process died (released at op
   }
 });
 
-test('canContinue: a setup super-pi wrote and a server model configured; without a model (the client sampled) or without a setup, no', () => {
-  const task = { conversationId: 'c1', principal: 'p', harness: 'super-pi-code', epoch: 3, setup: { maxTurns: 7, local: false, forbidWrites: true } };
+test('canContinue: a setup super-pi wrote naming this workspace, and a server model configured; else no', () => {
+  const task = { conversationId: 'c1', principal: 'p', harness: 'super-pi-code', epoch: 3, setup: { maxTurns: 7, local: false, forbidWrites: true, workspace: '/srv/a' } };
   const env = { SUPERPI_MODEL_URL: 'http://127.0.0.1:9/v1', SUPERPI_MODEL: 'm' };
-  assert.ok(canContinue(task, env));
-  assert.not.ok(canContinue(task, {}), 'no server model: the task sampled its client, which is gone');
-  assert.not.ok(canContinue({ ...task, setup: null }, env));
-  assert.not.ok(canContinue({ ...task, harness: 'rogue' }, env));
+  assert.ok(canContinue(task, env, '/srv/a'));
+  assert.not.ok(canContinue(task, {}, '/srv/a'), 'no server model: the task sampled its client, which is gone');
+  assert.not.ok(canContinue(task, env, '/srv/b'), 'another project\'s task (or a root its session chose)');
+  assert.not.ok(canContinue({ ...task, setup: { maxTurns: 7, local: false, forbidWrites: true } }, env, '/srv/a'), 'kept before setups named a workspace: where it ran is unknown');
+  assert.not.ok(canContinue({ ...task, setup: null }, env, '/srv/a'));
+  assert.not.ok(canContinue({ ...task, harness: 'rogue' }, env, '/srv/a'));
+});
+
+test('with sameWorkspaceOnly, a pass leaves a lapsed task of another workspace (or of none named) to a process of its own', async () => {
+  const nodes = await twoNodes();
+  try {
+    const setup = (id: string) => ({ conversationId: id, harness: 'super-pi-code' as const, maxTurns: 4, local: false, forbidWrites: false, canConfirm: true });
+    const elsewhere = await nodes.a.createConversation(alice);
+    await nodes.a.claimTask(elsewhere.id, storedSetup(setup(elsewhere.id), { workspace: '/srv/other-project' }));
+    const unnamed = await nodes.a.createConversation(alice);
+    await nodes.a.claimTask(unnamed.id, storedSetup(setup(unnamed.id)));
+    nodes.clock.tick(LEASE + 1);
+    const onB = new TaskTakeover({
+      store: () => nodes.b, leaseMs: LEASE, scheduler, workspace: '/nonexistent', sameWorkspaceOnly: true, toolTimeoutMs: 1000, logger, env: {},
+      executorFor: () => async () => ({ text: 'unused' }), supervise: async (run) => { await run.start(); }, transcriptChanged: () => undefined,
+    });
+    await onB.pass();
+    assert.equal(onB.running, []);
+    for (const c of [elsewhere, unnamed]) {
+      assert.is((await nodes.b.getConversation(c.id, 'token:alice'))?.status, 'running', 'not taken, not interrupted');
+      assert.is(await nodes.b.lastEntry(c.id), null);
+    }
+    assert.is((await nodes.b.expiredTasks(10)).length, 2, 'still there for a process of their workspace');
+    await onB.stop();
+  } finally {
+    await nodes.close();
+  }
 });
 
 async function rejectsFenced(p: Promise<unknown>): Promise<void> {
