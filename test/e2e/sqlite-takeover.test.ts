@@ -4,7 +4,9 @@
 // step in its transcript once, a non-idempotent call that was in flight recorded interrupted and never run
 // again. Two processes started at once on the file: exactly one of them continues it. Without a server
 // model the new process cannot continue it (the client that sampled is gone), nor can a process serving
-// another workspace: it is marked interrupted, with a message naming its conversation_id (docs/harness-tasks.md#when-the-server-process-dies).
+// another workspace: it is marked interrupted, with a message naming its conversation_id. A
+// Tasks-extension task is read with tasks/get on the next process, completed there
+// (docs/harness-tasks.md#when-the-server-process-dies).
 
 import { readFile, mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -19,6 +21,7 @@ import { pollUntil } from '../hang-guard.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { processesWith, uniqueSleep } from '../tools/processes.ts';
 import { type Connected, connectStdio, makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
+import { type StdioTaskServer, startStdioTaskServer, stopStdioServer } from './task-listen-wire.ts';
 
 /** A hang guard for a start, a kill and a takeover on a loaded 2-core machine: not a speed claim. */
 const GUARD_MS = 90_000;
@@ -36,15 +39,16 @@ const takeover = suite('SQLite takeover');
 let box: Sandbox;
 let home: string;
 /** Everything a test started, ended by `after.each` whatever happened. */
-let started: { stdio: Connected[]; http: RunningServer[]; models: ScriptedServer[]; sleeps: string[] };
+let started: { stdio: Connected[]; tasks: StdioTaskServer[]; http: RunningServer[]; models: ScriptedServer[]; sleeps: string[] };
 
 takeover.before.each(async () => {
   box = await makeSandbox();
   home = await mkdtemp(path.join(os.tmpdir(), 'superpi-takeover-home-'));
-  started = { stdio: [], http: [], models: [], sleeps: [] };
+  started = { stdio: [], tasks: [], http: [], models: [], sleeps: [] };
 });
 takeover.after.each(async () => {
   for (const c of started.stdio) await c.close().catch(() => undefined);
+  for (const t of started.tasks) if (t.child.exitCode === null && t.child.signalCode === null) await stopStdioServer(t);
   for (const s of started.http) if (s.child.exitCode === null && s.child.signalCode === null) await s.stop();
   for (const m of started.models) await m.close();
   for (const marker of started.sleeps) for (const pid of processesWith(marker)) process.kill(pid, 'SIGKILL');
@@ -200,6 +204,32 @@ takeover('stdio: a server process of another workspace on the same SUPERPI_HOME 
   } finally {
     await rm(other, { recursive: true, force: true });
   }
+});
+
+takeover('Tasks extension over stdio: the server running a detached task is killed; tasks/get on the next process answers working, then completed with the taken-over run\'s result', async () => {
+  const m = await model([{ hang: true }, answer('finished by the next process')]);
+  const env = modelEnv(m);
+  const a = startStdioTaskServer(box.ws, env);
+  started.tasks.push(a);
+  const created = await a.ask('tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'Think slowly.' } });
+  assert.is(created.result?.resultType, 'task', JSON.stringify(created));
+  const taskId = String(created.result?.taskId);
+  await until('the model asked', () => (m.requests.length >= 1 ? true : null));
+  const exited = new Promise((resolve) => a.child.once('exit', resolve));
+  a.child.kill('SIGKILL');
+  await exited;
+
+  const b = startStdioTaskServer(box.ws, env);
+  started.tasks.push(b);
+  const done = await until('tasks/get answering completed on the next process', async () => {
+    const got = await b.ask('tasks/get', { taskId });
+    assert.ok(got.result?.status === 'working' || got.result?.status === 'completed', JSON.stringify(got));
+    return got.result?.status === 'completed' ? got : null;
+  });
+  const result = done.result?.result as { content?: { text?: string }[]; structuredContent?: { conversation_id?: string } };
+  assert.is(result.content?.[0]?.text, 'finished by the next process');
+  assert.is(result.structuredContent?.conversation_id, taskId);
+  assert.is(m.requests.length, 2);
 });
 
 takeover.run();
