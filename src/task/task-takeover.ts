@@ -150,6 +150,8 @@ export class TaskTakeover {
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
   #pass: Promise<void> | null = null;
+  /** The error the last pass failed with, until one succeeds. */
+  #failing: string | null = null;
   readonly #runs = new Set<TaskRun>();
 
   constructor(deps: TaskTakeoverDeps) {
@@ -185,7 +187,12 @@ export class TaskTakeover {
   pass(): Promise<void> {
     if (this.#stopped) return Promise.resolve();
     this.#pass ??= this.#takeOverLapsed()
-      .catch((err: unknown) => this.#deps.logger.log('warning', 'looking for tasks to take over failed; trying again at the next pass', { error: (err as Error).message }))
+      .then(() => { this.#failing = null; }, (err: unknown) => {
+        // Said once while it keeps failing the same way (a SQLite file this version cannot open fails every pass).
+        const error = (err as Error).message;
+        if (error !== this.#failing) this.#deps.logger.log('warning', 'looking for tasks to take over failed; trying again at every pass', { error });
+        this.#failing = error;
+      })
       .finally(() => (this.#pass = null));
     return this.#pass;
   }

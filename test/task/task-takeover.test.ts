@@ -253,6 +253,23 @@ test('with sameWorkspaceOnly, a pass leaves a lapsed task of another workspace (
   }
 });
 
+test('a pass that keeps failing the same way (a store this version cannot open) says so once, and again when the error changes', async () => {
+  let error = 'schema_too_new';
+  const onB = new TaskTakeover({
+    store: () => { throw new Error(error); }, leaseMs: LEASE, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, logger, env: {},
+    executorFor: () => async () => ({ text: 'unused' }), supervise: async (run) => { await run.start(); }, transcriptChanged: () => undefined,
+  });
+  const said = () => lines.filter((l) => l.includes('looking for tasks to take over failed')).length;
+  const before = said();
+  await onB.pass();
+  await onB.pass();
+  assert.is(said() - before, 1, 'once for two passes');
+  error = 'disk I/O error';
+  await onB.pass();
+  assert.is(said() - before, 2, 'a new error is said');
+  await onB.stop();
+});
+
 async function rejectsFenced(p: Promise<unknown>): Promise<void> {
   const err = await p.then(() => null, (e: unknown) => e);
   assert.is((err as { code?: string } | null)?.code, 'fenced');
