@@ -26,7 +26,7 @@ import type { ClusterSessions } from '../cluster/session-locator.ts';
 import type { Ownership } from '../store/ownership.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../store/async-store.ts';
 import { openExistingStore, openStore } from '../store/location.ts';
-import type { SqliteConversationStore } from '../store/sqlite-store.ts';
+import type { SqliteConversationStore, SqliteStoreOptions } from '../store/sqlite-store.ts';
 import { applicationBehaviours } from './behaviours.ts';
 import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
@@ -34,13 +34,13 @@ import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
 import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { readStoredTask } from '../task/task-status.ts';
-import { TaskTakeover } from '../task/task-takeover.ts';
+import type { TaskTakeover } from '../task/task-takeover.ts';
 import { RetentionSweep } from '../task/task-retention.ts';
 import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
-import { eventPrincipal, requestStream } from '../store/session-events.ts';
-import { idKey } from '../mcp/jsonrpc.ts';
+import { eventPrincipal } from '../store/session-events.ts';
+import { continuesOrphan, startNodeTakeover } from './node-takeover.ts';
 import { type NodeHealth, nodeHealth, type NodeStatus, StoreWatch } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
@@ -55,7 +55,7 @@ import { ApplicationTree } from './application-tree.ts';
 import { TaskSupervision } from './task-supervision.ts';
 import { ConversationWatches } from './conversation-watches.ts';
 import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
-import { poolPrincipal, principalKey, principalOfKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
+import { poolPrincipal, principalKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
 export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
 
@@ -155,10 +155,10 @@ export class Application implements SessionHost {
     try {
       await app.#tree.boot();
       app.#startRetention();
-      // Several nodes share this store: tasks whose node died are taken over here once their lease lapses,
-      // and a node that loses it stops taking sessions whose work it could not record.
+      // Tasks whose node (or, on SQLite, process) died are taken over here.
+      app.#startTakeover();
+      // Several nodes share this store: a node that loses it stops taking sessions whose work it could not record.
       if (location.kind === 'postgres') {
-        app.#startTakeover();
         app.#storeWatch = new StoreWatch({ probe: () => app.#probeStore(), clock: app.#clock, logger: options.logger });
         app.#storeWatch.start();
       }
@@ -390,29 +390,16 @@ export class Application implements SessionHost {
     this.#retention.start();
   }
 
-  /** Continues, on this node, tasks of other nodes whose lease lapsed (the store is shared). */
+  /**
+   * Continues here tasks whose runner stopped (node-takeover.ts): on PostgreSQL another node's, once its
+   * lease lapsed; on SQLite another process's on this file (the store, once it exists: a pass creates none).
+   */
   #startTakeover(): void {
-    const store = this.#store;
-    if (!store) return;
-    this.#takeover = new TaskTakeover({
-      store,
-      ...(this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs }),
-      scheduler: this.scheduler,
-      workspace: this.#options.workspace,
-      toolTimeoutMs: this.#options.toolTimeoutMs,
-      executorFor: (key) => this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(principalOfKey(key)), session: TAKEN_OVER })), principalOfKey(key)),
-      env: process.env,
-      logger: this.#options.logger,
-      adoptAllowance: (key) => this.budgets.adopt(poolPrincipal(principalOfKey(key))),
-      supervise: (run, key) => this.#tasks.supervise(run, TAKEN_OVER, principalOfKey(key), key),
-      transcriptChanged: (conversation) => this.#watches.entryHere(conversation),
-      // The answer goes on the stream of the request it answers, and ends it: the client resuming that
-      // stream (on any node) gets it.
-      answer: async (target, line) => {
-        await this.#feed?.store.appendSessionEvent(target.session, target.principal, requestStream(idKey(target.request)), line, true);
-      },
+    this.#takeover = startNodeTakeover({
+      options: this.#options, scheduler: this.scheduler, budgets: this.budgets, tasks: this.#tasks, watches: this.#watches, feed: () => this.#feed,
+      store: () => (this.#options.store?.kind === 'postgres' ? this.#store : this.#existingConversationStore()),
+      executor: (principal) => this.#bashGuard(this.observer.instrument(this.tools.executorFor({ principal: poolPrincipal(principal), session: TAKEN_OVER })), principal),
     });
-    this.#takeover.start();
   }
 
   readonly #configs: SessionConfigs;
@@ -448,8 +435,9 @@ export class Application implements SessionHost {
     return this.observer.observeStore(new SyncStoreAdapter(store));
   }
 
-  #sqliteOptions(): { leaseMs?: number } {
-    return this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs };
+  /** A task whose process died is left for this process's takeover when it can continue it, else marked interrupted. */
+  #sqliteOptions(): SqliteStoreOptions {
+    return { continuesOrphan: continuesOrphan(this.#options.workspace), ...(this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs }) };
   }
 
   /** The conversation store if its database exists: reading a transcript never creates one. */

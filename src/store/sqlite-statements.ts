@@ -128,7 +128,12 @@ export function prepareStatements(db: SqliteDatabase) {
     sessionEpoch: db.prepare<[string], { epoch: number }>('SELECT epoch FROM session_checkpoints WHERE session_id = ?'),
     loadCheckpoint: db.prepare<[string, string], CheckpointRow>('SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = ? AND principal = ?'),
     insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
-    running: db.prepare<[], { id: string; owner: string }>("SELECT id, owner FROM conversations WHERE status = 'running'"),
+    running: db.prepare<[], ExpiredRow & { owner: string }>("SELECT id, owner, principal, harness, epoch, task_setup FROM conversations WHERE status = 'running'"),
+    // Only if nobody took it over (or interrupted it) since it was found running under this owner: its
+    // lease counts as lapsed from now, so a takeover pass (task-takeover.ts) takes it at once.
+    releaseLease: db.prepare<[{ released: number; id: string; owner: string; epoch: number }]>(
+      "UPDATE conversations SET lease_expires = min(lease_expires, @released) WHERE id = @id AND status = 'running' AND owner = @owner AND epoch = @epoch",
+    ),
     // Only if nobody resumed it (or interrupted it) since it was found running under this owner.
     // The epoch moves on: should the owner judged gone still write, its writes are refused.
     interrupt: db.prepare<[number, string, string]>("UPDATE conversations SET status = 'interrupted', task_result = NULL, epoch = epoch + 1, updated_at = max(updated_at, ?) WHERE id = ? AND status = 'running' AND owner = ?"),

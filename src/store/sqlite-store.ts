@@ -60,6 +60,12 @@ export interface SqliteStoreOptions {
   readonly leaseMs?: number;
   /** Default: node:sqlite where this Node has it, else better-sqlite3 (sqlite-driver.ts). */
   readonly driver?: SqliteDriverName;
+  /**
+   * Whether this process will continue a task whose owner process is dead (its takeover, task-takeover.ts):
+   * such a task's lease is released at open, for the first takeover pass to take it, instead of marking
+   * it interrupted. Default: none (every such task is marked interrupted, as nobody here continues it).
+   */
+  readonly continuesOrphan?: (task: ExpiredTask) => boolean;
 }
 
 export class SqliteConversationStore implements ConversationStore, ChangeSource {
@@ -100,7 +106,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
       configure(db, filename);
       migrate(db, filename, options.migrations ?? MIGRATIONS);
       const store = new SqliteConversationStore(db, options);
-      store.#interruptOrphans();
+      store.#settleOrphans(options.continuesOrphan ?? (() => false));
       return store;
     } catch (error) {
       db.close();
@@ -235,7 +241,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     this.#assertOpen();
     const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
     return this.#statements.expiredTasks.all({ now: this.#now(), owner: this.#ownership.self, limit: max }).map((r) => ({
-      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: r.epoch, setup: r.task_setup === null ? null : JSON.parse(r.task_setup),
+      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: r.epoch, setup: parseSetup(r.task_setup),
     }));
   }
 
@@ -258,7 +264,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     const now = this.#now();
     const row = this.#statements.resumeParked.get({ owner: this.#ownership.self, expires: now + this.#leaseMs, now, id, principal, seq });
     if (row === undefined) return null;
-    return { lease: { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires }, setup: row.task_setup === null ? null : JSON.parse(row.task_setup) };
+    return { lease: { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires }, setup: parseSetup(row.task_setup) };
   }
 
   recordParkedAnswer(id: string, principal: string, seq: number, answer: unknown): Entry | null {
@@ -357,12 +363,19 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   }
 
   /**
-   * Conversations left `running` by an owner that is gone (a server killed mid-task) are marked
-   * `interrupted`, with an entry saying so, so they can be seen as such and continued.
+   * Conversations left `running` by an owner that is gone (a server killed mid-task): one this process
+   * continues has its lease released (its takeover takes it over at once, under the next epoch); any
+   * other is marked `interrupted`, with an entry saying so, so it can be seen as such and continued.
    */
-  #interruptOrphans(): void {
-    for (const { id, owner } of this.#statements.running.all()) {
+  #settleOrphans(continues: (task: ExpiredTask) => boolean): void {
+    for (const row of this.#statements.running.all()) {
+      const { id, owner } = row;
       if (this.#ownership.isAlive(owner)) continue;
+      const task = { conversationId: id, principal: row.principal, harness: row.harness, epoch: row.epoch, setup: setupAtOpen(row.task_setup) };
+      if (continues(task)) {
+        this.#statements.releaseLease.run({ released: this.#now() - 1, id, owner, epoch: row.epoch });
+        continue;
+      }
       const message = `The server process running this task stopped before the task finished (it was killed or crashed), so the task was interrupted. Continue it with conversation_id ${id}.`;
       this.#interruptTx(id, owner, JSON.stringify({ message }), this.#now());
     }
@@ -458,4 +471,18 @@ function entryFromRow(row: EntryRow): Entry {
     type: known(ENTRY_TYPES, row.type, `entry ${row.seq} type`),
     payload: JSON.parse(row.payload),
   };
+}
+
+/** A kept setup as its claimer wrote it, or null when none was kept. */
+function parseSetup(json: string | null): unknown {
+  return json === null ? null : JSON.parse(json);
+}
+
+/** The same at open, where a setup damaged by hand must not keep the store from opening: none (so the task is interrupted). */
+function setupAtOpen(json: string | null): unknown {
+  try {
+    return parseSetup(json);
+  } catch {
+    return null;
+  }
 }

@@ -6,7 +6,8 @@ import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskL
 
 /**
  * Where a conversation stands. `interrupted`: its task died mid-run (its actor kept failing, or the
- * process running it died — found when a store is next opened) and nobody has continued it yet.
+ * process running it died and the process that found it, opening the store, could not continue it) and
+ * nobody has continued it yet.
  * `input_required`: a Tasks-extension task parked at a question to its person (task-input.ts): it holds
  * no lease and waits for `tasks/update`, which `resumeParkedTask` lets exactly one node take.
  */

@@ -396,7 +396,7 @@ export class DetachedTasks {
       local: context.local, forbidWrites: context.forbidWrites, canConfirm: false,
     };
     // No request to answer should another node take the task over: its result is read from the store.
-    const lease = await store.claimTask(conversationId, storedSetup(setup));
+    const lease = await store.claimTask(conversationId, storedSetup(setup, { workspace: effect.workspace ?? deps.workspace }));
     await store.append(conversationId, 'user', { text: prompt }, lease.epoch);
     const updated = () => context.transcriptChanged?.(conversationId);
     updated();

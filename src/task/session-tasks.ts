@@ -203,7 +203,7 @@ export class SessionTasks {
     // This node holds the task from now on (any earlier run of the conversation is fenced), and keeps
     // what another node needs to continue it should this one die.
     const answers = context.answerTo === undefined ? undefined : { ...context.answerTo, request: effect.requestId };
-    const lease = await store.claimTask(conversationId, storedSetup(setup, answers));
+    const lease = await store.claimTask(conversationId, storedSetup(setup, { answers, workspace: effect.workspace ?? this.#deps.workspace }));
     // The prompt is durable before the first actor starts: every incarnation starts from the store.
     await store.append(conversationId, 'user', { text: prompt }, lease.epoch);
     // Every session subscribed to the transcript hears, whichever started the task.

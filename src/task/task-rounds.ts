@@ -154,7 +154,7 @@ class Round {
     }
     const conversationId = conversation.id;
     this.#setup = this.#setupFor(conversationId);
-    this.#lease = await store.claimTask(conversationId, storedSetup(this.#setup));
+    this.#lease = await store.claimTask(conversationId, storedSetup(this.#setup, { workspace: this.#deps.workspace }));
     await this.#append('user', { text: prompt });
     this.#deps.onClaimed?.(conversationId, conversation);
     return conversationId;
@@ -186,7 +186,7 @@ class Round {
     const last = await store.lastEntry(conversationId);
     if (last?.seq !== seq) throw new Stale(`turn ${turn} of conversation ${conversationId} was already answered (the transcript moved on); this retry is stale or replayed`);
     this.#setup = this.#setupFor(conversationId);
-    this.#lease = await store.claimTask(conversationId, storedSetup(this.#setup));
+    this.#lease = await store.claimTask(conversationId, storedSetup(this.#setup, { workspace: this.#deps.workspace }));
     return conversationId;
   }
 

@@ -1,6 +1,8 @@
 // Tasks that outlive their node. Every running task's lease is renewed by the node that runs it
 // (task-run.ts); when a node dies, or is paused or cut off past its lease, its leases lapse. This module,
-// one per node on a shared store, looks for lapsed leases at a fixed interval, takes such a task over
+// one per server process on either store (PostgreSQL nodes, or processes on one SQLite file, where the
+// store releases at open the lease of a task whose process is known dead and this one can continue:
+// `canContinue`), looks for lapsed leases at start and at a fixed interval, takes such a task over
 // (the store lets exactly one node win, with the next fencing epoch) and continues it from its transcript
 // with the same resume rules as after a worker crash (task-core.ts): idempotent calls run again, others
 // are recorded interrupted, nothing durable is repeated. The caller that started the task was connected
@@ -44,10 +46,19 @@ export interface StoredSetup {
   readonly forbidWrites: boolean;
   /** Which request the task answers, when its answer can reach the client from another node (absent in setups kept before). */
   readonly answers?: AnswerTarget;
+  /** The directory its tools run in (absent in setups kept before): a process on a shared SQLite file may serve another project. */
+  readonly workspace?: string;
 }
 
-export function storedSetup(setup: TaskSetup, answers?: AnswerTarget): StoredSetup {
-  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites, ...(answers ? { answers } : {}) };
+export function storedSetup(setup: TaskSetup, where: { readonly answers?: AnswerTarget | undefined; readonly workspace?: string } = {}): StoredSetup {
+  const { answers, workspace } = where;
+  return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites, ...(answers ? { answers } : {}), ...(workspace === undefined ? {} : { workspace }) };
+}
+
+/** The workspace the task's claimer ran it in, or null when its setup names none. */
+export function workspaceOf(task: ExpiredTask): string | null {
+  const workspace = (task.setup as { workspace?: unknown } | null)?.workspace;
+  return typeof workspace === 'string' && workspace !== '' ? workspace : null;
 }
 
 /** The request a taken-over task answers, when its claimer kept one (a setup without it, or not one super-pi writes: null). */
@@ -85,12 +96,39 @@ export function setupOf(task: ExpiredTask): TaskSetup | string {
   return { conversationId: task.conversationId, harness: task.harness, maxTurns, local, forbidWrites, canConfirm: false };
 }
 
+/**
+ * Whether a process with this environment and workspace continues the task when it takes it over: its
+ * setup is one super-pi wrote, naming this workspace (another process on the same SQLite file may serve
+ * another project, or the task a root its session chose), and a server model is configured (a
+ * taken-over task cannot sample the client that started it). A SQLite store asks this at open about a
+ * task whose process is dead (`continuesOrphan`).
+ */
+export function canContinue(task: ExpiredTask, env: NodeJS.ProcessEnv, workspace: string): boolean {
+  if (typeof setupOf(task) === 'string' || workspaceOf(task) !== workspace) return false;
+  try {
+    selectModelProvider({ env });
+    return true;
+  } catch {
+    return false;
+  }
+}
+
 export interface TaskTakeoverDeps {
-  readonly store: AsyncConversationStore;
+  /**
+   * The store, or null while there is none (SQLite opened on first use: a pass never creates one, and
+   * with none there is nothing to take over).
+   */
+  readonly store: () => AsyncConversationStore | null;
   /** The store's lease term (default `TASK_LEASE_MS`); passes run `TAKEOVER_PASSES_PER_TERM` times per term. */
   readonly leaseMs?: number;
   readonly scheduler: Scheduler;
   readonly workspace: string;
+  /**
+   * Take over only tasks whose setup names `workspace` (SQLite: processes on one file may serve different
+   * projects); others are left to a process of theirs. Default false: a cluster's nodes serve one
+   * workspace, maybe at different paths, and tasks kept before setups named one are continued too.
+   */
+  readonly sameWorkspaceOnly?: boolean;
   readonly toolTimeoutMs: number;
   /** The tool executor for a principal's owner key (its share of the tool pool). */
   readonly executorFor: (principal: string) => ToolExecutor;
@@ -112,6 +150,8 @@ export class TaskTakeover {
   #timer: NodeJS.Timeout | null = null;
   #stopped = false;
   #pass: Promise<void> | null = null;
+  /** The error the last pass failed with, until one succeeds. */
+  #failing: string | null = null;
   readonly #runs = new Set<TaskRun>();
 
   constructor(deps: TaskTakeoverDeps) {
@@ -123,12 +163,16 @@ export class TaskTakeover {
     return [...this.#runs];
   }
 
-  /** Passes from now on, every `leaseMs / TAKEOVER_PASSES_PER_TERM`. */
+  /**
+   * Passes from now on: the first at once (a task whose process died before this one started need not
+   * wait), then every `leaseMs / TAKEOVER_PASSES_PER_TERM`.
+   */
   start(): void {
     if (this.#timer !== null || this.#stopped) return;
     const every = Math.floor((this.#deps.leaseMs ?? TASK_LEASE_MS) / TAKEOVER_PASSES_PER_TERM);
     this.#timer = setInterval(() => void this.pass(), every);
     this.#timer.unref();
+    setImmediate(() => void this.pass()).unref();
   }
 
   /** Stops looking; tasks already taken over go on (the application stops them with the tree). */
@@ -141,25 +185,34 @@ export class TaskTakeover {
 
   /** One look for lapsed leases; a pass still under way is not started twice. Never rejects. */
   pass(): Promise<void> {
+    if (this.#stopped) return Promise.resolve();
     this.#pass ??= this.#takeOverLapsed()
-      .catch((err: unknown) => this.#deps.logger.log('warning', 'looking for tasks to take over failed; trying again at the next pass', { error: (err as Error).message }))
+      .then(() => { this.#failing = null; }, (err: unknown) => {
+        // Said once while it keeps failing the same way (a SQLite file this version cannot open fails every pass).
+        const error = (err as Error).message;
+        if (error !== this.#failing) this.#deps.logger.log('warning', 'looking for tasks to take over failed; trying again at every pass', { error });
+        this.#failing = error;
+      })
       .finally(() => (this.#pass = null));
     return this.#pass;
   }
 
   async #takeOverLapsed(): Promise<void> {
-    for (const task of await this.#deps.store.expiredTasks(MAX_EXPIRED_TASKS)) {
+    const store = this.#deps.store();
+    if (store === null) return;
+    for (const task of await store.expiredTasks(MAX_EXPIRED_TASKS)) {
       if (this.#stopped) return;
-      const lease = await this.#deps.store.takeOverTask(task.conversationId, task.epoch);
+      if (this.#deps.sameWorkspaceOnly === true && workspaceOf(task) !== this.#deps.workspace) continue;
+      const lease = await store.takeOverTask(task.conversationId, task.epoch);
       // Another node won it, or its holder renewed after all.
       if (lease === null) continue;
       this.#deps.logger.log('info', 'took over a task whose lease lapsed; continuing it from its transcript', { conversation: task.conversationId, epoch: lease.epoch });
-      await this.#continue(task, lease);
+      await this.#continue(store, task, lease);
     }
   }
 
-  async #continue(task: ExpiredTask, lease: TaskLease): Promise<void> {
-    const { store, logger } = this.#deps;
+  async #continue(store: AsyncConversationStore, task: ExpiredTask, lease: TaskLease): Promise<void> {
+    const { logger } = this.#deps;
     const setup = setupOf(task);
     let run: TaskRun;
     try {
@@ -180,7 +233,7 @@ export class TaskTakeover {
       });
     } catch (err) {
       // Left as the user can see and continue it, under the lease just taken (no one else writes now).
-      const message = `The server node running this task stopped; another node took it over but cannot continue it: ${(err as Error).message}. Continue it with conversation_id ${task.conversationId}.`;
+      const message = `The server process running this task stopped; another took it over but cannot continue it: ${(err as Error).message}. Continue it with conversation_id ${task.conversationId}.`;
       logger.log('error', 'a taken-over task cannot be continued; it is marked interrupted', { conversation: task.conversationId, reason: (err as Error).message });
       await store.append(task.conversationId, 'interrupted', { message }, lease.epoch);
       await store.setStatus(task.conversationId, 'interrupted', lease.epoch);

@@ -2,7 +2,9 @@
 // with the SDK client over stdio and Streamable HTTP: a task's transcript is read from a second
 // connection and after the server process restarts (same SUPERPI_HOME); another principal gets -32002
 // — the very answer a nonexistent id gets — on read, subscribe and completion; a server killed with
-// SIGKILL mid-task leaves the conversation `interrupted` (said in its transcript), and it continues.
+// SIGKILL mid-task, restarted without a server model (so it cannot continue the task itself:
+// test/e2e/sqlite-takeover.test.ts has the restart that does), leaves the conversation `interrupted`
+// (said in its transcript), and a later call continues it.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -172,13 +174,18 @@ async function requestsReached(model: { requests: unknown[] }, n: number): Promi
   assert.ok(model.requests.length >= n, `the model got ${model.requests.length} requests, expected ${n}`);
 }
 
-/** After the kill: the conversation is interrupted (said in its transcript), and continuing it works. */
-async function assertInterruptedThenContinue(client: Client, model: { requests: { body: unknown }[] }): Promise<void> {
+/** After the kill, on a server with no model (nobody can continue the task): it is interrupted, said in its transcript. */
+async function assertInterrupted(client: Client): Promise<string> {
   const [id] = await completeIds(client);
   assert.ok(id, 'the principal\'s conversation is offered by completion');
   const lines = await transcript(client, id);
   assert.equal(lines.map((l) => [l.seq, l.type]), [[1, 'user'], [2, 'interrupted']]);
   assert.match(lines[1]?.payload.message ?? '', /interrupted\. Continue it with conversation_id/);
+  return id;
+}
+
+/** Continuing the interrupted conversation works, with it as history. */
+async function assertContinues(client: Client, id: string, model: { requests: { body: unknown }[] }): Promise<void> {
   const r = await client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'please finish', conversation_id: id } });
   assert.not.ok(r.isError, textOf(r));
   assert.is(textOf(r), 'finished after the crash');
@@ -188,7 +195,7 @@ async function assertInterruptedThenContinue(client: Client, model: { requests: 
   assert.equal((await transcript(client, id)).map((l) => l.type), ['user', 'interrupted', 'user', 'model', 'final']);
 }
 
-ownership('stdio: a server killed with SIGKILL mid-task leaves the conversation interrupted after a restart, and it continues', async () => {
+ownership('stdio: a server killed with SIGKILL mid-task, restarted without a server model, leaves the conversation interrupted, and it continues', async () => {
   const hanging = await startScriptedServer([{ hang: true }]);
   const finishing = await startScriptedServer([answer('finished after the crash')]);
   try {
@@ -200,11 +207,18 @@ ownership('stdio: a server killed with SIGKILL mid-task leaves the conversation 
     const exited = new Promise((resolve) => doomed.transport.onclose = () => resolve(undefined));
     process.kill(pid, 'SIGKILL');
     await exited;
-    const after = await connectStdio(box.ws, [], {}, (c) => c, modelEnv(finishing.url));
+    const after = await connectStdio(box.ws, [], {}, (c) => c, { SUPERPI_HOME: home });
+    let id: string;
     try {
-      await assertInterruptedThenContinue(after.client, finishing);
+      id = await assertInterrupted(after.client);
     } finally {
       await after.close();
+    }
+    const later = await connectStdio(box.ws, [], {}, (c) => c, modelEnv(finishing.url));
+    try {
+      await assertContinues(later.client, id, finishing);
+    } finally {
+      await later.close();
     }
   } finally {
     await hanging.close();
@@ -212,7 +226,7 @@ ownership('stdio: a server killed with SIGKILL mid-task leaves the conversation 
   }
 });
 
-ownership('HTTP: a server killed with SIGKILL mid-task leaves the conversation interrupted after a restart, and it continues', async () => {
+ownership('HTTP: a server killed with SIGKILL mid-task, restarted without a server model, leaves the conversation interrupted, and it continues', async () => {
   const hanging = await startScriptedServer([{ hang: true }]);
   const finishing = await startScriptedServer([answer('finished after the crash')]);
   const doomed = await startHttpServerProcess(box.ws, [], { SUPERPI_TOKENS: TOKENS, ...modelEnv(hanging.url) });
@@ -224,13 +238,18 @@ ownership('HTTP: a server killed with SIGKILL mid-task leaves the conversation i
     const exited = new Promise((resolve) => doomed.child.once('exit', resolve));
     doomed.child.kill('SIGKILL');
     await exited;
-    server = await startHttpServerProcess(box.ws, [], { SUPERPI_TOKENS: TOKENS, ...modelEnv(finishing.url) });
+    server = await startHttpServerProcess(box.ws, [], { SUPERPI_TOKENS: TOKENS, SUPERPI_HOME: home });
     const aliceAfter = await connectHttp(server.url, 'alice-token-123');
     const bob = await connectHttp(server.url, 'bob-token-4567');
     assert.equal(await completeIds(bob), [], 'not bob\'s');
-    await assertInterruptedThenContinue(aliceAfter, finishing);
+    const id = await assertInterrupted(aliceAfter);
     await aliceAfter.close();
     await bob.close();
+    await server.stop();
+    server = await startHttpServerProcess(box.ws, [], { SUPERPI_TOKENS: TOKENS, ...modelEnv(finishing.url) });
+    const aliceLater = await connectHttp(server.url, 'alice-token-123');
+    await assertContinues(aliceLater, id, finishing);
+    await aliceLater.close();
     await alice.close().catch(() => undefined);
   } finally {
     await server.stop();

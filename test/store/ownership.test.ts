@@ -8,7 +8,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { databasePath, openStore } from '../../src/store/location.ts';
 import { decodeOwner, encodeOwner, type ProcessProbe, processOwnership, systemProbe } from '../../src/store/ownership.ts';
+import { openSqlite } from '../../src/store/sqlite-driver.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import type { ExpiredTask } from '../../src/store/task-lease.ts';
 import { removeHome, tempHome } from './helpers.ts';
 
 let home: string;
@@ -121,6 +123,60 @@ test('with the real probe, another live process\'s running conversation is never
   child.stdout.on('data', (d: Buffer) => (out += d.toString()));
   await new Promise((resolve) => child.on('close', resolve));
   assert.is(out, 'running');
+});
+
+test('a store whose process continues orphans releases a dead owner\'s lease at open instead of interrupting: its first takeover wins at once, a second taker loses', () => {
+  const file = databasePath(home);
+  const table = new Map([[100, 'b/1'], [200, 'b/2'], [300, 'b/3'], [400, 'b/4']]);
+  // A lease far longer than the test: only the release can make it lapse now.
+  const leaseMs = 3_600_000;
+  const dead = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 100), leaseMs });
+  const kept = dead.createConversation(alice);
+  const lease = dead.claimTask(kept.id, { maxTurns: 4, local: false, forbidWrites: false });
+  dead.append(kept.id, 'user', { text: 'go' }, lease.epoch);
+  const bare = dead.createConversation(alice);
+  const live = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 200), leaseMs });
+  const running = live.createConversation(alice);
+  dead.close();
+  table.delete(100);
+
+  const asked: ExpiredTask[] = [];
+  const taker = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300), leaseMs, continuesOrphan: (task) => (asked.push(task), task.setup !== null) });
+  assert.equal(asked.map((t) => t.conversationId).sort(), [kept.id, bare.id].sort(), 'asked about the dead owner\'s tasks only');
+  assert.equal(asked.find((t) => t.conversationId === kept.id), { conversationId: kept.id, principal: 'alice', harness: 'super-pi-code', epoch: lease.epoch, setup: { maxTurns: 4, local: false, forbidWrites: false } });
+  assert.is(taker.getConversation(kept.id, 'alice')?.status, 'running', 'left for the takeover');
+  assert.is(taker.lastEntry(kept.id)?.type, 'user', 'no entry added');
+  assert.is(taker.getConversation(bare.id, 'alice')?.status, 'interrupted', 'one this process cannot continue is marked as before');
+  assert.is(taker.lastEntry(bare.id)?.type, 'interrupted');
+  assert.is(taker.getConversation(running.id, 'alice')?.status, 'running');
+  assert.equal(taker.expiredTasks(10).map((t) => t.conversationId), [kept.id], 'the released lease lapsed; the live owner\'s did not');
+
+  // A second process opened on the file meanwhile sees the same lapsed lease: the epoch lets one win.
+  const other = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 400), leaseMs, continuesOrphan: () => true });
+  const [seen] = other.expiredTasks(10);
+  const won = taker.takeOverTask(kept.id, lease.epoch);
+  assert.is(won?.epoch, lease.epoch + 1);
+  assert.is(other.takeOverTask(kept.id, seen?.epoch ?? -1), null, 'the loser finds the row moved on');
+  assert.equal(other.expiredTasks(10), [], 'nothing left to take');
+  for (const s of [taker, other, live]) s.close();
+});
+
+test('a setup damaged by hand does not keep the store from opening: that orphan is marked interrupted', () => {
+  const file = databasePath(home);
+  const table = new Map([[100, 'b/1'], [300, 'b/3']]);
+  const dead = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 100) });
+  const c = dead.createConversation(alice);
+  dead.claimTask(c.id, { maxTurns: 4, local: false, forbidWrites: false });
+  dead.close();
+  table.delete(100);
+  const db = openSqlite(file, { busyTimeoutMs: 1000 });
+  db.exec(`UPDATE conversations SET task_setup = '{not json' WHERE id = '${c.id}'`);
+  db.close();
+  const seen: unknown[] = [];
+  const s = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300), continuesOrphan: (task) => (seen.push(task.setup), task.setup !== null) });
+  assert.equal(seen, [null]);
+  assert.is(s.getConversation(c.id, 'alice')?.status, 'interrupted');
+  s.close();
 });
 
 test.run();

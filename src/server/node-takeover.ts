@@ -1,0 +1,66 @@
+// How a server process takes part in taking tasks over (task/task-takeover.ts), on either store: on
+// PostgreSQL it continues tasks of other nodes whose lease lapsed; on SQLite it continues tasks of other
+// processes on the same file — at once when the process is known dead (the store releases such a task's
+// lease at open when this process can continue it, `continuesOrphan`), else once the lease lapses. Its
+// taken-over tasks run under this process's task supervisor, tool pool and budgets, as a session's do.
+
+import type { Scheduler } from '../actors/scheduler.ts';
+import { idKey } from '../mcp/jsonrpc.ts';
+import type { Principal } from '../mcp/state.ts';
+import type { AsyncConversationStore } from '../store/async-store.ts';
+import type { SessionEventFeed } from '../store/session-event-feed.ts';
+import { requestStream } from '../store/session-events.ts';
+import type { ExpiredTask } from '../store/task-lease.ts';
+import type { PrincipalBudgets } from '../task/principal-budget.ts';
+import { canContinue, TaskTakeover } from '../task/task-takeover.ts';
+import type { ToolExecutor } from '../tools/contract.ts';
+import type { ApplicationOptions } from './application-options.ts';
+import type { ConversationWatches } from './conversation-watches.ts';
+import { poolPrincipal, principalOfKey, TAKEN_OVER } from './principal-keys.ts';
+import type { TaskSupervision } from './task-supervision.ts';
+
+export interface NodeTakeoverParts {
+  readonly options: ApplicationOptions;
+  /** The store, or null while none exists (SQLite: a pass never creates one). */
+  readonly store: () => AsyncConversationStore | null;
+  readonly scheduler: Scheduler;
+  /** The tool executor a taken-over task of this principal runs with (its share of the pool, `TAKEN_OVER` as its session). */
+  readonly executor: (principal: Principal) => ToolExecutor;
+  readonly budgets: PrincipalBudgets;
+  readonly tasks: TaskSupervision;
+  readonly watches: ConversationWatches;
+  /** The session event log (PostgreSQL), where a taken-over task's answer goes; null on SQLite (nobody can be told). */
+  readonly feed: () => SessionEventFeed | null;
+}
+
+/** What a SQLite store opened by this process is told: it continues an orphan its takeover can continue. */
+export function continuesOrphan(workspace: string, env: NodeJS.ProcessEnv = process.env): (task: ExpiredTask) => boolean {
+  return (task) => canContinue(task, env, workspace);
+}
+
+/** The process's takeover, started: its first pass at once, then at the lease's pace. */
+export function startNodeTakeover(parts: NodeTakeoverParts): TaskTakeover {
+  const { options } = parts;
+  const takeover = new TaskTakeover({
+    store: parts.store,
+    ...(options.taskLeaseMs === undefined ? {} : { leaseMs: options.taskLeaseMs }),
+    scheduler: parts.scheduler,
+    workspace: options.workspace,
+    // Processes on one SQLite file may serve different projects: each continues only its own workspace's tasks.
+    sameWorkspaceOnly: options.store?.kind !== 'postgres',
+    toolTimeoutMs: options.toolTimeoutMs,
+    executorFor: (key) => parts.executor(principalOfKey(key)),
+    env: process.env,
+    logger: options.logger,
+    adoptAllowance: (key) => parts.budgets.adopt(poolPrincipal(principalOfKey(key))),
+    supervise: (run, key) => parts.tasks.supervise(run, TAKEN_OVER, principalOfKey(key), key),
+    transcriptChanged: (conversation) => parts.watches.entryHere(conversation),
+    // The answer goes on the stream of the request it answers, and ends it: the client resuming that
+    // stream (on any node) gets it. Without an event log (SQLite) the transcript and status are the answer.
+    answer: async (target, line) => {
+      await parts.feed()?.store.appendSessionEvent(target.session, target.principal, requestStream(idKey(target.request)), line, true);
+    },
+  });
+  takeover.start();
+  return takeover;
+}

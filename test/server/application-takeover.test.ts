@@ -1,0 +1,79 @@
+// The takeover of a server process on the SQLite store (server/node-takeover.ts): it looks only through a
+// store that exists — a server that never ran a task creates no database to look — and, once one exists,
+// its first pass (at start) opens it, which settles the tasks of a dead process: here, with no server
+// model, the orphan is marked interrupted with its message (test/e2e/sqlite-takeover.test.ts has the
+// processes that continue one).
+
+import { spawn } from 'node:child_process';
+import { existsSync } from 'node:fs';
+import { mkdtemp, realpath, rm } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import { createLogger } from '../../src/log/logger.ts';
+import { Application } from '../../src/server/application.ts';
+import { databasePath } from '../../src/store/location.ts';
+import { processOwnership, systemProbe } from '../../src/store/ownership.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { storedSetup } from '../../src/task/task-takeover.ts';
+
+let ws: string;
+let home: string;
+const saved = { ...process.env };
+
+test.before.each(async () => {
+  ws = await realpath(await mkdtemp(path.join(os.tmpdir(), 'superpi-takeover-ws-')));
+  home = await mkdtemp(path.join(os.tmpdir(), 'superpi-takeover-home-'));
+  // The application finds its store through the environment, as a server does.
+  process.env.SUPERPI_HOME = home;
+  for (const name of ['SUPERPI_MODEL_URL', 'SUPERPI_ANTHROPIC_API_KEY']) delete process.env[name];
+});
+test.after.each(async () => {
+  process.env = { ...saved };
+  await rm(ws, { recursive: true, force: true });
+  await rm(home, { recursive: true, force: true });
+});
+
+const start = () => Application.start({
+  workspace: ws, harness: 'super-pi-code', pageSize: 50, toolTimeoutMs: 30_000, threads: 0, toolThreads: 1,
+  chaos: {}, logger: createLogger('error'), serverVersion: 'test', metrics: false, onGiveUp: () => undefined,
+});
+
+/** After `start`: its first takeover pass was queued then, so one turn later it has looked. */
+const firstPassDone = () => new Promise((resolve) => setImmediate(resolve));
+
+test('a server on a home without a database looks for tasks to take over without creating one', async () => {
+  const app = await start();
+  await firstPassDone();
+  assert.not.ok(existsSync(databasePath(home)), 'no database made by the first pass');
+  await app.stop();
+  assert.not.ok(existsSync(databasePath(home)), 'nor by the stop');
+});
+
+test('once the database exists, the first pass opens it: a dead process\'s task that nobody here can continue (no server model) is marked interrupted', async () => {
+  const gone = spawn(process.execPath, ['-e', '0']);
+  const pid = gone.pid ?? 0;
+  await new Promise((resolve) => gone.on('close', resolve));
+  const dead = SqliteConversationStore.open(databasePath(home), { ownership: processOwnership(systemProbe, pid) });
+  const c = dead.createConversation({ principal: 'local', sessionId: 'session-1', harness: 'super-pi-code' });
+  const lease = dead.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: true, forbidWrites: false, canConfirm: true }, { workspace: ws }));
+  dead.append(c.id, 'user', { text: 'go' }, lease.epoch);
+  dead.close();
+
+  const app = await start();
+  await firstPassDone();
+  await app.stop();
+  // Were the orphan still running, this open would leave it for a takeover, not interrupt it.
+  const after = SqliteConversationStore.open(databasePath(home), { continuesOrphan: () => true });
+  try {
+    assert.is(after.getConversation(c.id, 'local')?.status, 'interrupted');
+    const last = after.lastEntry(c.id);
+    assert.is(last?.type, 'interrupted');
+    assert.match(String((last?.payload as { message: string }).message), `Continue it with conversation_id ${c.id}`);
+  } finally {
+    after.close();
+  }
+});
+
+test.run();
