@@ -90,7 +90,8 @@ export class ModernFuzz {
     const listen = method === 'subscriptions/listen';
     if (listen && wellFormedId && this.opts.cancelListens) this.#openListens.push(id);
     const meta = params._meta;
-    const modern = method === 'server/discover' || (typeof meta === 'object' && meta !== null && !Array.isArray(meta) && Object.hasOwn(meta, META_VERSION));
+    // An empty method makes no request at all (-32600 before any era is read).
+    const modern = method === 'server/discover' || (method !== '' && typeof meta === 'object' && meta !== null && !Array.isArray(meta) && Object.hasOwn(meta, META_VERSION));
     const expect = wellFormedId && value.jsonrpc === '2.0' ? { id, method, listen, modern, headersMismatch: mismatch } : undefined;
     return expect === undefined ? { value, headers } : { value, headers, expect };
   }
