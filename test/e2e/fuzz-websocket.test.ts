@@ -87,10 +87,14 @@ test(`WebSocket: ${FUZZ_MESSAGES} generated frames; every socket's last ping is 
         const n = next++;
         const frames = batches[n] as FuzzCase[];
         const { ws, modern, reply } = await connect(wsUrl);
-        ws.send(initialize('fuzz-init', versions[n % versions.length] as string));
-        const init = await reply('fuzz-init');
-        assert.ok(init !== 'closed' && init.result, `socket ${n} initialized: ${JSON.stringify(init)}`);
-        ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+        // Every fifth socket is never initialized by the test: its 2026-07-28 requests need no handshake,
+        // and its 2025 ones meet a session before (or after a fuzzed) initialize.
+        if (n % 5 !== 4) {
+          ws.send(initialize('fuzz-init', versions[n % versions.length] as string));
+          const init = await reply('fuzz-init');
+          assert.ok(init !== 'closed' && init.result, `socket ${n} initialized: ${JSON.stringify(init)}`);
+          ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+        }
         for (const c of frames) {
           if (c.kind === 'text') modern.sent(c);
           ws.send(c.kind === 'text' ? c.text : c.bytes);
