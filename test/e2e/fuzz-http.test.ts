@@ -1,7 +1,7 @@
 // Fuzz, Streamable HTTP: 10,000 generated POSTs (valid requests with random params, broken JSON, wrong
 // types, huge ids, bounded nesting, batches, unknown and Object.prototype method names, notifications,
 // responses) to a real server process, over sessions of each version, none, and unknown ones; a third are
-// 2026-07-28 requests (fuzz-modern.ts), mostly without a session, with `MCP-Protocol-Version`, `Mcp-Method`
+// 2026-07-28 requests (fuzz-modern.ts), mostly without a session (anonymous or with a bearer token), with `MCP-Protocol-Version`, `Mcp-Method`
 // and `Mcp-Name` headers that agree with the body or not. Every POST gets an HTTP response; every modern
 // request is answered with its id (a listen: its acknowledgment, read off its stream, which the test then
 // closes), headers that disagree with the body are 400 with -32020; afterwards a fresh modern client
@@ -52,6 +52,7 @@ async function post(url: string, body: string | ArrayBuffer, headers: Record<str
 }
 
 const MODERN_POST = { 'mcp-protocol-version': '2026-07-28' };
+const FUZZ_TOKEN = 'fuzz-token-0123456789';
 
 function messagesOf(text: string): { id?: unknown; result?: unknown; error?: unknown }[] {
   const t = text.trimStart();
@@ -72,7 +73,9 @@ async function openSession(url: string, version: string): Promise<Record<string,
 
 test(`HTTP: ${FUZZ_MESSAGES} generated POSTs each get a response; then a fresh client is served and RSS < ${FUZZ_RSS_LIMIT_BYTES / 2 ** 20} MB (seed ${FUZZ_SEED})`, async () => {
   const box = await makeSandbox();
-  const server = await startFuzzServer(box.ws);
+  // A token principal beside the anonymous one: its modern requests share pooled sessions and reach the
+  // store (tasks/*, listens of its own tasks), which anonymous callers are refused before.
+  const server = await startFuzzServer(box.ws, [], { SUPERPI_TOKENS: `${FUZZ_TOKEN}=fuzz-alice` });
   try {
     const sessions = await Promise.all(['2025-06-18', '2025-03-26', '2024-11-05', '2025-06-18'].map((v) => openSession(server.url, v)));
     const rng = new Rng(FUZZ_SEED);
@@ -86,7 +89,7 @@ test(`HTTP: ${FUZZ_MESSAGES} generated POSTs each get a response; then a fresh c
       // A 2026-07-28 request: mostly on no session (the stateless path), else on a 2025 session, whose
       // version header or its own wins.
       const q = rng.int(100);
-      if (q < 75) return { body, headers: c.headers, expect: c.expect, stateless: true };
+      if (q < 75) return { body, headers: rng.chance(0.5) ? { ...c.headers, authorization: `Bearer ${FUZZ_TOKEN}` } : c.headers, expect: c.expect, stateless: true };
       return { body, headers: q < 90 ? { ...c.headers, ...session } : { ...session, ...c.headers }, expect: c.expect, stateless: false };
     });
     const modern = new ModernAnswers();
@@ -140,7 +143,7 @@ test(`HTTP: ${FUZZ_MESSAGES} generated POSTs each get a response; then a fresh c
     const discoverHeaders = { ...MODERN_POST, 'mcp-method': 'server/discover' };
     const discover = messagesOf((await post(server.url, JSON.stringify({ jsonrpc: '2.0', id: 'd', method: 'server/discover', params: { _meta: modernMeta() } }), discoverHeaders)).text)[0] as { result: { supportedVersions: string[] } };
     assert.ok(discover.result.supportedVersions.includes('2026-07-28'), JSON.stringify(discover));
-    const readHeaders = { ...MODERN_POST, 'mcp-method': 'tools/call', 'mcp-name': 'read' };
+    const readHeaders = { ...MODERN_POST, 'mcp-method': 'tools/call', 'mcp-name': 'read', authorization: `Bearer ${FUZZ_TOKEN}` };
     const modernRead = await post(server.url, JSON.stringify({ jsonrpc: '2.0', id: 'r', method: 'tools/call', params: { name: 'read', arguments: { path: 'README.md' }, _meta: modernMeta() } }), readHeaders);
     assert.match(JSON.stringify(messagesOf(modernRead.text).find((m) => m.id === 'r')?.result), /Demo project/);
 

@@ -159,10 +159,10 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** `node bin/super-pi.js` serving HTTP and WebSocket on 127.0.0.1, a free port; resolves with its URL. */
-export async function startFuzzServer(ws: string, extraArgs: string[] = []): Promise<ServerProcess> {
+/** `node bin/super-pi.js` serving HTTP and WebSocket on 127.0.0.1, a free port (`env` added to this process's); resolves with its URL. */
+export async function startFuzzServer(ws: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [binEntry, '--host', '127.0.0.1', '--port', '0', '--workspace', ws, '--log-level', 'error', ...extraArgs], {
-    cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env },
   });
   let stdout = '';
   let stderr = '';
