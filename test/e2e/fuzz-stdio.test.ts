@@ -74,6 +74,11 @@ test(`stdio: ${FUZZ_MESSAGES} generated lines; stdout stays JSON-RPC; then initi
       if (c.kind === 'text') modern.sent(c);
       await write(c.kind === 'text' ? `${c.text}\n` : Buffer.concat([c.bytes, Buffer.from('\n')]));
     }
+    // Streams still open are cancelled, as a host does before it closes: else the exit waits out its grace for them.
+    for (const c of cases.finish()) {
+      if (c.kind === 'text') modern.sent(c);
+      await write(`${c.kind === 'text' ? c.text : ''}\n`);
+    }
     // Lines are handled in order: the answer to this ping comes after everything before it was read.
     const last = await request('fuzz-last', 'ping');
     assert.equal(last.result, {}, JSON.stringify(last));

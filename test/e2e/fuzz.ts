@@ -140,6 +140,11 @@ export class FuzzGenerator {
     }
     return { kind: 'text', text: JSON.stringify(randomMessage(rng, opts, this.#modern)) };
   }
+
+  /** The last cases of a connection: a cancellation of each listen it left open (none without `cancelListens`). */
+  finish(): FuzzCase[] {
+    return this.#modern.cancelAll().map((c) => ({ kind: 'text', text: JSON.stringify(c.value), cancels: c.id }));
+  }
 }
 
 /** The server process's resident set size, from /proc (Linux). */
