@@ -1,6 +1,8 @@
 // Fuzz, the HTTP front door: generated request lines (every target form, garbage, `http://`, `http://[`,
 // very long), headers (Host, Origin, Upgrade and Sec-WebSocket-*, Content-Length and Transfer-Encoding in
-// conflict) and WebSocket upgrades with bad targets, written raw on a socket to the real server process.
+// conflict), the 2026-07-28 headers that repeat the body (`MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name`,
+// with raw bytes, repeated, folded or oversized: values a fetch client cannot send) over a 2026-07-28 body,
+// and WebSocket upgrades with bad targets, written raw on a socket to the real server process.
 // After every case the server still answers /health and an MCP ping, and its log never shows the
 // uncaught-failure policy (src/cli/last-resort.ts): no event callback let anything escape.
 
@@ -56,8 +58,10 @@ function headerArb(port: number): fc.Arbitrary<string[]> {
     wsKey: fc.option(fc.constantFrom('dGhlIHNhbXBsZSBub25jZQ==', '', 'short', '!!!!'), { nil: undefined }),
     wsVersion: fc.option(fc.constantFrom('13', '8', 'x', ''), { nil: undefined }),
     wsProtocol: fc.option(fc.constantFrom('mcp', 'chat', 'mcp, chat', ''), { nil: undefined }),
-    length: fc.option(fc.constantFrom('0', '5', '-1', '99999999999999999999', 'abc', '5, 6'), { nil: undefined }),
+    length: fc.option(fc.constantFrom('0', '5', '-1', '99999999999999999999', 'abc', '5, 6', AUTO_LENGTH, AUTO_LENGTH), { nil: undefined }),
+    json: fc.boolean(),
     chunked: fc.boolean(),
+    modern: modernHeaders(4),
     extra: fc.array(fc.string({ maxLength: 30 }), { maxLength: 2 }),
   }).map((h) => [
     ...(h.host === undefined ? [] : [`Host: ${h.host}`]),
@@ -68,7 +72,9 @@ function headerArb(port: number): fc.Arbitrary<string[]> {
     ...(h.wsVersion === undefined ? [] : [`Sec-WebSocket-Version: ${h.wsVersion}`]),
     ...(h.wsProtocol === undefined ? [] : [`Sec-WebSocket-Protocol: ${h.wsProtocol}`]),
     ...(h.length === undefined ? [] : [`Content-Length: ${h.length}`]),
+    ...(h.json ? ['Content-Type: application/json', 'Accept: application/json, text/event-stream'] : []),
     ...(h.chunked ? ['Transfer-Encoding: chunked'] : []),
+    ...h.modern.map(([name, value]) => `${name}: ${value}`),
     ...h.extra,
   ]);
 }
@@ -81,12 +87,72 @@ interface Case {
   readonly body: string;
 }
 
-function requestArb(port: number): fc.Arbitrary<Case> {
-  return fc.record({ method: methods, target: targets, version: versions, headers: headerArb(port), body: fc.oneof(fc.constant(''), fc.string({ maxLength: 30 }), fc.constant('5\r\nhello\r\n0\r\n\r\n')) });
+/** `MCP-Protocol-Version`, `Mcp-Method`, `Mcp-Name` lines (any case, repeated or not) with right, wrong and raw-byte values. */
+function modernHeaders(maxLength: number): fc.Arbitrary<[string, string][]> {
+  return fc.array(fc.tuple(
+    fc.constantFrom('MCP-Protocol-Version', 'Mcp-Method', 'Mcp-Name', 'mcp-name', 'MCP-PROTOCOL-VERSION'),
+    fc.oneof(
+      fc.constantFrom('2026-07-28', '2025-06-18', 'tools/call', 'server/discover', 'read', 'bash', '=?base64?cmVhZA==?=', '=?base64?/w==?=', '=?base64?!?=', ' read ', '\xff\xfe', 'r\x00ead', 'n'.repeat(9000)),
+      fc.string({ unit: 'binary', maxLength: 20 }),
+    ),
+  ), { maxLength });
 }
 
+/** The headers a 2026-07-28 body implies, for MODERN_BODIES (the tools/call one names `read`). */
+function rightHeaders(body: string): [string, string][] {
+  const call = body.includes('"tools/call"');
+  return [['MCP-Protocol-Version', '2026-07-28'], ['Mcp-Method', call ? 'tools/call' : 'server/discover'], ...(call ? [['Mcp-Name', 'read'] as [string, string]] : [])];
+}
+
+/** A header value: visible ASCII, obs-text bytes (0x80-0xff, which HTTP allows and fetch cannot send), or a known right or wrong one. */
+const headerValue = fc.oneof(
+  fc.constantFrom('2026-07-28', '2025-06-18', 'tools/call', 'server/discover', 'read', 'bash', '=?base64?cmVhZA==?=', '=?base64?/w==?=', '=?base64?!?=', ' read ', 're\xe4d', '\xff\xfe', 'n'.repeat(9000)),
+  fc.string({ maxLength: 20 }),
+  fc.string({ unit: fc.integer({ min: 0x80, max: 0xff }).map((c) => String.fromCharCode(c)), maxLength: 8 }),
+);
+
+/**
+ * A 2026-07-28 POST that reaches the header checks (the right target, Host, length and media types): the
+ * headers its body implies, then up to three edits (one dropped, its value replaced, a line repeated,
+ * its name in another case). The general cases above seldom get so far.
+ */
+function modernPostArb(port: number): fc.Arbitrary<Case> {
+  const edit = fc.tuple(fc.constantFrom('drop', 'replace', 'repeat', 'case'), fc.nat(), headerValue);
+  return fc.record({ body: fc.constantFrom(...MODERN_BODIES), edits: fc.array(edit, { maxLength: 3 }) }).map(({ body, edits }) => {
+    const lines = rightHeaders(body);
+    for (const [kind, at, value] of edits) {
+      if (lines.length === 0) break;
+      const i = at % lines.length;
+      const [name, old] = lines[i] as [string, string];
+      if (kind === 'drop') lines.splice(i, 1);
+      else if (kind === 'replace') lines[i] = [name, value];
+      else if (kind === 'repeat') lines.push([name, value]);
+      else lines[i] = [name.toUpperCase(), old];
+    }
+    return {
+      method: 'POST', target: '/mcp', version: 'HTTP/1.1', body,
+      headers: [`Host: 127.0.0.1:${port}`, 'Content-Type: application/json', 'Accept: application/json, text/event-stream', 'Connection: close', `Content-Length: ${AUTO_LENGTH}`, ...lines.map(([name, v]) => `${name}: ${v}`)],
+    };
+  });
+}
+
+function requestArb(port: number): fc.Arbitrary<Case> {
+  const general = fc.record({ method: methods, target: targets, version: versions, headers: headerArb(port), body: fc.oneof(fc.constant(''), fc.string({ maxLength: 30 }), fc.constant('5\r\nhello\r\n0\r\n\r\n'), fc.constantFrom(...MODERN_BODIES)) });
+  return fc.oneof({ arbitrary: general, weight: 3 }, { arbitrary: modernPostArb(port), weight: 1 });
+}
+
+/** 2026-07-28 bodies the modern headers above repeat (or not): only read-only tools, never a command. */
+const MODERN_BODIES = ['server/discover', 'tools/call'].map((method) => JSON.stringify({
+  jsonrpc: '2.0', id: 7, method,
+  params: { ...(method === 'tools/call' ? { name: 'read', arguments: { path: 'README.md' } } : {}), _meta: { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} } },
+}));
+
+/** A Content-Length the case's own body has (so a POST's body is read, and its headers checked against it). */
+const AUTO_LENGTH = 'auto';
+
 function bytesOf(c: Case): string {
-  return `${c.method} ${c.target} ${c.version}\r\n${c.headers.map((h) => `${h}\r\n`).join('')}\r\n${c.body}`;
+  const length = String(Buffer.byteLength(c.body, 'latin1'));
+  return `${c.method} ${c.target} ${c.version}\r\n${c.headers.map((h) => `${h.replace(`: ${AUTO_LENGTH}`, `: ${length}`)}\r\n`).join('')}\r\n${c.body}`;
 }
 
 /** The cases that ended the process before the fix, always run first. */

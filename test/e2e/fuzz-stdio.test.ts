@@ -1,15 +1,18 @@
 // Fuzz, stdio: 10,000 generated lines (valid requests with random params, broken JSON, wrong types, huge
 // ids, bounded nesting, batches, unknown and Object.prototype method names, notifications, responses,
-// bytes that are not UTF-8) into a real `super-pi --stdio` process. Its stdout stays protocol only (every
-// line a JSON-RPC message), no request is aborted by a crash, it then serves initialize, tools/list and a
-// read normally, its RSS stays bounded, and it exits 0 when its input closes.
+// bytes that are not UTF-8), a third of them 2026-07-28 requests interleaved with the 2025 ones (fuzz-modern.ts),
+// into a real `super-pi --stdio` process. Its stdout stays protocol only (every line a JSON-RPC message),
+// no request is aborted by a crash, every modern request is answered once with a result or an error
+// echoing its id, it then serves a fresh modern client (server/discover, a read) and initialize,
+// tools/list and a read normally, its RSS stays bounded, and it exits 0 when its input closes.
 
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeSandbox, repoRoot } from './fixtures.ts';
-import { binEntry, FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, fuzzCase, Rng, rssOf, stopChild } from './fuzz.ts';
+import { binEntry, FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, FuzzGenerator, Rng, rssOf, stopChild } from './fuzz.ts';
+import { ModernAnswers, modernMeta } from './fuzz-modern.ts';
 
 const REPLY_DEADLINE_MS = 30_000;
 
@@ -23,6 +26,7 @@ test(`stdio: ${FUZZ_MESSAGES} generated lines; stdout stays JSON-RPC; then initi
   const notProtocol: string[] = [];
   const aborted: string[] = [];
   const waiting = new Map<string, (m: Message) => void>();
+  const modern = new ModernAnswers();
   let pending = '';
   child.stdout.on('data', (d: Buffer) => {
     pending += d.toString('utf8');
@@ -40,7 +44,10 @@ test(`stdio: ${FUZZ_MESSAGES} generated lines; stdout stays JSON-RPC; then initi
         if (typeof m !== 'object' || m === null || m.jsonrpc !== '2.0') notProtocol.push(line.slice(0, 200));
         // -32010: the session's actor died under the request. Without fault injection, that is a bug.
         else if (m.error?.code === -32010) aborted.push(line.slice(0, 300));
-        else if (typeof m.id === 'string') waiting.get(m.id)?.(m);
+        else {
+          modern.seen(m);
+          if (typeof m.id === 'string' && m.method === undefined) waiting.get(m.id)?.(m);
+        }
       }
     }
   });
@@ -61,16 +68,37 @@ test(`stdio: ${FUZZ_MESSAGES} generated lines; stdout stays JSON-RPC; then initi
     return answer;
   };
   try {
-    const rng = new Rng(FUZZ_SEED);
+    const cases = new FuzzGenerator(new Rng(FUZZ_SEED), { bytes: true, cancelUnusedIdsOnly: false, cancelListens: true });
     for (let i = 0; i < FUZZ_MESSAGES; i++) {
-      const c = fuzzCase(rng, { bytes: true, cancelUnusedIdsOnly: false });
+      const c = cases.next();
+      if (c.kind === 'text') modern.sent(c);
       await write(c.kind === 'text' ? `${c.text}\n` : Buffer.concat([c.bytes, Buffer.from('\n')]));
+    }
+    // Streams still open are cancelled, as a host does before it closes: else the exit waits out its grace for them.
+    for (const c of cases.finish()) {
+      if (c.kind === 'text') modern.sent(c);
+      await write(`${c.kind === 'text' ? c.text : ''}\n`);
     }
     // Lines are handled in order: the answer to this ping comes after everything before it was read.
     const last = await request('fuzz-last', 'ping');
     assert.equal(last.result, {}, JSON.stringify(last));
     assert.equal(notProtocol.slice(0, 3), [], `${notProtocol.length} stdout lines were not JSON-RPC messages`);
     assert.equal(aborted.slice(0, 3), [], `${aborted.length} requests were aborted by actor crashes`);
+    // Tool calls and store reads answer after the ping: every modern request's answer, within a deadline.
+    const owed = await modern.settled();
+    assert.equal(owed.slice(0, 5), [], `${owed.length} 2026-07-28 requests were not answered; stderr: ${stderr.slice(-2000)}`);
+    assert.equal(modern.problems.slice(0, 5), [], `${modern.problems.length} answers to 2026-07-28 requests were malformed`);
+    // The run reached the modern era's handlers, not only its refusals (a few thousand modern requests per run).
+    const outcomes = JSON.stringify([...modern.outcomes]);
+    console.log(`seed ${FUZZ_SEED}: 2026-07-28 answers ${outcomes}`);
+    assert.ok((modern.outcomes.get('result') ?? 0) > 500 && (modern.outcomes.get('error') ?? 0) > 500 && (modern.outcomes.get('acknowledged') ?? 0) > 10, outcomes);
+
+    // A fresh 2026-07-28 client: server/discover, then a read.
+    const discover = await request('fresh-discover', 'server/discover', { _meta: modernMeta() }) as { result: { supportedVersions: string[] } };
+    assert.ok(discover.result.supportedVersions.includes('2026-07-28'), JSON.stringify(discover));
+    const modernRead = await request('fresh-modern-read', 'tools/call', { name: 'read', arguments: { path: 'README.md' }, _meta: modernMeta() });
+    assert.match(JSON.stringify(modernRead.result), /Demo project/);
+    assert.match(JSON.stringify(modernRead.result), /"resultType":"complete"/);
 
     // Served normally: initialize (answered; "already initialized" if a fuzz line initialized the session),
     // tools/list and a read.

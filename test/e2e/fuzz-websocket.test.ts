@@ -1,7 +1,10 @@
 // Fuzz, WebSocket: 10,000 generated frames (valid requests with random params, broken JSON, wrong types,
 // huge ids, bounded nesting, batches, unknown and Object.prototype method names, notifications, responses,
-// text frames that are not UTF-8) over a series of sockets to a real server process. Every socket's last
-// ping is answered unless the socket was closed for invalid UTF-8; afterwards a fresh client is served
+// text frames that are not UTF-8), a third of them 2026-07-28 requests interleaved with the 2025 ones on
+// the same socket (fuzz-modern.ts), over a series of sockets to a real server process. Every modern
+// request is answered once with a result or an error echoing its id (a listen: its acknowledgment, or
+// it was cancelled), every socket's last ping is answered unless the socket was closed for invalid
+// UTF-8; afterwards a fresh modern client (server/discover, a read) and a fresh 2025 client are served
 // normally and the RSS stays bounded.
 
 import { test } from 'uvu';
@@ -9,7 +12,8 @@ import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
 import { UNCAUGHT_MESSAGE } from '../../src/cli/last-resort.ts';
 import { makeSandbox } from './fixtures.ts';
-import { FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, fuzzCase, Rng, rssOf, startFuzzServer } from './fuzz.ts';
+import { FUZZ_MESSAGES, FUZZ_RSS_LIMIT_BYTES, FUZZ_SEED, type FuzzCase, FuzzGenerator, Rng, rssOf, startFuzzServer } from './fuzz.ts';
+import { ModernAnswers, modernMeta } from './fuzz-modern.ts';
 
 /** Frames per socket before it says goodbye and the next one opens. */
 const FRAMES_PER_SOCKET = 500;
@@ -23,8 +27,12 @@ type Message = { id?: unknown; result?: unknown; error?: { code: number } };
 /** Requests aborted because an actor crashed, across every socket of the run. */
 const aborted: string[] = [];
 
-/** An open socket and a way to wait for the reply to one id. */
-async function connect(url: string): Promise<{ ws: WebSocket; reply(id: string): Promise<Message | 'closed'> }> {
+/** Malformed or missing answers to 2026-07-28 requests, across every socket of the run. */
+const modernProblems: string[] = [];
+
+/** An open socket, the answers its modern requests are owed, and a way to wait for the reply to one id. */
+async function connect(url: string): Promise<{ ws: WebSocket; modern: ModernAnswers; reply(id: string): Promise<Message | 'closed'> }> {
+  const modern = new ModernAnswers();
   const ws = new WebSocket(url, ['mcp']);
   const waiting = new Map<string, (m: Message | 'closed') => void>();
   ws.on('message', (data) => {
@@ -37,6 +45,7 @@ async function connect(url: string): Promise<{ ws: WebSocket; reply(id: string):
     for (const m of (Array.isArray(parsed) ? parsed : [parsed]) as Message[]) {
       // -32010: the session's actor died under the request. Without fault injection, that is a bug.
       if (m.error?.code === -32010) aborted.push(JSON.stringify(m).slice(0, 300));
+      modern.seen(m);
       if (typeof m.id === 'string') waiting.get(m.id)?.(m);
     }
   });
@@ -47,6 +56,7 @@ async function connect(url: string): Promise<{ ws: WebSocket; reply(id: string):
   });
   return {
     ws,
+    modern,
     reply: (id) => new Promise((resolve, reject) => {
       if (ws.readyState !== ws.OPEN) return resolve('closed');
       const timer = setTimeout(() => reject(new Error(`no reply to ${id} within ${REPLY_DEADLINE_MS} ms`)), REPLY_DEADLINE_MS);
@@ -65,22 +75,34 @@ test(`WebSocket: ${FUZZ_MESSAGES} generated frames; every socket's last ping is 
   const server = await startFuzzServer(box.ws);
   const wsUrl = server.url.replace(/^http/, 'ws');
   try {
-    const rng = new Rng(FUZZ_SEED);
+    const generator = new FuzzGenerator(new Rng(FUZZ_SEED), { bytes: false, cancelUnusedIdsOnly: false, cancelListens: true });
     const batches = Array.from({ length: Math.ceil(FUZZ_MESSAGES / FRAMES_PER_SOCKET) }, () =>
-      Array.from({ length: FRAMES_PER_SOCKET }, () => fuzzCase(rng, { bytes: false, cancelUnusedIdsOnly: false })));
+      Array.from({ length: FRAMES_PER_SOCKET }, () => generator.next()));
+    const outcomes = new Map<string, number>();
     const versions = ['2025-06-18', '2025-03-26', '2024-11-05'];
     let closedForBytes = 0;
     let next = 0;
     await Promise.all(Array.from({ length: CONCURRENCY }, async () => {
       while (next < batches.length) {
         const n = next++;
-        const frames = batches[n] as ReturnType<typeof fuzzCase>[];
-        const { ws, reply } = await connect(wsUrl);
-        ws.send(initialize('fuzz-init', versions[n % versions.length] as string));
-        const init = await reply('fuzz-init');
-        assert.ok(init !== 'closed' && init.result, `socket ${n} initialized: ${JSON.stringify(init)}`);
-        ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
-        for (const c of frames) ws.send(c.kind === 'text' ? c.text : c.bytes);
+        const frames = batches[n] as FuzzCase[];
+        const { ws, modern, reply } = await connect(wsUrl);
+        // Every fifth socket is never initialized by the test: its 2026-07-28 requests need no handshake,
+        // and its 2025 ones meet a session before (or after a fuzzed) initialize.
+        if (n % 5 !== 4) {
+          ws.send(initialize('fuzz-init', versions[n % versions.length] as string));
+          const init = await reply('fuzz-init');
+          assert.ok(init !== 'closed' && init.result, `socket ${n} initialized: ${JSON.stringify(init)}`);
+          ws.send(JSON.stringify({ jsonrpc: '2.0', method: 'notifications/initialized' }));
+        }
+        for (const c of frames) {
+          if (c.kind === 'text') modern.sent(c);
+          ws.send(c.kind === 'text' ? c.text : c.bytes);
+        }
+        // Before the socket ends (a close drops what is in flight): every modern request answered.
+        for (const id of await modern.settled()) modernProblems.push(`socket ${n}: no answer to ${id}`);
+        modernProblems.push(...modern.problems);
+        for (const [k, v] of modern.outcomes) outcomes.set(k, (outcomes.get(k) ?? 0) + v);
         if (n % 4 === 3) {
           // A text frame that is not UTF-8 ends every fourth socket: the server closes it (1007), nothing else.
           const closed = new Promise<number>((resolve) => ws.once('close', (code) => resolve(code)));
@@ -97,8 +119,19 @@ test(`WebSocket: ${FUZZ_MESSAGES} generated frames; every socket's last ping is 
     }));
 
     assert.equal(aborted.slice(0, 3), [], `${aborted.length} requests were aborted by actor crashes`);
+    assert.equal(modernProblems.slice(0, 5), [], `${modernProblems.length} 2026-07-28 requests were not answered, or answered malformed`);
+    assert.ok((outcomes.get('result') ?? 0) > 500 && (outcomes.get('error') ?? 0) > 500 && (outcomes.get('acknowledged') ?? 0) > 10, JSON.stringify([...outcomes]));
 
-    // A fresh client: initialize, tools/list, a read.
+    // A fresh 2026-07-28 client (no initialize): server/discover, then a read.
+    const fresh = await connect(wsUrl);
+    fresh.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'discover', method: 'server/discover', params: { _meta: modernMeta() } }));
+    const discover = await fresh.reply('discover') as { result: { supportedVersions: string[] } };
+    assert.ok(discover.result.supportedVersions.includes('2026-07-28'), JSON.stringify(discover));
+    fresh.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'read', method: 'tools/call', params: { name: 'read', arguments: { path: 'README.md' }, _meta: modernMeta() } }));
+    assert.match(JSON.stringify((await fresh.reply('read') as Message).result), /Demo project/);
+    fresh.ws.close();
+
+    // A fresh 2025 client: initialize, tools/list, a read.
     const { ws, reply } = await connect(wsUrl);
     ws.send(initialize('init', '2025-06-18'));
     assert.ok((await reply('init')) !== 'closed');

@@ -1,4 +1,5 @@
-// Shared by the per-transport fuzz runs: a seeded generator of hostile and ordinary JSON-RPC traffic,
+// Shared by the per-transport fuzz runs: a seeded generator of hostile and ordinary JSON-RPC traffic of
+// both protocol eras (the 2026-07-28 half is fuzz-modern.ts),
 // the real server process (`node bin/super-pi.js`, the dist bundle) on 127.0.0.1, and its RSS.
 // Seeded, so a failure can be replayed: the seed is printed by each run and can be set with FUZZ_SEED.
 
@@ -6,6 +7,10 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
 import path from 'node:path';
 import { repoRoot } from './fixtures.ts';
+import { type ModernExpectation, ModernFuzz } from './fuzz-modern.ts';
+import { deep, PATHS, PROTOTYPE_NAMES, randomId, randomString, randomValue, READ_TOOLS, type Rng } from './fuzz-random.ts';
+
+export { Rng } from './fuzz-random.ts';
 
 /** Messages per fuzz run, per transport (issue 10). */
 export const FUZZ_MESSAGES = 10_000;
@@ -17,83 +22,12 @@ export const FUZZ_RSS_LIMIT_BYTES = 600 * 1024 * 1024;
 
 export const FUZZ_SEED = Number(process.env.FUZZ_SEED ?? Date.now() % 2 ** 31);
 
-/** mulberry32: small, fast, good enough to pick fuzz cases, and replayable from its seed. */
-export class Rng {
-  #s: number;
-  constructor(seed: number) {
-    this.#s = seed >>> 0;
-  }
-  next(): number {
-    this.#s = (this.#s + 0x6d2b79f5) >>> 0;
-    let t = this.#s;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  }
-  int(n: number): number {
-    return Math.floor(this.next() * n);
-  }
-  pick<T>(items: readonly T[]): T {
-    return items[this.int(items.length)] as T;
-  }
-  chance(p: number): boolean {
-    return this.next() < p;
-  }
-}
-
-/** Every own key of Object.prototype, and more names a table keyed by input could trip on. */
-const PROTOTYPE_NAMES = [...Object.getOwnPropertyNames(Object.prototype), 'prototype', 'constructor.prototype', '__proto__'];
 const METHODS = [
   'initialize', 'ping', 'tools/list', 'tools/call', 'resources/list', 'resources/read', 'resources/templates/list',
   'resources/subscribe', 'resources/unsubscribe', 'prompts/list', 'prompts/get', 'completion/complete', 'logging/setLevel',
   'notifications/initialized', 'notifications/cancelled', 'notifications/progress', 'notifications/roots/list_changed',
 ];
-/** Tools that only read: a fuzz run must not run commands or write in the workspace. */
-const READ_TOOLS = ['read', 'ls', 'find', 'grep'];
-const PATHS = ['README.md', 'src', 'src/greet.ts', '.', '..', '../outside/secret.txt', '/etc/passwd', 'no-such-file', 'a.txt/', '\u0000', 'src/../../x', ''];
 const VERSIONS = ['2025-06-18', '2025-03-26', '2024-11-05', '1999-01-01', ''];
-
-function randomString(rng: Rng, max = 24): string {
-  const n = rng.int(max);
-  let s = '';
-  for (let i = 0; i < n; i++) {
-    const r = rng.next();
-    s += r < 0.7 ? String.fromCharCode(0x20 + rng.int(95)) : r < 0.9 ? String.fromCharCode(rng.int(0x800)) : rng.pick(['\u2028', '\ud83d\ude00', '\ud800', '"', '\\', '\n']);
-  }
-  return s;
-}
-
-function randomId(rng: Rng): unknown {
-  switch (rng.int(10)) {
-    case 0: return Number.MAX_SAFE_INTEGER + rng.int(1000);
-    case 1: return -rng.int(1e9);
-    case 2: return rng.next() * 1e308;
-    case 3: return randomString(rng, 64);
-    case 4: return 'x'.repeat(rng.int(4000));
-    case 5: return null;
-    case 6: return rng.pick([true, {}, [], 1.5]);
-    default: return rng.int(50);
-  }
-}
-
-/** A JSON value, nested at most `depth` levels (deep nesting is issue 10 item 8's own test). */
-function randomValue(rng: Rng, depth: number): unknown {
-  const r = rng.int(depth > 0 ? 9 : 6);
-  switch (r) {
-    case 0: return null;
-    case 1: return rng.chance(0.5);
-    case 2: return rng.next() * 2 ** rng.int(80) * (rng.chance(0.5) ? 1 : -1);
-    case 3: return randomString(rng);
-    case 4: return rng.int(100);
-    case 5: return rng.pick(PROTOTYPE_NAMES);
-    case 6: return Array.from({ length: rng.int(5) }, () => randomValue(rng, depth - 1));
-    default: {
-      const o: Record<string, unknown> = {};
-      for (let i = rng.int(5); i > 0; i--) o[rng.chance(0.2) ? rng.pick(PROTOTYPE_NAMES) : randomString(rng, 10)] = randomValue(rng, depth - 1);
-      return o;
-    }
-  }
-}
 
 function paramsFor(rng: Rng, method: string, opts: FuzzOptions): unknown {
   if (rng.chance(0.15)) return randomValue(rng, 6);
@@ -122,8 +56,8 @@ function paramsFor(rng: Rng, method: string, opts: FuzzOptions): unknown {
   }
 }
 
-/** One generated message as the JSON value to send (before serialisation). */
-function randomMessage(rng: Rng, opts: FuzzOptions): unknown {
+/** One generated 2025-era message as the JSON value to send (before serialisation); batches may hold 2026-07-28 requests. */
+function randomMessage(rng: Rng, opts: FuzzOptions, modern: ModernFuzz): unknown {
   const r = rng.int(100);
   if (r < 45) { // a request (maybe with a wrong field)
     const method = rng.chance(0.9) ? rng.pick(METHODS) : rng.chance(0.5) ? rng.pick(PROTOTYPE_NAMES) : randomString(rng);
@@ -138,36 +72,79 @@ function randomMessage(rng: Rng, opts: FuzzOptions): unknown {
   }
   if (r < 68) return { jsonrpc: '2.0', id: randomId(rng), ...(rng.chance(0.5) ? { result: randomValue(rng, 3) } : { error: { code: rng.int(100000) - 50000, message: randomString(rng) } }) };
   if (r < 78) return randomValue(rng, 5); // wrong types, bare values
-  if (r < 86) return Array.from({ length: rng.int(12) }, () => randomMessage(rng, opts)); // a batch, maybe empty
+  if (r < 86) { // a batch, maybe empty, of both eras
+    return Array.from({ length: rng.int(12) }, () => (rng.chance(0.25) ? modern.request(true).value : randomMessage(rng, opts, modern)));
+  }
   if (r < 90) return { jsonrpc: '2.0', id: rng.int(200), method: rng.pick(METHODS), params: deep(rng.int(60)) };
   return { jsonrpc: '2.0', id: rng.int(200), method: randomValue(rng, 2), params: randomValue(rng, 2) };
 }
 
-function deep(levels: number): unknown {
-  let v: unknown = {};
-  for (let i = 0; i < levels; i++) v = { a: [v] };
-  return v;
-}
-
-export type FuzzCase = { kind: 'text'; text: string } | { kind: 'bytes'; bytes: Buffer };
+export type FuzzCase =
+  | {
+    readonly kind: 'text';
+    readonly text: string;
+    /** A 2026-07-28 request sent whole: the answer the server owes it. */
+    readonly expect?: ModernExpectation;
+    /** Over HTTP, the 2026-07-28 headers its POST carries (right or wrong). */
+    readonly headers?: Readonly<Record<string, string>>;
+    /** The listen this `notifications/cancelled` ends: a cancelled request is owed no answer. */
+    readonly cancels?: string;
+  }
+  | { readonly kind: 'bytes'; readonly bytes: Buffer };
 
 export interface FuzzOptions {
   /** Also send bytes that are not UTF-8 (stdio lines, WebSocket text frames). */
   readonly bytes: boolean;
   /** `notifications/cancelled` names only ids no request uses (see paramsFor). */
   readonly cancelUnusedIdsOnly: boolean;
+  /**
+   * Open `subscriptions/listen` streams are cancelled later in the run by the generator (stdio,
+   * WebSocket: one connection carries them); else the test reads each listen's first message and closes
+   * it (HTTP: a listen's POST is its stream), and no listen is put in a batch.
+   */
+  readonly cancelListens: boolean;
 }
 
-/** The next case of a run: a serialised message, broken JSON, or (with `bytes`) invalid UTF-8. */
-export function fuzzCase(rng: Rng, opts: FuzzOptions): FuzzCase {
-  const r = rng.int(100);
-  if (opts.bytes && r < 4) return { kind: 'bytes', bytes: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d, 0xed, 0xa0, 0x80]) };
-  if (r < 12) {
-    const text = JSON.stringify(randomMessage(rng, opts));
-    // Broken JSON: cut short, or random text.
-    return { kind: 'text', text: rng.chance(0.5) ? text.slice(0, rng.int(text.length)) : randomString(rng, 80) };
+/** Share of cases that are a 2026-07-28 request sent whole (more ride in batches and in broken JSON). */
+const MODERN_SHARE = 35;
+
+/**
+ * The cases of one run, in order: 2025-era messages (valid, broken, batches, bytes that are not UTF-8)
+ * and 2026-07-28 requests interleaved, each modern request with its own id (`modern-N`) so its answer
+ * can be checked.
+ */
+export class FuzzGenerator {
+  readonly #modern: ModernFuzz;
+  constructor(readonly rng: Rng, readonly opts: FuzzOptions) {
+    this.#modern = new ModernFuzz(rng, { cancelListens: opts.cancelListens, listens: true });
   }
-  return { kind: 'text', text: JSON.stringify(randomMessage(rng, opts)) };
+
+  /** The next case: a serialised message, broken JSON, or (with `bytes`) invalid UTF-8. */
+  next(): FuzzCase {
+    const { rng, opts } = this;
+    const r = rng.int(100);
+    if (opts.bytes && r < 4) return { kind: 'bytes', bytes: Buffer.from([0x7b, 0x22, 0xff, 0xfe, 0xc3, 0x28, 0x22, 0x7d, 0xed, 0xa0, 0x80]) };
+    if (r < 12) {
+      const m = rng.chance(0.3) ? this.#modern.request(true) : null;
+      const text = JSON.stringify(m === null ? randomMessage(rng, opts, this.#modern) : m.value);
+      // Broken JSON: cut short, or random text.
+      const broken = rng.chance(0.5) ? text.slice(0, rng.int(text.length)) : randomString(rng, 80);
+      return m === null ? { kind: 'text', text: broken } : { kind: 'text', text: broken, headers: m.headers };
+    }
+    if (r < 12 + MODERN_SHARE) {
+      const cancel = this.#modern.cancellation();
+      if (cancel !== undefined) return { kind: 'text', text: JSON.stringify(cancel.value), cancels: cancel.id };
+      const m = this.#modern.request(false);
+      const text = JSON.stringify(m.value);
+      return m.expect === undefined ? { kind: 'text', text, headers: m.headers } : { kind: 'text', text, headers: m.headers, expect: m.expect };
+    }
+    return { kind: 'text', text: JSON.stringify(randomMessage(rng, opts, this.#modern)) };
+  }
+
+  /** The last cases of a connection: a cancellation of each listen it left open (none without `cancelListens`). */
+  finish(): FuzzCase[] {
+    return this.#modern.cancelAll().map((c) => ({ kind: 'text', text: JSON.stringify(c.value), cancels: c.id }));
+  }
 }
 
 /** The server process's resident set size, from /proc (Linux). */
@@ -187,10 +164,10 @@ export interface ServerProcess {
   stop(): Promise<number | null>;
 }
 
-/** `node bin/super-pi.js` serving HTTP and WebSocket on 127.0.0.1, a free port; resolves with its URL. */
-export async function startFuzzServer(ws: string, extraArgs: string[] = []): Promise<ServerProcess> {
+/** `node bin/super-pi.js` serving HTTP and WebSocket on 127.0.0.1, a free port (`env` added to this process's); resolves with its URL. */
+export async function startFuzzServer(ws: string, extraArgs: string[] = [], env: Record<string, string> = {}): Promise<ServerProcess> {
   const child = spawn(process.execPath, [binEntry, '--host', '127.0.0.1', '--port', '0', '--workspace', ws, '--log-level', 'error', ...extraArgs], {
-    cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'],
+    cwd: repoRoot, stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...env },
   });
   let stdout = '';
   let stderr = '';
