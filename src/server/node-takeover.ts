@@ -1,6 +1,6 @@
 // How a server process takes part in taking tasks over (task/task-takeover.ts), on either store: on
 // PostgreSQL it continues tasks of other nodes whose lease lapsed; on SQLite it continues tasks of other
-// processes on the same file — at once when the process is known dead (the store releases such a task's
+// processes on the same file — without waiting a lease when the process is known dead (the store releases such a task's
 // lease at open when this process can continue it, `continuesOrphan`), else once the lease lapses. Its
 // taken-over tasks run under this process's task supervisor, tool pool and budgets, as a session's do.
 
@@ -38,7 +38,7 @@ export function continuesOrphan(workspace: string, env: NodeJS.ProcessEnv = proc
   return (task) => canContinue(task, env, workspace);
 }
 
-/** The process's takeover, started: its first pass at once, then at the lease's pace. */
+/** The process's takeover, started: its first pass a second after start (FIRST_TAKEOVER_PASS_DELAY_MS), then at the lease's pace. */
 export function startNodeTakeover(parts: NodeTakeoverParts): TaskTakeover {
   const { options } = parts;
   const takeover = new TaskTakeover({

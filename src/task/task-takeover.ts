@@ -29,6 +29,14 @@ import { TaskRun } from './task-run.ts';
 /** Takeover passes per lease term: a lapsed task waits at most half a term more before a node looks. */
 export const TAKEOVER_PASSES_PER_TERM = 2;
 
+/**
+ * When the first pass runs after start. Not at once: on SQLite the first pass opens an existing store
+ * (the driver, the schema check), which delayed a stdio server's first reply by 13-28 ms (p50, spawn to
+ * the initialize reply, with a database in $SUPERPI_HOME against without); a second later the host's
+ * first exchanges are over, and a task whose process died still need not wait a lease.
+ */
+export const FIRST_TAKEOVER_PASS_DELAY_MS = 1000;
+
 /** The JSON-RPC request a task answers, and where its answer goes: a session's event log (issue 14). */
 export interface AnswerTarget {
   /** The Streamable HTTP session (its Mcp-Session-Id). */
@@ -121,6 +129,8 @@ export interface TaskTakeoverDeps {
   readonly store: () => AsyncConversationStore | null;
   /** The store's lease term (default `TASK_LEASE_MS`); passes run `TAKEOVER_PASSES_PER_TERM` times per term. */
   readonly leaseMs?: number;
+  /** When the first pass runs after `start` (default FIRST_TAKEOVER_PASS_DELAY_MS). */
+  readonly firstPassDelayMs?: number;
   readonly scheduler: Scheduler;
   readonly workspace: string;
   /**
@@ -164,15 +174,15 @@ export class TaskTakeover {
   }
 
   /**
-   * Passes from now on: the first at once (a task whose process died before this one started need not
-   * wait), then every `leaseMs / TAKEOVER_PASSES_PER_TERM`.
+   * Passes from now on: the first after `firstPassDelayMs` (a task whose process died before this one
+   * started need not wait a lease), then every `leaseMs / TAKEOVER_PASSES_PER_TERM`.
    */
   start(): void {
     if (this.#timer !== null || this.#stopped) return;
     const every = Math.floor((this.#deps.leaseMs ?? TASK_LEASE_MS) / TAKEOVER_PASSES_PER_TERM);
     this.#timer = setInterval(() => void this.pass(), every);
     this.#timer.unref();
-    setImmediate(() => void this.pass()).unref();
+    setTimeout(() => void this.pass(), this.#deps.firstPassDelayMs ?? FIRST_TAKEOVER_PASS_DELAY_MS).unref();
   }
 
   /** Stops looking; tasks already taken over go on (the application stops them with the tree). */

@@ -1,6 +1,6 @@
 // The takeover of a server process on the SQLite store (server/node-takeover.ts): it looks only through a
 // store that exists — a server that never ran a task creates no database to look — and, once one exists,
-// its first pass (at start) opens it, which settles the tasks of a dead process: here, with no server
+// its first pass (a second after start) opens it, which settles the tasks of a dead process: here, with no server
 // model, the orphan is marked interrupted with its message (test/e2e/sqlite-takeover.test.ts has the
 // processes that continue one).
 
@@ -16,7 +16,7 @@ import { Application } from '../../src/server/application.ts';
 import { databasePath } from '../../src/store/location.ts';
 import { processOwnership, systemProbe } from '../../src/store/ownership.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
-import { storedSetup } from '../../src/task/task-takeover.ts';
+import { FIRST_TAKEOVER_PASS_DELAY_MS, storedSetup } from '../../src/task/task-takeover.ts';
 
 let ws: string;
 let home: string;
@@ -40,8 +40,8 @@ const start = () => Application.start({
   chaos: {}, logger: createLogger('error'), serverVersion: 'test', metrics: false, onGiveUp: () => undefined,
 });
 
-/** After `start`: its first takeover pass was queued then, so one turn later it has looked. */
-const firstPassDone = () => new Promise((resolve) => setImmediate(resolve));
+/** After `start`: its first takeover pass runs FIRST_TAKEOVER_PASS_DELAY_MS later (off the start's path), and a pass with no store or one orphan is quick. */
+const firstPassDone = () => new Promise((resolve) => setTimeout(resolve, FIRST_TAKEOVER_PASS_DELAY_MS + 500));
 
 test('a server on a home without a database looks for tasks to take over without creating one', async () => {
   const app = await start();

@@ -179,7 +179,7 @@ test('a pass without a store is a no-op and creates none; once the store exists,
   }
 });
 
-test('start runs a first pass at once: a task whose process died (released at open) is taken over without waiting a lease', async () => {
+test('start runs a first pass soon (FIRST_TAKEOVER_PASS_DELAY_MS): a task whose process died (released at open) is taken over without waiting a lease', async () => {
   const model = await startScriptedServer([{ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: 'continued at once' } }] } }]);
   const home = await tempHome();
   const clock = new ManualClock();
