@@ -12,6 +12,7 @@ import { Application } from '../../src/server/application.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { HOME_ENV, openStore } from '../../src/store/location.ts';
 import type { RegisteredSession } from '../../src/server/session-registry.ts';
+import { killSessionThread, until } from './actor-crash.ts';
 import { meta, SUB, WITH_TASKS } from '../e2e/task-listen-wire.ts';
 
 type Message = { id?: unknown; method?: string; params?: Record<string, unknown>; error?: { code: number } };
@@ -45,13 +46,6 @@ listenCrash.after(async () => {
   await rm(ws, { recursive: true, force: true });
 });
 
-/** Polls `check` until it holds (a generous deadline: no timed assertion, only a hang guard). */
-async function until(check: () => boolean, what: string): Promise<void> {
-  for (const deadline = Date.now() + 15_000; !check(); await new Promise((r) => setTimeout(r, 20))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-  }
-}
-
 listenCrash('the stream is acknowledged again after the kill, and once cancelled the node watches no task for the session', async () => {
   const lines: Message[] = [];
   const entry: RegisteredSession = await application.open({ principal: { kind: 'local' }, transport: 'stdio', send: (out) => { lines.push(JSON.parse(out.line) as Message); } });
@@ -63,13 +57,7 @@ listenCrash('the stream is acknowledged again after the kill, and once cancelled
   assert.equal((onStream('notifications/subscriptions/acknowledged')[0]?.params?.notifications as { taskIds?: string[] }).taskIds, [taskId]);
   assert.equal(application.watching.tasks, 1);
 
-  const session = entry.session;
-  const host = application.scheduler.threads().find((t) => t.actors.has(session.actorId ?? ''));
-  assert.ok(host, 'the session\'s actor lives on a scheduler thread');
-  const restarts = session.restarts;
-  host.kill();
-  await host.exited;
-  await until(() => session.restarts > restarts && session.actorId !== null, 'the session has a new connection actor');
+  await killSessionThread(application, entry.session);
 
   // The listen was in flight and is safe to run again: the new incarnation acknowledges it on the same
   // request and sends the task's state again; the stream was not answered with an error.

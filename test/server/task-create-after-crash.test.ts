@@ -17,6 +17,7 @@ import { createLogger } from '../../src/log/logger.ts';
 import type { RegisteredSession } from '../../src/server/session-registry.ts';
 import { type ScriptedServer, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { findPostgres, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
+import { killSessionThread, until } from './actor-crash.ts';
 import { meta, type Message, WITH_TASKS } from '../e2e/task-listen-wire.ts';
 
 const NAME = 'the actor is killed while its call\'s task is being created: the call is answered with the task, which exists once';
@@ -24,13 +25,6 @@ const found = findPostgres();
 /** Writes to the conversations table waiting for a lock (an INSERT waits at its parse, before pg_stat_activity shows its text). */
 const WRITERS_WAITING = "SELECT count(*) AS n FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE c.relname = 'conversations' AND l.mode = 'RowExclusiveLock' AND NOT l.granted";
 const MODEL_ENV = ['SUPERPI_MODEL_URL', 'SUPERPI_MODEL', 'SUPERPI_API_KEY'] as const;
-
-/** Polls `check` until it holds (a generous deadline: no timed assertion, only a hang guard). */
-async function until(check: () => boolean | Promise<boolean>, what: string): Promise<void> {
-  for (const deadline = Date.now() + 30_000; !(await check()); await new Promise((r) => setTimeout(r, 20))) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting until ${what}`);
-  }
-}
 
 if (found.ok) {
   const creation = suite('a task created across a killed connection actor');
@@ -92,13 +86,7 @@ if (found.ok) {
         throw err;
       });
 
-      const session = entry.session;
-      const host = application.scheduler.threads().find((t) => t.actors.has(session.actorId ?? ''));
-      assert.ok(host, 'the session\'s actor lives on a scheduler thread');
-      const restarts = session.restarts;
-      host.kill();
-      await host.exited;
-      await until(() => session.restarts > restarts && session.actorId !== null, 'the session has a new connection actor');
+      await killSessionThread(application, entry.session);
       assert.is(answerTo(1), undefined, 'the call is not answered while its task is being created (before: -32010, effect unknown)');
 
       await locker.query('COMMIT');
