@@ -32,7 +32,7 @@ export const TAKEOVER_PASSES_PER_TERM = 2;
 /**
  * When the first pass runs after start. Not at once: on SQLite the first pass opens an existing store
  * (the driver, the schema check), which delayed a stdio server's first reply by 13-28 ms (p50, spawn to
- * the initialize reply, with a database in $SUPERPI_HOME against without); a second later the host's
+ * the initialize reply, with a database in $SUPERPI_HOME against without; measured by hand, not a bench/ row); a second later the host's
  * first exchanges are over, and a task whose process died still need not wait a lease.
  */
 export const FIRST_TAKEOVER_PASS_DELAY_MS = 1000;
