@@ -2,10 +2,10 @@
 // for `bash` (an `ask` rule), then generated retries (fuzz-request-state.ts) — mutated, re-sealed,
 // replayed, sent by another caller, to another tool, with other arguments, with a no or a yes, several at
 // once — to the real server process (`node bin/super-pi.js`, the dist bundle) over stdio and over
-// Streamable HTTP (two token callers) on 127.0.0.1. Every retry is answered once with its id, as the
-// model says: -32602 and no run, a tool error and no run, or one run per state however many yeses race;
-// the workspace's ledger holds exactly the runs the model expects; the server never crashes and is still
-// serving at the end. Seeded (fast-check): FUZZ_SEED replays a run, FUZZ_STATE_RUNS sets how many plans.
+// Streamable HTTP (two token callers, a third of the requests reusing id 1 as independent clients do) on
+// 127.0.0.1. Every retry is answered once with its id, as the model says: -32602 and no run, a tool error
+// and no run, or one run per state however many yeses race; the workspace's ledger holds exactly the runs
+// the model expects; the server never crashes, and a fresh question and its yes still run at the end. Seeded (fast-check): FUZZ_SEED replays a run, FUZZ_STATE_RUNS sets how many plans.
 
 import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
@@ -17,7 +17,7 @@ import * as assert from 'uvu/assert';
 import { UNCAUGHT_MESSAGE } from '../../src/cli/last-resort.ts';
 import { makeSandbox, repoRoot, type Sandbox, startHttpServerProcess, TEST_STATE_KEY } from './fixtures.ts';
 import { binEntry, FUZZ_SEED, stopChild } from './fuzz.ts';
-import { planArb, runPlan, StateLedger, type StateWire } from './fuzz-request-state.ts';
+import { planArb, runPlan, StateLedger, type StateWire, stillServing } from './fuzz-request-state.ts';
 import { httpAsk, type Message, stdioAsker, TOKENS, type Who } from './task-listen-wire.ts';
 
 /** Plans per transport (each asks 2-4 states and sends 4-10 steps of retries). */
@@ -28,6 +28,7 @@ const ASKABLE = { elicitation: { form: {} } };
 async function fuzz(wire: StateWire, ledger: StateLedger, callers: number): Promise<void> {
   await fc.assert(fc.asyncProperty(planArb(callers, wire.principals), (plan) => runPlan(wire, ledger, plan)), { seed: FUZZ_SEED, numRuns: RUNS, endOnFailure: true, includeErrorInReport: true });
   await ledger.check('after the last run');
+  await stillServing(wire, ledger);
   const outcomes = JSON.stringify([...ledger.outcomes]);
   console.log(`seed ${FUZZ_SEED}: ${outcomes}`);
   for (const kind of ['ran', 'alreadyUsed', 'refused', 'notRun']) assert.ok((ledger.outcomes.get(kind) ?? 0) > 0, `no "${kind}" answer in the run: ${outcomes}`);
@@ -97,7 +98,8 @@ test(`HTTP: ${RUNS} plans of retries by two token callers on real sealed states;
     const wire: StateWire = {
       principals: ['token:alice', 'token:bob'],
       call: async (who, params) => {
-        const id = `state-${next++}`;
+        // Every third request reuses id 1, as independent clients do: requests at once must each get their own answer.
+        const id = next++ % 3 === 0 ? 1 : `state-${next}`;
         const m = await httpAsk(server, 'tools/call', params, callers[who] as Who, ASKABLE, id);
         assert.is(m.id, id, JSON.stringify(m).slice(0, 300));
         return m;

@@ -202,6 +202,17 @@ export async function runPlan(wire: StateWire, ledger: StateLedger, plan: StateP
   }
 }
 
+/** After the runs: a fresh question and its yes still run the call, once. */
+export async function stillServing(wire: StateWire, ledger: StateLedger): Promise<void> {
+  const args = bashArgs('last', null);
+  const asked = await wire.call(0, { name: 'bash', arguments: args });
+  assert.is(asked.result?.resultType, 'input_required', JSON.stringify(asked));
+  const yes = await wire.call(0, { name: 'bash', arguments: args, requestState: asked.result?.requestState, inputResponses: { confirm: YES } });
+  assert.ok(yes.error === undefined && yes.result?.resultType === 'complete' && yes.result.isError !== true, JSON.stringify(yes));
+  ledger.ran('last');
+  await ledger.check('the last yes');
+}
+
 function isRefused(m: Message): boolean {
   return m.result === undefined && m.error?.code === -32602 && typeof m.error.message === 'string';
 }
