@@ -14,6 +14,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { createLogger } from '../../src/log/logger.ts';
 import { Application } from '../../src/server/application.ts';
+import { takeoverSite } from '../../src/server/node-takeover.ts';
 import { databasePath } from '../../src/store/location.ts';
 import { processOwnership, systemProbe } from '../../src/store/ownership.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
@@ -99,6 +100,15 @@ test('past orphanPatienceMs after its lease lapsed, the process that cannot cont
     assert.is(last?.type, 'interrupted');
     assert.match(String((last?.payload as { message: string }).message), `Continue it with conversation_id ${id}`);
   });
+});
+
+test('takeoverSite: a PostgreSQL node following roots serves the directories below its workspace; with --workspace, or on SQLite, only the workspace itself', () => {
+  const pg = { kind: 'postgres' as const, url: 'postgres://x', label: 'x' };
+  const env = { SUPERPI_MODEL_URL: 'http://127.0.0.1:9/v1', SUPERPI_MODEL: 'm' };
+  assert.equal(takeoverSite({ workspace: ws, store: pg, followRoots: true }, env), { workspace: ws, below: true, model: true });
+  assert.is(takeoverSite({ workspace: ws, store: pg, followRoots: false }, env).below, false, 'the operator named the workspace: sessions never choose a root');
+  assert.is(takeoverSite({ workspace: ws, store: { kind: 'sqlite' }, followRoots: true }, env).below, false, 'processes of other projects share the file; a local root may be anywhere');
+  assert.is(takeoverSite({ workspace: ws, followRoots: true }, {}).model, false);
 });
 
 test.run();
