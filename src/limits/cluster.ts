@@ -10,8 +10,21 @@
 export const TASK_LEASE_MS = 10_000;
 /** Renewals per lease term: with 3, two heartbeats in a row may be late or lost before the lease lapses. */
 export const LEASE_RENEWALS_PER_TERM = 3;
-/** Expired tasks one takeover pass looks at: bounds one query's rows; the rest wait for the next pass. */
+/**
+ * Expired tasks one takeover pass looks at: bounds one query's rows; the rest wait for the next pass. The
+ * query asks only for tasks the pass can act on (its own workspace's, those nobody can continue, those past
+ * ORPHAN_TASK_PATIENCE_MS), so tasks left for another process never use this budget.
+ */
 export const MAX_EXPIRED_TASKS = 20;
+/**
+ * How long a task whose lease lapsed waits for a process that can continue it (one serving the directory
+ * it ran in, with a server model), counted from the lapse on the store's clock. Until then a process that
+ * cannot continue it leaves it running (another may: the project's own stdio server started again, a node
+ * serving its root); past it any process marks it `interrupted` with a message saying why, so its status
+ * never says running forever. Five minutes: a host or service manager restarting its servers brings the
+ * project's process back well within it, and a caller polling `tasks/get` learns the truth soon after.
+ */
+export const ORPHAN_TASK_PATIENCE_MS = 5 * 60_000;
 /** The largest session checkpoint the store keeps (a session's negotiated state, not its traffic); past it the save is refused. */
 export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
 /** How long the node health probe waits for the store before it reports the store unreachable. */

@@ -3,7 +3,7 @@
 
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { ClusterNode } from '../store/cluster-nodes.ts';
-import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from '../store/task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TakeoverScope, TaskLease } from '../store/task-lease.ts';
 import type { TaskRecord, TaskResult } from '../store/store.ts';
 import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
@@ -69,8 +69,8 @@ export class ObservedStore implements AsyncConversationStore {
     return this.#inner.renewLease(id, epoch);
   }
 
-  expiredTasks(limit: number): Promise<ExpiredTask[]> {
-    return this.#inner.expiredTasks(limit);
+  expiredTasks(limit: number, scope?: TakeoverScope): Promise<ExpiredTask[]> {
+    return this.#inner.expiredTasks(limit, scope);
   }
 
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {

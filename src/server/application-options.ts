@@ -60,6 +60,11 @@ export interface ApplicationOptions {
   /** The term of a running task's lease (`--task-lease`); default TASK_LEASE_MS. */
   readonly taskLeaseMs?: number;
   /**
+   * How long past its lease a task this process cannot continue (another workspace's, or none of its own
+   * model) is left for a process that can, before it is marked interrupted; default ORPHAN_TASK_PATIENCE_MS.
+   */
+  readonly orphanPatienceMs?: number;
+  /**
    * The retention of Tasks-extension tasks created on this node (`--task-ttl`), in milliseconds, and this
    * node sweeps expired ones (task/task-retention.ts); undefined (the default): none, nothing is deleted.
    */

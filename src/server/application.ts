@@ -40,7 +40,7 @@ import { DetachedTasks } from '../task/detached-tasks.ts';
 import { DEFAULT_TASK_BUDGET_LIMITS, PrincipalBudgets } from '../task/principal-budget.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
-import { continuesOrphan, startNodeTakeover } from './node-takeover.ts';
+import { judgeOrphans, startNodeTakeover } from './node-takeover.ts';
 import { type NodeHealth, nodeHealth, type NodeStatus, StoreWatch } from './node-health.ts';
 import type * as MetricsModule from '../observer/metrics.ts';
 import { ServerObserver } from '../observer/server-observer.ts';
@@ -441,9 +441,10 @@ export class Application implements SessionHost {
     return this.observer.observeStore(new SyncStoreAdapter(store));
   }
 
-  /** A task whose process died is left for this process's takeover when it can continue it, else marked interrupted. */
+  /** A task whose process died is left for this process's takeover when it can continue it, for another process when one may (orphanPatienceMs), else marked interrupted. */
   #sqliteOptions(): SqliteStoreOptions {
-    return { continuesOrphan: continuesOrphan(this.#options.workspace), ...(this.#options.taskLeaseMs === undefined ? {} : { leaseMs: this.#options.taskLeaseMs }) };
+    const { taskLeaseMs, orphanPatienceMs } = this.#options;
+    return { judgeOrphan: judgeOrphans(this.#options), ...(taskLeaseMs === undefined ? {} : { leaseMs: taskLeaseMs }), ...(orphanPatienceMs === undefined ? {} : { orphanPatienceMs }) };
   }
 
   /** The conversation store if its database exists: reading a transcript never creates one. */

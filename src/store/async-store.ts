@@ -17,7 +17,7 @@ import type {
   TaskResult,
 } from './store.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
-import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TakeoverScope, TaskLease } from './task-lease.ts';
 
 /**
  * `ConversationStore`, asynchronous. The semantics are the synchronous store's, restated where a promise
@@ -55,7 +55,7 @@ export interface AsyncConversationStore {
   /** `ConversationStore.renewLease`: rejects `fenced` once `epoch` is stale. */
   renewLease(id: string, epoch: number): Promise<TaskLease>;
   /** `ConversationStore.expiredTasks`: other owners' running conversations whose lease lapsed. */
-  expiredTasks(limit: number): Promise<ExpiredTask[]>;
+  expiredTasks(limit: number, scope?: TakeoverScope): Promise<ExpiredTask[]>;
   /** `ConversationStore.takeOverTask`: the new lease, or null when another claimer won or the epoch moved. */
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null>;
   /** `ConversationStore.cancelRunningTask`: cancelled only while still running, in one write. */
@@ -138,8 +138,8 @@ export class SyncStoreAdapter implements AsyncConversationStore {
     return this.#store.renewLease(id, epoch);
   }
 
-  async expiredTasks(limit: number): Promise<ExpiredTask[]> {
-    return this.#store.expiredTasks(limit);
+  async expiredTasks(limit: number, scope?: TakeoverScope): Promise<ExpiredTask[]> {
+    return this.#store.expiredTasks(limit, scope);
   }
 
   async takeOverTask(id: string, epoch: number): Promise<TaskLease | null> {

@@ -12,7 +12,7 @@ import { integer, leaseNow } from './postgres-rows.ts';
 import { TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { checkCheckpoint, checkEpoch, checkSessionKey, pageLimit, serializePayload, storableText } from './store-checks.ts';
 import type { Entry } from './store.ts';
-import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import { belowPrefix, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TakeoverScope, type TaskLease } from './task-lease.ts';
 import { MAX_EXPIRED_TASKS } from '../limits.ts';
 
 // Lease statements take the lease clock's reading ($n, null: the database's) and the term ($m), so the
@@ -23,9 +23,15 @@ const CLAIM_TASK = `
 
 const RENEW_LEASE = `UPDATE conversations SET lease_expires = ${leaseNow(1)} + $4 WHERE id = $2 AND epoch = $3 AND status = 'running' RETURNING epoch, lease_expires`;
 
+// With a scope ($4 true; task-lease.ts TakeoverScope): only tasks the pass can act on — lapsed at least
+// the patience $5 ago, recording no directory, or recording $6 (or one below it: prefix $7) — so tasks it
+// leaves to a node serving their directory never fill its page.
+const RECORDED = "nullif(CASE WHEN jsonb_typeof(task_setup::jsonb -> 'workspace') = 'string' THEN task_setup::jsonb ->> 'workspace' END, '')";
 const EXPIRED_TASKS = `
-  SELECT id, principal, harness, epoch, task_setup FROM conversations
-  WHERE status = 'running' AND lease_expires < ${leaseNow(1)} AND owner <> $2 ORDER BY lease_expires, id LIMIT $3`;
+  SELECT id, principal, harness, epoch, task_setup, ${leaseNow(1)} - lease_expires AS lapsed_ms FROM conversations
+  WHERE status = 'running' AND lease_expires < ${leaseNow(1)} AND owner <> $2
+    AND (NOT $4::boolean OR lease_expires <= ${leaseNow(1)} - $5::bigint OR ${RECORDED} IS NULL OR ${RECORDED} = $6::text OR starts_with(${RECORDED}, $7::text))
+  ORDER BY lease_expires, id LIMIT $3`;
 
 // The one-winner claim: the row lock makes concurrent takers take turns, and the second one re-reads the
 // row the first committed: its epoch moved on and its lease is current, so it matches nothing. A holder
@@ -155,13 +161,16 @@ export class PostgresLeases {
     return leaseFromRow(id, rows[0]);
   }
 
-  async expiredTasks(limit: number): Promise<ExpiredTask[]> {
+  async expiredTasks(limit: number, scope?: TakeoverScope): Promise<ExpiredTask[]> {
     this.#assertOpen();
     const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
-    const { rows } = await this.#pool.query<{ id: string; principal: string; harness: string; epoch: string; task_setup: string | null }>(EXPIRED_TASKS, [this.#leaseNow(), this.#ownership.self, max]);
+    const below = scope?.below && scope.workspace !== null ? belowPrefix(scope.workspace) : null;
+    const { rows } = await this.#pool.query<{ id: string; principal: string; harness: string; epoch: string; task_setup: string | null; lapsed_ms: string }>(
+      EXPIRED_TASKS, [this.#leaseNow(), this.#ownership.self, max, scope !== undefined, scope?.patienceMs ?? 0, scope?.workspace ?? null, below],
+    );
     return rows.map((r) => ({
       conversationId: r.id, principal: r.principal, harness: r.harness, epoch: integer(r.epoch, `conversation ${r.id} epoch`),
-      setup: r.task_setup === null ? null : JSON.parse(r.task_setup),
+      setup: r.task_setup === null ? null : JSON.parse(r.task_setup), lapsedMs: integer(r.lapsed_ms, `conversation ${r.id} lapse`),
     }));
   }
 

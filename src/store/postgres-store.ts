@@ -30,7 +30,7 @@ import {
   serializePayload,
   storableText,
 } from './store-checks.ts';
-import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
+import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TakeoverScope, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
 import { APPEND, CONVERSATION_COLUMNS, ENTRIES, ENTRY_COLUMNS, INSERT_CONVERSATION, INTERRUPT, NEWEST_FIRST, SET_STATUS, SWEEP_EXPIRED } from './postgres-statements.ts';
 import { guarded } from '../log/guarded.ts';
@@ -316,7 +316,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   // Task leases, session claims and checkpoints, the node registry: postgres-leases.ts.
   claimTask(id: string, setup: unknown): Promise<TaskLease> { return this.#leases.claimTask(id, setup); }
   renewLease(id: string, epoch: number): Promise<TaskLease> { return this.#leases.renewLease(id, epoch); }
-  expiredTasks(limit: number): Promise<ExpiredTask[]> { return this.#leases.expiredTasks(limit); }
+  expiredTasks(limit: number, scope?: TakeoverScope): Promise<ExpiredTask[]> { return this.#leases.expiredTasks(limit, scope); }
   takeOverTask(id: string, epoch: number): Promise<TaskLease | null> { return this.#leases.takeOverTask(id, epoch); }
   cancelRunningTask(id: string, principal: string, entry: unknown): Promise<RunningCancel> { return this.#leases.cancelRunningTask(id, principal, entry); }
   resumeParkedTask(id: string, principal: string, seq: number): Promise<ParkedResume | null> { return this.#leases.resumeParkedTask(id, principal, seq); }

@@ -35,6 +35,8 @@ export interface EntryRow {
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at, ttl_ms';
 const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
+/** The directory a task's setup records (`workspace`, a non-empty string), else null: none, or a setup that is not JSON. */
+const RECORDED = "nullif(CASE WHEN json_valid(task_setup) AND json_type(task_setup, '$.workspace') = 'text' THEN json_extract(task_setup, '$.workspace') END, '')";
 
 export function prepareStatements(db: SqliteDatabase) {
   return {
@@ -81,8 +83,12 @@ export function prepareStatements(db: SqliteDatabase) {
     renewLease: db.prepare<[{ expires: number; id: string; epoch: number }], LeaseRow>(
       "UPDATE conversations SET lease_expires = @expires WHERE id = @id AND epoch = @epoch AND status = 'running' RETURNING epoch, lease_expires",
     ),
-    expiredTasks: db.prepare<[{ now: number; owner: string; limit: number }], ExpiredRow>(
-      "SELECT id, principal, harness, epoch, task_setup FROM conversations WHERE status = 'running' AND lease_expires < @now AND owner <> @owner ORDER BY lease_expires, id LIMIT @limit",
+    // With a scope (@scoped = 1; task-lease.ts TakeoverScope): only tasks the pass can act on, so tasks it
+    // leaves to a process of their workspace never fill its page.
+    expiredTasks: db.prepare<[ExpiredParams], ExpiredRow & { lapsed_ms: number }>(
+      `SELECT id, principal, harness, epoch, task_setup, @now - lease_expires AS lapsed_ms FROM conversations WHERE status = 'running' AND lease_expires < @now AND owner <> @owner
+       AND (@scoped = 0 OR lease_expires <= @now - @patience OR ${RECORDED} IS NULL OR ${RECORDED} = @workspace OR substr(${RECORDED}, 1, length(@below)) = @below)
+       ORDER BY lease_expires, id LIMIT @limit`,
     ),
     // Only while still running at the epoch seen with its lease lapsed, and held by another owner (a
     // holder renews its own lease rather than fence itself): a second taker finds the row moved on.
@@ -128,7 +134,7 @@ export function prepareStatements(db: SqliteDatabase) {
     sessionEpoch: db.prepare<[string], { epoch: number }>('SELECT epoch FROM session_checkpoints WHERE session_id = ?'),
     loadCheckpoint: db.prepare<[string, string], CheckpointRow>('SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = ? AND principal = ?'),
     insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
-    running: db.prepare<[], ExpiredRow & { owner: string }>("SELECT id, owner, principal, harness, epoch, task_setup FROM conversations WHERE status = 'running'"),
+    running: db.prepare<[], ExpiredRow & { owner: string; lease_expires: number }>("SELECT id, owner, principal, harness, epoch, task_setup, lease_expires FROM conversations WHERE status = 'running'"),
     // Only if nobody took it over (or interrupted it) since it was found running under this owner: its
     // lease counts as lapsed from now, so a takeover pass (task-takeover.ts) takes it at once.
     releaseLease: db.prepare<[{ released: number; id: string; owner: string; epoch: number }]>(
@@ -157,6 +163,18 @@ export function prepareStatements(db: SqliteDatabase) {
 export interface LeaseRow {
   epoch: number;
   lease_expires: number;
+}
+
+/** `expiredTasks`' parameters: `scoped` 0 asks for every lapsed task, and the scope's fields are then ignored. */
+export interface ExpiredParams {
+  now: number;
+  owner: string;
+  limit: number;
+  scoped: 0 | 1;
+  workspace: string | null;
+  /** The prefix of directories below the workspace (`belowPrefix`), null when those are not asked for. */
+  below: string | null;
+  patience: number;
 }
 
 export interface ExpiredRow {

@@ -16,8 +16,9 @@ import type { ClusterNode } from './cluster-nodes.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
 import type { ChangeSource, ConversationMark } from './sqlite-change-feed.ts';
-import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TaskLease } from './task-lease.ts';
-import { MAX_EXPIRED_TASKS, TASK_LEASE_MS, TASK_SWEEP_BATCH } from '../limits.ts';
+import { belowPrefix, checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TakeoverScope, type TaskLease } from './task-lease.ts';
+import { checkPatienceMs, orphanAction, orphanMessage, type OrphanVerdict } from './orphan-verdict.ts';
+import { MAX_EXPIRED_TASKS, ORPHAN_TASK_PATIENCE_MS, TASK_LEASE_MS, TASK_SWEEP_BATCH } from '../limits.ts';
 import { checkTtlMs } from './retention.ts';
 import {
   CONVERSATION_STATUSES,
@@ -61,11 +62,14 @@ export interface SqliteStoreOptions {
   /** Default: node:sqlite where this Node has it, else better-sqlite3 (sqlite-driver.ts). */
   readonly driver?: SqliteDriverName;
   /**
-   * Whether this process will continue a task whose owner process is dead (its takeover, task-takeover.ts):
-   * such a task's lease is released at open, for the first takeover pass to take it, instead of marking
-   * it interrupted. Default: none (every such task is marked interrupted, as nobody here continues it).
+   * What this process says of a task whose owner process is dead (orphan-verdict.ts): one it continues (its
+   * takeover, task-takeover.ts) has its lease released at open, for the first takeover pass to take it; one
+   * another process may continue is left running until `orphanPatienceMs` past its lease; any other is
+   * marked interrupted. Default: every such task is marked interrupted, as nobody here judges it.
    */
-  readonly continuesOrphan?: (task: ExpiredTask) => boolean;
+  readonly judgeOrphan?: (task: ExpiredTask) => OrphanVerdict;
+  /** How long past its lease a task left for another process waits for one (default ORPHAN_TASK_PATIENCE_MS). */
+  readonly orphanPatienceMs?: number;
 }
 
 export class SqliteConversationStore implements ConversationStore, ChangeSource {
@@ -95,6 +99,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     const maxPayloadBytes = options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES;
     checkMaxPayloadBytes(maxPayloadBytes);
     checkLeaseMs(options.leaseMs ?? TASK_LEASE_MS);
+    const patienceMs = checkPatienceMs(options.orphanPatienceMs ?? ORPHAN_TASK_PATIENCE_MS);
     let db: SqliteDatabase;
     try {
       // The driver is loaded when the first store opens: a server that runs no task never pays for it.
@@ -106,7 +111,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
       configure(db, filename);
       migrate(db, filename, options.migrations ?? MIGRATIONS);
       const store = new SqliteConversationStore(db, options);
-      store.#settleOrphans(options.continuesOrphan ?? (() => false));
+      store.#settleOrphans(options.judgeOrphan ?? (() => 'interrupt'), patienceMs);
       return store;
     } catch (error) {
       db.close();
@@ -237,11 +242,12 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     return { conversationId: id, epoch: row.epoch, expiresAt: row.lease_expires };
   }
 
-  expiredTasks(limit: number): ExpiredTask[] {
+  expiredTasks(limit: number, scope?: TakeoverScope): ExpiredTask[] {
     this.#assertOpen();
     const max = pageLimit(limit, limit, MAX_EXPIRED_TASKS, 'limit');
-    return this.#statements.expiredTasks.all({ now: this.#now(), owner: this.#ownership.self, limit: max }).map((r) => ({
-      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: r.epoch, setup: parseSetup(r.task_setup),
+    const scoped = { scoped: scope ? 1 : 0, workspace: scope?.workspace ?? null, below: scope?.below && scope.workspace !== null ? belowPrefix(scope.workspace) : null, patience: scope?.patienceMs ?? 0 } as const;
+    return this.#statements.expiredTasks.all({ now: this.#now(), owner: this.#ownership.self, limit: max, ...scoped }).map((r) => ({
+      conversationId: r.id, principal: r.principal, harness: r.harness, epoch: r.epoch, setup: parseSetup(r.task_setup), lapsedMs: r.lapsed_ms,
     }));
   }
 
@@ -364,19 +370,20 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
 
   /**
    * Conversations left `running` by an owner that is gone (a server killed mid-task): one this process
-   * continues has its lease released (its takeover takes it over at once, under the next epoch); any
-   * other is marked `interrupted`, with an entry saying so, so it can be seen as such and continued.
+   * continues has its lease released (its takeover takes it over at once, under the next epoch); one left
+   * for another process stays running until the patience past its lease; any other is marked
+   * `interrupted`, with an entry saying so, so it can be seen as such and continued.
    */
-  #settleOrphans(continues: (task: ExpiredTask) => boolean): void {
+  #settleOrphans(judge: (task: ExpiredTask) => OrphanVerdict, patienceMs: number): void {
     for (const row of this.#statements.running.all()) {
       const { id, owner } = row;
       if (this.#ownership.isAlive(owner)) continue;
-      const task = { conversationId: id, principal: row.principal, harness: row.harness, epoch: row.epoch, setup: setupAtOpen(row.task_setup) };
-      if (continues(task)) {
-        this.#statements.releaseLease.run({ released: this.#now() - 1, id, owner, epoch: row.epoch });
-        continue;
-      }
-      const message = `The server process running this task stopped before the task finished (it was killed or crashed), so the task was interrupted. Continue it with conversation_id ${id}.`;
+      const lapsedMs = this.#now() - row.lease_expires;
+      const verdict = judge({ conversationId: id, principal: row.principal, harness: row.harness, epoch: row.epoch, setup: setupAtOpen(row.task_setup), lapsedMs });
+      const action = orphanAction(verdict, lapsedMs, patienceMs);
+      if (action === 'release') this.#statements.releaseLease.run({ released: this.#now() - 1, id, owner, epoch: row.epoch });
+      if (action !== 'interrupt') continue;
+      const message = orphanMessage(id, verdict === 'leave' ? patienceMs : null);
       this.#interruptTx(id, owner, JSON.stringify({ message }), this.#now());
     }
   }

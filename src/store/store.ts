@@ -2,7 +2,7 @@
 // implements it today (sqlite-store.ts); a PostgreSQL implementation for several nodes slots in behind it.
 
 import type { ClusterNode } from './cluster-nodes.ts';
-import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TaskLease } from './task-lease.ts';
+import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TakeoverScope, TaskLease } from './task-lease.ts';
 
 /**
  * Where a conversation stands. `interrupted`: its task died mid-run (its actor kept failing, or the
@@ -193,8 +193,11 @@ export interface ConversationStore {
   claimTask(id: string, setup: unknown): TaskLease;
   /** Extends the holder's lease by a term from now. Throws `fenced` when `epoch` is not current (or the task stopped running), `not_found`. */
   renewLease(id: string, epoch: number): TaskLease;
-  /** Running conversations of other owners whose lease lapsed, longest lapsed first, at most `limit` (≤ `MAX_EXPIRED_TASKS`). */
-  expiredTasks(limit: number): ExpiredTask[];
+  /**
+   * Running conversations of other owners whose lease lapsed, longest lapsed first, at most `limit` (≤
+   * `MAX_EXPIRED_TASKS`); with `scope`, only those a takeover pass of that scope can act on.
+   */
+  expiredTasks(limit: number, scope?: TakeoverScope): ExpiredTask[];
   /**
    * Takes another owner's lapsed task over: only while it is still running at `epoch` with its lease lapsed, so of
    * several stores trying at once exactly one gets the new lease; the others (and a stale epoch) get null.

@@ -29,6 +29,31 @@ export interface ExpiredTask {
   readonly epoch: number;
   /** What the claimer kept for whoever continues the task (`claimTask`'s `setup`), or null when none was kept. */
   readonly setup: unknown;
+  /**
+   * How long ago its lease lapsed, in milliseconds of the store's clock (negative for a task a SQLite store
+   * found at open under a dead owner before its lease ran out: it lapses in that many).
+   */
+  readonly lapsedMs: number;
+}
+
+/**
+ * Which lapsed tasks a takeover pass asks for (`expiredTasks`): those it may continue (recorded under its
+ * workspace), those nobody can (no workspace recorded, no setup), and those past its patience whatever
+ * their workspace; the rest are left to a process of theirs and never use the pass's budget. Decided by
+ * the setup's `workspace` string alone: the pass checks every task it gets again, on disk.
+ */
+export interface TakeoverScope {
+  /** The directory the pass continues tasks in (null: none, e.g. no server model here). */
+  readonly workspace: string | null;
+  /** Tasks recorded in a directory below `workspace` too (a node that follows its clients' roots inside it). */
+  readonly below: boolean;
+  /** Tasks whose lease lapsed at least this long ago come whatever their workspace. */
+  readonly patienceMs: number;
+}
+
+/** The prefix a directory below `workspace` starts with (`workspace` itself ends with one only when it is `/`). */
+export function belowPrefix(workspace: string): string {
+  return workspace.endsWith('/') ? workspace : `${workspace}/`;
 }
 
 /** A parked task taken up again (`resumeParkedTask`): the new lease, and the setup its first claim kept (null when none was). */

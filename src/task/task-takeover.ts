@@ -2,10 +2,12 @@
 // (task-run.ts); when a node dies, or is paused or cut off past its lease, its leases lapse. This module,
 // one per server process on either store (PostgreSQL nodes, or processes on one SQLite file, where the
 // store releases at open the lease of a task whose process is known dead and this one can continue:
-// `canContinue`), looks for lapsed leases at start and at a fixed interval, takes such a task over
-// (the store lets exactly one node win, with the next fencing epoch) and continues it from its transcript
-// with the same resume rules as after a worker crash (task-core.ts): idempotent calls run again, others
-// are recorded interrupted, nothing durable is repeated. The caller that started the task was connected
+// `judgeOrphan`), looks for lapsed leases at start and at a fixed interval, takes such a task over
+// (the store lets exactly one node win, with the next fencing epoch) and continues it from its transcript,
+// in the directory it ran in (takeover-placement.ts), with the same resume rules as after a worker crash
+// (task-core.ts): idempotent calls run again, others are recorded interrupted, nothing durable is
+// repeated. A task this process cannot continue is left to one that can, for ORPHAN_TASK_PATIENCE_MS past
+// its lease; then (or at once, when no process can) it is marked interrupted, saying why. The caller that started the task was connected
 // to the dead node, so nobody here waits for its answer: it is durable in the transcript and the
 // conversation's status, readable by its principal from any node — and when the claimer kept which
 // Streamable HTTP session and request it answers (on a PostgreSQL store), the answer is appended to that
@@ -13,18 +15,20 @@
 // Last-Event-ID, any node) gets it.
 
 import type { Scheduler } from '../actors/scheduler.ts';
-import { isHarnessId } from '../harness/ids.ts';
 import type { Logger } from '../log/logger.ts';
 import { selectModelProvider } from '../model/select.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { type ExpiredTask, type TaskLease } from '../store/task-lease.ts';
-import { MAX_EXPIRED_TASKS, TASK_LEASE_MS } from '../limits.ts';
+import { MAX_EXPIRED_TASKS, ORPHAN_TASK_PATIENCE_MS, TASK_LEASE_MS } from '../limits.ts';
 import type { ToolExecutor, ToolOutcome } from '../tools/contract.ts';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { resultLine } from '../mcp/jsonrpc.ts';
 import type { TaskSetup } from './task-core.ts';
 import type { TaskAllowance } from './principal-budget.ts';
 import { TaskRun } from './task-run.ts';
+import { confirmRoot, hasServerModel, type Placement, placementOf, scopeOf, setupOf, type TakeoverSite } from './takeover-placement.ts';
+
+export { setupOf, workspaceOf } from './takeover-placement.ts';
 
 /** Takeover passes per lease term: a lapsed task waits at most half a term more before a node looks. */
 export const TAKEOVER_PASSES_PER_TERM = 2;
@@ -63,14 +67,8 @@ export function storedSetup(setup: TaskSetup, where: { readonly answers?: Answer
   return { maxTurns: setup.maxTurns, local: setup.local, forbidWrites: setup.forbidWrites, ...(answers ? { answers } : {}), ...(workspace === undefined ? {} : { workspace }) };
 }
 
-/** The workspace the task's claimer ran it in, or null when its setup names none. */
-export function workspaceOf(task: ExpiredTask): string | null {
-  const workspace = (task.setup as { workspace?: unknown } | null)?.workspace;
-  return typeof workspace === 'string' && workspace !== '' ? workspace : null;
-}
-
 /** The request a taken-over task answers, when its claimer kept one (a setup without it, or not one super-pi writes: null). */
-export function answerOf(task: ExpiredTask): AnswerTarget | null {
+export function answerOf(task: Pick<ExpiredTask, 'setup'>): AnswerTarget | null {
   const answers = (task.setup as { answers?: unknown } | null)?.answers;
   if (typeof answers !== 'object' || answers === null) return null;
   const { session, principal, request } = answers as Record<string, unknown>;
@@ -88,39 +86,6 @@ export function answerLine(request: RequestId, outcome: ToolOutcome): string {
   });
 }
 
-/**
- * The setup of a taken-over task, or why it cannot be continued (it was claimed by a super-pi that kept
- * no setup, or the row was changed by hand). The client is on another node, so nobody can be asked:
- * a call the policy would ask about is refused, as for a client without elicitation.
- */
-export function setupOf(task: ExpiredTask): TaskSetup | string {
-  if (!isHarnessId(task.harness)) return `its harness "${task.harness}" is not one this server runs`;
-  const s = task.setup;
-  if (typeof s !== 'object' || s === null) return 'its claimer kept no setup to continue it with';
-  const { maxTurns, local, forbidWrites } = s as Record<string, unknown>;
-  if (typeof maxTurns !== 'number' || !Number.isSafeInteger(maxTurns) || maxTurns <= 0 || typeof local !== 'boolean' || typeof forbidWrites !== 'boolean') {
-    return 'the setup its claimer kept is not one super-pi writes';
-  }
-  return { conversationId: task.conversationId, harness: task.harness, maxTurns, local, forbidWrites, canConfirm: false };
-}
-
-/**
- * Whether a process with this environment and workspace continues the task when it takes it over: its
- * setup is one super-pi wrote, naming this workspace (another process on the same SQLite file may serve
- * another project, or the task a root its session chose), and a server model is configured (a
- * taken-over task cannot sample the client that started it). A SQLite store asks this at open about a
- * task whose process is dead (`continuesOrphan`).
- */
-export function canContinue(task: ExpiredTask, env: NodeJS.ProcessEnv, workspace: string): boolean {
-  if (typeof setupOf(task) === 'string' || workspaceOf(task) !== workspace) return false;
-  try {
-    selectModelProvider({ env });
-    return true;
-  } catch {
-    return false;
-  }
-}
-
 export interface TaskTakeoverDeps {
   /**
    * The store, or null while there is none (SQLite opened on first use: a pass never creates one, and
@@ -132,13 +97,16 @@ export interface TaskTakeoverDeps {
   /** When the first pass runs after `start` (default FIRST_TAKEOVER_PASS_DELAY_MS). */
   readonly firstPassDelayMs?: number;
   readonly scheduler: Scheduler;
+  /** This process's workspace (a real path): a task continues here only when it ran in it (or below it, with `servesBelow`). */
   readonly workspace: string;
   /**
-   * Take over only tasks whose setup names `workspace` (SQLite: processes on one file may serve different
-   * projects); others are left to a process of theirs. Default false: a cluster's nodes serve one
-   * workspace, maybe at different paths, and tasks kept before setups named one are continued too.
+   * Tasks that ran in a directory below `workspace` are continued too, in that directory (a PostgreSQL
+   * node following its clients' roots, `TakeoverSite.below`). Default false: only tasks that ran in
+   * `workspace` itself; others are left to a process serving theirs.
    */
-  readonly sameWorkspaceOnly?: boolean;
+  readonly servesBelow?: boolean;
+  /** How long past its lease a task this process cannot continue is left for one that can (default ORPHAN_TASK_PATIENCE_MS). */
+  readonly patienceMs?: number;
   readonly toolTimeoutMs: number;
   /** The tool executor for a principal's owner key (its share of the tool pool). */
   readonly executorFor: (principal: string) => ToolExecutor;
@@ -210,18 +178,45 @@ export class TaskTakeover {
   async #takeOverLapsed(): Promise<void> {
     const store = this.#deps.store();
     if (store === null) return;
-    for (const task of await store.expiredTasks(MAX_EXPIRED_TASKS)) {
+    const site: TakeoverSite = { workspace: this.#deps.workspace, below: this.#deps.servesBelow ?? false, model: hasServerModel(this.#deps.env) };
+    const patienceMs = this.#deps.patienceMs ?? ORPHAN_TASK_PATIENCE_MS;
+    // Asked for only what this pass can act on: tasks left to other processes never use its budget.
+    for (const task of await store.expiredTasks(MAX_EXPIRED_TASKS, scopeOf(site, patienceMs))) {
       if (this.#stopped) return;
-      if (this.#deps.sameWorkspaceOnly === true && workspaceOf(task) !== this.#deps.workspace) continue;
+      const placed = await this.#place(task, site);
+      // Left for a process that can continue it, until the patience runs out.
+      if (placed.kind === 'elsewhere' && task.lapsedMs < patienceMs) continue;
       const lease = await store.takeOverTask(task.conversationId, task.epoch);
       // Another node won it, or its holder renewed after all.
       if (lease === null) continue;
-      this.#deps.logger.log('info', 'took over a task whose lease lapsed; continuing it from its transcript', { conversation: task.conversationId, epoch: lease.epoch });
-      await this.#continue(store, task, lease);
+      if (placed.kind !== 'here') {
+        const why = placed.kind === 'nowhere' ? placed.reason : `${placed.reason}, and no process that could continue it took it over within ${Math.round(patienceMs / 1000)} s of its lease lapsing`;
+        await this.#interrupt(store, task, lease, why);
+        continue;
+      }
+      this.#deps.logger.log('info', 'took over a task whose lease lapsed; continuing it from its transcript', { conversation: task.conversationId, epoch: lease.epoch, workspace: placed.root });
+      await this.#continue(store, task, lease, placed.root);
     }
   }
 
-  async #continue(store: AsyncConversationStore, task: ExpiredTask, lease: TaskLease): Promise<void> {
+  /** Where the task goes on: its recorded directory, once checked on disk as a client's root is. */
+  async #place(task: ExpiredTask, site: TakeoverSite): Promise<Placement> {
+    const placed = placementOf(task, site);
+    if (placed.kind !== 'here') return placed;
+    const checked = await confirmRoot(placed.root, site);
+    if ('problem' in checked) return { kind: 'elsewhere', reason: `the directory it ran in, ${placed.root}, cannot be used here: ${checked.problem}` };
+    return { kind: 'here', root: checked.path };
+  }
+
+  /** Marks a task taken over interrupted, as the user can see and continue it, under the lease just taken (no one else writes now). */
+  async #interrupt(store: AsyncConversationStore, task: ExpiredTask, lease: TaskLease, reason: string): Promise<void> {
+    const message = `The server process running this task stopped; another took it over but cannot continue it: ${reason}. Continue it with conversation_id ${task.conversationId}.`;
+    this.#deps.logger.log('error', 'a taken-over task cannot be continued; it is marked interrupted', { conversation: task.conversationId, reason });
+    await store.append(task.conversationId, 'interrupted', { message }, lease.epoch);
+    await store.setStatus(task.conversationId, 'interrupted', lease.epoch);
+  }
+
+  async #continue(store: AsyncConversationStore, task: ExpiredTask, lease: TaskLease, workspace: string): Promise<void> {
     const { logger } = this.#deps;
     const setup = setupOf(task);
     let run: TaskRun;
@@ -232,7 +227,7 @@ export class TaskTakeover {
         ...(this.#deps.leaseMs === undefined ? {} : { leaseMs: this.#deps.leaseMs }),
         scheduler: this.#deps.scheduler,
         provider: selectModelProvider({ env: this.#deps.env }),
-        workspace: this.#deps.workspace,
+        workspace,
         executeTool: this.#deps.executorFor(task.principal),
         toolTimeoutMs: this.#deps.toolTimeoutMs,
         logger,
@@ -242,11 +237,7 @@ export class TaskTakeover {
         ...(this.#deps.adoptAllowance ? { allowance: this.#deps.adoptAllowance(task.principal) } : {}),
       });
     } catch (err) {
-      // Left as the user can see and continue it, under the lease just taken (no one else writes now).
-      const message = `The server process running this task stopped; another took it over but cannot continue it: ${(err as Error).message}. Continue it with conversation_id ${task.conversationId}.`;
-      logger.log('error', 'a taken-over task cannot be continued; it is marked interrupted', { conversation: task.conversationId, reason: (err as Error).message });
-      await store.append(task.conversationId, 'interrupted', { message }, lease.epoch);
-      await store.setStatus(task.conversationId, 'interrupted', lease.epoch);
+      await this.#interrupt(store, task, lease, (err as Error).message);
       return;
     }
     this.#runs.add(run);

@@ -107,7 +107,7 @@ export class StreamableHttp {
 
   /** One web-standard request to `/mcp`; the client going away is the request's signal aborting. */
   handle(request: Request, _context: RequestContext = {}): Promise<Response> {
-    const reply = new WebReply();
+    const reply = new WebReply(request);
     onAbort(request.signal, () => reply.abort());
     void this.serve(webView(request), reply);
     return reply.response;

@@ -38,8 +38,16 @@ export class WebReply implements ReplyTarget {
   #destroyed = false;
   #ended = false;
   #onClose: (() => void)[] = [];
+  /**
+   * The request this replies to, held until the reply closes. A `Request` made with a caller's `signal` follows it
+   * through a WeakRef to its own controller (undici): once nothing holds the Request, the collector takes that
+   * controller and the caller's abort never reaches `request.signal`, so a stream would stay open for a client
+   * long gone, holding its slot under the resumed-stream and session limits.
+   */
+  #request: object | null;
 
-  constructor() {
+  constructor(request: object | null = null) {
+    this.#request = request;
     this.response = new Promise((resolve) => (this.#resolve = resolve));
   }
 
@@ -129,6 +137,7 @@ export class WebReply implements ReplyTarget {
   }
 
   #closed(): void {
+    this.#request = null;
     const listeners = this.#onClose;
     this.#onClose = [];
     for (const f of listeners) f();

@@ -87,6 +87,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `TASK_SWEEP_BATCH` \| (\d+) expired tasks/, name: 'TASK_SWEEP_BATCH', figure: String(limits.TASK_SWEEP_BATCH) },
   { phrase: /\| `CONSUMED_STATE_SWEEP_BATCH` \| (\d+) spent/, name: 'CONSUMED_STATE_SWEEP_BATCH', figure: String(limits.CONSUMED_STATE_SWEEP_BATCH) },
   { phrase: /`CONSUMED_STATE_SWEEP_BATCH` \((\d+)\)/, name: 'CONSUMED_STATE_SWEEP_BATCH', figure: String(limits.CONSUMED_STATE_SWEEP_BATCH) },
+  { phrase: /\| `ORPHAN_TASK_PATIENCE_MS` \| (\d+) minutes/, name: 'ORPHAN_TASK_PATIENCE_MS', figure: String(limits.ORPHAN_TASK_PATIENCE_MS / 60_000) },
+  { phrase: /`ORPHAN_TASK_PATIENCE_MS`\s+\((\d+) minutes\)/, name: 'ORPHAN_TASK_PATIENCE_MS', figure: String(limits.ORPHAN_TASK_PATIENCE_MS / 60_000) },
   { phrase: /\| `CONSUMED_STATE_GRACE_MS` \| (\d+) minutes/, name: 'CONSUMED_STATE_GRACE_MS', figure: String(limits.CONSUMED_STATE_GRACE_MS / 60_000) },
   { phrase: /`CONSUMED_STATE_GRACE_MS`\s+\((\d+) minutes\)/, name: 'CONSUMED_STATE_GRACE_MS', figure: String(limits.CONSUMED_STATE_GRACE_MS / 60_000) },
   { phrase: /\| `MAX_STATE_DIGEST_LENGTH` \| (\d+) characters/, name: 'MAX_STATE_DIGEST_LENGTH', figure: String(limits.MAX_STATE_DIGEST_LENGTH) },

@@ -2,9 +2,10 @@
 // with the SDK client over stdio and Streamable HTTP: a task's transcript is read from a second
 // connection and after the server process restarts (same SUPERPI_HOME); another principal gets -32002
 // — the very answer a nonexistent id gets — on read, subscribe and completion; a server killed with
-// SIGKILL mid-task, restarted without a server model (so it cannot continue the task itself:
-// test/e2e/sqlite-takeover.test.ts has the restart that does), leaves the conversation `interrupted`
-// (said in its transcript), and a later call continues it.
+// SIGKILL mid-task, restarted without a server model (so it cannot continue the task itself), leaves the
+// conversation running for a process that can (its principal reads it there, nobody else); a restart
+// with a model takes it over and completes it (test/e2e/sqlite-takeover.test.ts has more of that), and a
+// later call continues it.
 
 import { mkdtemp, rm } from 'node:fs/promises';
 import os from 'node:os';
@@ -14,6 +15,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
+import { pollUntil } from '../hang-guard.ts';
 import { type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { connectStdio, makeSandbox, type Sandbox, startHttpServerProcess, textOf } from './fixtures.ts';
 
@@ -174,30 +176,33 @@ async function requestsReached(model: { requests: unknown[] }, n: number): Promi
   assert.ok(model.requests.length >= n, `the model got ${model.requests.length} requests, expected ${n}`);
 }
 
-/** After the kill, on a server with no model (nobody can continue the task): it is interrupted, said in its transcript. */
-async function assertInterrupted(client: Client): Promise<string> {
+/**
+ * After the kill, on a server with no model (it cannot continue the task; a process with one may): the
+ * conversation is left running, its prompt read by its principal from here.
+ */
+async function assertLeftRunning(client: Client): Promise<string> {
   const [id] = await completeIds(client);
   assert.ok(id, 'the principal\'s conversation is offered by completion');
   const lines = await transcript(client, id);
-  assert.equal(lines.map((l) => [l.seq, l.type]), [[1, 'user'], [2, 'interrupted']]);
-  assert.match(lines[1]?.payload.message ?? '', /interrupted\. Continue it with conversation_id/);
+  assert.equal(lines.map((l) => [l.seq, l.type]), [[1, 'user']], 'not marked interrupted: left for a process with a model');
   return id;
 }
 
-/** Continuing the interrupted conversation works, with it as history. */
+/** On a server with a model, its takeover completes the task (`finishing`'s first answer); continuing the conversation then works, with it as history. */
 async function assertContinues(client: Client, id: string, model: { requests: { body: unknown }[] }): Promise<void> {
+  await pollUntil('the task taken over and completed', async () => ((await transcript(client, id)).at(-1)?.type === 'final' ? true : null), 60_000, 100);
   const r = await client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'please finish', conversation_id: id } });
   assert.not.ok(r.isError, textOf(r));
   assert.is(textOf(r), 'finished after the crash');
   assert.is((r.structuredContent as { status: string }).status, 'completed');
   const sent = (model.requests.at(-1)?.body as { messages: { role: string; content: string | null }[] }).messages.filter((m) => m.role === 'user').map((m) => m.content);
   assert.equal(sent, ['wait for the model', 'please finish'], 'the continued run has the interrupted one as history');
-  assert.equal((await transcript(client, id)).map((l) => l.type), ['user', 'interrupted', 'user', 'model', 'final']);
+  assert.equal((await transcript(client, id)).map((l) => l.type), ['user', 'model', 'final', 'user', 'model', 'final']);
 }
 
-ownership('stdio: a server killed with SIGKILL mid-task, restarted without a server model, leaves the conversation interrupted, and it continues', async () => {
+ownership('stdio: a server killed with SIGKILL mid-task, restarted without a server model, leaves the conversation running for one with a model, which completes it, and it continues', async () => {
   const hanging = await startScriptedServer([{ hang: true }]);
-  const finishing = await startScriptedServer([answer('finished after the crash')]);
+  const finishing = await startScriptedServer([answer('taken over and finished'), answer('finished after the crash')]);
   try {
     const doomed = await connectStdio(box.ws, [], {}, (c) => c, modelEnv(hanging.url));
     void doomed.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'wait for the model' } }, undefined, { timeout: 60_000 }).catch(() => undefined);
@@ -210,7 +215,7 @@ ownership('stdio: a server killed with SIGKILL mid-task, restarted without a ser
     const after = await connectStdio(box.ws, [], {}, (c) => c, { SUPERPI_HOME: home });
     let id: string;
     try {
-      id = await assertInterrupted(after.client);
+      id = await assertLeftRunning(after.client);
     } finally {
       await after.close();
     }
@@ -226,9 +231,9 @@ ownership('stdio: a server killed with SIGKILL mid-task, restarted without a ser
   }
 });
 
-ownership('HTTP: a server killed with SIGKILL mid-task, restarted without a server model, leaves the conversation interrupted, and it continues', async () => {
+ownership('HTTP: a server killed with SIGKILL mid-task, restarted without a server model, leaves the conversation running for one with a model, which completes it, and it continues', async () => {
   const hanging = await startScriptedServer([{ hang: true }]);
-  const finishing = await startScriptedServer([answer('finished after the crash')]);
+  const finishing = await startScriptedServer([answer('taken over and finished'), answer('finished after the crash')]);
   const doomed = await startHttpServerProcess(box.ws, [], { SUPERPI_TOKENS: TOKENS, ...modelEnv(hanging.url) });
   let server = doomed;
   try {
@@ -242,7 +247,7 @@ ownership('HTTP: a server killed with SIGKILL mid-task, restarted without a serv
     const aliceAfter = await connectHttp(server.url, 'alice-token-123');
     const bob = await connectHttp(server.url, 'bob-token-4567');
     assert.equal(await completeIds(bob), [], 'not bob\'s');
-    const id = await assertInterrupted(aliceAfter);
+    const id = await assertLeftRunning(aliceAfter);
     await aliceAfter.close();
     await bob.close();
     await server.stop();

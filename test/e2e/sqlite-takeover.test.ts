@@ -4,7 +4,8 @@
 // step in its transcript once, a non-idempotent call that was in flight recorded interrupted and never run
 // again. Two processes started at once on the file: exactly one of them continues it. Without a server
 // model the new process cannot continue it (the client that sampled is gone), nor can a process serving
-// another workspace: it is marked interrupted, with a message naming its conversation_id. A
+// another workspace: it leaves the task running, and the next process of its workspace with a model
+// continues it (past ORPHAN_TASK_PATIENCE_MS it would be marked interrupted: test/task). A
 // Tasks-extension task is read with tasks/get on the next process, completed there
 // (docs/harness-tasks.md#when-the-server-process-dies).
 
@@ -172,23 +173,36 @@ takeover('HTTP: two server processes started at once on the file of a killed one
   assert.is(takers.length, 1, 'exactly one process took it over');
 });
 
-takeover('stdio without a server model: the next process cannot continue a task (its client sampled, or no model is configured); it is marked interrupted, with a message naming its conversation_id', async () => {
-  const m = await model([{ hang: true }]);
+/** The one conversation as it is now (the file read with the driver). */
+function only(): { id: string; status: string } {
+  const [c, ...more] = conversations();
+  assert.is(more.length, 0, 'one conversation');
+  assert.ok(c, 'the conversation');
+  return c;
+}
+
+takeover('stdio without a server model: the next process cannot continue a task (no model here, its client gone), so it leaves it running; the next process of its workspace with a model continues it', async () => {
+  const m = await model([{ hang: true }, answer('continued where a model is')]);
   const doomed = await stdio(m);
   void doomed.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-assistant', prompt: 'wait for the model' } }, undefined, { timeout: GUARD_MS }).catch(() => undefined);
   await until('the model asked', () => (m.requests.length >= 1 ? true : null));
   await killStdio(doomed);
   const next = await stdio(null);
-  // Opening the store (the new process's first takeover pass does) settles it: nobody waits for a lease.
-  const done = await settled('interrupted');
-  const lines = await transcript(next.client, done.id);
-  assert.equal(lines.map((l) => [l.seq, l.type]), [[1, 'user'], [2, 'interrupted']]);
-  assert.match(lines[1]?.payload.message ?? '', `was interrupted. Continue it with conversation_id ${done.id}`);
+  const { id } = only();
+  // Reading the transcript opens the store there, which settles the dead process's tasks.
+  assert.equal((await transcript(next.client, id)).map((l) => l.type), ['user']);
+  assert.is(only().status, 'running', 'left for a process that can continue it (before, it was marked interrupted here)');
+  const able = await stdio(m);
+  await settled('completed');
+  const lines = await transcript(able.client, id);
+  assert.equal(lines.map((l) => [l.seq, l.type]), [[1, 'user'], [2, 'model'], [3, 'final']]);
+  assert.is(lines.at(-1)?.payload.text, 'continued where a model is');
   assert.not.match(next.stderr(), /took over a task/);
+  assert.match(able.stderr(), /took over a task whose lease lapsed/);
 });
 
-takeover('stdio: a server process of another workspace on the same SUPERPI_HOME does not continue the task (its tools would run in the wrong project): it is marked interrupted', async () => {
-  const m = await model([{ hang: true }, answer('must not be asked')]);
+takeover('stdio: a server process of another workspace on the same SUPERPI_HOME does not continue the task (its tools would run in the wrong project): it leaves it running for the process of its own workspace', async () => {
+  const m = await model([{ hang: true }, answer('continued in its own project')]);
   const doomed = await stdio(m);
   void doomed.client.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'wait for the model' } }, undefined, { timeout: GUARD_MS }).catch(() => undefined);
   await until('the model asked', () => (m.requests.length >= 1 ? true : null));
@@ -196,11 +210,15 @@ takeover('stdio: a server process of another workspace on the same SUPERPI_HOME 
   const other = await mkdtemp(path.join(os.tmpdir(), 'superpi-other-ws-'));
   try {
     const next = await stdio(m, other);
-    const done = await settled('interrupted');
-    const lines = await transcript(next.client, done.id);
-    assert.equal(lines.map((l) => l.type), ['user', 'interrupted']);
-    assert.match(lines[1]?.payload.message ?? '', `Continue it with conversation_id ${done.id}`);
+    const { id } = only();
+    assert.equal((await transcript(next.client, id)).map((l) => l.type), ['user']);
+    assert.is(only().status, 'running', 'left for a process of its workspace (before, it was marked interrupted here)');
     assert.is(m.requests.length, 1, 'nobody asked the model again');
+    const own = await stdio(m);
+    await settled('completed');
+    assert.equal((await transcript(own.client, id)).map((l) => l.type), ['user', 'model', 'final']);
+    assert.is(m.requests.length, 2, 'asked once more, by the process of its workspace');
+    assert.not.match(next.stderr(), /took over a task/);
   } finally {
     await rm(other, { recursive: true, force: true });
   }

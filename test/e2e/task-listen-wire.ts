@@ -49,7 +49,7 @@ export class Queue implements Stream {
 }
 
 /** One 2026-07-28 POST with the headers its body implies (Mcp-Name: the tool, or the task id). */
-function post(server: RunningServer, method: string, params: Record<string, unknown>, who: Who, capabilities: object, signal?: AbortSignal): Promise<Response> {
+function post(server: RunningServer, method: string, params: Record<string, unknown>, who: Who, capabilities: object, signal?: AbortSignal, id: string | number = 1): Promise<Response> {
   const name = method === 'tools/call' ? params.name : method.startsWith('tasks/') ? params.taskId : undefined;
   return fetch(server.url, {
     method: 'POST',
@@ -57,14 +57,17 @@ function post(server: RunningServer, method: string, params: Record<string, unkn
       Authorization: `Bearer ${TOKENS[who]}`, 'Content-Type': 'application/json', Accept: 'application/json, text/event-stream',
       'MCP-Protocol-Version': '2026-07-28', 'Mcp-Method': method, ...(typeof name === 'string' ? { 'Mcp-Name': name } : {}),
     },
-    body: JSON.stringify({ jsonrpc: '2.0', id: 1, method, params: { ...params, _meta: meta(capabilities) } }),
+    body: JSON.stringify({ jsonrpc: '2.0', id, method, params: { ...params, _meta: meta(capabilities) } }),
     ...(signal === undefined ? {} : { signal }),
   });
 }
 
-/** A request declaring `capabilities` (the Tasks extension by default), and its answer (from a JSON or an SSE reply). */
-export async function httpAsk(server: RunningServer, method: string, params: Record<string, unknown>, who: Who = 'alice', capabilities: object = WITH_TASKS): Promise<Message> {
-  const res = await post(server, method, params, who, capabilities);
+/**
+ * A request declaring `capabilities` (the Tasks extension by default), and its answer (from a JSON or an
+ * SSE reply). `id`: the request's JSON-RPC id (1 unless a test checks that each answer echoes its own).
+ */
+export async function httpAsk(server: RunningServer, method: string, params: Record<string, unknown>, who: Who = 'alice', capabilities: object = WITH_TASKS, id: string | number = 1): Promise<Message> {
+  const res = await post(server, method, params, who, capabilities, undefined, id);
   const text = await res.text();
   const data = res.headers.get('content-type')?.includes('text/event-stream')
     ? text.split('\n').filter((l) => l.startsWith('data: ')).map((l) => l.slice(6)).filter((l) => l.includes('"id"')).pop() ?? '{}'

@@ -149,6 +149,26 @@ single('a no is not recorded: decline asks nothing of the store, and the same st
   assert.is(runs(spentAt(at(T0 + 2), feedAt(at(T0 + 2), fresh(), call(3, { command: 'ls' }, { requestState: state, ...accept })))), 1);
 });
 
+single('a local retry that no longer declares elicitation is still answered by its state: a no runs nothing, a yes is spent once, a replay is -32602', () => {
+  // Without elicitation a local caller's bash is allowed outright (its host confirms each call); a retry
+  // carrying a confirmation's state is the person's answer all the same, never a way round it.
+  const state = asked();
+  const retry = (id: number, responses: object) => req(id, 'tools/call', { name: 'bash', arguments: { command: 'ls' }, requestState: state, ...responses, _meta: META({}) });
+  const no = feedAt(at(T0 + 1), fresh(), retry(2, { inputResponses: { confirm: { action: 'decline' } } }));
+  assert.is(runs(no), 0, 'the person said no');
+  assert.equal(no.effects, []);
+  assert.match(first(no).result!.content![0]!.text, /^Not run: bash/);
+  const yes = feedAt(at(T0 + 2), fresh(), retry(3, accept));
+  assert.equal(yes.effects.map((e) => e.kind), ['consumeConfirmation'], 'a yes is recorded before it runs');
+  assert.is(runs(spentAt(at(T0 + 2), yes)), 1);
+  const replay = spentAt(at(T0 + 3), feedAt(at(T0 + 3), fresh(), retry(4, accept)), false);
+  assert.is(runs(replay), 0, 'a spent state never runs again');
+  assert.is(first(replay).error?.code, -32602);
+  assert.match(first(replay).error!.message, /requestState was already used/);
+  // The same call without a state is still the local host's to confirm: it runs.
+  assert.is(runs(feedAt(at(T0 + 4), fresh(), req(5, 'tools/call', { name: 'bash', arguments: { command: 'ls' }, _meta: META({}) }))), 1);
+});
+
 single('a 2025 session\'s yes (elicitation/create) runs the call with no store record: it has no state to replay', () => {
   const asking = feedAt(at(T0), ready('2025-11-25', { elicitation: {} }), req(1, 'tools/call', { name: 'bash', arguments: { command: 'ls' } }));
   const ask = asking.replies[0] as { id: string };

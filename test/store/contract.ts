@@ -21,7 +21,7 @@ import {
   MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
 } from '../../src/store/store.ts';
-import { CONSUMED_STATE_GRACE_MS, CONSUMED_STATE_SWEEP_BATCH, MAX_CHECKPOINT_BYTES, MAX_STATE_DIGEST_LENGTH, TASK_LEASE_MS } from '../../src/limits.ts';
+import { CONSUMED_STATE_GRACE_MS, CONSUMED_STATE_SWEEP_BATCH, MAX_CHECKPOINT_BYTES, MAX_EXPIRED_TASKS, MAX_STATE_DIGEST_LENGTH, TASK_LEASE_MS } from '../../src/limits.ts';
 import { ManualClock } from './helpers.ts';
 
 export interface ContractStoreOptions {
@@ -683,7 +683,7 @@ contract('a lease lapses one term after its last renewal, and only then do other
   clock.tick(LEASE);
   assert.equal(await b.expiredTasks(10), []);
   clock.tick(1);
-  assert.equal(await b.expiredTasks(10), [{ conversationId: c.id, principal: 'alice', harness: 'super-pi-code', epoch, setup: { maxTurns: 7 } }]);
+  assert.equal(await b.expiredTasks(10), [{ conversationId: c.id, principal: 'alice', harness: 'super-pi-code', epoch, setup: { maxTurns: 7 }, lapsedMs: 1 }]);
   assert.equal(await a.expiredTasks(10), [], 'a holder does not take its own task over');
   await a.setStatus(c.id, 'completed', epoch);
   assert.equal(await b.expiredTasks(10), [], 'a finished task has no lease to lapse');
@@ -996,6 +996,43 @@ contract('expiredTasks pages at most MAX_EXPIRED_TASKS, longest lapsed first', a
   assert.equal((await b.expiredTasks(2)).map((t) => t.conversationId), ids.slice(0, 2));
   assert.equal((await b.expiredTasks(1000)).map((t) => t.setup), [{ i: 0 }, { i: 1 }, { i: 2 }]);
   await rejectsStoreError(b.expiredTasks(0), 'invalid_argument');
+});
+
+contract('expiredTasks with a scope: tasks of other workspaces never fill the page, however many; its own, those naming no workspace and those past the patience come', async ({ open, clock }) => {
+  const a = await open({ ownership: fakeOwnership('a'), leaseMs: LEASE });
+  const b = await open({ ownership: fakeOwnership('b'), leaseMs: LEASE });
+  const claim = async (setup: unknown) => {
+    const c = await a.createConversation(alice);
+    await a.claimTask(c.id, setup);
+    return c.id;
+  };
+  const others: string[] = [];
+  for (let i = 0; i < MAX_EXPIRED_TASKS + 5; i++) {
+    others.push(await claim({ maxTurns: 4, workspace: '/srv/other-project' }));
+    clock.tick(1);
+  }
+  const own = await claim({ maxTurns: 4, workspace: '/srv/ws' });
+  const below = await claim({ maxTurns: 4, workspace: '/srv/ws/packages/a' });
+  const sibling = await claim({ maxTurns: 4, workspace: '/srv/ws-2' });
+  const unnamed = await claim({ maxTurns: 4 });
+  const bare = await claim(null);
+  const odd = await claim({ maxTurns: 4, workspace: 7 });
+  clock.tick(LEASE + 1);
+  const PATIENCE = 60_000;
+  const ids = async (scope: { workspace: string | null; below: boolean; patienceMs: number }) => (await b.expiredTasks(MAX_EXPIRED_TASKS, scope)).map((t) => t.conversationId).sort();
+  assert.equal((await b.expiredTasks(MAX_EXPIRED_TASKS)).map((t) => t.conversationId), others.slice(0, MAX_EXPIRED_TASKS), 'unscoped: the page is all other-workspace tasks');
+  assert.equal(await ids({ workspace: '/srv/ws', below: false, patienceMs: PATIENCE }), [own, unnamed, bare, odd].sort(), 'its own and the unplaceable, past every other workspace\'s');
+  assert.equal(await ids({ workspace: '/srv/ws', below: true, patienceMs: PATIENCE }), [own, below, unnamed, bare, odd].sort(), 'below it too, not a sibling that shares its prefix');
+  assert.equal(await ids({ workspace: null, below: true, patienceMs: PATIENCE }), [unnamed, bare, odd].sort(), 'no workspace served: only the unplaceable');
+  assert.is((await b.expiredTasks(MAX_EXPIRED_TASKS, { workspace: '/srv/ws', below: false, patienceMs: PATIENCE })).find((t) => t.conversationId === own)?.lapsedMs, 1);
+  assert.ok(sibling);
+  // The first other lapsed 26 ms ago, the last 2 ms ago: each comes once it lapsed the patience ago, longest lapsed first.
+  clock.tick(PATIENCE - 26);
+  assert.equal(await ids({ workspace: '/srv/ws', below: false, patienceMs: PATIENCE }), [others[0], own, unnamed, bare, odd].sort(), 'the one lapsed exactly the patience ago');
+  clock.tick(MAX_EXPIRED_TASKS);
+  const overdue = await b.expiredTasks(MAX_EXPIRED_TASKS, { workspace: '/srv/ws', below: false, patienceMs: PATIENCE });
+  assert.equal(overdue.map((t) => t.conversationId), others.slice(0, MAX_EXPIRED_TASKS), 'past it, they fill the page again: a pass marks them interrupted');
+  assert.is(overdue[0]?.lapsedMs, PATIENCE + MAX_EXPIRED_TASKS);
 });
 
 // ---- session checkpoints --------------------------------------------------------------------------

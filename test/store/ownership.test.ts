@@ -11,7 +11,8 @@ import { decodeOwner, encodeOwner, type ProcessProbe, processOwnership, systemPr
 import { openSqlite } from '../../src/store/sqlite-driver.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ExpiredTask } from '../../src/store/task-lease.ts';
-import { removeHome, tempHome } from './helpers.ts';
+import { ORPHAN_TASK_PATIENCE_MS } from '../../src/limits.ts';
+import { ManualClock, removeHome, tempHome } from './helpers.ts';
 
 let home: string;
 test.before.each(async () => {
@@ -141,9 +142,11 @@ test('a store whose process continues orphans releases a dead owner\'s lease at 
   table.delete(100);
 
   const asked: ExpiredTask[] = [];
-  const taker = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300), leaseMs, continuesOrphan: (task) => (asked.push(task), task.setup !== null) });
+  const taker = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300), leaseMs, judgeOrphan: (task) => (asked.push(task), task.setup !== null ? 'continue' : 'interrupt') });
   assert.equal(asked.map((t) => t.conversationId).sort(), [kept.id, bare.id].sort(), 'asked about the dead owner\'s tasks only');
-  assert.equal(asked.find((t) => t.conversationId === kept.id), { conversationId: kept.id, principal: 'alice', harness: 'super-pi-code', epoch: lease.epoch, setup: { maxTurns: 4, local: false, forbidWrites: false } });
+  const { lapsedMs, ...seen } = asked.find((t) => t.conversationId === kept.id) ?? { lapsedMs: 0 };
+  assert.equal(seen, { conversationId: kept.id, principal: 'alice', harness: 'super-pi-code', epoch: lease.epoch, setup: { maxTurns: 4, local: false, forbidWrites: false } });
+  assert.ok(lapsedMs < 0, 'its lease has not lapsed yet: the owner died within its term');
   assert.is(taker.getConversation(kept.id, 'alice')?.status, 'running', 'left for the takeover');
   assert.is(taker.lastEntry(kept.id)?.type, 'user', 'no entry added');
   assert.is(taker.getConversation(bare.id, 'alice')?.status, 'interrupted', 'one this process cannot continue is marked as before');
@@ -152,13 +155,41 @@ test('a store whose process continues orphans releases a dead owner\'s lease at 
   assert.equal(taker.expiredTasks(10).map((t) => t.conversationId), [kept.id], 'the released lease lapsed; the live owner\'s did not');
 
   // A second process opened on the file meanwhile sees the same lapsed lease: the epoch lets one win.
-  const other = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 400), leaseMs, continuesOrphan: () => true });
-  const [seen] = other.expiredTasks(10);
+  const other = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 400), leaseMs, judgeOrphan: () => 'continue' });
+  const [found] = other.expiredTasks(10);
   const won = taker.takeOverTask(kept.id, lease.epoch);
   assert.is(won?.epoch, lease.epoch + 1);
-  assert.is(other.takeOverTask(kept.id, seen?.epoch ?? -1), null, 'the loser finds the row moved on');
+  assert.is(other.takeOverTask(kept.id, found?.epoch ?? -1), null, 'the loser finds the row moved on');
   assert.equal(other.expiredTasks(10), [], 'nothing left to take');
   for (const s of [taker, other, live]) s.close();
+});
+
+test('an orphan another process may continue is left running at open until ORPHAN_TASK_PATIENCE_MS past its lease; the next open after that marks it interrupted, saying why', () => {
+  const file = databasePath(home);
+  const table = new Map([[100, 'b/1'], [300, 'b/3'], [400, 'b/4'], [500, 'b/5']]);
+  const clock = new ManualClock();
+  const leaseMs = 1000;
+  const dead = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 100), now: clock.now, leaseMs });
+  const c = dead.createConversation(alice);
+  dead.claimTask(c.id, { maxTurns: 4, local: false, forbidWrites: false, workspace: '/srv/other-project' });
+  dead.close();
+  table.delete(100);
+  const open = (pid: number, options: { orphanPatienceMs?: number } = {}) => SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), pid), now: clock.now, leaseMs, judgeOrphan: () => 'leave', ...options });
+
+  // The default patience, to the millisecond: the lease lapsed ORPHAN_TASK_PATIENCE_MS - 1 ago.
+  clock.tick(leaseMs + ORPHAN_TASK_PATIENCE_MS - 1);
+  const early = open(300);
+  assert.is(early.getConversation(c.id, 'alice')?.status, 'running', 'left for a process of its workspace');
+  assert.is(early.lastEntry(c.id), null);
+  early.close();
+  clock.tick(1);
+  const late = open(400);
+  assert.is(late.getConversation(c.id, 'alice')?.status, 'interrupted');
+  const message = String((late.lastEntry(c.id)?.payload as { message: string }).message);
+  assert.match(message, `no process that could continue it took it over within ${ORPHAN_TASK_PATIENCE_MS / 1000} s of its lease lapsing`);
+  assert.match(message, `Continue it with conversation_id ${c.id}`);
+  late.close();
+  assert.throws(() => open(500, { orphanPatienceMs: -1 }), (err: unknown) => (err as { code?: string }).code === 'invalid_argument');
 });
 
 test('a setup damaged by hand does not keep the store from opening: that orphan is marked interrupted', () => {
@@ -173,7 +204,7 @@ test('a setup damaged by hand does not keep the store from opening: that orphan 
   db.exec(`UPDATE conversations SET task_setup = '{not json' WHERE id = '${c.id}'`);
   db.close();
   const seen: unknown[] = [];
-  const s = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300), continuesOrphan: (task) => (seen.push(task.setup), task.setup !== null) });
+  const s = SqliteConversationStore.open(file, { ownership: processOwnership(probe(table), 300), judgeOrphan: (task) => (seen.push(task.setup), task.setup !== null ? 'continue' : 'interrupt') });
   assert.equal(seen, [null]);
   assert.is(s.getConversation(c.id, 'alice')?.status, 'interrupted');
   s.close();

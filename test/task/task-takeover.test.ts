@@ -1,9 +1,13 @@
 // Taking over a task whose node stopped renewing its lease: one pass finds the lapsed lease of another
-// owner, takes the task over under the next epoch and continues it from its transcript to the end; a
-// task its claimer kept no setup for is marked interrupted instead; a live lease is left alone. Two
-// stores on one SQLite file stand for two nodes; their clock is set by the test, so a lease lapses when
-// the test says.
+// owner, takes the task over under the next epoch and continues it from its transcript to the end, in
+// the directory it ran in; a task its claimer kept no setup for is marked interrupted instead; a live
+// lease is left alone; a task this process cannot continue (another directory, no model here) is left to
+// one that can until the patience, then marked interrupted. Two stores on one SQLite file stand for two
+// nodes; their clock is set by the test, so a lease lapses when the test says.
 
+import { mkdir, mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
+import os from 'node:os';
+import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { Scheduler } from '../../src/actors/scheduler.ts';
@@ -12,7 +16,10 @@ import { schedulerEntry } from '../../src/server/thread-entries.ts';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { databasePath } from '../../src/store/location.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
-import { type AnswerTarget, answerOf, canContinue, setupOf, storedSetup, TaskTakeover } from '../../src/task/task-takeover.ts';
+import { MAX_EXPIRED_TASKS } from '../../src/limits.ts';
+import { judgeOrphan, placementOf } from '../../src/task/takeover-placement.ts';
+import { type AnswerTarget, answerOf, setupOf, storedSetup, TaskTakeover, type TaskTakeoverDeps } from '../../src/task/task-takeover.ts';
+import type { ToolContext } from '../../src/tools/contract.ts';
 import { guarded, pollUntil } from '../hang-guard.ts';
 import { startScriptedServer } from '../model/fixtures/scripted-server.ts';
 import { fakeOwnership } from '../store/contract.ts';
@@ -24,13 +31,28 @@ scheduler.startThread(0);
 const lines: string[] = [];
 const logger = createLogger('info', { write: (line: string) => { lines.push(line); return true; } });
 const alice = { principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-code' };
+/** The taking process's workspace (a real directory: a recorded root is checked on disk), and one outside it. */
+let ws = '';
+let outside = '';
+
+test.before(async () => {
+  const top = await realpath(await mkdtemp(path.join(os.tmpdir(), 'superpi-takeover-')));
+  ws = path.join(top, 'ws');
+  outside = path.join(top, 'outside');
+  await mkdir(path.join(ws, 'packages', 'a'), { recursive: true });
+  await mkdir(outside);
+});
 
 test.after(async () => {
   for (const t of scheduler.threads()) {
     t.stop();
     await t.exited;
   }
+  await rm(path.dirname(ws), { recursive: true, force: true });
 });
+
+const codeSetup = (id: string) => ({ conversationId: id, harness: 'super-pi-code' as const, maxTurns: 4, local: false, forbidWrites: false, canConfirm: true });
+const scriptedEnv = (url: string) => ({ SUPERPI_MODEL_URL: `${url}/v1`, SUPERPI_MODEL: 'scripted' });
 
 async function twoNodes() {
   const home = await tempHome();
@@ -41,13 +63,14 @@ async function twoNodes() {
   return { a, b, clock, async close() { await a.close(); await b.close(); await removeHome(home); } };
 }
 
-function takeover(store: AsyncConversationStore, env: NodeJS.ProcessEnv, answer?: (target: AnswerTarget, line: string) => Promise<void>) {
+function takeover(store: AsyncConversationStore, env: NodeJS.ProcessEnv, answer?: (target: AnswerTarget, line: string) => Promise<void>, more: Partial<TaskTakeoverDeps> = {}) {
   return new TaskTakeover({
-    store: () => store, leaseMs: LEASE, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, env, logger,
+    store: () => store, leaseMs: LEASE, scheduler, workspace: ws, toolTimeoutMs: 1000, env, logger,
     executorFor: () => async () => ({ text: 'unused' }),
     supervise: async (run) => { await run.start(); },
     transcriptChanged: () => undefined,
     ...(answer ? { answer } : {}),
+    ...more,
   });
 }
 
@@ -56,7 +79,7 @@ test('a pass takes over a task whose lease lapsed and completes it from its tran
   const nodes = await twoNodes();
   try {
     const c = await nodes.a.createConversation(alice);
-    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }));
+    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { workspace: ws }));
     await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
     const onB = takeover(nodes.b, { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted' });
     await onB.pass();
@@ -114,7 +137,7 @@ test('a taken-over task whose claimer kept the request it answers sends its answ
   try {
     const c = await nodes.a.createConversation(alice);
     const target = { session: '0b6c1d2e-session', principal: 'token:alice', request: 7 };
-    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { answers: target }));
+    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { answers: target, workspace: ws }));
     await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
     let sent!: (v: [AnswerTarget, string]) => void;
     const answered = new Promise<[AnswerTarget, string]>((r) => (sent = r));
@@ -151,13 +174,13 @@ test('a pass without a store is a no-op and creates none; once the store exists,
   const nodes = await twoNodes();
   try {
     const c = await nodes.a.createConversation(alice);
-    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }));
+    const lease = await nodes.a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { workspace: ws }));
     await nodes.a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
     nodes.clock.tick(LEASE + 1);
     let store: AsyncConversationStore | null = null;
     let asked = 0;
     const onB = new TaskTakeover({
-      store: () => (asked++, store), leaseMs: LEASE, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, logger,
+      store: () => (asked++, store), leaseMs: LEASE, scheduler, workspace: ws, toolTimeoutMs: 1000, logger,
       env: { SUPERPI_MODEL_URL: `${model.url}/v1`, SUPERPI_MODEL: 'scripted' },
       executorFor: () => async () => ({ text: 'unused' }), supervise: async (run) => { await run.start(); }, transcriptChanged: () => undefined,
     });
@@ -187,18 +210,18 @@ test('start runs a first pass soon (FIRST_TAKEOVER_PASS_DELAY_MS): a task whose 
   // A lease no pass would see lapse during the test: only the open's release lets the task be taken.
   const leaseMs = 3_600_000;
   const open = (owner: string, gone = new Set<string>()) => new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), {
-    ownership: fakeOwnership(owner, gone), now: clock.now, leaseMs, continuesOrphan: (task) => canContinue(task, env, '/nonexistent'),
+    ownership: fakeOwnership(owner, gone), now: clock.now, leaseMs, judgeOrphan: (task) => judgeOrphan(task, { workspace: ws, below: false, model: true }),
   }));
   const a = open('process-a');
   let b: AsyncConversationStore | null = null;
   try {
     const c = await a.createConversation(alice);
-    const lease = await a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { workspace: '/nonexistent' }));
+    const lease = await a.claimTask(c.id, storedSetup({ conversationId: c.id, harness: 'super-pi-code', maxTurns: 4, local: false, forbidWrites: false, canConfirm: true }, { workspace: ws }));
     await a.append(c.id, 'user', { text: 'hello' }, lease.epoch);
     await a.close();
     b = open('process-b', new Set(['process-a']));
     const onB = new TaskTakeover({
-      store: () => b, leaseMs, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, logger, env,
+      store: () => b, leaseMs, scheduler, workspace: ws, toolTimeoutMs: 1000, logger, env,
       executorFor: () => async () => ({ text: 'unused' }), supervise: async (run) => { await run.start(); }, transcriptChanged: () => undefined,
     });
     const store = b;
@@ -216,37 +239,177 @@ test('start runs a first pass soon (FIRST_TAKEOVER_PASS_DELAY_MS): a task whose 
   }
 });
 
-test('canContinue: a setup super-pi wrote naming this workspace, and a server model configured; else no', () => {
-  const task = { conversationId: 'c1', principal: 'p', harness: 'super-pi-code', epoch: 3, setup: { maxTurns: 7, local: false, forbidWrites: true, workspace: '/srv/a' } };
-  const env = { SUPERPI_MODEL_URL: 'http://127.0.0.1:9/v1', SUPERPI_MODEL: 'm' };
-  assert.ok(canContinue(task, env, '/srv/a'));
-  assert.not.ok(canContinue(task, {}, '/srv/a'), 'no server model: the task sampled its client, which is gone');
-  assert.not.ok(canContinue(task, env, '/srv/b'), 'another project\'s task (or a root its session chose)');
-  assert.not.ok(canContinue({ ...task, setup: { maxTurns: 7, local: false, forbidWrites: true } }, env, '/srv/a'), 'kept before setups named a workspace: where it ran is unknown');
-  assert.not.ok(canContinue({ ...task, setup: null }, env, '/srv/a'));
-  assert.not.ok(canContinue({ ...task, harness: 'rogue' }, env, '/srv/a'));
+test('placementOf: here only in the directory it ran in, when this process serves it and has a model; elsewhere when another may; nowhere when none can', () => {
+  const task = { conversationId: 'c1', harness: 'super-pi-code', setup: { maxTurns: 7, local: false, forbidWrites: true, workspace: '/srv/a' } };
+  const site = { workspace: '/srv/a', below: false, model: true };
+  assert.equal(placementOf(task, site), { kind: 'here', root: '/srv/a' });
+  assert.is(placementOf(task, { ...site, model: false }).kind, 'elsewhere', 'no server model: the task sampled its client, which is gone; a process with one may continue it');
+  assert.is(placementOf(task, { ...site, workspace: '/srv/b' }).kind, 'elsewhere', 'another project\'s task (or a root its session chose)');
+  const inside = { ...task, setup: { ...task.setup, workspace: '/srv/a/packages/x' } };
+  assert.is(placementOf(inside, site).kind, 'elsewhere', 'below the workspace: only a process that follows roots there serves it');
+  assert.equal(placementOf(inside, { ...site, below: true }), { kind: 'here', root: '/srv/a/packages/x' });
+  assert.is(placementOf({ ...task, setup: { ...task.setup, workspace: '/srv/ab' } }, { ...site, below: true }).kind, 'elsewhere', 'a sibling sharing its prefix is not below it');
+  for (const root of ['/srv/a/../etc', 'srv/a', '/srv/a/', '/srv/a/./x', '/srv//a']) {
+    assert.is(placementOf({ ...task, setup: { ...task.setup, workspace: root } }, { ...site, below: true }).kind, 'nowhere', `${root}: not a path super-pi records`);
+  }
+  assert.is(placementOf({ ...task, setup: { maxTurns: 7, local: false, forbidWrites: true } }, site).kind, 'nowhere', 'kept before setups named a workspace: where it ran is unknown');
+  assert.is(placementOf({ ...task, setup: null }, site).kind, 'nowhere');
+  assert.is(placementOf({ ...task, harness: 'rogue' }, site).kind, 'nowhere');
+  assert.equal([judgeOrphan(task, site), judgeOrphan(task, { ...site, model: false }), judgeOrphan({ ...task, setup: null }, site)], ['continue', 'leave', 'interrupt']);
 });
 
-test('with sameWorkspaceOnly, a pass leaves a lapsed task of another workspace (or of none named) to a process of its own', async () => {
+/** A takeover whose tool calls report the directory they ran in. */
+function reportingTakeover(store: AsyncConversationStore, env: NodeJS.ProcessEnv, more: Partial<TaskTakeoverDeps> = {}) {
+  const ranIn: string[] = [];
+  const t = takeover(store, env, undefined, {
+    executorFor: () => async (_tool, _args, _harness, ctx: ToolContext) => (ranIn.push(ctx.workspace), { text: 'listed' }),
+    ...more,
+  });
+  return { takeover: t, ranIn };
+}
+
+const lsThenAnswer = (text: string) => [
+  { body: { choices: [{ finish_reason: 'tool_calls', message: { role: 'assistant', content: null, tool_calls: [{ id: 'call-ls', type: 'function', function: { name: 'ls', arguments: '{}' } }] } }] } },
+  { body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: text } }] } },
+];
+
+test('a node that follows roots continues a task in the root below its workspace that the task ran in, not in its own workspace', async () => {
+  const model = await startScriptedServer(lsThenAnswer('listed the package'));
   const nodes = await twoNodes();
   try {
-    const setup = (id: string) => ({ conversationId: id, harness: 'super-pi-code' as const, maxTurns: 4, local: false, forbidWrites: false, canConfirm: true });
-    const elsewhere = await nodes.a.createConversation(alice);
-    await nodes.a.claimTask(elsewhere.id, storedSetup(setup(elsewhere.id), { workspace: '/srv/other-project' }));
-    const unnamed = await nodes.a.createConversation(alice);
-    await nodes.a.claimTask(unnamed.id, storedSetup(setup(unnamed.id)));
+    const c = await nodes.a.createConversation(alice);
+    const root = path.join(ws, 'packages', 'a');
+    const lease = await nodes.a.claimTask(c.id, storedSetup(codeSetup(c.id), { workspace: root }));
+    await nodes.a.append(c.id, 'user', { text: 'list it' }, lease.epoch);
     nodes.clock.tick(LEASE + 1);
-    const onB = new TaskTakeover({
-      store: () => nodes.b, leaseMs: LEASE, scheduler, workspace: '/nonexistent', sameWorkspaceOnly: true, toolTimeoutMs: 1000, logger, env: {},
-      executorFor: () => async () => ({ text: 'unused' }), supervise: async (run) => { await run.start(); }, transcriptChanged: () => undefined,
-    });
+    const onB = reportingTakeover(nodes.b, scriptedEnv(model.url), { servesBelow: true });
+    await onB.takeover.pass();
+    const [run] = onB.takeover.running;
+    assert.ok(run, 'taken over');
+    assert.is((await guarded(run.outcome, 'the taken-over task')).text, 'listed the package');
+    assert.equal(onB.ranIn, [root], 'its tool ran in the root the task ran in');
+    await onB.takeover.stop();
+  } finally {
+    await nodes.close();
+    await model.close();
+  }
+});
+
+test('a recorded root this process does not serve is never run in: outside the workspace, escaping it by a symlink, or missing here; left running, then interrupted past the patience', async () => {
+  const escape = path.join(ws, 'escape');
+  await symlink(outside, escape);
+  const model = await startScriptedServer([]);
+  const nodes = await twoNodes();
+  try {
+    const roots = [outside, escape, path.join(ws, 'packages', 'gone')];
+    const ids: string[] = [];
+    for (const root of roots) {
+      const c = await nodes.a.createConversation(alice);
+      await nodes.a.claimTask(c.id, storedSetup(codeSetup(c.id), { workspace: root }));
+      ids.push(c.id);
+    }
+    nodes.clock.tick(LEASE + 1);
+    const patienceMs = 60_000;
+    const onB = reportingTakeover(nodes.b, scriptedEnv(model.url), { servesBelow: true, patienceMs });
+    await onB.takeover.pass();
+    assert.equal(onB.takeover.running, []);
+    for (const id of ids) {
+      assert.is((await nodes.b.getConversation(id, 'token:alice'))?.status, 'running', 'left for a process that serves it');
+      assert.is(await nodes.b.lastEntry(id), null);
+    }
+    nodes.clock.tick(patienceMs);
+    await onB.takeover.pass();
+    assert.equal(onB.takeover.running, []);
+    assert.equal(onB.ranIn, [], 'no tool ran anywhere');
+    assert.is(model.requests.length, 0, 'nor was the model asked');
+    const messages = await Promise.all(ids.map(async (id) => {
+      assert.is((await nodes.b.getConversation(id, 'token:alice'))?.status, 'interrupted');
+      return String(((await nodes.b.lastEntry(id))?.payload as { message: string }).message);
+    }));
+    assert.match(messages[0] ?? '', `it ran in ${outside}, which this process does not serve`);
+    assert.match(messages[1] ?? '', `resolves to ${outside}, which this process does not serve`);
+    assert.match(messages[2] ?? '', 'it does not exist here (ENOENT)');
+    for (const [i, m] of messages.entries()) {
+      assert.match(m, `no process that could continue it took it over within ${patienceMs / 1000} s of its lease lapsing`);
+      assert.match(m, `Continue it with conversation_id ${ids[i]}.`);
+    }
+    await onB.takeover.stop();
+  } finally {
+    await nodes.close();
+    await model.close();
+    await rm(escape);
+  }
+});
+
+test('without a server model, a pass leaves a task of its workspace to a process with one until the patience, then marks it interrupted saying why', async () => {
+  const nodes = await twoNodes();
+  try {
+    const c = await nodes.a.createConversation(alice);
+    await nodes.a.claimTask(c.id, storedSetup(codeSetup(c.id), { workspace: ws }));
+    nodes.clock.tick(LEASE + 1);
+    const onB = takeover(nodes.b, {}, undefined, { patienceMs: 60_000 });
+    await onB.pass();
+    assert.is((await nodes.b.getConversation(c.id, 'token:alice'))?.status, 'running', 'not taken, not interrupted');
+    assert.is(await nodes.b.lastEntry(c.id), null);
+    nodes.clock.tick(60_000 - 2);
+    await onB.pass();
+    assert.is((await nodes.b.getConversation(c.id, 'token:alice'))?.status, 'running', 'one millisecond short of the patience');
+    nodes.clock.tick(1);
+    await onB.pass();
+    assert.is((await nodes.b.getConversation(c.id, 'token:alice'))?.status, 'interrupted');
+    const message = String(((await nodes.b.lastEntry(c.id))?.payload as { message: string }).message);
+    assert.match(message, 'no server model is configured on this process');
+    assert.match(message, `Continue it with conversation_id ${c.id}.`);
+    await onB.stop();
+  } finally {
+    await nodes.close();
+  }
+});
+
+test('tasks of other workspaces never use a pass\'s budget: with more than MAX_EXPIRED_TASKS of them lapsed first, the one of this workspace is continued in the first pass', async () => {
+  const model = await startScriptedServer([{ body: { choices: [{ finish_reason: 'stop', message: { role: 'assistant', content: 'mine, continued' } }] } }]);
+  const nodes = await twoNodes();
+  try {
+    const others: string[] = [];
+    for (let i = 0; i < MAX_EXPIRED_TASKS + 5; i++) {
+      const c = await nodes.a.createConversation(alice);
+      await nodes.a.claimTask(c.id, storedSetup(codeSetup(c.id), { workspace: outside }));
+      others.push(c.id);
+      nodes.clock.tick(1);
+    }
+    const own = await nodes.a.createConversation(alice);
+    const lease = await nodes.a.claimTask(own.id, storedSetup(codeSetup(own.id), { workspace: ws }));
+    await nodes.a.append(own.id, 'user', { text: 'hello' }, lease.epoch);
+    nodes.clock.tick(LEASE + 1);
+    const onB = takeover(nodes.b, scriptedEnv(model.url));
+    await onB.pass();
+    const [run] = onB.running;
+    assert.ok(run, 'its own task taken over in the first pass');
+    assert.is((await guarded(run.outcome, 'the taken-over task')).text, 'mine, continued');
+    for (const id of others) assert.is((await nodes.b.getConversation(id, 'token:alice'))?.status, 'running', 'the others left to a process of theirs');
+    await onB.stop();
+  } finally {
+    await nodes.close();
+    await model.close();
+  }
+});
+
+test('a pass leaves a lapsed task of another workspace to a process of its own; one naming no workspace is marked interrupted (where it ran is unknown, so no process can continue it)', async () => {
+  const nodes = await twoNodes();
+  try {
+    const elsewhere = await nodes.a.createConversation(alice);
+    await nodes.a.claimTask(elsewhere.id, storedSetup(codeSetup(elsewhere.id), { workspace: '/srv/other-project' }));
+    const unnamed = await nodes.a.createConversation(alice);
+    await nodes.a.claimTask(unnamed.id, storedSetup(codeSetup(unnamed.id)));
+    nodes.clock.tick(LEASE + 1);
+    const onB = takeover(nodes.b, {});
     await onB.pass();
     assert.equal(onB.running, []);
-    for (const c of [elsewhere, unnamed]) {
-      assert.is((await nodes.b.getConversation(c.id, 'token:alice'))?.status, 'running', 'not taken, not interrupted');
-      assert.is(await nodes.b.lastEntry(c.id), null);
-    }
-    assert.is((await nodes.b.expiredTasks(10)).length, 2, 'still there for a process of their workspace');
+    assert.is((await nodes.b.getConversation(elsewhere.id, 'token:alice'))?.status, 'running', 'not taken, not interrupted');
+    assert.is(await nodes.b.lastEntry(elsewhere.id), null);
+    assert.is((await nodes.b.getConversation(unnamed.id, 'token:alice'))?.status, 'interrupted');
+    assert.match(String(((await nodes.b.lastEntry(unnamed.id))?.payload as { message: string }).message), 'its claimer recorded no directory it ran in');
+    assert.equal((await nodes.b.expiredTasks(10)).map((t) => t.conversationId), [elsewhere.id], 'still there for a process of its workspace');
     await onB.stop();
   } finally {
     await nodes.close();
@@ -256,7 +419,7 @@ test('with sameWorkspaceOnly, a pass leaves a lapsed task of another workspace (
 test('a pass that keeps failing the same way (a store this version cannot open) says so once, and again when the error changes', async () => {
   let error = 'schema_too_new';
   const onB = new TaskTakeover({
-    store: () => { throw new Error(error); }, leaseMs: LEASE, scheduler, workspace: '/nonexistent', toolTimeoutMs: 1000, logger, env: {},
+    store: () => { throw new Error(error); }, leaseMs: LEASE, scheduler, workspace: ws, toolTimeoutMs: 1000, logger, env: {},
     executorFor: () => async () => ({ text: 'unused' }), supervise: async (run) => { await run.start(); }, transcriptChanged: () => undefined,
   });
   const said = () => lines.filter((l) => l.includes('looking for tasks to take over failed')).length;

@@ -18,6 +18,7 @@ import type { ResumedStreamLimits } from '../../src/transports/resumed-streams.t
 import { DEFAULT_ALLOWED_HOSTS, ORPHAN_CHECK_MS } from '../../src/limits.ts';
 import { Cluster } from '../cluster/orphan-store.ts';
 import { sseReader, type SseReader } from '../e2e/sse-reader.ts';
+import { collectGarbage } from '../collect-garbage.ts';
 import { guarded, HANG_GUARD_MS, pollUntil } from '../hang-guard.ts';
 
 // This node holds no session: anything but `find` (which finds nothing) fails the test.
@@ -114,8 +115,23 @@ test('with K streams of one session resumed here, one appended event costs one r
   await settle();
   assert.is(log.reads, 1, `one read for ${k} streams`);
   for (const c of clients) c.abort();
-  // An abort reaches the server when the socket closes, which a loaded machine may take more turns for (CI saw 1 left).
+  // The aborts reach the server through each Request's signal; the test after this one holds that to a collection.
   await pollUntil('the streams gone, nothing waits', () => (feed.waiting === 0 ? true : null), HANG_GUARD_MS, 10);
+  await feed.close();
+});
+
+test('a client\'s abort closes its stream even when nothing holds the Request it was made with (the collector ran in between)', async () => {
+  // undici's Request follows the caller's signal through a WeakRef to its own controller: unless the reply holds
+  // the Request, the collector takes that controller and the abort is lost (CI saw a stream left open).
+  const { log, feed, get } = node();
+  await log.appendSessionEvent('s1', 'token:alice', 'standalone', '{"a":1}');
+  const clients = Array.from({ length: 5 }, () => new AbortController());
+  for (const c of clients) assert.is((await guarded(get('s1', '1', c.signal), 'a resumed stream')).status, 200);
+  await settle();
+  assert.is(feed.waiting, 1);
+  await collectGarbage();
+  for (const c of clients) c.abort();
+  await pollUntil('every stream closed by its client\'s abort', () => (feed.waiting === 0 ? true : null), HANG_GUARD_MS, 10);
   await feed.close();
 });
 

@@ -67,8 +67,10 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (retry !== undefined && 'turn' in retry) return startTool(state, id, name, call.args, progressToken, { ...retry.turn, answer: retry.answer });
   // Nor is a question's from inside a task: the person's answer goes to the call the task waits at.
   if (retry !== undefined && 'ask' in retry) return startTool(state, id, name, call.args, progressToken, { ...retry.ask, person: retry.person });
-  if (decision.verdict === 'allow') return startTool(state, id, name, call.args, progressToken);
+  // A confirmation's state is the person's answer whatever the rule says now (a local caller that stopped
+  // declaring elicitation is allowed outright): its no runs nothing and its yes is spent once, never ignored.
   if (retry !== undefined) return resumeCall(state, id, call, retry.answer, undefined, retry.spend);
+  if (decision.verdict === 'allow') return startTool(state, id, name, call.args, progressToken);
   return playInputRequired(state, id, confirmationNeeded(call, decision.rule), (why) => reply(state, id, toolError(`Not run: ${name} needs the person's confirmation and ${why}`)));
 }
 
