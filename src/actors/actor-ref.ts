@@ -21,26 +21,61 @@ export interface ActorHost {
   readonly sameThread?: boolean;
 }
 
+/**
+ * What an actor's owner is told: its emitted messages, the ones its full mailbox refused, and its exit.
+ * Methods of one object rather than a closure each: a server has one owner per session, for as long as
+ * the session lives, and three closures with their contexts, the exit's promise reaction and the
+ * promise `then` makes cost ~0.4 KB of it.
+ */
+export interface ActorOwner {
+  actorMessage(msg: unknown, actor: ActorRef): void;
+  actorRefused(msg: unknown, why: string, actor: ActorRef): void;
+  actorExited(reason: ActorExit, actor: ActorRef): void;
+}
+
+/** Told of an exit without a promise of its own (a supervisor's watch: `ChildHandle.watchExit`). */
+export interface ExitWatcher {
+  onExit(reason: ActorExit): void;
+}
+
 export class ActorRef {
   readonly id: string;
-  readonly exited: Promise<ActorExit>;
-  /** Resolves when the actor has run its `init` on its thread (never, if it exits first). */
-  readonly ready: Promise<void>;
   readonly #host: ActorHost;
-  #resolveExit!: (reason: ActorExit) => void;
+  /** Made when first asked for (`exited`): an actor watched only by its owner and its supervisor never needs it. */
+  #exited: Promise<ActorExit> | null = null;
+  #resolveExit: ((reason: ActorExit) => void) | null = null;
+  /** Made when first asked for, while the actor is not up; the shared resolved promise once it is. */
+  #ready: Promise<void> | null = null;
   /** Dropped once called: an actor that is up holds no resolver. */
   #resolveReady: (() => void) | null = null;
+  #up = false;
   #exit: ActorExit | null = null;
+  #owner: ActorOwner | null = null;
   #onMessage: ((msg: unknown) => void) | null = null;
   #onRejected: ((msg: unknown, why: string) => void) | null = null;
+  /** Told of the exit after the owner, in the order they asked: one watcher, or several. */
+  #watchers: ExitWatcher | ExitWatcher[] | null = null;
   /** Set when a linked actor's abnormal exit brought this one down: its exit carries that cause. */
   #linkCause: ActorExit | null = null;
 
   constructor(id: string, host: ActorHost) {
     this.id = id;
     this.#host = host;
-    this.exited = new Promise((resolve) => (this.#resolveExit = resolve));
-    this.ready = new Promise((resolve) => (this.#resolveReady = resolve));
+  }
+
+  /** Settles once, with the actor's exit. */
+  get exited(): Promise<ActorExit> {
+    if (this.#exited === null) {
+      const exit = this.#exit;
+      this.#exited = exit !== null ? Promise.resolve(exit) : new Promise((resolve) => (this.#resolveExit = resolve));
+    }
+    return this.#exited;
+  }
+
+  /** Resolves when the actor has run its `init` on its thread (never, if it exits first). */
+  get ready(): Promise<void> {
+    if (this.#up) return READY;
+    return (this.#ready ??= new Promise((resolve) => (this.#resolveReady = resolve)));
   }
 
   get alive(): boolean {
@@ -53,6 +88,31 @@ export class ActorRef {
    */
   get sameThread(): boolean {
     return this.#host.sameThread === true;
+  }
+
+  /**
+   * The actor's owner: its messages, refusals and exit go to `owner` (told of the exit before any
+   * watcher, in a microtask, as a reaction on `exited` registered first would be).
+   */
+  own(owner: ActorOwner): void {
+    this.#owner = owner;
+    // Already gone (between its spawn and this call): the owner hears it all the same, as a late reaction would.
+    const exit = this.#exit;
+    if (exit !== null) queueMicrotask(() => owner.actorExited(exit, this));
+  }
+
+  /**
+   * Tells `watcher` of the exit once, in a microtask after it (at once in one if it has exited), after the
+   * owner and earlier watchers: what `exited.then` does, without a promise, a reaction and a closure.
+   */
+  watchExit(watcher: ExitWatcher): void {
+    const exit = this.#exit;
+    if (exit !== null) {
+      queueMicrotask(() => watcher.onExit(exit));
+      return;
+    }
+    const w = this.#watchers;
+    this.#watchers = w === null ? watcher : Array.isArray(w) ? [...w, watcher] : [w, watcher];
   }
 
   /** Where the actor's emitted messages go (one receiver: the actor's owner). */
@@ -115,20 +175,48 @@ export class ActorRef {
     if (this.#exit !== null) return;
     const final = reason.kind === 'killed' && this.#linkCause !== null ? this.#linkCause : reason;
     this.#exit = final;
-    this.#resolveExit(final);
+    // Queued before the promise's reactions: the owner and the watchers learn of the exit first, as
+    // reactions registered at the spawn did.
+    if (this.#owner !== null || this.#watchers !== null) queueMicrotask(() => this.#tellExit(final));
+    this.#resolveExit?.(final);
+    this.#resolveExit = null;
+  }
+
+  /** Each on its own, as separate reactions were: one that throws does not keep the exit from the others. */
+  #tellExit(reason: ActorExit): void {
+    const owner = this.#owner;
+    const w = this.#watchers;
+    this.#watchers = null;
+    const told: ((reason: ActorExit) => void)[] = owner === null ? [] : [(r) => owner.actorExited(r, this)];
+    for (const watcher of w === null ? [] : Array.isArray(w) ? w : [w]) told.push((r) => watcher.onExit(r));
+    for (const tell of told) {
+      try {
+        tell(reason);
+      } catch (error) {
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
   }
 
   /** Called by the host: the actor's `init` has run. */
   started(): void {
+    this.#up = true;
     this.#resolveReady?.();
     this.#resolveReady = null;
+    this.#ready = null;
   }
 
   deliver(msg: unknown): void {
-    this.#onMessage?.(msg);
+    if (this.#owner !== null) this.#owner.actorMessage(msg, this);
+    else this.#onMessage?.(msg);
   }
 
   reject(msg: unknown, why: string): void {
-    this.#onRejected?.(msg, why);
+    if (this.#owner !== null) this.#owner.actorRefused(msg, why, this);
+    else this.#onRejected?.(msg, why);
   }
 }
+
+const READY: Promise<void> = Promise.resolve();

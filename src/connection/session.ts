@@ -5,7 +5,7 @@
 // its frame (mcp/frame.ts) and what a message answers from the core's output (`inReplyTo`): it never
 // reads a JSON-RPC message itself.
 
-import type { ActorRef } from '../actors/actor-ref.ts';
+import type { ActorOwner, ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
 import { packCheckpoint, unpackCheckpoint } from '../actors/codec.ts';
 import { crashAnswer, type Delivery, type ExitKind, givenUp, lineChars, recover, type TrackedRequest } from './crash-recovery.ts';
@@ -48,7 +48,7 @@ export interface SessionDeps {
   readonly stateKey?: Uint8Array;
 }
 
-export class Session {
+export class Session implements ActorOwner {
   readonly id: string;
   readonly #deps: SessionDeps;
   #actor: ActorRef | null = null;
@@ -95,9 +95,7 @@ export class Session {
   }
 
   /** The tasks of this session that are running (fault injection and health look at them). */
-  get tasks(): SessionTasks | null {
-    return this.#tasks;
-  }
+  get tasks(): SessionTasks | null { return this.#tasks; }
 
   get restarts(): number { return this.#restarts; }
 
@@ -109,9 +107,7 @@ export class Session {
   get inFlight(): number { return this.#inFlight?.size ?? 0; }
 
   /** Characters of the client's lines the actor has not handled yet (held for it, or in its mailbox). */
-  get pendingInput(): number {
-    return this.#inputChars;
-  }
+  get pendingInput(): number { return this.#inputChars; }
 
   /** Resolves once the unhandled input is at most `limit` characters (at once if it is; when the session ends). */
   whenInputBelow(limit: number): Promise<void> {
@@ -153,10 +149,8 @@ export class Session {
       this.#early.end();
     }
     this.#actor = actor;
-    actor.onMessage((out) => this.#output(out as ConnectionOutput, actor));
-    actor.onRejected((msg) => this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later'));
-    // Registered before the supervisor sees the handle, so in-flight requests are answered before a restart.
-    void actor.exited.then((reason) => this.#actorExited(actor, reason));
+    // Its owner (output, refusals, exit) before the supervisor sees the handle: in-flight requests are answered before a restart.
+    actor.own(this);
     // Redeliveries (messages the dead actor never finished, lines answered early among them) come first.
     const buffered = this.#buffer;
     this.#buffer = [];
@@ -347,7 +341,9 @@ export class Session {
     return (this.#runner ??= new EffectRunner(this.#deps.effects, (result) => this.#fromRunner(result)));
   }
 
-  #output(out: ConnectionOutput, actor: ActorRef): void {
+  /** @internal ActorOwner: what the session's actor emitted. */
+  actorMessage(msg: unknown, actor: ActorRef): void {
+    const out = msg as ConnectionOutput;
     if (this.#silenced) return;
     // Output of an incarnation that has exited is dropped: its requests were decided when it exited.
     if (actor !== this.#actor) return;
@@ -405,12 +401,17 @@ export class Session {
     return taken;
   }
 
+  /** @internal ActorOwner: a message the actor's full mailbox refused. */
+  actorRefused(msg: unknown): void {
+    this.#refuse(msg as ConnectionMessage, 'the session is overloaded (its mailbox is full); retry later');
+  }
+
   /**
-   * The actor is gone: the messages it never began go to the next one in order, the requests it had begun
+   * @internal ActorOwner. The actor is gone: the messages it never began go to the next one in order, the requests it had begun
    * are retried if that is safe and answered otherwise, a request that crashed two actors in a row is
    * answered as the cause (crash-recovery.ts). Harness tasks are actors of their own and go on.
    */
-  #actorExited(actor: ActorRef, reason: ActorExit): void {
+  actorExited(reason: ActorExit, actor: ActorRef): void {
     if (actor !== this.#actor) return;
     this.#actor = null;
     // Its listen streams' task watches go with it: the retried listens watch again (effect-runner.ts).

@@ -327,41 +327,47 @@ export class Application implements SessionHost {
       const conversation = parseTranscriptUri(uri);
       if (conversation !== null) this.#watches.watchTranscript(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) }));
     }
+    // The teardown and the exit's watch are the application's, one for every session; only a session
+    // held in a cluster's store has one of its own (its saver).
     const entry = this.registry.add({
-      principal: options.principal,
-      transport: options.transport,
-      session,
-      slot: reserved,
-      ...(options.busy ? { busy: options.busy } : {}),
-      teardown: async () => {
-        this.#watches.forget(id);
-        if (stored !== null) this.#cluster?.forget(registryId, stored);
-        this.observer.sessionClosed(id);
-        try {
-          await Promise.all([session.close(), this.#tree.sessions?.terminateChild(id).catch((err: unknown) => {
-            this.#options.logger.log('debug', 'session supervisor already gone', { session: id, error: (err as Error).message });
-          })]);
-        } finally {
-          options.onEnded?.();
-        }
-      },
+      principal: options.principal, transport: options.transport, session, slot: reserved,
+      ...(options.busy ? { busy: options.busy } : {}), ...(options.onEnded ? { onEnded: options.onEnded } : {}),
+      ...(options.onGiveUp ? { onGiveUp: options.onGiveUp } : {}),
+      teardown: stored === null ? this.#teardown : (e) => { this.#cluster?.forget(registryId, stored); return this.#teardown(e); },
+      exited: this.#sessionEnded,
     }, registryId);
     if (stored !== null) this.#cluster?.held(entry.id, stored);
-    const connection: ChildSpec = { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
     let handle: ChildHandle;
     try {
       handle = await sessions.startChild(id, () => Supervisor.start(
         { strategy: 'one_for_one', ...this.#tree.intensity('session'), name: id },
-        [connection],
+        [connectionSpec(session)],
         this.#tree.supervisorOptions(),
       ));
     } catch (err) {
       await this.registry.remove(entry.id);
       throw err;
     }
-    void handle.exited.then((reason) => this.#sessionEnded(entry, reason, options.onGiveUp));
+    // The entry watches its supervisor: no promise, reaction or closure of its own.
+    if (handle.watchExit) handle.watchExit(entry);
+    else void handle.exited.then((reason) => entry.onExit(reason));
     return entry;
   }
+
+  /** What ending a session takes besides leaving the registry: its watches, its actor and supervisor, then the transport's part. */
+  readonly #teardown = async (entry: RegisteredSession): Promise<void> => {
+    const { session } = entry;
+    const id = session.id;
+    this.#watches.forget(id);
+    this.observer.sessionClosed(id);
+    try {
+      await Promise.all([session.close(), this.#tree.sessions?.terminateChild(id).catch((err: unknown) => {
+        this.#options.logger.log('debug', 'session supervisor already gone', { session: id, error: (err as Error).message });
+      })]);
+    } finally {
+      entry.ended();
+    }
+  };
 
   shareable = (principal: Principal): boolean => sharesSessions(principal, this.#options.allowAnonymousTasks ?? false);
 
@@ -471,16 +477,21 @@ export class Application implements SessionHost {
     await store?.close();
   }
 
-  #sessionEnded(entry: RegisteredSession, reason: ExitReason, onGiveUp?: (message: string) => void): void {
+  readonly #sessionEnded = (entry: RegisteredSession, reason: ExitReason): void => {
     const wasOpen = this.registry.get(entry.id) === entry;
     if (isAbnormal(reason)) {
       const message = `session ${entry.session.id} was given up: ${describeExit(reason)}`;
       this.#options.logger.log('error', message);
       // Before anything else: every request in flight, and every later one, is answered with why.
       entry.session.giveUp(message);
-      if (wasOpen) onGiveUp?.(message);
+      if (wasOpen) entry.givenUp(message);
     }
     void this.registry.remove(entry.id);
-  }
+  };
+}
+
+/** A session's one child, its connection actor; a function of its own, so the start's closure holds the session alone. */
+function connectionSpec(session: Session): ChildSpec {
+  return { id: 'connection', start: () => session.start(), restart: 'transient', shutdown: SESSION_SHUTDOWN_MS };
 }
 

@@ -9,6 +9,7 @@ import type { Session } from '../connection/session.ts';
 import type { ReadFrame } from '../mcp/frame.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { Clock } from '../supervisor/clock.ts';
+import type { ExitReason } from '../supervisor/exit-reason.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import type { HostedSession, SessionSlot, TransportName } from '../transports/session-host.ts';
 import { samePrincipal } from '../transports/session-host.ts';
@@ -39,8 +40,17 @@ export interface EntryParts {
   readonly session: Session;
   readonly slot: SessionSlot;
   readonly busy?: () => boolean;
-  /** What ending the session takes besides leaving the registry: the application's teardown, then the transport's. */
-  readonly teardown: () => Promise<void>;
+  /**
+   * What ending the session takes besides leaving the registry: the application's teardown, then the
+   * transport's (`onEnded`). Handed the entry, so one function serves every session.
+   */
+  readonly teardown: (entry: RegisteredSession) => Promise<void>;
+  /** The transport's: the session has ended (its teardown calls it: `ended()`). */
+  readonly onEnded?: () => void;
+  /** The transport's: the session's supervisor gave it up (`givenUp(message)`). */
+  readonly onGiveUp?: (message: string) => void;
+  /** The session's supervisor exited: the entry watches it (`onExit`) and tells this, one function for every session. */
+  readonly exited?: (entry: RegisteredSession, reason: ExitReason) => void;
 }
 
 /** One open session. */
@@ -98,7 +108,22 @@ export class RegisteredSession implements HostedSession {
   /** @internal the registry's: releases the slot and runs the teardown. */
   end(): Promise<void> {
     this.#parts.slot.release();
-    return this.#parts.teardown();
+    return this.#parts.teardown(this);
+  }
+
+  /** @internal The watch on the session's supervisor (`ChildHandle.watchExit`): one object per session, no closure. */
+  onExit(reason: ExitReason): void {
+    this.#parts.exited?.(this, reason);
+  }
+
+  /** @internal The teardown's last step: the transport hears that the session ended. */
+  ended(): void {
+    this.#parts.onEnded?.();
+  }
+
+  /** @internal The session was given up: the transport hears why. */
+  givenUp(message: string): void {
+    this.#parts.onGiveUp?.(message);
   }
 }
 

@@ -15,6 +15,17 @@ export interface ChildHandle {
   stop(): void;
   /** Brutal kill: no cleanup; the child exits with `killed`. It must always lead to an exit. */
   kill(): void;
+  /**
+   * Optional: tells `watcher` of the exit once, in a microtask after it (or, if the child has exited, in
+   * the next one), as a reaction on `exited` would, but with no promise, reaction or closure to keep for
+   * the child's whole life. A supervisor uses it when the handle has it (`ActorRef`, supervisors).
+   */
+  watchExit?(watcher: ExitWatcher): void;
+}
+
+/** What `ChildHandle.watchExit` tells: one method on an object the watcher already has. */
+export interface ExitWatcher {
+  onExit(reason: ExitReason): void;
 }
 
 /** `permanent`: always restarted. `transient`: restarted after an abnormal exit (crash, killed). `temporary`: never. */

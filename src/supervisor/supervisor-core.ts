@@ -2,7 +2,7 @@
 // supervisor's own exit, watching children, starting and stopping incarnations, restart intensity
 // and giving up. A subclass decides how children are kept and what a restart takes along.
 
-import type { ChildHandle, ChildType, RestartType } from './child-spec.ts';
+import type { ChildHandle, ChildType, ExitWatcher, RestartType } from './child-spec.ts';
 import { type Clock, realClock } from './clock.ts';
 import { describeCause, crash, type ExitReason, killed, shutdown } from './exit-reason.ts';
 import { RestartIntensityError, SupervisorError, type SupervisorErrorCode } from './errors.ts';
@@ -10,7 +10,7 @@ import type { LifecycleState } from './lifecycle.ts';
 import { Mailbox } from './mailbox.ts';
 import { restartIntensity } from './restart-intensity.ts';
 import { shouldRestart } from './restart-strategy.ts';
-import { callStart, type Incarnation, type StartOutcome, type SupervisedChild } from './supervised-child.ts';
+import { callStart, type Incarnation, type IncarnationOwner, type StartOutcome, type SupervisedChild } from './supervised-child.ts';
 import type { SupervisorEvent, SupervisorOptions } from './supervisor-events.ts';
 import { shutdownHandle } from './shutdown.ts';
 
@@ -34,18 +34,21 @@ interface CoreFlags {
   readonly periodMs: number;
 }
 
-export abstract class SupervisorCore implements ChildHandle {
+export abstract class SupervisorCore implements ChildHandle, IncarnationOwner {
   readonly name: string;
-  /** Settles once: `shutdown` after `stop()`, `killed` after `kill()`, a crash when it gave up or failed. Never rejects. */
-  readonly exited: Promise<ExitReason>;
-  readonly #settleExit: (reason: ExitReason) => void;
+  /** The exit's promise, made when first asked for (`exited`): a session's supervisor is watched, never awaited. */
+  #exited: Promise<ExitReason> | null = null;
+  #settleExit: ((reason: ExitReason) => void) | null = null;
+  /** The exit, once settled. */
+  #exitReason: ExitReason | null = null;
+  /** Told of the exit (watchExit): one watcher, or several in the order they asked. */
+  #watchers: ExitWatcher | ExitWatcher[] | null = null;
   readonly #maxRestarts: number;
   readonly #periodMs: number;
   readonly #clock: Clock;
   readonly #onEvent: ((event: SupervisorEvent) => void) | undefined;
   readonly #mailbox = new Mailbox();
   #phase: Phase = 'starting';
-  #exitSettled = false;
   /** Times of the restarts inside the current period (see restartIntensity); shared empty list until the first. */
   #restarts: readonly number[] = NO_RESTARTS;
 
@@ -55,11 +58,26 @@ export abstract class SupervisorCore implements ChildHandle {
     this.#periodMs = flags.periodMs;
     this.#clock = options.clock ?? realClock;
     this.#onEvent = options.onEvent;
-    let settle: (reason: ExitReason) => void = () => undefined;
-    this.exited = new Promise<ExitReason>((resolve) => {
-      settle = resolve;
-    });
-    this.#settleExit = settle;
+  }
+
+  /** Settles once: `shutdown` after `stop()`, `killed` after `kill()`, a crash when it gave up or failed. Never rejects. */
+  get exited(): Promise<ExitReason> {
+    if (this.#exited === null) {
+      const reason = this.#exitReason;
+      this.#exited = reason !== null ? Promise.resolve(reason) : new Promise<ExitReason>((resolve) => (this.#settleExit = resolve));
+    }
+    return this.#exited;
+  }
+
+  /** `ChildHandle.watchExit`: the parent's watch on this supervisor, and the application's on a session's. */
+  watchExit(watcher: ExitWatcher): void {
+    const reason = this.#exitReason;
+    if (reason !== null) {
+      queueMicrotask(() => watcher.onExit(reason));
+      return;
+    }
+    const w = this.#watchers;
+    this.#watchers = w === null ? watcher : Array.isArray(w) ? [...w, watcher] : [w, watcher];
   }
 
   /** Children in start order. */
@@ -160,9 +178,9 @@ export abstract class SupervisorCore implements ChildHandle {
       this.emit({ type: 'child-start-failed', supervisor: this.name, id: child.id, cause: outcome.cause });
       return outcome;
     }
-    const incarnation = child.attach(outcome.handle);
+    // Watched from now on: its exit comes back as incarnationExited.
+    child.attach(outcome.handle, this);
     child.lifecycle.send('STARTED');
-    this.#watch(child, incarnation);
     this.emit({ type: 'child-started', supervisor: this.name, id: child.id });
     return outcome;
   }
@@ -219,13 +237,9 @@ export abstract class SupervisorCore implements ChildHandle {
     return false;
   }
 
-  /**
-   * One reaction on the child's `exited` (a rejection read as a crash, as exitOf does): a supervisor
-   * watches every child for its whole life, so this is per-child memory, kept to two closures.
-   */
-  #watch(child: SupervisedChild, incarnation: Incarnation): void {
-    const exited = (reason: ExitReason): void => this.#postInternal(() => this.#childExited(child, incarnation, reason));
-    void incarnation.handle.exited.then(exited, (cause: unknown) => exited(crash(cause)));
+  /** @internal An incarnation's watch (supervised-child.ts): its exit, acted on in turn. */
+  incarnationExited(child: SupervisedChild, incarnation: Incarnation, reason: ExitReason): void {
+    this.#postInternal(() => this.#childExited(child, incarnation, reason));
   }
 
   async #childExited(child: SupervisedChild, incarnation: Incarnation, reason: ExitReason): Promise<void> {
@@ -288,15 +302,33 @@ export abstract class SupervisorCore implements ChildHandle {
   }
 
   #exit(reason: ExitReason): void {
-    if (this.#exitSettled) return;
+    if (this.#exitReason !== null) return;
     this.#phase = 'exited';
-    this.#exitSettled = true;
-    this.#settleExit(reason);
+    this.#exitReason = reason;
+    const watchers = this.#watchers;
+    this.#watchers = null;
+    // Queued before the promise's reactions, as reactions registered when the watchers asked would have been.
+    if (watchers !== null) queueMicrotask(() => tell(watchers, reason));
+    this.#settleExit?.(reason);
+    this.#settleExit = null;
     this.emit({ type: 'supervisor-exited', supervisor: this.name, reason });
   }
 }
 
 const NO_RESTARTS: readonly number[] = Object.freeze([]);
+
+/** Each watcher on its own, as separate reactions were: one that throws does not keep the exit from the others. */
+function tell(watchers: ExitWatcher | ExitWatcher[], reason: ExitReason): void {
+  for (const w of Array.isArray(watchers) ? watchers : [watchers]) {
+    try {
+      w.onExit(reason);
+    } catch (error) {
+      queueMicrotask(() => {
+        throw error;
+      });
+    }
+  }
+}
 
 /** Errors with no caller and no supervisor left to carry them go to the process's warnings (stderr by default). */
 function reportDefect(supervisor: string, error: unknown): void {
