@@ -243,17 +243,23 @@ export class DetachedTasks {
   /**
    * A parked task of the caller's whose wait is over (by the wall clock of this node, from when it parked: the
    * park's `parkedAt`, else `updatedAt`) is resumed here as unanswered: for `tasks/get` on a node other than
-   * the one that parked it (and whose timer may have died with it). True when it did.
+   * the one that parked it (and whose timer may have died with it). `timer`: instead, the wait of the park at
+   * that seq is over (this node's timer for it fired), and only that park's: a task answered on another node
+   * and parked again there waits on. True when it did.
    */
-  async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, due = false): Promise<boolean> {
+  async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, timer?: { readonly seq: number }): Promise<boolean> {
     const store = context.store();
     const record = await store.taskRecord(taskId, context.principal);
     const conversation = record?.conversation;
-    if (record === null || conversation?.status !== 'input_required' || (!due && Date.now() - (record.result?.parkedAt ?? conversation.updatedAt) < this.#inputWaitMs)) return false;
+    if (record === null || conversation?.status !== 'input_required' || (timer === undefined && Date.now() - (record.result?.parkedAt ?? conversation.updatedAt) < this.#inputWaitMs)) return false;
     const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true };
     // A place a poll cannot tell (past its bound) is found by one whole read: the wait ends whatever the length.
     const input = (await parkedInput(store, record, context.principal, reader)) ?? (await wholeParkedInput(store, record, context.principal, reader));
     if (input === null) return false;
+    if (timer !== undefined && input.seq !== timer.seq) {
+      deps.logger.log('debug', 'a parked task\'s wait timer was for an earlier park; the task waits at a later place, from when it parked there', { task: taskId, timerSeq: timer.seq, parkedSeq: input.seq });
+      return false;
+    }
     // Every question not answered yet counts as "no answer"; those answered keep their answers.
     if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.lastSeq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
     // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,
@@ -327,7 +333,7 @@ export class DetachedTasks {
         },
       }, args, harness, resume);
       round.then((outcome) => {
-        if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, clock, context, deps);
+        if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, outcome.seq, clock, context, deps);
         else if (outcome.kind === 'stale') deps.logger.log('debug', 'a task answer was stale', { task: resume?.conversationId, message: outcome.message });
         if (outcome.kind === 'input') this.#endIfUnshowable(outcome.conversationId, how.canAsk, context, deps);
         resolve({ kind: 'ended', outcome });
@@ -342,13 +348,14 @@ export class DetachedTasks {
     });
   }
 
-  /** Parked here: unanswered after the wait, the question is resumed as a round trip's "no answer" is. */
-  #wait(conversationId: string, clock: Clock, context: TaskContext, deps: DetachedStartDeps): void {
+  /** Parked here at `seq`: unanswered after the wait, the question is resumed as a round trip's "no answer" is. */
+  #wait(conversationId: string, seq: number, clock: Clock, context: TaskContext, deps: DetachedStartDeps): void {
     this.#endWait(conversationId);
     const timer = clock.setTimeout(() => {
       this.#waits.delete(conversationId);
-      // Its own timer: due whatever the clocks say (a newer question would have set a newer timer).
-      void this.expireIfDue(conversationId, context, deps, true).catch((err: unknown) => {
+      // Its own timer: due whatever the clocks say, for the park it was set for alone. A newer park here set a
+      // newer timer; one on another node (the task answered there) has that node's, and waits on.
+      void this.expireIfDue(conversationId, context, deps, { seq }).catch((err: unknown) => {
         deps.logger.log('warning', 'a parked task\'s wait could not be ended', { task: conversationId, error: (err as Error).message });
       });
     }, this.#inputWaitMs, { unref: true });
