@@ -4,7 +4,8 @@
 // item 16). (2) Read, subscribe and completion ask the store by (principal, id) in one lookup, so another
 // principal's conversation gets byte for byte the answer a nonexistent id gets (issue 12). (3) So do the
 // Tasks extension's reads and writes (tasks/get, tasks/update, tasks/cancel, a listen naming a task or its
-// transcript), which also change nothing of the task and watch nothing. Anonymous
+// transcript), which also change nothing of the task and watch nothing. (4) A 2026-07-28 `resources/list`
+// cursor, whatever the caller sends, pages only the caller's conversations, or is -32602. Anonymous
 // callers being one principal per session, across restarts too, is checked end to end in
 // test/e2e/conversation-ownership.test.ts.
 // Caller classes: token principals and anonymous remote callers (each other's neighbours on one server);
@@ -20,6 +21,10 @@ import { createLogger } from '../../src/log/logger.ts';
 import { SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ConversationStore, EntryType } from '../../src/store/store.ts';
+import { encodeListCursor } from '../../src/store/list-cursor.ts';
+import { sealCursor } from '../../src/mcp/methods/conversation-list.ts';
+import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
+import { initialState } from '../../src/mcp/state.ts';
 import { DetachedTasks } from '../../src/task/detached-tasks.ts';
 import { readStoredTask } from '../../src/task/task-status.ts';
 
@@ -132,6 +137,46 @@ test('rule 3: another principal\'s task answers tasks/get, tasks/update, tasks/c
     assert.is(JSON.stringify([store.taskRecord(theirs.id, owner), store.entries(theirs.id, owner)]), before, `${kind} changed ${owner}'s ${status} task`);
     assert.equal(heard, [], `${kind} watched or announced ${owner}'s ${status} task`);
   }), { numRuns: 150 });
+  store.close();
+});
+
+test('rule 4: whatever cursor a caller sends to a 2026-07-28 resources/list, the answer is -32602 or a page of its own conversations alone', async () => {
+  const store: ConversationStore = SqliteConversationStore.open(':memory:');
+  const logger = createLogger('error', { write: () => true });
+  const alice = Array.from({ length: 5 }, () => store.createConversation({ principal: 'token:alice', sessionId: 's1', harness }));
+  const bob = Array.from({ length: 5 }, () => store.createConversation({ principal: 'token:bob', sessionId: 's2', harness }));
+  const aliceUris = new Set(alice.map((c) => `superpi://conversation/${c.id}/transcript`));
+  const caller: TaskContext = { store: () => new SyncStoreAdapter(store), principal: 'token:alice', local: false, forbidWrites: false, sessionId: 's', env: {}, supervise: async () => undefined };
+  const run = (effect: Effect) => new Promise<EffectResult>((resolve) => new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: caller }, resolve).run(effect));
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  // Positions in the store's keyset: of bob's conversations and alice's, and made up.
+  const position = fc.oneof(
+    fc.constantFrom(...bob, ...alice).map((c) => encodeListCursor({ updatedAt: c.updatedAt, id: c.id })),
+    fc.record({ updatedAt: fc.integer({ min: 0, max: Number.MAX_SAFE_INTEGER }), id: fc.string() }).map(encodeListCursor),
+    fc.string(),
+  );
+  const cursor = fc.oneof(
+    fc.anything(),
+    fc.string(),
+    position.map((p) => sealCursor('token:alice', p)),
+    position.map((p) => sealCursor('token:bob', p)),
+    fc.tuple(fc.constantFrom('token:alice', 'token:bob', 'anonymous', 'local'), position, fc.string({ maxLength: 3 })).map(([who, p, junk]) => sealCursor(who, p) + junk),
+  );
+  await fc.assert(fc.asyncProperty(cursor, fc.integer({ min: 1, max: 4 }), async (sent, pageSize) => {
+    const state = initialState({ workspace: '/ws', principal: { kind: 'token', name: 'alice' }, pageSize });
+    const step = handleMcpLine(JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'resources/list', params: { _meta: meta, cursor: sent } }), state);
+    let replies = step.replies;
+    const listing = step.effects.find((e) => e.kind === 'listConversations');
+    if (listing !== undefined) replies = handleEffectResult(await run(listing), step.state).replies;
+    assert.is(replies.length, 1);
+    const reply = JSON.parse(replies[0]!.line) as { result?: { resources: { uri: string }[] }; error?: { code: number } };
+    if (reply.error !== undefined) {
+      assert.is(reply.error.code, -32602);
+      return;
+    }
+    const listed = reply.result!.resources.map((r) => r.uri).filter((u) => u.startsWith('superpi://conversation/'));
+    for (const uri of listed) assert.ok(aliceUris.has(uri), `${uri} is not the caller's`);
+  }), { numRuns: 300 });
   store.close();
 });
 
