@@ -50,11 +50,6 @@ export class ParkedWaits {
     return ids;
   }
 
-  /** Tasks waiting here, over all principals. */
-  get size(): number {
-    return this.#byTask.size;
-  }
-
   #forget(taskId: string, wait: Wait): void {
     this.#byTask.delete(taskId);
     const left = (this.#perPrincipal.get(wait.principal) ?? 1) - 1;
