@@ -49,8 +49,8 @@ export class EffectRunner {
    * while there is none: an idle session holds no table (an empty Map keeps one, ~200 B, per session).
    */
   #work: Map<number, { controller: AbortController; done: Promise<void> }> | null = null;
-  /** Listen streams (by ticket) and the tasks each watches, unwatched when the stream ends or the incarnation that opened it exits. */
-  #listened: Map<number, string[]> | null = null;
+  /** Listen streams (by ticket) and the transcripts and tasks each watches, unwatched when the stream ends or the incarnation that opened it exits. */
+  #listened: Map<number, { transcripts: string[]; tasks: string[] }> | null = null;
   /** Connection actors of the session that exited so far: a listen begun under an earlier one watches nothing more. */
   #incarnation = 0;
   #closed = false;
@@ -135,7 +135,7 @@ export class EffectRunner {
           this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
         });
       case 'watchTranscripts':
-        return this.#track(effect.ticket, async () => {
+        return this.#track(effect.ticket, async (signal) => {
           const task = this.#deps.task;
           const store = this.#readStore();
           const incarnation = this.#incarnation;
@@ -143,7 +143,12 @@ export class EffectRunner {
           // One lookup by (id, principal) each, as for watchTranscript: another principal's is not told from a missing one.
           for (const id of effect.conversationIds) {
             if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
-            task.watchTranscript?.(id);
+            // The actor that asked exited meanwhile (its stream is gone, or run again under a new ticket), or the
+            // client ended the stream (its cancel unwatched what it had): nothing more is watched for it.
+            if (incarnation !== this.#incarnation || signal.aborted) break;
+            // Watched for this stream only: its end (or its incarnation's) unwatches it.
+            task.watchTranscript?.(id, true);
+            this.#listenedBy(effect.ticket).transcripts.push(id);
             found.push(id);
           }
           // Watched before the state is read, so a change after that read is reported; and told again
@@ -151,15 +156,18 @@ export class EffectRunner {
           const tasks: StoredTask[] = [];
           for (const id of effect.taskIds) {
             if (task === undefined || store === null || (await store.getConversation(id, task.principal)) === null) continue;
-            // The actor that asked exited meanwhile: its stream is gone, or run again under a new ticket.
-            if (incarnation !== this.#incarnation) break;
+            if (incarnation !== this.#incarnation || signal.aborted) break;
             task.watchTask?.(id);
-            (this.#listened ??= new Map()).set(effect.ticket, [...(this.#listened.get(effect.ticket) ?? []), id]);
+            this.#listenedBy(effect.ticket).tasks.push(id);
             const now = await readStoredTask(store, task.principal, id);
             if (now !== null) tasks.push(now);
           }
           this.#deliver({ kind: 'transcriptsWatched', ticket: effect.ticket, found, ...(effect.taskIds.length > 0 ? { tasks } : {}) });
           for (const t of tasks) task?.taskStatusChanged?.(t.taskId);
+        }, (err) => {
+          // The listen is answered with the error and ends: what it watched so far is unwatched.
+          this.#endListen(effect.ticket);
+          return { kind: 'effectFailed', ticket: effect.ticket, code: ErrorCode.InternalError, message: `Internal error: ${(err as Error).message}` };
         });
       case 'listConversations':
         return this.#track(effect.ticket, async () => {
@@ -244,8 +252,8 @@ export class EffectRunner {
   }
 
   /**
-   * The session's connection actor exited (a crash, a killed thread): the tasks its listen streams named
-   * are unwatched. The next incarnation knows none of those tickets, so no cancel would ever reach them; a
+   * The session's connection actor exited (a crash, a killed thread): the transcripts and tasks its listen
+   * streams named are unwatched. The next incarnation knows none of those tickets, so no cancel would ever reach them; a
    * listen still in flight is run again there (crash-recovery.ts) and watches anew under its own ticket,
    * and one answered with an error instead (poison) has ended.
    */
@@ -314,12 +322,22 @@ export class EffectRunner {
     return task.existingStore ? task.existingStore() : task.store();
   }
 
-  /** A listen stream ended (its request cancelled): the tasks it named are no longer watched for it. */
+  /** What the listen stream of `ticket` watches (made on its first watch). */
+  #listenedBy(ticket: number): { transcripts: string[]; tasks: string[] } {
+    const listened = (this.#listened ??= new Map());
+    let watched = listened.get(ticket);
+    if (watched === undefined) listened.set(ticket, (watched = { transcripts: [], tasks: [] }));
+    return watched;
+  }
+
+  /** A listen stream ended (its request cancelled): the transcripts and tasks it named are no longer watched for it. */
   #endListen(ticket: number): void {
-    const ids = this.#listened?.get(ticket);
-    if (ids === undefined) return;
+    const watched = this.#listened?.get(ticket);
+    if (watched === undefined) return;
     this.#listened?.delete(ticket);
-    for (const id of ids) this.#deps.task?.unwatchTask?.(id);
+    if (this.#listened?.size === 0) this.#listened = null;
+    for (const id of watched.transcripts) this.#deps.task?.unwatchTranscript?.(id);
+    for (const id of watched.tasks) this.#deps.task?.unwatchTask?.(id);
   }
 
   /** Runs async work for a ticket with an abort controller; an unexpected throw answers the request with an error. */

@@ -103,3 +103,10 @@ export const TASK_SWEEP_BATCH = 50;
 export const TASK_SWEEP_BATCHES_PER_PASS = 20;
 /** The longest retention `--task-ttl` accepts: a year (the retention is kept in milliseconds with every task). */
 export const MAX_TASK_TTL_MS = 365 * 24 * 3600_000;
+
+/**
+ * Tasks-extension tasks one principal may have parked `input_required` on this node at once (a parked task
+ * holds no task slot; the node keeps its wait until TASK_INPUT_WAIT_MS). One more new task is refused at its
+ * start with a tool error naming the limit; answering or cancelling one frees its place.
+ */
+export const MAX_PARKED_TASKS_PER_PRINCIPAL = 64;

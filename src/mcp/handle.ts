@@ -356,7 +356,9 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   for (const [t, p] of next.pending) if (p.kind === 'outgoing' && p.owner === result.ticket) next = removePending(next, t);
   switch (result.kind) {
     case 'toolDone': {
-      const started = pending.kind === 'tool' && pending.tool === 'harness_task' ? result.outcome.structured?.conversation_id : undefined;
+      // Only a 2025 session lists what it started: a 2026-07-28 request has no session (a pooled one serves all its
+      // principal's requests), and its listing is the store's, so its conversation is not kept here.
+      const started = pending.kind === 'tool' && pending.tool === 'harness_task' && pending.modern === undefined ? result.outcome.structured?.conversation_id : undefined;
       const after = typeof started === 'string' && !next.conversations.includes(started) ? { ...next, conversations: [...next.conversations, started] } : next;
       return reply(after, pending.requestId, toolResult(result.outcome, after));
     }

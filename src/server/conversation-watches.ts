@@ -33,10 +33,19 @@ export class ConversationWatches {
     this.#sqlite.attach(source);
   }
 
-  /** `sessionId` hears of `conversation`'s new entries (the store found it to be the session's principal's). */
-  watchTranscript(conversation: string, sessionId: string, listener: TranscriptListener): void {
-    this.#transcripts.watch(conversation, sessionId, listener);
+  /**
+   * `sessionId` hears of `conversation`'s new entries (the store found it to be the session's principal's):
+   * until the session ends (a 2025 subscription), or, `stream`, while one of its listen streams names it.
+   */
+  watchTranscript(conversation: string, sessionId: string, listener: TranscriptListener, stream = false): void {
+    if (stream) this.#transcripts.watchStream(conversation, sessionId, listener);
+    else this.#transcripts.watch(conversation, sessionId, listener);
     this.#sqlite.watch(conversation);
+  }
+
+  /** One of `sessionId`'s listen streams that named the transcript ended. */
+  unwatchTranscript(conversation: string, sessionId: string): void {
+    this.#transcripts.unwatchStream(conversation, sessionId);
   }
 
   /** One more of `sessionId`'s listen streams names the task (before the listen reads it: task-status-watch.ts). */

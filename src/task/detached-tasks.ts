@@ -26,12 +26,13 @@ import { cancelledEntry, type TaskSetup } from './task-core.ts';
 import { type ParkedInput, parkedInput, wholeParkedInput } from './task-input.ts';
 import { type RoundOutcome, runTaskRound } from './task-rounds.ts';
 import { endUnshowableTurn } from './unshowable-turn.ts';
+import { ParkedWaits } from './parked-waits.ts';
 import { TaskRun } from './task-run.ts';
 import { storedSetup } from './task-takeover.ts';
 import type { AskResume, TaskAnswer, TurnResume } from '../mcp/effects.ts';
 import type { Conversation } from '../store/store.ts';
 import { shownTtlMs } from '../store/retention.ts';
-import { DEFAULT_MAX_TURNS, MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
+import { DEFAULT_MAX_TURNS, MAX_PARKED_QUESTIONS, MAX_PARKED_TASKS_PER_PRINCIPAL, MAX_TURNS_LIMIT, TASK_CLOSE_GRACE_MS, TASK_INPUT_WAIT_MS } from '../limits.ts';
 
 type RunToolEffect = Extract<Effect, { kind: 'runTool' }>;
 
@@ -111,8 +112,8 @@ export interface DetachedTasksOptions {
 export class DetachedTasks {
   /** The runs this node holds, by conversation (= task) id, until each has its outcome. */
   readonly #runs = new Map<string, DetachedRun>();
-  /** The tasks this node parked, by conversation id: the timer that ends their wait unanswered. */
-  readonly #waits = new Map<string, { readonly clock: Clock; readonly timer: unknown }>();
+  /** The tasks this node parked: the timer that ends each wait unanswered, counted by principal. */
+  readonly #waits = new ParkedWaits();
   readonly #inputWaitMs: number;
 
   constructor(options: DetachedTasksOptions = {}) {
@@ -243,17 +244,23 @@ export class DetachedTasks {
   /**
    * A parked task of the caller's whose wait is over (by the wall clock of this node, from when it parked: the
    * park's `parkedAt`, else `updatedAt`) is resumed here as unanswered: for `tasks/get` on a node other than
-   * the one that parked it (and whose timer may have died with it). True when it did.
+   * the one that parked it (and whose timer may have died with it). `timer`: instead, the wait of the park at
+   * that seq is over (this node's timer for it fired), and only that park's: a task answered on another node
+   * and parked again there waits on. True when it did.
    */
-  async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, due = false): Promise<boolean> {
+  async expireIfDue(taskId: string, context: TaskContext, deps: DetachedStartDeps, timer?: { readonly seq: number }): Promise<boolean> {
     const store = context.store();
     const record = await store.taskRecord(taskId, context.principal);
     const conversation = record?.conversation;
-    if (record === null || conversation?.status !== 'input_required' || (!due && Date.now() - (record.result?.parkedAt ?? conversation.updatedAt) < this.#inputWaitMs)) return false;
+    if (record === null || conversation?.status !== 'input_required' || (timer === undefined && Date.now() - (record.result?.parkedAt ?? conversation.updatedAt) < this.#inputWaitMs)) return false;
     const reader = { local: context.local, forbidWrites: context.forbidWrites, canConfirm: true };
     // A place a poll cannot tell (past its bound) is found by one whole read: the wait ends whatever the length.
     const input = (await parkedInput(store, record, context.principal, reader)) ?? (await wholeParkedInput(store, record, context.principal, reader));
     if (input === null) return false;
+    if (timer !== undefined && input.seq !== timer.seq) {
+      deps.logger.log('debug', 'a parked task\'s wait timer was for an earlier park; the task waits at a later place, from when it parked there', { task: taskId, timerSeq: timer.seq, parkedSeq: input.seq });
+      return false;
+    }
     // Every question not answered yet counts as "no answer"; those answered keep their answers.
     if (input.kind === 'ask') return (await this.#resume(conversation, { conversationId: taskId, turn: input.turn, seq: input.lastSeq, person: this.#unanswered() }, true, context, deps)).kind === 'claimed';
     // A model turn nobody took: as a round trip whose client never came back, the task is left interrupted,
@@ -283,6 +290,10 @@ export class DetachedTasks {
   /** The first round of a task run in rounds: answered once its prompt is durable, as any detached task. */
   async #startInRounds(effect: RunToolEffect, canAsk: boolean, context: TaskContext, deps: DetachedStartDeps): Promise<EffectResult> {
     const { ticket } = effect;
+    if (await this.#parkedFull(context)) {
+      const text = `harness_task refused: principal ${context.principal} has ${this.#waits.count(context.principal)} tasks waiting input_required on this node, the most MAX_PARKED_TASKS_PER_PRINCIPAL (${MAX_PARKED_TASKS_PER_PRINCIPAL}) allows; answer one (tasks/update) or cancel one (tasks/cancel), then try again`;
+      return { kind: 'toolDone', ticket, outcome: { text, isError: true } };
+    }
     const started = await this.#round(effect.args, effect.harness, null, { canAsk, own: serverModel(context.env) }, context, deps, effect.workspace ?? deps.workspace);
     switch (started.kind) {
       case 'claimed':
@@ -327,7 +338,7 @@ export class DetachedTasks {
         },
       }, args, harness, resume);
       round.then((outcome) => {
-        if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, clock, context, deps);
+        if (outcome.kind === 'ask' || outcome.kind === 'input') this.#wait(outcome.conversationId, outcome.seq, clock, context, deps);
         else if (outcome.kind === 'stale') deps.logger.log('debug', 'a task answer was stale', { task: resume?.conversationId, message: outcome.message });
         if (outcome.kind === 'input') this.#endIfUnshowable(outcome.conversationId, how.canAsk, context, deps);
         resolve({ kind: 'ended', outcome });
@@ -342,17 +353,33 @@ export class DetachedTasks {
     });
   }
 
-  /** Parked here: unanswered after the wait, the question is resumed as a round trip's "no answer" is. */
-  #wait(conversationId: string, clock: Clock, context: TaskContext, deps: DetachedStartDeps): void {
+  /** Parked here at `seq`: unanswered after the wait, the question is resumed as a round trip's "no answer" is. */
+  #wait(conversationId: string, seq: number, clock: Clock, context: TaskContext, deps: DetachedStartDeps): void {
     this.#endWait(conversationId);
     const timer = clock.setTimeout(() => {
-      this.#waits.delete(conversationId);
-      // Its own timer: due whatever the clocks say (a newer question would have set a newer timer).
-      void this.expireIfDue(conversationId, context, deps, true).catch((err: unknown) => {
+      this.#waits.fired(conversationId);
+      // Its own timer: due whatever the clocks say, for the park it was set for alone. A newer park here set a
+      // newer timer; one on another node (the task answered there) has that node's, and waits on.
+      void this.expireIfDue(conversationId, context, deps, { seq }).catch((err: unknown) => {
         deps.logger.log('warning', 'a parked task\'s wait could not be ended', { task: conversationId, error: (err as Error).message });
       });
     }, this.#inputWaitMs, { unref: true });
-    this.#waits.set(conversationId, { clock, timer });
+    this.#waits.set(conversationId, context.principal, clock, timer);
+  }
+
+  /**
+   * Has the caller MAX_PARKED_TASKS_PER_PRINCIPAL tasks waiting here? Under it, nothing is read. At it, each of
+   * its waits is checked in the store first, and one whose task no longer waits (answered and gone on on
+   * another node, cancelled, ended) is dropped: only tasks still parked keep a new one out.
+   */
+  async #parkedFull(context: TaskContext): Promise<boolean> {
+    const principal = context.principal;
+    if (this.#waits.count(principal) < MAX_PARKED_TASKS_PER_PRINCIPAL) return false;
+    const store = context.store();
+    for (const taskId of this.#waits.of(principal)) {
+      if ((await store.getConversation(taskId, principal))?.status !== 'input_required') this.#waits.end(taskId);
+    }
+    return this.#waits.count(principal) >= MAX_PARKED_TASKS_PER_PRINCIPAL;
   }
 
   /** Parked here at a client-model turn no poll can show: ended at once rather than left to the wait (unshowable-turn.ts). */
@@ -366,10 +393,7 @@ export class DetachedTasks {
   }
 
   #endWait(conversationId: string): void {
-    const wait = this.#waits.get(conversationId);
-    if (wait === undefined) return;
-    wait.clock.clearTimeout(wait.timer);
-    this.#waits.delete(conversationId);
+    this.#waits.end(conversationId);
   }
 
   /** The conversation (new or continued), its prompt appended, then the supervised task actor; as session-tasks.ts does, with nobody to answer. */

@@ -81,6 +81,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `TASK_INPUT_WAIT_MS` \| (\d+) minutes/, name: 'TASK_INPUT_WAIT_MS', figure: String(limits.TASK_INPUT_WAIT_MS / 60_000) },
   { phrase: /\| `MAX_INPUT_RESPONSES` \| (\d+) answers/, name: 'MAX_INPUT_RESPONSES', figure: String(limits.MAX_INPUT_RESPONSES) },
   { phrase: /\| `MAX_PARKED_QUESTIONS` \| (\d+) questions/, name: 'MAX_PARKED_QUESTIONS', figure: String(limits.MAX_PARKED_QUESTIONS) },
+  { phrase: /\| `MAX_PARKED_TASKS_PER_PRINCIPAL` \| (\d+) Tasks-extension tasks/, name: 'MAX_PARKED_TASKS_PER_PRINCIPAL', figure: String(limits.MAX_PARKED_TASKS_PER_PRINCIPAL) },
   { phrase: /\| `TASK_RESULT_TAIL_ENTRIES` \| ([\d,]+) entries/, name: 'TASK_RESULT_TAIL_ENTRIES', figure: grouped(limits.TASK_RESULT_TAIL_ENTRIES) },
   { phrase: /`TASK_RESULT_TAIL_PAGE` \((\d+)\) at a time/, name: 'TASK_RESULT_TAIL_PAGE', figure: String(limits.TASK_RESULT_TAIL_PAGE) },
   { phrase: /\| `TASK_RESULT_TAIL_BYTES` \| (\d+) MiB/, name: 'TASK_RESULT_TAIL_BYTES', figure: mib(limits.TASK_RESULT_TAIL_BYTES) },

@@ -1,7 +1,7 @@
 // The store-backed effects behind transcript read, subscribe and completion: the caller's principal sees
 // its conversations from any session; another principal's conversation gets exactly the answer a
 // missing one gets; completion offers only the caller's, newest first, at most the MCP limit; a 2026-07-28
-// listing pages only the caller's.
+// listing pages only the caller's; a listen watches what it names for as long as it lasts.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -156,10 +156,18 @@ test('a connection actor\'s exit unwatches the tasks of its listens; the old tic
   let gated = false;
   const adapter = new SyncStoreAdapter(store);
   // The second listen's lookup waits at the gate, so the actor can exit while it is under way.
-  const slowStore = Object.assign(Object.create(adapter) as SyncStoreAdapter, {
-    getConversation: async (id: string, principal: string) => {
-      if (gated) await gate;
-      return adapter.getConversation(id, principal);
+  // Every other method is the adapter's own, bound to it (its private fields are read through `this`): a
+  // listen whose read failed would be answered with the error and unwatch what it had watched.
+  const slowStore = new Proxy(adapter, {
+    get(target, key) {
+      if (key === 'getConversation') {
+        return async (id: string, principal: string) => {
+          if (gated) await gate;
+          return adapter.getConversation(id, principal);
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
     },
   });
   const alice: TaskContext = {
@@ -172,6 +180,7 @@ test('a connection actor\'s exit unwatches the tasks of its listens; the old tic
   const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: alice }, (r) => results.push(r));
   runner.run({ kind: 'watchTranscripts', ticket: 9, conversationIds: [], taskIds: [mine.id] });
   while (results.length === 0) await new Promise((r) => setImmediate(r));
+  assert.is(results[0]?.kind, 'transcriptsWatched');
   assert.equal(calls, [`watch ${mine.id}`]);
   runner.incarnationEnded();
   assert.equal(calls, [`watch ${mine.id}`, `unwatch ${mine.id}`], 'the exit unwatches what the listen watched');
@@ -184,6 +193,68 @@ test('a connection actor\'s exit unwatches the tasks of its listens; the old tic
   open();
   while (results.length === 1) await new Promise((r) => setImmediate(r));
   assert.is(calls.length, 2, 'the listen of the dead incarnation watched nothing');
+});
+
+test('a listen naming transcripts watches each for its stream alone: its cancel, a cancel while it still looks them up, and its failure each leave none watched', async () => {
+  const first = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
+  const second = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
+  const theirs = store.createConversation({ principal: 'token:bob', sessionId: 'session-3', harness: 'super-pi-assistant' });
+  const calls: string[] = [];
+  let gated = false;
+  let failing = false;
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  const adapter = new SyncStoreAdapter(store);
+  const slowStore = new Proxy(adapter, {
+    get(target, key) {
+      if (key === 'getConversation') {
+        return async (id: string, principal: string) => {
+          if (gated && id === second.id) await gate;
+          if (failing && id === second.id) throw new Error('the store went away');
+          return adapter.getConversation(id, principal);
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const alice: TaskContext = {
+    ...context('token:alice', 'session-2'),
+    store: () => slowStore,
+    watchTranscript: (id, stream) => calls.push(`watch ${id}${stream === true ? ' (stream)' : ''}`),
+    unwatchTranscript: (id) => calls.push(`unwatch ${id}`),
+  };
+  const results: EffectResult[] = [];
+  const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: alice }, (r) => results.push(r));
+  const settled = async (n: number) => { while (results.length < n) await new Promise((r) => setImmediate(r)); };
+
+  runner.run({ kind: 'watchTranscripts', ticket: 1, conversationIds: [first.id, theirs.id, second.id], taskIds: [] });
+  await settled(1);
+  assert.equal((results[0] as Extract<EffectResult, { kind: 'transcriptsWatched' }>).found, [first.id, second.id], 'another principal\'s is not watched');
+  assert.equal(calls, [`watch ${first.id} (stream)`, `watch ${second.id} (stream)`], 'watched for the stream, not for the session');
+  runner.run({ kind: 'cancel', ticket: 1 });
+  assert.equal(calls.slice(2), [`unwatch ${first.id}`, `unwatch ${second.id}`], 'the cancel unwatches each');
+  runner.run({ kind: 'cancel', ticket: 1 });
+  assert.is(calls.length, 4, 'a second cancel unwatches nothing twice');
+
+  // Cancelled while it waits on its second lookup: the first is unwatched by the cancel, the second never watched.
+  calls.length = 0;
+  gated = true;
+  runner.run({ kind: 'watchTranscripts', ticket: 2, conversationIds: [first.id, second.id], taskIds: [] });
+  while (calls.length === 0) await new Promise((r) => setImmediate(r));
+  runner.run({ kind: 'cancel', ticket: 2 });
+  open();
+  await settled(2);
+  assert.equal(calls, [`watch ${first.id} (stream)`, `unwatch ${first.id}`], 'nothing is watched after the cancel');
+
+  // A lookup that fails answers the listen with the error, which ends it: what it had watched is unwatched.
+  calls.length = 0;
+  gated = false;
+  failing = true;
+  runner.run({ kind: 'watchTranscripts', ticket: 3, conversationIds: [first.id, second.id], taskIds: [] });
+  await settled(3);
+  assert.is(results[2]?.kind, 'effectFailed');
+  assert.equal(calls, [`watch ${first.id} (stream)`, `unwatch ${first.id}`]);
 });
 
 test.run();

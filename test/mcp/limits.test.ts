@@ -218,6 +218,39 @@ kept('a session starts at most MAX_SESSION_CONVERSATIONS conversations, counting
   assert.match(only(second.replies).error?.message ?? '', `MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS})`);
 });
 
+kept('a 2026-07-28 harness_task leaves no conversation in the session it was served on: past MAX_SESSION_CONVERSATIONS of them, the next still starts', () => {
+  // A pooled HTTP session (stateless-pool.ts) serves every modern request of its principal for as long as they
+  // keep coming; had each synchronous task's conversation stayed in it, the principal's harness_task would be
+  // refused there ("open a new session", which a 2026-07-28 client cannot do) after MAX_SESSION_CONVERSATIONS.
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const task = (id: number) => req(id, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' }, _meta: meta });
+  let state: ConnectionState = fresh({ principal: { kind: 'token', name: 'alice' } });
+  for (let i = 1; i <= MAX_SESSION_CONVERSATIONS; i++) {
+    const started = feed(state, task(i));
+    const run = started.effects.find((e) => e.kind === 'runTool');
+    if (run?.kind !== 'runTool') throw new Error(`task ${i} did not start: ${JSON.stringify(started.replies)}`);
+    const done = fold(started.state, { kind: 'toolDone', ticket: run.ticket, outcome: { text: 'the plan', structured: { conversation_id: `c${i}`, harness: 'super-pi-planner', status: 'completed', turns: 1, tool_calls: 0 } } });
+    assert.is((only(done.replies).result as { resultType?: string }).resultType, 'complete');
+    state = done.state;
+  }
+  assert.equal(state.conversations, [], 'the session keeps none of a modern request\'s conversations (its listing is the store\'s)');
+  const next = feed(state, task(MAX_SESSION_CONVERSATIONS + 1));
+  assert.equal(next.replies, [], 'not refused');
+  assert.ok(next.effects.some((e) => e.kind === 'runTool'), 'the task starts');
+});
+
+kept('a 2026-07-28 harness_task is not refused for the conversations a 2025 session on the same connection started', () => {
+  // stdio serves both eras on one session: the legacy count is the legacy session's, not a modern request's.
+  const meta = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
+  const conversations = Array.from({ length: MAX_SESSION_CONVERSATIONS }, (_, i) => `c${i}`);
+  const state: ConnectionState = { ...ready(), conversations };
+  const modern = feed(state, req(1, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' }, _meta: meta }));
+  assert.equal(modern.replies, []);
+  assert.ok(modern.effects.some((e) => e.kind === 'runTool'));
+  const legacy = feed(state, req(2, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
+  assert.match(only(legacy.replies).error?.message ?? '', `MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS})`, 'the 2025 session is still bounded');
+});
+
 kept.run();
 
 // ---------------------------------------------------------------------------------------------

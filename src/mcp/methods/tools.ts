@@ -53,7 +53,8 @@ export function callTool(state: ConnectionState, id: RequestId, params: Params):
   if (typeof progressToken === 'string' && progressToken.length > MAX_REQUEST_ID_LENGTH) {
     return fail(state, id, ErrorCode.InvalidParams, `_meta.progressToken is longer than MAX_REQUEST_ID_LENGTH (${MAX_REQUEST_ID_LENGTH}) characters`);
   }
-  if (name === 'harness_task' && conversationsHeld(state) >= MAX_SESSION_CONVERSATIONS) {
+  // A 2025 session's bound: a 2026-07-28 request keeps no conversation in the session that serves it (handle.ts).
+  if (name === 'harness_task' && state.modern === undefined && conversationsHeld(state) >= MAX_SESSION_CONVERSATIONS) {
     return fail(state, id, ErrorCode.InvalidParams, `This session has started MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS}) conversations; open a new session to start more`);
   }
   const call: HeldCall = { tool: name, args: args as Record<string, unknown>, ...(progressToken === undefined ? {} : { progressToken }) };
@@ -158,10 +159,10 @@ function toolError(text: string): CallToolResult {
   return { content: [{ type: 'text', text }], isError: true };
 }
 
-/** Conversations the session lists, and harness tasks in flight that will each add one. */
+/** Conversations the 2025 session lists, and its harness tasks in flight that will each add one (a 2026-07-28 request's add none). */
 function conversationsHeld(state: ConnectionState): number {
   let held = state.conversations.length;
-  for (const p of state.pending.values()) if ((p.kind === 'tool' || p.kind === 'confirm' || p.kind === 'consume') && p.tool === 'harness_task') held++;
+  for (const p of state.pending.values()) if ((p.kind === 'tool' || p.kind === 'confirm' || p.kind === 'consume') && p.tool === 'harness_task' && p.modern === undefined) held++;
   return held;
 }
 
