@@ -120,30 +120,37 @@ watches('a 2025 subscription on the same session stays watched after a listen na
 watches('a 2025 unsubscribe releases the node\'s watch of the transcript; the session watches nothing it is not subscribed to', async () => {
   const [a, b] = conversations as [string, string];
   const s = await openSession();
-  await s.initialize();
-  assert.ok((await s.ask('sub-a', 'resources/subscribe', { uri: uri(a) })).result, 'subscribed to a');
-  assert.ok((await s.ask('sub-b', 'resources/subscribe', { uri: uri(b) })).result, 'subscribed to b');
-  assert.is(application.watching.transcripts, 2);
-  assert.ok((await s.ask('unsub-a', 'resources/unsubscribe', { uri: uri(a) })).result);
-  await until(() => application.watching.transcripts === 1, 'the unsubscribed transcript (a) is no longer watched');
-  assert.ok((await s.ask('unsub-b', 'resources/unsubscribe', { uri: uri(b) })).result);
-  await until(() => application.watching.transcripts === 0, 'nothing is watched once every subscription ended, while the session lives');
-  await application.close(s.entry.id);
+  try {
+    await s.initialize();
+    assert.ok((await s.ask('sub-a', 'resources/subscribe', { uri: uri(a) })).result, 'subscribed to a');
+    assert.ok((await s.ask('sub-b', 'resources/subscribe', { uri: uri(b) })).result, 'subscribed to b');
+    assert.is(application.watching.transcripts, 2);
+    assert.ok((await s.ask('unsub-a', 'resources/unsubscribe', { uri: uri(a) })).result);
+    await until(() => application.watching.transcripts === 1, 'the unsubscribed transcript (a) is no longer watched');
+    assert.ok((await s.ask('unsub-b', 'resources/unsubscribe', { uri: uri(b) })).result);
+    await until(() => application.watching.transcripts === 0, 'nothing is watched once every subscription ended, while the session lives');
+  } finally {
+    // Closed even when an assertion failed, so the next test starts with nothing watched.
+    await application.close(s.entry.id);
+  }
 });
 
 watches('a listen naming a transcript keeps its own watch across an unsubscribe from it on the same session', async () => {
   const [a] = conversations as [string];
   const s = await openSession();
-  await s.initialize();
-  assert.ok((await s.ask('sub', 'resources/subscribe', { uri: uri(a) })).result);
-  assert.equal(await s.listen('l5', [a]), [uri(a)]);
-  assert.is(application.watching.transcripts, 1);
-  assert.ok((await s.ask('unsub', 'resources/unsubscribe', { uri: uri(a) })).result);
-  await s.ask('ping', 'ping');
-  assert.is(application.watching.transcripts, 1, 'the open listen still needs a');
-  s.cancel('l5');
-  await until(() => application.watching.transcripts === 0, 'released once nobody on the session needs it');
-  await application.close(s.entry.id);
+  try {
+    await s.initialize();
+    assert.ok((await s.ask('sub', 'resources/subscribe', { uri: uri(a) })).result);
+    assert.equal(await s.listen('l5', [a]), [uri(a)]);
+    assert.is(application.watching.transcripts, 1);
+    assert.ok((await s.ask('unsub', 'resources/unsubscribe', { uri: uri(a) })).result);
+    await s.ask('ping', 'ping');
+    assert.is(application.watching.transcripts, 1, 'the open listen still needs a');
+    s.cancel('l5');
+    await until(() => application.watching.transcripts === 0, 'released once nobody on the session needs it');
+  } finally {
+    await application.close(s.entry.id);
+  }
 });
 
 watches('an open listen across a killed connection actor: acknowledged again, and once cancelled no transcript is watched', async () => {
