@@ -126,14 +126,20 @@ export class EffectRunner {
           this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
         });
       case 'watchTranscript':
-        return this.#track(effect.ticket, async () => {
+        return this.#track(effect.ticket, async (signal) => {
           const task = this.#deps.task;
           const store = this.#readStore();
           // One lookup by (id, principal): another principal's conversation is found exactly as a missing one is not.
           const found = task !== undefined && store !== null && (await store.getConversation(effect.conversationId, task.principal)) !== null;
+          // Cancelled meanwhile: the core has dropped the subscribe (and asked to release a watch it had not made yet).
+          if (signal.aborted) return;
           if (found) task.watchTranscript?.(effect.conversationId);
           this.#deliver({ kind: 'transcriptFound', ticket: effect.ticket, found });
         });
+      case 'unwatchTranscript':
+        // The session's subscription ended; a listen stream's own watch of the transcript is counted apart (#endListen).
+        this.#deps.task?.unwatchTranscript?.(effect.conversationId, false);
+        return;
       case 'watchTranscripts':
         return this.#track(effect.ticket, async (signal) => {
           const task = this.#deps.task;
@@ -336,7 +342,7 @@ export class EffectRunner {
     if (watched === undefined) return;
     this.#listened?.delete(ticket);
     if (this.#listened?.size === 0) this.#listened = null;
-    for (const id of watched.transcripts) this.#deps.task?.unwatchTranscript?.(id);
+    for (const id of watched.transcripts) this.#deps.task?.unwatchTranscript?.(id, true);
     for (const id of watched.tasks) this.#deps.task?.unwatchTask?.(id);
   }
 

@@ -49,11 +49,22 @@ export const MAX_LISTEN_TASK_IDS = 64;
 /** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
 export const MAX_REQUESTS_IN_FLIGHT = 512;
 
-/**
- * Conversations (harness tasks) one session starts; subscriptions are only possible to these, so the
- * same bound holds for them. Past it: a further `harness_task` call gets -32602.
- */
+/** Conversations (harness tasks) one 2025 session starts (it lists them). Past it: a further `harness_task` call gets -32602. */
 export const MAX_SESSION_CONVERSATIONS = 1000;
+
+/**
+ * Resources one 2025 session is subscribed to at once (`resources/subscribe`: a transcript of any of its
+ * principal's conversations), counting those still being looked up; one already subscribed is not counted
+ * again. They are kept in the session's checkpoint, and the node watches each transcript for the session.
+ * Past it: -32602 naming the limit, nothing changes; an unsubscribe frees a place.
+ */
+export const MAX_SESSION_SUBSCRIPTIONS = 256;
+
+/**
+ * Characters of the URI a `resources/subscribe` names (a transcript URI is 70). With the count above it bounds
+ * the bytes the subscriptions add to the checkpoint (256 × 256 characters). Past it: -32602 naming the limit.
+ */
+export const MAX_SUBSCRIPTION_URI_LENGTH = 256;
 
 /** Items per page of every list (`tools/list`, `prompts/list`, `resources/list`, templates); `--page-size` changes it. */
 export const DEFAULT_PAGE_SIZE = 50;

@@ -36,6 +36,11 @@ export type Effect =
    */
   | { kind: 'watchTranscript'; ticket: number; conversationId: string }
   /**
+   * The session no longer needs the watch its 2025 subscription made (an unsubscribe, or a subscribe cancelled
+   * while it was looked up): the runtime releases it; a listen stream's own watch of the transcript stays. No answer.
+   */
+  | { kind: 'unwatchTranscript'; conversationId: string }
+  /**
    * A 2026-07-28 `subscriptions/listen` naming transcripts and (Tasks extension) task ids: which of them are
    * this principal's? Those are routed here, as for `watchTranscript`: a transcript's new entries, a task's
    * status changes. Answer with `transcriptsWatched`.

@@ -10,6 +10,7 @@ import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
 import { listen, listenTaskUpdates, listenUpdates, listenWatched } from './methods/listen.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
+import { subscribe, subscribeCancelled, subscribed, unsubscribe } from './methods/subscriptions.ts';
 import { conversationListed } from './methods/conversation-list.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
 import { callTool, confirmationAnswered, confirmationConsumed, listTools, toolResult } from './methods/tools.ts';
@@ -19,7 +20,6 @@ import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
 import type { RoundTrip } from './request-state.ts';
 import { playTaskAsk, playTurn } from './round-trip.ts';
-import { parseTranscriptUri } from './resources.ts';
 import type { ConnectionState, Pending } from './state.ts';
 import { addPending, fail, removePending, reply, silent, type Step } from './step.ts';
 import { versionFeatures } from './version.ts';
@@ -258,7 +258,7 @@ function cancel(state: ConnectionState, params: Params): Step {
       // Withdraw the question put to the person; nothing was started.
       return { state: next, replies: [notice('notifications/cancelled', { requestId: pending.outgoingId, reason: 'the tool call was cancelled' }, pending.requestId)], effects: [] };
     }
-    return silent(next, [{ kind: 'cancel', ticket }]);
+    return silent(next, pending.kind === 'subscribe' ? [{ kind: 'cancel', ticket }, ...subscribeCancelled(next, pending)] : [{ kind: 'cancel', ticket }]);
   }
   return silent(state);
 }
@@ -273,26 +273,6 @@ function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, own
   const outgoingId = `superpi-ask-${state.nextTicket}`;
   const added = addPending(state, { kind: 'outgoing', owner: result.ticket, key: result.key, outgoingId });
   return { state: added.state, replies: [question(outgoingId, result.method, result.params, owner.requestId)], effects: [] };
-}
-
-/**
- * Transcripts of the principal's conversations (from any connection, before a restart too) can be
- * subscribed to; whether it is one is the store's answer (`watchTranscript`), asked the same way for
- * another principal's conversation as for none. Anything else is not found.
- */
-function subscribe(state: ConnectionState, id: RequestId, params: Params): Step {
-  const uri = params.uri;
-  if (typeof uri !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'resources/subscribe needs params.uri (a string)');
-  const conversation = parseTranscriptUri(uri);
-  if (conversation === null) return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
-  const added = addPending(state, { kind: 'resource', requestId: id, uri });
-  return { state: added.state, replies: [], effects: [{ kind: 'watchTranscript', ticket: added.ticket, conversationId: conversation }] };
-}
-
-function unsubscribe(state: ConnectionState, id: RequestId, params: Params): Step {
-  const uri = params.uri;
-  if (typeof uri !== 'string') return fail(state, id, ErrorCode.InvalidParams, 'resources/unsubscribe needs params.uri (a string)');
-  return reply({ ...state, subscriptions: state.subscriptions.filter((u) => u !== uri) }, id, {});
 }
 
 function setLevel(state: ConnectionState, id: RequestId, params: Params): Step {
@@ -368,9 +348,9 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       return reply(next, pending.requestId, { contents: [{ uri, mimeType: 'application/jsonl', text: result.jsonl }] });
     }
     case 'transcriptFound': {
-      const uri = pending.kind === 'resource' ? pending.uri : '';
-      if (!result.found) return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
-      return reply(next.subscriptions.includes(uri) ? next : { ...next, subscriptions: [...next.subscriptions, uri] }, pending.requestId, {});
+      const uri = pending.kind === 'subscribe' ? pending.uri : '';
+      if (!result.found || pending.kind !== 'subscribe') return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+      return subscribed(next, pending);
     }
     case 'conversationList':
       return pending.kind === 'resourceList'

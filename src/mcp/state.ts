@@ -60,6 +60,8 @@ type PendingWork =
   /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
   | { kind: 'resource'; requestId: RequestId; uri: string }
+  /** A 2025 `resources/subscribe` waiting for the store to find the transcript's conversation the principal's. */
+  | { kind: 'subscribe'; requestId: RequestId; uri: string; conversationId: string }
   | { kind: 'completion'; requestId: RequestId }
   /** A 2026-07-28 `resources/list` waiting for its page of stored conversations; `first`: the page with the static resources. */
   | { kind: 'resourceList'; requestId: RequestId; first: boolean }

@@ -423,7 +423,7 @@ export class Application implements SessionHost {
         ...(o.taskLeaseMs === undefined ? {} : { taskLeaseMs: o.taskLeaseMs }), ...(o.taskTtlMs === undefined ? {} : { taskTtlMs: o.taskTtlMs }),
         transcriptChanged: (conversation) => this.#watches.entryHere(conversation),
         watchTranscript: (conversation, stream) => this.#watches.watchTranscript(conversation, s.id, (c) => s.session?.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) }), stream),
-        unwatchTranscript: (conversation) => this.#watches.unwatchTranscript(conversation, s.id),
+        unwatchTranscript: (conversation, stream) => this.#watches.unwatchTranscript(conversation, s.id, stream),
         watchTask: (taskId) => this.#watches.watchTask(taskId, s.id, s.ownerKey, (task) => s.session?.deliver({ kind: 'taskStatus', task })),
         unwatchTask: (taskId) => this.#watches.unwatchTask(taskId, s.id),
         taskStatusChanged: (taskId) => this.#watches.statusHere(taskId),

@@ -35,7 +35,7 @@ export class ConversationWatches {
 
   /**
    * `sessionId` hears of `conversation`'s new entries (the store found it to be the session's principal's):
-   * until the session ends (a 2025 subscription), or, `stream`, while one of its listen streams names it.
+   * until it unsubscribes or ends (a 2025 subscription), or, `stream`, while one of its listen streams names it.
    */
   watchTranscript(conversation: string, sessionId: string, listener: TranscriptListener, stream = false): void {
     if (stream) this.#transcripts.watchStream(conversation, sessionId, listener);
@@ -43,9 +43,13 @@ export class ConversationWatches {
     this.#sqlite.watch(conversation);
   }
 
-  /** One of `sessionId`'s listen streams that named the transcript ended. */
-  unwatchTranscript(conversation: string, sessionId: string): void {
-    this.#transcripts.unwatchStream(conversation, sessionId);
+  /**
+   * `sessionId` unsubscribed from the transcript (a 2025 subscription), or, `stream`, one of its listen streams
+   * that named it ended: it stops hearing it once neither kind of watch needs it.
+   */
+  unwatchTranscript(conversation: string, sessionId: string, stream = false): void {
+    if (stream) this.#transcripts.unwatchStream(conversation, sessionId);
+    else this.#transcripts.unwatch(conversation, sessionId);
   }
 
   /** One more of `sessionId`'s listen streams names the task (before the listen reads it: task-status-watch.ts). */

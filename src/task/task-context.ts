@@ -31,11 +31,11 @@ export interface TaskContext {
   readonly taskTtlMs?: number;
   /**
    * This session hears about the conversation's new entries from now on (after a subscribe or listen the store
-   * allowed): until it ends, or, `stream`, until `unwatchTranscript` says the listen stream that named it ended.
+   * allowed): until `unwatchTranscript` says it unsubscribed (or it ends), or, `stream`, that the listen stream that named it ended.
    */
   readonly watchTranscript?: (conversationId: string, stream?: boolean) => void;
-  /** One of this session's listen streams that named the transcript ended. */
-  readonly unwatchTranscript?: (conversationId: string) => void;
+  /** This session unsubscribed from the transcript, or, `stream`, one of its listen streams that named it ended. */
+  readonly unwatchTranscript?: (conversationId: string, stream?: boolean) => void;
   /** The conversation got an entry: every session watching it hears. Without it, only this session. */
   readonly transcriptChanged?: (conversationId: string) => void;
   /** This session hears about the task's status from now on (`notifications/tasks`, after the store found it the caller's): one more of its streams names it. */

@@ -2,9 +2,10 @@
 // session may subscribe to one that another session (of the same principal) runs: a task's appends are
 // announced here, and every session that subscribed hears — not only the one that started the task.
 // Sessions are added only after the store found the conversation to be their principal's.
-// Two kinds of watch: a 2025 subscription is the session's until it ends (`watch`); a 2026-07-28 listen
-// stream's lasts as long as some stream of the session names the transcript (`watchStream` / `unwatchStream`),
-// so a pooled session that serves one listen after another does not come to watch every conversation of its principal.
+// Two kinds of watch, counted apart: a 2025 subscription's lasts until the session unsubscribes or ends
+// (`watch` / `unwatch`); a 2026-07-28 listen stream's lasts as long as some stream of the session names the
+// transcript (`watchStream` / `unwatchStream`), so a pooled session that serves one listen after another does
+// not come to watch every conversation of its principal. The session hears while either needs it.
 
 /** Delivers `notifications/resources/updated` for a transcript to one session's core. */
 export type TranscriptListener = (conversationId: string) => void;
@@ -22,9 +23,17 @@ export class TranscriptWatch {
   /** session id → the conversations it watches, so a closed session is forgotten in one step. */
   readonly #ofSession = new Map<string, Set<string>>();
 
-  /** From now on `sessionId` hears about `conversationId`, until the session ends (a 2025 subscription; idempotent). */
+  /** From now on `sessionId` hears about `conversationId`, until it unsubscribes or ends (a 2025 subscription; idempotent). */
   watch(conversationId: string, sessionId: string, listener: TranscriptListener): void {
     this.#set(conversationId, sessionId, listener, true, 0);
+  }
+
+  /** The session's 2025 subscription to the transcript ended; unless a listen stream of its names it, it no longer hears it (idempotent). */
+  unwatch(conversationId: string, sessionId: string): void {
+    const entry = this.#bySession.get(conversationId)?.get(sessionId);
+    if (entry === undefined || !entry.pinned) return;
+    if (entry.streams > 0) this.#bySession.get(conversationId)?.set(sessionId, { ...entry, pinned: false });
+    else this.#drop(conversationId, sessionId);
   }
 
   /** One more of the session's listen streams names the transcript: it hears about it while one does. */
@@ -41,8 +50,14 @@ export class TranscriptWatch {
       listeners.set(sessionId, { ...entry, streams: entry.streams - 1 });
       return;
     }
-    listeners.delete(sessionId);
-    if (listeners.size === 0) this.#bySession.delete(conversationId);
+    this.#drop(conversationId, sessionId);
+  }
+
+  /** Nothing of the session's needs the transcript any more. */
+  #drop(conversationId: string, sessionId: string): void {
+    const listeners = this.#bySession.get(conversationId);
+    listeners?.delete(sessionId);
+    if (listeners?.size === 0) this.#bySession.delete(conversationId);
     const watched = this.#ofSession.get(sessionId);
     watched?.delete(conversationId);
     if (watched?.size === 0) this.#ofSession.delete(sessionId);
@@ -58,7 +73,7 @@ export class TranscriptWatch {
     watched.add(conversationId);
   }
 
-  /** The conversation got an entry: every session watching it hears (its core drops it if it unsubscribed). */
+  /** The conversation got an entry: every session watching it hears (its core sends it only where a subscription or stream names it). */
   changed(conversationId: string): void {
     for (const { listener } of this.#bySession.get(conversationId)?.values() ?? []) listener(conversationId);
   }

@@ -107,6 +107,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_LISTED_CONVERSATIONS` \| (\d+) conversations per/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /`MAX_LISTED_CONVERSATIONS`, (\d+)\)/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /\| `MAX_SESSION_CONVERSATIONS` \| ([\d,]+) conversations/, name: 'MAX_SESSION_CONVERSATIONS', figure: grouped(limits.MAX_SESSION_CONVERSATIONS) },
+  { phrase: /\| `MAX_SESSION_SUBSCRIPTIONS` \| (\d+) resources/, name: 'MAX_SESSION_SUBSCRIPTIONS', figure: String(limits.MAX_SESSION_SUBSCRIPTIONS) },
+  { phrase: /\| `MAX_SUBSCRIPTION_URI_LENGTH` \| (\d+) characters/, name: 'MAX_SUBSCRIPTION_URI_LENGTH', figure: String(limits.MAX_SUBSCRIPTION_URI_LENGTH) },
   { phrase: /\| `DEFAULT_MAILBOX_LIMIT` \| ([\d,]+) messages/, name: 'DEFAULT_MAILBOX_LIMIT', figure: grouped(limits.DEFAULT_MAILBOX_LIMIT) },
   { phrase: /mailbox\s+\(([\d,]+) messages, `DEFAULT_MAILBOX_LIMIT`/, name: 'DEFAULT_MAILBOX_LIMIT', figure: grouped(limits.DEFAULT_MAILBOX_LIMIT) },
   { phrase: /\| `MAX_BUFFERED_MESSAGES` \| ([\d,]+) messages/, name: 'MAX_BUFFERED_MESSAGES', figure: grouped(limits.MAX_BUFFERED_MESSAGES) },

@@ -222,7 +222,7 @@ test('a listen naming transcripts watches each for its stream alone: its cancel,
     ...context('token:alice', 'session-2'),
     store: () => slowStore,
     watchTranscript: (id, stream) => calls.push(`watch ${id}${stream === true ? ' (stream)' : ''}`),
-    unwatchTranscript: (id) => calls.push(`unwatch ${id}`),
+    unwatchTranscript: (id, stream) => calls.push(`unwatch ${id}${stream === true ? ' (stream)' : ''}`),
   };
   const results: EffectResult[] = [];
   const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: alice }, (r) => results.push(r));
@@ -233,7 +233,7 @@ test('a listen naming transcripts watches each for its stream alone: its cancel,
   assert.equal((results[0] as Extract<EffectResult, { kind: 'transcriptsWatched' }>).found, [first.id, second.id], 'another principal\'s is not watched');
   assert.equal(calls, [`watch ${first.id} (stream)`, `watch ${second.id} (stream)`], 'watched for the stream, not for the session');
   runner.run({ kind: 'cancel', ticket: 1 });
-  assert.equal(calls.slice(2), [`unwatch ${first.id}`, `unwatch ${second.id}`], 'the cancel unwatches each');
+  assert.equal(calls.slice(2), [`unwatch ${first.id} (stream)`, `unwatch ${second.id} (stream)`], 'the cancel unwatches each, as the stream\'s');
   runner.run({ kind: 'cancel', ticket: 1 });
   assert.is(calls.length, 4, 'a second cancel unwatches nothing twice');
 
@@ -245,7 +245,7 @@ test('a listen naming transcripts watches each for its stream alone: its cancel,
   runner.run({ kind: 'cancel', ticket: 2 });
   open();
   await settled(2);
-  assert.equal(calls, [`watch ${first.id} (stream)`, `unwatch ${first.id}`], 'nothing is watched after the cancel');
+  assert.equal(calls, [`watch ${first.id} (stream)`, `unwatch ${first.id} (stream)`], 'nothing is watched after the cancel');
 
   // A lookup that fails answers the listen with the error, which ends it: what it had watched is unwatched.
   calls.length = 0;
@@ -254,7 +254,52 @@ test('a listen naming transcripts watches each for its stream alone: its cancel,
   runner.run({ kind: 'watchTranscripts', ticket: 3, conversationIds: [first.id, second.id], taskIds: [] });
   await settled(3);
   assert.is(results[2]?.kind, 'effectFailed');
-  assert.equal(calls, [`watch ${first.id} (stream)`, `unwatch ${first.id}`]);
+  assert.equal(calls, [`watch ${first.id} (stream)`, `unwatch ${first.id} (stream)`]);
+});
+
+test('a subscription\'s watch is the session\'s until the core asks to release it; a subscribe cancelled during its lookup watches nothing', async () => {
+  const mine = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
+  const calls: string[] = [];
+  let open: () => void = () => undefined;
+  const gate = new Promise<void>((resolve) => (open = resolve));
+  let gated = false;
+  const adapter = new SyncStoreAdapter(store);
+  const slowStore = new Proxy(adapter, {
+    get(target, key) {
+      if (key === 'getConversation') {
+        return async (id: string, principal: string) => {
+          if (gated) await gate;
+          return adapter.getConversation(id, principal);
+        };
+      }
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+  const alice: TaskContext = {
+    ...context('token:alice', 'session-2'),
+    store: () => slowStore,
+    watchTranscript: (id, stream) => calls.push(`watch ${id}${stream === true ? ' (stream)' : ''}`),
+    unwatchTranscript: (id, stream) => calls.push(`unwatch ${id}${stream === true ? ' (stream)' : ''}`),
+  };
+  const results: EffectResult[] = [];
+  const runner = new EffectRunner({ workspace: '/nonexistent', logger, toolTimeoutMs: 1000, task: alice }, (r) => results.push(r));
+  runner.run({ kind: 'watchTranscript', ticket: 1, conversationId: mine.id });
+  while (results.length < 1) await new Promise((r) => setImmediate(r));
+  assert.equal(results[0], { kind: 'transcriptFound', ticket: 1, found: true });
+  assert.equal(calls, [`watch ${mine.id}`], 'watched for the session, not for a stream');
+  runner.run({ kind: 'unwatchTranscript', conversationId: mine.id });
+  assert.equal(calls, [`watch ${mine.id}`, `unwatch ${mine.id}`], 'released as the subscription\'s');
+
+  calls.length = 0;
+  gated = true;
+  runner.run({ kind: 'watchTranscript', ticket: 2, conversationId: mine.id });
+  runner.run({ kind: 'cancel', ticket: 2 });
+  runner.run({ kind: 'unwatchTranscript', conversationId: mine.id });
+  open();
+  await runner.close('test over');
+  assert.equal(calls, [`unwatch ${mine.id}`], 'the lookup that ended after the cancel watched nothing');
+  assert.is(results.length, 1, 'and answered nothing');
 });
 
 test.run();

@@ -8,7 +8,7 @@ import { continueBatch, handleMcpLine, handleMcpLineSliced } from '../../src/mcp
 import {
   nestsDeeperThan,
 } from '../../src/mcp/limits.ts';
-import { MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH, MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS } from '../../src/limits.ts';
+import { MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH, MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, MAX_SESSION_SUBSCRIPTIONS, MAX_SUBSCRIPTION_URI_LENGTH } from '../../src/limits.ts';
 import { MAX_COMPLETION_VALUES } from '../../src/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
 import { toolCatalog } from '../../src/tools/catalog.ts';
@@ -36,10 +36,10 @@ const documented = suite('the limits are the README\'s');
 documented('each protocol limit has the value the README documents', () => {
   assert.equal({
     MAX_JSON_DEPTH, MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_REQUEST_ID_LENGTH,
-    MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, MAX_COMPLETION_VALUES,
+    MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, MAX_COMPLETION_VALUES, MAX_SESSION_SUBSCRIPTIONS, MAX_SUBSCRIPTION_URI_LENGTH,
   }, {
     MAX_JSON_DEPTH: 64, MAX_BATCH_LENGTH: 1000, MAX_CLIENT_CAPABILITIES_BYTES: 65_536, MAX_CLIENT_INFO_STRING_LENGTH: 256, MAX_REQUEST_ID_LENGTH: 256,
-    MAX_REQUESTS_IN_FLIGHT: 512, MAX_SESSION_CONVERSATIONS: 1000, MAX_COMPLETION_VALUES: 100,
+    MAX_REQUESTS_IN_FLIGHT: 512, MAX_SESSION_CONVERSATIONS: 1000, MAX_COMPLETION_VALUES: 100, MAX_SESSION_SUBSCRIPTIONS: 256, MAX_SUBSCRIPTION_URI_LENGTH: 256,
   });
 });
 
@@ -249,6 +249,63 @@ kept('a 2026-07-28 harness_task is not refused for the conversations a 2025 sess
   assert.ok(modern.effects.some((e) => e.kind === 'runTool'));
   const legacy = feed(state, req(2, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
   assert.match(only(legacy.replies).error?.message ?? '', `MAX_SESSION_CONVERSATIONS (${MAX_SESSION_CONVERSATIONS})`, 'the 2025 session is still bounded');
+});
+
+const transcript = (id: string | number) => `superpi://conversation/c${id}/transcript`;
+const subscribe = (id: string | number, uri: string) => req(id, 'resources/subscribe', { uri });
+const watches = (r: { effects: { kind: string }[] }) => r.effects.filter((e) => e.kind === 'watchTranscript') as unknown as { ticket: number; conversationId: string }[];
+
+kept('a session keeps at most MAX_SESSION_SUBSCRIPTIONS subscriptions, counting those the store is still asked about; past it -32602 and nothing changes', () => {
+  const state: ConnectionState = { ...ready(), subscriptions: Array.from({ length: MAX_SESSION_SUBSCRIPTIONS - 1 }, (_, i) => transcript(i)) };
+  const last = feed(state, subscribe('last', transcript('last')));
+  assert.equal(last.replies, [], 'the last place: the store is asked');
+  assert.is(watches(last).length, 1);
+  // The last place is taken by the lookup in flight: a second new one cannot take it too.
+  const over = feed(last.state, subscribe('over', transcript('over')));
+  assert.is(only(over.replies).error?.code, -32602);
+  assert.match(only(over.replies).error?.message ?? '', `MAX_SESSION_SUBSCRIPTIONS (${MAX_SESSION_SUBSCRIPTIONS})`);
+  assert.equal(over.effects, [], 'the store is not asked');
+  assert.is(over.state, last.state, 'nothing changes');
+  const full = fold(last.state, { kind: 'transcriptFound', ticket: watches(last)[0]!.ticket, found: true });
+  assert.is(full.state.subscriptions.length, MAX_SESSION_SUBSCRIPTIONS);
+  const stillOver = feed(full.state, subscribe('over2', transcript('over')));
+  assert.match(only(stillOver.replies).error?.message ?? '', `MAX_SESSION_SUBSCRIPTIONS (${MAX_SESSION_SUBSCRIPTIONS})`);
+  assert.is(stillOver.state, full.state);
+});
+
+kept('a subscription the session has, or is already looking up, is not counted twice', () => {
+  const state: ConnectionState = { ...ready(), subscriptions: Array.from({ length: MAX_SESSION_SUBSCRIPTIONS }, (_, i) => transcript(i)) };
+  const again = feed(state, subscribe('again', transcript(0)));
+  assert.equal(again.replies, [], 'one it has: asked again, not refused');
+  const found = fold(again.state, { kind: 'transcriptFound', ticket: watches(again)[0]!.ticket, found: true });
+  assert.equal(found.replies, [{ jsonrpc: '2.0', id: 'again', result: {} }]);
+  assert.is(found.state.subscriptions.length, MAX_SESSION_SUBSCRIPTIONS, 'kept once');
+  // One place left, and two subscribes to the same new transcript in flight: both are looked up.
+  const oneLeft: ConnectionState = { ...ready(), subscriptions: state.subscriptions.slice(1) };
+  const twice = feed(oneLeft, subscribe('a', transcript('new')), subscribe('b', transcript('new')));
+  assert.equal(twice.replies, []);
+  assert.is(watches(twice).length, 2);
+  const both = fold(twice.state, ...watches(twice).map((w) => ({ kind: 'transcriptFound' as const, ticket: w.ticket, found: true })));
+  assert.is(both.state.subscriptions.length, MAX_SESSION_SUBSCRIPTIONS);
+});
+
+kept('an unsubscribe frees a place', () => {
+  const state: ConnectionState = { ...ready(), subscriptions: Array.from({ length: MAX_SESSION_SUBSCRIPTIONS }, (_, i) => transcript(i)) };
+  const off = feed(state, req('off', 'resources/unsubscribe', { uri: transcript(7) }));
+  const next = feed(off.state, subscribe('next', transcript('next')));
+  assert.equal(next.replies, []);
+  assert.is(watches(next).length, 1);
+});
+
+kept('a subscription URI longer than MAX_SUBSCRIPTION_URI_LENGTH is -32602 naming the limit; the store is not asked', () => {
+  const at = `superpi://conversation/${'a'.repeat(MAX_SUBSCRIPTION_URI_LENGTH - 34)}/transcript`;
+  assert.is(at.length, MAX_SUBSCRIPTION_URI_LENGTH);
+  assert.is(watches(feed(ready(), subscribe(1, at))).length, 1, 'at the limit: looked up');
+  const long = feed(ready(), subscribe(2, `superpi://conversation/${'a'.repeat(MAX_SUBSCRIPTION_URI_LENGTH - 33)}/transcript`));
+  assert.is(only(long.replies).error?.code, -32602);
+  assert.match(only(long.replies).error?.message ?? '', `MAX_SUBSCRIPTION_URI_LENGTH (${MAX_SUBSCRIPTION_URI_LENGTH})`);
+  assert.equal(long.effects, []);
+  assert.is(long.state.pending.size, 0);
 });
 
 kept.run();

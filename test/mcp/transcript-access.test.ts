@@ -30,6 +30,51 @@ test('subscribing to a transcript this connection did not start asks the store; 
   assert.equal(fold(done.state, { kind: 'resourceUpdated', uri: uri('c2') }).replies, [{ jsonrpc: '2.0', method: 'notifications/resources/updated', params: { uri: uri('c2') } }]);
 });
 
+/** A session subscribed to `uris` (each found by the store). */
+function subscribedTo(...uris: string[]) {
+  let state = ready();
+  for (const [i, u] of uris.entries()) {
+    const r = feed(state, req(`s${i}`, 'resources/subscribe', { uri: u }));
+    state = fold(r.state, { kind: 'transcriptFound', ticket: (r.effects[0] as { ticket: number }).ticket, found: true }).state;
+  }
+  return state;
+}
+
+test('unsubscribing from a subscribed transcript asks the runtime to release the session\'s watch of it; from one not subscribed, nothing', () => {
+  const off = feed(subscribedTo(uri('c2')), req(1, 'resources/unsubscribe', { uri: uri('c2') }));
+  assert.equal(off.replies, [{ jsonrpc: '2.0', id: 1, result: {} }]);
+  assert.equal(off.state.subscriptions, []);
+  assert.equal(off.effects, [{ kind: 'unwatchTranscript', conversationId: 'c2' }]);
+  const again = feed(off.state, req(2, 'resources/unsubscribe', { uri: uri('c2') }));
+  assert.equal(again.replies, [{ jsonrpc: '2.0', id: 2, result: {} }]);
+  assert.equal(again.effects, [], 'not subscribed: no watch of the session\'s to release');
+});
+
+test('a transcript still subscribed under another spelling of its URI keeps its watch until the last is unsubscribed', () => {
+  const spelled = 'superpi://conversation/%632/transcript'; // c2, its "c" percent-encoded
+  const state = subscribedTo(uri('c2'), spelled);
+  assert.is(state.subscriptions.length, 2);
+  const first = feed(state, req(1, 'resources/unsubscribe', { uri: uri('c2') }));
+  assert.equal(first.effects, [], 'the other spelling still needs the watch');
+  const last = feed(first.state, req(2, 'resources/unsubscribe', { uri: spelled }));
+  assert.equal(last.effects, [{ kind: 'unwatchTranscript', conversationId: 'c2' }]);
+});
+
+test('a subscribe cancelled while the store is asked releases the watch its lookup may have made, unless the session is subscribed to it', () => {
+  const asked = feed(ready(), req(1, 'resources/subscribe', { uri: uri('c3') }));
+  const ticket = (asked.effects[0] as { ticket: number }).ticket;
+  const cancelled = feed(asked.state, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 1 } });
+  assert.equal(cancelled.effects, [{ kind: 'cancel', ticket }, { kind: 'unwatchTranscript', conversationId: 'c3' }]);
+  assert.equal(fold(cancelled.state, { kind: 'transcriptFound', ticket, found: true }).state.subscriptions, [], 'a late answer subscribes nothing');
+  const resubscribe = feed(subscribedTo(uri('c3')), req(2, 'resources/subscribe', { uri: uri('c3') }));
+  const kept = feed(resubscribe.state, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 2 } });
+  assert.equal(kept.effects.map((e) => e.kind), ['cancel'], 'still subscribed: its watch stays');
+  // Another subscribe to the same transcript still in flight will keep the watch its own lookup makes.
+  const two = feed(ready(), req(3, 'resources/subscribe', { uri: uri('c4') }), req(4, 'resources/subscribe', { uri: uri('c4') }));
+  const one = feed(two.state, { jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: 3 } });
+  assert.equal(one.effects.map((e) => e.kind), ['cancel'], 'the other lookup still needs the watch');
+});
+
 test('not found is one reply for read and subscribe: the same code, message and data', () => {
   const r = feed(ready(), req(1, 'resources/read', { uri: uri('x') }), req(2, 'resources/subscribe', { uri: uri('x') }));
   const [read, sub] = r.effects as { ticket: number }[];

@@ -60,7 +60,18 @@ async function openSession() {
     return (acked(listenId)?.params?.notifications as { resourceSubscriptions?: string[] }).resourceSubscriptions ?? [];
   };
   const cancel = (listenId: string): void => send({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: listenId } });
-  return { entry, lines, send, listen, cancel };
+  /** Sends a 2025 request and waits for its answer. */
+  const ask = async (id: string, method: string, params?: object): Promise<Message> => {
+    send({ jsonrpc: '2.0', id, method, ...(params === undefined ? {} : { params }) });
+    await until(() => s.lines.some((m) => m.id === id), `${method} ${id} is answered`);
+    return s.lines.find((m) => m.id === id) as Message;
+  };
+  const initialize = async (): Promise<void> => {
+    await ask('init', 'initialize', { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } });
+    send({ jsonrpc: '2.0', method: 'notifications/initialized' });
+  };
+  const s = { entry, lines, send, listen, cancel, ask, initialize };
+  return s;
 }
 
 watches('a listen\'s transcripts are watched while it is open and no longer once it is cancelled; the stream goes on watching while another names them', async () => {
@@ -104,6 +115,42 @@ watches('a 2025 subscription on the same session stays watched after a listen na
   assert.is(application.watching.transcripts, 1, 'the 2025 subscription (a) is still watched');
   await application.close(s.entry.id);
   await until(() => application.watching.transcripts === 0, 'the closed session watches nothing');
+});
+
+watches('a 2025 unsubscribe releases the node\'s watch of the transcript; the session watches nothing it is not subscribed to', async () => {
+  const [a, b] = conversations as [string, string];
+  const s = await openSession();
+  try {
+    await s.initialize();
+    assert.ok((await s.ask('sub-a', 'resources/subscribe', { uri: uri(a) })).result, 'subscribed to a');
+    assert.ok((await s.ask('sub-b', 'resources/subscribe', { uri: uri(b) })).result, 'subscribed to b');
+    assert.is(application.watching.transcripts, 2);
+    assert.ok((await s.ask('unsub-a', 'resources/unsubscribe', { uri: uri(a) })).result);
+    await until(() => application.watching.transcripts === 1, 'the unsubscribed transcript (a) is no longer watched');
+    assert.ok((await s.ask('unsub-b', 'resources/unsubscribe', { uri: uri(b) })).result);
+    await until(() => application.watching.transcripts === 0, 'nothing is watched once every subscription ended, while the session lives');
+  } finally {
+    // Closed even when an assertion failed, so the next test starts with nothing watched.
+    await application.close(s.entry.id);
+  }
+});
+
+watches('a listen naming a transcript keeps its own watch across an unsubscribe from it on the same session', async () => {
+  const [a] = conversations as [string];
+  const s = await openSession();
+  try {
+    await s.initialize();
+    assert.ok((await s.ask('sub', 'resources/subscribe', { uri: uri(a) })).result);
+    assert.equal(await s.listen('l5', [a]), [uri(a)]);
+    assert.is(application.watching.transcripts, 1);
+    assert.ok((await s.ask('unsub', 'resources/unsubscribe', { uri: uri(a) })).result);
+    await s.ask('ping', 'ping');
+    assert.is(application.watching.transcripts, 1, 'the open listen still needs a');
+    s.cancel('l5');
+    await until(() => application.watching.transcripts === 0, 'released once nobody on the session needs it');
+  } finally {
+    await application.close(s.entry.id);
+  }
 });
 
 watches('an open listen across a killed connection actor: acknowledged again, and once cancelled no transcript is watched', async () => {
