@@ -2,7 +2,7 @@
 // the client id and secret the operator registered, sent as HTTP Basic (RFC 6749 §2.3.1). The secret
 // stays in a private field: printing or serializing the credentials shows the id only.
 
-import { readFileSync } from 'node:fs';
+import { readSecretFile } from './secret-files.ts';
 
 export class ClientCredentialsError extends Error {
   override readonly name = 'ClientCredentialsError';
@@ -46,7 +46,7 @@ export interface ClientCredentialsSource {
  * The credentials the operator gave, or undefined when none (opaque tokens are then refused). The secret
  * comes from a file or the environment, never from the command line, where any local user could read it.
  */
-export function clientCredentialsFrom(source: ClientCredentialsSource, read: (path: string) => string = (p) => readFileSync(p, 'utf8')): ClientCredentials | undefined {
+export function clientCredentialsFrom(source: ClientCredentialsSource, read: (path: string) => string = readSecretFile): ClientCredentials | undefined {
   const id = source.clientId === '' ? undefined : source.clientId;
   let secret: string | undefined;
   if (source.secretFile !== undefined) {

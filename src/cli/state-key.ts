@@ -2,7 +2,7 @@
 // (`SUPERPI_STATE_KEY` or `--state-key-file`), required on a shared PostgreSQL store so that a state
 // sealed on one node opens on every other; a single node may go without (a random key per process).
 
-import { readFileSync } from 'node:fs';
+import { readSecretFile } from '../auth/secret-files.ts';
 import type { StoreLocation } from '../store/store-location.ts';
 import { MIN_STATE_KEY_BYTES } from '../limits.ts';
 
@@ -24,7 +24,7 @@ const HOW = `the same secret of at least ${MIN_STATE_KEY_BYTES} bytes on every n
  * seals with a random key of its own (application.ts). A key too short, or none on a PostgreSQL store
  * (a cluster), stops the start: never a state sealed with a weak key, never one only its node can open.
  */
-export function stateKeyFrom(source: StateKeySource, store: StoreLocation, read: (path: string) => string = (p) => readFileSync(p, 'utf8')): Uint8Array | undefined {
+export function stateKeyFrom(source: StateKeySource, store: StoreLocation, read: (path: string) => string = readSecretFile): Uint8Array | undefined {
   let text: string | undefined;
   let origin = 'SUPERPI_STATE_KEY';
   if (source.file !== undefined) {

@@ -23,8 +23,12 @@ export interface StdioProcess {
   cleanup(): void;
 }
 
-export function startStdio(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env): StdioProcess {
-  const child = spawn(command, [...args], { cwd: repoRoot, detached: true, stdio: ['pipe', 'pipe', 'pipe'], env });
+/**
+ * `inherited`: descriptors the server gets besides stdio, at fd 3 onwards ('ignore' leaves a number unused),
+ * as a parent that leaks its descriptors would hand them over.
+ */
+export function startStdio(command: string, args: readonly string[], env: NodeJS.ProcessEnv = process.env, inherited: readonly (number | 'ignore')[] = []): StdioProcess {
+  const child = spawn(command, [...args], { cwd: repoRoot, detached: true, stdio: ['pipe', 'pipe', 'pipe', ...inherited], env }) as ChildProcessWithoutNullStreams;
   const group = child.pid as number;
   let out = '';
   let err = '';

@@ -5,6 +5,7 @@
 
 import { lstatSync, readdirSync, realpathSync } from 'node:fs';
 import path from 'node:path';
+import { secretFilesRead } from '../../auth/secret-files.ts';
 import { errnoCode } from '../fs-errors.ts';
 import type { SandboxMount } from './bwrap-argv.ts';
 import { hiddenCandidates, HOST_KEY_DIR, HOST_KEY_NAME, type SandboxPolicy } from './policy.ts';
@@ -51,7 +52,8 @@ export function resolveMounts(policy: SandboxPolicy, workspace: string): Sandbox
     mounts.push({ kind: 'writable', path: r });
   }
   const seen = new Set<string>();
-  for (const candidate of [...hiddenCandidates(policy), ...hostKeys()]) {
+  // The files the server read secrets from are hidden whatever --bash-reveal says, as the host keys are.
+  for (const candidate of [...hiddenCandidates(policy), ...hostKeys(), ...secretFilesRead()]) {
     const r = real(candidate);
     if (r === null || seen.has(r)) continue;
     seen.add(r);

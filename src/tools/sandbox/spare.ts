@@ -6,6 +6,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { MAX_SPARE_SANDBOXES, SPARE_SANDBOX_MAX_AGE_MS } from '../../limits.ts';
+import { stdioWithoutInherited } from './inherited-fds.ts';
 
 /** What a command is spawned as: the program, its arguments, its environment and working directory. */
 export interface Launch {
@@ -29,9 +30,13 @@ function keyOf(launch: Launch): string {
   return JSON.stringify([launch.file, launch.args, launch.env, launch.cwd]);
 }
 
-/** fd 3 (stop) and fd 4 (the command) are pipes from the server; stdin is /dev/null. */
+/**
+ * fd 3 (stop) and fd 4 (the command) are pipes from the server; stdin is /dev/null, and so is every
+ * descriptor the server inherited without close-on-exec (see inherited-fds.ts): a command gets no other.
+ */
 function spawnLaunch(launch: Launch): ChildProcess {
-  return spawn(launch.file, [...launch.args], { cwd: launch.cwd, detached: true, env: launch.env, stdio: ['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] });
+  const stdio = stdioWithoutInherited(['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] as const);
+  return spawn(launch.file, [...launch.args], { cwd: launch.cwd, detached: true, env: launch.env, stdio });
 }
 
 /** The child's handles, held (the loop waits for them) or not (a waiting spare must not keep the server alive). */
