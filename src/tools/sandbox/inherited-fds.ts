@@ -40,13 +40,21 @@ export function inheritableDescriptors(from: number): number[] {
 }
 
 let devNull: number | undefined;
+/**
+ * What this process inherited, found once, at its first launch: a descriptor is inherited at exec, and
+ * everything the server opens after (Node, libuv, SQLite) is close-on-exec. Scanning at every launch would
+ * read one /proc file per open descriptor on the main thread for each command, and a client holding
+ * thousands of connections open would make every `bash` call pay for them.
+ */
+let inherited: readonly number[] | undefined;
 
 /**
  * `stdio` for spawn, extended so that each inheritable descriptor past it is /dev/null in the child
  * (spawn dup2s it over the number); the numbers between are left as they are ('ignore').
  */
 export function stdioWithoutInherited<T extends StdioPipe | StdioNull>(stdio: readonly T[]): (T | StdioNull | number)[] {
-  const leaked = inheritableDescriptors(stdio.length);
+  inherited ??= inheritableDescriptors(0);
+  const leaked = inherited.filter((fd) => fd >= stdio.length);
   const last = leaked.at(-1);
   if (last === undefined) return [...stdio];
   // Opened close-on-exec, as everything Node opens: it reaches a child only where it is put.
