@@ -207,6 +207,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `--max-sessions-per-principal N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_SESSIONS_PER_PRINCIPAL', figure: String(limits.DEFAULT_MAX_SESSIONS_PER_PRINCIPAL) },
   { phrase: /\| `--max-anonymous-sessions N` \| \| `(\d+)`/, name: 'DEFAULT_MAX_ANONYMOUS_SESSIONS', figure: String(limits.DEFAULT_MAX_ANONYMOUS_SESSIONS) },
   { phrase: /\| `HTTP_KEEP_ALIVE_MS` \| (\d+) s/, name: 'HTTP_KEEP_ALIVE_MS', figure: seconds(limits.HTTP_KEEP_ALIVE_MS) },
+  { phrase: /\| `MAX_GET_STREAMS_PER_SESSION` \| (\d+) standalone/, name: 'MAX_GET_STREAMS_PER_SESSION', figure: String(limits.MAX_GET_STREAMS_PER_SESSION) },
+  { phrase: /a session\s+keeps at most (\d+) \(`MAX_GET_STREAMS_PER_SESSION`\)/, name: 'MAX_GET_STREAMS_PER_SESSION', figure: String(limits.MAX_GET_STREAMS_PER_SESSION) },
   { phrase: /\| `HTTP_SEND_TIMEOUT_MS` \| (\d+) s/, name: 'HTTP_SEND_TIMEOUT_MS', figure: seconds(limits.HTTP_SEND_TIMEOUT_MS) },
   { phrase: /\| `--send-timeout SECONDS` \| \| `(\d+)`/, name: 'HTTP_SEND_TIMEOUT_MS', figure: seconds(limits.HTTP_SEND_TIMEOUT_MS) },
   { phrase: /after (\d+) s without an answer \(`SSE_OPEN_AFTER_MS`/, name: 'SSE_OPEN_AFTER_MS', figure: seconds(limits.SSE_OPEN_AFTER_MS) },
