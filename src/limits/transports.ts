@@ -60,8 +60,8 @@ export const HTTP_KEEP_ALIVE_MS = 65_000;
  * default this is): node:http keeps a reply's unsent bytes in the process for as long as the client keeps
  * its connection open without reading, even once the reply is finished — and finished replies count
  * against no session's limits, so one client could pile them up on connection after connection. Past it
- * the connection is destroyed (its unsent bytes dropped, a warning logged). Progress is a whole write
- * leaving (an SSE event, a JSON reply), so a reader that takes anything within the time keeps it.
+ * the connection is destroyed (its unsent bytes dropped, a warning logged). Progress is any byte
+ * of a reply taken by the system, so a reader that takes anything within the time keeps it.
  */
 export const HTTP_SEND_TIMEOUT_MS = 60_000;
 

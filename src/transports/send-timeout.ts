@@ -2,7 +2,7 @@
 // process that its client took none of for HTTP_SEND_TIMEOUT_MS is destroyed. node:http keeps a reply's
 // unsent bytes for as long as the connection stays open, finished reply or not, and neither the SSE
 // backlog bound (open streams only) nor any session limit counts a finished one. One timer sweeps every
-// connection a quarter timeout apart; a connection costs an entry in a Map, and its check is two reads.
+// connection a quarter timeout apart; a connection costs an entry in a Map, and its check is three reads.
 
 import type { Socket } from 'node:net';
 import type { Clock } from '../time/clock.ts';
@@ -15,7 +15,9 @@ const SWEEPS_PER_TIMEOUT = 4;
 interface Progress {
   /** Bytes whose write has completed (taken by the system): it grows while the client reads. */
   taken: number;
-  /** When `taken` last grew, or the connection last had nothing waiting, on the clock. */
+  /** Bytes of the write under way that the system has not taken yet: it falls while the client reads. */
+  queued: number;
+  /** When either last moved, or the connection last had nothing waiting, on the clock. */
   since: number;
 }
 
@@ -42,7 +44,7 @@ export class SendTimeout {
 
   /** Watches an accepted connection until it closes. */
   watch(socket: Socket): void {
-    this.#sockets.set(socket, { taken: taken(socket), since: this.#clock.now() });
+    this.#sockets.set(socket, { taken: taken(socket), queued: queued(socket), since: this.#clock.now() });
     socket.once('close', () => this.forget(socket));
     this.#timer ??= this.#clock.setInterval(() => this.#sweep(), Math.max(1, this.#timeoutMs / SWEEPS_PER_TIMEOUT), { unref: true });
   }
@@ -65,8 +67,11 @@ export class SendTimeout {
     for (const [socket, progress] of this.#sockets) {
       const waiting = socket.writableLength;
       const done = taken(socket);
-      if (waiting === 0 || done !== progress.taken) {
-        progress.taken = done;
+      const left = queued(socket);
+      const moved = done !== progress.taken || left < progress.queued;
+      progress.taken = done;
+      progress.queued = left;
+      if (waiting === 0 || moved) {
         progress.since = now;
         continue;
       }
@@ -80,6 +85,15 @@ export class SendTimeout {
       }
     }
   }
+}
+
+/**
+ * What is left of the write under way (libuv's write queue, which falls with every partial write): node
+ * hands a stalled socket's backlog to the system as one write, so its completion alone would say nothing
+ * until the whole backlog had left, and a slow reader of a large one would look stalled.
+ */
+function queued(socket: Socket): number {
+  return (socket as unknown as { readonly _handle?: { readonly writeQueueSize?: number } | null })._handle?.writeQueueSize ?? 0;
 }
 
 /**

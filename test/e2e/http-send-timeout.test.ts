@@ -26,7 +26,7 @@ let server: RunningServer;
 
 e2e.before(async () => {
   box = await makeSandbox();
-  server = await startHttpServerProcess(box.ws, ['--send-timeout', '1'], { SUPERPI_TOKENS: `${TOKEN}=alice` });
+  server = await startHttpServerProcess(box.ws, ['--send-timeout', '2'], { SUPERPI_TOKENS: `${TOKEN}=alice` });
 });
 e2e.after(async () => {
   await server?.stop();
@@ -71,7 +71,7 @@ e2e('a finished reply left unread is dropped with a warning once the client took
   try {
     await pollUntil('the send-timeout warning in the log', () => (server.stderr().includes(WARNING) ? true : null), 30_000, 50);
     const line = server.stderr().split('\n').find((l) => l.includes(WARNING)) as string;
-    assert.match(line, /"limit":1000/, line);
+    assert.match(line, /"limit":2000/, line);
     assert.ok(Number(/"bytes":(\d+)/.exec(line)?.[1]) > 0, line);
     // The client hears its connection end once it reads again.
     unread.socket.resume();
@@ -83,6 +83,38 @@ e2e('a finished reply left unread is dropped with a warning once the client took
   const ping = await post(session, { jsonrpc: '2.0', id: 'after', method: 'ping' });
   assert.is(ping.status, 200);
   assert.match(await ping.text(), /"id":"after"/);
+});
+
+e2e('a client that reads its reply slowly, a little at a time, is never cut and gets all of it', async () => {
+  const init = await post(undefined, { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: VERSION, capabilities: {}, clientInfo: { name: 'slow-reader', version: '1' } } });
+  assert.is(init.status, 200);
+  await init.text();
+  const session = init.headers.get('mcp-session-id') as string;
+  assert.is((await post(session, { jsonrpc: '2.0', method: 'notifications/initialized' })).status, 202);
+  const warnings = () => server.stderr().split(WARNING).length - 1;
+  const before = warnings();
+
+  const batch = Array.from({ length: CALLS }, (_, i) => ({ jsonrpc: '2.0', id: i + 10, method: 'tools/call', params: { name: 'read', arguments: { path: 'big.txt' } } }));
+  const slow = await unreadPost(session, batch);
+  let tail = '';
+  let received = 0;
+  slow.socket.on('data', (d: Buffer) => {
+    received += d.length;
+    tail = (tail + d.toString('latin1')).slice(-64);
+  });
+  // A few milliseconds of reading, then a pause well under the timeout, until the stream's last chunk.
+  const reader = setInterval(() => {
+    slow.socket.resume();
+    setTimeout(() => slow.socket.pause(), 5);
+  }, 400);
+  try {
+    await pollUntil('the whole slowly read reply', () => (tail.endsWith('0\r\n\r\n') ? true : null), 60_000, 50).catch((e: unknown) => { throw new Error(`${String(e)} received=${received} warnings=${warnings() - before} tail=${JSON.stringify(tail)}`); });
+  } finally {
+    clearInterval(reader);
+    slow.socket.destroy();
+  }
+  assert.ok(received > CALLS * 40_000, `received ${received} bytes`);
+  assert.is(warnings(), before, 'no connection was cut');
 });
 
 e2e.run();
