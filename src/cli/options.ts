@@ -8,17 +8,16 @@ import { type ChaosOptions, parseChaos } from '../server/chaos.ts';
 import { defaultPrincipalShare } from '../tools/fair-share.ts';
 import { parseLogLevel } from '../log/logger.ts';
 import { parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
-import { DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
+import { DEFAULT_ALLOWED_HOSTS, DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
 import { DEFAULT_MAX_MESSAGE_BYTES, MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES } from '../limits.ts';
 import { parseOrigin } from '../transports/origin.ts';
-import { DEFAULT_ALLOWED_HOSTS } from '../limits.ts';
 import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { StateKeyError, stateKeyFrom } from './state-key.ts';
 import { type ClientCredentials, ClientCredentialsError, clientCredentialsFrom } from '../auth/client-credentials.ts';
 import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
-import { MAX_TASK_TTL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
+import { HTTP_SEND_TIMEOUT_MS, MAX_TASK_TTL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
 import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
@@ -73,6 +72,8 @@ export interface ServerOptions {
   readonly sessionIdleMs: number;
   /** An SSE stream idle this long gets a `: keep-alive` comment (`--sse-keepalive SECONDS`), in milliseconds. */
   readonly sseKeepAliveMs: number;
+  /** An HTTP connection whose client takes none of its reply's bytes this long is destroyed (`--send-timeout SECONDS`), in milliseconds. */
+  readonly sendTimeoutMs: number;
   /** Token principals who may read /metrics and the /observer page's data (`--observers`). */
   readonly observers: readonly string[];
   /** Prometheus metrics and per-call accounting; `--no-metrics` turns them off. */
@@ -154,7 +155,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 /** Flags that only the HTTP and WebSocket server reads: refused with `--stdio` rather than ignored. */
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
-  'max-anonymous-sessions', 'session-idle', 'sse-keepalive', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
+  'max-anonymous-sessions', 'session-idle', 'sse-keepalive', 'send-timeout', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
   'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
   'oauth-introspection-client-id', 'oauth-introspection-secret-file',
 ] as const;
@@ -200,6 +201,7 @@ Options (flags override environment variables, which override defaults):
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --sse-keepalive SECONDS  an SSE stream (a listen, a GET stream, a long tool call) silent this long gets a comment line, so proxies keep it open; fractions allowed   default: ${SSE_KEEPALIVE_MS / 1000}
+  --send-timeout SECONDS   an HTTP connection whose client takes none of its reply this long is closed, its unsent bytes dropped; fractions allowed   default: ${HTTP_SEND_TIMEOUT_MS / 1000}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
   --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
   --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
@@ -275,6 +277,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-anonymous-sessions': { type: 'string' },
         'session-idle': { type: 'string' },
         'sse-keepalive': { type: 'string' },
+        'send-timeout': { type: 'string' },
         observers: { type: 'string' },
         'no-metrics': { type: 'boolean' },
         store: { type: 'string' },
@@ -414,6 +417,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_SECONDS) * 1000,
       sseKeepAliveMs: secondsAsMs('--sse-keepalive', values['sse-keepalive'], SSE_KEEPALIVE_MS),
+      sendTimeoutMs: secondsAsMs('--send-timeout', values['send-timeout'], HTTP_SEND_TIMEOUT_MS),
       observers: parseObservers(values.observers),
       metrics: !(values['no-metrics'] ?? false),
       store,

@@ -234,6 +234,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     maxOutputBacklogBytes: options.maxOutputBacklogBytes,
     sessionIdleMs: options.sessionIdleMs,
     sseKeepAliveMs: options.sseKeepAliveMs,
+    sendTimeoutMs: options.sendTimeoutMs,
     observers: options.observers,
     cluster: () => app.cluster,
     events: app.sessionEvents,

@@ -55,6 +55,24 @@ export const ABANDONED_IDS_KEPT = 1000;
  */
 export const HTTP_KEEP_ALIVE_MS = 65_000;
 
+/**
+ * How long an HTTP connection may hold reply bytes its client takes none of (nginx's `send_timeout`, whose
+ * default this is): node:http keeps a reply's unsent bytes in the process for as long as the client keeps
+ * its connection open without reading, even once the reply is finished — and finished replies count
+ * against no session's limits, so one client could pile them up on connection after connection. Past it
+ * the connection is destroyed (its unsent bytes dropped, a warning logged). Progress is any byte
+ * of a reply taken by the system, so a reader that takes anything within the time keeps it.
+ */
+export const HTTP_SEND_TIMEOUT_MS = 60_000;
+
+/**
+ * Standalone (GET) streams one Streamable HTTP session holds open on a node. Only the newest is written
+ * to; a client needs one, and a few more cover a reconnect racing its old stream's close (a dead peer is
+ * noticed only when a write to it fails). Past it the oldest is ended, its unsent bytes dropped: each
+ * held a connection, and a GET with Last-Event-ID is first written the session's whole replay buffer.
+ */
+export const MAX_GET_STREAMS_PER_SESSION = 4;
+
 /** How long `close()` lets calls in flight finish before their sessions are closed under them. */
 export const DEFAULT_CLOSE_GRACE_MS = 5000;
 

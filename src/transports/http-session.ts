@@ -12,7 +12,7 @@ import type { HostedSession } from './session-host.ts';
 import { EventLog, type EventIds, SseStream } from './sse-stream.ts';
 import { defaultKeepAlive, type KeepAlive } from './sse-keepalive.ts';
 import { requestStream, STANDALONE_STREAM } from '../store/session-events.ts';
-import { ABANDONED_IDS_KEPT, SSE_OPEN_AFTER_MS } from '../limits.ts';
+import { ABANDONED_IDS_KEPT, MAX_GET_STREAMS_PER_SESSION, SSE_OPEN_AFTER_MS } from '../limits.ts';
 
 
 /** A POST waiting for the replies to its requests. */
@@ -223,7 +223,10 @@ export class HttpSession {
   }
 
   addStandalone(stream: SseStream): void {
-    (this.#standalone ??= []).push(stream);
+    const streams = (this.#standalone ??= []);
+    streams.push(stream);
+    // Only the newest is written to: past the limit the oldest goes, with whatever it had not sent.
+    while (streams.length > MAX_GET_STREAMS_PER_SESSION) (streams.shift() as SseStream).drop();
   }
 
   removeStandalone(stream: SseStream): void {

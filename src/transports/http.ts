@@ -21,12 +21,13 @@ import { ObserverRoutes } from '../observer/observer-http.ts';
 import type { ServerObserver } from '../observer/server-observer.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import type { SessionHost, TransportName } from './session-host.ts';
+import { SendTimeout } from './send-timeout.ts';
 import { SessionReaper } from './session-reaper.ts';
 import { KeepAlive } from './sse-keepalive.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { WebSocketTransport } from './websocket.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
-import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
+import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, HTTP_SEND_TIMEOUT_MS, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -53,6 +54,8 @@ export interface HttpServerOptions {
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
+  /** An HTTP connection whose client takes none of its reply this long is destroyed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
+  readonly sendTimeoutMs?: number;
   /** Token principals who may read /metrics and /observer (--observers). */
   readonly observers?: readonly string[];
   /** On a cluster: where sessions not held here are (null until the node joined). */
@@ -143,6 +146,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     res.end(errorLine(null, ErrorCode.InternalError, 'Internal error'));
   }));
 
+  // A connection whose client takes none of its reply is closed (send-timeout.ts); a WebSocket leaves it.
+  const sendTimeoutMs = options.sendTimeoutMs ?? HTTP_SEND_TIMEOUT_MS;
+  const sendTimeout = new SendTimeout(host.clock, (bytes) => {
+    logger.log('warning', 'HTTP connection closed: its client took none of its reply for the send timeout', { bytes, limit: sendTimeoutMs });
+  }, sendTimeoutMs);
+  server.on('connection', guarded(logger, 'http connection', (socket: Socket) => sendTimeout.watch(socket)));
   server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
   // Node's rule: the time allowed for a request's headers must exceed the keep-alive timeout.
   server.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
@@ -150,6 +159,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     const pathname = pathOf(req.url);
     if (pathname === null) return void socket.end(bareStatus(400, 'Bad Request'));
     if (pathname !== '/mcp') return void socket.end(bareStatus(404, 'Not Found'));
+    sendTimeout.forget(socket as Socket);
     websocket.upgrade(req, socket, head);
   }, (_error, _req, socket) => {
     if (socket.writable) socket.end(bareStatus(500, 'Internal Server Error'));
@@ -186,6 +196,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       http.stopAccepting();
       websocket.stopAccepting();
       reaper.stop();
+      sendTimeout.stop();
       observerRoutes.close();
       server.close();
       await host.drain(graceMs);

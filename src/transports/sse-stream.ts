@@ -201,9 +201,15 @@ export class SseStream implements IdleStream {
   }
 
   #overflow(queued: number): void {
+    this.drop();
+    this.#keepAlive.backlog.onOverflow?.(queued);
+  }
+
+  /** Ends the stream at once, its unsent bytes dropped (its client left too much unread, or a newer stream took its place). */
+  drop(): void {
+    if (!this.#open) return;
     this.#closed();
     this.#res.destroy();
-    this.#keepAlive.backlog.onOverflow?.(queued);
   }
 
   /** Runs `f` once the stream closes (ended here, or the client went); at once if it has. */
