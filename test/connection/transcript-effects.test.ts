@@ -35,6 +35,20 @@ async function run(task: TaskContext, effect: Effect): Promise<EffectResult> {
   });
 }
 
+/**
+ * The adapter with its getConversation replaced by `lookup` (a test's gate or failure before the real one);
+ * every other method is the adapter's own, bound to it (its private fields are read through `this`).
+ */
+function withLookup(adapter: SyncStoreAdapter, lookup: SyncStoreAdapter['getConversation']): SyncStoreAdapter {
+  return new Proxy(adapter, {
+    get(target, key) {
+      if (key === 'getConversation') return lookup;
+      const value: unknown = Reflect.get(target, key, target);
+      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
+    },
+  });
+}
+
 const aliceOther = context('token:alice', 'session-2');
 const bob = context('token:bob', 'session-3');
 const a1 = store.createConversation({ principal: 'token:alice', sessionId: 'session-1', harness: 'super-pi-assistant' });
@@ -156,19 +170,9 @@ test('a connection actor\'s exit unwatches the tasks of its listens; the old tic
   let gated = false;
   const adapter = new SyncStoreAdapter(store);
   // The second listen's lookup waits at the gate, so the actor can exit while it is under way.
-  // Every other method is the adapter's own, bound to it (its private fields are read through `this`): a
-  // listen whose read failed would be answered with the error and unwatch what it had watched.
-  const slowStore = new Proxy(adapter, {
-    get(target, key) {
-      if (key === 'getConversation') {
-        return async (id: string, principal: string) => {
-          if (gated) await gate;
-          return adapter.getConversation(id, principal);
-        };
-      }
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
+  const slowStore = withLookup(adapter, async (id, principal) => {
+    if (gated) await gate;
+    return adapter.getConversation(id, principal);
   });
   const alice: TaskContext = {
     ...context('token:alice', 'session-2'),
@@ -205,18 +209,10 @@ test('a listen naming transcripts watches each for its stream alone: its cancel,
   let open: () => void = () => undefined;
   const gate = new Promise<void>((resolve) => (open = resolve));
   const adapter = new SyncStoreAdapter(store);
-  const slowStore = new Proxy(adapter, {
-    get(target, key) {
-      if (key === 'getConversation') {
-        return async (id: string, principal: string) => {
-          if (gated && id === second.id) await gate;
-          if (failing && id === second.id) throw new Error('the store went away');
-          return adapter.getConversation(id, principal);
-        };
-      }
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
+  const slowStore = withLookup(adapter, async (id, principal) => {
+    if (gated && id === second.id) await gate;
+    if (failing && id === second.id) throw new Error('the store went away');
+    return adapter.getConversation(id, principal);
   });
   const alice: TaskContext = {
     ...context('token:alice', 'session-2'),
@@ -264,17 +260,9 @@ test('a subscription\'s watch is the session\'s until the core asks to release i
   const gate = new Promise<void>((resolve) => (open = resolve));
   let gated = false;
   const adapter = new SyncStoreAdapter(store);
-  const slowStore = new Proxy(adapter, {
-    get(target, key) {
-      if (key === 'getConversation') {
-        return async (id: string, principal: string) => {
-          if (gated) await gate;
-          return adapter.getConversation(id, principal);
-        };
-      }
-      const value: unknown = Reflect.get(target, key, target);
-      return typeof value === 'function' ? (value as (...args: unknown[]) => unknown).bind(target) : value;
-    },
+  const slowStore = withLookup(adapter, async (id, principal) => {
+    if (gated) await gate;
+    return adapter.getConversation(id, principal);
   });
   const alice: TaskContext = {
     ...context('token:alice', 'session-2'),
