@@ -93,6 +93,16 @@ export function bashCall(id: number, command: string): unknown {
 }
 
 /** Live (not zombie) processes in process group `group`. */
+/** A process's command line (arguments joined by NUL), or null once it is gone: it may exit between a listing and this read. */
+export function commandLineOf(pid: number): string | null {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT' || (e as NodeJS.ErrnoException).code === 'ESRCH') return null;
+    throw e;
+  }
+}
+
 export function groupMembers(group: number): number[] {
   const found: number[] = [];
   for (const name of readdirSync('/proc')) {

@@ -2,13 +2,12 @@
 // finish, answers what is left with an error, and exits 0 with nothing of its process tree left — whether
 // the host launched the server itself, the tsx wrapper, the bin, or `npx tsx examples/stdio.ts`.
 
-import { readFileSync } from 'node:fs';
 import path from 'node:path';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { allGone, atLeast, killLeftovers, uniqueSleep } from '../tools/processes.ts';
 import { inSandbox } from '../tools/sandbox.ts';
-import { bashCall, groupGone, groupMembers, initialize, initialized, repoRoot, type StdioProcess, startStdio } from './stdio-process.ts';
+import { bashCall, commandLineOf, groupGone, groupMembers, initialize, initialized, repoRoot, type StdioProcess, startStdio } from './stdio-process.ts';
 
 /** Well within DRAIN_GRACE_MS, and short enough for a test. */
 const EXIT_WITHIN_MS = 8000;
@@ -127,7 +126,7 @@ test('SIGTERM to npx (npx tsx examples/stdio.ts, over real pipes as most hosts u
       const call = runningASecond();
       host.send(bashCall(2, call.command));
       await atLeast(call.sleep, 1);
-      const npx = groupMembers(host.group).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('npm exec'));
+      const npx = groupMembers(host.group).find((pid) => commandLineOf(pid)?.startsWith('npm exec'));
       assert.ok(npx !== undefined, 'npx is running');
       process.kill(npx, 'SIGTERM');
       const reply = await host.reply(2, EXIT_WITHIN_MS);
@@ -136,7 +135,7 @@ test('SIGTERM to npx (npx tsx examples/stdio.ts, over real pipes as most hosts u
       // npm itself ends by the signal (its shell died of it and npm re-raises it); what matters is what is
       // left: only this test's `sh` and `cat`, which still hold the host's end of the pipe.
       const deadline = Date.now() + EXIT_WITHIN_MS;
-      const rest = () => groupMembers(host.group).filter((pid) => pid !== host.group && readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'cat\0');
+      const rest = () => groupMembers(host.group).filter((pid) => pid !== host.group && (commandLineOf(pid) ?? 'cat\0') !== 'cat\0');
       while (rest().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.equal(rest(), [], host.stderr());
     } finally {
@@ -154,7 +153,7 @@ test('a wrapper between the host and the server (sharing its stdin) that is SIGK
       const call = runningASecond();
       host.send(bashCall(2, call.command));
       await atLeast(call.sleep, 1);
-      const wrapper = groupMembers(host.group).find((pid) => readFileSync(`/proc/${pid}/cmdline`, 'utf8').startsWith('/bin/sh\0-c\0/'));
+      const wrapper = groupMembers(host.group).find((pid) => commandLineOf(pid)?.startsWith('/bin/sh\0-c\0/'));
       assert.ok(wrapper !== undefined, 'the inner sh runs');
       process.kill(wrapper, 'SIGKILL');
       const reply = await host.reply(2, EXIT_WITHIN_MS);
@@ -162,7 +161,7 @@ test('a wrapper between the host and the server (sharing its stdin) that is SIGK
       await logged(host, 'the process the host launched has ended: draining');
       await logged(host, 'drained; exiting');
       const deadline = Date.now() + EXIT_WITHIN_MS;
-      const rest = () => groupMembers(host.group).filter((pid) => pid !== host.group && readFileSync(`/proc/${pid}/cmdline`, 'utf8') !== 'cat\0');
+      const rest = () => groupMembers(host.group).filter((pid) => pid !== host.group && (commandLineOf(pid) ?? 'cat\0') !== 'cat\0');
       while (rest().length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 50));
       assert.equal(rest(), [], host.stderr());
     } finally {
