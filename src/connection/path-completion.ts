@@ -1,7 +1,9 @@
 // Completes a workspace-relative path prefix from the directory it names (for prompt arguments).
 
-import { listConfinedDirectory } from '../tools/confined-file.ts';
+import type { Dirent } from 'node:fs';
+import { eachConfinedEntry } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
+import { LeastItems } from '../tools/least.ts';
 import { resolveInWorkspace } from '../tools/workspace.ts';
 import { PATH_COMPLETION_LIMIT } from '../limits.ts';
 
@@ -17,15 +19,20 @@ export async function completePath(workspace: string, prefix: string): Promise<{
     if (err instanceof ToolError) return { values: [], hasMore: false };
     throw err;
   }
-  // Listed through the directory's checked descriptor: only names inside the workspace are offered.
-  const entries = await listConfinedDirectory(workspace, dir, prefix).catch((err: unknown) => {
+  // Listed through the directory's checked descriptor, a batch at a time: only names inside the workspace
+  // are offered, and only the first PATH_COMPLETION_LIMIT of them by name are kept, however many match.
+  const least = new LeastItems<string>(PATH_COMPLETION_LIMIT, (a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  const offer = (e: Dirent): void => {
+    if (e.name.startsWith(namePart) && e.name !== '.git' && (namePart.startsWith('.') || !e.name.startsWith('.'))) {
+      least.offer(`${dirPart}${e.name}${e.isDirectory() ? '/' : ''}`);
+    }
+  };
+  try {
+    await eachConfinedEntry(workspace, dir, prefix, offer);
+  } catch (err) {
     // A prefix naming nothing listable (missing, a file, unreadable, swapped out) completes to nothing.
-    if (err instanceof ToolError) return [];
+    if (err instanceof ToolError) return { values: [], hasMore: false };
     throw err;
-  });
-  const matches = entries
-    .filter((e) => e.name.startsWith(namePart) && e.name !== '.git' && (namePart.startsWith('.') || !e.name.startsWith('.')))
-    .map((e) => `${dirPart}${e.name}${e.isDirectory() ? '/' : ''}`)
-    .sort();
-  return { values: matches.slice(0, PATH_COMPLETION_LIMIT), hasMore: matches.length > PATH_COMPLETION_LIMIT };
+  }
+  return { values: least.sorted(), hasMore: least.offered > PATH_COMPLETION_LIMIT };
 }

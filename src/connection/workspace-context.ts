@@ -1,34 +1,38 @@
 // Gathers the workspace context resource: root, git branch and status (read without running git:
 // ./git-summary.ts), top-level layout, README excerpt (read through the confined path, bounded).
 
-import { readdir } from 'node:fs/promises';
 import type { WorkspaceContext } from '../mcp/effects.ts';
 import { closeStep, runAsync } from '../tools/fs-steps.ts';
-import { openConfined, readHead } from '../tools/confined-file.ts';
+import { eachConfinedEntry, openConfined, readHead } from '../tools/confined-file.ts';
 import { ToolError } from '../tools/contract.ts';
 import { gitSummary } from '../tools/git-summary.ts';
+import { LeastItems } from '../tools/least.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { LAYOUT_LIMIT, README_EXCERPT_BYTES, README_EXCERPT_LINES } from '../limits.ts';
 
 export async function gatherWorkspaceContext(root: string, clock: Clock = systemClock): Promise<WorkspaceContext> {
-  const [git, layout, readme] = await Promise.all([gitSummary(root, { clock }), topLevel(root), readmeExcerpt(root)]);
-  return { root, git, layout, readme };
+  const [git, { layout, readmeName }] = await Promise.all([gitSummary(root, { clock }), scanRoot(root)]);
+  return { root, git, layout, readme: readmeName === null ? null : await readmeExcerpt(root, readmeName) };
 }
 
-async function topLevel(root: string): Promise<string[]> {
-  const entries = await readdir(root, { withFileTypes: true });
-  const names = entries
-    .filter((e) => e.name !== '.git')
-    .map((e) => (e.isDirectory() ? `${e.name}/` : e.name))
-    .sort((a, b) => a.localeCompare(b));
-  if (names.length <= LAYOUT_LIMIT) return names;
-  return [...names.slice(0, LAYOUT_LIMIT), `... and ${names.length - LAYOUT_LIMIT} more`];
+/**
+ * The top-level layout and the README's name, from one pass over the root read a batch at a time
+ * (src/tools/confined-file.ts): only the first LAYOUT_LIMIT names are kept, so a root of millions of names
+ * (workspace content) neither fills the heap nor holds the thread that serves every session.
+ */
+async function scanRoot(root: string): Promise<{ layout: string[]; readmeName: string | null }> {
+  const least = new LeastItems<string>(LAYOUT_LIMIT, (a, b) => a.localeCompare(b) || (a < b ? -1 : a > b ? 1 : 0));
+  let readmeName: string | null = null;
+  await eachConfinedEntry(root, root, '.', (e) => {
+    if (readmeName === null && /^readme(\.(md|markdown|txt|rst))?$/i.test(e.name)) readmeName = e.name;
+    if (e.name !== '.git') least.offer(e.isDirectory() ? `${e.name}/` : e.name);
+  });
+  const layout = least.sorted();
+  if (least.offered > LAYOUT_LIMIT) layout.push(`... and ${least.offered - LAYOUT_LIMIT} more`);
+  return { layout, readmeName };
 }
 
-async function readmeExcerpt(root: string): Promise<WorkspaceContext['readme']> {
-  const entries = await readdir(root);
-  const name = entries.find((n) => /^readme(\.(md|markdown|txt|rst))?$/i.test(n));
-  if (!name) return null;
+async function readmeExcerpt(root: string, name: string): Promise<WorkspaceContext['readme']> {
   let head: Buffer;
   try {
     // Confined: a README that links outside, or is a FIFO or a device, is refused before a byte is read.

@@ -16,7 +16,7 @@
 
 import { randomBytes } from 'node:crypto';
 import { closeSync, constants, type Dirent, fstatSync, openSync, readdirSync, type Stats } from 'node:fs';
-import { type FileHandle, lstat, mkdir, open, readdir, rename, unlink } from 'node:fs/promises';
+import { type FileHandle, lstat, mkdir, open, opendir, rename, unlink } from 'node:fs/promises';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
 import { errnoCode, fsError, type FsWording } from './fs-errors.ts';
@@ -242,16 +242,40 @@ interface Anchor {
   readonly prefix: string;
 }
 
+/** Directory entries one read of a listing asks the kernel for: a batch, then a turn of the event loop. */
+const LISTING_BATCH_ENTRIES = 512;
+
 /**
- * The entries of directory `real` (a resolved path inside the workspace), listed through its checked
- * descriptor: a directory swapped for a symlink after resolution cannot make it list another one.
+ * Hands each entry of directory `real` (a resolved path inside the workspace) to `visit`, read through its
+ * checked descriptor (a directory swapped for a symlink after resolution cannot make it list another one)
+ * a batch at a time: the directory is never held whole, so one of millions of names (workspace content)
+ * neither fills the heap nor holds the thread; the caller keeps only what it will show. Stops with the
+ * signal's reason once `signal` aborts.
  */
-export async function listConfinedDirectory(workspace: string, real: string, shown: string, wording: FsWording = {}): Promise<Dirent[]> {
+export async function eachConfinedEntry(
+  workspace: string, real: string, shown: string, visit: (entry: Dirent) => void, options: { wording?: FsWording; signal?: AbortSignal } = {},
+): Promise<void> {
+  const wording = options.wording ?? {};
   const anchor = await anchorDirectory(workspace, real, shown, 'read directory', wording);
   try {
-    return await readdir(anchor.prefix, { withFileTypes: true }).catch((err: unknown) => {
+    const dir = await opendir(anchor.prefix, { bufferSize: LISTING_BATCH_ENTRIES }).catch((err: unknown) => {
       throw fsError(err, shown, 'read directory', wording);
     });
+    try {
+      for (;;) {
+        options.signal?.throwIfAborted();
+        const entry = await dir.read().catch((err: unknown) => {
+          throw fsError(err, shown, 'read directory', wording);
+        });
+        if (entry === null) break;
+        visit(entry);
+      }
+    } finally {
+      await dir.close().catch((err: unknown) => {
+        // Closed already (the iteration ended it) is fine; anything else is a real failure.
+        if ((err as NodeJS.ErrnoException).code !== 'ERR_DIR_CLOSED') throw err;
+      });
+    }
   } finally {
     await anchor.handle.close();
   }

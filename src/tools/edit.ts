@@ -1,7 +1,7 @@
 // The `edit` tool: exact-text replacements in one file, all matched against the original and applied
 // together or not at all, keeping the file's line endings and BOM; answers with a unified diff summary.
 
-import { type ConfinedWording, readConfinedFile, writeConfinedFile } from './confined-file.ts';
+import { type ConfinedWording, FileRefusedError, readConfinedFile, writeConfinedFile } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { throwIfCancelled } from './fs-errors.ts';
 import { truncateHead } from './truncate.ts';
@@ -49,18 +49,33 @@ export const editTool: ToolBody<EditArgs> = editToolWith((args, workspace, signa
 /** Reads the file and decides the edit: every check that can refuse it, and the bytes to write. Writes nothing. */
 export async function planEdit(args: EditArgs, workspace: string, signal?: AbortSignal): Promise<EditPlan | EditRefused> {
   try {
-    return await decideEdit(args, workspace, signal);
+    return await decideEdit(args, workspace, signal, EDIT_MAX_FILE_BYTES);
   } catch (err) {
     if (err instanceof ToolError) return { kind: 'refused', message: err.message };
     throw err;
   }
 }
 
-async function decideEdit(args: EditArgs, workspace: string, signal: AbortSignal | undefined): Promise<EditPlan> {
+/**
+ * planEdit for a file of at most `maxFileBytes`, by the size of the descriptor it opened (not of a name
+ * looked up earlier, which a leading `@`, a link or a swap can make another file): null for a larger one,
+ * of which nothing was read, so the caller decides it where a large file's matching belongs.
+ */
+export async function planSmallEdit(args: EditArgs, workspace: string, maxFileBytes: number, signal?: AbortSignal): Promise<EditPlan | EditRefused | null> {
+  try {
+    return await decideEdit(args, workspace, signal, maxFileBytes);
+  } catch (err) {
+    if (err instanceof FileRefusedError && err.reason === 'too-large' && maxFileBytes < EDIT_MAX_FILE_BYTES) return null;
+    if (err instanceof ToolError) return { kind: 'refused', message: err.message };
+    throw err;
+  }
+}
+
+async function decideEdit(args: EditArgs, workspace: string, signal: AbortSignal | undefined, maxFileBytes: number): Promise<EditPlan> {
   const requested = replacementsOf(args);
   const shown = args.path;
   // Read through the confined path: a regular file inside the workspace, checked on its descriptor, bounded.
-  const { bytes, opened } = await readConfinedFile(workspace, args.path, EDIT_MAX_FILE_BYTES, EDIT_WORDING);
+  const { bytes, opened } = await readConfinedFile(workspace, args.path, maxFileBytes, EDIT_WORDING);
   const real = opened.real;
   if (signal) throwIfCancelled(signal);
 

@@ -4,9 +4,10 @@
 import { stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
 import path from 'node:path';
-import { listConfinedDirectory } from './confined-file.ts';
+import { eachConfinedEntry } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode, fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
+import { LeastItems } from './least.ts';
 import { formatSize, truncateHead } from './truncate.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 import { DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES } from '../limits.ts';
@@ -37,6 +38,12 @@ export interface LsListing {
 
 /** Entries examined between two looks at the cancellation signal. */
 const CANCEL_CHECK_EVERY = 256;
+/**
+ * Entries kept from a directory at most, whatever `limit` says: each takes at least two bytes of the text
+ * (a name and a newline), so no listing shows more than this within DEFAULT_MAX_BYTES. Keeping only these,
+ * a directory of millions of names (workspace content) costs the memory of these alone.
+ */
+const MOST_SHOWN = Math.floor(DEFAULT_MAX_BYTES / 2) + 1;
 /** ls names what it lists a path, not a file: it is meant to be a directory. */
 const LS_WORDING: FsWording = { notFound: (shown) => `Path not found: ${shown}` };
 
@@ -53,13 +60,14 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
     throw fsError(err, shown, 'read directory', LS_WORDING);
   });
   if (!info.isDirectory()) throw new ToolError(`Not a directory: ${shown}; use read to see a file's contents`);
-  // Listed through the checked descriptor of the directory, not its name (src/tools/confined-file.ts).
-  const dirents = await listConfinedDirectory(ctx.workspace, real, shown, LS_WORDING);
+  // Listed through the checked descriptor of the directory, not its name (src/tools/confined-file.ts), a
+  // batch at a time, keeping only the first entries by name that the answer can show.
+  const least = new LeastItems<Dirent>(Math.min(limit, MOST_SHOWN), (a, b) => byName(a.name, b.name));
+  await eachConfinedEntry(ctx.workspace, real, shown, (d) => least.offer(d), { wording: LS_WORDING, signal: ctx.signal });
   throwIfCancelled(ctx.signal);
 
-  dirents.sort((a, b) => byName(a.name, b.name));
-  const chosen = dirents.slice(0, limit);
-  const entryLimitReached = dirents.length > limit;
+  const chosen = least.sorted();
+  const entryLimitReached = least.offered > limit;
 
   const entries: LsEntry[] = [];
   const lines: string[] = [];

@@ -32,8 +32,12 @@ const MIN_CHUNK_BYTES = 512;
 const END_PROBE_BYTES = 64;
 /** A NUL byte this early means the file is not text. */
 const BINARY_SNIFF_BYTES = 8 * 1024;
-/** Once the window is full, lines are counted for the notice only this far, so a huge file costs no more than this. */
-const COUNT_SCAN_LIMIT = 64 * 1024 * 1024;
+/**
+ * Once the window can take no more (it is full, or the line it is on is too long for it), lines are counted
+ * for the notice only this far, so a huge file — or one line that never ends, as a sparse file's zeros
+ * can be — costs no more than this.
+ */
+export const COUNT_SCAN_LIMIT = 64 * 1024 * 1024;
 const NEWLINE = 0x0a;
 const EMPTY = Buffer.alloc(0);
 /** read opens with O_NOFOLLOW, so ELOOP there means a link was swapped in (see fs-errors.ts). */
@@ -220,6 +224,9 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
       continue;
     }
 
+    // The window takes nothing more of the line it is on (too long, or past its last line): the bytes
+    // until that line ends only count, and count against the same bound as the bytes after the window.
+    const countingOnly = inWindow() && (dropping || lines.length >= opts.maxLines);
     let from = 0;
     while (from < bytesRead) {
       const nl = chunk.indexOf(NEWLINE, from);
@@ -239,6 +246,20 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
       from = nl + 1;
       if (closedBy !== null) {
         lineNo += countNewlines(chunk, from);
+        break;
+      }
+    }
+    if (closedBy === null && countingOnly && inWindow() && (dropping || lines.length >= opts.maxLines)) {
+      scannedAfterClose += bytesRead;
+      if (scannedAfterClose > COUNT_SCAN_LIMIT) {
+        // The line still has not ended: the window ends before it, and the count stops here.
+        if (lines.length >= opts.maxLines) {
+          closedBy = opts.userLimited ? 'limit' : 'lines';
+        } else {
+          closedBy = 'bytes';
+          overflowLineBytes = lineBytes;
+        }
+        totalKnown = false;
         break;
       }
     }
@@ -291,7 +312,8 @@ export interface ReadResult {
 function render(w: Window, args: ReadArgs, shown: string): ToolOutcome {
   const start = args.offset ?? 1;
   const total = w.totalLines;
-  if (start > Math.max(total, 1)) {
+  // A total not known is a lower bound: the count stopped inside the line after it, which exists.
+  if (start > (w.totalKnown ? Math.max(total, 1) : total + 1)) {
     throw new ToolError(`Offset ${start} is beyond end of file (${total} lines total); use an offset between 1 and ${Math.max(total, 1)}`);
   }
   const result: ReadResult = { path: shown, content: '', offset: start, lines: w.whole === null ? w.lines.length : total, totalLines: total, totalLinesKnown: w.totalKnown, truncated: w.closedBy !== null, notices: [] };
@@ -306,7 +328,8 @@ function render(w: Window, args: ReadArgs, shown: string): ToolOutcome {
   let notice: string;
   if (w.closedBy === 'bytes' && w.lines.length === 0) {
     const max = DEFAULT_MAX_BYTES;
-    notice = `Line ${start} is ${formatSize(w.overflowLineBytes)}, exceeds ${formatSize(max)} limit. ` +
+    const size = w.totalKnown ? formatSize(w.overflowLineBytes) : `more than ${formatSize(w.overflowLineBytes)}`;
+    notice = `Line ${start} is ${size}, exceeds ${formatSize(max)} limit. ` +
       `Use bash: sed -n '${start}p' ${shellQuote(shown)} | head -c ${max}`;
   } else {
     result.content = w.lines.join('\n');

@@ -6,7 +6,6 @@
 
 import { createRequire } from 'node:module';
 import { stat } from 'node:fs/promises';
-import path from 'node:path';
 import type { Piscina } from 'piscina';
 import type * as PiscinaModule from 'piscina';
 import { defaultThreadCount } from '../actors/thread-count.ts';
@@ -16,9 +15,11 @@ import type { ToolName } from './definition.ts';
 import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
 import type { PooledResult, PooledTask } from './tool-pool-worker.ts';
 import type { EditArgs, EditPlanner } from './edit-plan.ts';
+import { planSmallEdit } from './edit.ts';
 import type { ThreadEntry } from '../actors/thread-entry.ts';
 import { toolPoolEntry } from './tool-pool-entry.ts';
 import { runTool } from './tool-runner.ts';
+import { resolveInWorkspace } from './workspace.ts';
 import { EDIT_INLINE_MAX_BYTES, EDIT_INLINE_MAX_TEXT_CHARS, LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
 
 /** Pool threads kept idle before they are stopped. */
@@ -105,15 +106,19 @@ export class ToolPool {
   }
 
   async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
-    if (tool === 'edit' && (editTextLength(args) > EDIT_INLINE_MAX_TEXT_CHARS || await isLarger(args, ctx, EDIT_INLINE_MAX_BYTES))) {
+    if (tool === 'edit') {
       // Only the deciding half moves (edit.ts): a thread stopped by a deadline must never be the one writing.
-      const planEdit: EditPlanner = async (editArgs: EditArgs, workspace: string, signal: AbortSignal) => {
+      const onPool: EditPlanner = async (editArgs: EditArgs, workspace: string, signal: AbortSignal) => {
         const ran = await this.#run(tool, caller, { kind: 'edit-plan', args: editArgs, workspace }, signal);
         if (!ran.ok) throw new ToolError(ran.outcome.text);
         if (!('kind' in ran.result)) throw new Error('the tool pool answered an edit plan with a tool outcome');
         return ran.result;
       };
-      return runTool(tool, args, harness, ctx, { editPlanner: planEdit });
+      // A small file is decided here; its size is the opened descriptor's, so no name (`@big`, a link, a
+      // file swapped after a look) brings a large file's matching onto this thread.
+      const here: EditPlanner = async (editArgs, workspace, signal) =>
+        (await planSmallEdit(editArgs, workspace, EDIT_INLINE_MAX_BYTES, signal)) ?? onPool(editArgs, workspace, signal);
+      return runTool(tool, args, harness, ctx, { editPlanner: editTextLength(args) > EDIT_INLINE_MAX_TEXT_CHARS ? onPool : here });
     }
     if (!(await this.#belongsInPool(tool, args, ctx))) return runTool(tool, args, harness, ctx);
     const ran = await this.#run(tool, caller, { kind: 'tool', tool, args, harness, workspace: ctx.workspace }, ctx.signal);
@@ -159,13 +164,17 @@ function editTextLength(args: Record<string, unknown>): number {
   return total;
 }
 
-/** Routing only: one stat of the lexical path. Confinement is enforced by the body wherever it runs, and this answer is never shown to the caller. */
+/**
+ * Routing only: the path resolved as the body resolves it (a leading `@` dropped, links followed inside
+ * the workspace), then one stat. Confinement is enforced by the body wherever it runs, and this answer is
+ * never shown to the caller.
+ */
 async function isLarger(args: Record<string, unknown>, ctx: ToolContext, bytes: number): Promise<boolean> {
   try {
-    return (await stat(path.resolve(ctx.workspace, String(args.path)))).size > bytes;
+    return (await stat(await resolveInWorkspace(ctx.workspace, String(args.path)))).size > bytes;
   } catch (err) {
-    // Missing or unreadable: the body, run here, reports it properly.
-    if ((err as NodeJS.ErrnoException).code !== undefined) return false;
+    // Missing, unreadable or refused: the body, run here, reports it properly.
+    if (err instanceof ToolError || (err as NodeJS.ErrnoException).code !== undefined) return false;
     throw err;
   }
 }

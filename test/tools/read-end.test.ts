@@ -3,13 +3,13 @@
 // real system calls through a driver that counts the reads and can make them short (as some file systems
 // do) or grow the file after fstat: whatever the reads do, the text read is the file's.
 
-import { appendFileSync, readSync, writeFileSync } from 'node:fs';
+import { appendFileSync, readSync, truncateSync, writeFileSync } from 'node:fs';
 import path from 'node:path';
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { answerSync, type FsAnswer, type FsRequest, type FsSteps, runSync } from '../../src/tools/fs-steps.ts';
-import { readSteps } from '../../src/tools/read.ts';
+import { COUNT_SCAN_LIMIT, readSteps } from '../../src/tools/read.ts';
 import type { ToolOutcome } from '../../src/tools/contract.ts';
 import { sandboxPerTest } from './sandbox.ts';
 
@@ -23,13 +23,16 @@ interface Driving {
 }
 
 /** Runs the steps with real synchronous calls (runSync with answerSync underneath), counting the reads. */
-function drive<T>(steps: FsSteps<T>, how: Driving = {}): { value: T; reads: number } {
+function drive<T>(steps: FsSteps<T>, how: Driving = {}): { value: T; reads: number; bytes: number } {
   let reads = 0;
+  let bytes = 0;
   let fstatted = false;
   const value = runSync(steps, (req: FsRequest): FsAnswer => {
     if (req.op === 'read') {
       reads++;
-      return readSync(req.file as number, req.buffer, 0, Math.min(req.buffer.length, how.readAtMost ?? Infinity), null);
+      const n = readSync(req.file as number, req.buffer, 0, Math.min(req.buffer.length, how.readAtMost ?? Infinity), null);
+      bytes += n;
+      return n;
     }
     const answer = answerSync(req);
     if (req.op === 'fstat' && !fstatted) {
@@ -38,7 +41,7 @@ function drive<T>(steps: FsSteps<T>, how: Driving = {}): { value: T; reads: numb
     }
     return answer;
   });
-  return { value, reads };
+  return { value, reads, bytes };
 }
 
 function readText(file: string, how?: Driving): { text: string; reads: number } {
@@ -105,6 +108,47 @@ test('a file with a BOM, CRLF lines and no final newline reads the same whole as
   assert.equal(whole, readOutcome('bom.txt', { readAtMost: 4 }));
   assert.is((whole as ToolOutcome).text, 'first\r\nsecond\r\nlast');
   assert.is((whole as ToolOutcome).structured?.lines, 3);
+});
+
+/** A sparse file (no disk) whose last line never ends within COUNT_SCAN_LIMIT: zeros are no newline. */
+const ENDLESS_LINE_FILE_BYTES = 8 * COUNT_SCAN_LIMIT;
+/** The zeros must start past read's binary sniff (its first 8 KiB), or the file is refused as binary. */
+const BINARY_SNIFF = 8 * 1024;
+/** What one read asks for at most (read.ts's CHUNK_BYTES): the count stops within one of them past its bound. */
+const READ_CHUNK_BYTES = 64 * 1024;
+
+test('property: a line that does not end costs at most COUNT_SCAN_LIMIT past the window, wherever the window is', () => {
+  fc.assert(fc.property(fc.array(fc.stringMatching(/^[a-z ]{0,30}$/), { maxLength: 3 }), fc.nat({ max: 4 }), fc.option(fc.integer({ min: 1, max: 4 })), fc.integer({ min: BINARY_SNIFF + 1, max: 70_000 }),
+    (lines, offsetPick, limit, headOfLong) => {
+      const file = path.join(box.ws, 'endless.txt');
+      const head = lines.map((l) => `${l}\n`).join('') + 'L'.repeat(headOfLong);
+      writeFileSync(file, head);
+      truncateSync(file, ENDLESS_LINE_FILE_BYTES);
+      const offset = Math.min(offsetPick, lines.length) + 1;
+      const args = { path: 'endless.txt', offset, ...(limit === null ? {} : { limit }) };
+      let outcome: ToolOutcome | string;
+      let bytes = 0;
+      try {
+        const driven = drive(readSteps(args, box.ws, null, Number.POSITIVE_INFINITY, false));
+        outcome = driven.value as ToolOutcome;
+        bytes = driven.bytes;
+      } catch (err) {
+        outcome = (err as Error).message;
+      }
+      assert.type(outcome, 'object', `${JSON.stringify(args)}: ${String(outcome)}`);
+      const text = (outcome as ToolOutcome).text;
+      assert.ok(bytes <= head.length + COUNT_SCAN_LIMIT + 2 * READ_CHUNK_BYTES, `${JSON.stringify(args)} read ${bytes} bytes of ${ENDLESS_LINE_FILE_BYTES}: ${text.slice(-200)}`);
+      assert.is((outcome as ToolOutcome).structured?.totalLinesKnown, false, text.slice(-200));
+      assert.match(text, /more than|More than/);
+    }), { seed: 20261207, numRuns: 40 });
+});
+
+test('a line that does not end, read from its start: its size is a lower bound, and the notice says so', () => {
+  const file = path.join(box.ws, 'endless.txt');
+  writeFileSync(file, `first\n${'L'.repeat(10_000)}`);
+  truncateSync(file, ENDLESS_LINE_FILE_BYTES);
+  const { value } = drive(readSteps({ path: 'endless.txt', offset: 2 }, box.ws, null, Number.POSITIVE_INFINITY, false));
+  assert.match((value as ToolOutcome).text, /^\[Line 2 is more than 64\.\dMB, exceeds 50\.0KB limit\./);
 });
 
 test.run();

@@ -1,7 +1,7 @@
 // The tool pool on real piscina threads: same results as in-thread, a call that holds its thread is
 // stopped by its deadline without stalling the main thread, and one principal cannot take every thread.
 
-import { mkdtemp, readFile, realpath, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, realpath, rm, symlink, writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -66,6 +66,40 @@ test('an edit of a file over EDIT_INLINE_MAX_BYTES is matched on a pool thread a
     assert.equal([refused.isError, refused.text.slice(0, 41)], [true, 'Found more than 100 occurrences of the ol']);
   } finally {
     await fresh.destroy();
+  }
+});
+
+test('however the large file is named (`@`, a link, an absolute or roundabout path), its edit is matched on a pool thread; a small one stays here', async () => {
+  const lines = Array.from({ length: EDIT_INLINE_MAX_BYTES / 8 + 1 }, (_, i) => `l${String(i).padStart(6, '0')}`);
+  await mkdir(path.join(ws, 'named'), { recursive: true });
+  await writeFile(path.join(ws, 'named', 'large.txt'), `${lines.join('\n')}\n`);
+  await writeFile(path.join(ws, 'named', 'small.txt'), 'l000007\n');
+  await symlink('large.txt', path.join(ws, 'named', 'link-to-large.txt'));
+  await symlink('named', path.join(ws, 'named-dir-link'));
+  // Every name the body resolves to named/large.txt: the size that routes the call must be that file's.
+  const spellings = ['named/large.txt', '@named/large.txt', 'named/link-to-large.txt', '@named/link-to-large.txt', 'named-dir-link/large.txt',
+    path.join(ws, 'named', 'large.txt'), `@${path.join(ws, 'named', 'large.txt')}`, 'named/../named/large.txt', './named/large.txt'];
+  for (const [i, spelling] of spellings.entries()) {
+    const fresh = new ToolPool({ maxThreads: 1 });
+    try {
+      const r = await fresh.execute('edit', { path: spelling, oldText: i === 0 ? 'l000007\n' : `edit ${i - 1}\n`, newText: `edit ${i}\n` }, 'super-pi-code', ctx());
+      assert.not.ok(r.isError, `${spelling}: ${r.text}`);
+      assert.is(fresh.threads, 1, `the edit of ${spelling} was matched on a pool thread`);
+    } finally {
+      await fresh.destroy();
+    }
+  }
+  assert.ok((await readFile(path.join(ws, 'named', 'large.txt'), 'utf8')).includes(`\nedit ${spellings.length - 1}\nl000008\n`));
+  const small = new ToolPool({ maxThreads: 1 });
+  try {
+    const r = await small.execute('edit', { path: '@named/small.txt', oldText: 'l000007', newText: 'seven' }, 'super-pi-code', ctx());
+    assert.not.ok(r.isError, r.text);
+    assert.is(small.threads, 0, 'a small file is matched in the calling thread');
+    const read = await small.execute('read', { path: '@big.txt' }, 'super-pi-code', ctx());
+    assert.match(read.text, /offset=2001/);
+    assert.is(small.threads, 1, 'a large read named with @ goes through the pool');
+  } finally {
+    await small.destroy();
   }
 });
 
