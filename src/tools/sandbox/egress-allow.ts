@@ -156,6 +156,8 @@ function canonicalHost(written: string): { name: string; ip: boolean } | string 
   if (written.startsWith('[')) {
     const inner = written.slice(1, -1);
     if (!isIPv6(inner)) return `"${written}" is not an IPv6 address`;
+    // A zone (`%eth0`) names an interface of the server: no entry or target needs one, and URL refuses it.
+    if (inner.includes('%')) return `"${written}" has a zone (%…); write the address without it`;
     return { name: new URL(`http://${written}/`).hostname, ip: true };
   }
   if (isIPv4(written)) return { name: written, ip: true };
