@@ -2,7 +2,8 @@
 // tokens file are this test's: a command writes only in the workspace and its private /tmp, cannot read
 // the credential stores, the server's state or the tokens, gets no secret variable, reaches no network
 // (not even the host's loopback) unless --bash-network on or allow= (also when the server's Node lives where
-// the sandbox hides it), cannot undo the sandbox from inside, and a
+// the sandbox hides it; an allowed name leads to loopback only when its address is allowed too), cannot undo
+// the sandbox from inside, and a
 // cancelled or timed-out command line runs nothing after the stop. Ordinary work (git, node, npm test) runs.
 // Needs bubblewrap: where the server has no sandbox, the file says so and checks nothing.
 
@@ -125,29 +126,47 @@ test('a loopback listener of the host is not reached with the network off, and i
   }
 });
 
-test('with --bash-network allow=localhost:PORT only that host is reached, through the egress proxy; the same listener by another name is refused', async () => {
+test('allow=localhost:PORT alone does not lead to the host\'s loopback (403 saying why, the listener sees nobody); with 127.0.0.1:PORT on the list too it does, through the proxy only', async () => {
   if (!available) return;
   const http = await import('node:http');
-  const listener = http.createServer((_req, res) => res.end('allowed-listener\n'));
+  let seen = 0;
+  const listener = http.createServer((_req, res) => {
+    seen += 1;
+    res.end('allowed-listener\n');
+  });
   await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
   const port = (listener.address() as net.AddressInfo).port;
-  const allowed = await serve(g, ['--bash-network', `allow=localhost:${port}`]);
   try {
-    // curl honours HTTP_PROXY, which the sandbox points at the bridge to the server's proxy.
-    const named = await bash(allowed, `curl -sS --max-time 10 http://localhost:${port}/ 2>&1; echo "exit=$?"`);
-    assert.match(named, /allowed-listener/);
-    const other = await bash(allowed, `curl -sS --max-time 10 -o /dev/null -w '%{http_code}' http://127.0.0.1:${port}/ 2>&1; echo " exit=$?"`);
-    assert.match(other, /^403/, other);
-    // Around the proxy there is no network at all: a direct connection is refused.
-    const direct = await bash(allowed, `(exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached) 2>/dev/null || echo unreachable`);
-    assert.is(direct.trim(), 'unreachable');
+    const nameOnly = await serve(g, ['--bash-network', `allow=localhost:${port}`]);
+    try {
+      // curl honours HTTP_PROXY, which the sandbox points at the bridge to the server's proxy.
+      const plain = await bash(nameOnly, `curl -sS --max-time 10 -w ' code=%{http_code}' http://localhost:${port}/ 2>&1`);
+      assert.match(plain, /localhost:\d+ is on the allow list, but it resolves only to special-purpose addresses[^]*127\.0\.0\.1 \(loopback, 127\.0\.0\.0\/8\)[^]* code=403$/, plain);
+      const tunnel = await bash(nameOnly, `curl -sS --max-time 10 --proxytunnel http://localhost:${port}/ 2>&1; echo " exit=$?"`);
+      assert.match(tunnel, /response 403\n exit=56\n$/, tunnel);
+      assert.is(seen, 0, 'the listener saw no request');
+    } finally {
+      await nameOnly.close();
+    }
+    const allowed = await serve(g, ['--bash-network', `allow=localhost:${port},127.0.0.1:${port}`]);
+    try {
+      const named = await bash(allowed, `curl -sS --max-time 10 http://localhost:${port}/ 2>&1; echo "exit=$?"`);
+      assert.match(named, /allowed-listener/);
+      // Another spelling of the same address is another host, not on the list.
+      const other = await bash(allowed, `curl -sS --max-time 10 -o /dev/null -w '%{http_code}' 'http://[::ffff:127.0.0.1]:${port}/' 2>&1; echo " exit=$?"`);
+      assert.match(other, /^403/, other);
+      // Around the proxy there is no network at all: a direct connection is refused.
+      const direct = await bash(allowed, `(exec 3<>/dev/tcp/127.0.0.1/${port} && echo reached) 2>/dev/null || echo unreachable`);
+      assert.is(direct.trim(), 'unreachable');
+    } finally {
+      await allowed.close();
+    }
   } finally {
-    await allowed.close();
     listener.close();
   }
 });
 
-test('with the server\'s Node under the temp directory (hidden in the sandbox), allow=localhost:PORT still reaches the listener, and only that one file is shown', async () => {
+test('with the server\'s Node under the temp directory (hidden in the sandbox), allow=localhost:PORT,127.0.0.1:PORT still reaches the listener, and only that one file is shown', async () => {
   if (!available) return;
   // As a CI's or a version manager's Node under /tmp: the sandbox's /tmp is a private one (and a TMPDIR
   // other than /tmp is hidden), so the bridge's Node is visible only if the sandbox binds it in.
@@ -160,7 +179,7 @@ test('with the server\'s Node under the temp directory (hidden in the sandbox), 
   const listener = http.createServer((_req, res) => res.end('allowed-listener\n'));
   await new Promise<void>((r) => listener.listen(0, '127.0.0.1', r));
   const port = (listener.address() as net.AddressInfo).port;
-  const allowed = await serve(g, ['--bash-network', `allow=localhost:${port}`], node);
+  const allowed = await serve(g, ['--bash-network', `allow=localhost:${port},127.0.0.1:${port}`], node);
   try {
     const named = await bash(allowed, `curl -sS --max-time 10 http://localhost:${port}/ 2>&1; echo "exit=$?"`);
     assert.match(named, /allowed-listener/, named);

@@ -110,6 +110,17 @@ export function egressAllowed(rules: readonly EgressRule[], target: EgressTarget
   });
 }
 
+/**
+ * Whether the list names `address` itself (as a resolver returns it) on `port`: the operator's explicit
+ * opt-in that lets an allowed name lead to a special-purpose address (src/tools/sandbox/special-addresses.ts).
+ * The address is compared in its canonical form, so `::1` and `0:0::1` are one entry, while
+ * `::ffff:127.0.0.1` is not `127.0.0.1`; an address with a zone (`fe80::1%eth0`) is never named.
+ */
+export function addressAllowed(rules: readonly EgressRule[], address: string, port: number): boolean {
+  const target = parseEgressTarget(isIPv6(address) ? `[${address}]` : address, port);
+  return typeof target !== 'string' && target.ip && egressAllowed(rules, target);
+}
+
 /** The host (as written) and the port of `host`, `host:port`, `[v6]` or `[v6]:port`, or what is wrong. */
 function splitAuthority(text: string): { host: string; port: number | null } | string {
   let host: string;
@@ -156,6 +167,8 @@ function canonicalHost(written: string): { name: string; ip: boolean } | string 
   if (written.startsWith('[')) {
     const inner = written.slice(1, -1);
     if (!isIPv6(inner)) return `"${written}" is not an IPv6 address`;
+    // A zone (`%eth0`) names an interface of the server: no entry or target needs one, and URL refuses it.
+    if (inner.includes('%')) return `"${written}" has a zone (%…); write the address without it`;
     return { name: new URL(`http://${written}/`).hostname, ip: true };
   }
   if (isIPv4(written)) return { name: written, ip: true };

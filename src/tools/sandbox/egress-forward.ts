@@ -5,14 +5,14 @@ import { request as httpRequest, type IncomingMessage, type ServerResponse } fro
 import type { Socket } from 'node:net';
 import { pipeline } from 'node:stream';
 import { egressAllowed, type EgressRule, type EgressTarget, parseEgressTarget } from './egress-allow.ts';
-import { answer, connectUpstream, endToEndHeaders, targetText, UpstreamError } from './egress-upstream.ts';
+import { answer, connectUpstream, endToEndHeaders, targetText, type UpstreamContext, UpstreamError } from './egress-upstream.ts';
 
 /** What a forward needs of its proxy. */
 export interface ForwardContext {
   readonly rules: readonly EgressRule[];
-  readonly limits: { readonly connectTimeoutMs: number; readonly idleTimeoutMs: number };
-  /** Registers an upstream socket, so closing the proxy ends it. */
-  readonly track: (socket: Socket) => void;
+  readonly idleTimeoutMs: number;
+  /** How the upstream is reached (resolved, checked, connected, tracked). */
+  readonly upstream: UpstreamContext;
   readonly log: (level: 'debug' | 'info', message: string, data: Record<string, unknown>) => void;
   /** Logs a refusal and gives the 403's text. */
   readonly refuse: (target: EgressTarget) => string;
@@ -20,8 +20,9 @@ export interface ForwardContext {
 
 /**
  * Answers one plain request: 400 unless it is for an absolute http:// URL, 403 for a host not on the
- * list, 502/504 when the host cannot be reached; else the host's own answer. Every failure after the
- * answer has begun cuts the connection instead. Rejects only on a bug (its caller answers 502).
+ * list or a name that leads only to special-purpose addresses, 502/504 when the host cannot be reached;
+ * else the host's own answer. Every failure after the answer has begun cuts the connection instead.
+ * Rejects only on a bug (its caller answers 502).
  */
 export async function forwardPlain(req: IncomingMessage, res: ServerResponse, ctx: ForwardContext): Promise<void> {
   const url = req.url ?? '';
@@ -40,7 +41,7 @@ export async function forwardPlain(req: IncomingMessage, res: ServerResponse, ct
 
   let socket: Socket;
   try {
-    socket = await connectUpstream(target, ctx.limits.connectTimeoutMs, ctx.track);
+    socket = await connectUpstream(target, ctx.upstream);
   } catch (err) {
     if (!(err instanceof UpstreamError)) throw err;
     return answer(res, err.status, `super-pi egress proxy: ${err.message}\n`);
@@ -49,7 +50,7 @@ export async function forwardPlain(req: IncomingMessage, res: ServerResponse, ct
     socket.destroy();
     return;
   }
-  socket.setTimeout(ctx.limits.idleTimeoutMs, () => socket.destroy(new UpstreamError(504, `${where} sent nothing for ${ctx.limits.idleTimeoutMs / 1000} s`)));
+  socket.setTimeout(ctx.idleTimeoutMs, () => socket.destroy(new UpstreamError(504, `${where} sent nothing for ${ctx.idleTimeoutMs / 1000} s`)));
   // Host from the URL, never the client's: another Host could name a site the list does not, on the same server.
   const headers = [...endToEndHeaders(req.rawHeaders), 'Host', target.port === 80 ? target.host : where, 'Connection', 'close'];
   const outgoing = httpRequest({ createConnection: () => socket, method: req.method, path: pathAndQuery, headers, setHost: false });

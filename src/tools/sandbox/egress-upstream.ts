@@ -1,11 +1,12 @@
 // The egress proxy's side toward the network: connecting to an allowed host (resolved here, on the
-// server, since the sandbox has no DNS), and the answers a refused or failed request gets, with a reason.
+// server, since the sandbox has no DNS, and checked: egress-resolve.ts), and the answers a refused or
+// failed request gets, with a reason.
 
-import { connect, type Socket } from 'node:net';
+import { connect, type LookupFunction, type Socket } from 'node:net';
 import { STATUS_CODES, type ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
-import { DEFAULT_EGRESS_PORTS, type EgressTarget } from './egress-allow.ts';
-import { egressLookup } from './lookup-gate.ts';
+import { DEFAULT_EGRESS_PORTS, type EgressRule, type EgressTarget } from './egress-allow.ts';
+import { checkedLookup, type EgressLog, SpecialAddressError } from './egress-resolve.ts';
 
 /** Why a request got no upstream: the status it is answered with and a message the command prints. */
 export class UpstreamError extends Error {
@@ -19,25 +20,40 @@ export function targetText(target: EgressTarget): string {
   return `${target.host}:${target.port}`;
 }
 
+/** What a connection to an upstream needs of its proxy. */
+export interface UpstreamContext {
+  readonly rules: readonly EgressRule[];
+  /** Resolving and connecting together; past it, 504. */
+  readonly timeoutMs: number;
+  /** Registers the socket at once, so a proxy that closes meanwhile destroys it. */
+  readonly track: (socket: Socket) => void;
+  /** The resolver for a name (the process's lookup gate; tests give their own), told when its socket is gone. */
+  readonly lookup: (signal: AbortSignal) => LookupFunction;
+  readonly log: EgressLog;
+}
+
 /**
- * Connects to `target`, resolving a name with the server's resolver. Resolves with the connected socket
- * (half-open allowed, so a tunnel can pass a FIN each way), or rejects with an UpstreamError: 502 when
- * the name does not resolve or the host refuses, 504 past `timeoutMs`. `track` is told of the socket at
- * once, so a proxy that closes meanwhile destroys it (the promise then rejects).
+ * Connects to `target`. A name is resolved once on the server and the socket is given only the addresses
+ * that passed the special-purpose check (checkedLookup); an address target is connected as it is (it is
+ * on the list itself). Resolves with the connected socket (half-open allowed, so a tunnel can pass a FIN
+ * each way), or rejects with an UpstreamError: 403 when the name leads only to special-purpose addresses,
+ * 502 when it does not resolve or the host refuses, 504 past `timeoutMs`. The proxy closing meanwhile
+ * destroys the socket (the promise then rejects).
  */
-export function connectUpstream(target: EgressTarget, timeoutMs: number, track: (socket: Socket) => void): Promise<Socket> {
+export function connectUpstream(target: EgressTarget, ctx: UpstreamContext): Promise<Socket> {
   return new Promise((resolve, reject) => {
     const host = target.host.startsWith('[') ? target.host.slice(1, -1) : target.host;
     const gone = new AbortController();
-    const socket = connect({ host, port: target.port, allowHalfOpen: true, lookup: egressLookup(gone.signal) });
-    track(socket);
+    const lookup = checkedLookup(target, ctx.rules, ctx.lookup(gone.signal), ctx.log);
+    const socket = connect({ host, port: target.port, allowHalfOpen: true, lookup });
+    ctx.track(socket);
     const fail = (err: UpstreamError): void => {
       clearTimeout(timer);
       gone.abort();
       socket.destroy();
       reject(err);
     };
-    const timer = setTimeout(() => fail(new UpstreamError(504, `${targetText(target)} did not answer within ${timeoutMs / 1000} s`)), timeoutMs);
+    const timer = setTimeout(() => fail(new UpstreamError(504, `${targetText(target)} did not answer within ${ctx.timeoutMs / 1000} s`)), ctx.timeoutMs);
     socket.once('error', (err) => fail(connectFailure(target, err)));
     socket.once('close', () => fail(new UpstreamError(502, `the connection to ${targetText(target)} was closed before it was made`)));
     socket.once('connect', () => {
@@ -51,6 +67,7 @@ export function connectUpstream(target: EgressTarget, timeoutMs: number, track: 
 
 /** What went wrong connecting, in words a person reads (the code stays for whoever searches for it). */
 function connectFailure(target: EgressTarget, err: Error): UpstreamError {
+  if (err instanceof SpecialAddressError) return new UpstreamError(403, err.message);
   const code = (err as NodeJS.ErrnoException).code ?? 'error';
   const where = targetText(target);
   switch (code) {

@@ -4,7 +4,7 @@
 
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, Socket } from 'node:net';
+import { createServer as createNetServer, type LookupFunction, Socket } from 'node:net';
 import path from 'node:path';
 import { pipeline, type Duplex } from 'node:stream';
 import {
@@ -13,7 +13,8 @@ import {
 import type { Logger } from '../../log/logger.ts';
 import { egressAllowed, type EgressTarget, parseEgressRule, parseEgressTarget } from './egress-allow.ts';
 import { forwardPlain } from './egress-forward.ts';
-import { answer, answerRaw, connectUpstream, refusalText, targetText, UpstreamError } from './egress-upstream.ts';
+import { answer, answerRaw, connectUpstream, refusalText, targetText, type UpstreamContext, UpstreamError } from './egress-upstream.ts';
+import { egressLookup } from './lookup-gate.ts';
 
 export { parseEgressAllowList, EgressSyntaxError } from './egress-allow.ts';
 export { egressBridgeArgv, sandboxBridge } from './egress-bridge.ts';
@@ -41,6 +42,8 @@ export interface EgressProxyOptions {
   readonly dir: string;
   readonly logger?: Logger;
   readonly limits?: Partial<EgressLimits>;
+  /** How names are resolved: the process's lookup gate (tests give a resolver of their own). */
+  readonly lookup?: (signal: AbortSignal) => LookupFunction;
 }
 
 /** The longest path a Unix socket can be bound to on Linux (sun_path is 108 bytes with its NUL). */
@@ -84,12 +87,13 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     socket.once('close', () => sockets.delete(socket));
   };
   let clients = 0;
+  const reach: UpstreamContext = { rules, timeoutMs: limits.connectTimeoutMs, track, lookup: options.lookup ?? egressLookup, log };
 
   const http = createHttpServer({ maxHeaderSize: limits.maxHeaderBytes, requestTimeout: 0, keepAliveTimeout: limits.idleTimeoutMs });
   http.timeout = limits.idleTimeoutMs;
   http.on('request', (req: IncomingMessage, res: ServerResponse) => {
     firstRequestSeen(req.socket);
-    forwardPlain(req, res, { rules, limits, track, log, refuse }).catch((err: unknown) => {
+    forwardPlain(req, res, { rules, idleTimeoutMs: limits.idleTimeoutMs, upstream: reach, log, refuse }).catch((err: unknown) => {
       log('debug', 'egress request failed', { error: String(err) });
       answer(res, 502, `super-pi egress proxy: ${String(err)}\n`);
     });
@@ -152,7 +156,7 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     if (!egressAllowed(rules, target)) return answerRaw(client, 403, refuse(target));
     let upstream: Socket;
     try {
-      upstream = await connectUpstream(target, limits.connectTimeoutMs, track);
+      upstream = await connectUpstream(target, reach);
     } catch (err) {
       if (!(err instanceof UpstreamError)) throw err;
       return answerRaw(client, err.status, `super-pi egress proxy: ${err.message}\n`);

@@ -54,6 +54,7 @@ test('a bad entry is refused with a message naming it and saying how to write it
   assert.match(syntaxError('[::1'), /never closes/);
   assert.match(syntaxError('[nothex]'), /not an IPv6 address/);
   assert.match(syntaxError('[::1]x'), /not :port/);
+  assert.match(syntaxError('[fe80::1%eth0]'), /has a zone/);
   assert.match(syntaxError('127.1'), /four decimal parts/);
   assert.match(syntaxError('0x7f.0.0.1'), /four decimal parts/);
   assert.match(syntaxError('2130706433'), /four decimal parts/);
@@ -99,6 +100,7 @@ test('an address is allowed only when the list names that address: never through
   assert.ok(allows('[::1]:8080', '[0::1]:8080'));
   assert.is(parseEgressTarget('127.1:8080', null), '"127.1" looks like an address but is not four decimal parts (write IPv4 as 127.0.0.1)');
   assert.type(parseEgressTarget('2130706433:80', null), 'string');
+  assert.match(String(parseEgressTarget('[fe80::1%eth0]:80', null)), /has a zone/);
 });
 
 test('a request target needs a port unless a default is given, and never carries user information', () => {

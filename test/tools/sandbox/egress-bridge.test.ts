@@ -49,7 +49,8 @@ function exited(child: ChildProcess): Promise<number | null> {
 async function withBridge(body: (home: ProxyHome, web: Upstream, echo: Upstream, port: number) => Promise<void>): Promise<void> {
   const web = await httpUpstream();
   const echo = await echoUpstream();
-  const home = await proxyFor([`localhost:${web.port}`, `localhost:${echo.port}`]);
+  // localhost resolves to loopback: the list names 127.0.0.1 too, or the proxy would refuse to lead there.
+  const home = await proxyFor([`localhost:${web.port}`, `localhost:${echo.port}`, `127.0.0.1:${web.port}`, `127.0.0.1:${echo.port}`]);
   const port = await closedPort();
   try {
     await body(home, web, echo, port);
@@ -79,11 +80,11 @@ test('curl through the bridge reaches an allowed host by plain HTTP and by CONNE
       assert.is(plain.stdout, `GET /plain host=localhost:${web.port} body=`);
       const tunnelled = await run('curl', ['-sS', '--proxytunnel', `http://localhost:${web.port}/tunnel`], env);
       assert.is(tunnelled.stdout, `GET /tunnel host=localhost:${web.port} body=`);
-      const refused = await run('curl', ['-sS', `http://127.0.0.1:${web.port}/no`], env);
-      assert.match(refused.stdout, /127\.0\.0\.1:\d+ is not on this sandbox's allow list[^]*--bash-network allow=/);
-      const redirected = await run('curl', ['-sS', '-L', `http://localhost:${web.port}/redirect?to=${encodeURIComponent(`http://127.0.0.1:${web.port}/next`)}`], env);
-      assert.match(redirected.stdout, /^super-pi egress proxy: 127\.0\.0\.1:\d+ is not on/, 'the redirect is the client\'s to follow, and its new host is checked again');
-      const refusedTunnel = await run('curl', ['-sS', '--proxytunnel', `http://127.0.0.1:${web.port}/no`], env);
+      const refused = await run('curl', ['-sS', `http://127.0.0.2:${web.port}/no`], env);
+      assert.match(refused.stdout, /127\.0\.0\.2:\d+ is not on this sandbox's allow list[^]*--bash-network allow=/);
+      const redirected = await run('curl', ['-sS', '-L', `http://localhost:${web.port}/redirect?to=${encodeURIComponent(`http://127.0.0.2:${web.port}/next`)}`], env);
+      assert.match(redirected.stdout, /^super-pi egress proxy: 127\.0\.0\.2:\d+ is not on/, 'the redirect is the client\'s to follow, and its new host is checked again');
+      const refusedTunnel = await run('curl', ['-sS', '--proxytunnel', `http://127.0.0.2:${web.port}/no`], env);
       assert.is(refusedTunnel.code, 56, 'curl: CONNECT tunnel failed');
       assert.match(refusedTunnel.stderr, /403/);
     } finally {

@@ -7,7 +7,7 @@ import { createServer as createHttpServer, type Server as HttpServer } from 'nod
 import { type AddressInfo, connect, createServer, type Server, type Socket } from 'node:net';
 import os from 'node:os';
 import path from 'node:path';
-import { type EgressLimits, type EgressProxy, startEgressProxy } from '../../../src/tools/sandbox/egress.ts';
+import { type EgressProxy, type EgressProxyOptions, startEgressProxy } from '../../../src/tools/sandbox/egress.ts';
 
 /** How long a raw read waits for its mark before the test fails (a hang is a failure, not a wait). */
 const READ_WITHIN_MS = 10_000;
@@ -77,9 +77,10 @@ export interface ProxyHome {
   close(): Promise<void>;
 }
 
-export async function proxyFor(allow: readonly string[], limits: Partial<EgressLimits> = {}): Promise<ProxyHome> {
+/** A proxy for `allow`; `options` may shorten its limits, give it a resolver of the test's, or a logger. */
+export async function proxyFor(allow: readonly string[], options: Omit<EgressProxyOptions, 'allow' | 'dir'> = {}): Promise<ProxyHome> {
   const dir = await mkdtemp(path.join(os.tmpdir(), 'egress-'));
-  const proxy = await startEgressProxy({ allow, dir, limits });
+  const proxy = await startEgressProxy({ ...options, allow, dir });
   return {
     proxy,
     dir,

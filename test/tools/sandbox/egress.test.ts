@@ -10,11 +10,16 @@ import { EGRESS_MAX_HEADER_BYTES } from '../../../src/limits.ts';
 import { egressEnvironment, startEgressProxy } from '../../../src/tools/sandbox/egress.ts';
 import { closedPort, echoUpstream, exchange, httpUpstream, proxyFor, RawClient, type ProxyHome, type Upstream } from './egress-fixtures.ts';
 
-/** Runs `body` with an echo upstream, an HTTP upstream and a proxy allowing `localhost` on both ports only. */
-async function withProxy(body: (home: ProxyHome, echo: Upstream, web: Upstream) => Promise<void>, limits = {}): Promise<void> {
+/**
+ * Runs `body` with an echo upstream, an HTTP upstream and a proxy allowing `localhost` on both ports only.
+ * `localhost` resolves to loopback, which an allowed name may not lead to unless the list names the
+ * address too: with `loopback` (the default) it does, 127.0.0.1 on both ports; without, it does not.
+ */
+async function withProxy(body: (home: ProxyHome, echo: Upstream, web: Upstream) => Promise<void>, limits = {}, loopback = true): Promise<void> {
   const echo = await echoUpstream();
   const web = await httpUpstream();
-  const home = await proxyFor([`localhost:${echo.port}`, `localhost:${web.port}`], limits);
+  const names = [`localhost:${echo.port}`, `localhost:${web.port}`];
+  const home = await proxyFor(loopback ? [...names, `127.0.0.1:${echo.port}`, `127.0.0.1:${web.port}`] : names, { limits });
   try {
     await body(home, echo, web);
   } finally {
@@ -84,6 +89,24 @@ test('CONNECT to a host not on the list (the same listener by its address) gets 
     assert.match(answer, new RegExp(`127\\.0\\.0\\.1:${echo.port} is not on this sandbox's allow list`));
     assert.match(answer, new RegExp(`--bash-network allow=127\\.0\\.0\\.1:${echo.port}`));
     assert.not.match(answer, /echo:/);
+  }, {}, false);
+});
+
+test('with loopback opted in, the listener\'s address is reached by itself, but not by another spelling of it', async () => {
+  await withProxy(async (home, echo) => {
+    const client = await RawClient.open(home.proxy.socketPath);
+    try {
+      client.socket.write(`CONNECT 127.0.0.1:${echo.port} HTTP/1.1\r\n\r\nx`);
+      assert.match(await client.until('echo:x'), /^HTTP\/1\.1 200 [^]*echo:x$/);
+    } finally {
+      client.destroy();
+    }
+    for (const other of [`[::ffff:127.0.0.1]:${echo.port}`, `[::ffff:7f00:1]:${echo.port}`, `127.0.0.2:${echo.port}`, `[::1]:${echo.port}`]) {
+      assert.match(await exchange(home.proxy.socketPath, `CONNECT ${other} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 403 [^]*is not on this sandbox's allow list/, other);
+    }
+    for (const other of [`2130706433:${echo.port}`, `0177.0.0.1:${echo.port}`, `0x7f.0.0.1:${echo.port}`, `127.1:${echo.port}`]) {
+      assert.match(await exchange(home.proxy.socketPath, `CONNECT ${other} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 400 [^]*four decimal parts/, other);
+    }
   });
 });
 
@@ -136,7 +159,7 @@ test('plain HTTP to a host not on the list gets 403 with the message, and the up
     assert.match(answer, /^HTTP\/1\.1 403 Forbidden\r\n/);
     assert.match(answer, /is not on this sandbox's allow list[^]*--bash-network allow=/);
     assert.not.match(answer, /GET \/secret/);
-  });
+  }, {}, false);
 });
 
 test('a request that is not for an absolute http:// URL is answered 400 saying what the proxy takes', async () => {
@@ -157,7 +180,7 @@ test('a protocol upgrade as plain HTTP gets 501 pointing at CONNECT', async () =
 
 test('a refused upstream (nothing listening on an allowed port) gets 502 saying so, by CONNECT and by plain HTTP', async () => {
   const port = await closedPort();
-  const home = await proxyFor([`localhost:${port}`]);
+  const home = await proxyFor([`localhost:${port}`, `127.0.0.1:${port}`]);
   try {
     assert.match(await exchange(home.proxy.socketPath, `CONNECT localhost:${port} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 502 [^]*refused the connection \(ECONNREFUSED\)/);
     assert.match(await exchange(home.proxy.socketPath, get(`http://localhost:${port}/`)), /^HTTP\/1\.1 502 [^]*refused the connection/);
