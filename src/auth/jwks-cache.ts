@@ -1,8 +1,12 @@
 // One trusted issuer's signing keys: its metadata (RFC 8414, else OpenID discovery) names the JWKS, whose
 // public keys are cached by `kid`. Rotation is followed: an unknown `kid` reads the JWKS again, at most
-// once per `refetchIntervalMs`, so forged key ids cannot make this server flood the issuer.
+// once per `refetchIntervalMs`, so forged key ids cannot make this server flood the issuer. An issuer that
+// could not be read is not asked again for `retryMs` (the Retry-After its 503s name): without that, every
+// token naming it — forged ones too — was one more request (two, for its metadata) to an issuer already
+// failing.
 
 import { importJWK, type JWK } from 'jose';
+import { OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../limits.ts';
 import { type FetchJson, IssuerUnavailable } from './issuer-fetch.ts';
 
 /** Signature algorithms a token may use: asymmetric only, so no key from a JWKS can ever act as an HMAC secret (and never `none`). */
@@ -22,6 +26,8 @@ export interface JwksCacheOptions {
   readonly now: () => number;
   readonly refetchIntervalMs: number;
   readonly maxAgeMs: number;
+  /** After a failed read of its metadata or JWKS, the issuer is not asked again for this long. Default OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS. */
+  readonly retryMs?: number;
 }
 
 type ImportedKey = Awaited<ReturnType<typeof importJWK>>;
@@ -41,6 +47,8 @@ export class JwksCache {
   /** When the JWKS was last asked for (successfully or not): the refetch interval counts from here. */
   #lastAttempt = Number.NEGATIVE_INFINITY;
   #inFlight: Promise<KeySet> | null = null;
+  /** The last failed read of the metadata or the JWKS (cleared by a successful JWKS read): until `retryMs` after it, nothing is fetched. */
+  #failure: { readonly at: number; readonly error: IssuerUnavailable } | null = null;
 
   constructor(issuer: string, options: JwksCacheOptions) {
     this.#issuer = issuer;
@@ -49,10 +57,15 @@ export class JwksCache {
 
   /** The issuer's metadata, read once (a failed read is tried again at the next call). */
   metadata(): Promise<IssuerMetadata> {
-    this.#metadata ??= discover(this.#issuer, this.#o.fetchJson).catch((err: unknown) => {
-      this.#metadata = null;
-      throw err;
-    });
+    if (this.#metadata === null) {
+      const failed = this.#recentFailure();
+      if (failed !== null) return Promise.reject(failed);
+      this.#metadata = discover(this.#issuer, this.#o.fetchJson).catch((err: unknown) => {
+        this.#metadata = null;
+        this.#noteFailure(err);
+        throw err;
+      });
+    }
     return this.#metadata;
   }
 
@@ -64,11 +77,18 @@ export class JwksCache {
     const now = this.#o.now();
     let keys = this.#keys;
     if (keys === null || now - keys.fetchedAt >= this.#o.maxAgeMs) {
-      keys = await this.#refresh().catch((err: unknown) => {
-        // Stale keys are still the issuer's keys: better than refusing everyone while it is briefly away.
-        if (this.#keys !== null && err instanceof IssuerUnavailable) return this.#keys;
-        throw err;
-      });
+      const failed = this.#recentFailure();
+      if (failed === null) {
+        keys = await this.#refresh().catch((err: unknown) => {
+          // Stale keys are still the issuer's keys: better than refusing everyone while it is briefly away.
+          if (this.#keys !== null && err instanceof IssuerUnavailable) return this.#keys;
+          throw err;
+        });
+      } else if (keys === null) {
+        // Failed a moment ago and no keys yet: the token waits (503) without another request to the issuer.
+        throw failed;
+      }
+      // Else failed a moment ago: the stale keys serve until the issuer is asked again.
     }
     let jwk = pick(keys, kid);
     if (jwk === undefined && now - this.#lastAttempt >= this.#o.refetchIntervalMs) {
@@ -105,7 +125,29 @@ export class JwksCache {
     return this.#inFlight;
   }
 
+  /** The failure of the issuer's last read while it is more recent than `retryMs`, else null. */
+  #recentFailure(): IssuerUnavailable | null {
+    const failure = this.#failure;
+    if (failure === null || this.#o.now() - failure.at >= (this.#o.retryMs ?? OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS * 1000)) return null;
+    return failure.error;
+  }
+
+  #noteFailure(err: unknown): void {
+    if (err instanceof IssuerUnavailable) this.#failure = { at: this.#o.now(), error: err };
+  }
+
   async #load(): Promise<KeySet> {
+    try {
+      const keys = await this.#read();
+      this.#failure = null;
+      return keys;
+    } catch (err) {
+      this.#noteFailure(err);
+      throw err;
+    }
+  }
+
+  async #read(): Promise<KeySet> {
     const { jwksUri } = await this.metadata();
     this.#lastAttempt = this.#o.now();
     if (jwksUri === undefined) throw new IssuerUnavailable(`${this.#issuer}: its metadata names no jwks_uri (it offers introspection only)`);

@@ -41,7 +41,15 @@ export function capabilityFor(method: string | undefined, params: unknown): Capa
   return isToolName(name) ? TOOL_CAPABILITY[name] : 'read';
 }
 
-/** The scopes a server advertises (`scopes_supported`), in capability order. */
+/** The capabilities whose scopes an MCP host asks for: what its sessions use. Observing is the operator's. */
+const HOST_CAPABILITIES: readonly Capability[] = ['read', 'write', 'exec'];
+
+/**
+ * The scopes a server advertises (`scopes_supported`, RFC 9728), in capability order: the host's, never
+ * the observe scope. An MCP host asks for every scope offered there (the SDK does), so offering it made
+ * every user of a provider that grants what is asked an observer of every principal's sessions and
+ * transcripts; the operator asks for it by name.
+ */
 export function scopesSupported(names: ScopeNames): string[] {
-  return [...ALL_CAPABILITIES].map((c) => names[c]);
+  return HOST_CAPABILITIES.map((c) => names[c]);
 }

@@ -22,7 +22,12 @@ export const OAUTH_MAX_DOCUMENT_BYTES = 256 * 1024;
 /** The longest bearer token looked at (bytes of the header value); a longer one is refused with 431 before any parsing. */
 export const OAUTH_MAX_TOKEN_BYTES = 8192;
 
-/** `Retry-After` (seconds) of the 503 a request gets while an issuer's keys cannot be read. */
+/**
+ * `Retry-After` (seconds) of the 503 a request gets while an issuer's keys cannot be read; also how long
+ * an issuer whose metadata or JWKS read failed is left alone before it is asked again (meanwhile its
+ * tokens are checked with the keys already held, else get the 503), so tokens naming a failing issuer
+ * cannot become a stream of requests to it.
+ */
 export const OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS = 5;
 
 /**

@@ -99,9 +99,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...(options.maxInputBacklogBytes === undefined ? {} : { maxInputBacklogBytes: options.maxInputBacklogBytes }),
     ...(options.maxOutputBacklogBytes === undefined ? {} : { maxOutputBacklogBytes: options.maxOutputBacklogBytes }),
   });
-  // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
-  // --require-auth (a loopback server for its own user); else only callers with a valid token.
-  const healthIsPublic = () => options.tokens.size === 0 && !auth.required;
+  // Who sees session and actor counts on /health: everyone on a loopback server with neither tokens nor
+  // --require-auth (its own user's machine, as for the observer); else only callers with a valid token. A
+  // server bound to another address without tokens gave everyone on the network the full view (the
+  // store's error, its host and port included).
+  const loopback = isLoopbackHost(options.host);
+  const healthIsPublic = () => loopback && options.tokens.size === 0 && !auth.required;
   const observerRoutes = new ObserverRoutes({
     observer: options.observer, tokens: options.tokens, origin, auth,
     access: { loopback: isLoopbackHost(options.host), tokensConfigured: options.tokens.size > 0, requireAuth: options.requireAuth, observers: new Set(options.observers ?? []) },

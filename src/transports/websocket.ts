@@ -12,6 +12,7 @@ import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import type { Principal } from '../mcp/state.ts';
 import { type Admitted, BearerAuthority, isAuthRefusal } from '../auth/bearer-authority.ts';
 import { scopeRefusal } from './scoped-frames.ts';
+import { onTokenExpiry } from './token-expiry.ts';
 import { checkHostAndOrigin } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionSlot } from './session-host.ts';
 import { type FlowEvent, type FlowLimits, SocketFlow } from './socket-flow.ts';
@@ -84,8 +85,7 @@ export class WebSocketTransport {
     const { sessions, logger } = this.#options;
     this.#sockets.add(ws);
     // A socket lives as long as its access token: at `exp` it is closed, and the client reconnects with a fresh one.
-    const expiry = admitted.expiresAt === undefined ? null : setTimeout(() => ws.close(1008, 'the access token expired; reconnect with a fresh one'), Math.max(0, admitted.expiresAt * 1000 - Date.now()));
-    expiry?.unref();
+    const expiry = admitted.expiresAt === undefined ? null : onTokenExpiry(admitted.expiresAt, () => ws.close(1008, 'the access token expired; reconnect with a fresh one'));
     // Listen before the session exists: `ws` drops messages nobody listens to, and a client sends its
     // initialize as soon as the socket opens. Frames that arrive while the session opens wait here.
     let session: HostedSession | null = null;
@@ -132,7 +132,7 @@ export class WebSocketTransport {
     ws.on('close', guarded(logger, 'WebSocket close', () => {
       closed = true;
       clearInterval(ping);
-      if (expiry !== null) clearTimeout(expiry);
+      expiry?.cancel();
       this.#sockets.delete(ws);
       if (session) return sessions.close(session.id);
     }));

@@ -8,6 +8,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { AccessTokenVerifier, type TokenVerdict } from '../../src/auth/access-token.ts';
 import { oauthConfig } from '../../src/auth/oauth-config.ts';
+import { OAUTH_JWKS_MAX_AGE_MS, OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../src/limits.ts';
 import { base64url, ISSUER, MemoryIssuer, RESOURCE, sign, signingKey } from './issuer-fixture.ts';
 
 const NOW = 1_800_000_000;
@@ -118,13 +119,65 @@ test('follows key rotation: a token under a new kid is accepted after one refetc
 });
 
 test('an unreachable issuer is a 503 with a retry time, never an acceptance', async () => {
-  const { key, issuer, verifier, good } = await setup();
+  const { key, issuer, clock, verifier, good } = await setup();
   issuer.reachable = false;
   const v = await verifier.verify(await sign(key, good));
   refusedWith(v, 503, /cannot be read/);
   assert.ok(!v.ok && (v.retryAfterSeconds ?? 0) > 0);
   issuer.reachable = true;
-  assert.ok((await verifier.verify(await sign(key, good))).ok, 'served again once the issuer is back');
+  refusedWith(await verifier.verify(await sign(key, good)), 503, /cannot be read/);
+  clock.ms += RETRY_MS;
+  assert.ok((await verifier.verify(await sign(key, good))).ok, 'served again once the issuer is back and the retry time passed');
+});
+
+const RETRY_MS = OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS * 1000;
+
+test('an issuer that cannot be read is asked again at most once per retry time, however many tokens name it', async () => {
+  const { key, issuer, clock, verifier, good } = await setup();
+  issuer.reachable = false;
+  for (let i = 0; i < 20; i++) refusedWith(await verifier.verify(await sign({ ...key, kid: `forged-${i}` }, { ...good, sub: `s${i}` })), 503, /cannot be read/);
+  assert.ok(issuer.requests <= 2, `one discovery (two metadata URLs) for 20 tokens, not ${issuer.requests} requests`);
+  const before = issuer.requests;
+  clock.ms += RETRY_MS;
+  refusedWith(await verifier.verify(await sign(key, { ...good, sub: 'later' })), 503, /cannot be read/);
+  assert.ok(issuer.requests > before, 'asked again once the retry time passed');
+});
+
+test('stale keys whose refresh fails serve the known keys without asking the issuer again for every token', async () => {
+  const { key, issuer, clock, verifier, good } = await setup();
+  assert.ok((await verifier.verify(await sign(key, good))).ok);
+  clock.ms += OAUTH_JWKS_MAX_AGE_MS;
+  issuer.reachable = false;
+  const before = issuer.requests;
+  for (let i = 0; i < 20; i++) assert.ok((await verifier.verify(await sign(key, { ...good, sub: `s${i}`, exp: NOW + 3600 }))).ok, 'the stale keys still verify');
+  assert.is(issuer.requests - before, 1, 'one failed refresh for 20 tokens');
+});
+
+test('property: after a failed read, an issuer gets no request before the retry time has passed', async () => {
+  const key = await signingKey('k1');
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.record({ stepMs: fc.integer({ min: 0, max: 2 * RETRY_MS }), reachable: fc.boolean(), forged: fc.boolean() }), { minLength: 1, maxLength: 30 }),
+    async (steps) => {
+      const issuer = new MemoryIssuer(ISSUER, [key]);
+      const clock = { ms: NOW * 1000 };
+      const config = oauthConfig({ issuers: [ISSUER], resource: RESOURCE, clockSkewSeconds: SKEW, jwksRefetchIntervalMs: INTERVAL });
+      const verifier = new AccessTokenVerifier(config, { fetchJson: issuer.fetchJson, now: () => clock.ms });
+      /** When the last request that failed was made (null: none yet, or one succeeded since). */
+      let failedAt: number | null = null;
+      for (const [i, step] of steps.entries()) {
+        clock.ms += step.stepMs;
+        issuer.reachable = step.reachable;
+        const before = issuer.requests;
+        const token = await sign(step.forged ? { ...key, kid: `forged-${i}` } : key, { iss: ISSUER, aud: RESOURCE, sub: `s${i}`, exp: Math.floor(clock.ms / 1000) + 300 });
+        const verdict = await verifier.verify(token);
+        const asked = issuer.requests > before;
+        if (failedAt !== null && clock.ms - failedAt < RETRY_MS) assert.not.ok(asked, `asked ${clock.ms - failedAt} ms after a failed read`);
+        if (asked && !step.reachable) failedAt = clock.ms;
+        if (asked && step.reachable) failedAt = null;
+        if (!step.reachable && verdict.ok) assert.ok(!step.forged, 'a forged kid is never accepted');
+      }
+    },
+  ), { numRuns: 60 });
 });
 
 test('refuses malformed tokens: not three parts, bad base64, a header that is not JSON', async () => {

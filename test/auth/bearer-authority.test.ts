@@ -9,6 +9,7 @@ import { type Admitted, type AuthRefusal, BearerAuthority, isAuthRefusal } from 
 import { oauthConfig } from '../../src/auth/oauth-config.ts';
 import { capabilityFor, capabilitiesOf, DEFAULT_SCOPE_NAMES } from '../../src/auth/scopes.ts';
 import { parseTokenList } from '../../src/auth/tokens.ts';
+import { OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS } from '../../src/limits.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { ISSUER, MemoryIssuer, RESOURCE, sign, signingKey } from './issuer-fixture.ts';
 
@@ -19,7 +20,8 @@ async function setup() {
   const key = await signingKey('k1');
   const issuer = new MemoryIssuer(ISSUER, [key]);
   const config = oauthConfig({ issuers: [ISSUER], resource: RESOURCE });
-  const verifier = new AccessTokenVerifier(config, { fetchJson: issuer.fetchJson });
+  const clock = { ms: Date.now() };
+  const verifier = new AccessTokenVerifier(config, { fetchJson: issuer.fetchJson, now: () => clock.ms });
   const lines: string[] = [];
   const authority = new BearerAuthority({
     tokens: parseTokenList(`${STATIC}=alice`), requireAuth: false,
@@ -27,7 +29,7 @@ async function setup() {
     logger: createLogger('debug', { write: (t: string) => lines.push(t) }),
   });
   const token = (claims: Record<string, unknown> = {}) => sign(key, { iss: ISSUER, aud: RESOURCE, sub: 'bob', exp: Math.floor(Date.now() / 1000) + 300, scope: 'mcp:read', ...claims });
-  return { authority, issuer, token, lines };
+  return { authority, issuer, token, lines, clock };
 }
 
 function refusal(x: Admitted | AuthRefusal): AuthRefusal {
@@ -81,11 +83,12 @@ test('an unreachable issuer is a 503 with Retry-After, never admitted', async ()
 });
 
 test('every refusal is logged with its reason and never with the token', async () => {
-  const { authority, issuer, token, lines } = await setup();
+  const { authority, issuer, token, lines, clock } = await setup();
   issuer.reachable = false;
   const unreachable = await token({ sub: 'carol' });
   await authority.admit(`Bearer ${unreachable}`);
   issuer.reachable = true;
+  clock.ms += OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS * 1000;
   const tokens = [await token({ aud: 'https://elsewhere.example' }), await token({ exp: 1 }), `${await token()}x`, 'garbage-token-value', 'b'.repeat(9000)];
   for (const t of tokens) await authority.admit(`Bearer ${t}`);
   assert.ok(lines.length >= tokens.length + 1, `${lines.length} log lines`);

@@ -19,12 +19,15 @@ export class MemoryIssuer {
   keys: SigningKey[];
   jwksReads = 0;
   reachable = true;
+  /** Every request made to this issuer (metadata, JWKS), answered or not. */
+  requests = 0;
 
   constructor(readonly issuer: string, keys: SigningKey[]) {
     this.keys = keys;
   }
 
   readonly fetchJson: FetchJson = async (url) => {
+    this.requests++;
     if (!this.reachable) throw new IssuerUnavailable(`${url}: connection refused`);
     if (url === `${this.issuer}/.well-known/oauth-authorization-server`) return { issuer: this.issuer, jwks_uri: `${this.issuer}/jwks` };
     if (url === `${this.issuer}/jwks`) {

@@ -206,6 +206,18 @@ http('item 15: /health gives callers without a valid token only {status} when to
   assert.ok(typeof (await healthOf(open)).httpSessions === 'number');
 });
 
+http('item 15: a server bound to a non-loopback address without tokens gives everyone only {status}, as its observer gives nothing', async () => {
+  const exposed = await startHttpServerProcess(box.ws, ['--host', '0.0.0.0']);
+  try {
+    const port = new URL(exposed.url).port;
+    const health = await (await fetch(`http://127.0.0.1:${port}/health`)).json() as Record<string, unknown>;
+    assert.equal(Object.keys(health), ['status']);
+    assert.is(health.status, 'ok');
+  } finally {
+    assert.is(await exposed.stop(), 0);
+  }
+});
+
 const wsStatus = (url: string, headers: Record<string, string> = {}) => new Promise<{ status: number | 'open'; ws?: WebSocket }>((resolve) => {
   const ws = new WebSocket(url, ['mcp'], { headers });
   ws.once('open', () => resolve({ status: 'open', ws }));

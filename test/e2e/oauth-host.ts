@@ -3,7 +3,7 @@
 // runs the whole authorization when the server answers 401.
 
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import type { OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
+import { discoverAuthorizationServerMetadata, exchangeAuthorization, registerClient, startAuthorization, type OAuthClientProvider } from '@modelcontextprotocol/sdk/client/auth.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { OAuthClientInformationMixed, OAuthClientMetadata, OAuthTokens } from '@modelcontextprotocol/sdk/shared/auth.js';
 import type { RunningServer } from './fixtures.ts';
@@ -70,4 +70,17 @@ export async function connect(server: RunningServer, host: HostOAuth): Promise<C
     }
   }
   throw new Error('not authorized after one authorization');
+}
+
+/**
+ * Tokens for `resource` from `issuer` with `scope` asked for by name (the SDK's own steps): how an
+ * operator gets a scope the resource metadata does not offer (the observe scope).
+ */
+export async function tokensWithScope(issuer: string, resource: string, scope: string): Promise<OAuthTokens> {
+  const metadata = await discoverAuthorizationServerMetadata(issuer);
+  const host = new HostOAuth();
+  const clientInformation = await registerClient(issuer, { ...(metadata ? { metadata } : {}), clientMetadata: host.clientMetadata });
+  const started = await startAuthorization(issuer, { ...(metadata ? { metadata } : {}), clientInformation, redirectUrl: REDIRECT, scope, resource: new URL(resource) });
+  const code = await authorize(started.authorizationUrl);
+  return exchangeAuthorization(issuer, { ...(metadata ? { metadata } : {}), clientInformation, authorizationCode: code, codeVerifier: started.codeVerifier, redirectUri: REDIRECT, resource: new URL(resource) });
 }

@@ -9,7 +9,7 @@ import { test } from 'uvu';
 import { WebSocket } from 'ws';
 import * as assert from 'uvu/assert';
 import { makeSandbox, type RunningServer, startHttpServerProcess, textOf } from './fixtures.ts';
-import { authorize, connect, HostOAuth, REDIRECT } from './oauth-host.ts';
+import { authorize, connect, HostOAuth, REDIRECT, tokensWithScope } from './oauth-host.ts';
 import { ALL_SCOPES, startTestIssuer, type TestIssuer } from './oidc-issuer.ts';
 
 let issuer: TestIssuer;
@@ -34,7 +34,8 @@ test('the 401 names the metadata, which names the issuer, the resource and the s
   const prmUrl = /resource_metadata="([^"]+)"/.exec(r.headers.get('www-authenticate') ?? '')?.[1];
   assert.is(prmUrl, server.url.replace('/mcp', '/.well-known/oauth-protected-resource/mcp'));
   const prm = await (await fetch(prmUrl as string)).json() as Record<string, unknown>;
-  assert.equal(prm, { resource: server.url, authorization_servers: [issuer.issuer], scopes_supported: ALL_SCOPES, bearer_methods_supported: ['header'], resource_name: 'super-pi' });
+  // mcp:observe is not offered: a host asks for every scope offered, and observing is the operator's.
+  assert.equal(prm, { resource: server.url, authorization_servers: [issuer.issuer], scopes_supported: ['mcp:read', 'mcp:write', 'mcp:exec'], bearer_methods_supported: ['header'], resource_name: 'super-pi' });
   assert.equal(await (await fetch(server.url.replace('/mcp', '/.well-known/oauth-protected-resource'))).json(), prm);
 });
 
@@ -52,6 +53,30 @@ test('the SDK client discovers, registers, authorizes with PKCE and calls tools;
 });
 
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
+
+/** The status of GET `path` with `token` (an observer stream is not read: only its status matters). */
+async function statusOf(path: string, token: string): Promise<number> {
+  const r = await fetch(server.url.replace('/mcp', path), { headers: { authorization: `Bearer ${token}` } });
+  await r.body?.cancel();
+  return r.status;
+}
+
+test('a host\'s standard authorization does not make its user an observer of every principal; a token asked for mcp:observe is one', async () => {
+  // The issuer grants whatever is asked among the resource's scopes (as consent-based providers do):
+  // what a user may observe then rests on what the host asks for, which is what the metadata offers.
+  issuer.grantedScopes = ALL_SCOPES;
+  const alice = new HostOAuth();
+  const client = await connect(server, alice);
+  const token = alice.saved?.access_token ?? '';
+  assert.not.match(alice.saved?.scope ?? '', /mcp:observe/, 'the host did not ask for the operator\'s scope');
+  assert.is(await statusOf('/observer/events', token), 403, 'an ordinary user\'s token does not read every session and task');
+  assert.is(await statusOf('/observer/transcript?task=task-1&after=0', token), 403);
+  assert.is(await statusOf('/metrics', token), 403);
+  await client.close();
+  // The operator asks for the scope by name.
+  const tokens = await tokensWithScope(issuer.issuer, server.url, 'mcp:read mcp:observe');
+  assert.is(await statusOf('/observer/events', tokens.access_token), 200, 'a token granted mcp:observe reads the observer');
+});
 
 test('a token without mcp:write gets 403 insufficient_scope for write; the host steps up and the call works', async () => {
   issuer.grantedScopes = ['mcp:read'];

@@ -1,0 +1,37 @@
+// When a connection's access token expires (`exp`, wall-clock seconds), the connection ends: one timer,
+// re-armed in steps no longer than a Node timer can hold. setTimeout takes at most 2^31-1 ms (~24.8 days)
+// and fires a longer delay after 1 ms, which closed every WebSocket whose token lived longer than that as
+// soon as it opened.
+
+/** The longest delay setTimeout honours; a longer one fires at once (with a TimeoutOverflowWarning). */
+export const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
+/** A scheduled expiry; `cancel` stops it (the connection ended first). */
+export interface TokenExpiry {
+  cancel(): void;
+}
+
+/**
+ * Calls `expired` once the wall clock (`now`, ms) reaches `expiresAt` (seconds), never before, always
+ * asynchronously. The timers are unref'd: a pending expiry keeps no process alive.
+ */
+export function onTokenExpiry(expiresAt: number, expired: () => void, now: () => number = Date.now): TokenExpiry {
+  const at = expiresAt * 1000;
+  let timer: NodeJS.Timeout | null = null;
+  const arm = (): void => {
+    const left = at - now();
+    if (left <= 0 && timer !== null) {
+      timer = null;
+      return expired();
+    }
+    timer = setTimeout(arm, Math.min(Math.max(0, left), MAX_TIMER_DELAY_MS));
+    timer.unref();
+  };
+  arm();
+  return {
+    cancel() {
+      if (timer !== null) clearTimeout(timer);
+      timer = null;
+    },
+  };
+}
