@@ -12,14 +12,13 @@ import { Client as ModernClient, StreamableHTTPClientTransport } from '@modelcon
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { TRANSCRIPT_READ_MAX_BYTES, TRANSCRIPT_READ_MAX_ENTRIES } from '../../src/limits.ts';
+import { SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { openStore } from '../../src/store/location.ts';
 import { guarded } from '../hang-guard.ts';
 import { type Connected, connectStdio, makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
+import { checkPages, type Contents, seedTranscript, uriOf, walk } from './transcript-pages-wire.ts';
 
-const NEXT = 'superpi/nextUri';
 const ALICE = 'transcript-pages-alice-token-0123456789';
-const uriOf = (id: string) => `superpi://conversation/${id}/transcript`;
 
 const e2e = suite('a transcript larger than one read, page by page, with the SDK clients');
 let box: Sandbox;
@@ -30,28 +29,21 @@ let modern: ModernClient | undefined;
 /** The conversations, by principal, and how many entries each has. */
 const seeded = new Map<string, { id: string; count: number }>();
 
-/** Big entries (past the byte bound together), then more small ones than one page may hold. */
-function seed(principal: string): { id: string; count: number } {
-  const store = openStore({ home });
+/** A transcript past both bounds, in the local store (see `seedTranscript`). */
+async function seed(principal: string): Promise<{ id: string; count: number }> {
+  const store = new SyncStoreAdapter(openStore({ home }));
   try {
-    const c = store.createConversation({ principal, sessionId: 'elsewhere', harness: 'super-pi-code' });
-    const big = 'ü'.repeat(600 * 1024); // 1.2 MB of UTF-8 each
-    let count = 0;
-    for (let i = 0; i < 6; i++) store.append(c.id, 'file_snapshot', { n: ++count, big });
-    for (let i = 0; i < TRANSCRIPT_READ_MAX_ENTRIES + 200; i++) store.append(c.id, 'tool_result', { n: ++count, text: `small ${count}` });
-    // Finished: a running conversation's lease lapses, and a server would take it over (and write to it).
-    store.setStatus(c.id, 'completed');
-    return { id: c.id, count };
+    return await seedTranscript(store, principal);
   } finally {
-    store.close();
+    await store.close();
   }
 }
 
 e2e.before(async () => {
   box = await makeSandbox();
   home = await mkdtemp(path.join(os.tmpdir(), 'superpi-pages-home-'));
-  seeded.set('local', seed('local'));
-  seeded.set('token:alice', seed('token:alice'));
+  seeded.set('local', await seed('local'));
+  seeded.set('token:alice', await seed('token:alice'));
 });
 e2e.after(async () => {
   await stdio?.close();
@@ -60,38 +52,6 @@ e2e.after(async () => {
   await box.cleanup();
   await rm(home, { recursive: true, force: true });
 });
-
-type Contents = { uri: string; text?: string; _meta?: Record<string, unknown> }[];
-
-/** Reads from the transcript's URI on until a page names no next one: each page's content. */
-async function walk(read: (uri: string) => Promise<Contents>, first: string): Promise<Contents[number][]> {
-  const pages: Contents[number][] = [];
-  let uri: string | undefined = first;
-  while (uri !== undefined && pages.length < 50) {
-    const contents = await read(uri);
-    assert.is(contents.length, 1);
-    const page = contents[0]!;
-    assert.is(page.uri, uri, 'the content names the URI read');
-    pages.push(page);
-    const next = page._meta?.[NEXT];
-    assert.ok(next === undefined || typeof next === 'string');
-    uri = next as string | undefined;
-  }
-  return pages;
-}
-
-function checkPages(pages: Contents[number][], count: number): void {
-  const lines = pages.flatMap((p) => (p.text === undefined || p.text === '' ? [] : p.text.split('\n')));
-  const entries = lines.map((l) => JSON.parse(l) as { seq: number; payload: { n: number } });
-  assert.equal(entries.map((e) => e.seq), Array.from({ length: count }, (_, i) => i + 1), 'every entry exactly once, in order');
-  assert.equal(entries.map((e) => e.payload.n), Array.from({ length: count }, (_, i) => i + 1));
-  for (const p of pages) {
-    assert.ok(Buffer.byteLength(p.text ?? '', 'utf8') <= TRANSCRIPT_READ_MAX_BYTES, `a page of ${Buffer.byteLength(p.text ?? '', 'utf8')} bytes`);
-    assert.ok((p.text ?? '').split('\n').length <= TRANSCRIPT_READ_MAX_ENTRIES);
-  }
-  assert.ok(pages.length >= 3, `${pages.length} pages`);
-  assert.is(pages.at(-1)?._meta?.[NEXT], undefined, 'the last page names no next one');
-}
 
 e2e('over stdio, a 2025 session (SDK 1.x) reads every page by _meta["superpi/nextUri"], every entry once', async () => {
   stdio = await connectStdio(box.ws, [], {}, (c) => c, { SUPERPI_HOME: home });
