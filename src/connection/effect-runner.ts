@@ -17,6 +17,7 @@ import type { Logger } from '../log/logger.ts';
 import { completePath } from './path-completion.ts';
 import { checkRoots } from './root-check.ts';
 import { runTool } from '../tools/tool-runner.ts';
+import { readTranscriptPage } from './transcript-page.ts';
 import { gatherWorkspaceContext } from './workspace-context.ts';
 import { ABORT_GRACE_MS, MAX_COMPLETION_VALUES } from '../limits.ts';
 
@@ -121,9 +122,8 @@ export class EffectRunner {
         return this.#track(effect.ticket, async () => {
           const task = this.#deps.task;
           const store = this.#readStore();
-          const entries = task && store ? await store.entries(effect.conversationId, task.principal) : null;
-          const jsonl = entries === null ? null : entries.map((e) => JSON.stringify({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })).join('\n');
-          this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl });
+          const page = task && store ? await readTranscriptPage(store, effect.conversationId, task.principal, effect.afterSeq) : null;
+          this.#deliver({ kind: 'transcript', ticket: effect.ticket, jsonl: page?.jsonl ?? null, ...(page?.nextAfterSeq === undefined ? {} : { nextAfterSeq: page.nextAfterSeq }) });
         });
       case 'watchTranscript':
         return this.#track(effect.ticket, async (signal) => {

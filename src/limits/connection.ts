@@ -26,3 +26,15 @@ export const README_EXCERPT_BYTES = 16 * 1024;
 
 /** Path completions returned at most; the rest are reported as `hasMore`. */
 export const PATH_COMPLETION_LIMIT = 100;
+
+/**
+ * Bytes of JSON lines one `resources/read` of a transcript returns: one page of it. The page ends before the
+ * entry that would take it past this (counted from the sizes the store recorded, so no payload past the cut
+ * is read); `_meta["superpi/nextUri"]` names the next page. An entry larger than this alone is a page of its
+ * own, whole (an entry is at most 16 MiB, the store's DEFAULT_MAX_PAYLOAD_BYTES). As large as the largest
+ * message the server takes in (`--max-message-bytes`), which a host that talks to it handles already.
+ */
+export const TRANSCRIPT_READ_MAX_BYTES = 4 * 1024 * 1024;
+
+/** Entries one `resources/read` of a transcript returns at most, however small: the rest follow by `_meta["superpi/nextUri"]`. */
+export const TRANSCRIPT_READ_MAX_ENTRIES = 1000;

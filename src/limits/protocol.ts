@@ -54,8 +54,8 @@ export const MAX_SESSION_CONVERSATIONS = 1000;
 
 /**
  * Resources one 2025 session is subscribed to at once (`resources/subscribe`: a transcript of any of its
- * principal's conversations), counting those still being looked up; one already subscribed is not counted
- * again. They are kept in the session's checkpoint, and the node watches each transcript for the session.
+ * principal's conversations), counting those still being looked up; one already subscribed, under any
+ * spelling of its URI, is not counted again. They are kept in the session's checkpoint, and the node watches each transcript for the session.
  * Past it: -32602 naming the limit, nothing changes; an unsubscribe frees a place.
  */
 export const MAX_SESSION_SUBSCRIPTIONS = 256;

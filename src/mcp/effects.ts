@@ -28,8 +28,12 @@ export type Effect =
   | { kind: 'cancel'; ticket: number }
   /** Gather the workspace context resource; answer with `workspaceContext`. */
   | { kind: 'readWorkspace'; ticket: number; workspace?: string }
-  /** Read a conversation's transcript (this connection's principal); answer with `transcript`. */
-  | { kind: 'readTranscript'; ticket: number; conversationId: string }
+  /**
+   * Read a page of a conversation's transcript (this connection's principal): its entries after `afterSeq`
+   * (0: from the first), at most TRANSCRIPT_READ_MAX_ENTRIES of them and TRANSCRIPT_READ_MAX_BYTES of JSON
+   * lines (one entry larger than that alone is a page of its own). Answer with `transcript`.
+   */
+  | { kind: 'readTranscript'; ticket: number; conversationId: string; afterSeq: number }
   /**
    * A `resources/subscribe` to a transcript: is the conversation this principal's (any connection, any
    * process before)? If so the runtime routes its updates here. Answer with `transcriptFound`.
@@ -165,8 +169,11 @@ export type EffectResult =
   | { kind: 'toolAsk'; ticket: number; conversationId: string; turn: number; seq: number; message: string }
   | { kind: 'workspaceContext'; ticket: number; context: WorkspaceContext }
   | { kind: 'pathCompletions'; ticket: number; values: string[]; hasMore: boolean }
-  /** JSON lines, one entry per line; null when the conversation is not the caller's (or gone). */
-  | { kind: 'transcript'; ticket: number; jsonl: string | null }
+  /**
+   * JSON lines, one entry per line; null when the conversation is not the caller's (or gone). `nextAfterSeq`:
+   * more entries follow the page, from the one after this seq (its last).
+   */
+  | { kind: 'transcript'; ticket: number; jsonl: string | null; nextAfterSeq?: number }
   /** false when the conversation is not the caller's, or does not exist: the two are not told apart. */
   | { kind: 'transcriptFound'; ticket: number; found: boolean }
   /**

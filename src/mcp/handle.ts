@@ -10,14 +10,15 @@ import { complete, completion } from './methods/completion.ts';
 import { initialize } from './methods/initialize.ts';
 import { listen, listenTaskUpdates, listenUpdates, listenWatched } from './methods/listen.ts';
 import { getPrompt, listPrompts } from './methods/prompts.ts';
-import { subscribe, subscribeCancelled, subscribed, unsubscribe } from './methods/subscriptions.ts';
+import { subscribe, subscribeCancelled, subscribed, subscribedUri, unsubscribe } from './methods/subscriptions.ts';
 import { conversationListed } from './methods/conversation-list.ts';
-import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources } from './methods/resources.ts';
+import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources, transcriptPage } from './methods/resources.ts';
 import { callTool, confirmationAnswered, confirmationConsumed, listTools, toolResult } from './methods/tools.ts';
 import { cancelTask, getTask, taskCancelled, taskCreated, taskRead, taskUpdated, updateTask } from './methods/tasks.ts';
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
 import { notice, type Outgoing, question } from './outgoing.ts';
+import { transcriptConversation } from './resources.ts';
 import type { RoundTrip } from './request-state.ts';
 import { playTaskAsk, playTurn } from './round-trip.ts';
 import type { ConnectionState, Pending } from './state.ts';
@@ -297,9 +298,13 @@ export function handleEffectResult(result: EffectResult, state: ConnectionState,
 
 function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
   if (result.kind === 'resourceUpdated') {
-    // A legacy session's subscription, and every 2026-07-28 listen stream that named the URI.
-    const replies = listenUpdates(state, result.uri);
-    if (state.subscriptions.includes(result.uri)) replies.unshift(notice('notifications/resources/updated', { uri: result.uri }));
+    // A legacy session's subscription, and every 2026-07-28 listen stream that named the transcript, matched by
+    // its conversation (under whichever spelling of the URI each named it, which its notification repeats).
+    const conversation = transcriptConversation(result.uri);
+    if (conversation === null) return silent(state);
+    const replies = listenUpdates(state, conversation);
+    const subscribed = subscribedUri(state, conversation);
+    if (subscribed !== undefined) replies.unshift(notice('notifications/resources/updated', { uri: subscribed }));
     return replies.length > 0 ? { state, replies, effects: [] } : silent(state);
   }
   if (result.kind === 'taskStatus') {
@@ -345,7 +350,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
     case 'transcript': {
       const uri = pending.kind === 'resource' ? pending.uri : '';
       if (result.jsonl === null) return fail(next, pending.requestId, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
-      return reply(next, pending.requestId, { contents: [{ uri, mimeType: 'application/jsonl', text: result.jsonl }] });
+      return reply(next, pending.requestId, transcriptPage(uri, pending.kind === 'resource' ? pending.conversationId : undefined, result.jsonl, result.nextAfterSeq));
     }
     case 'transcriptFound': {
       const uri = pending.kind === 'subscribe' ? pending.uri : '';

@@ -59,7 +59,8 @@ type PendingWork =
   | { kind: 'consume'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number }
   /** A tool call waiting for the person's answer to an `elicitation/create` (policy `ask`). */
   | { kind: 'confirm'; requestId: RequestId; tool: ToolName; args: Record<string, unknown>; progressToken?: string | number; outgoingId: string }
-  | { kind: 'resource'; requestId: RequestId; uri: string }
+  /** A `resources/read`; `conversationId`: of a transcript's page, which names the next page. */
+  | { kind: 'resource'; requestId: RequestId; uri: string; conversationId?: string }
   /** A 2025 `resources/subscribe` waiting for the store to find the transcript's conversation the principal's. */
   | { kind: 'subscribe'; requestId: RequestId; uri: string; conversationId: string }
   | { kind: 'completion'; requestId: RequestId }
@@ -69,7 +70,8 @@ type PendingWork =
   | { kind: 'task'; requestId: RequestId; method: 'tasks/get' | 'tasks/update' | 'tasks/cancel'; taskId: string }
   /**
    * A 2026-07-28 `subscriptions/listen`: in flight until the client cancels it. `uris`: the transcript URIs
-   * it was acknowledged for (empty until `acked`); each update of one goes out tagged with `requestId`.
+   * it asked for, one spelling per conversation, until `acked`; then those it was acknowledged for. Each
+   * update of one goes out tagged with `requestId`, naming the URI as spelled here.
    * `tasks`: the task ids it was acknowledged for (Tasks extension), each with the status last sent on it
    * (null: none yet), so a `notifications/tasks` goes out once per change of status.
    */
@@ -92,7 +94,7 @@ export interface ConnectionState {
   readonly nextTicket: number;
   /** Conversations this connection started (filled by harness tasks). */
   readonly conversations: readonly string[];
-  /** Resource URIs this connection subscribed to. */
+  /** Transcript URIs this connection subscribed to, as the client spelled them: one per conversation. */
   readonly subscriptions: readonly string[];
   /** The client's root this session works in (a checked real path), or null: the configured workspace. */
   readonly root: string | null;

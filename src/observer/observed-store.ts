@@ -5,7 +5,7 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { ClusterNode } from '../store/cluster-nodes.ts';
 import type { ExpiredTask, ParkedResume, RunningCancel, SessionCheckpoint, TakeoverScope, TaskLease } from '../store/task-lease.ts';
 import type { TaskRecord, TaskResult } from '../store/store.ts';
-import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
+import type { Conversation, ConversationIds, ConversationPage, ConversationStatus, EntriesOptions, EntriesPage, Entry, EntryType, ListOptions, NewConversation } from '../store/store.ts';
 
 export interface StoreListener {
   appended(conversationId: string, type: EntryType, seconds: number): void;
@@ -51,6 +51,10 @@ export class ObservedStore implements AsyncConversationStore {
 
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null> {
     return this.#inner.entries(conversationId, principal, opts);
+  }
+
+  entriesPage(conversationId: string, principal: string, opts?: EntriesOptions): Promise<EntriesPage | null> {
+    return this.#inner.entriesPage(conversationId, principal, opts);
   }
 
   lastEntry(conversationId: string): Promise<Entry | null> {

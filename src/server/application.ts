@@ -19,7 +19,7 @@ import { Scheduler } from '../actors/scheduler.ts';
 import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
 import { Session } from '../connection/session.ts';
-import { parseTranscriptUri, transcriptUri } from '../mcp/resources.ts';
+import { transcriptConversation, transcriptUri } from '../mcp/resources.ts';
 import { ClusterMembership, type HeldSession } from '../cluster/cluster-membership.ts';
 import type { OrphanStore } from '../cluster/orphan-requests.ts';
 import type { ClusterSessions } from '../cluster/session-locator.ts';
@@ -324,7 +324,7 @@ export class Application implements SessionHost {
     this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });
     // A session taken over keeps its subscriptions: this node watches those transcripts for it now.
     for (const uri of resumed?.subscriptions ?? []) {
-      const conversation = parseTranscriptUri(uri);
+      const conversation = transcriptConversation(uri);
       if (conversation !== null) this.#watches.watchTranscript(conversation, id, (c) => session.deliver({ kind: 'resourceUpdated', uri: transcriptUri(c) }));
     }
     // The teardown and the exit's watch are the application's, one for every session; only a session

@@ -9,6 +9,7 @@ import type {
   ConversationStatus,
   ConversationStore,
   EntriesOptions,
+  EntriesPage,
   Entry,
   EntryType,
   ListOptions,
@@ -46,6 +47,8 @@ export interface AsyncConversationStore {
   append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Promise<Entry>;
   /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null>;
+  /** `ConversationStore.entriesPage`: a page of entries and whether more follow it, in one read. */
+  entriesPage(conversationId: string, principal: string, opts?: EntriesOptions): Promise<EntriesPage | null>;
   /** The entry with the largest seq, or null when there is none (or no such conversation). */
   lastEntry(conversationId: string): Promise<Entry | null>;
   /** `ConversationStore.taskRecord`: the conversation, its last seq and its last run's result, in one read. */
@@ -204,6 +207,10 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null> {
     return this.#store.entries(conversationId, principal, opts);
+  }
+
+  async entriesPage(conversationId: string, principal: string, opts?: EntriesOptions): Promise<EntriesPage | null> {
+    return this.#store.entriesPage(conversationId, principal, opts);
   }
 
   async lastEntry(conversationId: string): Promise<Entry | null> {

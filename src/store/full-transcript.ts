@@ -1,7 +1,9 @@
 // A conversation's whole transcript, read page by page (MAX_ENTRIES_LIMIT entries a page) through the
 // store's principal-taking reads: what a task resumed from the store, or a round of it, rebuilds its state
 // from. (A `tasks/get` of a finished task reads its stored result, or the end of the transcript alone:
-// task/task-result-tail.ts.)
+// task/task-result-tail.ts.) Not bounded in total, by count or bytes: the model is sent the whole
+// conversation (task-core.ts `historyOf`), so a resumed task or a round loads every entry, each up to
+// DEFAULT_MAX_PAYLOAD_BYTES, however many runs `conversation_id` has continued it for.
 
 import type { AsyncConversationStore } from './async-store.ts';
 import { type Entry, MAX_ENTRIES_LIMIT } from './store.ts';

@@ -191,8 +191,28 @@ const v8: Migration = {
   },
 };
 
+// Each entry's payload size in bytes (its JSON text as UTF-8), so a read bounded by bytes (`EntriesOptions.maxBytes`)
+// finds where to cut a page from the sizes alone. The column is added last, after `payload`, so a row's size
+// sits behind its payload's overflow pages; the index (conversation_id, seq, payload_size) covers the cut's
+// query, which then reads no payload page at all. Existing rows are measured once here: SQLite keeps text in
+// the database's encoding, and CAST … AS BLOB gives those bytes, which are UTF-8 in every file super-pi makes
+// (it never sets `PRAGMA encoding`; another encoding is refused rather than measured wrong).
+const v9: Migration = {
+  version: 9,
+  description: 'the payload size of each transcript entry',
+  up(db) {
+    const encoding = db.pragma('encoding');
+    if (encoding !== 'UTF-8') throw new Error(`the database's text encoding is ${String(encoding)}; super-pi measures payloads as UTF-8 and writes only UTF-8 databases`);
+    db.exec(`
+      ALTER TABLE entries ADD COLUMN payload_size INTEGER NOT NULL DEFAULT 0;
+      UPDATE entries SET payload_size = length(CAST(payload AS BLOB));
+      CREATE INDEX entries_sizes ON entries (conversation_id, seq, payload_size);
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7, v8];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

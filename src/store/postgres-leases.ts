@@ -8,7 +8,7 @@ import { StoreError } from './errors.ts';
 import { liveSql } from './retention.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
-import { integer, leaseNow } from './postgres-rows.ts';
+import { integer, leaseNow, payloadSize } from './postgres-rows.ts';
 import { TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { checkCheckpoint, checkEpoch, checkSessionKey, pageLimit, serializePayload, storableText } from './store-checks.ts';
 import type { Entry } from './store.ts';
@@ -49,7 +49,7 @@ const CANCEL_RUNNING = `
     UPDATE conversations SET status = 'cancelled', task_result = NULL, owner = $1, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
     WHERE id = $3 AND principal = $4 AND status IN ('running', 'input_required') RETURNING id, last_seq
   ), added AS (
-    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, 'error', $5 FROM hit RETURNING conversation_id, seq
+    INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) SELECT id, last_seq, $2, 'error', $5, ${payloadSize(5)} FROM hit RETURNING conversation_id, seq
   )
   SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
@@ -70,7 +70,7 @@ const RECORD_PARKED_ANSWER = `
     UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $4)
     WHERE id = $1 AND principal = $2 AND status = 'input_required' AND last_seq = $3 RETURNING id, last_seq
   ), added AS (
-    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $4, 'person_answer', $5 FROM bumped RETURNING conversation_id, seq
+    INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) SELECT id, last_seq, $4, 'person_answer', $5, ${payloadSize(5)} FROM bumped RETURNING conversation_id, seq
   )
   SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 

@@ -215,8 +215,24 @@ const v9: PostgresMigration = {
   },
 };
 
+// Each entry's payload size in bytes (its JSON text as UTF-8), so a read bounded by bytes (`EntriesOptions.maxBytes`)
+// finds where to cut a page from the sizes alone, without reading a payload (large ones live out of line, in
+// TOAST). Existing rows are measured once here, as UTF-8 whatever the server's encoding; then the column is
+// NOT NULL without a default, so an insert that does not measure its payload fails rather than records 0.
+const v10: PostgresMigration = {
+  version: 10,
+  description: 'the payload size of each transcript entry',
+  async up(client) {
+    await client.query(`
+      ALTER TABLE entries ADD COLUMN payload_size bigint CHECK (payload_size >= 0);
+      UPDATE entries SET payload_size = octet_length(convert_to(payload, 'UTF8'));
+      ALTER TABLE entries ALTER COLUMN payload_size SET NOT NULL;
+    `);
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

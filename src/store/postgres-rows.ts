@@ -32,6 +32,12 @@ export interface TaskRecordRow extends ConversationRow {
   task_result: string | null;
 }
 
+/**
+ * The size an entry's payload is recorded with (`payload_size`, migration 10), measured from parameter `$n`
+ * (its JSON text) as UTF-8 whatever the server's encoding, exactly as the migration measured the rows before it.
+ */
+export const payloadSize = (n: number): string => `octet_length(convert_to($${n}, 'UTF8'))`;
+
 export interface EntryRow {
   seq: string;
   conversation_id: string;
@@ -39,6 +45,9 @@ export interface EntryRow {
   type: string;
   payload: string;
 }
+
+/** A row of ENTRIES_PAGE: an entry (or nulls, as NoEntryRow), with the page's counts (bigint, as strings). */
+export type EntryPageRow = (EntryRow | NoEntryRow) & { rows: string; admitted: string };
 
 /** The conversation's row of the ENTRIES join when it has no entry after `afterSeq`. */
 export type NoEntryRow = { [K in keyof EntryRow]: null };

@@ -1,7 +1,7 @@
 // The PostgreSQL store's statements that are more than a line (postgres-store.ts runs them): each write
 // is one statement, so one transaction, and its NOTIFY goes out at its commit.
 
-import { leaseNow } from './postgres-rows.ts';
+import { leaseNow, payloadSize } from './postgres-rows.ts';
 import { expiredSql, liveSql } from './retention.ts';
 import { TASK_STATUS_CHANNEL, TRANSCRIPTS_CHANNEL } from './session-events.ts';
 
@@ -21,7 +21,7 @@ export const APPEND = `
     UPDATE conversations SET last_seq = last_seq + 1, updated_at = greatest(updated_at, $2)
     WHERE id = $1 AND ($5::bigint IS NULL OR epoch = $5) RETURNING id, last_seq
   ), added AS (
-    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $2, $3, $4 FROM bumped RETURNING conversation_id, seq
+    INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) SELECT id, last_seq, $2, $3, $4, ${payloadSize(4)} FROM bumped RETURNING conversation_id, seq
   )
   SELECT seq, pg_notify('${TRANSCRIPTS_CHANNEL}', $6 || ' ' || conversation_id) FROM added`;
 
@@ -33,7 +33,7 @@ export const INTERRUPT = `
     UPDATE conversations SET status = 'interrupted', task_result = NULL, epoch = epoch + 1, last_seq = last_seq + 1, updated_at = greatest(updated_at, $3)
     WHERE id = $1 AND status = 'running' AND owner = $2 RETURNING id, last_seq
   ), added AS (
-    INSERT INTO entries (conversation_id, seq, time, type, payload) SELECT id, last_seq, $3, 'interrupted', $4 FROM hit RETURNING conversation_id, seq
+    INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) SELECT id, last_seq, $3, 'interrupted', $4, ${payloadSize(4)} FROM hit RETURNING conversation_id, seq
   )
   SELECT seq, pg_notify('${TASK_STATUS_CHANNEL}', $5 || ' ' || conversation_id) FROM added`;
 
@@ -45,6 +45,27 @@ export const ENTRIES = `
   FROM conversations c LEFT JOIN entries e ON e.conversation_id = c.id AND e.seq > $3
   WHERE c.id = $1 AND c.principal = $2 AND ${liveSql('$5', 'c')}
   ORDER BY e.seq LIMIT $4`;
+
+// ENTRIES bounded by bytes too ($6, EntriesOptions.maxBytes), in one statement (one snapshot): of the next
+// $4 + 1 entries, the page admits the first always, then while the running total of their recorded sizes
+// stays within $6 and the count within $4; only the admitted rows' payloads are read (the cut reads
+// `payload_size` alone, and a large payload lives out of line in TOAST, untouched). Each row carries the
+// page's counts: `rows` more than `admitted`, more entries follow. No row: not there (or not the
+// principal's); one row with a null seq: there, with no entries after $3.
+export const ENTRIES_PAGE = `
+  WITH owned AS (
+    SELECT c.id FROM conversations c WHERE c.id = $1 AND c.principal = $2 AND ${liveSql('$5', 'c')}
+  ), page AS (
+    SELECT e.seq, e.payload_size FROM entries e WHERE e.conversation_id IN (SELECT id FROM owned) AND e.seq > $3 ORDER BY e.seq LIMIT $4 + 1
+  ), sized AS (
+    SELECT seq, ROW_NUMBER() OVER w AS n, SUM(payload_size) OVER w AS running FROM page WINDOW w AS (ORDER BY seq ROWS UNBOUNDED PRECEDING)
+  ), cut AS (
+    SELECT max(seq) FILTER (WHERE n = 1 OR (n <= $4 AND running <= $6)) AS last,
+           count(*) FILTER (WHERE n = 1 OR (n <= $4 AND running <= $6)) AS admitted, count(*) AS rows FROM sized
+  )
+  SELECT e.seq, e.conversation_id, e.time, e.type, e.payload, cut.rows, cut.admitted
+  FROM owned CROSS JOIN cut LEFT JOIN entries e ON e.conversation_id = owned.id AND e.seq > $3 AND e.seq <= cut.last
+  ORDER BY e.seq`;
 
 // An unfenced status change supersedes whoever held the lease, so the epoch moves on; a fenced one ($5)
 // happens only while its epoch is current. The run's result ($6, null: none) goes in the same write. Its

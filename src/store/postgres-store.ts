@@ -17,12 +17,13 @@ import { nodeOwnership } from './node-ownership.ts';
 import type { Ownership } from './ownership.ts';
 import { PostgresLeases } from './postgres-leases.ts';
 import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
-import { type ConversationRow, entryFromRow, type EntryRow, fromRow, hasEntry, integer, type NoEntryRow, type TaskRecordRow } from './postgres-rows.ts';
+import { type ConversationRow, entryFromRow, type EntryPageRow, type EntryRow, fromRow, hasEntry, integer, type NoEntryRow, type TaskRecordRow } from './postgres-rows.ts';
 import { PostgresSessionEventLog } from './postgres-session-events.ts';
 import {
   checkAfterSeq,
   checkEntryType,
   checkEpoch,
+  checkMaxBytes,
   checkMaxPayloadBytes,
   checkNewConversation,
   checkStatus,
@@ -32,7 +33,7 @@ import {
 } from './store-checks.ts';
 import { checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TakeoverScope, type TaskLease } from './task-lease.ts';
 import { PostgresListener } from './postgres-listener.ts';
-import { APPEND, CONVERSATION_COLUMNS, ENTRIES, ENTRY_COLUMNS, INSERT_CONVERSATION, INTERRUPT, NEWEST_FIRST, SET_STATUS, SWEEP_EXPIRED } from './postgres-statements.ts';
+import { APPEND, CONVERSATION_COLUMNS, ENTRIES, ENTRIES_PAGE, ENTRY_COLUMNS, INSERT_CONVERSATION, INTERRUPT, NEWEST_FIRST, SET_STATUS, SWEEP_EXPIRED } from './postgres-statements.ts';
 import { guarded } from '../log/guarded.ts';
 import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TASK_STATUS_CHANNEL, TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { decodeTaskResult, encodeTaskResult } from './task-result.ts';
@@ -47,6 +48,7 @@ import {
   DEFAULT_LIST_LIMIT,
   DEFAULT_MAX_PAYLOAD_BYTES,
   type EntriesOptions,
+  type EntriesPage,
   type Entry,
   type EntryType,
   type ListOptions,
@@ -301,9 +303,22 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
     if (!storableText(conversationId) || !storableText(principal)) return null;
+    if (opts.maxBytes !== undefined) return (await this.entriesPage(conversationId, principal, opts))?.entries ?? null;
     const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit, this.#now()]);
     if (rows.length === 0) return null;
     return rows.filter(hasEntry).map(entryFromRow);
+  }
+
+  async entriesPage(conversationId: string, principal: string, opts: EntriesOptions = {}): Promise<EntriesPage | null> {
+    this.#assertOpen();
+    const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
+    const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
+    const maxBytes = checkMaxBytes(opts.maxBytes) ?? Number.MAX_SAFE_INTEGER;
+    if (!storableText(conversationId) || !storableText(principal)) return null;
+    const { rows } = await this.#pool.query<EntryPageRow>(ENTRIES_PAGE, [conversationId, principal, afterSeq, limit, this.#now(), maxBytes]);
+    const first = rows[0];
+    if (first === undefined) return null;
+    return { entries: rows.flatMap((r) => (hasEntry(r) ? [entryFromRow(r)] : [])), more: integer(first.rows, 'page rows') > integer(first.admitted, 'page admitted') };
   }
 
   async lastEntry(conversationId: string): Promise<Entry | null> {

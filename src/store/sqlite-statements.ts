@@ -38,6 +38,17 @@ const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 /** The directory a task's setup records (`workspace`, a non-empty string), else null: none, or a setup that is not JSON. */
 const RECORDED = "nullif(CASE WHEN json_valid(task_setup) AND json_type(task_setup, '$.workspace') = 'text' THEN json_extract(task_setup, '$.workspace') END, '')";
 
+/**
+ * Where a page bounded by bytes ends (EntriesOptions.maxBytes), from the sizes alone (the index entries_sizes
+ * covers the query, so no payload is read): of the next @limit + 1 entries, how many the page admits — the
+ * first always, then while the running total stays within @max and the count within @limit — and how many
+ * there are (more than admitted: more entries follow the page).
+ */
+export const ENTRIES_CUT = `
+  WITH page AS (SELECT seq, payload_size FROM entries WHERE conversation_id = @id AND seq > @after ORDER BY seq LIMIT @limit + 1),
+  sized AS (SELECT ROW_NUMBER() OVER w AS n, SUM(payload_size) OVER w AS running FROM page WINDOW w AS (ORDER BY seq ROWS UNBOUNDED PRECEDING))
+  SELECT coalesce(max(n) FILTER (WHERE n = 1 OR (n <= @limit AND running <= @max)), 0) AS admitted, count(*) AS rows FROM sized`;
+
 export function prepareStatements(db: SqliteDatabase) {
   return {
     // Held by its creator for one lease term: a claim follows at once, and no other node may take over
@@ -133,7 +144,8 @@ export function prepareStatements(db: SqliteDatabase) {
     nodeOf: db.prepare<[string], { owner: string; node_id: string; advertise_url: string; lease_expires: number }>('SELECT owner, node_id, advertise_url, lease_expires FROM cluster_nodes WHERE owner = ?'),
     sessionEpoch: db.prepare<[string], { epoch: number }>('SELECT epoch FROM session_checkpoints WHERE session_id = ?'),
     loadCheckpoint: db.prepare<[string, string], CheckpointRow>('SELECT session_id, owner, epoch, bytes, updated_at FROM session_checkpoints WHERE session_id = ? AND principal = ?'),
-    insertEntry: db.prepare<[string, number, number, EntryType, string]>('INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES (?, ?, ?, ?, ?)'),
+    // The payload's size is measured where it is stored, as migration 9 measured the rows before it.
+    insertEntry: db.prepare<[NewEntryRow]>('INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) VALUES (@id, @seq, @time, @type, @payload, length(CAST(@payload AS BLOB)))'),
     running: db.prepare<[], ExpiredRow & { owner: string; lease_expires: number }>("SELECT id, owner, principal, harness, epoch, task_setup, lease_expires FROM conversations WHERE status = 'running'"),
     // Only if nobody took it over (or interrupted it) since it was found running under this owner: its
     // lease counts as lapsed from now, so a takeover pass (task-takeover.ts) takes it at once.
@@ -150,6 +162,7 @@ export function prepareStatements(db: SqliteDatabase) {
       'SELECT count(*) AS n FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix',
     ),
     entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    entriesCut: db.prepare<[CutParams], CutRow>(ENTRIES_CUT),
     lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
     // The change feed (sqlite-change-feed.ts): whether another connection committed, and the marks of
     // the conversations it watches, named as one JSON array, each found by its primary key.
@@ -158,6 +171,29 @@ export function prepareStatements(db: SqliteDatabase) {
       'SELECT id, status, last_seq, epoch FROM conversations WHERE id IN (SELECT value FROM json_each(?))',
     ),
   };
+}
+
+/** An entry as `insertEntry` writes it (its payload's size is measured by the statement). */
+export interface NewEntryRow {
+  id: string;
+  seq: number;
+  time: number;
+  type: EntryType;
+  payload: string;
+}
+
+/** `entriesCut`'s parameters: the page after `after`, at most `limit` entries and `max` bytes of payload. */
+export interface CutParams {
+  id: string;
+  after: number;
+  limit: number;
+  max: number;
+}
+
+/** Entries `entriesCut` admits to the page, and how many of the next `limit + 1` there are. */
+export interface CutRow {
+  admitted: number;
+  rows: number;
 }
 
 export interface LeaseRow {

@@ -10,11 +10,12 @@ import { type ConversationRow, type EntryRow, type ListParams, prepareStatements
 import { decodeTaskResult, encodeTaskResult } from './task-result.ts';
 import { type Ownership, processOwnership } from './ownership.ts';
 import {
-  checkAfterSeq, checkCheckpoint, checkEntryType, checkEpoch, checkMaxPayloadBytes, checkNewConversation, checkSessionKey, checkStatus, known, pageLimit, serializePayload,
+  checkCheckpoint, checkEntryType, checkEpoch, checkMaxPayloadBytes, checkNewConversation, checkSessionKey, checkStatus, known, pageLimit, serializePayload,
 } from './store-checks.ts';
 import type { ClusterNode } from './cluster-nodes.ts';
 import { decodeNodeOwner } from './node-ownership.ts';
 import { openSqlite, type SqliteDatabase, type SqliteDriverName } from './sqlite-driver.ts';
+import { SqliteEntryPages } from './sqlite-entry-pages.ts';
 import type { ChangeSource, ConversationMark } from './sqlite-change-feed.ts';
 import { belowPrefix, checkLeaseMs, type ExpiredTask, type ParkedResume, type RunningCancel, type SessionCheckpoint, type TakeoverScope, type TaskLease } from './task-lease.ts';
 import { checkPatienceMs, orphanAction, orphanMessage, type OrphanVerdict } from './orphan-verdict.ts';
@@ -27,15 +28,14 @@ import {
   type ConversationPage,
   type ConversationStatus,
   type ConversationStore,
-  DEFAULT_ENTRIES_LIMIT,
   DEFAULT_LIST_LIMIT,
   DEFAULT_MAX_PAYLOAD_BYTES,
   type EntriesOptions,
+  type EntriesPage,
   type Entry,
   ENTRY_TYPES,
   type EntryType,
   type ListOptions,
-  MAX_ENTRIES_LIMIT,
   MAX_LIST_LIMIT,
   type NewConversation,
   type TaskRecord,
@@ -83,7 +83,8 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   readonly #appendTx: (conversationId: string, type: EntryType, json: string, time: number, epoch: number | null) => number;
   readonly #interruptTx: (conversationId: string, owner: string, json: string, time: number) => boolean;
   readonly #cancelTx: (id: string, principal: string, json: string, time: number) => RunningCancel;
-  readonly #entriesTx: (conversationId: string, principal: string, afterSeq: number, limit: number) => EntryRow[] | null;
+  /** Transcript pages (sqlite-entry-pages.ts). */
+  readonly #pages: SqliteEntryPages;
   /** Spent 2026-07-28 confirmations (consumed-states.ts). */
   readonly #consumed: SqliteConsumedStates;
   #closed = false;
@@ -133,7 +134,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     const appendTx = db.transaction((conversationId: string, type: EntryType, json: string, time: number, epoch: number | null): number => {
       const row = s.nextSeq.get({ time, id: conversationId, epoch });
       if (row === undefined) throw this.#missedWrite(conversationId, epoch);
-      s.insertEntry.run(conversationId, row.last_seq, time, type, json);
+      s.insertEntry.run({ id: conversationId, seq: row.last_seq, time, type, payload: json });
       return row.last_seq;
     });
     this.#appendTx = (...args) => appendTx.immediate(...args);
@@ -147,7 +148,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     const cancelTx = db.transaction((id: string, principal: string, json: string, time: number): RunningCancel => {
       const row = s.cancelRunning.get({ owner: this.#ownership.self, now: time, id, principal });
       if (row === undefined) return s.getConversation.get({ id, principal, now: time }) === undefined ? 'not-found' : 'not-running';
-      s.insertEntry.run(id, row.last_seq, time, 'error', json);
+      s.insertEntry.run({ id, seq: row.last_seq, time, type: 'error', payload: json });
       return 'cancelled';
     });
     this.#cancelTx = (...args) => cancelTx.immediate(...args);
@@ -155,16 +156,11 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
     const parkedAnswerTx = db.transaction((id: string, principal: string, seq: number, json: string, time: number): number | null => {
       const row = s.parkedAnswerSeq.get({ id, principal, seq, now: time });
       if (row === undefined) return null;
-      s.insertEntry.run(id, row.last_seq, time, 'person_answer', json);
+      s.insertEntry.run({ id, seq: row.last_seq, time, type: 'person_answer', payload: json });
       return row.last_seq;
     });
     this.#parkedAnswerTx = (...args) => parkedAnswerTx.immediate(...args);
-    // One read transaction, so the ownership check and the rows come from the same snapshot.
-    const entriesTx = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number): EntryRow[] | null => {
-      if (s.getConversation.get({ id: conversationId, principal, now: this.#now() }) === undefined) return null;
-      return s.entriesAfter.all(conversationId, afterSeq, limit);
-    });
-    this.#entriesTx = (...args) => entriesTx.deferred(...args);
+    this.#pages = new SqliteEntryPages(db, s);
   }
 
   createConversation(input: NewConversation): Conversation {
@@ -401,10 +397,14 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
 
   entries(conversationId: string, principal: string, opts: EntriesOptions = {}): Entry[] | null {
     this.#assertOpen();
-    const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
-    const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
-    const rows = this.#entriesTx(conversationId, principal, afterSeq, limit);
-    return rows === null ? null : rows.map(entryFromRow);
+    const page = this.#pages.page(conversationId, principal, opts, this.#now(), false);
+    return page === null ? null : page.rows.map(entryFromRow);
+  }
+
+  entriesPage(conversationId: string, principal: string, opts: EntriesOptions = {}): EntriesPage | null {
+    this.#assertOpen();
+    const page = this.#pages.page(conversationId, principal, opts, this.#now(), true);
+    return page === null ? null : { entries: page.rows.map(entryFromRow), more: page.more };
   }
 
   lastEntry(conversationId: string): Entry | null {

@@ -17,6 +17,13 @@ export function checkAfterSeq(afterSeq: number): number {
   return afterSeq;
 }
 
+/** A page's byte bound (`EntriesOptions.maxBytes`): null when absent, refused when not a positive whole number. */
+export function checkMaxBytes(maxBytes: number | undefined): number | null {
+  if (maxBytes === undefined) return null;
+  if (!Number.isSafeInteger(maxBytes) || maxBytes <= 0) throw new StoreError('invalid_argument', `maxBytes must be a positive whole number, not ${maxBytes}`);
+  return maxBytes;
+}
+
 export function checkNewConversation(input: NewConversation): void {
   for (const field of ['principal', 'sessionId', 'harness'] as const) {
     if (typeof input[field] !== 'string' || input[field] === '') throw new StoreError('invalid_argument', `${field} must be a non-empty string`);

@@ -134,6 +134,20 @@ export interface EntriesOptions {
   afterSeq?: number;
   /** At most this many entries: default `DEFAULT_ENTRIES_LIMIT`, at most `MAX_ENTRIES_LIMIT` (larger values are lowered to it). */
   limit?: number;
+  /**
+   * At most this many bytes of payload (each entry's payload as the UTF-8 JSON text the store keeps, its
+   * recorded size), counted in seq order: the page ends at the last entry that keeps the total within it.
+   * The first entry is always returned, even one larger than the bound alone (an entry is at most
+   * `DEFAULT_MAX_PAYLOAD_BYTES`), so a page is never empty while entries follow. The cut is made from the
+   * sizes alone: no payload past it is read. Absent: no byte bound.
+   */
+  maxBytes?: number;
+}
+
+/** One page of entries, and whether more follow it (after its last seq, at the time of the read). */
+export interface EntriesPage {
+  entries: Entry[];
+  more: boolean;
 }
 
 /** Conversations per list page when the caller names no limit. */
@@ -181,6 +195,8 @@ export interface ConversationStore {
   append(conversationId: string, type: EntryType, payload: unknown, epoch?: number): Entry;
   /** Entries in seq order, or null when the conversation does not exist or belongs to another principal. */
   entries(conversationId: string, principal: string, opts?: EntriesOptions): Entry[] | null;
+  /** `entries`, saying whether more entries follow the page (in the same read): what a paged transcript read needs. */
+  entriesPage(conversationId: string, principal: string, opts?: EntriesOptions): EntriesPage | null;
   /** The entry with the largest seq, or null when there is none (or no such conversation). */
   lastEntry(conversationId: string): Entry | null;
   /** The conversation with its last seq and its last run's result (task-result.ts), in one read; null as `getConversation`. */

@@ -55,7 +55,7 @@ const a1 = store.createConversation({ principal: 'token:alice', sessionId: 'sess
 store.append(a1.id, 'user', { text: 'hello' });
 
 test('a transcript reads from another session of the same principal', async () => {
-  const r = await run(aliceOther, { kind: 'readTranscript', ticket: 1, conversationId: a1.id });
+  const r = await run(aliceOther, { kind: 'readTranscript', ticket: 1, conversationId: a1.id, afterSeq: 0 });
   assert.is(r.kind, 'transcript');
   assert.equal((r as { jsonl: string }).jsonl.split('\n').map((l) => JSON.parse(l) as { seq: number; type: string }).map((e) => [e.seq, e.type]), [[1, 'user']]);
 });
@@ -63,7 +63,7 @@ test('a transcript reads from another session of the same principal', async () =
 test('another principal\'s conversation and a missing one get identical answers on read, subscribe and completion', async () => {
   const missing = '00000000-0000-4000-8000-000000000000';
   for (const effect of [
-    (id: string): Effect => ({ kind: 'readTranscript', ticket: 7, conversationId: id }),
+    (id: string): Effect => ({ kind: 'readTranscript', ticket: 7, conversationId: id, afterSeq: 0 }),
     (id: string): Effect => ({ kind: 'watchTranscript', ticket: 7, conversationId: id }),
     (id: string): Effect => ({ kind: 'completeConversation', ticket: 7, prefix: id }),
   ]) {
@@ -71,7 +71,7 @@ test('another principal\'s conversation and a missing one get identical answers 
     const none = await run(bob, effect(missing));
     assert.equal(theirs, none, effect('x').kind);
   }
-  assert.equal(await run(bob, { kind: 'readTranscript', ticket: 7, conversationId: a1.id }), { kind: 'transcript', ticket: 7, jsonl: null });
+  assert.equal(await run(bob, { kind: 'readTranscript', ticket: 7, conversationId: a1.id, afterSeq: 0 }), { kind: 'transcript', ticket: 7, jsonl: null });
   assert.equal(await run(bob, { kind: 'watchTranscript', ticket: 7, conversationId: a1.id }), { kind: 'transcriptFound', ticket: 7, found: false });
 });
 

@@ -50,14 +50,15 @@ test('unsubscribing from a subscribed transcript asks the runtime to release the
   assert.equal(again.effects, [], 'not subscribed: no watch of the session\'s to release');
 });
 
-test('a transcript still subscribed under another spelling of its URI keeps its watch until the last is unsubscribed', () => {
+test('two spellings of one transcript\'s URI are one subscription: the later spelling replaces the earlier, and unsubscribing under either releases the watch', () => {
   const spelled = 'superpi://conversation/%632/transcript'; // c2, its "c" percent-encoded
   const state = subscribedTo(uri('c2'), spelled);
-  assert.is(state.subscriptions.length, 2);
-  const first = feed(state, req(1, 'resources/unsubscribe', { uri: uri('c2') }));
-  assert.equal(first.effects, [], 'the other spelling still needs the watch');
-  const last = feed(first.state, req(2, 'resources/unsubscribe', { uri: spelled }));
-  assert.equal(last.effects, [{ kind: 'unwatchTranscript', conversationId: 'c2' }]);
+  assert.equal(state.subscriptions, [spelled], 'one subscription, under the spelling last used');
+  for (const by of [uri('c2'), spelled, 'superpi://conversation/c%32/transcript']) {
+    const off = feed(state, req(1, 'resources/unsubscribe', { uri: by }));
+    assert.equal(off.state.subscriptions, [], by);
+    assert.equal(off.effects, [{ kind: 'unwatchTranscript', conversationId: 'c2' }], by);
+  }
 });
 
 test('a subscribe cancelled while the store is asked releases the watch its lookup may have made, unless the session is subscribed to it', () => {

@@ -69,7 +69,7 @@ test('rule 2: another principal\'s conversation answers read, subscribe and comp
     store.append(theirs.id, 'user', { text: 'private' });
     const missing = theirs.id.replace(/^./, (c) => (c === 'f' ? '0' : 'f'));
     for (const make of [
-      (id: string): Effect => ({ kind: 'readTranscript', ticket: 1, conversationId: id }),
+      (id: string): Effect => ({ kind: 'readTranscript', ticket: 1, conversationId: id, afterSeq: 0 }),
       (id: string): Effect => ({ kind: 'watchTranscript', ticket: 1, conversationId: id }),
       (id: string): Effect => ({ kind: 'completeConversation', ticket: 1, prefix: id.slice(0, 1 + Math.floor(next() * 8)) }),
     ]) {

@@ -7,6 +7,7 @@ import { databasePath, openStore } from '../../src/store/location.ts';
 import { latestVersion, migrate, type Migration, MIGRATIONS, migrationsProblem, schemaVersion } from '../../src/store/migrations.ts';
 import { processOwnership } from '../../src/store/ownership.ts';
 import { openSqlite, type SqliteDatabase } from '../../src/store/sqlite-driver.ts';
+import { type CutParams, ENTRIES_CUT } from '../../src/store/sqlite-statements.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { removeHome, tempHome, throwsStoreError } from './helpers.ts';
 
@@ -57,7 +58,7 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   const db = raw(databasePath(home));
   assert.is(schemaVersion(db), latestVersion());
   assert.equal(tables(db), ['cluster_nodes', 'consumed_request_states', 'conversations', 'entries', 'session_checkpoints']);
-  assert.equal(indexes(db), ['consumed_request_states_expiry', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_running', 'entries_by_conversation']);
+  assert.equal(indexes(db), ['consumed_request_states_expiry', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_running', 'entries_by_conversation', 'entries_sizes']);
   assert.is(db.pragma('journal_mode'), 'wal');
   db.close();
 });
@@ -247,6 +248,49 @@ test('a schema-3 database (before leases) gets epoch 0 and a lapsed lease, and i
     throwsStoreError(() => store.append(c.id, 'model', { text: 'stale' }, 0), 'fenced');
   } finally {
     store.close();
+  }
+});
+
+test('a schema-8 database (before payload sizes) gets each entry\'s UTF-8 size, and pages by bytes read them', () => {
+  const file = databasePath(home);
+  const old = raw(file);
+  migrate(old, file, MIGRATIONS.slice(0, 8));
+  old.prepare("INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq) VALUES ('conv-a', 'alice', 's', 'super-pi-code', 'completed', NULL, 1, 1, 4)").run();
+  // ASCII, two-byte, four-byte and escaped characters: the size is the stored text's UTF-8 bytes, not its length.
+  const payloads = ['{"text":"go"}', `{"text":"${'é'.repeat(40)}"}`, `{"text":"${'😀'.repeat(25)}"}`, '{"text":"\\u0000 and \\ud800"}'];
+  const insert = old.prepare<[number, string]>("INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ('conv-a', ?, 5, 'tool_result', ?)");
+  payloads.forEach((p, i) => insert.run(i + 1, p));
+  old.close();
+
+  const store = SqliteConversationStore.open(file);
+  const db = raw(file);
+  try {
+    assert.is(schemaVersion(db), latestVersion());
+    const sizes = db.prepare<[], { seq: number; payload_size: number }>("SELECT seq, payload_size FROM entries WHERE conversation_id = 'conv-a' ORDER BY seq").all();
+    assert.equal(sizes.map((r) => r.payload_size), payloads.map((p) => Buffer.byteLength(p, 'utf8')));
+    assert.ok(sizes[1]!.payload_size > payloads[1]!.length, 'two-byte characters count twice');
+    const [one, two] = payloads.map((p) => Buffer.byteLength(p, 'utf8'));
+    assert.equal(store.entriesPage('conv-a', 'alice', { maxBytes: one! + two! })?.entries.map((e) => e.seq), [1, 2]);
+    assert.equal(store.entriesPage('conv-a', 'alice', { maxBytes: one! + two! - 1 })?.entries.map((e) => e.seq), [1]);
+    // A new entry is measured as the migration measured the old ones.
+    store.append('conv-a', 'user', { text: 'ü' });
+    assert.is(db.prepare<[], { payload_size: number }>("SELECT payload_size FROM entries WHERE conversation_id = 'conv-a' AND seq = 5").get()?.payload_size, Buffer.byteLength('{"text":"ü"}', 'utf8'));
+  } finally {
+    db.close();
+    store.close();
+  }
+});
+
+test('the cut of a page bounded by bytes reads the sizes from the covering index alone, never the table (so no payload)', () => {
+  openStore({ home }).close();
+  const db = raw(databasePath(home));
+  try {
+    const plan = db.prepare<[CutParams], { detail: string }>(`EXPLAIN QUERY PLAN ${ENTRIES_CUT}`).all({ id: 'c', after: 0, limit: 10, max: 100 }).map((r) => r.detail);
+    assert.ok(plan.some((d) => d.startsWith('SEARCH entries USING COVERING INDEX entries_sizes')), plan.join('\n'));
+    assert.ok(!plan.some((d) => /SCAN entries\b|SEARCH entries USING (?!COVERING)/.test(d)), plan.join('\n'));
+    assert.ok(plan.some((d) => d.includes('USING COVERING INDEX entries_sizes')), plan.join('\n'));
+  } finally {
+    db.close();
   }
 });
 

@@ -116,6 +116,26 @@ pgTest('a version-2 database (before the node registry) keeps its sessions and g
   assert.equal(lease.rows, [{ type: 'timestamp with time zone' }], 'the lease is a time on the database clock, not a node\'s milliseconds');
 });
 
+pgTest('a version-9 database (before payload sizes) gets each entry\'s UTF-8 size, and pages by bytes read them', async () => {
+  const url = await running().createDatabase();
+  await (await PostgresConversationStore.open(url, { migrations: POSTGRES_MIGRATIONS.slice(0, 9) })).close();
+  // Rows as a super-pi of schema 9 wrote them (today's store writes a column that schema lacks).
+  const c = { id: '99999999-9999-4999-8999-999999999999' };
+  await running().query(dbName(url), "INSERT INTO conversations (id, principal, session_id, harness, status, title, created_at, updated_at, last_seq, owner) VALUES ($1, 'alice', 's', 'super-pi-code', 'completed', NULL, 1, 1, 3, 'node:v1:[\"old\",\"x\"]')", [c.id]);
+  const payloads = ['{"text":"go"}', `{"text":"${'é'.repeat(40)}"}`, `{"text":"${'😀'.repeat(25)}"}`];
+  for (const [i, p] of payloads.entries()) {
+    await running().query(dbName(url), "INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, $2, 1, 'tool_result', $3)", [c.id, i + 1, p]);
+  }
+  const store = await open(url);
+  const sizes = await running().query<{ payload_size: string }>(dbName(url), 'SELECT payload_size FROM entries WHERE conversation_id = $1 ORDER BY seq', [c.id]);
+  assert.equal(sizes.rows.map((r) => Number(r.payload_size)), payloads.map((p) => Buffer.byteLength(p, 'utf8')));
+  const [one, two] = payloads.map((p) => Buffer.byteLength(p, 'utf8')) as [number, number];
+  assert.equal((await store.entriesPage(c.id, 'alice', { maxBytes: one + two }))?.entries.map((e) => e.seq), [1, 2]);
+  assert.equal((await store.entriesPage(c.id, 'alice', { maxBytes: one + two - 1 }))?.entries.map((e) => e.seq), [1]);
+  const column = await running().query<{ nullable: string }>(dbName(url), "SELECT is_nullable AS nullable FROM information_schema.columns WHERE table_name = 'entries' AND column_name = 'payload_size'");
+  assert.equal(column.rows, [{ nullable: 'NO' }], 'an insert that does not measure its payload fails');
+});
+
 pgTest('re-opening a migrated database runs no migration', async () => {
   const url = await running().createDatabase();
   await (await PostgresConversationStore.open(url)).close();
@@ -175,12 +195,12 @@ pgTest('a database from a newer super-pi is refused untouched; a malformed migra
   await rejectsStoreError(PostgresConversationStore.open(await running().createDatabase(), { migrations: [...POSTGRES_MIGRATIONS, skipping] }), 'invalid_migrations');
 });
 
-pgTest('seq uniqueness is the database\'s: a duplicate (conversation_id, seq), a seq of 0, a bad type or status are refused', async () => {
+pgTest('seq uniqueness is the database\'s: a duplicate (conversation_id, seq), a seq of 0, a bad type or status, an unmeasured or negative payload size are refused', async () => {
   const url = await running().createDatabase();
   const store = await open(url);
   const c = await store.createConversation(alice);
   await store.append(c.id, 'user', 'hi');
-  const insert = "INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, $2, 0, $3, 'null')";
+  const insert = "INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) VALUES ($1, $2, 0, $3, 'null', 4)";
   const refused = async (sql: string, params: unknown[], code: string) => {
     try {
       await running().query(dbName(url), sql, params);
@@ -194,6 +214,8 @@ pgTest('seq uniqueness is the database\'s: a duplicate (conversation_id, seq), a
   await refused(insert, [c.id, 0, 'user'], '23514'); // check_violation
   await refused(insert, [c.id, 2, 'thought'], '23514');
   await refused(insert, ['no-such-conversation', 1, 'user'], '23503'); // foreign_key_violation
+  await refused("INSERT INTO entries (conversation_id, seq, time, type, payload) VALUES ($1, 2, 0, 'user', 'null')", [c.id], '23502'); // not_null_violation: an unmeasured payload
+  await refused("INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size) VALUES ($1, 2, 0, 'user', 'null', -1)", [c.id], '23514');
   await refused('UPDATE conversations SET status = $1 WHERE id = $2', ['paused', c.id], '23514');
   assert.equal((await store.entries(c.id, 'alice'))?.map((e) => e.seq), [1]);
 });

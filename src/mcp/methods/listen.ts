@@ -4,7 +4,8 @@
 // conversations and, for a request that declared the Tasks extension, `notifications/tasks` for the
 // caller's own tasks (`notifications.taskIds`, SEP-2663): the DetailedTask `tasks/get` would answer, once
 // per change of status. The acknowledgment is the stream's first message and names what is honoured:
-// the requested transcript URIs and task ids the store says are the caller's (another principal's is
+// the requested transcript URIs (as the client spelled them; spellings of one are matched by conversation)
+// and task ids the store says are the caller's (another principal's is
 // left out exactly as a missing one is); each named task's current state follows it at once, so a task
 // that changed between its creation and the listen is not missed. Each notification carries the listen
 // request's id in `_meta` (META_SUBSCRIPTION_ID) and goes out as related to that request, so an HTTP
@@ -16,7 +17,7 @@ import type { StoredTask } from '../effects.ts';
 import { isRecord, META_SUBSCRIPTION_ID } from '../era.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { notice, type Outgoing } from '../outgoing.ts';
-import { parseTranscriptUri, transcriptUri } from '../resources.ts';
+import { transcriptConversation } from '../resources.ts';
 import type { ConnectionState, ListenedTask, Pending } from '../state.ts';
 import { addPending, fail, type Step } from '../step.ts';
 import { detailedTask, undeclared } from './tasks.ts';
@@ -59,10 +60,17 @@ export function listen(state: ConnectionState, id: RequestId, params: Params): S
   if (!Array.isArray(taskIds)) return fail(state, id, ErrorCode.InvalidParams, taskIds.problem);
   // Task status notifications belong to the Tasks extension: asking for them without declaring it is -32021.
   if (taskIds.length > 0 && !declaresTasks(state)) return undeclared(state, id, 'subscriptions/listen with notifications.taskIds');
-  // Only transcripts change; any other URI (the workspace, the loadout, an unknown one) is not honoured.
-  const conversations = [...new Set((requested as string[]).map(parseTranscriptUri).filter((c): c is string => c !== null))];
+  // Only transcripts change; any other URI (the workspace, the loadout, a page of a transcript, an unknown
+  // one) is not honoured. Spellings of one transcript's URI are one transcript: the first is kept, and the
+  // stream names it as the client spelled it.
+  const spelled = new Map<string, string>();
+  for (const uri of requested as string[]) {
+    const conversation = transcriptConversation(uri);
+    if (conversation !== null && !spelled.has(conversation)) spelled.set(conversation, uri);
+  }
+  const conversations = [...spelled.keys()];
   const nothing = conversations.length === 0 && taskIds.length === 0;
-  const added = addPending(state, { kind: 'listen', requestId: id, uris: [], tasks: [], acked: nothing });
+  const added = addPending(state, { kind: 'listen', requestId: id, uris: nothing ? [] : [...spelled.values()], tasks: [], acked: nothing });
   if (nothing) return { state: added.state, replies: [acknowledged(id, [], [])], effects: [] };
   return { state: added.state, replies: [], effects: [{ kind: 'watchTranscripts', ticket: added.ticket, conversationIds: conversations, taskIds }] };
 }
@@ -72,7 +80,7 @@ export function listen(state: ConnectionState, id: RequestId, params: Params): S
  * those, and each task's current state goes out right after the acknowledgment.
  */
 export function listenWatched(state: ConnectionState, ticket: number, pending: Listen, found: readonly string[], tasks: readonly StoredTask[] = []): Step {
-  const uris = found.map(transcriptUri);
+  const uris = pending.uris.filter((u) => found.includes(transcriptConversation(u) ?? ''));
   const listened: ListenedTask[] = tasks.map((t) => ({ taskId: t.taskId, sent: null }));
   const pendingNow = new Map(state.pending);
   pendingNow.set(ticket, { ...pending, uris, tasks: listened, acked: true });
@@ -86,11 +94,16 @@ export function listenWatched(state: ConnectionState, ticket: number, pending: L
   return { state: next, replies, effects: [] };
 }
 
-/** `notifications/resources/updated` on every acknowledged stream that named `uri`, each tagged with its listen id. */
-export function listenUpdates(state: ConnectionState, uri: string): Outgoing[] {
+/**
+ * `notifications/resources/updated` on every acknowledged stream that named the conversation's transcript,
+ * each tagged with its listen id and naming the URI as that stream spelled it.
+ */
+export function listenUpdates(state: ConnectionState, conversationId: string): Outgoing[] {
   const out: Outgoing[] = [];
   for (const p of state.pending.values()) {
-    if (p.kind !== 'listen' || !p.acked || !p.uris.includes(uri)) continue;
+    if (p.kind !== 'listen' || !p.acked) continue;
+    const uri = p.uris.find((u) => transcriptConversation(u) === conversationId);
+    if (uri === undefined) continue;
     out.push(notice('notifications/resources/updated', { _meta: { [META_SUBSCRIPTION_ID]: p.requestId }, uri }, p.requestId));
   }
   return out;

@@ -12,7 +12,7 @@ import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { listStoredConversations, transcriptResource } from './conversation-list.ts';
 import { listReply } from './list-reply.ts';
 import { callerOf } from './tools.ts';
-import { LOADOUT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri } from '../resources.ts';
+import { LOADOUT_URI, META_NEXT_URI, TRANSCRIPT_TEMPLATE, WORKSPACE_URI, parseTranscriptUri, transcriptPageUri } from '../resources.ts';
 import { chosenWorkspace, type ConnectionState, effectiveHarness } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 
@@ -37,7 +37,7 @@ export function listResources(state: ConnectionState, id: RequestId, params: Par
 export function listResourceTemplates(state: ConnectionState, id: RequestId, params: Params): Step {
   const templates: ResourceTemplate[] = [{
     uriTemplate: TRANSCRIPT_TEMPLATE, name: 'conversation-transcript', title: 'Conversation transcript',
-    description: 'The transcript of any conversation of your principal (from any connection, before a restart too), as JSON lines: one entry per line, seq 1, 2, 3… in order.',
+    description: 'The transcript of any conversation of your principal (from any connection, before a restart too), as JSON lines: one entry per line, seq 1, 2, 3… in order. A read returns one page; when more entries follow, the content\'s _meta["superpi/nextUri"] names the next page (…/transcript?after=<seq>).',
     mimeType: 'application/jsonl',
   }];
   return listReply(state, id, 'resourceTemplates', templates, params.cursor);
@@ -56,12 +56,25 @@ export function readResource(state: ConnectionState, id: RequestId, params: Para
   // Any conversation of the caller's principal is readable, whichever connection (or process) started
   // it. The store answers by (principal, id) in one lookup, so another principal's conversation takes
   // the same path to the same "not found" as one that never existed.
-  const conversation = parseTranscriptUri(uri);
-  if (conversation !== null) {
-    const added = addPending(state, { kind: 'resource', requestId: id, uri });
-    return { state: added.state, replies: [], effects: [{ kind: 'readTranscript', ticket: added.ticket, conversationId: conversation }] };
+  // One read is one page (TRANSCRIPT_READ_MAX_BYTES, TRANSCRIPT_READ_MAX_ENTRIES): `?after=<seq>` reads the
+  // page after that entry, and a page with more after it names the next one (`transcriptPage`).
+  const transcript = parseTranscriptUri(uri);
+  if (transcript !== null && 'problem' in transcript) return fail(state, id, ErrorCode.InvalidParams, transcript.problem, { uri });
+  if (transcript !== null) {
+    const { conversationId } = transcript;
+    const added = addPending(state, { kind: 'resource', requestId: id, uri, conversationId });
+    return { state: added.state, replies: [], effects: [{ kind: 'readTranscript', ticket: added.ticket, conversationId, afterSeq: transcript.afterSeq ?? 0 }] };
   }
   return fail(state, id, ErrorCode.ResourceNotFound, `Resource not found: ${uri}`, { uri });
+}
+
+/**
+ * A read transcript page as the reply's one content: JSON lines, and when more entries follow, the next
+ * page's URI in `_meta[META_NEXT_URI]` (a page past the first is named by the seq it starts after).
+ */
+export function transcriptPage(uri: string, conversationId: string | undefined, jsonl: string, nextAfterSeq: number | undefined) {
+  const next = conversationId === undefined || nextAfterSeq === undefined ? {} : { _meta: { [META_NEXT_URI]: transcriptPageUri(conversationId, nextAfterSeq) } };
+  return { contents: [{ uri, mimeType: 'application/jsonl', text: jsonl, ...next }] };
 }
 
 /** The harness's tools as this caller meets them: `verdict` and `rule` are what a call of it would get. */

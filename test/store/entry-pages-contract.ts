@@ -1,0 +1,174 @@
+// Transcript pages bounded by bytes (`EntriesOptions.maxBytes`, `entriesPage`) as a contract every backend
+// runs (sqlite-entry-pages.test.ts, postgres-entry-pages.test.ts): the cut counts each payload's UTF-8 JSON
+// bytes as every write path recorded them, always admits the first entry, keeps the count limit, says
+// whether more follow, and a walk page by page gets every entry exactly once. Not a *.test.ts file.
+
+import type { Test } from 'uvu';
+import * as assert from 'uvu/assert';
+import fc from 'fast-check';
+import type { AsyncConversationStore } from '../../src/store/async-store.ts';
+import type { Entry } from '../../src/store/store.ts';
+import { type ContractStoreOptions, rejectsStoreError, type StoreBackend } from './contract.ts';
+import { ManualClock } from './helpers.ts';
+
+interface Context {
+  readonly store: AsyncConversationStore;
+  /** Another store on the same database, as another process or node. */
+  open(options?: ContractStoreOptions): Promise<AsyncConversationStore>;
+}
+
+const tests: { name: string; run: (ctx: Context) => Promise<void> }[] = [];
+const pages = (name: string, run: (ctx: Context) => Promise<void>): void => {
+  tests.push({ name, run });
+};
+
+/** Registers every test on `suite`, each on a fresh database, its stores closed after. */
+export function registerEntryPagesContract(suite: Test, backend: StoreBackend): void {
+  for (const t of tests) {
+    suite(t.name, async () => {
+      const clock = new ManualClock();
+      const db = await backend.database();
+      const stores: AsyncConversationStore[] = [];
+      const open = async (options: ContractStoreOptions = {}) => {
+        const store = await db.open({ now: clock.now, ...options });
+        stores.push(store);
+        return store;
+      };
+      try {
+        await t.run({ store: await open(), open });
+      } finally {
+        for (const s of stores) await s.close();
+        await db.drop();
+      }
+    });
+  }
+}
+
+/** Registers every test as skipped (no backend on this machine). */
+export function registerEntryPagesSkipped(suite: Test): void {
+  for (const t of tests) suite.skip(t.name, () => undefined);
+}
+
+const alice = { principal: 'alice', sessionId: 'session-a', harness: 'super-pi-code' };
+
+/** The bytes the store records for a payload: its JSON text as UTF-8. */
+const size = (payload: unknown): number => Buffer.byteLength(JSON.stringify(payload), 'utf8');
+
+/** A conversation of alice's with these payloads appended in order; its id. */
+async function transcript(store: AsyncConversationStore, payloads: readonly unknown[]): Promise<string> {
+  const c = await store.createConversation(alice);
+  for (const p of payloads) await store.append(c.id, 'tool_result', p);
+  return c.id;
+}
+
+const seqs = (entries: readonly Entry[] | null | undefined) => entries?.map((e) => e.seq);
+
+pages('maxBytes cuts at the last entry whose running total of payload bytes stays within it; more says entries follow', async ({ store }) => {
+  const payload = 'x'.repeat(98); // 100 bytes of JSON
+  assert.is(size(payload), 100);
+  const id = await transcript(store, Array.from({ length: 10 }, () => payload));
+  const first = await store.entriesPage(id, 'alice', { maxBytes: 350 });
+  assert.equal(seqs(first?.entries), [1, 2, 3]);
+  assert.is(first?.more, true);
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { maxBytes: 300 }))?.entries), [1, 2, 3], 'a total equal to the bound is within it');
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { afterSeq: 8, maxBytes: 350 }))?.entries), [9, 10]);
+  assert.is((await store.entriesPage(id, 'alice', { afterSeq: 8, maxBytes: 350 }))?.more, false, 'nothing follows the last entry');
+  assert.equal(seqs(await store.entries(id, 'alice', { maxBytes: 350 })), [1, 2, 3], 'entries takes the same bound');
+  assert.equal(seqs((await store.entriesPage(id, 'alice'))?.entries), [1, 2, 3, 4, 5, 6, 7, 8, 9, 10], 'no bound: the whole page');
+  assert.is((await store.entriesPage(id, 'alice'))?.more, false);
+});
+
+pages('payload bytes are UTF-8 bytes, not characters: é is two, an emoji four', async ({ store }) => {
+  const accented = 'é'.repeat(49); // 49 characters, 100 bytes of JSON
+  const emoji = '😀'.repeat(10); // 20 UTF-16 units, 42 bytes of JSON
+  assert.is(size(accented), 100);
+  assert.is(size(emoji), 42);
+  const id = await transcript(store, [accented, accented, accented, emoji, emoji]);
+  // Counted as characters the first page would hold all three accented entries (3 × 51 = 153).
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { maxBytes: 200 }))?.entries), [1, 2]);
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { afterSeq: 3, maxBytes: 83 }))?.entries), [4], 'two emoji entries are 84 bytes');
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { afterSeq: 3, maxBytes: 84 }))?.entries), [4, 5]);
+});
+
+pages('an entry larger than the bound alone is returned whole, as a page of its own', async ({ store }) => {
+  const big = 'b'.repeat(5000);
+  const id = await transcript(store, [big, 'small', big]);
+  const first = await store.entriesPage(id, 'alice', { maxBytes: 100 });
+  assert.equal(first?.entries.map((e) => e.payload), [big], 'the first entry, whole, though it alone is over the bound');
+  assert.is(first?.more, true);
+  assert.equal((await store.entriesPage(id, 'alice', { afterSeq: 1, maxBytes: 100 }))?.entries.map((e) => e.payload), ['small'], 'the next page stops before the big one');
+  assert.equal((await store.entriesPage(id, 'alice', { afterSeq: 2, maxBytes: 100 }))?.entries.map((e) => e.payload), [big]);
+});
+
+pages('the count limit still holds beside the byte bound, and more says so when it cut', async ({ store }) => {
+  const id = await transcript(store, ['a', 'b', 'c', 'd']);
+  const page = await store.entriesPage(id, 'alice', { limit: 2, maxBytes: 1_000_000 });
+  assert.equal(seqs(page?.entries), [1, 2]);
+  assert.is(page?.more, true);
+  const exact = await store.entriesPage(id, 'alice', { afterSeq: 2, limit: 2 });
+  assert.equal(seqs(exact?.entries), [3, 4]);
+  assert.is(exact?.more, false, 'a page that ends exactly at the last entry: nothing follows');
+});
+
+pages('no entries after afterSeq is an empty page with nothing more; another principal\'s or a missing conversation is null', async ({ store }) => {
+  const id = await transcript(store, ['a']);
+  assert.equal(await store.entriesPage(id, 'alice', { afterSeq: 1, maxBytes: 10 }), { entries: [], more: false });
+  const empty = await store.createConversation(alice);
+  assert.equal(await store.entriesPage(empty.id, 'alice', { maxBytes: 10 }), { entries: [], more: false });
+  assert.is(await store.entriesPage(id, 'bob', { maxBytes: 10 }), null);
+  assert.is(await store.entries(id, 'bob', { maxBytes: 10 }), null);
+  assert.is(await store.entriesPage('00000000-0000-4000-8000-000000000000', 'alice', { maxBytes: 10 }), null);
+});
+
+pages('a maxBytes that is not a positive whole number is invalid_argument', async ({ store }) => {
+  const id = await transcript(store, ['a']);
+  for (const maxBytes of [0, -1, 1.5, Number.NaN, Number.POSITIVE_INFINITY]) {
+    await rejectsStoreError(store.entriesPage(id, 'alice', { maxBytes }), 'invalid_argument');
+    await rejectsStoreError(store.entries(id, 'alice', { maxBytes }), 'invalid_argument');
+  }
+});
+
+pages('every write path records its entry\'s size: a cancel\'s entry and a parked answer count by their bytes too', async ({ store, open }) => {
+  const c = await store.createConversation(alice);
+  await store.append(c.id, 'user', 'u'.repeat(98));
+  const other = await open();
+  const cancelled = { message: 'c'.repeat(200) };
+  assert.is(await other.cancelRunningTask(c.id, 'alice', cancelled), 'cancelled');
+  const bound = size('u'.repeat(98)) + size(cancelled);
+  assert.equal(seqs((await store.entriesPage(c.id, 'alice', { maxBytes: bound - 1 }))?.entries), [1], 'the cancel\'s entry counts its bytes');
+  assert.equal(seqs((await store.entriesPage(c.id, 'alice', { maxBytes: bound }))?.entries), [1, 2]);
+
+  const parked = await store.createConversation(alice);
+  await store.append(parked.id, 'user', 'p'.repeat(98));
+  await store.setStatus(parked.id, 'input_required');
+  const answer = { key: 'k', id: 'call-1', allowed: true, refusal: 'r'.repeat(300) };
+  assert.ok(await store.recordParkedAnswer(parked.id, 'alice', 1, answer));
+  const parkedBound = size('p'.repeat(98)) + size(answer);
+  assert.equal(seqs((await store.entriesPage(parked.id, 'alice', { maxBytes: parkedBound - 1 }))?.entries), [1], 'the parked answer counts its bytes');
+  assert.equal(seqs((await store.entriesPage(parked.id, 'alice', { maxBytes: parkedBound }))?.entries), [1, 2]);
+});
+
+pages('any transcript, walked page by page under any bound and limit, gives every entry exactly once, each page within its bound unless one entry', async ({ store }) => {
+  await fc.assert(fc.asyncProperty(
+    fc.array(fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.integer()), { minLength: 0, maxLength: 25 }),
+    fc.integer({ min: 1, max: 200 }),
+    fc.integer({ min: 1, max: 8 }),
+    async (payloads, maxBytes, limit) => {
+      const id = await transcript(store, payloads);
+      const seen: number[] = [];
+      let after = 0;
+      for (let guard = 0; guard <= payloads.length + 1; guard++) {
+        const page = await store.entriesPage(id, 'alice', { afterSeq: after, maxBytes, limit });
+        assert.ok(page !== null);
+        const bytes = page.entries.reduce((n, e) => n + size(e.payload), 0);
+        assert.ok(page.entries.length <= limit);
+        assert.ok(page.entries.length === 1 || bytes <= maxBytes, `a page of ${page.entries.length} entries holds ${bytes} bytes, over ${maxBytes}`);
+        seen.push(...page.entries.map((e) => e.seq));
+        if (!page.more) break;
+        assert.ok(page.entries.length > 0, 'a page with more after it is never empty');
+        after = page.entries.at(-1)?.seq ?? after;
+      }
+      assert.equal(seen, payloads.map((_, i) => i + 1));
+    },
+  ), { numRuns: 25 });
+});
