@@ -19,6 +19,7 @@ import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import { isLoopbackHost } from '../observer/observer-access.ts';
 import { ObserverRoutes } from '../observer/observer-http.ts';
 import type { ServerObserver } from '../observer/server-observer.ts';
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, gateConnections, type RefusalReport } from './connection-gate.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import type { SessionHost, TransportName } from './session-host.ts';
 import { SendTimeout } from './send-timeout.ts';
@@ -56,6 +57,8 @@ export interface HttpServerOptions {
   readonly sseKeepAliveMs?: number;
   /** An HTTP connection whose client takes none of its reply this long is destroyed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
   readonly sendTimeoutMs?: number;
+  /** Open connections allowed, in all and per client address (`--max-connections`, `--max-connections-per-address`). Default MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS. */
+  readonly connectionLimits?: ConnectionLimits;
   /** Token principals who may read /metrics and /observer (--observers). */
   readonly observers?: readonly string[];
   /** On a cluster: where sessions not held here are (null until the node joined). */
@@ -175,6 +178,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     socket.end(bareStatus(status, text));
   }, (_error, _err, socket) => socket.destroy()));
 
+  // Last, in front of every connection listener above (node:http's own first): a refused connection reaches none.
+  const gate = gateConnections(server, options.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, host.clock, (report) => logRefusal(logger, report), (listener) => guarded(logger, 'http connection', listener));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -197,6 +202,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       websocket.stopAccepting();
       reaper.stop();
       sendTimeout.stop();
+      gate.stop();
       observerRoutes.close();
       server.close();
       await host.drain(graceMs);
@@ -205,6 +211,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       server.closeAllConnections();
     },
   };
+}
+
+/** One warning per burst of refused connections (connection-gate.ts). */
+function logRefusal(logger: Logger, report: RefusalReport): void {
+  if (report.kind === 'refused') logger.log('warning', `connection refused: too many ${report.refusal.limit} (503); more refusals are counted, not logged each`, { address: report.address, limit: report.refusal.max });
+  else logger.log('warning', 'more connections refused', { count: report.count, seconds: report.windowMs / 1000 });
 }
 
 /** An IncomingMessage as Streamable HTTP reads it. */
