@@ -91,7 +91,7 @@ Options (flags override environment variables, which override defaults):
   --max-connections-per-address N   open connections from one client address (loopback included: behind a local reverse proxy, raise it to --max-connections)   default: ${MAX_CONNECTIONS_PER_ADDRESS}
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --sse-keepalive SECONDS  an SSE stream (a listen, a GET stream, a long tool call) silent this long gets a comment line, so proxies keep it open; fractions allowed   default: ${SSE_KEEPALIVE_MS / 1000}
-  --send-timeout SECONDS   an HTTP connection whose client takes none of its reply this long is closed, its unsent bytes dropped; fractions allowed   default: ${HTTP_SEND_TIMEOUT_MS / 1000}
+  --send-timeout SECONDS   an HTTP connection or WebSocket whose client takes none of its output this long is closed, its unsent bytes dropped; fractions allowed   default: ${HTTP_SEND_TIMEOUT_MS / 1000}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
   --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
   --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)

@@ -61,7 +61,8 @@ export const HTTP_KEEP_ALIVE_MS = 65_000;
  * its connection open without reading, even once the reply is finished — and finished replies count
  * against no session's limits, so one client could pile them up on connection after connection. Past it
  * the connection is destroyed (its unsent bytes dropped, a warning logged). Progress is any byte
- * of a reply taken by the system, so a reader that takes anything within the time keeps it.
+ * of a reply taken by the system, so a reader that takes anything within the time keeps it. A
+ * WebSocket is held to it as well (websocket.ts), its session ending with the socket.
  */
 export const HTTP_SEND_TIMEOUT_MS = 60_000;
 
@@ -190,7 +191,10 @@ export const GIVE_UP_QUIET_TICKS = 4;
 /** Ten seconds: the bound within which issue 11 wants every request of a given-up session answered. */
 export const GIVE_UP_LINGER_MAX_MS = 10_000;
 
-/** WebSocket ping interval; a socket that missed one pong is closed. */
+/**
+ * WebSocket ping interval; a socket that missed one pong is closed — unless output was queued to it within
+ * the last send timeout: its pong waits behind that output, and the send timeout judges it instead.
+ */
 export const WS_PING_INTERVAL_MS = 30_000;
 
 /** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */

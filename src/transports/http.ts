@@ -55,7 +55,7 @@ export interface HttpServerOptions {
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
-  /** An HTTP connection whose client takes none of its reply this long is destroyed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
+  /** An HTTP connection or WebSocket whose client takes none of its output this long is destroyed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
   readonly sendTimeoutMs?: number;
   /** Open connections allowed, in all and per client address (`--max-connections`, `--max-connections-per-address`). Default MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS. */
   readonly connectionLimits?: ConnectionLimits;
@@ -101,6 +101,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...transportOptions,
     ...(options.maxInputBacklogBytes === undefined ? {} : { maxInputBacklogBytes: options.maxInputBacklogBytes }),
     ...(options.maxOutputBacklogBytes === undefined ? {} : { maxOutputBacklogBytes: options.maxOutputBacklogBytes }),
+    ...(options.sendTimeoutMs === undefined ? {} : { sendTimeoutMs: options.sendTimeoutMs }),
   });
   // Who sees session and actor counts on /health: everyone on a server with neither tokens nor
   // --require-auth (a loopback server for its own user); else only callers with a valid token.
@@ -149,7 +150,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     res.end(errorLine(null, ErrorCode.InternalError, 'Internal error'));
   }));
 
-  // A connection whose client takes none of its reply is closed (send-timeout.ts); a WebSocket leaves it.
+  // A connection whose client takes none of its reply is closed (send-timeout.ts); a WebSocket leaves it
+  // for the WebSocket transport's own, with the same timeout.
   const sendTimeoutMs = options.sendTimeoutMs ?? HTTP_SEND_TIMEOUT_MS;
   const sendTimeout = new SendTimeout(host.clock, (bytes) => {
     logger.log('warning', 'HTTP connection closed: its client took none of its reply for the send timeout', { bytes, limit: sendTimeoutMs });
