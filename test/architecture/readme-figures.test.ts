@@ -215,6 +215,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /at most `LOG_QUEUE_MAX_BYTES`\s+\((\d+) MiB\)/, name: 'LOG_QUEUE_MAX_BYTES', figure: mib(limits.LOG_QUEUE_MAX_BYTES) },
   { phrase: /at most ([\d,]+) connections, [\d,]+ per client address/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /at most [\d,]+ connections, ([\d,]+) per client address/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
+  { phrase: /`--max-connections-per-address`\s+\(([\d,]+) by default/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
+  { phrase: /raises it to `--max-connections`\s+\(([\d,]+)\)/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /\| `MAX_CONNECTIONS` \| ([\d,]+) open TCP/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /\| `--max-connections N` \| \| `(\d+)`/, name: 'MAX_CONNECTIONS', figure: String(limits.MAX_CONNECTIONS) },
   { phrase: /\| `MAX_CONNECTIONS_PER_ADDRESS` \| ([\d,]+) open connections/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
