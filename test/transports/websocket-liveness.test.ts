@@ -21,7 +21,7 @@ import { WebSocketTransport } from '../../src/transports/websocket.ts';
 import { guarded, pollUntil } from '../hang-guard.ts';
 
 const PING_MS = 100;
-const SEND_TIMEOUT_MS = 3000;
+const SEND_TIMEOUT_MS = 5000;
 /** One answer of 4 MiB: past WS_OUTPUT_PAUSE_BYTES, and many ping intervals long at the slow reader's rate. */
 const BIG = 4 * 1024 * 1024;
 /** The slow reader takes this much every READ_EVERY_MS: some 1.6 MB/s, 2.6 s for the answer, 26 ping intervals. */
