@@ -4,6 +4,7 @@
 
 import { describeError } from '../log/guarded.ts';
 import type { Logger } from '../log/logger.ts';
+import { stderrSink } from '../log/stderr-sink.ts';
 import { passes } from '../mcp/logging-level.ts';
 import { UNCAUGHT_EXIT_GRACE_MS } from '../limits.ts';
 
@@ -29,9 +30,11 @@ export function installLastResort(logger: Logger, options: LastResortOptions = {
   let failing = false;
   const onFailure = (kind: 'exception' | 'rejection') => (error: unknown): void => {
     const data = { kind, error: describeError(error) };
-    // The operator must read this whatever --log-level says.
+    // The operator must read this whatever --log-level says. Not written synchronously, though it is the
+    // process's last word: a synchronous write to a stderr nobody reads would block the exit below for
+    // good. It goes through the log's bounded queue like any record: if that is full, nobody is reading.
     if (passes('critical', logger.level)) logger.log('critical', UNCAUGHT_MESSAGE, data);
-    else process.stderr.write(`super-pi: ${UNCAUGHT_MESSAGE} ${JSON.stringify(data)}\n`);
+    else stderrSink().write(`super-pi: ${UNCAUGHT_MESSAGE} ${JSON.stringify(data)}\n`);
     if (failing) return;
     failing = true;
     const deadline = setTimeout(() => exit(1), graceMs);

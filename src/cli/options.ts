@@ -1,7 +1,7 @@
 // Server options from flags, then environment, then defaults — merged in this one place.
 
 import { parseArgs } from 'node:util';
-import { DEFAULT_THREADS_RULE, defaultThreadCount } from '../actors/thread-count.ts';
+import { defaultThreadCount } from '../actors/thread-count.ts';
 import { DEFAULT_HARNESS, type HarnessId, harnessIds, isHarnessId } from '../harness/ids.ts';
 import type { LogLevel } from '../mcp/logging-level.ts';
 import { type ChaosOptions, parseChaos } from '../server/chaos.ts';
@@ -16,11 +16,12 @@ import { checkNodeId } from '../store/node-ownership.ts';
 import { parseStoreLocation, STORE_ENV, StoreLocationError, type StoreLocation } from '../store/store-location.ts';
 import { StateKeyError, stateKeyFrom } from './state-key.ts';
 import { type ClientCredentials, ClientCredentialsError, clientCredentialsFrom } from '../auth/client-credentials.ts';
-import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES } from '../limits.ts';
-import { HTTP_SEND_TIMEOUT_MS, MAX_TASK_TTL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
+import { DEFAULT_HOST, DEFAULT_PAGE_SIZE, DEFAULT_PORT, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS } from '../limits.ts';
+import { HTTP_SEND_TIMEOUT_MS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, MAX_TASK_TTL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
 import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
+import { HTTP_ONLY_FLAGS, usageFor } from './usage.ts';
 import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, type SandboxPolicy } from '../tools/sandbox/policy.ts';
 
 export interface ServerOptions {
@@ -69,6 +70,10 @@ export interface ServerOptions {
   readonly maxSessions: number;
   readonly maxSessionsPerPrincipal: number;
   readonly maxAnonymousSessions: number;
+  /** Open TCP connections to the HTTP port, in all (`--max-connections`). */
+  readonly maxConnections: number;
+  /** Open TCP connections from one client address (`--max-connections-per-address`). */
+  readonly maxConnectionsPerAddress: number;
   readonly sessionIdleMs: number;
   /** An SSE stream idle this long gets a `: keep-alive` comment (`--sse-keepalive SECONDS`), in milliseconds. */
   readonly sseKeepAliveMs: number;
@@ -120,118 +125,7 @@ export function defaultSchedulerThreads(transport: 'stdio' | 'http', chaos: Chao
   return transport === 'stdio' && !killsWorkers ? 0 : defaultThreadCount();
 }
 
-/**
- * Every environment variable the server reads, with its meaning: `--help` prints them all (a test scans
- * src/ for `SUPERPI_` names, so a variable read without a line here fails it).
- */
-export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] = [
-  ['SUPERPI_WORKSPACE', "workspace roots, separated by ':' (as --workspace)"],
-  ['SUPERPI_HARNESS', 'harness for tool calls (as --harness)'],
-  ['SUPERPI_LOG_LEVEL', 'stderr log threshold (as --log-level)'],
-  ['SUPERPI_PORT', 'HTTP port (as --port)'],
-  ['SUPERPI_TOKENS', 'bearer tokens as "tokenA=alice,tokenB=bob", added to those of --tokens'],
-  ['SUPERPI_ALLOW_ANONYMOUS_TASKS', 'set to 1 to let anonymous remote callers start harness_task (as --allow-anonymous-tasks)'],
-  ['SUPERPI_ALLOWED_ORIGINS', 'browser origins accepted besides the server\'s own (as --allowed-origins)'],
-  ['SUPERPI_STORE', 'where conversations are kept: sqlite or a postgres:// URL (as --store)'],
-  ['SUPERPI_NODE_ID', "this node's name on a PostgreSQL store (as --node-id)"],
-  ['SUPERPI_TASK_LEASE', "a running task's lease in seconds (as --task-lease)"],
-  ['SUPERPI_TASK_TTL', 'how long a finished 2026-07-28 task is kept, in seconds (as --task-ttl)'],
-  ['SUPERPI_ADVERTISE_URL', 'how the other nodes of a cluster reach this one (as --advertise-url)'],
-  ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
-  ['SUPERPI_OAUTH_ISSUERS', 'comma-separated OAuth issuer URLs whose access tokens are accepted (as --oauth-issuer)'],
-  ['SUPERPI_RESOURCE', "this server's canonical URL, the audience OAuth tokens must name (as --resource)"],
-  ['SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID', "this server's client id at the issuers, for token introspection (as --oauth-introspection-client-id)"],
-  ['SUPERPI_OAUTH_INTROSPECTION_SECRET', "that client's secret (or --oauth-introspection-secret-file; never on the command line)"],
-  ['SUPERPI_HOME', 'directory of the SQLite store and the code cache   default: ~/.super-pi'],
-  ['SUPERPI_CODE_CACHE', 'set to off to neither read nor write the compiled-code cache'],
-  ['SUPERPI_MODEL_URL', 'an OpenAI-compatible endpoint (e.g. https://api.openai.com/v1) for harness_task; needs SUPERPI_MODEL'],
-  ['SUPERPI_MODEL', 'the model harness_task asks for (required with SUPERPI_MODEL_URL; with Anthropic default: its default model)'],
-  ['SUPERPI_API_KEY', 'bearer key sent to SUPERPI_MODEL_URL, when that endpoint wants one'],
-  ['SUPERPI_ANTHROPIC_API_KEY', 'use the Anthropic Messages API for harness_task with this key (when SUPERPI_MODEL_URL is unset)'],
-  ['SUPERPI_STATE_KEY', 'secret (at least 32 bytes) sealing 2026-07-28 requestState; the same on every node (as --state-key-file); required with a PostgreSQL store'],
-  ['SUPERPI_ANTHROPIC_URL', 'another base URL for the Anthropic API (a proxy)'],
-];
-
-/** Flags that only the HTTP and WebSocket server reads: refused with `--stdio` rather than ignored. */
-export const HTTP_ONLY_FLAGS = [
-  'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
-  'max-anonymous-sessions', 'session-idle', 'sse-keepalive', 'send-timeout', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
-  'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
-  'oauth-introspection-client-id', 'oauth-introspection-secret-file',
-] as const;
-
-/** The usage an entry prints: the HTTP one (`super-pi`, examples/server.ts) or the stdio one (examples/stdio.ts). */
-export function usageFor(defaultTransport: 'stdio' | 'http'): string {
-  if (defaultTransport === 'http') return usage;
-  const head = 'Usage: super-pi --stdio [options]   (examples/stdio.ts: serves one MCP session over stdio, as an MCP host launches it)\n'
-    + `Refused here (HTTP only): ${HTTP_ONLY_FLAGS.map((f) => `--${f}`).join(', ')}`;
-  return `${head}\n${usage.slice(usage.indexOf('\n'))}`;
-}
-
-export const usage = `Usage: super-pi [options]        (serves MCP over Streamable HTTP and WebSocket; --stdio for stdio)
-
-Options (flags override environment variables, which override defaults):
-  --workspace DIR          workspace root; repeatable, the first is used   env SUPERPI_WORKSPACE (list separated by ':')   default: the client's first root, else the current directory
-  --harness ID             harness for tool calls: ${harnessIds.join(', ')}   env SUPERPI_HARNESS   default: ${DEFAULT_HARNESS}
-  --log-level LEVEL        stderr log threshold: debug, info, notice, warning, error   env SUPERPI_LOG_LEVEL   default: info
-  --max-message-bytes N    largest JSON-RPC message accepted (one line)   default: ${DEFAULT_MAX_MESSAGE_BYTES}
-  --max-input-backlog-bytes N    a WebSocket session's messages read and not yet handled before the socket is not read   default: ${MAX_INPUT_BACKLOG_BYTES}
-  --max-output-backlog-bytes N   output a client leaves unread before stdio treats it as gone, a WebSocket is closed (1008), an SSE stream ended   default: ${MAX_OUTPUT_BACKLOG_BYTES}
-  --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
-  --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}
-  --threads N              scheduler worker threads hosting the actors; 0 runs them on the main thread   default: --stdio 0 (with --chaos kill-worker or kill-task-worker: as HTTP), HTTP ${DEFAULT_THREADS_RULE}
-  --tool-threads N         tool-pool threads (grep, find, large reads)   default: ${DEFAULT_THREADS_RULE}
-  --tool-share N           tool-pool calls one principal may run at once   default: tool threads - 1, at least 1
-  --chaos MODE=VALUE       fault injection, repeatable: kill-worker=<ms> | kill-task-worker=<ms> | crash-actor=<probability>   default: off
-  --restart-intensity LEVEL=N/SECONDS   restarts a level of the supervision tree tolerates per period before it gives up, repeatable; LEVEL: root, schedulers, session, task   default: ${(['root', 'schedulers', 'session', 'task'] as const).map((l) => `${l}=${DEFAULT_TREE_INTENSITIES[l].maxRestarts}/${DEFAULT_TREE_INTENSITIES[l].periodMs / 1000}`).join(' ')}
-  --stdio                  serve one session over stdio instead of HTTP and WebSocket
-  --host HOST              address to bind   default: ${DEFAULT_HOST}
-  --port N                 port; 0 picks a free one   env SUPERPI_PORT   default: ${DEFAULT_PORT}
-  --tokens FILE            bearer tokens, one "token principal" pair per line   env SUPERPI_TOKENS="tokenA=alice,tokenB=bob"
-  --require-auth           refuse callers without a valid bearer token (401)
-  --allow-anonymous-writes let anonymous remote callers use write, edit and bash   default: refused
-  --allow-anonymous-tasks  let anonymous remote callers start harness_task (it spends the operator's model budget; all anonymous callers share one task budget)   env SUPERPI_ALLOW_ANONYMOUS_TASKS=1   default: refused
-  --max-tasks-per-principal N   harness tasks one principal runs at once on this node; one more is refused   default: ${DEFAULT_MAX_TASKS_PER_PRINCIPAL}
-  --turns-per-minute N     model turns one principal's tasks begin per minute on this node; past it a turn waits   default: ${DEFAULT_TURNS_PER_MINUTE}
-  --model-calls-per-minute N   requests to the model endpoint (retries included) one principal's tasks send per minute on this node; past it a request waits   default: ${DEFAULT_MODEL_CALLS_PER_MINUTE}
-  --allowed-hosts LIST     comma-separated Host names accepted (and Origin names at the server's own port)   default: localhost,127.0.0.1,[::1]
-  --allowed-origins LIST   comma-separated browser origins accepted besides the server's own, as scheme://host[:port]   env SUPERPI_ALLOWED_ORIGINS   default: none
-  --max-sessions N         concurrent HTTP and WebSocket sessions   default: 10000
-  --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
-  --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
-  --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
-  --sse-keepalive SECONDS  an SSE stream (a listen, a GET stream, a long tool call) silent this long gets a comment line, so proxies keep it open; fractions allowed   default: ${SSE_KEEPALIVE_MS / 1000}
-  --send-timeout SECONDS   an HTTP connection whose client takes none of its reply this long is closed, its unsent bytes dropped; fractions allowed   default: ${HTTP_SEND_TIMEOUT_MS / 1000}
-  --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)
-  --no-metrics             serve no /metrics and record no tool-call metrics   default: metrics on
-  --store URL              where conversations are kept: sqlite, or postgres://user:password@host:port/database   env ${STORE_ENV}   default: sqlite (in SUPERPI_HOME)
-  --node-id ID             this node's name on a PostgreSQL store (a stable one lets a restarted node mark its unfinished tasks interrupted)   env SUPERPI_NODE_ID   default: host name:pid
-  --task-lease SECONDS     how long a running task's lease lasts unless its node renews it; on a PostgreSQL store another node takes a task over once its lease lapsed   env SUPERPI_TASK_LEASE   default: ${TASK_LEASE_MS / 1000}
-  --task-ttl SECONDS       keep a 2026-07-28 task (Tasks extension) this long after it finished, then delete it with its transcript (its ttlMs); sessions' own conversations are never deleted   env SUPERPI_TASK_TTL   default: none (kept until deleted, ttlMs null)
-  --advertise-url URL      how the other nodes of a PostgreSQL cluster reach this one (http or https, no credentials): they forward a session's requests here while this node is its home   env SUPERPI_ADVERTISE_URL   default: http://<host>:<bound port>
-  --cluster-insecure-forwarding   forward requests with a bearer token to another node's plain http:// advertise URL off this machine (only on a network between the nodes you trust)   env SUPERPI_CLUSTER_INSECURE_FORWARDING=1   default: refused (503); https:// and loopback URLs always forward
-  --state-key-file FILE    file holding the secret (at least 32 bytes) that seals 2026-07-28 requestState (a confirmation asked as input_required); the same on every node   env SUPERPI_STATE_KEY   default: a random key per process (required with a PostgreSQL store)
-  --bash-network MODE      network of bash commands: off (own empty network namespace), on (the host's), allow=HOST,HOST... (only those, through the egress proxy)   default: off
-  --bash-hide PATH         hide PATH from bash commands besides the server's state and the credential stores; repeatable
-  --bash-writable PATH     let bash commands write PATH besides the workspace and their private /tmp; repeatable
-  --bash-reveal PATH       show a default-hidden PATH (e.g. ~/.npmrc) to bash commands; repeatable
-  --bash-env NAME          pass the server's variable NAME to bash commands besides PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR; repeatable
-  --unsafe-bash-without-sandbox   let HTTP and WebSocket callers run bash where no sandbox can be built (no bwrap)   default: refused
-  --oauth-issuer URL       accept OAuth access tokens (JWT) of this authorization server; repeatable; then every caller needs a bearer token   env SUPERPI_OAUTH_ISSUERS=URL,URL   default: none (static tokens only)
-  --resource URL           this server's canonical URL, the audience (aud) OAuth tokens must name   env SUPERPI_RESOURCE   default: --advertise-url or http://<host>:<bound port>, + /mcp
-  --oauth-scope-read NAME  the scope granting read-only tools and resources   default: mcp:read
-  --oauth-scope-write NAME the scope granting write and edit   default: mcp:write
-  --oauth-scope-exec NAME  the scope granting bash and harness_task   default: mcp:exec
-  --oauth-scope-observe NAME   the scope granting /metrics and /observer   default: mcp:observe
-  --oauth-clock-skew SECONDS   allowed clock difference with an issuer for exp and nbf   default: ${OAUTH_CLOCK_SKEW_SECONDS}
-  --oauth-jwks-refetch SECONDS   a token under an unknown key id reads its issuer's keys again at most this often (key rotation)   default: ${OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000}
-  --oauth-introspection-client-id ID   this server's client at the issuers: opaque (non-JWT) tokens are checked by token introspection (RFC 7662) where an issuer offers it   env SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID   default: none (opaque tokens refused)
-  --oauth-introspection-secret-file FILE   file holding that client's secret   env SUPERPI_OAUTH_INTROSPECTION_SECRET
-  --help                   print this text
-  --version                print the version
-
-Environment (read when the flag is not given):
-${ENVIRONMENT.map(([name, meaning]) => `  ${name.padEnd(36)} ${meaning}`).join('\n')}`;
+export { ENVIRONMENT, HTTP_ONLY_FLAGS, usage, usageFor } from './usage.ts';
 
 export class OptionsError extends Error {
   override readonly name = 'OptionsError';
@@ -275,6 +169,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-sessions': { type: 'string' },
         'max-sessions-per-principal': { type: 'string' },
         'max-anonymous-sessions': { type: 'string' },
+        'max-connections': { type: 'string' },
+        'max-connections-per-address': { type: 'string' },
         'session-idle': { type: 'string' },
         'sse-keepalive': { type: 'string' },
         'send-timeout': { type: 'string' },
@@ -415,6 +311,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxSessions: positiveInt('--max-sessions', values['max-sessions'], DEFAULT_MAX_SESSIONS),
       maxSessionsPerPrincipal: positiveInt('--max-sessions-per-principal', values['max-sessions-per-principal'], DEFAULT_MAX_SESSIONS_PER_PRINCIPAL),
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
+      maxConnections: positiveInt('--max-connections', values['max-connections'], MAX_CONNECTIONS),
+      maxConnectionsPerAddress: positiveInt('--max-connections-per-address', values['max-connections-per-address'], MAX_CONNECTIONS_PER_ADDRESS),
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_SECONDS) * 1000,
       sseKeepAliveMs: secondsAsMs('--sse-keepalive', values['sse-keepalive'], SSE_KEEPALIVE_MS),
       sendTimeoutMs: secondsAsMs('--send-timeout', values['send-timeout'], HTTP_SEND_TIMEOUT_MS),

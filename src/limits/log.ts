@@ -12,3 +12,12 @@ export const MAX_LOGGED_STRING_LENGTH = 1024;
 
 /** Length of the fields of one log record, as their JSON text; past it the text is cut, saying how much was left out. */
 export const MAX_LOGGED_FIELDS_LENGTH = 8 * 1024;
+
+/**
+ * Characters of log lines waiting for stderr to take them. A host that never reads our stderr pipe (or a
+ * terminal whose output is stopped) would otherwise have every record kept in memory, without end (20 MB
+ * of records took 20 MB in 35 ms, measured on Node 20, 22 and 24). 1 MiB is some five thousand records of
+ * a usual size, enough to ride out a reader that is slow for a while. Past it records are dropped, and
+ * once stderr has taken what waited one line says how many were dropped.
+ */
+export const LOG_QUEUE_MAX_BYTES = 1024 * 1024;

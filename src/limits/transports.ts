@@ -61,7 +61,8 @@ export const HTTP_KEEP_ALIVE_MS = 65_000;
  * its connection open without reading, even once the reply is finished — and finished replies count
  * against no session's limits, so one client could pile them up on connection after connection. Past it
  * the connection is destroyed (its unsent bytes dropped, a warning logged). Progress is any byte
- * of a reply taken by the system, so a reader that takes anything within the time keeps it.
+ * of a reply taken by the system, so a reader that takes anything within the time keeps it. A
+ * WebSocket is held to it as well (websocket.ts), its session ending with the socket.
  */
 export const HTTP_SEND_TIMEOUT_MS = 60_000;
 
@@ -190,8 +191,46 @@ export const GIVE_UP_QUIET_TICKS = 4;
 /** Ten seconds: the bound within which issue 11 wants every request of a given-up session answered. */
 export const GIVE_UP_LINGER_MAX_MS = 10_000;
 
-/** WebSocket ping interval; a socket that missed one pong is closed. */
+/**
+ * WebSocket ping interval; a socket that missed one pong is closed — unless output was queued to it within
+ * the last send timeout: its pong waits behind that output, and the send timeout judges it instead.
+ */
 export const WS_PING_INTERVAL_MS = 30_000;
 
 /** Frames a WebSocket may send while its session is still opening (they are held, then handled in order). */
 export const WS_EARLY_FRAMES = 1000;
+
+/**
+ * Open TCP connections to the HTTP and WebSocket port, all clients together (`--max-connections`). Each
+ * costs a descriptor and a socket's buffers whether or not it ever sends a request, and no session limit
+ * counts a connection that opened none. 16,384 is above `DEFAULT_MAX_SESSIONS` (10,000), so every session
+ * may hold its WebSocket or GET stream with room for the POSTs beside them, and far below the descriptor
+ * limit Node raises itself to at start (the hard limit: 524,288 on current Linux distributions). Past it a
+ * new connection is answered 503 with `Retry-After` and closed before node:http reads it.
+ */
+export const MAX_CONNECTIONS = 16_384;
+
+/**
+ * Open TCP connections from one client address (`--max-connections-per-address`), so that one client
+ * cannot take the whole of `MAX_CONNECTIONS`: a sixteenth of it. Loopback is an address like any other,
+ * and every local host shares 127.0.0.1 — 1,024 is ten times the sessions one token principal may hold
+ * (`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`, 100), each with its stream and a few POSTs, so local hosts and a
+ * small office behind one NAT address never meet it. A reverse proxy on the same machine makes every
+ * client one address: raise it to `--max-connections` there. Past it: 503 with `Retry-After`, closed.
+ */
+export const MAX_CONNECTIONS_PER_ADDRESS = 1024;
+
+/** The `Retry-After` of a connection refused past `MAX_CONNECTIONS` or `MAX_CONNECTIONS_PER_ADDRESS`. */
+export const CONNECTION_REFUSED_RETRY_AFTER_SECONDS = 1;
+
+/**
+ * Refused connections are logged once per this window: the first at once, the others of the window
+ * counted in one line at its end, so a flood of connections writes a line every ten seconds, not one each.
+ */
+export const CONNECTION_REFUSAL_LOG_MS = 10_000;
+
+/**
+ * How long a refused connection may stay open after its 503 was written: time for its client to read the
+ * reply and close. Its bytes are read and dropped meanwhile (no parser); past it the socket is destroyed.
+ */
+export const REFUSED_CONNECTION_LINGER_MS = 1000;

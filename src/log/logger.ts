@@ -1,10 +1,12 @@
-// The operator's log: one line per record on stderr (stdout of a stdio server carries protocol only).
+// The operator's log: one line per record on stderr (stdout of a stdio server carries protocol only),
+// through a bounded queue that never blocks (stderr-sink.ts).
 // Caller text reaches it escaped and capped: no control character, line break or bidi override is
 // written raw (JSON-style escapes instead), and no string is longer than MAX_LOGGED_STRING_LENGTH, so a
 // caller can neither forge a line nor write a huge one.
 
 import { DEFAULT_LOG_LEVEL, MAX_LOGGED_FIELDS_LENGTH, MAX_LOGGED_STRING_LENGTH } from '../limits.ts';
 import { isLogLevel, type LogLevel, passes } from '../mcp/logging-level.ts';
+import { stderrSink } from './stderr-sink.ts';
 
 export interface Logger {
   readonly level: LogLevel;
@@ -25,7 +27,7 @@ const SECRET_KEYS = /token|secret|password|authorization|api[-_]?key/i;
 const UNSAFE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]|[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g;
 const SHORT_ESCAPES: ReadonlyMap<string, string> = new Map([['\n', '\\n'], ['\r', '\\r'], ['\t', '\\t'], ['\b', '\\b'], ['\f', '\\f']]);
 
-export function createLogger(level: LogLevel = DEFAULT_LOG_LEVEL, sink: LogSink = process.stderr, clock: () => Date = () => new Date()): Logger {
+export function createLogger(level: LogLevel = DEFAULT_LOG_LEVEL, sink: LogSink = stderrSink(), clock: () => Date = () => new Date()): Logger {
   return {
     level,
     log(recordLevel, message, data) {

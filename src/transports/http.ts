@@ -19,6 +19,7 @@ import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import { isLoopbackHost } from '../observer/observer-access.ts';
 import { ObserverRoutes } from '../observer/observer-http.ts';
 import type { ServerObserver } from '../observer/server-observer.ts';
+import { type ConnectionLimits, DEFAULT_CONNECTION_LIMITS, gateConnections, type RefusalReport } from './connection-gate.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import type { SessionHost, TransportName } from './session-host.ts';
 import { SendTimeout } from './send-timeout.ts';
@@ -54,8 +55,10 @@ export interface HttpServerOptions {
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
-  /** An HTTP connection whose client takes none of its reply this long is destroyed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
+  /** An HTTP connection or WebSocket whose client takes none of its output this long is destroyed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
   readonly sendTimeoutMs?: number;
+  /** Open connections allowed, in all and per client address (`--max-connections`, `--max-connections-per-address`). Default MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS. */
+  readonly connectionLimits?: ConnectionLimits;
   /** Token principals who may read /metrics and /observer (--observers). */
   readonly observers?: readonly string[];
   /** On a cluster: where sessions not held here are (null until the node joined). */
@@ -98,6 +101,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     ...transportOptions,
     ...(options.maxInputBacklogBytes === undefined ? {} : { maxInputBacklogBytes: options.maxInputBacklogBytes }),
     ...(options.maxOutputBacklogBytes === undefined ? {} : { maxOutputBacklogBytes: options.maxOutputBacklogBytes }),
+    ...(options.sendTimeoutMs === undefined ? {} : { sendTimeoutMs: options.sendTimeoutMs }),
   });
   // Who sees session and actor counts on /health: everyone on a loopback server with neither tokens nor
   // --require-auth (its own user's machine, as for the observer); else only callers with a valid token. A
@@ -149,7 +153,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     res.end(errorLine(null, ErrorCode.InternalError, 'Internal error'));
   }));
 
-  // A connection whose client takes none of its reply is closed (send-timeout.ts); a WebSocket leaves it.
+  // A connection whose client takes none of its reply is closed (send-timeout.ts); a WebSocket leaves it
+  // for the WebSocket transport's own, with the same timeout.
   const sendTimeoutMs = options.sendTimeoutMs ?? HTTP_SEND_TIMEOUT_MS;
   const sendTimeout = new SendTimeout(host.clock, (bytes) => {
     logger.log('warning', 'HTTP connection closed: its client took none of its reply for the send timeout', { bytes, limit: sendTimeoutMs });
@@ -178,6 +183,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     socket.end(bareStatus(status, text));
   }, (_error, _err, socket) => socket.destroy()));
 
+  // Last, in front of every connection listener above (node:http's own first): a refused connection reaches none.
+  const gate = gateConnections(server, options.connectionLimits ?? DEFAULT_CONNECTION_LIMITS, host.clock, (report) => logRefusal(logger, report), (listener) => guarded(logger, 'http connection', listener));
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
@@ -200,6 +207,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       websocket.stopAccepting();
       reaper.stop();
       sendTimeout.stop();
+      gate.stop();
       observerRoutes.close();
       server.close();
       await host.drain(graceMs);
@@ -208,6 +216,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
       server.closeAllConnections();
     },
   };
+}
+
+/** One warning per burst of refused connections (connection-gate.ts). */
+function logRefusal(logger: Logger, report: RefusalReport): void {
+  if (report.kind === 'refused') logger.log('warning', `connection refused: too many ${report.refusal.limit} (503); more refusals are counted, not logged each`, { address: report.address, limit: report.refusal.max });
+  else logger.log('warning', 'more connections refused', { count: report.count, seconds: report.windowMs / 1000 });
 }
 
 /** An IncomingMessage as Streamable HTTP reads it. */

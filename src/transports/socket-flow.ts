@@ -36,6 +36,8 @@ export class SocketFlow {
   #paused = false;
   /** Writes that have left since the last `progressed()`: a reader behind on its answers is still reading. */
   #writes = 0;
+  /** A send left bytes queued since the last `backlogged()`. */
+  #queuedSince = false;
   /** One callback for every write while the output is full (no closure per message). */
   readonly #written = (): void => this.#afterWrite();
 
@@ -88,6 +90,7 @@ export class SocketFlow {
     if (this.#outputFull || ws.bufferedAmount + line.length > this.#limits.outputPauseBytes) ws.send(line, this.#written);
     else ws.send(line);
     const queued = ws.bufferedAmount;
+    if (queued > 0) this.#queuedSince = true;
     if (queued <= this.#limits.outputPauseBytes) return;
     if (queued > this.#limits.maxOutputBacklogBytes) {
       this.#report({ kind: 'overflow', bytes: queued });
@@ -104,6 +107,17 @@ export class SocketFlow {
     const moved = this.#writes > 0 || this.#inputFull;
     this.#writes = 0;
     return moved;
+  }
+
+  /**
+   * True when output is queued to the socket now, or was left queued by a send since the last call: a
+   * ping sent meanwhile waits behind it (in the process, then in the kernel's buffers), so its pong does
+   * too, however alive the client is.
+   */
+  backlogged(): boolean {
+    const was = this.#queuedSince || this.#ws.bufferedAmount > 0;
+    this.#queuedSince = false;
+    return was;
   }
 
   #afterWrite(): void {

@@ -5,6 +5,7 @@
 // stops while the session's unhandled input or the socket's unread output is over budget (socket-flow.ts).
 
 import type { IncomingMessage } from 'node:http';
+import type { Socket } from 'node:net';
 import type { Duplex } from 'node:stream';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { guarded } from '../log/guarded.ts';
@@ -15,18 +16,30 @@ import { scopeRefusal } from './scoped-frames.ts';
 import { onTokenExpiry } from './token-expiry.ts';
 import { checkHostAndOrigin } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionSlot } from './session-host.ts';
+import { SendTimeout } from './send-timeout.ts';
 import { type FlowEvent, type FlowLimits, SocketFlow } from './socket-flow.ts';
 import type { StreamableHttpOptions } from './streamable-http.ts';
-import { MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, WS_EARLY_FRAMES, WS_OUTPUT_PAUSE_BYTES, WS_PING_INTERVAL_MS } from '../limits.ts';
+import { HTTP_SEND_TIMEOUT_MS, MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, WS_EARLY_FRAMES, WS_OUTPUT_PAUSE_BYTES, WS_PING_INTERVAL_MS } from '../limits.ts';
 
-/** The same admission and limits as Streamable HTTP on the same port, and the socket's flow budgets. */
-export type WebSocketTransportOptions = StreamableHttpOptions & Partial<FlowLimits>;
+/** How the transport tells a live client from a dead or stalled one. */
+export interface Liveness {
+  /** A socket whose client takes none of its queued output this long is closed (`--send-timeout`). Default HTTP_SEND_TIMEOUT_MS. */
+  readonly sendTimeoutMs: number;
+  /** A ping this often; an idle socket that missed a pong is closed. Default WS_PING_INTERVAL_MS. */
+  readonly pingIntervalMs: number;
+}
+
+/** The same admission and limits as Streamable HTTP on the same port, the socket's flow budgets and its liveness. */
+export type WebSocketTransportOptions = StreamableHttpOptions & Partial<FlowLimits> & Partial<Liveness>;
 
 export class WebSocketTransport {
   readonly #options: WebSocketTransportOptions;
   readonly #wss: WebSocketServer;
   readonly #sockets = new Set<WebSocket>();
   readonly #limits: FlowLimits;
+  readonly #liveness: Liveness;
+  /** Every socket's output: one whose client takes none of it for the send timeout is destroyed. */
+  readonly #sendTimeout: SendTimeout;
   #accepting = true;
   readonly #auth: BearerAuthority;
 
@@ -38,6 +51,10 @@ export class WebSocketTransport {
       outputPauseBytes: options.outputPauseBytes ?? WS_OUTPUT_PAUSE_BYTES,
       maxOutputBacklogBytes: options.maxOutputBacklogBytes ?? MAX_OUTPUT_BACKLOG_BYTES,
     };
+    this.#liveness = { sendTimeoutMs: options.sendTimeoutMs ?? HTTP_SEND_TIMEOUT_MS, pingIntervalMs: options.pingIntervalMs ?? WS_PING_INTERVAL_MS };
+    this.#sendTimeout = new SendTimeout(options.sessions.clock, (bytes) => {
+      options.logger.log('warning', 'WebSocket closed: its client took none of its output for the send timeout', { bytes, limit: this.#liveness.sendTimeoutMs });
+    }, this.#liveness.sendTimeoutMs);
     this.#wss = new WebSocketServer({
       noServer: true,
       maxPayload: options.maxMessageBytes,
@@ -73,12 +90,16 @@ export class WebSocketTransport {
     // registry when the session ends: giving it back twice gives back one).
     socket.once('close', guarded(this.#options.logger, 'WebSocket upgrade close', () => slot.release()));
     // The session is served from a callback of `ws`: a failure closes the socket with 1011.
-    this.#wss.handleUpgrade(req, socket, head, guarded(this.#options.logger, 'WebSocket session', (ws: WebSocket) => this.#serve(ws, principal, slot, admitted), serverFault));
+    this.#wss.handleUpgrade(req, socket, head, guarded(this.#options.logger, 'WebSocket session', (ws: WebSocket) => {
+      this.#sendTimeout.watch(socket as Socket);
+      return this.#serve(ws, principal, slot, admitted);
+    }, serverFault));
   }
 
   /** Closes every socket (the server is shutting down); their sessions end with them. */
   closeAll(code: number, reason: string): void {
     for (const ws of this.#sockets) ws.close(code, reason);
+    this.#sendTimeout.stop();
   }
 
   async #serve(ws: WebSocket, principal: Principal, slot: SessionSlot, admitted: Admitted): Promise<void> {
@@ -119,15 +140,22 @@ export class WebSocketTransport {
       }
     }, () => serverFault(null, ws)));
     let alive = true;
+    let backlogAt = Number.NEGATIVE_INFINITY;
+    const { sendTimeoutMs, pingIntervalMs } = this.#liveness;
     ws.on('pong', () => (alive = true));
     const ping = setInterval(() => {
-      // A paused socket's pong waits unread behind the frames it holds: while its output still leaves (or
-      // the server is the one behind), it is alive.
-      if (flow.paused && flow.progressed()) alive = true;
+      // A pong waits behind the output queued before its ping, in the process and then in the kernel's
+      // buffers, and a paused socket's pong waits unread. So while output is or lately was queued, a slow
+      // reader that still takes some is alive however long its pong takes: the send timeout judges it
+      // (a client that takes none of its output for that long is destroyed), for as long again after the
+      // last backlog, so the tail the kernel holds can be read. The pong judges an idle socket only.
+      const now = this.#options.sessions.clock.now();
+      if (flow.backlogged()) backlogAt = now;
+      if (now - backlogAt < sendTimeoutMs || (flow.paused && flow.progressed())) alive = true;
       if (!alive) return ws.terminate();
       alive = false;
       ws.ping();
-    }, WS_PING_INTERVAL_MS);
+    }, pingIntervalMs);
     ping.unref();
     ws.on('close', guarded(logger, 'WebSocket close', () => {
       closed = true;

@@ -8,7 +8,7 @@ import { resolveOptions } from '../../src/cli/serve.ts';
 import { MAX_NODE_ID_LENGTH } from '../../src/store/node-ownership.ts';
 import { DEFAULT_SESSION_IDLE_MS, SSE_KEEPALIVE_MS } from '../../src/limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../../src/limits.ts';
-import { MAX_TASK_TTL_MS } from '../../src/limits.ts';
+import { MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, MAX_TASK_TTL_MS } from '../../src/limits.ts';
 
 const KEY = 'k'.repeat(32);
 const serve = (argv: string[], env: NodeJS.ProcessEnv = {}) => {
@@ -232,6 +232,20 @@ test('--sse-keepalive: seconds, fractions allowed, as milliseconds; default SSE_
   assert.ok(usage.includes('--sse-keepalive SECONDS'));
   for (const bad of ['0', '-1', '', 'soon', '0.0001', '3000000', 'Infinity']) {
     assert.throws(() => serve([`--sse-keepalive=${bad}`]), (e: unknown) => e instanceof OptionsError && (e as Error).message.startsWith('--sse-keepalive takes a number of seconds'), bad);
+  }
+});
+
+test('--max-connections and --max-connections-per-address: positive whole numbers; defaults MAX_CONNECTIONS and MAX_CONNECTIONS_PER_ADDRESS; both HTTP-only', () => {
+  assert.is(serve([]).maxConnections, MAX_CONNECTIONS);
+  assert.is(serve([]).maxConnectionsPerAddress, MAX_CONNECTIONS_PER_ADDRESS);
+  const given = serve(['--max-connections', '64', '--max-connections-per-address', '8']);
+  assert.equal([given.maxConnections, given.maxConnectionsPerAddress], [64, 8]);
+  for (const flag of ['max-connections', 'max-connections-per-address'] as const) {
+    assert.ok(usage.includes(`--${flag} N`), flag);
+    assert.ok((HTTP_ONLY_FLAGS as readonly string[]).includes(flag), flag);
+    for (const bad of ['0', '-1', '1.5', 'many']) {
+      assert.throws(() => serve([`--${flag}=${bad}`]), (e: unknown) => e instanceof OptionsError && (e as Error).message.startsWith(`--${flag} takes a positive whole number`), `${flag}=${bad}`);
+    }
   }
 });
 
