@@ -16,10 +16,16 @@ export interface Outgoing {
   readonly isError?: true;
   /** The JSON-RPC error code of an error response: a 2026-07-28 HTTP answer takes its status from it (404 for -32601, 400 for bad params). */
   readonly errorCode?: number;
+  /** On the answer to `initialize`: the version it negotiated (the observer shows it without reading the line). */
+  readonly negotiated?: string;
 }
 
 /** The result of request `id`. */
 export const answer = (id: RequestId, result: unknown): Outgoing => ({ line: resultLine(id, result), inReplyTo: id });
+
+/** The answer to `initialize`, which negotiated `version`. */
+export const initializeAnswer = (id: RequestId, result: unknown, version: string): Outgoing =>
+  ({ line: resultLine(id, result), inReplyTo: id, negotiated: version });
 
 /** An error answering request `id`, or (id null) a message whose id could not be known. */
 export function refusal(id: RequestId | null, code: number, message: string, data?: unknown): Outgoing {
