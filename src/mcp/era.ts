@@ -3,8 +3,10 @@
 // request names them in `params._meta`, and nothing of one request outlives its answer.
 
 import type { ClientCapabilities, Implementation } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, type Params } from './jsonrpc.ts';
 import type { LogLevel } from './logging-level.ts';
+import { answer, answerWith, type Outgoing } from './outgoing.ts';
 import { CATALOG_CACHE_TTL_MS, RESOURCE_CACHE_TTL_MS } from '../limits.ts';
 
 /** The modern revisions super-pi speaks, newest first (the legacy ones are in version.ts). */
@@ -94,6 +96,29 @@ export function shapeModernResult(request: ModernRequest, server: { name: string
   }
   shaped._meta = isRecord(shaped._meta) ? Object.assign({}, shaped._meta, named) : named;
   return shaped;
+}
+
+/**
+ * The answer to a modern request, its result shaped as `shapeModernResult` shapes it. A result with no
+ * `_meta` or `resultType` of its own, for a method without cache hints (a tool's, most often), gets
+ * exactly the members every such answer of this server gets: serialised once and appended to the
+ * result's own JSON (the same line, without copying the result and serialising those members per answer).
+ */
+export function modernAnswer(request: ModernRequest, server: { name: string; version: string }, id: RequestId, result: unknown): Outgoing {
+  if (!isRecord(result) || cacheTtl.has(request.method) || Object.hasOwn(result, '_meta') || Object.hasOwn(result, 'resultType')) {
+    return answer(id, shapeModernResult(request, server, result));
+  }
+  return answerWith(id, result, completeMembers(server));
+}
+
+/** `"resultType":"complete","_meta":{…}` for `server`, serialised once per server. */
+let lastCompleteMembers: { name: string; version: string; json: string } | null = null;
+
+function completeMembers(server: { name: string; version: string }): string {
+  if (lastCompleteMembers?.name !== server.name || lastCompleteMembers.version !== server.version) {
+    lastCompleteMembers = { name: server.name, version: server.version, json: JSON.stringify({ resultType: 'complete', _meta: serverInfoMeta(server) }).slice(1, -1) };
+  }
+  return lastCompleteMembers.json;
 }
 
 /** The `_meta` naming the server, built once per server (a modern result carries it on every answer). */

@@ -16,10 +16,28 @@ export interface Outgoing {
   readonly isError?: true;
   /** The JSON-RPC error code of an error response: a 2026-07-28 HTTP answer takes its status from it (404 for -32601, 400 for bad params). */
   readonly errorCode?: number;
+  /** On the answer to `initialize`: the version it negotiated (the observer shows it without reading the line). */
+  readonly negotiated?: string;
 }
 
 /** The result of request `id`. */
 export const answer = (id: RequestId, result: unknown): Outgoing => ({ line: resultLine(id, result), inReplyTo: id });
+
+/**
+ * The result of request `id` with `members` appended: JSON object members, already serialised
+ * (`"k":v,…`, no braces), that many answers share, so they are serialised once rather than per answer.
+ * `result` is a plain object (its JSON ends with `}`); the members must not repeat any of its keys.
+ */
+export function answerWith(id: RequestId, result: Record<string, unknown>, members: string): Outgoing {
+  const line = resultLine(id, result);
+  // The line ends with the result's closing brace and the message's; an empty result (`{}`) takes no comma.
+  const empty = line.charCodeAt(line.length - 3) === 0x7b;
+  return { line: `${line.slice(0, -2)}${empty ? '' : ','}${members}}}`, inReplyTo: id };
+}
+
+/** The answer to `initialize`, which negotiated `version`. */
+export const initializeAnswer = (id: RequestId, result: unknown, version: string): Outgoing =>
+  ({ line: resultLine(id, result), inReplyTo: id, negotiated: version });
 
 /** An error answering request `id`, or (id null) a message whose id could not be known. */
 export function refusal(id: RequestId | null, code: number, message: string, data?: unknown): Outgoing {

@@ -3,7 +3,7 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect } from './effects.ts';
-import { type ModernRequest, modernErrorCode, shapeModernResult } from './era.ts';
+import { type ModernRequest, modernAnswer, modernErrorCode } from './era.ts';
 import { answer, type Outgoing, refusal } from './outgoing.ts';
 import { type ConnectionState, NO_PENDING, type Pending } from './state.ts';
 
@@ -16,7 +16,7 @@ export interface Step {
 
 /** The result of request `id`; in a modern request's view, shaped for that era (era.ts). */
 export const reply = (state: ConnectionState, id: RequestId, result: unknown, effects: Effect[] = []): Step =>
-  ({ state, replies: [answer(id, state.modern ? shapeModernResult(state.modern, state.config.server, result) : result)], effects });
+  ({ state, replies: [state.modern ? modernAnswer(state.modern, state.config.server, id, result) : answer(id, result)], effects });
 
 export const fail = (state: ConnectionState, id: RequestId | null, code: number, message: string, data?: unknown): Step =>
   ({ state, replies: [refusal(id, state.modern ? modernErrorCode(code) : code, message, data)], effects: [] });

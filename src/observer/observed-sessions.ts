@@ -34,30 +34,6 @@ interface Entry {
   version: string | null;
 }
 
-/** How the core serialises an answer (jsonrpc.ts `resultLine`): these keys, in this order. */
-const LINE_START = '{"jsonrpc":"2.0","id":';
-const RESULT_KEY = ',"result":';
-const VERSION_FIRST = '{"protocolVersion":"';
-const VERSION_LENGTH = 10;
-
-/**
- * The version an initialize answer carries, else undefined. Only the start of the result is looked at,
- * and found where the core puts it (after the id, serialised as JSON.stringify serialises it), not
- * searched for: a session that never initializes (2026-07-28 clients) is watched for its whole life, and
- * scanning each of its answers cost ~0.8 µs a reply, searching for the result key ~1 µs. Nothing a tool
- * returned can be taken for it: it comes after the version's place.
- */
-function initializeVersion(out: Outgoing): string | undefined {
-  if (out.inReplyTo === undefined || out.isError === true) return undefined;
-  const line = out.line;
-  if (!line.startsWith(LINE_START)) return undefined;
-  const at = LINE_START.length + JSON.stringify(out.inReplyTo).length;
-  if (!line.startsWith(RESULT_KEY, at) || !line.startsWith(VERSION_FIRST, at + RESULT_KEY.length)) return undefined;
-  const from = at + RESULT_KEY.length + VERSION_FIRST.length;
-  const version = line.slice(from, from + VERSION_LENGTH);
-  return /^[0-9-]{10}$/.test(version) && line[from + VERSION_LENGTH] === '"' ? version : undefined;
-}
-
 export function principalName(principal: Principal): string {
   return principal.kind === 'token' ? principal.name : principal.kind;
 }
@@ -75,19 +51,15 @@ export class ObservedSessions {
   }
 
   /**
-   * `send` wrapped so the negotiated version is read off the first reply that carries one (the
-   * initialize answer); after that the wrapper only forwards.
+   * `send` wrapped so the negotiated version is taken from the initialize answer (`Outgoing.negotiated`,
+   * set by the core: no line is read for it, so a session that never initializes, as 2026-07-28 clients
+   * do not, costs a field check per reply); every message is forwarded unchanged.
    */
   watchVersion(id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
-    let known = false;
     return (out) => {
-      if (!known) {
-        const version = initializeVersion(out);
-        const entry = version === undefined ? undefined : this.#open.get(id);
-        if (version !== undefined && entry) {
-          entry.version = version;
-          known = true;
-        }
+      if (out.negotiated !== undefined) {
+        const entry = this.#open.get(id);
+        if (entry) entry.version = out.negotiated;
       }
       send(out);
     };

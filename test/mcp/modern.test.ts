@@ -1,6 +1,8 @@
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { CATALOG_CACHE_TTL_MS, RESOURCE_CACHE_TTL_MS } from '../../src/limits.ts';
+import { type ModernRequest, modernAnswer, shapeModernResult } from '../../src/mcp/era.ts';
+import { answer } from '../../src/mcp/outgoing.ts';
 import { readModernContext } from '../../src/mcp/modern.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
 
@@ -164,6 +166,24 @@ shapes('a tools/call started by a modern request is answered in modern shape whe
   const done = fold(started.state, { kind: 'toolDone', ticket: run.ticket, outcome: { text: 'hello' } });
   assert.equal(done.replies, [{ jsonrpc: '2.0', id: 5, result: { content: [{ type: 'text', text: 'hello' }], resultType: 'complete', _meta: SERVER_INFO } }]);
   assert.is(done.state.pending.size, 0);
+});
+
+shapes('a modern answer is the line of its shaped result, whether or not the shared members are appended to its JSON', () => {
+  const server = { name: 'super-pi', version: '0.1.0' };
+  const results: unknown[] = [
+    {}, { content: [{ type: 'text', text: 'a "quoted" }} text' }] }, { a: undefined }, { a: 1, b: undefined }, { x: {} }, { list: [] },
+    { content: [], _meta: { 'x/y': 1 } }, { resultType: 'input_required', a: 1 }, { ttlMs: 5, cacheScope: 'public' }, null, 'text', [1, 2],
+  ];
+  for (const method of ['tools/call', 'tools/list', 'prompts/get', 'resources/read']) {
+    const request: ModernRequest = { method, protocolVersion: '2026-07-28', clientCapabilities: {}, clientInfo: null, logLevel: null };
+    for (const id of [1, 0, 'a"b', '']) {
+      for (const result of results) {
+        const shaped = answer(id, shapeModernResult(request, server, result));
+        assert.equal(modernAnswer(request, server, id, result), shaped, `${method} ${JSON.stringify(id)} ${JSON.stringify(result)}`);
+        assert.is((JSON.parse(shaped.line) as { result: { resultType: string } }).result.resultType, 'complete');
+      }
+    }
+  }
 });
 
 shapes('a legacy tools/call on the same connection is answered in legacy shape', () => {

@@ -1,29 +1,31 @@
-// What the observer keeps of sessions and tasks: the negotiated version read off the initialize answer
+// What the observer keeps of sessions and tasks: the negotiated version the initialize answer names
 // (and nothing else of the traffic), and task counts by status that follow every status change.
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ObservedSessions } from '../../src/observer/observed-sessions.ts';
 import { MAX_FINISHED_TASKS, ObservedTasks } from '../../src/observer/observed-tasks.ts';
-import { answer } from '../../src/mcp/outgoing.ts';
+import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { answer, initializeAnswer } from '../../src/mcp/outgoing.ts';
+import { initialState } from '../../src/mcp/state.ts';
 
-test('a session shows the version its initialize answer carried; every line is still sent, unchanged', () => {
+test('a session shows the version its initialize answer negotiated; every line is still sent, unchanged', () => {
   const sessions = new ObservedSessions(() => 1000);
   const sent: string[] = [];
   const send = sessions.watchVersion('session-1', (o) => sent.push(o.line));
   sessions.opened('session-1', { transport: 'websocket', principal: { kind: 'token', name: 'alice' }, harness: 'super-pi-code', session: { inFlight: 2, restarts: 0 } });
-  const init = '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{}}}';
-  send({ line: init, inReplyTo: 1 });
+  const init = initializeAnswer(1, { protocolVersion: '2025-03-26', capabilities: {} }, '2025-03-26');
+  send(init);
   send({ line: '{"jsonrpc":"2.0","id":2,"result":{"content":[{"type":"text","text":"\\"protocolVersion\\":\\"1999-01-01\\""}]}}', inReplyTo: 2 });
   assert.equal(sent.length, 2);
-  assert.is(sent[0], init);
+  assert.is(sent[0], init.line);
   const [row] = sessions.rows();
   assert.equal(row, { id: 'session-1', transport: 'websocket', principalKind: 'token', principal: 'alice', harness: 'super-pi-code', version: '2025-03-26', ageMs: 0, inFlight: 2, restarts: 0 });
   sessions.closed('session-1');
   assert.is(sessions.size, 0);
 });
 
-test('a session that never initializes (2026-07-28) shows no version, whatever its answers carry past the start of their result', () => {
+test('a session that never initializes (2026-07-28) shows no version, whatever its answers carry', () => {
   const sessions = new ObservedSessions(() => 1000);
   const send = sessions.watchVersion('session-2', () => undefined);
   sessions.opened('session-2', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
@@ -32,19 +34,28 @@ test('a session that never initializes (2026-07-28) shows no version, whatever i
   send({ line: '{"jsonrpc":"2.0","method":"notifications/message","params":{"protocolVersion":"2025-06-18"}}' });
   send({ line: '{"jsonrpc":"2.0","id":"\\"result\\":{\\"protocolVersion\\":\\"2025-06-18\\"","result":{}}', inReplyTo: '"result":{"protocolVersion":"2025-06-18"' });
   assert.is(sessions.rows()[0]?.version, null);
-  send({ line: '{"jsonrpc":"2.0","id":0,"result":{"protocolVersion":"2025-11-25","capabilities":{}}}', inReplyTo: 0 });
+  send({ line: '{"jsonrpc":"2.0","id":3,"result":{"protocolVersion":"2025-06-18","capabilities":{}}}', inReplyTo: 3 });
+  send(answer(4, { protocolVersion: '2025-06-18', capabilities: {} }));
+  assert.is(sessions.rows()[0]?.version, null, 'only an initialize answer names a negotiated version');
+  send(initializeAnswer(0, { protocolVersion: '2025-11-25', capabilities: {} }, '2025-11-25'));
   assert.is(sessions.rows()[0]?.version, '2025-11-25');
 });
 
-test('the version is read off an initialize answer as the core writes it, whatever its id', () => {
-  for (const id of [7, 0, -1, 'init', 'a"b\\c', '\u00e9\u2028']) {
+test("the core's initialize answer names the version it negotiated, whatever its id, and the observer shows it", () => {
+  for (const [id, asked, negotiated] of [[7, '2025-06-18', '2025-06-18'], [0, '2024-11-05', '2024-11-05'], ['init', '1999-01-01', '2025-11-25'], ['a"b\\c', '2025-03-26', '2025-03-26']] as const) {
     const sessions = new ObservedSessions(() => 1000);
     const send = sessions.watchVersion('s', () => undefined);
     sessions.opened('s', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
-    send(answer(id, { content: [{ type: 'text', text: '{"protocolVersion":"2025-06-18"}' }] }));
-    assert.is(sessions.rows()[0]?.version, null, `a tool result named no version (id ${JSON.stringify(id)})`);
-    send(answer(id, { protocolVersion: '2025-11-25', capabilities: {} }));
-    assert.is(sessions.rows()[0]?.version, '2025-11-25', `id ${JSON.stringify(id)}`);
+    const fresh = initialState({ workspace: '/ws' });
+    const ping = handleMcpLine(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }), fresh);
+    for (const out of ping.replies) send(out);
+    assert.is(sessions.rows()[0]?.version, null, `a ping before initialize names no version (id ${JSON.stringify(id)})`);
+    const step = handleMcpLine(JSON.stringify({ jsonrpc: '2.0', id, method: 'initialize', params: { protocolVersion: asked, capabilities: {}, clientInfo: { name: 't', version: '1' } } }), fresh);
+    assert.is(step.replies.length, 1);
+    assert.is(step.replies[0]?.negotiated, negotiated);
+    assert.is((JSON.parse(step.replies[0]?.line ?? '') as { result: { protocolVersion: string } }).result.protocolVersion, negotiated, 'the field and the line agree');
+    for (const out of step.replies) send(out);
+    assert.is(sessions.rows()[0]?.version, negotiated, `id ${JSON.stringify(id)}`);
   }
 });
 

@@ -7,7 +7,8 @@ import { loadout } from '../../harness/policy.ts';
 import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { type ConnectionState, effectiveHarness } from '../state.ts';
 import { followsRoots } from '../roots.ts';
-import { fail, reply, type Step } from '../step.ts';
+import { initializeAnswer } from '../outgoing.ts';
+import { fail, type Step } from '../step.ts';
 import { negotiateVersion, type ProtocolVersion, versionFeatures } from '../version.ts';
 import { MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH } from '../../limits.ts';
 
@@ -71,10 +72,13 @@ export function initialize(state: ConnectionState, id: RequestId, params: Params
     serverInfo: serverImplementation(state, version),
     instructions: serverInstructions(next),
   };
-  return reply(next, id, result, [{
-    kind: 'log', level: 'debug', message: 'initialize',
-    data: { requestedVersion: params.protocolVersion, negotiatedVersion: version, harness: harness.id },
-  }]);
+  // Not `reply`: initialize is a legacy request (never shaped for 2026-07-28), and its answer names the
+  // version it negotiated beside the line, for the observer.
+  return {
+    state: next,
+    replies: [initializeAnswer(id, result, version)],
+    effects: [{ kind: 'log', level: 'debug', message: 'initialize', data: { requestedVersion: params.protocolVersion, negotiatedVersion: version, harness: harness.id } }],
+  };
 }
 
 /** `serverInfo` as the given revision carries it (initialize, and `server/discover` with the newest fields). */
