@@ -8,7 +8,7 @@ import { OAUTH_MAX_TOKEN_BYTES } from '../limits.ts';
 import type { Principal } from '../mcp/state.ts';
 import { AccessTokenVerifier } from './access-token.ts';
 import type { OAuthConfig } from './oauth-config.ts';
-import { ALL_CAPABILITIES, type Capability } from './scopes.ts';
+import { ALL_CAPABILITIES, type Capability, DOOR_CAPABILITY } from './scopes.ts';
 import type { TokenTable } from './tokens.ts';
 
 export interface Admitted {
@@ -108,6 +108,17 @@ export class BearerAuthority {
       return { status: 503, message: 'Service Unavailable: the token issuer cannot be reached to check the token; retry', headers: { 'Retry-After': String(verdict.retryAfterSeconds ?? 1) } };
     }
     return this.#unauthorized(verdict.reason, 'invalid_token');
+  }
+
+  /**
+   * The admission of every MCP path (POST, GET, DELETE of `/mcp`, a WebSocket upgrade): `admit`, and then a
+   * token lacking the door's scope (`mcp:read`) is the 403 insufficient_scope naming it — before any
+   * session slot, stream or socket is taken, so a token that could do nothing there holds nothing there.
+   */
+  async admitMcp(authorization: string | undefined): Promise<Admitted | AuthRefusal> {
+    const admitted = await this.admit(authorization);
+    if (isAuthRefusal(admitted) || admitted.capabilities.has(DOOR_CAPABILITY)) return admitted;
+    return this.insufficientScope(DOOR_CAPABILITY);
   }
 
   /** The 403 of a call that needs a capability the token's scopes do not grant, naming the scope to step up to. */

@@ -21,6 +21,9 @@ const TOOL_CAPABILITY: Readonly<Record<ToolName, Capability>> = {
   bash: 'exec', harness_task: 'exec',
 };
 
+/** The tool whose calls become Tasks-extension tasks (mcp/methods/tools.ts `startTool`). */
+const TASK_TOOL: ToolName = 'harness_task';
+
 /** The capabilities a token's `scope` claim (space-separated, RFC 6749 §3.3) grants; unknown scopes grant nothing. */
 export function capabilitiesOf(scope: unknown, names: ScopeNames): ReadonlySet<Capability> {
   const granted = new Set<Capability>();
@@ -32,14 +35,23 @@ export function capabilitiesOf(scope: unknown, names: ScopeNames): ReadonlySet<C
 
 /**
  * The capability one MCP message needs: a tools/call of a writing tool `write`, of bash or harness_task
- * `exec`, anything else (initialize, lists, reads, answers, notifications) `read`. An unknown tool name
- * needs `read`: the core answers it as unknown, and nothing runs.
+ * `exec`; a `tasks/update` what the tool that makes tasks needs (harness_task, the only one: `exec`),
+ * as its answers let the task go on acting — run the very call its person was asked about; anything
+ * else (initialize, lists, reads, `tasks/get`, `tasks/cancel`, answers, notifications) `read`. An
+ * unknown tool name needs `read`: the core answers it as unknown, and nothing runs.
  */
 export function capabilityFor(method: string | undefined, params: unknown): Capability {
+  if (method === 'tasks/update') return TOOL_CAPABILITY[TASK_TOOL];
   if (method !== 'tools/call') return 'read';
   const name = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   return isToolName(name) ? TOOL_CAPABILITY[name] : 'read';
 }
+
+/**
+ * The capability every MCP path needs at its door (each POST, GET and DELETE of `/mcp`, each WebSocket
+ * upgrade): a token without it is refused there, before any session, slot or stream is taken.
+ */
+export const DOOR_CAPABILITY: Capability = 'read';
 
 /** The capabilities whose scopes an MCP host asks for: what its sessions use. Observing is the operator's. */
 const HOST_CAPABILITIES: readonly Capability[] = ['read', 'write', 'exec'];

@@ -13,6 +13,11 @@ export interface SessionView {
 }
 
 export interface SessionRow {
+  /**
+   * The session's handle (`session-K`, the application's own counter): stable for the page to match rows
+   * by, and never the registry's id — a Streamable HTTP session's `Mcp-Session-Id`, which is a credential
+   * (all an anonymous session has) and no observer is shown. Nothing addresses a session by its handle.
+   */
   readonly id: string;
   readonly transport: Transport;
   readonly principalKind: PrincipalKind;

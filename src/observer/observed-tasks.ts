@@ -14,7 +14,9 @@ export const MAX_FINISHED_TASKS = 100;
 export const MAX_TRANSCRIPT_PAGE = 200;
 
 export interface TaskRow {
+  /** The task supervisor's id (`task-N`): the observer's handle, not the Tasks extension's `taskId`. */
   readonly id: string;
+  /** The handle of the session that started it (`SessionRow.id`), never its `Mcp-Session-Id`. */
   readonly session: string;
   readonly principal: string;
   readonly harness: string;

@@ -321,6 +321,7 @@ export class Application implements SessionHost {
       ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
     });
     facts.session = session;
+    // By its handle, never `registryId`: an Mcp-Session-Id is a credential no observer is shown.
     this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });
     // A session taken over keeps its subscriptions: this node watches those transcripts for it now.
     for (const uri of resumed?.subscriptions ?? []) {

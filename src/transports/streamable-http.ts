@@ -170,11 +170,11 @@ export class StreamableHttp {
     }
   }
 
-  /** Host/Origin and bearer token: the principal, or the refusal. */
+  /** Host/Origin and bearer token (with the door's scope: bearer-authority.ts `admitMcp`): the principal, or the refusal. */
   async #admit(request: IncomingView): Promise<Admitted | Plain> {
     const bad = checkHostAndOrigin(this.#options.origin, header(request, 'host'), header(request, 'origin'));
     if (bad) return refuse(403, `Forbidden: ${bad}`);
-    const admitted = await this.#auth.admit(header(request, 'authorization'));
+    const admitted = await this.#auth.admitMcp(header(request, 'authorization'));
     return isAuthRefusal(admitted) ? refuse(admitted.status, admitted.message, admitted.headers) : admitted;
   }
 

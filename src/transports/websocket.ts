@@ -1,6 +1,7 @@
 // MCP over WebSocket (subprotocol `mcp`) on the same port and path as Streamable HTTP: one socket, one
 // session of the server's registry (`SessionHost`), one JSON-RPC message per text frame. The upgrade is
-// admitted with the same Host/Origin and bearer-token checks as a POST, and takes its quota slot before
+// admitted with the same Host/Origin, bearer-token and door-scope checks as a POST (a token without
+// `mcp:read` is the 403 insufficient_scope, and takes nothing), and takes its quota slot before
 // the handshake; the socket closing ends the session, and the session ending closes the socket. Reading
 // stops while the session's unhandled input or the socket's unread output is over budget (socket-flow.ts).
 
@@ -73,7 +74,7 @@ export class WebSocketTransport {
       socket.end(`HTTP/1.1 ${status} ${text}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Connection: close\r\nContent-Length: 0\r\n\r\n`);
     };
     if (checkHostAndOrigin(this.#options.origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
-    void this.#auth.admit(req.headers.authorization).then(guarded(this.#options.logger, 'WebSocket admission', (admitted: Admitted | ReturnType<BearerAuthority['insufficientScope']>) => {
+    void this.#auth.admitMcp(req.headers.authorization).then(guarded(this.#options.logger, 'WebSocket admission', (admitted: Admitted | ReturnType<BearerAuthority['insufficientScope']>) => {
       if (isAuthRefusal(admitted)) return reject(admitted.status, STATUS_TEXT.get(admitted.status) ?? 'Unauthorized', admitted.headers);
       this.#upgrade(req, socket, head, admitted, reject);
     }, () => reject(500, 'Internal Server Error')), () => reject(500, 'Internal Server Error'));

@@ -116,4 +116,25 @@ test('scopes map to capabilities; each tool call needs the capability of its too
   assert.is(capabilityFor('initialize', {}), 'read');
 });
 
+test('tasks/update needs what the tool that makes tasks needs (exec: its answers let the task act); tasks/get and tasks/cancel read', () => {
+  assert.is(capabilityFor('tasks/update', { taskId: 't', inputResponses: {} }), 'exec');
+  assert.is(capabilityFor('tasks/update', undefined), 'exec');
+  assert.is(capabilityFor('tasks/get', { taskId: 't' }), 'read');
+  assert.is(capabilityFor('tasks/cancel', { taskId: 't' }), 'read');
+});
+
+test('every MCP path\'s door (admitMcp): a token without mcp:read is the 403 insufficient_scope naming mcp:read; with it, admitted', async () => {
+  const { authority, token } = await setup();
+  const r = refusal(await authority.admitMcp(`Bearer ${await token({ scope: 'mcp:write mcp:exec mcp:observe' })}`));
+  assert.is(r.status, 403);
+  assert.is(r.headers['WWW-Authenticate'], `Bearer error="insufficient_scope", scope="mcp:read", resource_metadata="${METADATA}", error_description="this call needs mcp:read"`);
+  assert.is(refusal(await authority.admitMcp(`Bearer ${await token({ scope: '' })}`)).status, 403, 'no scope at all');
+  const a = await authority.admitMcp(`Bearer ${await token({ scope: 'mcp:read' })}`);
+  assert.not.ok(isAuthRefusal(a));
+  // The door adds nothing to the rest of admission: static tokens, no header (401) and bad tokens as admit says.
+  assert.not.ok(isAuthRefusal(await authority.admitMcp(`Bearer ${STATIC}`)));
+  assert.is(refusal(await authority.admitMcp(undefined)).status, 401);
+  assert.is(refusal(await authority.admitMcp(`Bearer ${await token({ aud: 'https://elsewhere.example' })}`)).status, 401);
+});
+
 test.run();

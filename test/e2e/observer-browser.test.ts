@@ -96,6 +96,14 @@ observer('shows the tree, two sessions and a task that runs and completes with i
     assert.match(sessionText, /bob/);
     assert.match(sessionText, /2025-11-25|2025-06-18|2025-03-26/, 'the negotiated version');
     assert.is(await rows(page, '#tree li[data-node="connection"]'), 2, 'one connection actor under each session supervisor');
+    // Rows are matched by the session's handle, never its Mcp-Session-Id (a credential: the page must not hold it).
+    for (const handle of await page.locator('#sessions tr[data-session]').evaluateAll((trs) => trs.map((tr) => (tr as HTMLElement).dataset.session ?? ''))) assert.match(handle, /^session-\d+$/);
+    const html = await page.content();
+    for (const c of [alice, bob]) {
+      const id = (c.transport as StreamableHTTPClientTransport).sessionId;
+      assert.ok(id !== undefined && id.length >= 32, 'the client holds its session id');
+      assert.not.ok(html.includes(id), 'the page shows a session id');
+    }
 
     const call = alice.callTool({ name: 'harness_task', arguments: { harness: 'super-pi-code', prompt: 'What does greet say?' } });
     // Meanwhile bob works too, so the chart has something to draw.
