@@ -14,3 +14,10 @@ export const MAX_OBSERVER_BACKLOG_BYTES = 1 << 20;
 
 /** Seconds of the call chart sent with each snapshot, once the server has run that long. */
 export const CHART_SECONDS = 180;
+
+/**
+ * Payload bytes of one `/observer/transcript` answer, cut by the store from the sizes it recorded (no
+ * payload past the cut is read); at least one entry, so an entry larger than this comes alone. The page
+ * asks again from the last seq it has, a second later.
+ */
+export const OBSERVER_TRANSCRIPT_PAGE_BYTES = 1 << 20;

@@ -7,6 +7,7 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { ConversationStatus, Entry, EntryType } from '../store/store.ts';
 import type { StoreListener } from './observed-store.ts';
 import { principalName } from './observed-sessions.ts';
+import { OBSERVER_TRANSCRIPT_PAGE_BYTES } from '../limits.ts';
 
 /** Finished tasks kept for the page; running ones are always kept. */
 export const MAX_FINISHED_TASKS = 100;
@@ -93,11 +94,11 @@ export class ObservedTasks implements StoreListener {
     return this.#byTask.get(taskId)?.principal ?? null;
   }
 
-  /** Entries after `afterSeq`, at most MAX_TRANSCRIPT_PAGE; null when there is no such task. */
+  /** Entries after `afterSeq`, at most MAX_TRANSCRIPT_PAGE of them and OBSERVER_TRANSCRIPT_PAGE_BYTES of payload; null when there is no such task. */
   async transcript(store: AsyncConversationStore, taskId: string, afterSeq: number): Promise<Entry[] | null> {
     const e = this.#byTask.get(taskId);
     if (!e) return null;
-    return store.entries(e.conversationId, e.ownerKey, { afterSeq, limit: MAX_TRANSCRIPT_PAGE });
+    return store.entries(e.conversationId, e.ownerKey, { afterSeq, limit: MAX_TRANSCRIPT_PAGE, maxBytes: OBSERVER_TRANSCRIPT_PAGE_BYTES });
   }
 
   #trim(): void {

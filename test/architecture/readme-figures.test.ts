@@ -181,6 +181,7 @@ const FIGURES: readonly Figure[] = [
   // Observer
   { phrase: /snapshot stream (\w+) a second \(`OBSERVER_UPDATE_MS`\)/, name: 'OBSERVER_UPDATE_MS', figure: limits.OBSERVER_UPDATE_MS === 500 ? 'twice' : `${1000 / limits.OBSERVER_UPDATE_MS} times` },
   { phrase: /at most (\d+) at once, `MAX_OBSERVER_STREAMS`/, name: 'MAX_OBSERVER_STREAMS', figure: String(limits.MAX_OBSERVER_STREAMS) },
+  { phrase: /(\d+) MiB of payload \(`OBSERVER_TRANSCRIPT_PAGE_BYTES`/, name: 'OBSERVER_TRANSCRIPT_PAGE_BYTES', figure: String(limits.OBSERVER_TRANSCRIPT_PAGE_BYTES / 2 ** 20) },
   { phrase: /over the last\s+(\w+) minutes/, name: 'CHART_SECONDS', figure: word(limits.CHART_SECONDS / 60) },
   // Architecture
   { phrase: /a budget of (\d+) messages per turn/, name: 'REDUCTIONS_PER_TURN', figure: String(limits.REDUCTIONS_PER_TURN) },
