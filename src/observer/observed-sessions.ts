@@ -3,6 +3,7 @@
 // requests in flight. Filled by the application's hooks; it never holds what a caller sent.
 
 import type { Outgoing } from '../mcp/outgoing.ts';
+import { supportedVersions } from '../mcp/version.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { PrincipalKind, Transport } from './metrics.ts';
 
@@ -55,7 +56,9 @@ function initializeVersion(out: Outgoing): string | undefined {
   if (!line.startsWith(RESULT_KEY, at) || !line.startsWith(VERSION_FIRST, at + RESULT_KEY.length)) return undefined;
   const from = at + RESULT_KEY.length + VERSION_FIRST.length;
   const version = line.slice(from, from + VERSION_LENGTH);
-  return /^[0-9-]{10}$/.test(version) && line[from + VERSION_LENGTH] === '"' ? version : undefined;
+  if (!/^[0-9-]{10}$/.test(version) || line[from + VERSION_LENGTH] !== '"') return undefined;
+  // A version super-pi speaks is kept as its one constant, not as a slice per session (issue 27).
+  return supportedVersions.find((v) => v === version) ?? version;
 }
 
 export function principalName(principal: Principal): string {
