@@ -39,14 +39,14 @@ export interface EntryParts {
   /** The connection: its actor's host on the main thread. */
   readonly session: Session;
   readonly slot: SessionSlot;
-  readonly busy?: () => boolean;
+  readonly busy?: (entry: RegisteredSession) => boolean;
   /**
    * What ending the session takes besides leaving the registry: the application's teardown, then the
    * transport's (`onEnded`). Handed the entry, so one function serves every session.
    */
   readonly teardown: (entry: RegisteredSession) => Promise<void>;
   /** The transport's: the session has ended (its teardown calls it: `ended()`). */
-  readonly onEnded?: () => void;
+  readonly onEnded?: (entry: RegisteredSession) => void;
   /** The transport's: the session's supervisor gave it up (`givenUp(message)`). */
   readonly onGiveUp?: (message: string) => void;
   /** The session's supervisor exited: the entry watches it (`onExit`) and tells this, one function for every session. */
@@ -94,7 +94,7 @@ export class RegisteredSession implements HostedSession {
   }
 
   busy(): boolean {
-    return this.session.inFlight > 0 || (this.#parts.busy?.() ?? false);
+    return this.session.inFlight > 0 || (this.#parts.busy?.(this) ?? false);
   }
 
   drain(ms: number): Promise<void> {
@@ -118,7 +118,7 @@ export class RegisteredSession implements HostedSession {
 
   /** @internal The teardown's last step: the transport hears that the session ended. */
   ended(): void {
-    this.#parts.onEnded?.();
+    this.#parts.onEnded?.(this);
   }
 
   /** @internal The session was given up: the transport hears why. */
