@@ -45,7 +45,7 @@ export class EarlyAnswers {
    * A request the first actor is not up to answer yet, answered here if it is one of EARLY_METHODS. The
    * line still goes to the actor (same lines, same pure core: same state); the actor's reply is dropped.
    */
-  answer(read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, send: (out: Outgoing) => void): void {
+  answer(read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, sink: { send(out: Outgoing): void }): void {
     const only = read !== null && !read.batch ? read.messages[0] : undefined;
     const method = only?.kind === 'request' || only?.kind === 'notification' ? only.method : undefined;
     if (read === null || method === undefined || !EARLY_METHODS.has(method)) {
@@ -65,7 +65,7 @@ export class EarlyAnswers {
       const early = (this.#answeredEarly ??= new Map());
       early.set(key, (early.get(key) ?? 0) + 1);
       inFlight.delete(key);
-      send(out);
+      sink.send(out);
     }
   }
 

@@ -162,10 +162,10 @@ export class Session implements ActorOwner {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#settle(key));
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps, (key) => this.#settle(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
-      if (this.#early?.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
+      if (this.#early?.active) this.#early.answer(tracked.read, this.#requests(), this.#deps);
       // An actor on this thread reads this parse instead of its own (parsed-lines.ts); another thread's would only keep it alive.
       delivery = { msg: lineMessage(tracked.line, this.#actor?.sameThread === true ? tracked.read : null), keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {

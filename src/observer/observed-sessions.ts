@@ -78,22 +78,15 @@ export class ObservedSessions {
   }
 
   /**
-   * `send` wrapped so the negotiated version is read off the first reply that carries one (the
-   * initialize answer); after that the wrapper only forwards.
+   * Reads the negotiated version off `out` if it is an initialize answer of the open session `id`: true
+   * once the session's version is known (its sender shows it no more replies: server/session-outlet.ts).
    */
-  watchVersion(id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
-    let known = false;
-    return (out) => {
-      if (!known) {
-        const version = initializeVersion(out);
-        const entry = version === undefined ? undefined : this.#open.get(id);
-        if (version !== undefined && entry) {
-          entry.version = version;
-          known = true;
-        }
-      }
-      send(out);
-    };
+  versionFrom(id: string, out: Outgoing): boolean {
+    const version = initializeVersion(out);
+    const entry = version === undefined ? undefined : this.#open.get(id);
+    if (version === undefined || entry === undefined) return false;
+    entry.version = version;
+    return true;
   }
 
   opened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {

@@ -55,6 +55,7 @@ import { ApplicationTree } from './application-tree.ts';
 import { TaskSupervision } from './task-supervision.ts';
 import { ConversationWatches } from './conversation-watches.ts';
 import { SessionEffects, type SessionServices } from './session-effects.ts';
+import { SessionOutlet } from './session-outlet.ts';
 import { poolPrincipal, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
 export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
@@ -302,22 +303,14 @@ export class Application implements SessionHost {
     }
     const resumed = held?.resumed ?? null;
     const stored = held?.saver ?? null;
-    const send = this.observer.watchVersion(id, options.send);
     // The session's facts (its owner key made on first use); a node that takes one of this session's tasks over answers its request in the session's event log.
     const facts = new SessionEffects(this.#services, id, options.principal,
       this.#feed !== null && options.transport === 'http' ? { session: registryId, principal: eventPrincipal(options.principal) } : undefined);
-    const session = new Session({
-      id,
-      ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
-      scheduler: this.scheduler,
-      effects: facts,
-      config,
-      logger: this.#options.logger,
-      send,
-      ...(resumed === null ? {} : { checkpoint: resumed.checkpoint }),
-      ...(stored === null ? {} : { onCheckpoint: (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)) }),
-      ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
-    });
+    const session = new Session(new SessionOutlet(id, options.send, this.observer, {
+      stateKey: this.#stateKey, scheduler: this.scheduler, effects: facts, config, logger: this.#options.logger, checkpoint: resumed?.checkpoint,
+      onCheckpoint: stored === null ? undefined : (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)),
+      crashProbability: this.#options.chaos.crashActorProbability,
+    }));
     facts.session = session;
     this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });
     // A session taken over keeps its subscriptions: this node watches those transcripts for it now.

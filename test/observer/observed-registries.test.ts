@@ -5,12 +5,19 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { ObservedSessions } from '../../src/observer/observed-sessions.ts';
 import { MAX_FINISHED_TASKS, ObservedTasks } from '../../src/observer/observed-tasks.ts';
-import { answer } from '../../src/mcp/outgoing.ts';
+import { answer, type Outgoing } from '../../src/mcp/outgoing.ts';
+import { type OutletParts, SessionOutlet } from '../../src/server/session-outlet.ts';
+
+/** A session's send as the application makes it (server/session-outlet.ts): the observer reads the version off it. */
+function watched(sessions: ObservedSessions, id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
+  const outlet = new SessionOutlet(id, send, sessions, {} as OutletParts);
+  return (out) => outlet.send(out);
+}
 
 test('a session shows the version its initialize answer carried; every line is still sent, unchanged', () => {
   const sessions = new ObservedSessions(() => 1000);
   const sent: string[] = [];
-  const send = sessions.watchVersion('session-1', (o) => sent.push(o.line));
+  const send = watched(sessions, 'session-1', (o) => sent.push(o.line));
   sessions.opened('session-1', { transport: 'websocket', principal: { kind: 'token', name: 'alice' }, harness: 'super-pi-code', session: { inFlight: 2, restarts: 0 } });
   const init = '{"jsonrpc":"2.0","id":1,"result":{"protocolVersion":"2025-03-26","capabilities":{}}}';
   send({ line: init, inReplyTo: 1 });
@@ -25,7 +32,7 @@ test('a session shows the version its initialize answer carried; every line is s
 
 test('a session that never initializes (2026-07-28) shows no version, whatever its answers carry past the start of their result', () => {
   const sessions = new ObservedSessions(() => 1000);
-  const send = sessions.watchVersion('session-2', () => undefined);
+  const send = watched(sessions, 'session-2', () => undefined);
   sessions.opened('session-2', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
   send({ line: '{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"protocolVersion":"2025-06-18"},"resultType":"complete"}}', inReplyTo: 1 });
   send({ line: '{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"x","data":{"protocolVersion":"2025-06-18"}}}', inReplyTo: 2, isError: true, errorCode: -32602 });
@@ -39,7 +46,7 @@ test('a session that never initializes (2026-07-28) shows no version, whatever i
 test('the version is read off an initialize answer as the core writes it, whatever its id', () => {
   for (const id of [7, 0, -1, 'init', 'a"b\\c', '\u00e9\u2028']) {
     const sessions = new ObservedSessions(() => 1000);
-    const send = sessions.watchVersion('s', () => undefined);
+    const send = watched(sessions, 's', () => undefined);
     sessions.opened('s', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
     send(answer(id, { content: [{ type: 'text', text: '{"protocolVersion":"2025-06-18"}' }] }));
     assert.is(sessions.rows()[0]?.version, null, `a tool result named no version (id ${JSON.stringify(id)})`);
