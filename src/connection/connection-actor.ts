@@ -160,7 +160,8 @@ function sharedClient(a: ConnectionState, b: ConnectionState): ConnectionState {
     lastClient = { json, info: b.clientInfo, capabilities: b.clientCapabilities };
     return b;
   }
-  return { ...b, clientInfo: lastClient.info, clientCapabilities: lastClient.capabilities };
+  // Object.assign onto {}, not a spread: a state made by a spread sends every later copy of it down V8's slow path (mcp/step.ts).
+  return Object.assign({}, b, { clientInfo: lastClient.info, clientCapabilities: lastClient.capabilities });
 }
 
 function identityChanged(a: ConnectionState, b: ConnectionState): boolean {
