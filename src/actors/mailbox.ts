@@ -3,7 +3,8 @@ import { DEFAULT_MAILBOX_LIMIT } from '../limits.ts';
 
 export class Mailbox<T> {
   readonly #limit: number;
-  #items: (T | undefined)[] = [];
+  /** Null while empty: an idle actor's mailbox holds no array. */
+  #items: (T | undefined)[] | null = null;
   #head = 0;
 
   constructor(limit: number = DEFAULT_MAILBOX_LIMIT) {
@@ -11,36 +12,37 @@ export class Mailbox<T> {
   }
 
   get size(): number {
-    return this.#items.length - this.#head;
+    return (this.#items?.length ?? 0) - this.#head;
   }
 
   /** False when full: the caller refuses the message rather than growing without bound. */
   push(item: T): boolean {
     if (this.size >= this.#limit) return false;
-    this.#items.push(item);
+    (this.#items ??= []).push(item);
     return true;
   }
 
   shift(): T | undefined {
-    if (this.#head >= this.#items.length) return undefined;
-    const item = this.#items[this.#head];
-    this.#items[this.#head++] = undefined;
-    // Drained: the array lets go of its room (an idle actor would otherwise keep 17 empty slots).
-    if (this.#head === this.#items.length) {
-      this.#items = [];
+    const items = this.#items;
+    if (items === null || this.#head >= items.length) return undefined;
+    const item = items[this.#head];
+    items[this.#head++] = undefined;
+    // Drained: the array goes (an idle actor would otherwise keep it, with 17 empty slots).
+    if (this.#head === items.length) {
+      this.#items = null;
       this.#head = 0;
       return item;
     }
     // Compact once the consumed prefix dominates, so the array does not grow forever.
-    if (this.#head > 1024 && this.#head * 2 > this.#items.length) {
-      this.#items = this.#items.slice(this.#head);
+    if (this.#head > 1024 && this.#head * 2 > items.length) {
+      this.#items = items.slice(this.#head);
       this.#head = 0;
     }
     return item;
   }
 
   clear(): void {
-    this.#items = [];
+    this.#items = null;
     this.#head = 0;
   }
 }

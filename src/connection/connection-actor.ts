@@ -102,7 +102,7 @@ export const connectionBehaviour: Behaviour<ConnectionActorArgs, ActorState, Con
     const sliced = coreStep(message, before, state.sealer);
     if (sliced.rest) ctx.continueWith({ k: 'batch', rest: sliced.rest } satisfies ConnectionMessage);
     const step = settleInline(sliced, before.config.workspace, recordInlineCall);
-    const after = step.state;
+    const after = sharedClient(before, step.state);
     // Every finished message is reported, even one with nothing to say: the owner's redelivery counts on it.
     const handled = sliced.rest ? state.handled : state.handled + 1;
     if (identityChanged(before, after)) {
@@ -143,6 +143,25 @@ function sharedConfig(config: ConnectionConfig): ConnectionConfig {
   const json = JSON.stringify(config);
   if (lastConfig?.json !== json) lastConfig = { json, config };
   return lastConfig.config;
+}
+
+/** The client identity (info and capabilities) of the last session this thread saw initialize, as JSON and as the objects its state holds. */
+let lastClient: { json: string; info: ConnectionState['clientInfo']; capabilities: ConnectionState['clientCapabilities'] } | null = null;
+
+/**
+ * `b` with the client's info and capabilities shared with the last session that declared equal ones (the
+ * sessions of one client all declare the same): ~0.1 KB less per idle session on its thread. Checked by
+ * reference on every step, serialized only when they changed (an initialize).
+ */
+function sharedClient(a: ConnectionState, b: ConnectionState): ConnectionState {
+  if (a.clientInfo === b.clientInfo && a.clientCapabilities === b.clientCapabilities) return b;
+  const json = JSON.stringify([b.clientInfo, b.clientCapabilities]);
+  if (lastClient?.json !== json) {
+    lastClient = { json, info: b.clientInfo, capabilities: b.clientCapabilities };
+    return b;
+  }
+  // Object.assign onto {}, not a spread: a state made by a spread sends every later copy of it down V8's slow path (mcp/step.ts).
+  return Object.assign({}, b, { clientInfo: lastClient.info, clientCapabilities: lastClient.capabilities });
 }
 
 function identityChanged(a: ConnectionState, b: ConnectionState): boolean {

@@ -17,18 +17,24 @@ const EARLY_METHODS: ReadonlySet<string> = new Set(['initialize', 'notifications
 
 export class EarlyAnswers {
   /** While the first actor boots: the core's state as the actor will have it after the lines sent so far. */
-  #early: ConnectionState | null = null;
+  #early: ConnectionState | null;
   /** Requests answered here before the actor, by id key (how many of each): its replies to them are dropped. */
   #answeredEarly: Map<string, number> | null = null;
 
-  /** The first actor boots: from `state`, answer what it is not up to answer yet. */
-  begin(state: ConnectionState): void {
+  /** The first actor boots: from `state`, answer what it is not up to answer yet. Made then, dropped once spent. */
+  constructor(state: ConnectionState) {
     this.#early = state;
   }
 
-  /** The actor is up (or this session resumes from a checkpoint): it answers everything. */
-  end(): void {
+  /** The actor is up: it answers everything. True when nothing is left here (no reply of the actor's to drop). */
+  end(): boolean {
     this.#early = null;
+    return this.spent;
+  }
+
+  /** Nothing left to answer or to drop: the session lets go of this. */
+  get spent(): boolean {
+    return this.#early === null && this.#answeredEarly === null;
   }
 
   get active(): boolean {
@@ -39,7 +45,7 @@ export class EarlyAnswers {
    * A request the first actor is not up to answer yet, answered here if it is one of EARLY_METHODS. The
    * line still goes to the actor (same lines, same pure core: same state); the actor's reply is dropped.
    */
-  answer(read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, send: (out: Outgoing) => void): void {
+  answer(read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, sink: { send(out: Outgoing): void }): void {
     const only = read !== null && !read.batch ? read.messages[0] : undefined;
     const method = only?.kind === 'request' || only?.kind === 'notification' ? only.method : undefined;
     if (read === null || method === undefined || !EARLY_METHODS.has(method)) {
@@ -59,7 +65,7 @@ export class EarlyAnswers {
       const early = (this.#answeredEarly ??= new Map());
       early.set(key, (early.get(key) ?? 0) + 1);
       inFlight.delete(key);
-      send(out);
+      sink.send(out);
     }
   }
 

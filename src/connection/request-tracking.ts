@@ -20,7 +20,7 @@ export interface TrackedLine {
  * refused here and left out of what goes to the core: the request in flight keeps its id, its entry here
  * and its answer. Null when nothing of the line is left for the core.
  */
-export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, send: (out: Outgoing) => void, settleWork: (key: string) => void): TrackedLine | null {
+export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, sink: { send(out: Outgoing): void }, settleWork: (key: string) => void): TrackedLine | null {
   if (read === null) return { line: text, keys: [], read };
   const keys: string[] = [];
   const batch: BatchPart[] = [];
@@ -41,7 +41,7 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
     }
     const key = idKey(id);
     if (inFlight.has(key) || keys.includes(key)) {
-      send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
+      sink.send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
       return;
     }
     keys.push(key);

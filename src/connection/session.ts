@@ -16,37 +16,21 @@ import { EarlyAnswers } from './early-answers.ts';
 import { lineMessage } from './parsed-lines.ts';
 import { trackLine } from './request-tracking.ts';
 import { type ConnectionActorArgs, connectionBehaviourRef, type ConnectionMessage, type ConnectionOutput } from './connection-actor.ts';
-import type { Scheduler } from '../actors/scheduler.ts';
 import type { Effect, EffectResult } from '../mcp/effects.ts';
 import { type ReadFrame, readFrame } from '../mcp/frame.ts';
 import { ErrorCode, idKey } from '../mcp/jsonrpc.ts';
-import { type Outgoing, refusal } from '../mcp/outgoing.ts';
-import { type ConnectionConfig, initialState } from '../mcp/state.ts';
+import { refusal } from '../mcp/outgoing.ts';
+import { initialState } from '../mcp/state.ts';
 import type { FrameEvent } from '../transports/line-framer.ts';
 import { invalidUtf8Detail, oversizedDetail } from './connection.ts';
-import { type EffectDeps, EffectRunner } from './effect-runner.ts';
-import type { Logger } from '../log/logger.ts';
+import { EffectRunner } from './effect-runner.ts';
+import type { SessionDeps } from './session-deps.ts';
 import { SessionTasks } from '../task/session-tasks.ts';
 import { systemClock } from '../time/clock.ts';
 import { runTool } from '../tools/tool-runner.ts';
 import { MAX_BUFFERED_MESSAGES } from '../limits.ts';
-export interface SessionDeps {
-  readonly id: string;
-  readonly scheduler: Scheduler;
-  readonly effects: EffectDeps;
-  readonly config: ConnectionConfig;
-  readonly logger: Logger;
-  /** Every message for the client, with the request it answers or belongs to (transports route by it). */
-  readonly send: (out: Outgoing) => void;
-  /** Fault injection: probability that the connection actor crashes on a message. */
-  readonly crashProbability?: number;
-  /** The checkpoint to start from: a session rehydrated on this node (its first actor resumes it, answering nothing early). */
-  readonly checkpoint?: ArrayBuffer;
-  /** Every new checkpoint, in order (a cluster node saves it in the shared store: cluster/checkpoint-saver.ts). */
-  readonly onCheckpoint?: (checkpoint: ArrayBuffer) => void;
-  /** The node's key for 2026-07-28 `requestState` seals, handed to each connection actor (docs/multi-round-trip.md). */
-  readonly stateKey?: Uint8Array;
-}
+export type { SessionDeps } from './session-deps.ts';
+const NO_DELIVERIES: readonly Delivery[] = Object.freeze([]);
 
 export class Session implements ActorOwner {
   readonly id: string;
@@ -56,17 +40,18 @@ export class Session implements ActorOwner {
   #checkpoint: string | undefined; // the latest, as a one-byte string (codec.ts)
   /** Client requests not yet answered, by id key (in arrival order); null while none is (an idle session holds no table). */
   #inFlight: Map<string, TrackedRequest> | null = null;
+  // The queues, tables and helpers below are null while empty or unused: an idle session holds none (issue 27).
   /** Messages for the next actor, while there is none: redeliveries first, then what arrived meanwhile. */
-  #buffer: Delivery[] = [];
+  #buffer: Delivery[] | null = null;
   /** Sent to the current actor and not yet counted as handled by it (from #unackedHead on). */
-  #unacked: Delivery[] = [];
+  #unacked: Delivery[] | null = null;
   #unackedHead = 0;
   /** Messages the current actor has reported handled. */
   #handled = 0;
   /** Tool calls running on the main thread, which a restarted actor adopts (adoptable-work.ts). */
-  readonly #work = new AdoptableWork();
+  #work: AdoptableWork | null = null;
   /** Detached task starts (Tasks extension) until their answer has left: an actor's exit leaves their requests to the next one. */
-  readonly #creations = new TaskCreations();
+  #creations: TaskCreations | null = null;
   /** Why the session's supervisor gave it up: every request, now and later, is answered with it. */
   #givenUp: string | null = null;
   #closed = false;
@@ -74,9 +59,9 @@ export class Session implements ActorOwner {
   #silenced = false;
   #restarts = 0;
   #started = false;
-  #idleWaiters: (() => void)[] = [];
+  #idleWaiters: (() => void)[] | null = null;
   /** Answers given before the first actor is up (early-answers.ts). */
-  readonly #early = new EarlyAnswers();
+  #early: EarlyAnswers | null = null;
   /** Harness tasks started by this session (they outlive its connection actor); made on the first one. */
   #tasks: SessionTasks | null = null;
   /**
@@ -126,14 +111,15 @@ export class Session implements ActorOwner {
 
   /** The child start of this session's spec: spawns the connection actor, resuming from the checkpoint. */
   async start(): Promise<ActorRef> {
-    for (const [, w] of this.#work.running()) if (!this.#inFlight?.has(w.key)) this.#work.settle(w.key);
-    const adopted = this.#work.adoptable();
+    const work = this.#work;
+    for (const [, w] of work?.running() ?? []) if (!this.#inFlight?.has(w.key)) work?.settle(w.key);
+    const adopted = work?.adoptable();
     const args: ConnectionActorArgs = {
       config: this.#deps.config,
       ...(this.#checkpoint !== undefined ? { checkpoint: unpackCheckpoint(this.#checkpoint) } : {}),
       ...(this.#deps.crashProbability ? { crashProbability: this.#deps.crashProbability } : {}),
       ...(adopted !== undefined ? { adopted } : {}),
-      ticketFloor: this.#work.ticketFloor,
+      ...(work === null ? {} : { ticketFloor: work.ticketFloor }),
       ...(this.#deps.stateKey === undefined ? {} : { stateKey: this.#deps.stateKey }),
     };
     const actor = await this.#deps.scheduler.spawn(connectionBehaviourRef, args, 'session');
@@ -143,22 +129,22 @@ export class Session implements ActorOwner {
     // The first actor of a session may wait for its thread to boot: meanwhile the session answers what it can.
     // A rehydrated session is past initialize: the early answers (of a fresh session's core) would be wrong.
     if (first && this.#deps.checkpoint === undefined) {
-      this.#early.begin(initialState(this.#deps.config));
-      void actor.ready.then(() => { this.#early.end(); });
+      this.#early = new EarlyAnswers(initialState(this.#deps.config));
+      void actor.ready.then(() => this.#endEarly());
     } else {
-      this.#early.end();
+      this.#endEarly();
     }
     this.#actor = actor;
     // Its owner (output, refusals, exit) before the supervisor sees the handle: in-flight requests are answered before a restart.
     actor.own(this);
     // Redeliveries (messages the dead actor never finished, lines answered early among them) come first.
-    const buffered = this.#buffer;
-    this.#buffer = [];
+    const buffered = this.#buffer ?? NO_DELIVERIES;
+    this.#buffer = null;
     for (const delivery of buffered) this.#sendTo(actor, delivery);
     // What a dead actor may have lost of its tasks' answers and questions is given to this one.
     if (this.#restarts > 0) {
       this.#tasks?.resume();
-      for (const result of this.#creations.answers(buffered)) this.#toActor({ k: 'result', result });
+      for (const result of this.#creations?.answers(buffered) ?? []) this.#toActor({ k: 'result', result });
     }
     return actor;
   }
@@ -176,10 +162,10 @@ export class Session implements ActorOwner {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps.send, (key) => this.#settle(key));
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps, (key) => this.#settle(key));
       // Every request in it reused an id in flight, and was refused: nothing is left for the core.
       if (tracked === null) return;
-      if (this.#early.active) this.#early.answer(tracked.read, this.#requests(), this.#deps.send);
+      if (this.#early?.active) this.#early.answer(tracked.read, this.#requests(), this.#deps);
       // An actor on this thread reads this parse instead of its own (parsed-lines.ts); another thread's would only keep it alive.
       delivery = { msg: lineMessage(tracked.line, this.#actor?.sameThread === true ? tracked.read : null), keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
@@ -191,9 +177,9 @@ export class Session implements ActorOwner {
     if (this.#actor?.alive) {
       this.#inputChars += lineChars(delivery);
       this.#sendTo(this.#actor, delivery);
-    } else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) {
+    } else if ((this.#buffer?.length ?? 0) < MAX_BUFFERED_MESSAGES) {
       this.#inputChars += lineChars(delivery);
-      this.#buffer.push(delivery);
+      (this.#buffer ??= []).push(delivery);
     } else {
       this.#refuse(delivery.msg, 'the session is restarting and its buffer is full; retry later');
     }
@@ -208,7 +194,7 @@ export class Session implements ActorOwner {
     if (this.#closed) return;
     const delivery: Delivery = { msg: { k: 'result', result }, keys: [], crashes: 0 };
     if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
-    else if (this.#buffer.length < MAX_BUFFERED_MESSAGES) this.#buffer.push(delivery);
+    else if ((this.#buffer?.length ?? 0) < MAX_BUFFERED_MESSAGES) (this.#buffer ??= []).push(delivery);
   }
 
   /**
@@ -219,13 +205,13 @@ export class Session implements ActorOwner {
     if (this.#closed) return;
     const delivery: Delivery = { msg, keys: [], crashes: 0 };
     if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
-    else this.#buffer.push(delivery);
+    else (this.#buffer ??= []).push(delivery);
   }
 
   /** Casts to `actor` if it is still the session's actor, remembering the message until the actor has handled it. */
   #sendTo(actor: ActorRef, delivery: Delivery): void {
     if (actor !== this.#actor || !actor.alive) return;
-    this.#unacked.push(delivery);
+    (this.#unacked ??= []).push(delivery);
     actor.cast(delivery.msg);
   }
 
@@ -233,15 +219,16 @@ export class Session implements ActorOwner {
   #fromRunner(result: EffectResult): void {
     if (this.#closed) return;
     // Adoptable until its request is answered: an actor that dies first leaves it to the next, the result redelivered.
-    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#work.requestOf(result), crashes: 0 };
+    const delivery: Delivery = { msg: { k: 'result', result }, keys: this.#work?.requestOf(result) ?? [], crashes: 0 };
     if (this.#actor?.alive) this.#sendTo(this.#actor, delivery);
-    else this.#buffer.push(delivery);
+    else (this.#buffer ??= []).push(delivery);
   }
 
   /** The actor has handled `handled` messages: they leave the unacknowledged queue, their requests are begun. */
   #acknowledge(handled: number): void {
-    while (this.#handled < handled && this.#unackedHead < this.#unacked.length) {
-      const delivery = this.#unacked[this.#unackedHead++] as Delivery;
+    const unacked = this.#unacked ?? NO_DELIVERIES;
+    while (this.#handled < handled && this.#unackedHead < unacked.length) {
+      const delivery = unacked[this.#unackedHead++] as Delivery;
       this.#handled++;
       this.#inputChars -= lineChars(delivery);
       for (const key of delivery.keys) {
@@ -252,14 +239,14 @@ export class Session implements ActorOwner {
     if (this.#inputWaiter !== null) this.#inputChanged();
     // Everything sent was handled: the queue lets go of it (an idle session would otherwise keep its last
     // messages, its initialize among them, until a thousand more came).
-    if (this.#unackedHead === this.#unacked.length) {
-      this.#unacked.length = 0;
+    if (this.#unackedHead === unacked.length) {
+      this.#unacked = null;
       this.#unackedHead = 0;
       return;
     }
     // Compact once the handled prefix dominates, so the queue does not grow forever.
-    if (this.#unackedHead > 1024 && this.#unackedHead * 2 > this.#unacked.length) {
-      this.#unacked = this.#unacked.slice(this.#unackedHead);
+    if (this.#unackedHead > 1024 && this.#unackedHead * 2 > unacked.length) {
+      this.#unacked = unacked.slice(this.#unackedHead);
       this.#unackedHead = 0;
     }
   }
@@ -271,12 +258,12 @@ export class Session implements ActorOwner {
   giveUp(why: string): void {
     if (this.#givenUp !== null) return;
     this.#givenUp = why;
-    this.#buffer = [];
+    this.#buffer = null;
     this.#inputChars = 0;
     this.#inputChanged();
     const requests = [...(this.#inFlight?.values() ?? [])];
     this.#inFlight = null;
-    this.#creations.clear();
+    this.#creations = null;
     for (const r of requests) this.#deps.send(givenUp(r.id, why));
     this.#silenced = true;
     this.#notifyIdle();
@@ -307,7 +294,7 @@ export class Session implements ActorOwner {
   /** Resolves once no request is in flight (all answered): no timer, the caller bounds the wait on its own clock. */
   idle(): Promise<void> {
     if (!this.#working()) return Promise.resolve();
-    return new Promise((resolve) => this.#idleWaiters.push(resolve));
+    return new Promise((resolve) => (this.#idleWaiters ??= []).push(resolve));
   }
 
   /**
@@ -316,7 +303,7 @@ export class Session implements ActorOwner {
    */
   answerInFlight(reason: string, data?: Readonly<Record<string, unknown>>): void {
     this.#silenced = true;
-    this.#creations.clear();
+    this.#creations = null;
     for (const [key, { id }] of this.#inFlight ?? []) {
       this.#inFlight?.delete(key);
       this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`, data));
@@ -356,7 +343,10 @@ export class Session implements ActorOwner {
       if (reply.inReplyTo !== undefined) {
         const key = idKey(reply.inReplyTo);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
-        if (this.#early.drop(key)) continue;
+        if (this.#early?.drop(key)) {
+          if (this.#early.spent) this.#early = null;
+          continue;
+        }
         this.#inFlight?.delete(key);
         this.#settle(key);
         this.#tasks?.replied(key);
@@ -364,11 +354,11 @@ export class Session implements ActorOwner {
       this.#deps.send(reply);
     }
     if (this.#inFlight?.size === 0) this.#inFlight = null;
-    if (this.#idleWaiters.length > 0 && !this.#working()) this.#notifyIdle();
+    if (this.#idleWaiters !== null && !this.#working()) this.#notifyIdle();
     for (const effect of out.effects) {
-      this.#work.issued(effect);
+      if ('ticket' in effect) (this.#work ??= new AdoptableWork()).issued(effect);
       if (this.#taskEffect(effect)) continue;
-      if (effect.kind === 'runTool') this.#work.started(effect, this.#inFlight?.get(idKey(effect.requestId))?.progressToken);
+      if (effect.kind === 'runTool') (this.#work ??= new AdoptableWork()).started(effect, this.#inFlight?.get(idKey(effect.requestId))?.progressToken);
       if (effect.kind === 'log') this.#deps.effects.logger.log(effect.level, effect.message, effect.data);
       else this.#effects().run(effect);
     }
@@ -394,10 +384,10 @@ export class Session implements ActorOwner {
   #detached(effect: Extract<Effect, { kind: 'runTool' }>): boolean {
     const { ticket } = effect;
     const taken = this.#deps.effects.detached?.take(effect, this.#deps.effects, this.#deps.scheduler, (result) => {
-      this.#creations.answered(ticket, result, (key) => this.#inFlight?.has(key) === true);
+      this.#creations?.answered(ticket, result, (key) => this.#inFlight?.has(key) === true);
       this.#toActor({ k: 'result', result });
     }) === true;
-    if (taken) this.#creations.begin(ticket, idKey(effect.requestId));
+    if (taken) (this.#creations ??= new TaskCreations()).begin(ticket, idKey(effect.requestId));
     return taken;
   }
 
@@ -416,23 +406,23 @@ export class Session implements ActorOwner {
     this.#actor = null;
     // Its listen streams' task watches go with it: the retried listens watch again (effect-runner.ts).
     this.#runner?.incarnationEnded();
-    const unacked = this.#unacked.slice(this.#unackedHead);
-    this.#unacked = [];
+    const unacked = this.#unacked?.slice(this.#unackedHead) ?? [];
+    this.#unacked = null;
     this.#unackedHead = 0;
     this.#handled = 0;
     if (this.#closed || this.#givenUp !== null) return;
     const exit: ExitKind = reason.kind === 'crash' && reason.cause.name !== WORKER_KILLED ? 'crash' : 'kill';
     const why = reason.kind === 'crash' ? `crashed (${reason.cause.message})` : `stopped (${reason.kind})`;
-    const running = this.#work.runningKeys();
+    const running = this.#work?.runningKeys() ?? new Set<string>();
     this.#poisonedCreation(unacked[0], exit, why);
     // Work that outlives the actor leaves its request to the next one: adopted tool calls, tasks, task starts.
-    const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false) || this.#creations.owns(key));
-    for (const { key } of recovery.answers) this.#creations.settle(key);
+    const recovery = recover(this.#requests(), unacked, exit, (key) => running.has(key) || (this.#tasks?.ownsRequest(key) ?? false) || this.#creations?.owns(key) === true);
+    for (const { key } of recovery.answers) this.#creations?.settle(key);
     // Work of a request retried or answered here is stopped: the retry runs it afresh, an answer ends it.
     const decided = new Set([...recovery.answers.map((a) => a.key), ...recovery.redeliver.flatMap((d) => (d.msg.k === 'line' ? d.keys : []))]);
-    for (const [ticket, w] of this.#work.running()) {
+    for (const [ticket, w] of this.#work?.running() ?? []) {
       if (!decided.has(w.key)) continue;
-      this.#work.settle(w.key);
+      this.#work?.settle(w.key);
       this.#runner?.run({ kind: 'cancel', ticket });
     }
     this.#deps.logger.log('warning', 'connection actor exited; redelivering what it had not finished', {
@@ -440,10 +430,11 @@ export class Session implements ActorOwner {
       answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,
     });
     for (const { id, reason: answer } of recovery.answers) this.#deps.send(crashAnswer(id, answer, why));
-    this.#buffer = [...recovery.redeliver, ...this.#buffer];
+    const buffer = [...recovery.redeliver, ...(this.#buffer ?? [])];
+    this.#buffer = buffer.length > 0 ? buffer : null;
     // What is left unhandled is what the next actor gets: counted afresh (an exit is rare; the buffer is bounded).
     this.#inputChars = 0;
-    for (const delivery of this.#buffer) this.#inputChars += lineChars(delivery);
+    for (const delivery of buffer) this.#inputChars += lineChars(delivery);
     this.#inputChanged();
     if (!this.#working()) this.#notifyIdle();
   }
@@ -451,7 +442,7 @@ export class Session implements ActorOwner {
   /** A crash while a detached start's answer was handled is charged to it: at the second its call is poison. */
   #poisonedCreation(head: Delivery | undefined, exit: ExitKind, why: string): void {
     if (head?.msg.k !== 'result' || exit !== 'crash') return;
-    const key = this.#creations.crashedOn(head.msg.result);
+    const key = this.#creations?.crashedOn(head.msg.result) ?? null;
     const request = key === null ? undefined : this.#inFlight?.get(key);
     if (key === null || request === undefined) return;
     this.#inFlight?.delete(key);
@@ -460,8 +451,13 @@ export class Session implements ActorOwner {
 
   /** A request left (answered, cancelled): its adoptable work and its task start are done with. */
   #settle(key: string): void {
-    this.#work.settle(key);
-    this.#creations.settle(key);
+    this.#work?.settle(key);
+    this.#creations?.settle(key);
+  }
+
+  /** The first actor is up: the early answers end, and go once no reply of the actor's is left to confirm one. */
+  #endEarly(): void {
+    if (this.#early?.end()) this.#early = null;
   }
 
   #requests(): Map<string, TrackedRequest> {
@@ -476,16 +472,17 @@ export class Session implements ActorOwner {
 
   #notifyIdle(): void {
     const waiters = this.#idleWaiters;
-    this.#idleWaiters = [];
-    for (const w of waiters) w();
+    this.#idleWaiters = null;
+    for (const w of waiters ?? []) w();
   }
 
   #refuse(msg: ConnectionMessage, why: string): void {
     if (msg.k !== 'line') return;
     // A refused message will never be handled: it must not stand in the queue the actor's counts walk.
-    const at = this.#unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
+    const unacked = this.#unacked ?? NO_DELIVERIES;
+    const at = unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
     if (at < 0) return;
-    const [delivery] = this.#unacked.splice(at, 1);
+    const [delivery] = this.#unacked?.splice(at, 1) ?? [];
     if (delivery !== undefined) this.#inputChars -= lineChars(delivery);
     this.#inputChanged();
     for (const key of delivery?.keys ?? []) {

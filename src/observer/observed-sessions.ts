@@ -56,18 +56,16 @@ export class ObservedSessions {
   }
 
   /**
-   * `send` wrapped so the negotiated version is taken from the initialize answer (`Outgoing.negotiated`,
-   * set by the core: no line is read for it, so a session that never initializes, as 2026-07-28 clients
-   * do not, costs a field check per reply); every message is forwarded unchanged.
+   * Takes the negotiated version from `out` if it is an initialize answer of the open session `id`
+   * (`Outgoing.negotiated`, set by the core: no line is read for it): true once the session's version is
+   * known (its sender shows it no more replies: server/session-outlet.ts).
    */
-  watchVersion(id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
-    return (out) => {
-      if (out.negotiated !== undefined) {
-        const entry = this.#open.get(id);
-        if (entry) entry.version = out.negotiated;
-      }
-      send(out);
-    };
+  versionFrom(id: string, out: Outgoing): boolean {
+    if (out.negotiated === undefined) return false;
+    const entry = this.#open.get(id);
+    if (entry === undefined) return false;
+    entry.version = out.negotiated;
+    return true;
   }
 
   opened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {

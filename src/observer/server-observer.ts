@@ -59,9 +59,9 @@ export class ServerObserver {
     this.metrics?.supervisorEvent(event);
   }
 
-  /** The session's `send`, reading the negotiated version off the first reply that carries one. */
-  watchVersion(id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
-    return this.sessions.watchVersion(id, send);
+  /** Reads the negotiated version off a session's reply (the first that carries one): true once known. */
+  versionFrom(id: string, out: Outgoing): boolean {
+    return this.sessions.versionFrom(id, out);
   }
 
   sessionOpened(id: string, info: { transport: Transport; principal: Principal; harness: string; session: SessionView }): void {

@@ -54,8 +54,9 @@ import { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionConfigs, Sessio
 import { ApplicationTree } from './application-tree.ts';
 import { TaskSupervision } from './task-supervision.ts';
 import { ConversationWatches } from './conversation-watches.ts';
-import { SessionEffects, type SessionFacts, type SessionServices } from './session-effects.ts';
-import { poolPrincipal, principalKey, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
+import { SessionEffects, type SessionServices } from './session-effects.ts';
+import { SessionOutlet } from './session-outlet.ts';
+import { poolPrincipal, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
 
 export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
 
@@ -287,8 +288,6 @@ export class Application implements SessionHost {
     const reserved = options.slot ?? this.registry.reserve(options.principal);
     if (isRefusal(reserved)) throw new SessionRefusedError(reserved);
     const id = `session-${this.#nextSession++}`;
-    // Made once per session: an anonymous caller's key has a random part, and every use must agree.
-    const ownerKey = principalKey(options.principal, id);
     const config = this.#configs.of(options.principal);
     // On a cluster an HTTP session is held in the store: claimed now (before its initialize is answered, so
     // any node finds it) or taken over; not WebSocket, stdio or stateless ones (no other node is asked).
@@ -304,22 +303,14 @@ export class Application implements SessionHost {
     }
     const resumed = held?.resumed ?? null;
     const stored = held?.saver ?? null;
-    const send = this.observer.watchVersion(id, options.send);
-    const facts: SessionFacts = { id, principal: options.principal, ownerKey, session: null,
-      // A node that takes one of this session's tasks over answers its request in the session's event log.
-      ...(this.#feed !== null && options.transport === 'http' ? { answerTo: { session: registryId, principal: eventPrincipal(options.principal) } } : {}) };
-    const session = new Session({
-      id,
-      ...(this.#stateKey === undefined ? {} : { stateKey: this.#stateKey }),
-      scheduler: this.scheduler,
-      effects: new SessionEffects(this.#services, facts),
-      config,
-      logger: this.#options.logger,
-      send,
-      ...(resumed === null ? {} : { checkpoint: resumed.checkpoint }),
-      ...(stored === null ? {} : { onCheckpoint: (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)) }),
-      ...(this.#options.chaos.crashActorProbability ? { crashProbability: this.#options.chaos.crashActorProbability } : {}),
-    });
+    // The session's facts (its owner key made on first use); a node that takes one of this session's tasks over answers its request in the session's event log.
+    const facts = new SessionEffects(this.#services, id, options.principal,
+      this.#feed !== null && options.transport === 'http' ? { session: registryId, principal: eventPrincipal(options.principal) } : undefined);
+    const session = new Session(new SessionOutlet(id, options.send, this.observer, {
+      stateKey: this.#stateKey, scheduler: this.scheduler, effects: facts, config, logger: this.#options.logger, checkpoint: resumed?.checkpoint,
+      onCheckpoint: stored === null ? undefined : (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)),
+      crashProbability: this.#options.chaos.crashActorProbability,
+    }));
     facts.session = session;
     // By its handle, never `registryId`: an Mcp-Session-Id is a credential no observer is shown.
     this.observer.sessionOpened(id, { transport: options.transport, principal: options.principal, harness: this.#options.harness, session });

@@ -2,6 +2,8 @@
 // facts: its tool executor and its harness-task context are built from the application's services on
 // first use. An idle session (most of what a server holds) runs no tool and starts no task, and the
 // closures both are made of cost ~0.8 KB a session when every session made them at its start (issue 27).
+// It is also the session's facts (one object, not two), and makes the owner key on first use: an idle
+// anonymous session never needs its random part.
 
 import type { Session } from '../connection/session.ts';
 import type { EffectDeps } from '../connection/effect-runner.ts';
@@ -9,6 +11,7 @@ import type { Logger } from '../log/logger.ts';
 import type { Principal } from '../mcp/state.ts';
 import type { DetachedTasks } from '../task/detached-tasks.ts';
 import type { TaskContext } from '../task/task-context.ts';
+import { principalKey } from './principal-keys.ts';
 import type { Clock } from '../time/clock.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 
@@ -37,15 +40,26 @@ export interface SessionServices {
   readonly detached: DetachedTasks;
 }
 
-export class SessionEffects implements EffectDeps {
+export class SessionEffects implements EffectDeps, SessionFacts {
+  readonly id: string;
+  readonly principal: Principal;
+  readonly answerTo?: { readonly session: string; readonly principal: string };
+  session: Session | null = null;
   readonly #services: SessionServices;
-  readonly #facts: SessionFacts;
+  #ownerKey: string | null = null;
   #execute: ToolExecutor | null = null;
   #task: TaskContext | null = null;
 
-  constructor(services: SessionServices, facts: SessionFacts) {
+  constructor(services: SessionServices, id: string, principal: Principal, answerTo?: { readonly session: string; readonly principal: string }) {
     this.#services = services;
-    this.#facts = facts;
+    this.id = id;
+    this.principal = principal;
+    if (answerTo !== undefined) this.answerTo = answerTo;
+  }
+
+  /** Made once, on first use: an anonymous caller's key has a random part, and every use must agree. */
+  get ownerKey(): string {
+    return (this.#ownerKey ??= principalKey(this.principal, this.id));
   }
 
   get workspace(): string {
@@ -65,15 +79,15 @@ export class SessionEffects implements EffectDeps {
   }
 
   get executeTool(): ToolExecutor {
-    return (this.#execute ??= this.#services.executor(this.#facts));
+    return (this.#execute ??= this.#services.executor(this));
   }
 
   /** Not for anonymous callers: their conversations are keyed by their session, so no later request could poll one. */
   get detached(): DetachedTasks | undefined {
-    return this.#facts.principal.kind === 'anonymous' ? undefined : this.#services.detached;
+    return this.principal.kind === 'anonymous' ? undefined : this.#services.detached;
   }
 
   get task(): TaskContext {
-    return (this.#task ??= this.#services.taskContext(this.#facts));
+    return (this.#task ??= this.#services.taskContext(this));
   }
 }

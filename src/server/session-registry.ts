@@ -39,14 +39,14 @@ export interface EntryParts {
   /** The connection: its actor's host on the main thread. */
   readonly session: Session;
   readonly slot: SessionSlot;
-  readonly busy?: () => boolean;
+  readonly busy?: (entry: RegisteredSession) => boolean;
   /**
    * What ending the session takes besides leaving the registry: the application's teardown, then the
    * transport's (`onEnded`). Handed the entry, so one function serves every session.
    */
   readonly teardown: (entry: RegisteredSession) => Promise<void>;
   /** The transport's: the session has ended (its teardown calls it: `ended()`). */
-  readonly onEnded?: () => void;
+  readonly onEnded?: (entry: RegisteredSession) => void;
   /** The transport's: the session's supervisor gave it up (`givenUp(message)`). */
   readonly onGiveUp?: (message: string) => void;
   /** The session's supervisor exited: the entry watches it (`onExit`) and tells this, one function for every session. */
@@ -60,7 +60,13 @@ export class RegisteredSession implements HostedSession {
   readonly transport: TransportName;
   readonly session: Session;
   lastActivity: number;
-  readonly #parts: EntryParts;
+  // The parts kept as fields, not as the object they came in (one object less per session).
+  readonly #slot: SessionSlot;
+  readonly #busy: EntryParts['busy'];
+  readonly #teardown: EntryParts['teardown'];
+  readonly #onEnded: EntryParts['onEnded'];
+  readonly #onGiveUp: EntryParts['onGiveUp'];
+  readonly #exited: EntryParts['exited'];
   readonly #clock: Clock;
 
   constructor(id: string, parts: EntryParts, clock: Clock) {
@@ -68,7 +74,12 @@ export class RegisteredSession implements HostedSession {
     this.principal = parts.principal;
     this.transport = parts.transport;
     this.session = parts.session;
-    this.#parts = parts;
+    this.#slot = parts.slot;
+    this.#busy = parts.busy;
+    this.#teardown = parts.teardown;
+    this.#onEnded = parts.onEnded;
+    this.#onGiveUp = parts.onGiveUp;
+    this.#exited = parts.exited;
     this.#clock = clock;
     this.lastActivity = clock.now();
   }
@@ -94,7 +105,7 @@ export class RegisteredSession implements HostedSession {
   }
 
   busy(): boolean {
-    return this.session.inFlight > 0 || (this.#parts.busy?.() ?? false);
+    return this.session.inFlight > 0 || (this.#busy?.(this) ?? false);
   }
 
   drain(ms: number): Promise<void> {
@@ -107,23 +118,23 @@ export class RegisteredSession implements HostedSession {
 
   /** @internal the registry's: releases the slot and runs the teardown. */
   end(): Promise<void> {
-    this.#parts.slot.release();
-    return this.#parts.teardown(this);
+    this.#slot.release();
+    return this.#teardown(this);
   }
 
   /** @internal The watch on the session's supervisor (`ChildHandle.watchExit`): one object per session, no closure. */
   onExit(reason: ExitReason): void {
-    this.#parts.exited?.(this, reason);
+    this.#exited?.(this, reason);
   }
 
   /** @internal The teardown's last step: the transport hears that the session ended. */
   ended(): void {
-    this.#parts.onEnded?.();
+    this.#onEnded?.(this);
   }
 
   /** @internal The session was given up: the transport hears why. */
   givenUp(message: string): void {
-    this.#parts.onGiveUp?.(message);
+    this.#onGiveUp?.(message);
   }
 }
 

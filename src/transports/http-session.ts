@@ -147,18 +147,20 @@ export class Exchange {
  * registry's. An idle session is most of what a server holds, so what only
  * requests in flight and open streams need is created with them and let go when they end.
  */
-export class HttpSession {
+export class HttpSession implements EventIds {
   readonly id: string;
   /** The session in the server's registry (its id is this one's). */
   readonly session: HostedSession;
   /** The version `initialize` negotiated: it decides whether this session's POSTs may be batches. */
   readonly version: ProtocolVersion;
-  /** The standalone stream's replay buffer, when the ids are this process's (`ids` not durable). */
-  readonly events = new EventLog();
-  /** Where this session's SSE events get their ids (and, on a PostgreSQL store, are kept). */
-  readonly ids: EventIds;
+  /** The standalone stream's replay buffer, when the ids are this process's (made with the first event or replay: an idle session has none). */
+  #events: EventLog | null = null;
+  /** Where this session's SSE events get their ids (and, on a PostgreSQL store, are kept); null: `events`. */
+  readonly #ids: EventIds | null;
   /** The headers of every reply on this session's POSTs (one object, not one per request). */
   readonly replyHeaders: Readonly<Record<string, string>>;
+  /** Opened for one 2026-07-28 request, whose client is never told a session id (kept in the stateless pool). */
+  readonly stateless: boolean;
   /** POSTs waiting for answers, oldest first; null when there are none. */
   #exchanges: Exchange[] | null = null;
   /** Open GET streams, oldest first; null when there are none. */
@@ -181,10 +183,32 @@ export class HttpSession {
   constructor(id: string, session: HostedSession, version: ProtocolVersion, ids?: EventIds, stateless = false) {
     this.id = id;
     // The replay buffer gives this process's ids itself (one object, not two, per session).
-    this.ids = ids ?? this.events;
+    this.#ids = ids ?? null;
     this.session = session;
     this.version = version;
     this.replyHeaders = stateless ? {} : { 'Mcp-Session-Id': id };
+    this.stateless = stateless;
+  }
+
+  get events(): EventLog {
+    return (this.#events ??= new EventLog());
+  }
+
+  get ids(): EventIds {
+    return this.#ids ?? this.events;
+  }
+
+  // EventIds, for this session's POSTs: their events take ids from `ids`, which an idle session never makes.
+  get durable(): boolean {
+    return this.#ids?.durable ?? false;
+  }
+
+  emit(stream: string, data: string, ends: boolean, write: (id: string | null) => void): void {
+    this.ids.emit(stream, data, ends, write);
+  }
+
+  afterWrites(f: () => void): void {
+    this.ids.afterWrites(f);
   }
 
   get busy(): boolean {

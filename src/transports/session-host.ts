@@ -28,10 +28,13 @@ export interface OpenOptions {
    * answered with -32010 `session-given-up`, and the session is leaving the registry.
    */
   readonly onGiveUp?: (message: string) => void;
-  /** Runs once when the session leaves the registry, whatever removed it (give-up, DELETE, reaper, shutdown). */
-  readonly onEnded?: () => void;
+  /**
+   * Runs once when the session leaves the registry, whatever removed it (give-up, DELETE, reaper, shutdown).
+   * Handed the session, as `busy` is: a transport may give every session one function, not a closure each.
+   */
+  readonly onEnded?: (session: HostedSession) => void;
   /** Does the transport hold the session busy (a POST waiting, a GET stream open)? The idle reaper spares it. */
-  readonly busy?: () => boolean;
+  readonly busy?: (session: HostedSession) => boolean;
   /** The quota slot taken with `reserve` (else `open` takes one, and rejects if the quota refuses). */
   readonly slot?: SessionSlot;
   /** A session this node took over from another (a cluster): opened under its own id, from its stored checkpoint. */

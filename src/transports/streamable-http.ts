@@ -22,7 +22,6 @@ import { storedVersion } from '../cluster/rehydrate.ts';
 import type { ClusterSessions, TakenOver } from '../cluster/session-locator.ts';
 import type { ReadFrame } from '../mcp/frame.ts';
 import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
-import type { Outgoing } from '../mcp/outgoing.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
 import { isModernRequest } from '../mcp/era.ts';
@@ -79,6 +78,15 @@ export class StreamableHttp {
    * (made when it opens, dropped by its `onEnded`).
    */
   readonly #http = new Map<string, HttpSession>();
+  // Every HTTP session's `busy` and `onEnded`, handed its registry entry: one function each, not closures per session.
+  readonly #busy = (hosted: HostedSession): boolean => this.#http.get(hosted.id)?.busy ?? false;
+  readonly #ended = (hosted: HostedSession): void => {
+    const state = this.#http.get(hosted.id);
+    if (state?.session !== hosted) return;
+    this.#http.delete(hosted.id);
+    if (state.stateless) this.#kept?.remove(hosted.principal, state);
+    state.closeStreams();
+  };
   #accepting = true;
   #resumed: ResumedStreams | null = null;
   /** Sessions being opened here after a takeover, by id: a request for one waits for it rather than find it missing. */
@@ -343,7 +351,7 @@ export class StreamableHttp {
       return new Plain(200, batch ? `[${refusedHere.join(',')}]` : (refusedHere[0] as string), { 'Content-Type': 'application/json', ...session.replyHeaders });
     }
     // Tool calls may stream progress and questions to the person, and a listen is a stream: their reply may be SSE; the rest plain JSON.
-    const exchange = new Exchange(target, requests, streams ? 'sse' : 'json', batch, session.replyHeaders, session.ids, refusedHere, this.#keepAlive);
+    const exchange = new Exchange(target, requests, streams ? 'sse' : 'json', batch, session.replyHeaders, session, refusedHere, this.#keepAlive);
     session.addExchange(exchange);
     const abandoned = () => {
       // A stream the client can resume is not given up: its answer goes to the log, for the resumed stream.
@@ -380,16 +388,12 @@ export class StreamableHttp {
         principal,
         transport: 'http',
         slot,
-        send: routeTo(http, () => state),
-        busy: () => state?.busy ?? false,
+        // Only while it is this session's HTTP side: the map lets go of it when the session ends.
+        send: (out) => { if (state !== null && http.get(state.id) === state) state.route(out); },
+        busy: this.#busy,
         ...(resume === undefined ? {} : { resume }),
         ...(stateless ? { stateless: true } : {}),
-        onEnded: () => {
-          if (state === null) return;
-          http.delete(state.id);
-          if (stateless) this.#kept?.remove(principal, state);
-          state.closeStreams();
-        },
+        onEnded: this.#ended,
       });
     } catch (err) {
       slot.release();
@@ -474,13 +478,6 @@ export class StreamableHttp {
  * The session's `send`, built outside `post()`: a closure made there would share its context and keep
  * the initialize request, its response and body alive for the whole session (~2-3 KB each, measured).
  */
-function routeTo(sessions: ReadonlyMap<string, HttpSession>, state: () => HttpSession | null): (out: Outgoing) => void {
-  return (out) => {
-    const s = state();
-    if (s !== null && sessions.get(s.id) === s) s.route(out);
-  };
-}
-
 /**
  * The hook of the session events log: a GET with Last-Event-ID is served on any node from the log
  * (cluster design), never forwarded or taken over for — here it goes to the local lookup.

@@ -6,13 +6,20 @@ import * as assert from 'uvu/assert';
 import { ObservedSessions } from '../../src/observer/observed-sessions.ts';
 import { MAX_FINISHED_TASKS, ObservedTasks } from '../../src/observer/observed-tasks.ts';
 import { handleMcpLine } from '../../src/mcp/handle.ts';
-import { answer, initializeAnswer } from '../../src/mcp/outgoing.ts';
+import { answer, initializeAnswer, type Outgoing } from '../../src/mcp/outgoing.ts';
 import { initialState } from '../../src/mcp/state.ts';
+import { type OutletParts, SessionOutlet } from '../../src/server/session-outlet.ts';
+
+/** A session's send as the application makes it (server/session-outlet.ts): the observer reads the version off it. */
+function watched(sessions: ObservedSessions, id: string, send: (out: Outgoing) => void): (out: Outgoing) => void {
+  const outlet = new SessionOutlet(id, send, sessions, {} as OutletParts);
+  return (out) => outlet.send(out);
+}
 
 test('a session shows the version its initialize answer negotiated; every line is still sent, unchanged', () => {
   const sessions = new ObservedSessions(() => 1000);
   const sent: string[] = [];
-  const send = sessions.watchVersion('session-1', (o) => sent.push(o.line));
+  const send = watched(sessions, 'session-1', (o) => sent.push(o.line));
   sessions.opened('session-1', { transport: 'websocket', principal: { kind: 'token', name: 'alice' }, harness: 'super-pi-code', session: { inFlight: 2, restarts: 0 } });
   const init = initializeAnswer(1, { protocolVersion: '2025-03-26', capabilities: {} }, '2025-03-26');
   send(init);
@@ -27,7 +34,7 @@ test('a session shows the version its initialize answer negotiated; every line i
 
 test('a session that never initializes (2026-07-28) shows no version, whatever its answers carry', () => {
   const sessions = new ObservedSessions(() => 1000);
-  const send = sessions.watchVersion('session-2', () => undefined);
+  const send = watched(sessions, 'session-2', () => undefined);
   sessions.opened('session-2', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
   send({ line: '{"jsonrpc":"2.0","id":1,"result":{"structuredContent":{"protocolVersion":"2025-06-18"},"resultType":"complete"}}', inReplyTo: 1 });
   send({ line: '{"jsonrpc":"2.0","id":2,"error":{"code":-32602,"message":"x","data":{"protocolVersion":"2025-06-18"}}}', inReplyTo: 2, isError: true, errorCode: -32602 });
@@ -44,7 +51,7 @@ test('a session that never initializes (2026-07-28) shows no version, whatever i
 test("the core's initialize answer names the version it negotiated, whatever its id, and the observer shows it", () => {
   for (const [id, asked, negotiated] of [[7, '2025-06-18', '2025-06-18'], [0, '2024-11-05', '2024-11-05'], ['init', '1999-01-01', '2025-11-25'], ['a"b\\c', '2025-03-26', '2025-03-26']] as const) {
     const sessions = new ObservedSessions(() => 1000);
-    const send = sessions.watchVersion('s', () => undefined);
+    const send = watched(sessions, 's', () => undefined);
     sessions.opened('s', { transport: 'stdio', principal: { kind: 'local' }, harness: 'super-pi-code', session: { inFlight: 0, restarts: 0 } });
     const fresh = initialState({ workspace: '/ws' });
     const ping = handleMcpLine(JSON.stringify({ jsonrpc: '2.0', id, method: 'ping' }), fresh);
