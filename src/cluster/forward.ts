@@ -14,6 +14,7 @@ import type * as Http from 'node:http';
 import type * as Https from 'node:https';
 import type { Socket } from 'node:net';
 import { guarded } from '../log/guarded.ts';
+import { forwardSource } from './forward-policy.ts';
 import type { Logger } from '../log/logger.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
 import { FORWARD_CONNECT_TIMEOUT_MS, MAX_FORWARD_SOCKETS_PER_NODE, MAX_FORWARD_STREAMS_PER_NODE } from '../limits.ts';
@@ -63,7 +64,7 @@ export function forwardAgents(limits: { readonly streams: number; readonly reque
   return { streams: pair(limits.streams), requests: pair(limits.requests) };
 }
 
-/** How this node forwards: from which local address (none: the system's choice), over which agents (default: the shared ones). */
+/** How this node forwards: from which local address (none: the system's choice; see `forwardSource`), over which agents (default: the shared ones). */
 export interface ForwardVia {
   readonly localAddress?: string;
   readonly agents?: ForwardAgents;
@@ -169,7 +170,7 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
       reply.on('error', guarded(logger, 'forward reply error', ended, cut));
       reply.on('aborted', guarded(logger, 'forward reply aborted', ended, cut));
     };
-    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http, ...(via.localAddress === undefined ? {} : { localAddress: via.localAddress }) }, guarded(logger, 'forward reply', onReply, (error, reply) => {
+    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http, ...forwardSource(via.localAddress, url.hostname) }, guarded(logger, 'forward reply', onReply, (error, reply) => {
       badReply(`the reply could not be passed on: ${(error as Error).message}`, reply);
     }));
     // Only connecting is bounded: once connected, the home may rightly take long to answer (a tool call) or
