@@ -6,7 +6,7 @@
 import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { parseTokenList, readTokenFile, TokenConfigError, TokenTable } from '../auth/tokens.ts';
-import { defaultAdvertiseUrl } from '../cluster/advertise-url.ts';
+import { defaultAdvertiseUrl, forwardSourceAddress } from '../cluster/advertise-url.ts';
 import { BearerAuthority } from '../auth/bearer-authority.ts';
 import { oauthConfig } from '../auth/oauth-config.ts';
 import { createOAuthResourceServer } from '../auth/oauth-resource-server.ts';
@@ -254,7 +254,10 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   }
   // On a PostgreSQL store the node joins the cluster once it listens: the advertise URL may name the bound port.
   try {
-    await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port), { insecure: options.clusterInsecureForwarding });
+    const from = forwardSourceAddress(options.host);
+    await app.joinCluster(options.advertiseUrl ?? defaultAdvertiseUrl(options.host, server.port), {
+      insecure: options.clusterInsecureForwarding, peers: (addresses) => server.trustPeers(addresses), ...(from === undefined ? {} : { from }),
+    });
   } catch (err) {
     // A node the others cannot find must not serve: it stops, saying why.
     await server.close(0);

@@ -2,6 +2,9 @@
 // node forwards a session's requests to when this node is the session's home. It is stored in the node
 // registry (store/cluster-nodes.ts) for every node to read, so it must be a plain http(s) base URL and
 // never carry credentials: anything in it is readable by every node and by whoever reads the database.
+// A node's forwards leave from the address it is bound to, so its peers know them by that address.
+
+import { isIP } from 'node:net';
 
 /** The advertise URL, normalised (no trailing slash), or why it cannot be one. */
 export function checkAdvertiseUrl(raw: string): { readonly url: string } | { readonly problem: string } {
@@ -22,4 +25,16 @@ export function checkAdvertiseUrl(raw: string): { readonly url: string } | { rea
 export function defaultAdvertiseUrl(bindHost: string, port: number): string {
   const host = bindHost.includes(':') ? `[${bindHost}]` : bindHost;
   return `http://${host}:${port}`;
+}
+
+/**
+ * The local address this node's forwards leave from: the address it is bound to, when that is one IP
+ * address (not a name, not 0.0.0.0 or ::); else undefined (the system chooses by route). A peer exempts
+ * connections from the addresses advertise URLs name (peer-addresses.ts): on one machine, nodes bound to
+ * 127.0.0.2 and 127.0.0.3 would otherwise connect to each other from 127.0.0.1.
+ */
+export function forwardSourceAddress(bindHost: string): string | undefined {
+  const host = bindHost.replace(/^\[(.*)\]$/, '$1');
+  if (isIP(host) === 0 || host === '0.0.0.0' || host === '::' || host === '::0') return undefined;
+  return host;
 }

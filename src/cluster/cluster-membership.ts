@@ -13,6 +13,7 @@ import { CheckpointSaver } from './checkpoint-saver.ts';
 import { forwardingRefusal } from './forward-policy.ts';
 import { NodeLease } from './node-lease.ts';
 import { OrphanRequests, type OrphanStore } from './orphan-requests.ts';
+import { PeerAddresses } from './peer-addresses.ts';
 import { rehydrate } from './rehydrate.ts';
 import { type ClusterSessions, SessionLocator, sessionPrincipalKey } from './session-locator.ts';
 
@@ -33,6 +34,16 @@ export interface MembershipOptions {
   readonly handingOff: () => boolean;
 }
 
+/** How this node forwards to its peers, and hears of them. */
+export interface ClusterForwarding {
+  /** `--cluster-insecure-forwarding`: bearer tokens may go to a home over plain http:// off this machine. */
+  readonly insecure?: boolean;
+  /** The address forwards leave from: this node's bound address when it is one (advertise-url.ts). */
+  readonly from?: string;
+  /** Where the addresses of the live peer nodes go, when they change (the connection gate). */
+  readonly peers?: (addresses: ReadonlySet<string>) => void;
+}
+
 /** A session held in the store: the id it is registered under, its checkpoint saver, and what a takeover resumes from. */
 export interface HeldSession {
   readonly registryId: string;
@@ -45,6 +56,7 @@ export class ClusterMembership {
   readonly #options: MembershipOptions;
   readonly #lease: NodeLease;
   readonly #locator: SessionLocator;
+  readonly #peers: PeerAddresses | null;
   /** HTTP sessions held in the shared store, by registry id: each one's checkpoint saver (and epoch). */
   readonly #held = new Map<string, CheckpointSaver>();
 
@@ -53,11 +65,14 @@ export class ClusterMembership {
    * on); from then on HTTP sessions are held in the store and a request for a session held elsewhere is
    * forwarded or taken over.
    */
-  static async join(options: MembershipOptions, advertiseUrl: string, forwarding: { readonly insecure?: boolean }): Promise<ClusterMembership> {
+  static async join(options: MembershipOptions, advertiseUrl: string, forwarding: ClusterForwarding): Promise<ClusterMembership> {
     const { store, clock, logger } = options;
     const lease = new NodeLease({ store, advertiseUrl, leaseMs: options.leaseMs, clock, logger });
     await lease.start();
-    const membership = new ClusterMembership(options, lease, forwarding);
+    const publish = forwarding.peers;
+    const peers = publish === undefined ? null : new PeerAddresses({ store, self: options.ownership.self, leaseMs: options.leaseMs, clock, logger, publish });
+    await peers?.start();
+    const membership = new ClusterMembership(options, lease, peers, forwarding);
     logger.log('info', 'joined the cluster', { advertiseUrl });
     // Other nodes (as this one) refuse to forward a bearer token to a plain http:// URL off their machine.
     const refusal = forwardingRefusal(advertiseUrl, true, forwarding.insecure === true);
@@ -65,17 +80,19 @@ export class ClusterMembership {
     return membership;
   }
 
-  private constructor(options: MembershipOptions, lease: NodeLease, forwarding: { readonly insecure?: boolean }) {
+  private constructor(options: MembershipOptions, lease: NodeLease, peers: PeerAddresses | null, forwarding: ClusterForwarding) {
     const { store, ownership, clock, logger } = options;
     this.#store = store;
     this.#options = options;
     this.#lease = lease;
+    this.#peers = peers;
     this.#locator = new SessionLocator({
       store, ownership, lease, nodeId: options.nodeId, clock, logger,
       heldEpoch: (id) => this.#held.get(id)?.epoch,
       closeMoved: (id) => options.closeMoved(id),
       ...(options.orphanStore === null ? {} : { orphans: new OrphanRequests({ store: options.orphanStore, clock, logger }) }),
       insecureForwarding: forwarding.insecure === true,
+      ...(forwarding.from === undefined ? {} : { forwardFrom: forwarding.from }),
     });
   }
 
@@ -137,6 +154,7 @@ export class ClusterMembership {
 
   /** Out of the node registry (the other nodes take this node's sessions over at once), then the last checkpoint saves. */
   async stop(savers: readonly CheckpointSaver[]): Promise<void> {
+    this.#peers?.stop();
     await this.#lease.stop();
     await Promise.all(savers.map((s) => s.settled()));
   }

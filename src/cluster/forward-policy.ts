@@ -38,3 +38,17 @@ export function forwardingRefusal(baseUrl: string, carriesToken: boolean, insecu
   if (url.protocol !== 'http:' || isLoopbackHost(url.hostname)) return null;
   return `this node does not forward a bearer token over plain http:// to ${url.host} (the session's home); the home needs an https:// --advertise-url, or every node ${INSECURE_FORWARDING_FLAG} on a network between the nodes that is trusted`;
 }
+
+/**
+ * The local address a forward to `targetHostname` leaves from: this node's bound address (`bound`, from
+ * advertise-url.ts `forwardSourceAddress`), so peers know the connection by it (peer-addresses.ts) — but
+ * not a loopback address to a host off this machine, which it cannot reach (a node on 127.0.0.1 behind a
+ * local TLS terminator, forwarding to another machine's terminator): the system chooses then.
+ */
+export function forwardSource(bound: string | undefined, targetHostname: string): { readonly localAddress: string; readonly family: 4 | 6 } | null {
+  if (bound === undefined) return null;
+  const family = isIP(bound);
+  if (family !== 4 && family !== 6) return null;
+  if (isLoopbackHost(bound) && !isLoopbackHost(targetHostname)) return null;
+  return { localAddress: bound, family };
+}

@@ -3,16 +3,21 @@
 // MCP (the bearer token is checked again there: the home trusts no other node's judgement), plus
 // X-SuperPi-Forwarded-By naming this node; a request carrying that header is never forwarded again, so a
 // loop is impossible. The reply is streamed back as it comes (an SSE reply reaches the client event by
-// event), and the client going away aborts the upstream request.
+// event), and the client going away aborts the upstream request. What one node opens to another is
+// bounded: GET streams and other requests go over separate agents, each with its own limit per node
+// (MAX_FORWARD_STREAMS_PER_NODE, MAX_FORWARD_SOCKETS_PER_NODE) and a queue past it, so a request never
+// waits behind streams that stay open. A node bound to one address forwards from it (`localAddress`), so
+// its peers know its connections by the address its advertise URL names (peer-addresses.ts).
 
 import { createRequire } from 'node:module';
 import type * as Http from 'node:http';
 import type * as Https from 'node:https';
 import type { Socket } from 'node:net';
 import { guarded } from '../log/guarded.ts';
+import { forwardSource } from './forward-policy.ts';
 import type { Logger } from '../log/logger.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
-import { FORWARD_CONNECT_TIMEOUT_MS } from '../limits.ts';
+import { FORWARD_CONNECT_TIMEOUT_MS, MAX_FORWARD_SOCKETS_PER_NODE, MAX_FORWARD_STREAMS_PER_NODE } from '../limits.ts';
 
 /** The header that marks a forwarded request (and names the node that forwarded it). */
 export const FORWARDED_BY_HEADER = 'x-superpi-forwarded-by';
@@ -46,10 +51,29 @@ export interface ForwardTarget {
  */
 export type ForwardOutcome = { readonly kind: 'done' } | { readonly kind: 'unreachable'; readonly reason: string };
 
+/** The agents forwards go over: GET streams on their own, so that requests never queue behind them. */
+export interface ForwardAgents {
+  readonly streams: { readonly http: Http.Agent; readonly https: Https.Agent };
+  readonly requests: { readonly http: Http.Agent; readonly https: Https.Agent };
+}
+
+/** Keep-alive agents with at most `limits` sockets per node (past them a forward waits in the agent's queue). */
+export function forwardAgents(limits: { readonly streams: number; readonly requests: number } = { streams: MAX_FORWARD_STREAMS_PER_NODE, requests: MAX_FORWARD_SOCKETS_PER_NODE }): ForwardAgents {
+  const { http, https } = loadModules();
+  const pair = (maxSockets: number) => ({ http: new http.Agent({ keepAlive: true, maxSockets }), https: new https.Agent({ keepAlive: true, maxSockets }) });
+  return { streams: pair(limits.streams), requests: pair(limits.requests) };
+}
+
+/** How this node forwards: from which local address (none: the system's choice; see `forwardSource`), over which agents (default: the shared ones). */
+export interface ForwardVia {
+  readonly localAddress?: string;
+  readonly agents?: ForwardAgents;
+}
+
 interface Clients {
   readonly http: typeof Http;
   readonly https: typeof Https;
-  readonly agents: { readonly http: Http.Agent; readonly https: Https.Agent };
+  readonly agents: ForwardAgents;
 }
 
 /**
@@ -59,20 +83,25 @@ interface Clients {
 let clients: Clients | null = null;
 
 function loadClients(): Clients {
-  if (clients !== null) return clients;
+  clients ??= { ...loadModules(), agents: forwardAgents() };
+  return clients;
+}
+
+function loadModules(): { readonly http: typeof Http; readonly https: typeof Https } {
   // require, not import(): in the `super-pi` bundle, compiled from its V8 code cache, a dynamic import()
   // of a module outside the bundle fails with ERR_VM_DYNAMIC_IMPORT_CALLBACK_MISSING (as the tool pool's
   // piscina did), which bench/cluster caught as a 500 on every forwarded request.
   const require = createRequire(import.meta.url);
   const http = require('node:http') as typeof Http;
   const https = require('node:https') as typeof Https;
-  clients = { http, https, agents: { http: new http.Agent({ keepAlive: true }), https: new https.Agent({ keepAlive: true }) } };
-  return clients;
+  return { http, https };
 }
 
 /** Sends the request (with `body`, for a POST) to `baseUrl` + `/mcp` and streams the reply to `target`. */
-export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string, logger: Logger): Promise<ForwardOutcome> {
-  const { http, https, agents } = loadClients();
+export function forwardRequest(baseUrl: string, request: ForwardRequest, body: string | null, target: ForwardTarget, self: string, logger: Logger, via: ForwardVia = {}): Promise<ForwardOutcome> {
+  const loaded = loadClients();
+  const { http, https } = loaded;
+  const agents = request.method === 'GET' ? (via.agents ?? loaded.agents).streams : (via.agents ?? loaded.agents).requests;
   const url = new URL(`${baseUrl}/mcp`);
   const headers: Record<string, string> = { [FORWARDED_BY_HEADER]: self };
   for (const name of FORWARDED_HEADERS) {
@@ -141,16 +170,19 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
       reply.on('error', guarded(logger, 'forward reply error', ended, cut));
       reply.on('aborted', guarded(logger, 'forward reply aborted', ended, cut));
     };
-    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http }, guarded(logger, 'forward reply', onReply, (error, reply) => {
+    const upstream = send(url, { method: request.method, headers, agent: secure ? agents.https : agents.http, ...forwardSource(via.localAddress, url.hostname) }, guarded(logger, 'forward reply', onReply, (error, reply) => {
       badReply(`the reply could not be passed on: ${(error as Error).message}`, reply);
     }));
     // Only connecting is bounded: once connected, the home may rightly take long to answer (a tool call) or
     // keep the reply open (SSE). A home that accepts connections and never answers (paused) is not told
-    // from a slow one here; its lease lapsing is what lets a later request take the session over.
-    const connectTimer = setTimeout(() => upstream.destroy(new Error(`could not connect within ${FORWARD_CONNECT_TIMEOUT_MS} ms`)), FORWARD_CONNECT_TIMEOUT_MS);
+    // from a slow one here; its lease lapsing is what lets a later request take the session over. The
+    // time starts when the agent gives the request a socket: a request queued behind the per-node limit
+    // waits for a busy home, which is not an unreachable one (that would have it taken over).
+    let connectTimer: ReturnType<typeof setTimeout> | undefined;
     upstream.on('socket', guarded(logger, 'forward socket', (socket: Socket) => {
-      if (!socket.connecting) clearTimeout(connectTimer);
-      else socket.once('connect', () => clearTimeout(connectTimer));
+      if (!socket.connecting || settled) return;
+      connectTimer = setTimeout(() => upstream.destroy(new Error(`could not connect within ${FORWARD_CONNECT_TIMEOUT_MS} ms`)), FORWARD_CONNECT_TIMEOUT_MS);
+      socket.once('connect', () => clearTimeout(connectTimer));
     }));
     upstream.on('error', guarded(logger, 'forward error', (err: Error) => {
       if (began) {

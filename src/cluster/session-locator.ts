@@ -19,7 +19,7 @@ import type { Principal } from '../mcp/state.ts';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Ownership } from '../store/ownership.ts';
 import type { Clock } from '../time/clock.ts';
-import { type ForwardRequest, type ForwardTarget, forwardRequest } from './forward.ts';
+import { type ForwardRequest, type ForwardTarget, type ForwardVia, forwardRequest } from './forward.ts';
 import { forwardingRefusal } from './forward-policy.ts';
 import type { NodeLease } from './node-lease.ts';
 import type { OrphanRequests, SessionOrphanWatch } from './orphan-requests.ts';
@@ -90,6 +90,8 @@ export interface SessionLocatorOptions {
   readonly orphans?: OrphanRequests;
   /** `--cluster-insecure-forwarding`: bearer tokens may go to a home over plain http:// off this machine. */
   readonly insecureForwarding?: boolean;
+  /** The address forwards leave from (this node's bound address, when it is one), so peers know them by it. */
+  readonly forwardFrom?: string;
 }
 
 /** A session's home as last read from the store, while its lease was fresh. */
@@ -103,6 +105,7 @@ interface KnownHome {
 
 export class SessionLocator implements ClusterSessions {
   readonly #o: SessionLocatorOptions;
+  readonly #via: ForwardVia;
   /** Session id → its home, oldest first (at most HOME_CACHE_ENTRIES). */
   readonly #homes = new Map<string, KnownHome>();
   /**
@@ -114,6 +117,7 @@ export class SessionLocator implements ClusterSessions {
 
   constructor(options: SessionLocatorOptions) {
     this.#o = options;
+    this.#via = options.forwardFrom === undefined ? {} : { localAddress: options.forwardFrom };
   }
 
   get nodeId(): string {
@@ -151,7 +155,7 @@ export class SessionLocator implements ClusterSessions {
       if (known.key === key && clock.now() < known.until) {
         const refused = this.#refusal(known.url, request);
         if (refused !== null) return refused;
-        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId, this.#o.logger);
+        const outcome = await forwardRequest(known.url, request, body, target, this.#o.nodeId, this.#o.logger, this.#via);
         if (outcome.kind === 'done' || target.destroyed) return { kind: 'forwarded' };
       }
       // Another principal, a lease that may have lapsed since, or a home that cannot be reached: the store says.
@@ -174,7 +178,7 @@ export class SessionLocator implements ClusterSessions {
         const until = clock.now() + home.remainingMs;
         const refused = this.#refusal(home.advertiseUrl, request);
         if (refused !== null) return refused;
-        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId, this.#o.logger);
+        const outcome = await forwardRequest(home.advertiseUrl, request, body, target, this.#o.nodeId, this.#o.logger, this.#via);
         if (outcome.kind === 'done') {
           this.#remember(id, { key, url: home.advertiseUrl, until });
           return { kind: 'forwarded' };

@@ -63,6 +63,28 @@ export const MAX_LOCATE_ATTEMPTS = 4;
 export const HOME_CACHE_ENTRIES = 10_000;
 
 /**
+ * Connections one node opens to another node for forwarded POST and DELETE requests (src/cluster/forward.ts);
+ * past it a request waits in the agent's queue for one to be free (time in the queue is not counted as
+ * connecting, so a busy home is not taken for an unreachable one). GET streams have their own agent and
+ * limit, so requests never wait behind streams that stay open.
+ */
+export const MAX_FORWARD_SOCKETS_PER_NODE = 256;
+/**
+ * Forwarded GET streams (SSE) one node holds open to another at once; each holds a connection for as long
+ * as its client listens. Past it a stream waits for one to end. A quarter of MAX_CONNECTIONS: one peer
+ * never fills another node's whole connection budget with its streams.
+ */
+export const MAX_FORWARD_STREAMS_PER_NODE = 4096;
+/**
+ * Live nodes read from the node registry when a node refreshes its peers' addresses (src/cluster/peer-addresses.ts):
+ * connections from those addresses are not counted against MAX_CONNECTIONS_PER_ADDRESS (only against
+ * MAX_CONNECTIONS). The set is read again every lease term / LEASE_RENEWALS_PER_TERM; at most
+ * MAX_PEER_ADDRESSES addresses (a host name may resolve to several) are kept.
+ */
+export const MAX_PEER_NODES = 256;
+export const MAX_PEER_ADDRESSES = 1024;
+
+/**
  * Several processes on one SQLite file (say two hosts each running a stdio server on the default store)
  * hear each other's changes to the conversations they watch (task status notifications, transcript
  * updates) through the SQLite change feed (src/store/sqlite-change-feed.ts): while anything is watched,

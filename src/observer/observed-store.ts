@@ -148,6 +148,10 @@ export class ObservedStore implements AsyncConversationStore {
     return this.#inner.nodeOf(owner);
   }
 
+  liveNodes(limit: number): Promise<readonly ClusterNode[]> {
+    return this.#inner.liveNodes(limit);
+  }
+
   close(): Promise<void> {
     return this.#inner.close();
   }

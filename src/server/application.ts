@@ -20,7 +20,7 @@ import { DEFAULT_THREAD_LIMITS } from '../actors/scheduler-thread.ts';
 import type { Principal } from '../mcp/state.ts';
 import { Session } from '../connection/session.ts';
 import { transcriptConversation, transcriptUri } from '../mcp/resources.ts';
-import { ClusterMembership, type HeldSession } from '../cluster/cluster-membership.ts';
+import { type ClusterForwarding, ClusterMembership, type HeldSession } from '../cluster/cluster-membership.ts';
 import type { OrphanStore } from '../cluster/orphan-requests.ts';
 import type { ClusterSessions } from '../cluster/session-locator.ts';
 import type { Ownership } from '../store/ownership.ts';
@@ -232,7 +232,7 @@ export class Application implements SessionHost {
    * checkpoints saved) and a request for a session held elsewhere is forwarded or taken over. On SQLite
    * (one node) nothing changes: resolves to null.
    */
-  async joinCluster(advertiseUrl: string, forwarding: { readonly insecure?: boolean } = {}): Promise<ClusterSessions | null> {
+  async joinCluster(advertiseUrl: string, forwarding: ClusterForwarding = {}): Promise<ClusterSessions | null> {
     const store = this.#store;
     const ownership = this.#ownership;
     if (store === null || ownership === null || this.#cluster !== null) return this.#cluster?.locator ?? null;

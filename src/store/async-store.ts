@@ -89,6 +89,8 @@ export interface AsyncConversationStore {
   forgetNode(): Promise<void>;
   /** `ConversationStore.nodeOf`: whether its lease is current is the database's judgement. */
   nodeOf(owner: string): Promise<ClusterNode | null>;
+  /** The registered nodes whose lease is current (the database's judgement), at most `limit`, this store's own among them. */
+  liveNodes(limit: number): Promise<readonly ClusterNode[]>;
   /** Releases the database; idempotent. Any other call afterwards rejects with `closed`. */
   close(): Promise<void>;
 }
@@ -203,6 +205,11 @@ export class SyncStoreAdapter implements AsyncConversationStore {
 
   async nodeOf(owner: string): Promise<ClusterNode | null> {
     return this.#store.nodeOf(owner);
+  }
+
+  /** None: the embedded store is one node's (a cluster is PostgreSQL's), so it has no peers to know. */
+  async liveNodes(_limit: number): Promise<readonly ClusterNode[]> {
+    return [];
   }
 
   async entries(conversationId: string, principal: string, opts?: EntriesOptions): Promise<Entry[] | null> {

@@ -99,6 +99,10 @@ const NODE_OF = `
     greatest(0, ceil(extract(epoch FROM (lease_expires - now())) * 1000))::bigint AS remaining
   FROM cluster_nodes WHERE owner = $1`;
 
+const LIVE_NODES = `
+  SELECT owner, node_id, advertise_url, greatest(0, ceil(extract(epoch FROM (lease_expires - now())) * 1000))::bigint AS remaining
+  FROM cluster_nodes WHERE lease_expires > now() ORDER BY owner LIMIT $1`;
+
 interface LeaseRow {
   epoch: string;
   lease_expires: string;
@@ -288,6 +292,13 @@ export class PostgresLeases {
     const row = rows[0];
     if (row === undefined) return null;
     return { owner: row.owner, node: row.node_id, advertiseUrl: row.advertise_url, fresh: row.fresh, remainingMs: integer(row.remaining, `node ${owner} lease`) };
+  }
+
+  async liveNodes(limit: number): Promise<readonly ClusterNode[]> {
+    this.#assertOpen();
+    if (!Number.isSafeInteger(limit) || limit < 1) throw new StoreError('invalid_argument', `a node list's limit is a positive whole number, not ${limit}`);
+    const { rows } = await this.#pool.query<{ owner: string; node_id: string; advertise_url: string; remaining: string }>(LIVE_NODES, [limit]);
+    return rows.map((row) => ({ owner: row.owner, node: row.node_id, advertiseUrl: row.advertise_url, fresh: true, remainingMs: integer(row.remaining, `node ${row.owner} lease`) }));
   }
 }
 

@@ -358,6 +358,7 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
   renewNode(advertiseUrl: string): Promise<void> { return this.#leases.renewNode(advertiseUrl); }
   forgetNode(): Promise<void> { return this.#leases.forgetNode(); }
   nodeOf(owner: string): Promise<ClusterNode | null> { return this.#leases.nodeOf(owner); }
+  liveNodes(limit: number): Promise<readonly ClusterNode[]> { return this.#leases.liveNodes(limit); }
 
   // The session event log and the orphan lookup: postgres-session-events.ts.
   appendSessionEvent(sessionId: string, principal: string, stream: string, data: string, ends = false): Promise<number> { return this.#events.appendSessionEvent(sessionId, principal, stream, data, ends); }

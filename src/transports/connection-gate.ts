@@ -6,6 +6,9 @@
 // a parser: it is written a bare 503 with Retry-After, its input is read and dropped, and it is closed
 // once its client closed or REFUSED_CONNECTION_LINGER_MS passed. Refusals are logged once per
 // CONNECTION_REFUSAL_LOG_MS window, not once per connection. Connections already open are never touched.
+// A connection from a peer (another node of this node's cluster: src/cluster/peer-addresses.ts) counts
+// against the total only: every connection one node opens to another comes from its one address. Peers
+// are known by address alone, never by anything a client sends: the gate runs before any request is read.
 
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -37,6 +40,8 @@ export class ConnectionCounts {
   readonly #limits: ConnectionLimits;
   readonly #byAddress = new Map<string, number>();
   #total = 0;
+  /** Of `#total`, the connections admitted as a peer's (not in `#byAddress`). */
+  #peers = 0;
 
   constructor(limits: ConnectionLimits) {
     for (const [name, v] of [['maxConnections', limits.maxConnections], ['maxPerAddress', limits.maxPerAddress]] as const) {
@@ -54,9 +59,22 @@ export class ConnectionCounts {
     return this.#byAddress.get(address) ?? 0;
   }
 
-  /** Counts a connection from `address` in, or says which limit it would pass (nothing is counted then). */
-  admit(address: string): Refusal | null {
+  /** Connections open from peers (counted in the total, under no address). */
+  get fromPeers(): number {
+    return this.#peers;
+  }
+
+  /**
+   * Counts a connection from `address` in, or says which limit it would pass (nothing is counted then). A
+   * `peer`'s connection is counted in the total only; its release must say `peer` too.
+   */
+  admit(address: string, peer = false): Refusal | null {
     if (this.#total >= this.#limits.maxConnections) return { limit: 'connections', max: this.#limits.maxConnections };
+    if (peer) {
+      this.#peers++;
+      this.#total++;
+      return null;
+    }
     const n = this.from(address);
     if (n >= this.#limits.maxPerAddress) return { limit: 'connections per address', max: this.#limits.maxPerAddress };
     this.#byAddress.set(address, n + 1);
@@ -64,8 +82,14 @@ export class ConnectionCounts {
     return null;
   }
 
-  /** An admitted connection from `address` closed. */
-  release(address: string): void {
+  /** An admitted connection from `address` closed (`peer`: as it was admitted). */
+  release(address: string, peer = false): void {
+    if (peer) {
+      if (this.#peers <= 0) return;
+      this.#peers--;
+      this.#total--;
+      return;
+    }
     const n = this.from(address);
     if (n <= 0) return;
     if (n === 1) this.#byAddress.delete(address);
@@ -123,27 +147,36 @@ export function addressOf(socket: Socket): string {
 /** What keeps a listener's failure from ending the process (log/guarded.ts). */
 export type Guard = (listener: (socket: Socket) => void) => (socket: Socket) => void;
 
+/** The gate in front of a server: its counts, the peers it knows, and what stops its log's timer. */
+export interface ConnectionGate {
+  readonly counts: ConnectionCounts;
+  /** From now on connections from these addresses are a peer's (connections already open stay as counted). */
+  trustPeers(addresses: ReadonlySet<string>): void;
+  stop(): void;
+}
+
 /**
  * Puts the gate in front of `server`'s connection listeners (node:http's own among them): an admitted
- * connection reaches them and is counted until it closes; a refused one never does. Returns what stops
- * the refusal log's timer.
+ * connection reaches them and is counted until it closes; a refused one never does.
  */
-export function gateConnections(server: Server, limits: ConnectionLimits, clock: Clock, report: (report: RefusalReport) => void, guard: Guard = (listener) => listener): { readonly counts: ConnectionCounts; stop(): void } {
+export function gateConnections(server: Server, limits: ConnectionLimits, clock: Clock, report: (report: RefusalReport) => void, guard: Guard = (listener) => listener): ConnectionGate {
   const counts = new ConnectionCounts(limits);
   const log = new RefusalLog(clock, report);
+  let peers: ReadonlySet<string> = new Set();
   const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', guard((socket: Socket) => {
     const address = addressOf(socket);
-    const refusal = counts.admit(address);
+    const peer = peers.has(address);
+    const refusal = counts.admit(address, peer);
     if (refusal !== null) {
       log.refused(address, refusal);
       return refuse(socket, clock);
     }
-    socket.once('close', () => counts.release(address));
+    socket.once('close', () => counts.release(address, peer));
     for (const listener of listeners) listener.call(server, socket);
   }));
-  return { counts, stop: () => log.stop() };
+  return { counts, trustPeers: (addresses) => void (peers = addresses), stop: () => log.stop() };
 }
 
 const REFUSED_BODY = 'too many connections; try again later\n';

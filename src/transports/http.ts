@@ -71,6 +71,8 @@ export interface RunningHttpServer {
   readonly url: string;
   readonly port: number;
   readonly sessions: () => number;
+  /** Connections from these addresses (the cluster's other nodes) count against the total cap only, not the per-address one. */
+  trustPeers(addresses: ReadonlySet<string>): void;
   /** Stops accepting, closes every session (aborting work in flight after `graceMs`) and the sockets. */
   close(graceMs?: number): Promise<void>;
 }
@@ -202,6 +204,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     url: `http://${shownHost}:${port}/mcp`,
     port,
     sessions: () => countOf(host),
+    trustPeers: (addresses) => gate.trustPeers(addresses),
     async close(graceMs = DEFAULT_CLOSE_GRACE_MS) {
       http.stopAccepting();
       websocket.stopAccepting();

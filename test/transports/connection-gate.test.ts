@@ -1,12 +1,18 @@
 // The connection gate's accounting and its log, without sockets: the counts never pass either limit
 // whatever the order of opens and closes (a property), and a burst of refusals is one log line at once
-// and one count per window after it, on a fake clock. The sockets themselves: test/e2e/connection-limits.test.ts.
+// and one count per window after it, on a fake clock. A peer's connections (another node of the cluster,
+// known by address) count against the total only: a property over generated peer sets, and real sockets
+// from loopback addresses through `gateConnections`. The sockets of a server process:
+// test/e2e/connection-limits.test.ts and test/e2e/cluster-peer-connections.test.ts.
 
+import { createServer } from 'node:http';
+import net, { type AddressInfo } from 'node:net';
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FakeClock } from '../../src/time/fake-clock.ts';
-import { ConnectionCounts, type RefusalReport, RefusalLog } from '../../src/transports/connection-gate.ts';
+import { ConnectionCounts, gateConnections, type RefusalReport, RefusalLog } from '../../src/transports/connection-gate.ts';
+import { guarded, pollUntil } from '../hang-guard.ts';
 
 const counts = suite('ConnectionCounts');
 
@@ -66,6 +72,55 @@ counts('whatever the opens and closes, neither limit is passed and the counts ad
   }));
 });
 
+counts('a peer\'s connections pass the per-address limit, count in the total, and leave every other address its own limit (property)', () => {
+  const addresses = ['a', 'b', 'c', 'd', 'e'];
+  const step = fc.record({ open: fc.boolean(), address: fc.constantFrom(...addresses) });
+  fc.assert(fc.property(fc.integer({ min: 1, max: 12 }), fc.integer({ min: 1, max: 3 }), fc.subarray(addresses), fc.array(step, { maxLength: 200 }), (max, perAddress, peerList, steps) => {
+    const peers = new Set(peerList);
+    const c = new ConnectionCounts({ maxConnections: max, maxPerAddress: perAddress });
+    const open = new Map<string, number>();
+    const sum = () => [...open.values()].reduce((x, y) => x + y, 0);
+    for (const s of steps) {
+      const peer = peers.has(s.address);
+      const had = open.get(s.address) ?? 0;
+      if (s.open) {
+        const refusal = c.admit(s.address, peer);
+        // A peer is refused only at the total; any other address at the total or at its own limit.
+        assert.is(refusal !== null, sum() >= max || (!peer && had >= perAddress));
+        if (refusal === null) open.set(s.address, had + 1);
+      } else if (had > 0) {
+        c.release(s.address, peer);
+        open.set(s.address, had - 1);
+      }
+      assert.is(c.total, sum());
+      assert.ok(c.total <= max);
+      let fromPeers = 0;
+      for (const [a, n] of open) {
+        if (peers.has(a)) fromPeers += n;
+        else {
+          assert.is(c.from(a), n);
+          assert.ok(n <= perAddress);
+        }
+      }
+      assert.is(c.fromPeers, fromPeers);
+    }
+  }));
+});
+
+counts('a peer\'s release does not free another address\'s place, and more releases than admissions change nothing', () => {
+  const c = new ConnectionCounts({ maxConnections: 10, maxPerAddress: 1 });
+  assert.is(c.admit('peer', true), null);
+  assert.is(c.admit('peer', true), null);
+  assert.is(c.admit('client'), null);
+  assert.ok(c.admit('client') !== null);
+  c.release('peer', true);
+  assert.ok(c.admit('client') !== null, 'still one open from client');
+  c.release('peer', true);
+  c.release('peer', true);
+  assert.is(c.total, 1);
+  assert.is(c.fromPeers, 0);
+});
+
 counts.run();
 
 const log = suite('RefusalLog');
@@ -91,3 +146,51 @@ log('a burst is one line at once, then one count per window, then nothing once q
 });
 
 log.run();
+
+const sockets = suite('gateConnections on real sockets');
+
+/** A connection from `from`: 'admitted' when the server answers a request on it, 'refused' on the gate's 503. */
+async function attempt(port: number, from: string, opened: net.Socket[]): Promise<'admitted' | 'refused'> {
+  const socket = net.connect({ port, host: '127.0.0.1', localAddress: from });
+  opened.push(socket);
+  let text = '';
+  socket.on('data', (d: Buffer) => (text += d.toString()));
+  socket.on('error', () => {});
+  await guarded(new Promise<void>((resolve, reject) => socket.once('connect', () => resolve()).once('error', reject)), `connecting from ${from}`);
+  socket.write('GET / HTTP/1.1\r\nHost: x\r\n\r\n');
+  const head = await pollUntil(`an answer to ${from}`, () => (text.includes('\r\n\r\n') ? text : null), 10_000, 5);
+  if (head.startsWith('HTTP/1.1 200 ')) return 'admitted';
+  assert.match(head, /^HTTP\/1\.1 503 /, head);
+  return 'refused';
+}
+
+sockets('connections from a trusted peer address pass the per-address cap (not the total); other addresses are capped; peers set later apply to new connections only', async () => {
+  const server = createServer((_req, res) => res.end('ok'));
+  const gate = gateConnections(server, { maxConnections: 8, maxPerAddress: 2 }, new FakeClock(), () => {});
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const opened: net.Socket[] = [];
+  try {
+    // Before any peer is known, 127.0.0.2 is an address like any other.
+    assert.is(await attempt(port, '127.0.0.2', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.2', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.2', opened), 'refused');
+    gate.trustPeers(new Set(['127.0.0.2']));
+    for (let i = 0; i < 3; i++) assert.is(await attempt(port, '127.0.0.2', opened), 'admitted', `peer connection ${i + 3}`);
+    // An ordinary client keeps its own cap beside the peer.
+    assert.is(await attempt(port, '127.0.0.3', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.3', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.3', opened), 'refused');
+    // 2 + 3 + 2 open: one more place in the total, which binds the peer too.
+    assert.is(await attempt(port, '127.0.0.2', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.2', opened), 'refused');
+    assert.is(gate.counts.total, 8);
+  } finally {
+    for (const s of opened) s.destroy();
+    gate.stop();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+sockets.run();
