@@ -15,8 +15,7 @@ import type { TaskRounds } from '../mcp/effects.ts';
 import { SamplingProvider, toSamplingRequest } from '../model/sampling-convention.ts';
 import { type ChatMessage, ModelError, type ModelProvider, type ToolSpec } from '../model/types.ts';
 import { StoreError } from '../store/errors.ts';
-import type { Conversation, Entry, EntryType } from '../store/store.ts';
-import { fullTranscript } from '../store/full-transcript.ts';
+import type { Conversation, EntryType } from '../store/store.ts';
 import type { TaskLease } from '../store/task-lease.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -24,7 +23,8 @@ import type { ToolName } from '../tools/definition.ts';
 import { type Clock } from '../time/clock.ts';
 import { DEFAULT_MAX_TURNS, DEFAULT_TASK_WALL_MS, LEASE_RENEWALS_PER_TERM, MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_LEASE_MS } from '../limits.ts';
 import { parkQuestions, type PersonAnswer, questionIn, splitAnswers } from './parked-questions.ts';
-import { type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, resumeTask, stepTask } from './task-core.ts';
+import { refuseTask, resumeTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, stepTask } from './task-core.ts';
+import { type TaskHistory, taskHistory } from './task-history.ts';
 import type { TaskContext } from './task-context.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import { taskCaller } from './task-run.ts';
@@ -55,6 +55,8 @@ export interface TaskRoundDeps {
   readonly awaitsUpdate?: boolean;
   /** The round holds the conversation's lease: its prompt is durable (a first round), or its parked question taken (a resume). */
   readonly onClaimed?: (conversationId: string, conversation: Pick<Conversation, 'createdAt' | 'updatedAt' | 'ttlMs'>) => void;
+  /** The most history a round loads (task-history.ts). Default `TASK_HISTORY_MAX_BYTES`. */
+  readonly historyMaxBytes?: number;
 }
 
 export type RoundOutcome =
@@ -191,17 +193,22 @@ class Round {
   }
 
   async #drive(conversationId: string, resume: TaskRounds['resume']): Promise<RoundOutcome> {
-    const entries = await this.#transcript(conversationId);
+    // The history is read again each round: a round may run on any node, and what it knows of the last one
+    // is the sealed handle (conversation, turn, seq), not its state; the read is bounded (task-history.ts).
+    const history = await this.#history(conversationId);
+    const entries = 'entries' in history ? history.entries : [];
     this.#seq = entries.at(-1)?.seq ?? this.#seq;
     // The answers recorded while it was parked (several questions at once) come after the park: the core
     // resumes from the entries before them.
     const { upToPark, answers: recorded } = splitAnswers(entries);
-    let step = resumeTask(this.#setup, upToPark);
+    // A history past its bound: the round records why and ends the task, whatever it resumes at.
+    const refused = 'refused' in history ? history.refused : null;
+    let step = refused === null ? resumeTask(this.#setup, upToPark) : refuseTask(this.#setup, refused);
     /** The client model's answer to the turn the round resumes at, until that turn takes it. */
     let answer = resume !== null && 'answer' in resume ? resume.answer : undefined;
     /** The person's answers to the calls the round resumes at, by call id, until each call takes its own. */
     const answers = new Map<string, PersonAnswer>();
-    if (resume !== null) {
+    if (resume !== null && refused === null) {
       const waits = 'answer' in resume ? waitsForModel(step, resume.turn) : waitsForPerson(step, resume.turn);
       if (!waits) {
         await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
@@ -373,11 +380,11 @@ class Round {
     }
   }
 
-  async #transcript(conversationId: string): Promise<Entry[]> {
+  async #history(conversationId: string): Promise<TaskHistory> {
     const { context } = this.#deps;
-    const all = await fullTranscript(context.store(), conversationId, context.principal);
-    if (all === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
-    return all;
+    const history = await taskHistory(context.store(), conversationId, context.principal, this.#deps.historyMaxBytes);
+    if (history === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
+    return history;
   }
 }
 
