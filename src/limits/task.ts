@@ -120,3 +120,11 @@ export const MAX_PARKED_TASKS_PER_PRINCIPAL = 64;
  * context window holds, so a history the task refuses could not have been sent whole to a model anyway.
  */
 export const TASK_HISTORY_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The histories kept on this node for the next round of a run in round trips (round-history.ts): at most
+ * this many conversations, least recently read dropped first, and at most TASK_ROUND_HISTORY_CACHE_BYTES
+ * of payload (one larger is not kept). A round whose history is not kept reads it whole from the store.
+ */
+export const TASK_ROUND_HISTORY_CACHE_ENTRIES = 32;
+export const TASK_ROUND_HISTORY_CACHE_BYTES = 64 * 1024 * 1024;

@@ -25,6 +25,7 @@ import { DEFAULT_MAX_TURNS, DEFAULT_TASK_WALL_MS, LEASE_RENEWALS_PER_TERM, MAX_P
 import { parkQuestions, type PersonAnswer, questionIn, splitAnswers } from './parked-questions.ts';
 import { refuseTask, resumeTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, stepTask } from './task-core.ts';
 import { type TaskHistory, taskHistory } from './task-history.ts';
+import { forgetHistory, keepHistory, keptHistory, RoundHistory } from './round-history.ts';
 import type { TaskContext } from './task-context.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import { taskCaller } from './task-run.ts';
@@ -101,6 +102,8 @@ class Round {
   readonly #stop = new AbortController();
   #seq = 0;
   #heartbeat: unknown = null;
+  /** The history the round loaded and what it appended since (round-history.ts); null until loaded, or refused. */
+  #history: RoundHistory | null = null;
 
   constructor(deps: TaskRoundDeps, args: Record<string, unknown>, harness: HarnessId, allowance: TaskAllowance | undefined) {
     this.#deps = deps;
@@ -193,10 +196,10 @@ class Round {
   }
 
   async #drive(conversationId: string, resume: TaskRounds['resume']): Promise<RoundOutcome> {
-    // The history is read again each round: a round may run on any node, and what it knows of the last one
-    // is the sealed handle (conversation, turn, seq), not its state; the read is bounded (task-history.ts).
-    const history = await this.#history(conversationId);
+    // Bounded (task-history.ts); on the node that served the last round, only what is new since it (round-history.ts).
+    const history = await this.#loadHistory(conversationId);
     const entries = 'entries' in history ? history.entries : [];
+    if ('entries' in history) this.#history = new RoundHistory(history);
     this.#seq = entries.at(-1)?.seq ?? this.#seq;
     // The answers recorded while it was parked (several questions at once) come after the park: the core
     // resumes from the entries before them.
@@ -285,6 +288,7 @@ class Round {
       }
       case 'finish': {
         await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch, { text: action.text, isError: action.isError, turns: action.turns, toolCalls: action.toolCalls });
+        forgetHistory(this.#deps.context.store(), this.#deps.context.principal, this.#setup.conversationId);
         this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
         const said = action.status === 'completed' ? { answer: action.text } : { message: action.text };
         const structured = { conversation_id: this.#setup.conversationId, harness: this.#harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls, ...said };
@@ -353,6 +357,7 @@ class Round {
     const { context } = this.#deps;
     const entry = await context.store().append(this.#setup.conversationId, type, payload, this.#lease.epoch);
     this.#seq = entry.seq;
+    this.#history?.append(entry);
     context.transcriptChanged?.(this.#setup.conversationId);
   }
 
@@ -366,7 +371,10 @@ class Round {
   async #park(status: 'interrupted' | 'input_required' = 'interrupted', taken?: { readonly turn: number; readonly toolCalls: number }): Promise<void> {
     // `parkedAt`: the wait's start, kept apart from `updatedAt`, which each answer to some of several questions moves.
     const counts = status === 'input_required' && taken !== undefined ? { text: '', isError: false, turns: taken.turn, toolCalls: taken.toolCalls, parkedAt: Date.now() } : undefined;
-    await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch, counts);
+    const { context } = this.#deps;
+    await context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch, counts);
+    // Parked: what the next round of it here needs to read is only what is appended after this.
+    if (this.#history !== null) keepHistory(context.store(), context.principal, this.#setup.conversationId, this.#history.loaded());
     // A listener of the task hears it wait (a park appends no entry, so no transcript change would tell it).
     this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
   }
@@ -380,9 +388,11 @@ class Round {
     }
   }
 
-  async #history(conversationId: string): Promise<TaskHistory> {
+  async #loadHistory(conversationId: string): Promise<TaskHistory> {
     const { context } = this.#deps;
-    const history = await taskHistory(context.store(), conversationId, context.principal, this.#deps.historyMaxBytes);
+    const store = context.store();
+    const known = keptHistory(store, context.principal, conversationId);
+    const history = await taskHistory(store, conversationId, context.principal, this.#deps.historyMaxBytes, known);
     if (history === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
     return history;
   }
