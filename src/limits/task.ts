@@ -110,3 +110,21 @@ export const MAX_TASK_TTL_MS = 365 * 24 * 3600_000;
  * start with a tool error naming the limit; answering or cancelling one frees its place.
  */
 export const MAX_PARKED_TASKS_PER_PRINCIPAL = 64;
+
+/**
+ * The most payload a task loads of its conversation's history (each entry's JSON as UTF-8, as the store
+ * records it), at its start, at each restart and at each round of a round-trip run (task-history.ts): the
+ * file snapshots before its last model turn are not loaded at all; a conversation whose other entries
+ * pass this is refused — the task records an `error` entry saying so and fails, suggesting a new
+ * conversation — rather than cut (docs/limits.md says why). 32 MiB: several times what any model's
+ * context window holds, so a history the task refuses could not have been sent whole to a model anyway.
+ */
+export const TASK_HISTORY_MAX_BYTES = 32 * 1024 * 1024;
+
+/**
+ * The histories kept on this node for the next round of a run in round trips (round-history.ts): at most
+ * this many conversations, least recently read dropped first, and at most TASK_ROUND_HISTORY_CACHE_BYTES
+ * of payload (one larger is not kept). A round whose history is not kept reads it whole from the store.
+ */
+export const TASK_ROUND_HISTORY_CACHE_ENTRIES = 32;
+export const TASK_ROUND_HISTORY_CACHE_BYTES = 64 * 1024 * 1024;

@@ -37,12 +37,17 @@ export const INTERRUPT = `
   )
   SELECT seq, pg_notify('${TASK_STATUS_CHANNEL}', $5 || ' ' || conversation_id) FROM added`;
 
+// The type filter of the transcript reads (EntriesOptions.types): $n, a text[], null for every type. The
+// type is a column of the row itself, so the rows skipped have no payload read (a large one lives out of
+// line, in TOAST, untouched).
+const ofTypes = (n: number): string => `($${n}::text[] IS NULL OR e.type = ANY($${n}::text[]))`;
+
 // One statement, so the ownership check and the rows come from one snapshot: the conversation joined to
-// its entries after `afterSeq`. No row: not there (or not the principal's). One row with a null seq:
-// there, with no entries after `afterSeq`.
+// its entries after `afterSeq` (of the types $6 names, null: all). No row: not there (or not the
+// principal's). One row with a null seq: there, with no entries after `afterSeq`.
 export const ENTRIES = `
   SELECT e.seq, e.conversation_id, e.time, e.type, e.payload
-  FROM conversations c LEFT JOIN entries e ON e.conversation_id = c.id AND e.seq > $3
+  FROM conversations c LEFT JOIN entries e ON e.conversation_id = c.id AND e.seq > $3 AND ${ofTypes(6)}
   WHERE c.id = $1 AND c.principal = $2 AND ${liveSql('$5', 'c')}
   ORDER BY e.seq LIMIT $4`;
 
@@ -51,12 +56,13 @@ export const ENTRIES = `
 // stays within $6 and the count within $4; only the admitted rows' payloads are read (the cut reads
 // `payload_size` alone, and a large payload lives out of line in TOAST, untouched). Each row carries the
 // page's counts: `rows` more than `admitted`, more entries follow. No row: not there (or not the
-// principal's); one row with a null seq: there, with no entries after $3.
+// principal's); one row with a null seq: there, with no entries after $3. Of the types $7 names alone
+// (null: all), in the cut and in the rows.
 export const ENTRIES_PAGE = `
   WITH owned AS (
     SELECT c.id FROM conversations c WHERE c.id = $1 AND c.principal = $2 AND ${liveSql('$5', 'c')}
   ), page AS (
-    SELECT e.seq, e.payload_size FROM entries e WHERE e.conversation_id IN (SELECT id FROM owned) AND e.seq > $3 ORDER BY e.seq LIMIT $4 + 1
+    SELECT e.seq, e.payload_size FROM entries e WHERE e.conversation_id IN (SELECT id FROM owned) AND e.seq > $3 AND ${ofTypes(7)} ORDER BY e.seq LIMIT $4 + 1
   ), sized AS (
     SELECT seq, ROW_NUMBER() OVER w AS n, SUM(payload_size) OVER w AS running FROM page WINDOW w AS (ORDER BY seq ROWS UNBOUNDED PRECEDING)
   ), cut AS (
@@ -64,7 +70,7 @@ export const ENTRIES_PAGE = `
            count(*) FILTER (WHERE n = 1 OR (n <= $4 AND running <= $6)) AS admitted, count(*) AS rows FROM sized
   )
   SELECT e.seq, e.conversation_id, e.time, e.type, e.payload, cut.rows, cut.admitted
-  FROM owned CROSS JOIN cut LEFT JOIN entries e ON e.conversation_id = owned.id AND e.seq > $3 AND e.seq <= cut.last
+  FROM owned CROSS JOIN cut LEFT JOIN entries e ON e.conversation_id = owned.id AND e.seq > $3 AND e.seq <= cut.last AND ${ofTypes(7)}
   ORDER BY e.seq`;
 
 // An unfenced status change supersedes whoever held the lease, so the epoch moves on; a fenced one ($5)

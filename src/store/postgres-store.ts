@@ -22,6 +22,7 @@ import { PostgresSessionEventLog } from './postgres-session-events.ts';
 import {
   checkAfterSeq,
   checkEntryType,
+  checkEntryTypes,
   checkEpoch,
   checkMaxBytes,
   checkMaxPayloadBytes,
@@ -302,9 +303,10 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     this.#assertOpen();
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
+    const types = checkEntryTypes(opts.types);
     if (!storableText(conversationId) || !storableText(principal)) return null;
     if (opts.maxBytes !== undefined) return (await this.entriesPage(conversationId, principal, opts))?.entries ?? null;
-    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit, this.#now()]);
+    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit, this.#now(), types]);
     if (rows.length === 0) return null;
     return rows.filter(hasEntry).map(entryFromRow);
   }
@@ -314,8 +316,9 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
     const maxBytes = checkMaxBytes(opts.maxBytes) ?? Number.MAX_SAFE_INTEGER;
+    const types = checkEntryTypes(opts.types);
     if (!storableText(conversationId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<EntryPageRow>(ENTRIES_PAGE, [conversationId, principal, afterSeq, limit, this.#now(), maxBytes]);
+    const { rows } = await this.#pool.query<EntryPageRow>(ENTRIES_PAGE, [conversationId, principal, afterSeq, limit, this.#now(), maxBytes, types]);
     const first = rows[0];
     if (first === undefined) return null;
     return { entries: rows.flatMap((r) => (hasEntry(r) ? [entryFromRow(r)] : [])), more: integer(first.rows, 'page rows') > integer(first.admitted, 'page admitted') };

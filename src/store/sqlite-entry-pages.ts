@@ -1,32 +1,57 @@
 // The SQLite store's transcript reads (sqlite-store.ts): a page of a conversation's entries for its
 // principal, bounded by count and, when asked, by payload bytes — the cut found from the recorded sizes
-// (migration 9) before any payload is read — each page read in one transaction, so the ownership check,
-// the cut and the rows come from one snapshot.
+// (migration 9) before any payload is read — and, when asked, of some entry types only; each page read in
+// one transaction, so the ownership check, the cut and the rows come from one snapshot.
 
 import { StoreError } from './errors.ts';
 import type { SqliteDatabase } from './sqlite-driver.ts';
-import type { EntryRow, Statements } from './sqlite-statements.ts';
-import { checkAfterSeq, checkMaxBytes, pageLimit } from './store-checks.ts';
+import { type CutParams, type CutRow, ENTRY_COLUMNS, type EntryRow, entriesCutSql, type Statements } from './sqlite-statements.ts';
+import { checkAfterSeq, checkEntryTypes, checkMaxBytes, pageLimit } from './store-checks.ts';
 import { DEFAULT_ENTRIES_LIMIT, type EntriesOptions, MAX_ENTRIES_LIMIT } from './store.ts';
 
 /** The rows of one page and whether more follow it; null: not the principal's conversation (or none). */
 export type EntryRowsPage = { readonly rows: EntryRow[]; readonly more: boolean } | null;
 
+// The types asked for, as one JSON array (@types). An entry's type sits before its payload in the row, so
+// the filter reads no payload (a large one lives in overflow pages it never opens); the walk is the
+// conversation's own, in seq order, so it costs the entries skipped, not their bytes.
+const OF_TYPES = ' AND type IN (SELECT value FROM json_each(@types))';
+
+/** One read's arguments, checked. */
+interface Read {
+  readonly conversationId: string;
+  readonly principal: string;
+  readonly afterSeq: number;
+  readonly limit: number;
+  readonly maxBytes: number | null;
+  /** The type filter as JSON text, null: every type. */
+  readonly types: string | null;
+  readonly more: boolean;
+  readonly now: number;
+}
+
 export class SqliteEntryPages {
-  readonly #read: (conversationId: string, principal: string, afterSeq: number, limit: number, maxBytes: number | null, more: boolean, now: number) => EntryRowsPage;
+  readonly #read: (read: Read) => EntryRowsPage;
 
   constructor(db: SqliteDatabase, s: Statements) {
-    const read = db.transaction((conversationId: string, principal: string, afterSeq: number, limit: number, maxBytes: number | null, more: boolean, now: number): EntryRowsPage => {
-      if (s.getConversation.get({ id: conversationId, principal, now }) === undefined) return null;
+    const typedAfter = db.prepare<[{ id: string; after: number; limit: number; types: string }], EntryRow>(
+      `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = @id AND seq > @after${OF_TYPES} ORDER BY seq LIMIT @limit`,
+    );
+    const typedCut = db.prepare<[CutParams & { types: string }], CutRow>(entriesCutSql(OF_TYPES));
+    const rowsAfter = (r: Read, limit: number): EntryRow[] =>
+      r.types === null ? s.entriesAfter.all(r.conversationId, r.afterSeq, limit) : typedAfter.all({ id: r.conversationId, after: r.afterSeq, limit, types: r.types });
+    const read = db.transaction((r: Read): EntryRowsPage => {
+      if (s.getConversation.get({ id: r.conversationId, principal: r.principal, now: r.now }) === undefined) return null;
       // Neither a byte bound nor the question whether more follow: the page is the next `limit` rows.
-      if (maxBytes === null && !more) return { rows: s.entriesAfter.all(conversationId, afterSeq, limit), more: false };
-      const cut = s.entriesCut.get({ id: conversationId, after: afterSeq, limit, max: maxBytes ?? Number.MAX_SAFE_INTEGER });
+      if (r.maxBytes === null && !r.more) return { rows: rowsAfter(r, r.limit), more: false };
+      const params = { id: r.conversationId, after: r.afterSeq, limit: r.limit, max: r.maxBytes ?? Number.MAX_SAFE_INTEGER };
+      const cut = r.types === null ? s.entriesCut.get(params) : typedCut.get({ ...params, types: r.types });
       if (cut === undefined) throw new StoreError('corrupt', 'the page cut of a transcript read returned no row');
       // The admitted entries are the first of those after `afterSeq`: the same rows, read in the same snapshot.
-      const rows = cut.admitted === 0 ? [] : s.entriesAfter.all(conversationId, afterSeq, cut.admitted);
+      const rows = cut.admitted === 0 ? [] : rowsAfter(r, cut.admitted);
       return { rows, more: cut.rows > cut.admitted };
     });
-    this.#read = (...args) => read.deferred(...args);
+    this.#read = (r) => read.deferred(r);
   }
 
   /**
@@ -36,6 +61,7 @@ export class SqliteEntryPages {
   page(conversationId: string, principal: string, opts: EntriesOptions, now: number, more: boolean): EntryRowsPage {
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
-    return this.#read(conversationId, principal, afterSeq, limit, checkMaxBytes(opts.maxBytes), more, now);
+    const types = checkEntryTypes(opts.types);
+    return this.#read({ conversationId, principal, afterSeq, limit, maxBytes: checkMaxBytes(opts.maxBytes), types: types === null ? null : JSON.stringify(types), more, now });
   }
 }

@@ -33,7 +33,7 @@ export interface EntryRow {
 }
 
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at, ttl_ms';
-const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
+export const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 /** The directory a task's setup records (`workspace`, a non-empty string), else null: none, or a setup that is not JSON. */
 const RECORDED = "nullif(CASE WHEN json_valid(task_setup) AND json_type(task_setup, '$.workspace') = 'text' THEN json_extract(task_setup, '$.workspace') END, '')";
@@ -44,10 +44,15 @@ const RECORDED = "nullif(CASE WHEN json_valid(task_setup) AND json_type(task_set
  * first always, then while the running total stays within @max and the count within @limit — and how many
  * there are (more than admitted: more entries follow the page).
  */
-export const ENTRIES_CUT = `
-  WITH page AS (SELECT seq, payload_size FROM entries WHERE conversation_id = @id AND seq > @after ORDER BY seq LIMIT @limit + 1),
+export const ENTRIES_CUT = entriesCutSql('');
+
+/** ENTRIES_CUT over the entries that also match `filter` (a condition on the entry's columns, `AND …`). */
+export function entriesCutSql(filter: string): string {
+  return `
+  WITH page AS (SELECT seq, payload_size FROM entries WHERE conversation_id = @id AND seq > @after${filter} ORDER BY seq LIMIT @limit + 1),
   sized AS (SELECT ROW_NUMBER() OVER w AS n, SUM(payload_size) OVER w AS running FROM page WINDOW w AS (ORDER BY seq ROWS UNBOUNDED PRECEDING))
   SELECT coalesce(max(n) FILTER (WHERE n = 1 OR (n <= @limit AND running <= @max)), 0) AS admitted, count(*) AS rows FROM sized`;
+}
 
 export function prepareStatements(db: SqliteDatabase) {
   return {

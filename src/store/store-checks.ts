@@ -24,6 +24,14 @@ export function checkMaxBytes(maxBytes: number | undefined): number | null {
   return maxBytes;
 }
 
+/** A read's type filter (`EntriesOptions.types`): null when absent, refused when empty or naming an unknown type. */
+export function checkEntryTypes(types: readonly EntryType[] | undefined): readonly EntryType[] | null {
+  if (types === undefined) return null;
+  if (!Array.isArray(types) || types.length === 0) throw new StoreError('invalid_argument', 'types must name one entry type at least');
+  for (const type of types) checkEntryType(type);
+  return types;
+}
+
 export function checkNewConversation(input: NewConversation): void {
   for (const field of ['principal', 'sessionId', 'harness'] as const) {
     if (typeof input[field] !== 'string' || input[field] === '') throw new StoreError('invalid_argument', `${field} must be a non-empty string`);

@@ -142,6 +142,12 @@ export interface EntriesOptions {
    * sizes alone: no payload past it is read. Absent: no byte bound.
    */
   maxBytes?: number;
+  /**
+   * Only entries of these types (one at least, each an `EntryType`): the store skips the others, reading
+   * no payload of theirs, and the limit, the byte bound and `more` count the matching entries alone. Page on
+   * with `afterSeq` as ever (the last seq of the page). Absent: every type.
+   */
+  types?: readonly EntryType[];
 }
 
 /** One page of entries, and whether more follow it (after its last seq, at the time of the read). */

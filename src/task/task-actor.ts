@@ -4,15 +4,20 @@
 // started from the durable transcript, so a restarted incarnation continues from the last durable entry.
 
 import type { Entry } from '../store/store.ts';
-import { resumeTask, stepTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskState } from './task-core.ts';
+import { refuseTask, resumeTask, stepTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskState } from './task-core.ts';
 import type { Behaviour, BehaviourRef } from '../actors/behaviour.ts';
 
 export const taskBehaviourRef: BehaviourRef = { module: 'builtin', export: 'task' };
 
 export interface TaskActorArgs {
   readonly setup: TaskSetup;
-  /** The whole transcript of the conversation, in seq order (its last `user` entry began this run). */
+  /**
+   * The conversation's transcript as a task reads it (task-history.ts: in seq order, without the file
+   * snapshots before its last model turn; its last `user` entry began this run).
+   */
   readonly entries: readonly Entry[];
+  /** Set when the history could not be loaded (past TASK_HISTORY_MAX_BYTES): the task records why and fails. */
+  readonly refused?: string;
 }
 
 /** `go`: emit the actions the transcript calls for (sent once the host listens to this incarnation). */
@@ -26,7 +31,7 @@ interface ActorState {
 
 export const taskBehaviour: Behaviour<TaskActorArgs, ActorState, TaskMessage> = {
   init(args) {
-    const resumed = resumeTask(args.setup, args.entries);
+    const resumed = args.refused === undefined ? resumeTask(args.setup, args.entries) : refuseTask(args.setup, args.refused);
     return { task: resumed.state, initial: resumed.actions };
   },
 

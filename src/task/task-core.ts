@@ -182,6 +182,15 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
   return advance({ ...state, queue }, actions);
 }
 
+/**
+ * A task that cannot go on from its transcript (its history is past TASK_HISTORY_MAX_BYTES, task-history.ts):
+ * it records why, as an `error` entry, and fails with that message. Nothing of the transcript is needed.
+ */
+export function refuseTask(setup: TaskSetup, why: string): TaskStep {
+  const state: TaskState = { setup, messages: [], turn: 0, toolCalls: 0, queue: [], waiting: 'done', running: null, answered: null };
+  return { state, actions: [{ a: 'append', type: 'error', payload: { message: why, status: 'failed' } }, finish(state, 'failed', why, true)] };
+}
+
 /** The transcript entry (an `error` entry's payload) that says why a task was stopped, by its run or by a cross-node cancel. */
 export function cancelledEntry(why: string): { message: string; status: 'cancelled' } {
   return { message: why, status: 'cancelled' };

@@ -15,8 +15,7 @@ import type { TaskRounds } from '../mcp/effects.ts';
 import { SamplingProvider, toSamplingRequest } from '../model/sampling-convention.ts';
 import { type ChatMessage, ModelError, type ModelProvider, type ToolSpec } from '../model/types.ts';
 import { StoreError } from '../store/errors.ts';
-import type { Conversation, Entry, EntryType } from '../store/store.ts';
-import { fullTranscript } from '../store/full-transcript.ts';
+import type { Conversation, EntryType } from '../store/store.ts';
 import type { TaskLease } from '../store/task-lease.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
@@ -24,7 +23,9 @@ import type { ToolName } from '../tools/definition.ts';
 import { type Clock } from '../time/clock.ts';
 import { DEFAULT_MAX_TURNS, DEFAULT_TASK_WALL_MS, LEASE_RENEWALS_PER_TERM, MAX_PARKED_QUESTIONS, MAX_TURNS_LIMIT, TASK_LEASE_MS } from '../limits.ts';
 import { parkQuestions, type PersonAnswer, questionIn, splitAnswers } from './parked-questions.ts';
-import { type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, resumeTask, stepTask } from './task-core.ts';
+import { refuseTask, resumeTask, type TaskAction, type TaskEvent, type TaskSetup, type TaskStep, stepTask } from './task-core.ts';
+import { type TaskHistory, taskHistory } from './task-history.ts';
+import { forgetHistory, keepHistory, keptHistory, RoundHistory } from './round-history.ts';
 import type { TaskContext } from './task-context.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import { taskCaller } from './task-run.ts';
@@ -55,6 +56,8 @@ export interface TaskRoundDeps {
   readonly awaitsUpdate?: boolean;
   /** The round holds the conversation's lease: its prompt is durable (a first round), or its parked question taken (a resume). */
   readonly onClaimed?: (conversationId: string, conversation: Pick<Conversation, 'createdAt' | 'updatedAt' | 'ttlMs'>) => void;
+  /** The most history a round loads (task-history.ts). Default `TASK_HISTORY_MAX_BYTES`. */
+  readonly historyMaxBytes?: number;
 }
 
 export type RoundOutcome =
@@ -99,6 +102,8 @@ class Round {
   readonly #stop = new AbortController();
   #seq = 0;
   #heartbeat: unknown = null;
+  /** The history the round loaded and what it appended since (round-history.ts); null until loaded, or refused. */
+  #history: RoundHistory | null = null;
 
   constructor(deps: TaskRoundDeps, args: Record<string, unknown>, harness: HarnessId, allowance: TaskAllowance | undefined) {
     this.#deps = deps;
@@ -191,17 +196,22 @@ class Round {
   }
 
   async #drive(conversationId: string, resume: TaskRounds['resume']): Promise<RoundOutcome> {
-    const entries = await this.#transcript(conversationId);
+    // Bounded (task-history.ts); on the node that served the last round, only what is new since it (round-history.ts).
+    const history = await this.#loadHistory(conversationId);
+    const entries = 'entries' in history ? history.entries : [];
+    if ('entries' in history) this.#history = new RoundHistory(history);
     this.#seq = entries.at(-1)?.seq ?? this.#seq;
     // The answers recorded while it was parked (several questions at once) come after the park: the core
     // resumes from the entries before them.
     const { upToPark, answers: recorded } = splitAnswers(entries);
-    let step = resumeTask(this.#setup, upToPark);
+    // A history past its bound: the round records why and ends the task, whatever it resumes at.
+    const refused = 'refused' in history ? history.refused : null;
+    let step = refused === null ? resumeTask(this.#setup, upToPark) : refuseTask(this.#setup, refused);
     /** The client model's answer to the turn the round resumes at, until that turn takes it. */
     let answer = resume !== null && 'answer' in resume ? resume.answer : undefined;
     /** The person's answers to the calls the round resumes at, by call id, until each call takes its own. */
     const answers = new Map<string, PersonAnswer>();
-    if (resume !== null) {
+    if (resume !== null && refused === null) {
       const waits = 'answer' in resume ? waitsForModel(step, resume.turn) : waitsForPerson(step, resume.turn);
       if (!waits) {
         await this.#park(this.#deps.awaitsUpdate === true ? 'input_required' : 'interrupted');
@@ -278,6 +288,7 @@ class Round {
       }
       case 'finish': {
         await this.#deps.context.store().setStatus(this.#setup.conversationId, action.status, this.#lease.epoch, { text: action.text, isError: action.isError, turns: action.turns, toolCalls: action.toolCalls });
+        forgetHistory(this.#deps.context.store(), this.#deps.context.principal, this.#setup.conversationId);
         this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
         const said = action.status === 'completed' ? { answer: action.text } : { message: action.text };
         const structured = { conversation_id: this.#setup.conversationId, harness: this.#harness, status: action.status, turns: action.turns, tool_calls: action.toolCalls, ...said };
@@ -346,6 +357,7 @@ class Round {
     const { context } = this.#deps;
     const entry = await context.store().append(this.#setup.conversationId, type, payload, this.#lease.epoch);
     this.#seq = entry.seq;
+    this.#history?.append(entry);
     context.transcriptChanged?.(this.#setup.conversationId);
   }
 
@@ -359,7 +371,10 @@ class Round {
   async #park(status: 'interrupted' | 'input_required' = 'interrupted', taken?: { readonly turn: number; readonly toolCalls: number }): Promise<void> {
     // `parkedAt`: the wait's start, kept apart from `updatedAt`, which each answer to some of several questions moves.
     const counts = status === 'input_required' && taken !== undefined ? { text: '', isError: false, turns: taken.turn, toolCalls: taken.toolCalls, parkedAt: Date.now() } : undefined;
-    await this.#deps.context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch, counts);
+    const { context } = this.#deps;
+    await context.store().setStatus(this.#setup.conversationId, status, this.#lease.epoch, counts);
+    // Parked: what the next round of it here needs to read is only what is appended after this.
+    if (this.#history !== null) keepHistory(context.store(), context.principal, this.#setup.conversationId, this.#history.loaded());
     // A listener of the task hears it wait (a park appends no entry, so no transcript change would tell it).
     this.#deps.context.taskStatusChanged?.(this.#setup.conversationId);
   }
@@ -373,11 +388,13 @@ class Round {
     }
   }
 
-  async #transcript(conversationId: string): Promise<Entry[]> {
+  async #loadHistory(conversationId: string): Promise<TaskHistory> {
     const { context } = this.#deps;
-    const all = await fullTranscript(context.store(), conversationId, context.principal);
-    if (all === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
-    return all;
+    const store = context.store();
+    const known = keptHistory(store, context.principal, conversationId);
+    const history = await taskHistory(store, conversationId, context.principal, this.#deps.historyMaxBytes, known);
+    if (history === null) throw new Stale(`conversation ${conversationId} is gone from the store`);
+    return history;
   }
 }
 

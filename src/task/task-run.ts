@@ -25,8 +25,7 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import { StoreError } from '../store/errors.ts';
 import { type TaskLease } from '../store/task-lease.ts';
 import { LEASE_RENEWALS_PER_TERM, TASK_LEASE_MS } from '../limits.ts';
-import type { Entry } from '../store/store.ts';
-import { fullTranscript } from '../store/full-transcript.ts';
+import { type TaskHistory, taskHistory } from './task-history.ts';
 import { interruptedText, type TaskAction, type TaskEvent, type TaskSetup, type TaskStatus, taskStructured } from './task-core.ts';
 import { currentContent } from './undo.ts';
 import type { BeforeImage, FileSnapshot } from './file-snapshot.ts';
@@ -67,6 +66,8 @@ export interface TaskRunDeps {
    * waits for it, and the run releases it once answered, however it ended. None: unbudgeted.
    */
   readonly allowance?: TaskAllowance;
+  /** The most history the run loads at each start (task-history.ts). Default `TASK_HISTORY_MAX_BYTES`. */
+  readonly historyMaxBytes?: number;
 }
 
 interface Incarnation {
@@ -188,8 +189,9 @@ export class TaskRun {
     // earlier; a write already under way finishes first, so the transcript read below is final.
     this.#obeyed = null;
     await this.#queue;
-    const entries = await this.#transcript();
-    const args: TaskActorArgs = { setup: this.#deps.setup, entries };
+    const history = await this.#history();
+    const entries = 'entries' in history ? history.entries : [];
+    const args: TaskActorArgs = { setup: this.#deps.setup, entries, ...('refused' in history ? { refused: history.refused } : {}) };
     const actor = await this.#deps.scheduler.spawn(taskBehaviourRef, args, 'task');
     this.#incarnations++;
     if (this.#incarnations > 1) {
@@ -238,10 +240,10 @@ export class TaskRun {
     this.#settle({ text, isError: true, structured: this.#result('interrupted', text, 0, 0) });
   }
 
-  async #transcript(): Promise<Entry[]> {
-    const all = await fullTranscript(this.#deps.store, this.conversationId, this.#deps.principal);
-    if (all === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
-    return all;
+  async #history(): Promise<TaskHistory> {
+    const history = await taskHistory(this.#deps.store, this.conversationId, this.#deps.principal, this.#deps.historyMaxBytes);
+    if (history === null) throw new Error(`conversation ${this.conversationId} is gone from the store`);
+    return history;
   }
 
   #exited(inc: Incarnation, reason: ActorExit): void {

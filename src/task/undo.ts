@@ -6,7 +6,7 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import { FileRefusedError, isMissing, readConfinedFile, removeConfinedFile, writeConfinedFile } from '../tools/confined-file.ts';
 import { ToolError, type ToolOutcome } from '../tools/contract.ts';
 import { MAX_SNAPSHOT_BYTES } from '../limits.ts';
-import type { Entry } from '../store/store.ts';
+import { type Entry, type EntryType, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
 
 /** One change to undo: a tool call's before-image and, when it was recorded, the content it left. */
@@ -59,8 +59,24 @@ export async function currentContent(workspace: string, userPath: string): Promi
   }
 }
 
+/**
+ * Every `file_snapshot` and `undo` entry of the conversation, in order, read page by page — however long it
+ * is — with the store's type filter, so its message entries are not loaded; null when it is not the caller's.
+ */
+async function changeEntries(store: AsyncConversationStore, conversationId: string, principal: string): Promise<Entry[] | null> {
+  const all: Entry[] = [];
+  for (;;) {
+    const page = await store.entriesPage(conversationId, principal, { afterSeq: all.at(-1)?.seq ?? 0, limit: MAX_ENTRIES_LIMIT, types: CHANGE_TYPES });
+    if (page === null) return null;
+    all.push(...page.entries);
+    if (!page.more || page.entries.length === 0) return all;
+  }
+}
+
+const CHANGE_TYPES: readonly EntryType[] = ['file_snapshot', 'undo'];
+
 export async function undoConversation(store: AsyncConversationStore, conversationId: string, principal: string, workspace: string): Promise<ToolOutcome> {
-  const entries = await store.entries(conversationId, principal);
+  const entries = await changeEntries(store, conversationId, principal);
   if (entries === null) throw new ToolError(`conversation ${conversationId} not found`);
   const changes = changesToUndo(entries);
   if (changes.length === 0) {

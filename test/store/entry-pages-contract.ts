@@ -7,7 +7,7 @@ import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import type { AsyncConversationStore } from '../../src/store/async-store.ts';
-import type { Entry } from '../../src/store/store.ts';
+import type { Entry, EntryType } from '../../src/store/store.ts';
 import { type ContractStoreOptions, rejectsStoreError, type StoreBackend } from './contract.ts';
 import { ManualClock } from './helpers.ts';
 
@@ -171,4 +171,48 @@ pages('any transcript, walked page by page under any bound and limit, gives ever
       assert.equal(seen, payloads.map((_, i) => i + 1));
     },
   ), { numRuns: 25 });
+});
+
+/** A conversation of alice's with these [type, payload] entries appended in order; its id. */
+async function typed(store: AsyncConversationStore, entries: readonly (readonly [EntryType, unknown])[]): Promise<string> {
+  const c = await store.createConversation(alice);
+  for (const [type, payload] of entries) await store.append(c.id, type, payload);
+  return c.id;
+}
+
+pages('types: only entries of those types, each read counting the matching entries alone; paging on by afterSeq', async ({ store }) => {
+  // 1 user, 2 snapshot, 3 model, 4 snapshot, 5 undo, 6 model
+  const id = await typed(store, [['user', 'u'], ['file_snapshot', 's'.repeat(98)], ['model', 'm'], ['file_snapshot', 't'.repeat(98)], ['undo', 'x'], ['model', 'n']]);
+  const changes: EntryType[] = ['file_snapshot', 'undo'];
+  assert.equal(seqs(await store.entries(id, 'alice', { types: changes })), [2, 4, 5]);
+  assert.equal((await store.entries(id, 'alice', { types: ['model'] }))?.map((e) => e.payload), ['m', 'n'], 'the rows are the matching ones, payloads and all');
+  const first = await store.entriesPage(id, 'alice', { types: changes, limit: 2 });
+  assert.equal(seqs(first?.entries), [2, 4], 'the limit counts matching entries');
+  assert.is(first?.more, true, 'a matching entry follows');
+  const last = await store.entriesPage(id, 'alice', { types: changes, afterSeq: 4, limit: 2 });
+  assert.equal(seqs(last?.entries), [5]);
+  assert.is(last?.more, false, 'the model entry after it does not count as more');
+  assert.equal(seqs(await store.entries(id, 'alice', { types: changes, afterSeq: 2, limit: 1 })), [4]);
+  // The byte bound counts the matching entries alone: 100 + 100 + 3 bytes, the user and model entries not at all.
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { types: changes, maxBytes: 200 }))?.entries), [2, 4]);
+  assert.equal(seqs((await store.entriesPage(id, 'alice', { types: changes, maxBytes: 203 }))?.entries), [2, 4, 5]);
+  assert.equal(seqs(await store.entries(id, 'alice', { types: changes, maxBytes: 150 })), [2]);
+  assert.equal(seqs(await store.entries(id, 'alice', { types: ['user', 'model', 'file_snapshot', 'undo'] })), [1, 2, 3, 4, 5, 6]);
+});
+
+pages('types: none matching is an empty page with nothing more; another principal\'s or a missing conversation is still null', async ({ store }) => {
+  const id = await typed(store, [['user', 'u'], ['model', 'm']]);
+  assert.equal(await store.entries(id, 'alice', { types: ['undo'] }), []);
+  assert.equal(await store.entriesPage(id, 'alice', { types: ['undo'], maxBytes: 10 }), { entries: [], more: false });
+  assert.is(await store.entries(id, 'bob', { types: ['user'] }), null);
+  assert.is(await store.entriesPage(id, 'bob', { types: ['user'] }), null);
+  assert.is(await store.entriesPage('00000000-0000-4000-8000-000000000000', 'alice', { types: ['user'] }), null);
+});
+
+pages('types that are empty or name no entry type are invalid_argument', async ({ store }) => {
+  const id = await typed(store, [['user', 'u']]);
+  for (const types of [[], ['nonsense'], ['user', 'file_snapshot; DROP TABLE entries']] as unknown as EntryType[][]) {
+    await rejectsStoreError(store.entries(id, 'alice', { types }), 'invalid_argument');
+    await rejectsStoreError(store.entriesPage(id, 'alice', { types }), 'invalid_argument');
+  }
 });

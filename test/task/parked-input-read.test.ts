@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { counting, type EntryReads } from './fixtures/counting-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
-import { fullTranscript } from '../../src/store/full-transcript.ts';
+import { fullTranscript } from './fixtures/full-transcript.ts';
 import type { EntryType, TaskResult } from '../../src/store/store.ts';
 import { resumeTask } from '../../src/task/task-core.ts';
 import { REMOTE_ASKABLE, TOO_LONG_FOR_A_POLL, wholeParkedInput } from '../../src/task/task-input.ts';

@@ -9,7 +9,7 @@ import * as assert from 'uvu/assert';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { counting } from './fixtures/counting-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
-import { fullTranscript } from '../../src/store/full-transcript.ts';
+import { fullTranscript } from './fixtures/full-transcript.ts';
 import type { EntryType } from '../../src/store/store.ts';
 import { outcomeOf, readStoredTask } from '../../src/task/task-status.ts';
 import { TASK_RESULT_TAIL_ENTRIES, TASK_RESULT_TAIL_PAGE } from '../../src/limits.ts';

@@ -33,12 +33,13 @@ async function ground() {
   const open = (owner: string) => new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), { ownership: fakeOwnership(owner) }));
   const a = open('node-a');
   const b = open('node-b');
-  const round = (store: AsyncConversationStore, resume: TaskRounds['resume'], signal = new AbortController().signal): Promise<RoundOutcome> => {
+  const round = (store: AsyncConversationStore, resume: TaskRounds['resume'], signal = new AbortController().signal, historyMaxBytes?: number): Promise<RoundOutcome> => {
     const context: TaskContext = {
       store: () => store, principal: PRINCIPAL, local: false, forbidWrites: false, sessionId: 'modern', env: {},
       supervise: async () => { throw new Error('a round is not supervised'); },
     };
-    return runTaskRound({ context, workspace: ws, toolTimeoutMs: 5000, executeTool: runTool, logger, clock: systemClock, onProgress: () => undefined, signal }, ARGS, 'super-pi-code', resume);
+    const bound = historyMaxBytes === undefined ? {} : { historyMaxBytes };
+    return runTaskRound({ context, workspace: ws, toolTimeoutMs: 5000, executeTool: runTool, logger, clock: systemClock, onProgress: () => undefined, signal, ...bound }, ARGS, 'super-pi-code', resume);
   };
   return { a, b, ws, round, async close() { await a.close(); await b.close(); await removeHome(home); } };
 }
@@ -123,6 +124,22 @@ test('a cancelled round ends the task cancelled; an answer without text fails it
     assert.is(noText.kind, 'done');
     assert.match(noText.kind === 'done' ? noText.outcome.text : '', /image content/);
     assert.is((await g.a.getConversation(other.conversationId, PRINCIPAL))?.status, 'failed');
+  } finally {
+    await g.close();
+  }
+});
+
+test('a round whose history is past its bound ends the task failed, naming TASK_HISTORY_MAX_BYTES, the model\'s answer unused', async () => {
+  const g = await ground();
+  try {
+    const first = input(await g.round(g.a, null));
+    const next = await g.round(g.b, { conversationId: first.conversationId, turn: 1, seq: first.seq, answer: said('an answer') }, undefined, 10);
+    assert.is(next.kind, 'done');
+    if (next.kind !== 'done') return;
+    assert.ok(next.outcome.isError);
+    assert.match(next.outcome.text, /TASK_HISTORY_MAX_BYTES \(10 bytes\).*Start a new conversation/);
+    assert.is((await g.a.getConversation(first.conversationId, PRINCIPAL))?.status, 'failed');
+    assert.equal(await typesOf(g.a, first.conversationId), ['user', 'error'], 'the answer was not recorded; why the task ended was');
   } finally {
     await g.close();
   }
