@@ -54,13 +54,24 @@ interface ImageBytes {
   readonly mime: ImageMime;
 }
 
-export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
-  const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, Number.POSITIVE_INFINITY, true));
-  if (outcome === null) throw new Error('read: a read without a size bound declined the file');
-  // sharp is handed the bytes, never the path: what it decodes is what the confined descriptor gave.
-  if ('image' in outcome) return renderImage(outcome.image, outcome.mime, args.path, ctx.signal);
-  return outcome;
-};
+/**
+ * The `read` body for a thread that reads files of at most `maxFileBytes`: the size is the opened
+ * descriptor's. A larger file is handed to `elsewhere` (the tool pool's read, which opens it again by
+ * its name) with nothing of it read.
+ */
+export function readToolWith(maxFileBytes: number, elsewhere: ToolBody<ReadArgs>): ToolBody<ReadArgs> {
+  return async (args, ctx) => {
+    const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, maxFileBytes, true));
+    if (outcome === null) return elsewhere(args, ctx);
+    // sharp is handed the bytes, never the path: what it decodes is what the confined descriptor gave.
+    if ('image' in outcome) return renderImage(outcome.image, outcome.mime, args.path, ctx.signal);
+    return outcome;
+  };
+}
+
+export const readTool: ToolBody<ReadArgs> = readToolWith(Number.POSITIVE_INFINITY, () => {
+  throw new Error('read: a read without a size bound declined the file');
+});
 
 /**
  * The same read with synchronous system calls, for a file of at most `maxFileBytes` (null for a larger one,
