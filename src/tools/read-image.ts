@@ -6,8 +6,9 @@
 // and the JS thread stays free), and it refuses a declared size past limitInputPixels before allocating.
 // A pure-JS decoder holds the whole RGBA image on the V8 heap of the thread that runs it.
 //
-// Where it runs: not on the tool pool by a rule of its own. A read of a file past LARGE_READ_BYTES goes to
-// the pool like any large read (sharp loads in a pool thread too); a smaller one runs in the owner's thread,
+// Where it runs: not on the tool pool by a rule of its own. A read of a file past LARGE_READ_BYTES (by the
+// descriptor the calling thread opened, or as it grows while read there) goes to the pool like any large
+// read (sharp loads in a pool thread too); a smaller one runs in the owner's thread,
 // where sharp's work is asynchronous on libuv's threads and never blocks the event loop. A pool thread would
 // add nothing: libvips's memory is native, which a worker's resourceLimits do not count, and terminating a
 // worker cannot stop a libvips operation. What bounds a decode is the input: file bytes

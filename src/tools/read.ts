@@ -54,25 +54,41 @@ interface ImageBytes {
   readonly mime: ImageMime;
 }
 
-export const readTool: ToolBody<ReadArgs> = async (args, ctx) => {
-  const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, Number.POSITIVE_INFINITY, true));
-  if (outcome === null) throw new Error('read: a read without a size bound declined the file');
-  // sharp is handed the bytes, never the path: what it decodes is what the confined descriptor gave.
-  if ('image' in outcome) return renderImage(outcome.image, outcome.mime, args.path, ctx.signal);
-  return outcome;
-};
+/**
+ * The `read` body for a thread that reads files of at most `maxFileBytes`: the size is the opened
+ * descriptor's, and the bytes read stay within it however the file grows meanwhile. A larger file is
+ * handed to `elsewhere` (the tool pool's read, which opens it again by its name) with nothing of it kept.
+ */
+export function readToolWith(maxFileBytes: number, elsewhere: ToolBody<ReadArgs>): ToolBody<ReadArgs> {
+  return async (args, ctx) => {
+    const outcome = await runAsync(readSteps(args, ctx.workspace, ctx.signal, maxFileBytes, true));
+    if (outcome === null) return elsewhere(args, ctx);
+    // sharp is handed the bytes, never the path: what it decodes is what the confined descriptor gave.
+    if ('image' in outcome) return renderImage(outcome.image, outcome.mime, args.path, ctx.signal);
+    return outcome;
+  };
+}
+
+export const readTool: ToolBody<ReadArgs> = readToolWith(Number.POSITIVE_INFINITY, () => {
+  throw new Error('read: a read without a size bound declined the file');
+});
 
 /**
  * The same read with synchronous system calls, for a file of at most `maxFileBytes` (null for a larger one,
- * after confinement and stat only: nothing of it was read; null too for an image, whose decode is
- * asynchronous work for the owner). Refusals throw ToolError, as readTool's do.
+ * after confinement and stat only: nothing of it was read; null for one that grew past it while read,
+ * after at most maxFileBytes + 1 bytes; null too for an image, whose decode is asynchronous work for the
+ * owner). Refusals throw ToolError, as readTool's do.
  */
 export function readSmallFileSync(args: ReadArgs, workspace: string, maxFileBytes: number): ToolOutcome | null {
   const outcome = runSync(readSteps(args, workspace, null, maxFileBytes, false));
   return outcome === null || 'image' in outcome ? null : outcome;
 }
 
-/** The read as file-system steps, for either driver (exported for its test: test/tools/read-end.test.ts). */
+/**
+ * The read as file-system steps, for either driver (exported for its tests: test/tools/read-end.test.ts,
+ * read-route.test.ts). Null, with nothing answered, for a file past `maxFileBytes` by its descriptor, or
+ * one that grows past it while it is read: no more than maxFileBytes + 1 bytes of it are ever read.
+ */
 export function* readSteps(args: ReadArgs, workspace: string, signal: AbortSignal | null, maxFileBytes: number, images: boolean): FsSteps<ToolOutcome | ImageBytes | null> {
   checkLineArg('offset', args.offset);
   checkLineArg('limit', args.limit);
@@ -92,13 +108,16 @@ export function* readSteps(args: ReadArgs, workspace: string, signal: AbortSigna
       userLimited: args.limit !== undefined && args.limit <= DEFAULT_MAX_LINES,
       maxBytes: DEFAULT_MAX_BYTES,
       sizeHint: info.size,
+      readBound: maxFileBytes,
     }, signal);
+    if (window === null) return null;
     if (window.binary && window.imageType) {
       if (!images) return null;
       if (info.size > IMAGE_MAX_FILE_BYTES) {
         throw new ToolError(`${shown} is a ${window.imageType} image of ${formatSize(info.size)}, larger than the ${formatSize(IMAGE_MAX_FILE_BYTES)} an image read takes; not shown.`);
       }
-      return { image: yield* readRest(file, window.head, shown), mime: window.imageType };
+      const image = yield* readRest(file, window.head, shown, maxFileBytes);
+      return image === null ? null : { image, mime: window.imageType };
     }
     if (window.binary) {
       throw new ToolError(`${shown} is a binary file (${formatSize(info.size)}); not shown. read returns text files only, and png, jpeg, gif and webp images.`);
@@ -117,6 +136,11 @@ interface WindowOptions {
   maxBytes: number;
   /** The file's size when it was stat'ed: sizes the reads (the file may still grow or shrink meanwhile). */
   sizeHint: number;
+  /**
+   * Most bytes read: one more and the scan gives up (null), so a file that grows while it is read costs a
+   * bounded read, not one as long as it grows (Infinity where the deadline bounds the thread instead).
+   */
+  readBound: number;
 }
 
 interface Window {
@@ -141,8 +165,8 @@ interface Window {
   endsWithNewline: boolean;
 }
 
-/** Walks the file chunk by chunk: counts lines before the window, keeps the window, then only counts. */
-function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null): FsSteps<Window> {
+/** Walks the file chunk by chunk: counts lines before the window, keeps the window, then only counts (null past readBound). */
+function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null): FsSteps<Window | null> {
   const lines: string[] = [];
   let outBytes = 0;
   let closedBy: Window['closedBy'] = null;
@@ -189,10 +213,11 @@ function* scan(file: OpenFile, opts: WindowOptions, signal: AbortSignal | null):
     if (signal) throwIfCancelled(signal);
     // The rest of the file as stat saw it, plus one byte; then a small read that should find the end.
     const want = consumed < opts.sizeHint ? Math.max(opts.sizeHint - consumed + 1, MIN_CHUNK_BYTES) : beyondHint ? CHUNK_BYTES : END_PROBE_BYTES;
-    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, want));
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, want, opts.readBound + 1 - consumed));
     const bytesRead = yield* readStep(file, buf);
     if (bytesRead === 0) break;
     consumed += bytesRead;
+    if (consumed > opts.readBound) return null;
     if (consumed > opts.sizeHint) beyondHint = true;
     // Asked for one byte more than stat saw and got exactly what it saw: the end, as of that stat (a
     // regular file's read is short only at its end), so the probe read is saved. A read short of the
@@ -352,18 +377,23 @@ function render(w: Window, args: ReadArgs, shown: string): ToolOutcome {
   return { text: w.lines.length === 0 ? `[${notice}]` : `${result.content}\n\n[${notice}]`, structured: result };
 }
 
-/** The rest of an image file after its first chunk, bounded by IMAGE_MAX_FILE_BYTES as it is read (the file may grow after stat). */
-function* readRest(file: OpenFile, head: Buffer, shown: string): FsSteps<Buffer> {
+/**
+ * The rest of an image file after its first chunk, bounded as it is read (the file may grow after stat):
+ * null past `maxFileBytes` when that is the tighter bound (the read belongs where large reads go), a
+ * refusal past IMAGE_MAX_FILE_BYTES.
+ */
+function* readRest(file: OpenFile, head: Buffer, shown: string, maxFileBytes: number): FsSteps<Buffer | null> {
+  const bound = Math.min(IMAGE_MAX_FILE_BYTES, maxFileBytes);
   const parts: Buffer[] = [head];
   let total = head.length;
-  for (;;) {
-    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, IMAGE_MAX_FILE_BYTES + 1 - total));
-    if (buf.length === 0) break;
+  while (total <= bound) {
+    const buf = Buffer.allocUnsafe(Math.min(CHUNK_BYTES, bound + 1 - total));
     const n = yield* readStep(file, buf);
     if (n === 0) return Buffer.concat(parts, total);
     total += n;
     parts.push(buf.subarray(0, n));
   }
+  if (maxFileBytes < IMAGE_MAX_FILE_BYTES) return null;
   throw new ToolError(`${shown} grew past the ${formatSize(IMAGE_MAX_FILE_BYTES)} an image read takes while it was read; not shown.`);
 }
 

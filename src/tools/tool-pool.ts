@@ -5,21 +5,20 @@
 // fairly (./fair-share.ts): one principal cannot hold them all, whatever it submits.
 
 import { createRequire } from 'node:module';
-import { stat } from 'node:fs/promises';
 import type { Piscina } from 'piscina';
 import type * as PiscinaModule from 'piscina';
 import { defaultThreadCount } from '../actors/thread-count.ts';
 import type { HarnessId } from '../harness/ids.ts';
-import { type ToolContext, ToolError, type ToolExecutor, type ToolOutcome } from './contract.ts';
+import { type ToolBody, type ToolContext, ToolError, type ToolExecutor, type ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
 import { FairShare, type PoolCaller, PoolQueueFull, type Release } from './fair-share.ts';
 import type { PooledResult, PooledTask } from './tool-pool-worker.ts';
 import type { EditArgs, EditPlanner } from './edit-plan.ts';
 import { planSmallEdit } from './edit.ts';
+import type { ReadArgs } from './read.ts';
 import type { ThreadEntry } from '../actors/thread-entry.ts';
 import { toolPoolEntry } from './tool-pool-entry.ts';
 import { runTool } from './tool-runner.ts';
-import { resolveInWorkspace } from './workspace.ts';
 import { EDIT_INLINE_MAX_BYTES, EDIT_INLINE_MAX_TEXT_CHARS, LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
 
 /** Pool threads kept idle before they are stopped. */
@@ -100,11 +99,6 @@ export class ToolPool {
     return this.#pool;
   }
 
-  async #belongsInPool(tool: ToolName, args: Record<string, unknown>, ctx: ToolContext): Promise<boolean> {
-    if (pooled.has(tool)) return true;
-    return tool === 'read' && await isLarger(args, ctx, LARGE_READ_BYTES);
-  }
-
   async #execute(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
     if (tool === 'edit') {
       // Only the deciding half moves (edit.ts): a thread stopped by a deadline must never be the one writing.
@@ -120,7 +114,19 @@ export class ToolPool {
         (await planSmallEdit(editArgs, workspace, EDIT_INLINE_MAX_BYTES, signal)) ?? onPool(editArgs, workspace, signal);
       return runTool(tool, args, harness, ctx, { editPlanner: editTextLength(args) > EDIT_INLINE_MAX_TEXT_CHARS ? onPool : here });
     }
-    if (!(await this.#belongsInPool(tool, args, ctx))) return runTool(tool, args, harness, ctx);
+    if (tool === 'read') {
+      // Routed by the size of the descriptor this thread opened, as edit is: no name looked up before the
+      // open (a link retargeted, a file renamed over it) brings a large file's read onto this thread. The
+      // pool's read opens the file again by its name: a small file swapped back in there is harmless.
+      const onPool: ToolBody<ReadArgs> = () => this.#pooled(tool, args, harness, ctx, caller);
+      return runTool(tool, args, harness, ctx, { largeRead: { maxFileBytes: LARGE_READ_BYTES, elsewhere: onPool } });
+    }
+    if (!pooled.has(tool)) return runTool(tool, args, harness, ctx);
+    return this.#pooled(tool, args, harness, ctx, caller);
+  }
+
+  /** The whole call on a pool thread. */
+  async #pooled(tool: ToolName, args: Record<string, unknown>, harness: HarnessId, ctx: ToolContext, caller: PoolCaller): Promise<ToolOutcome> {
     const ran = await this.#run(tool, caller, { kind: 'tool', tool, args, harness, workspace: ctx.workspace }, ctx.signal);
     if (!ran.ok) return ran.outcome;
     if ('kind' in ran.result) throw new Error(`the tool pool answered a ${tool} call with an edit plan`);
@@ -162,21 +168,6 @@ function editTextLength(args: Record<string, unknown>): number {
     }
   }
   return total;
-}
-
-/**
- * Routing only: the path resolved as the body resolves it (a leading `@` dropped, links followed inside
- * the workspace), then one stat. Confinement is enforced by the body wherever it runs, and this answer is
- * never shown to the caller.
- */
-async function isLarger(args: Record<string, unknown>, ctx: ToolContext, bytes: number): Promise<boolean> {
-  try {
-    return (await stat(await resolveInWorkspace(ctx.workspace, String(args.path)))).size > bytes;
-  } catch (err) {
-    // Missing, unreadable or refused: the body, run here, reports it properly.
-    if (err instanceof ToolError || (err as NodeJS.ErrnoException).code !== undefined) return false;
-    throw err;
-  }
 }
 
 function stopped(signal: AbortSignal): ToolOutcome {

@@ -5,20 +5,25 @@ import { harnessById } from '../harness/catalog.ts';
 import type { HarnessId } from '../harness/ids.ts';
 import { decidePath } from '../harness/policy.ts';
 import { type BashArgs, bashTool } from './bash.ts';
-import { type ToolContext, ToolError, type ToolOutcome } from './contract.ts';
+import { type ToolBody, type ToolContext, ToolError, type ToolOutcome } from './contract.ts';
 import type { ToolName } from './definition.ts';
 import { type EditArgs, editTool, editToolWith } from './edit.ts';
 import type { EditPlanner } from './edit-plan.ts';
 import type { FindArgs } from './find.ts';
 import type { GrepArgs } from './grep.ts';
 import { type LsArgs, lsTool } from './ls.ts';
-import { type ReadArgs, readTool } from './read.ts';
+import { type ReadArgs, readTool, readToolWith } from './read.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 import { type WriteArgs, writeTool } from './write.ts';
 
 export interface RunOptions {
   /** Where `edit` decides its change (default: this thread); the tool pool gives its own for a large file. */
   readonly editPlanner?: EditPlanner;
+  /**
+   * Where `read` sends a file past `maxFileBytes` by the descriptor it opened (default: none, every file is
+   * read here); the tool pool gives its own threads for a large one.
+   */
+  readonly largeRead?: { readonly maxFileBytes: number; readonly elsewhere: ToolBody<ReadArgs> };
 }
 
 /**
@@ -29,7 +34,7 @@ export async function runTool(tool: ToolName, args: Record<string, unknown>, har
   try {
     if (tool === 'write' || tool === 'edit') await checkPathRules(tool, String(args.path), harnessId, ctx.workspace);
     switch (tool) {
-      case 'read': return await readTool(args as unknown as ReadArgs, ctx);
+      case 'read': return await (options.largeRead ? readToolWith(options.largeRead.maxFileBytes, options.largeRead.elsewhere) : readTool)(args as unknown as ReadArgs, ctx);
       case 'write': return await writeTool(args as unknown as WriteArgs, ctx);
       case 'edit': return await (options.editPlanner ? editToolWith(options.editPlanner) : editTool)(args as unknown as EditArgs, ctx);
       case 'bash': return await bashTool(args as unknown as BashArgs, ctx);
