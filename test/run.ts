@@ -8,6 +8,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { distIsFresh } from '../src/server/thread-entries.ts';
+import { guardedHome, homeChanges, type HomeSnapshot, snapshotHome } from './home-guard.ts';
 
 /** The folder searched for `*.test.ts`: this one, or SUPERPI_TEST_ROOT (the runner's own test points it at fixtures). */
 const root = process.env.SUPERPI_TEST_ROOT ?? path.dirname(fileURLToPath(import.meta.url));
@@ -23,6 +24,13 @@ const TIMEOUT_OVERRIDE = /^\/\/ runner-timeout-ms: (\d+)$/m;
  * nor meets a store another checkout's run migrated to a schema this one does not know. Set it to choose.
  */
 const ownHome = process.env.SUPERPI_HOME === undefined ? await mkdtemp(path.join(os.tmpdir(), 'superpi-test-home-')) : null;
+/**
+ * The user's own ~/.super-pi, noted before the first file: a test that starts a server without the run's
+ * SUPERPI_HOME (an SDK StdioClientTransport passes its child only a default environment) writes there,
+ * and the run fails naming what changed. Not watched when SUPERPI_HOME itself names it (the run was told to use it).
+ */
+const realHome = guardedHome();
+const realHomeBefore: HomeSnapshot | null = ownHome === null && path.resolve(process.env.SUPERPI_HOME ?? '') === realHome ? null : await snapshotHome(realHome);
 
 async function findTests(dir: string): Promise<string[]> {
   const out: string[] = [];
@@ -112,6 +120,15 @@ async function worker(): Promise<void> {
 }
 await Promise.all(Array.from({ length: Math.min(CONCURRENCY, files.length) }, worker));
 if (ownHome !== null) await rm(ownHome, { recursive: true, force: true });
+if (realHomeBefore !== null) {
+  const changes = homeChanges(realHomeBefore, await snapshotHome(realHome));
+  if (changes.length === 0) process.stdout.write(`ok   [runner] ${realHome} left as it was\n`);
+  else {
+    // A failed test in the closing line, as a file's failure is: CI reads only that line.
+    results.push({ file: realHome, passed: 0, failed: 1, skipped: 0, output: '', code: 1 });
+    process.stdout.write(`FAIL [runner] the run changed ${realHome}, the user's own store (a test started a server or opened a store without the run's SUPERPI_HOME, or something else wrote there meanwhile): ${changes.join(', ')}\n`);
+  }
+}
 const passed = results.reduce((a, r) => a + r.passed, 0);
 const failed = results.reduce((a, r) => a + r.failed, 0);
 const skippedTotal = results.reduce((a, r) => a + r.skipped, 0);

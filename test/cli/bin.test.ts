@@ -114,6 +114,23 @@ test('a garbage code cache: the server still answers, and replaces it with one t
   }
 });
 
+test('without SUPERPI_HOME the code cache is in ~/.super-pi/cache (a fake HOME here: a test never writes the user\'s own)', () => {
+  const fakeHome = mkdtempSync(path.join(os.tmpdir(), 'superpi-bin-fake-home-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env, HOME: fakeHome };
+    delete env.SUPERPI_HOME;
+    const r = spawnSync(process.execPath, [bin, '--stdio', '--workspace', os.tmpdir(), '--log-level', 'debug'], {
+      input: '{"jsonrpc":"2.0","id":1,"method":"ping"}\n', encoding: 'utf8', timeout: 30_000, env,
+    });
+    assert.is(r.stdout, '{"jsonrpc":"2.0","id":1,"result":{}}\n', r.stderr);
+    assert.match(r.stderr, /code cache written/, 'the bin ran the bundle (dist/ older than src/? node scripts/build.mjs)');
+    const name = codeCacheFileName(bundleHash(readFileSync(path.join(repo, 'dist/super-pi.cjs'), 'utf8')));
+    assert.ok(readdirSync(path.join(fakeHome, '.super-pi', 'cache')).includes(name), `${name} in ${fakeHome}/.super-pi/cache`);
+  } finally {
+    rmSync(fakeHome, { recursive: true, force: true });
+  }
+});
+
 /**
  * Every code path the command loads on first use (the tool pool's piscina for grep and find, the bash
  * launcher's child_process) works when the bundle is compiled from the code cache, not only from its text:

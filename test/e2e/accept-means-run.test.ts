@@ -12,6 +12,7 @@ import { ElicitRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { connectStdio, makeSandbox, repoRoot, type Sandbox, stdioEntry } from './fixtures.ts';
+import { stdioServerEnv } from '../test-home.ts';
 
 type Answer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, boolean> };
 type Schema = { properties?: Record<string, { type?: string; default?: unknown }> };
@@ -52,7 +53,7 @@ const eras: Era[] = [
     connect: async (box, person) => {
       const client = new ClientV2({ name: 'accept-e2e', version: '1' }, { capabilities: { elicitation: { form: {} } }, versionNegotiation: { mode: { pin: '2026-07-28' } } });
       client.setRequestHandler('elicitation/create', async (req) => person((req.params as { requestedSchema?: Schema }).requestedSchema));
-      await client.connect(new StdioV2({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, stderr: 'pipe' }));
+      await client.connect(new StdioV2({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, env: stdioServerEnv(), stderr: 'pipe' }));
       assert.is(client.getNegotiatedProtocolVersion(), '2026-07-28');
       return { call: (command) => client.callTool({ name: 'bash', arguments: { command } }), close: () => client.close() };
     },

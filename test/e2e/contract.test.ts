@@ -17,6 +17,7 @@ import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
 import { allGone, atLeast, killLeftovers } from '../tools/processes.ts';
 import { connectStdio, makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry, textOf } from './fixtures.ts';
+import { stdioServerEnv } from '../test-home.ts';
 
 // Node 20 has no global WebSocket; the SDK's WebSocketClientTransport uses the global one.
 (globalThis as { WebSocket?: unknown }).WebSocket ??= WebSocket;
@@ -113,7 +114,7 @@ const transports: [string, Era, Connect][] = [
     await client.connect(new WebSocketClientTransport(new URL(s.wsUrl)));
     return legacy(client);
   }],
-  ['stdio', '2026-07-28', async (box) => modern(new StdioClientTransportV2({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, stderr: 'ignore' }))],
+  ['stdio', '2026-07-28', async (box) => modern(new StdioClientTransportV2({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, env: stdioServerEnv(), stderr: 'ignore' }))],
   ['streamable http', '2026-07-28', async (box) => modern(new StreamableHTTPClientTransportV2(new URL((await httpServer(box)).url)))],
   // SDK v2 has no WebSocket transport; the 1.x one is a plain Transport (one JSON-RPC message a frame).
   ['websocket', '2026-07-28', async (box) => modern(new WebSocketClientTransport(new URL((await httpServer(box)).wsUrl)))],

@@ -8,7 +8,8 @@ import path from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type PostgresAvailability, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { getDefaultEnvironment, StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { stdioServerEnv } from '../test-home.ts';
 
 export const repoRoot = path.resolve(path.dirname(fileURLToPath(import.meta.url)), '../..');
 export const stdioEntry = path.join(repoRoot, 'examples/stdio.ts');
@@ -49,10 +50,13 @@ export interface Connected {
   close(): Promise<void>;
 }
 
-/** A stdio server on `ws`, run by `node` (this test's Node unless a test needs the server's Node elsewhere). */
+/**
+ * A stdio server on `ws`, run by `node` (this test's Node unless a test needs the server's Node elsewhere),
+ * in the run's SUPERPI_HOME unless `env` names another (the SDK passes its child only the variables it is given).
+ */
 export async function connectStdio(ws: string, extraArgs: string[] = [], capabilities: Record<string, unknown> = {}, prepare: (c: Client) => Client = (c) => c, env?: Record<string, string>, node: string = process.execPath): Promise<Connected> {
   const transport = new StdioClientTransport({
-    ...(env ? { env: { ...getDefaultEnvironment(), ...env } } : {}),
+    env: stdioServerEnv(env),
     command: node,
     args: ['--import', 'tsx', stdioEntry, '--workspace', ws, ...extraArgs],
     cwd: repoRoot,

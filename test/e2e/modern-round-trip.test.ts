@@ -10,6 +10,7 @@ import * as assert from 'uvu/assert';
 import { Client, StreamableHTTPClientTransport } from '@modelcontextprotocol/client';
 import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry, TEST_STATE_KEY } from './fixtures.ts';
+import { stdioServerEnv } from '../test-home.ts';
 
 type Answer = { action: 'accept' | 'decline' | 'cancel'; content?: Record<string, string | number | boolean> };
 
@@ -96,13 +97,13 @@ function scenarios(name: string, setup: () => Promise<{ box: Sandbox; connect: (
 
 const stdio = scenarios('2026-07-28 round trip over stdio (SDK v2 client)', async () => {
   const box = await makeSandbox();
-  const raw = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, stderr: 'pipe' });
+  const raw = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, env: stdioServerEnv(), stderr: 'pipe' });
   const waiting = new Map<unknown, (m: unknown) => void>();
   raw.onmessage = (m) => waiting.get((m as { id?: unknown }).id)?.(m);
   await raw.start();
   return {
     box,
-    connect: (c) => c.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, stderr: 'pipe' })),
+    connect: (c) => c.connect(new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, env: stdioServerEnv(), stderr: 'pipe' })),
     raw: (body) => new Promise((resolve) => {
       waiting.set((body as { id: unknown }).id, (m) => resolve(m as never));
       void raw.send(body as never);

@@ -11,6 +11,7 @@ import sharp from 'sharp';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+import { stdioServerEnv } from '../test-home.ts';
 
 type Block = { type: string; text?: string; data?: string; mimeType?: string };
 type ToolResult = { content?: Block[]; structuredContent?: Record<string, unknown>; isError?: boolean };
@@ -34,7 +35,7 @@ e2e.after(async () => {
 
 function transportFor(kind: 'stdio' | 'http'): StdioClientTransport | StreamableHTTPClientTransport {
   if (kind === 'http') return new StreamableHTTPClientTransport(new URL(server.url));
-  return new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, stderr: 'pipe' });
+  return new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, env: stdioServerEnv(), stderr: 'pipe' });
 }
 
 for (const kind of ['stdio', 'http'] as const) {

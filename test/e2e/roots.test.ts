@@ -13,6 +13,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { spawn } from 'node:child_process';
 import { ListRootsRequestSchema } from '@modelcontextprotocol/sdk/types.js';
 import { connectStdio, makeSandbox, repoRoot, stdioEntry, textOf } from './fixtures.ts';
+import { stdioServerEnv } from '../test-home.ts';
 
 const roots = suite('the client\'s roots choose the workspace');
 let base = '';
@@ -47,7 +48,7 @@ roots('without --workspace, ls and read see root A, then root B after roots/list
   let current = rootA;
   const { client, asked } = rootsClient(() => current);
   // The default workspace (the current directory) is the repository: what ls sees there is not root A.
-  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry], cwd: repoRoot, stderr: 'pipe' });
+  const transport = new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry], cwd: repoRoot, env: stdioServerEnv(), stderr: 'pipe' });
   let stderr = '';
   transport.stderr?.on('data', (d: Buffer) => (stderr += d.toString()));
   await client.connect(transport);

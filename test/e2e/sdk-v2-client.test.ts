@@ -10,6 +10,7 @@ import { StdioClientTransport } from '@modelcontextprotocol/client/stdio';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeSandbox, repoRoot, type RunningServer, type Sandbox, startHttpServerProcess, stdioEntry } from './fixtures.ts';
+import { stdioServerEnv } from '../test-home.ts';
 
 const modes: { name: string; negotiation?: VersionNegotiationOptions; version: string }[] = [
   { name: 'default', version: '2025-11-25' },
@@ -36,7 +37,7 @@ e2e.after(async () => {
 
 function transportFor(kind: 'stdio' | 'http'): StdioClientTransport | StreamableHTTPClientTransport {
   if (kind === 'http') return new StreamableHTTPClientTransport(new URL(server.url));
-  return new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, stderr: 'pipe' });
+  return new StdioClientTransport({ command: process.execPath, args: ['--import', 'tsx', stdioEntry, '--workspace', box.ws], cwd: repoRoot, env: stdioServerEnv(), stderr: 'pipe' });
 }
 
 for (const kind of ['stdio', 'http'] as const) {

@@ -2,7 +2,7 @@
 // file does (skips, .only, no tests, a crash). Each case runs test/run.ts on a fixture folder of its own.
 
 import { spawnSync } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import path from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -14,19 +14,28 @@ const runner = path.join(here, '..', 'run.ts');
 const uvu = pathToFileURL(path.join(here, '..', '..', 'node_modules', 'uvu', 'dist', 'index.mjs')).href;
 const uvuAssert = pathToFileURL(path.join(here, '..', '..', 'node_modules', 'uvu', 'assert', 'index.mjs')).href;
 
-function runOn(files: Record<string, string>): { lastLine: string; code: number | null; output: string } {
+interface RunResult { lastLine: string; code: number | null; output: string; home: string }
+
+/**
+ * Runs the runner on `files` with a fake HOME of its own (`prepare` fills its ~/.super-pi first): the
+ * runner's guard on ~/.super-pi then watches that one, not the user's, which other runs may be writing.
+ */
+function runOn(files: Record<string, string>, prepare: (superPi: string) => void = () => {}): RunResult {
   const dir = mkdtempSync(path.join(tmpdir(), 'superpi-runner-'));
+  const home = mkdtempSync(path.join(tmpdir(), 'superpi-runner-home-'));
   try {
+    prepare(path.join(home, '.super-pi'));
     for (const [name, body] of Object.entries(files)) {
       writeFileSync(path.join(dir, name), `import { test } from '${uvu}';\nimport * as assert from '${uvuAssert}';\n${body}\ntest.run();\n`);
     }
     const r = spawnSync(process.execPath, ['--import', 'tsx', runner], {
-      env: { ...process.env, SUPERPI_TEST_ROOT: dir }, encoding: 'utf8', timeout: 60_000,
+      env: { ...process.env, SUPERPI_TEST_ROOT: dir, HOME: home }, encoding: 'utf8', timeout: 60_000,
     });
     const lines = r.stdout.trim().split('\n');
-    return { lastLine: lines[lines.length - 1] ?? '', code: r.status, output: r.stdout + r.stderr };
+    return { lastLine: lines[lines.length - 1] ?? '', code: r.status, output: r.stdout + r.stderr, home };
   } finally {
     rmSync(dir, { recursive: true, force: true });
+    rmSync(home, { recursive: true, force: true });
   }
 }
 
@@ -71,6 +80,41 @@ test('a file that sets its own `// runner-timeout-ms:` is killed past it and cou
   const r = runOn({ 'g.test.ts': `// runner-timeout-ms: 1000\ntest('slow', () => new Promise((resolve) => setTimeout(resolve, 20_000)));` });
   assert.is(r.lastLine, '0 passed, 1 failed, 0 skipped', r.output);
   assert.match(r.output, /exceeded 1000 ms and was killed/);
+});
+
+// The guard on the user's own ~/.super-pi (the fake HOME's here): a fixture writes there as a server
+// started without the run's SUPERPI_HOME would.
+const writeInHome = (rel: string): string => `import { appendFileSync, mkdirSync } from 'node:fs';\nimport os from 'node:os';\nimport path from 'node:path';\nconst target = path.join(os.homedir(), '.super-pi', ${JSON.stringify(rel)});\nmkdirSync(path.dirname(target), { recursive: true });\nappendFileSync(target, 'x');\ntest('p', () => assert.ok(true));`;
+
+test('a run that creates ~/.super-pi fails with one more failure, naming what it created', () => {
+  const r = runOn({ 'i.test.ts': writeInHome('super-pi.db') });
+  assert.is(r.lastLine, '1 passed, 1 failed, 0 skipped', r.output);
+  assert.match(r.output, `FAIL [runner] the run changed ${path.join(r.home, '.super-pi')}`);
+  assert.match(r.output, 'created the directory itself, created super-pi.db');
+  assert.is(r.code, 1);
+});
+
+test('a run that writes an existing store and adds a cache entry fails, naming both', () => {
+  const r = runOn({ 'j.test.ts': writeInHome('super-pi.db'), 'k.test.ts': writeInHome('cache/new.v8cache') }, (superPi) => {
+    mkdirSync(path.join(superPi, 'cache'), { recursive: true });
+    writeFileSync(path.join(superPi, 'super-pi.db'), 'db');
+    writeFileSync(path.join(superPi, 'cache', 'old.v8cache'), 'old');
+  });
+  assert.is(r.lastLine, '2 passed, 1 failed, 0 skipped', r.output);
+  assert.match(r.output, 'modified super-pi.db');
+  assert.match(r.output, 'created cache/new.v8cache');
+  assert.not.match(r.output, 'old.v8cache');
+  assert.is(r.code, 1);
+});
+
+test('a run that leaves ~/.super-pi alone says so and counts nothing for it', () => {
+  const r = runOn({ 'l.test.ts': `test('p', () => assert.ok(true));` }, (superPi) => {
+    mkdirSync(superPi, { recursive: true });
+    writeFileSync(path.join(superPi, 'super-pi.db'), 'db');
+  });
+  assert.is(r.lastLine, '1 passed, 0 failed, 0 skipped', r.output);
+  assert.match(r.output, `ok   [runner] ${path.join(r.home, '.super-pi')} left as it was`);
+  assert.is(r.code, 0);
 });
 
 test.run();
