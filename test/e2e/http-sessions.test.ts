@@ -54,27 +54,42 @@ sessions('an idle session is reaped after --session-idle; its id is then 404', a
   assert.is(r.status, 404);
 });
 
+/** The session's standalone SSE stream (GET), open once this resolves; `readUntil` reads it until `until` matches or `ms` pass, then closes it. */
+async function standalone(headers: Record<string, string>, extra: Record<string, string> = {}): Promise<{ readUntil(until: RegExp, ms: number): Promise<string> }> {
+  const controller = new AbortController();
+  const res = await fetch(server.url, { headers: { ...headers, accept: 'text/event-stream', ...extra }, signal: controller.signal });
+  assert.is(res.status, 200);
+  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
+  return {
+    async readUntil(until, ms) {
+      let text = '';
+      const deadline = Date.now() + ms;
+      while (!until.test(text) && Date.now() < deadline) {
+        const { value } = await Promise.race([reader.read(), new Promise<{ value: undefined; done: true }>((r) => setTimeout(() => r({ value: undefined, done: true }), 500))]);
+        if (value) text += new TextDecoder().decode(value);
+      }
+      controller.abort();
+      return text;
+    },
+  };
+}
+
 sessions('a client reconnecting with Last-Event-ID gets what it missed on the standalone stream', async () => {
   const s = await open(server.url);
   assert.ok(typeof s === 'object');
   const { headers } = s as { headers: Record<string, string> };
   await (await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 2, method: 'logging/setLevel', params: { level: 'debug' } }) })).text();
+  // The client's stream, open before the events: a 202 does not wait for the log line its stray response
+  // causes, so the test reads the events off this stream rather than assume they were logged by then.
+  const first = await standalone(headers);
   // Two stray responses: each makes the server log at debug level, which goes to the client as an event.
   for (const stray of ['a', 'b']) {
     const r = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: `stray-${stray}`, result: {} }) });
     assert.is(r.status, 202);
   }
-  const controller = new AbortController();
-  const res = await fetch(server.url, { headers: { ...headers, accept: 'text/event-stream', 'last-event-id': '1' }, signal: controller.signal });
-  const reader = (res.body as ReadableStream<Uint8Array>).getReader();
-  let text = '';
-  const deadline = Date.now() + 3000;
-  while (!/id: 2\n/.test(text) && Date.now() < deadline) {
-    const { value, done } = await Promise.race([reader.read(), new Promise<{ value: undefined; done: true }>((r) => setTimeout(() => r({ value: undefined, done: true }), 500))]);
-    if (value) text += new TextDecoder().decode(value);
-    if (done && !value) continue;
-  }
-  controller.abort();
+  assert.match(await first.readUntil(/id: 2\n/, 10_000), /id: 1\n[^]*id: 2\n/, 'both events were sent on the first stream');
+  // Reconnecting after event 1: event 2 again, event 1 not.
+  const text = await (await standalone(headers, { 'last-event-id': '1' })).readUntil(/id: 2\n/, 3000);
   assert.match(text, /id: 2\nevent: message\ndata: .*notifications\/message/);
   assert.not.match(text, /id: 1\n/, 'the event the client had already seen is not sent again');
   await fetch(server.url, { method: 'DELETE', headers: { 'mcp-session-id': (s as { id: string }).id } });
