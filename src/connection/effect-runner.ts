@@ -81,8 +81,8 @@ export class EffectRunner {
       case 'runTool':
         return this.#runTool(effect);
       case 'readWorkspace':
-        return this.#track(effect.ticket, async () => {
-          const context = await gatherWorkspaceContext(effect.workspace ?? this.#deps.workspace, this.#clock);
+        return this.#track(effect.ticket, async (signal) => {
+          const context = await gatherWorkspaceContext(effect.workspace ?? this.#deps.workspace, this.#clock, signal);
           this.#deliver({ kind: 'workspaceContext', ticket: effect.ticket, context });
         });
       case 'checkRoots':
@@ -232,8 +232,8 @@ export class EffectRunner {
           this.#deliver({ kind: 'conversationCompletions', ticket: effect.ticket, values: ids, total });
         });
       case 'completePath':
-        return this.#track(effect.ticket, async () => {
-          const { values, hasMore } = await completePath(effect.workspace ?? this.#deps.workspace, effect.prefix);
+        return this.#track(effect.ticket, async (signal) => {
+          const { values, hasMore } = await completePath(effect.workspace ?? this.#deps.workspace, effect.prefix, signal);
           this.#deliver({ kind: 'pathCompletions', ticket: effect.ticket, values, hasMore });
         });
     }
@@ -350,6 +350,8 @@ export class EffectRunner {
   #track(ticket: number, body: (signal: AbortSignal) => Promise<void>, onError?: (err: unknown) => EffectResult): void {
     const controller = new AbortController();
     const done = body(controller.signal).catch((err: unknown) => {
+      // Stopped by its own abort (a cancel, which the core has already forgotten, or close): not a failure.
+      if (controller.signal.aborted && err === controller.signal.reason) return;
       this.#deps.logger.log('error', 'effect failed', { ticket, error: (err as Error).stack ?? String(err) });
       this.#deliver(onError ? onError(err) : { kind: 'effectFailed', ticket, code: ErrorCode.InternalError, message: `Internal error: ${(err as Error).message}` });
     }).finally(() => {

@@ -7,7 +7,12 @@ import { LeastItems } from '../tools/least.ts';
 import { resolveInWorkspace } from '../tools/workspace.ts';
 import { PATH_COMPLETION_LIMIT } from '../limits.ts';
 
-export async function completePath(workspace: string, prefix: string): Promise<{ values: string[]; hasMore: boolean }> {
+/**
+ * The first PATH_COMPLETION_LIMIT names of the directory `prefix` names that start with its last part.
+ * Stops with `signal`'s reason once it aborts (a cancelled `completion/complete`): a directory of millions
+ * of names takes time in proportion, and a request its client gave up on must not keep the thread's turns.
+ */
+export async function completePath(workspace: string, prefix: string, signal?: AbortSignal): Promise<{ values: string[]; hasMore: boolean }> {
   const slash = prefix.lastIndexOf('/');
   const dirPart = slash === -1 ? '' : prefix.slice(0, slash + 1);
   const namePart = slash === -1 ? prefix : prefix.slice(slash + 1);
@@ -28,7 +33,7 @@ export async function completePath(workspace: string, prefix: string): Promise<{
     }
   };
   try {
-    await eachConfinedEntry(workspace, dir, prefix, offer);
+    await eachConfinedEntry(workspace, dir, prefix, offer, signal === undefined ? {} : { signal });
   } catch (err) {
     // A prefix naming nothing listable (missing, a file, unreadable, swapped out) completes to nothing.
     if (err instanceof ToolError) return { values: [], hasMore: false };

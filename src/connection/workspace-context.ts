@@ -10,8 +10,10 @@ import { LeastItems } from '../tools/least.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { LAYOUT_LIMIT, README_EXCERPT_BYTES, README_EXCERPT_LINES } from '../limits.ts';
 
-export async function gatherWorkspaceContext(root: string, clock: Clock = systemClock): Promise<WorkspaceContext> {
-  const [git, { layout, readmeName }] = await Promise.all([gitSummary(root, { clock }), scanRoot(root)]);
+/** The workspace resource's content; stops with `signal`'s reason once it aborts (a cancelled read). */
+export async function gatherWorkspaceContext(root: string, clock: Clock = systemClock, signal?: AbortSignal): Promise<WorkspaceContext> {
+  const [git, { layout, readmeName }] = await Promise.all([gitSummary(root, { clock }), scanRoot(root, signal)]);
+  signal?.throwIfAborted();
   return { root, git, layout, readme: readmeName === null ? null : await readmeExcerpt(root, readmeName) };
 }
 
@@ -20,13 +22,13 @@ export async function gatherWorkspaceContext(root: string, clock: Clock = system
  * (src/tools/confined-file.ts): only the first LAYOUT_LIMIT names are kept, so a root of millions of names
  * (workspace content) neither fills the heap nor holds the thread that serves every session.
  */
-async function scanRoot(root: string): Promise<{ layout: string[]; readmeName: string | null }> {
+async function scanRoot(root: string, signal: AbortSignal | undefined): Promise<{ layout: string[]; readmeName: string | null }> {
   const least = new LeastItems<string>(LAYOUT_LIMIT, (a, b) => a.localeCompare(b) || (a < b ? -1 : a > b ? 1 : 0));
   let readmeName: string | null = null;
   await eachConfinedEntry(root, root, '.', (e) => {
     if (readmeName === null && /^readme(\.(md|markdown|txt|rst))?$/i.test(e.name)) readmeName = e.name;
     if (e.name !== '.git') least.offer(e.isDirectory() ? `${e.name}/` : e.name);
-  });
+  }, signal === undefined ? {} : { signal });
   const layout = least.sorted();
   if (least.offered > LAYOUT_LIMIT) layout.push(`... and ${least.offered - LAYOUT_LIMIT} more`);
   return { layout, readmeName };
