@@ -224,7 +224,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /at most ([\d,]+) connections, [\d,]+ per client address/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /at most [\d,]+ connections, ([\d,]+) per client address/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
   { phrase: /`--max-connections-per-address`\s+\(([\d,]+) by default/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
-  { phrase: /raises it to `--max-connections`\s+\(([\d,]+)\)/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
+  { phrase: /its connections then count against\s+`--max-connections`\s+\(([\d,]+)\) only/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /\| `MAX_CONNECTIONS` \| ([\d,]+) open TCP/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /\| `--max-connections N` \| \| `(\d+)`/, name: 'MAX_CONNECTIONS', figure: String(limits.MAX_CONNECTIONS) },
   { phrase: /\| `MAX_CONNECTIONS_PER_ADDRESS` \| ([\d,]+) open connections/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
