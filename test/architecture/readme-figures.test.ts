@@ -221,6 +221,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /a session\s+keeps at most (\d+) \(`MAX_GET_STREAMS_PER_SESSION`\)/, name: 'MAX_GET_STREAMS_PER_SESSION', figure: String(limits.MAX_GET_STREAMS_PER_SESSION) },
   { phrase: /\| `LOG_QUEUE_MAX_BYTES` \| (\d+) MiB/, name: 'LOG_QUEUE_MAX_BYTES', figure: mib(limits.LOG_QUEUE_MAX_BYTES) },
   { phrase: /at most `LOG_QUEUE_MAX_BYTES`\s+\((\d+) MiB\)/, name: 'LOG_QUEUE_MAX_BYTES', figure: mib(limits.LOG_QUEUE_MAX_BYTES) },
+  { phrase: /at\s+most\s+`THREAD_OUTPUT_PIECE_CHARS`\s+\((\d+) KiB\)/, name: 'THREAD_OUTPUT_PIECE_CHARS', figure: kib(limits.THREAD_OUTPUT_PIECE_CHARS) },
   { phrase: /at most ([\d,]+) connections, [\d,]+ per client address/, name: 'MAX_CONNECTIONS', figure: grouped(limits.MAX_CONNECTIONS) },
   { phrase: /at most [\d,]+ connections, ([\d,]+) per client address/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
   { phrase: /`--max-connections-per-address`\s+\(([\d,]+) by default/, name: 'MAX_CONNECTIONS_PER_ADDRESS', figure: grouped(limits.MAX_CONNECTIONS_PER_ADDRESS) },
