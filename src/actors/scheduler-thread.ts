@@ -2,6 +2,8 @@
 // detects a hung thread, memory limits, and the rule that the thread's exit is the exit of every actor on it.
 
 import { guarded } from '../log/guarded.ts';
+import type { BoundedSink } from '../log/stderr-sink.ts';
+import { forwardThreadOutput } from '../log/thread-output.ts';
 import { Worker } from 'node:worker_threads';
 import { HEARTBEAT_INTERVAL_MS, HEARTBEAT_TIMEOUT_MS, SCHEDULER_THREAD_MEMORY_MB, THREAD_MESSAGES_PER_POST } from '../limits.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
@@ -34,6 +36,8 @@ export interface SchedulerThreadOptions {
   readonly onInline?: InlineCallsHook;
   /** Times the heartbeat and call timeouts (default `systemClock`). */
   readonly clock?: Clock;
+  /** Where the thread's console output goes (default: the process's bounded stderr sink). */
+  readonly output?: BoundedSink;
 }
 
 export class SchedulerThread {
@@ -65,12 +69,12 @@ export class SchedulerThread {
       ...(entry.workerData ? { workerData: entry.workerData } : {}),
       execArgv: entry.execArgv,
       resourceLimits: { maxOldGenerationSizeMb: limits.maxOldGenerationSizeMb },
-      // A worker's console output must never reach stdout, which carries protocol messages only.
+      // A worker's console output must never reach stdout, which carries protocol messages only: both
+      // streams go to the log's bounded stderr queue (log/thread-output.ts).
       stdout: true,
       stderr: true,
     });
-    this.#worker.stdout.pipe(process.stderr);
-    this.#worker.stderr.pipe(process.stderr);
+    forwardThreadOutput(this.#worker, options.output);
     let markReady!: () => void;
     this.ready = new Promise((r) => (markReady = r));
     this.exited = new Promise((resolve) => {

@@ -21,6 +21,7 @@ import { HTTP_SEND_TIMEOUT_MS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, MAX
 import { OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { checkAdvertiseUrl } from '../cluster/advertise-url.ts';
+import { parseTrustedProxies } from '../transports/trusted-proxies.ts';
 import { HTTP_ONLY_FLAGS, usageFor } from './usage.ts';
 import { parseEnvNames, parseNetworkPolicy, parsePathList, SandboxPolicyError, type SandboxPolicy } from '../tools/sandbox/policy.ts';
 
@@ -74,6 +75,8 @@ export interface ServerOptions {
   readonly maxConnections: number;
   /** Open TCP connections from one client address (`--max-connections-per-address`). */
   readonly maxConnectionsPerAddress: number;
+  /** Reverse proxies whose connections count against `maxConnections` only (`--trusted-proxy`), canonical IP addresses. */
+  readonly trustedProxies: ReadonlySet<string>;
   readonly sessionIdleMs: number;
   /** An SSE stream idle this long gets a `: keep-alive` comment (`--sse-keepalive SECONDS`), in milliseconds. */
   readonly sseKeepAliveMs: number;
@@ -171,6 +174,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-anonymous-sessions': { type: 'string' },
         'max-connections': { type: 'string' },
         'max-connections-per-address': { type: 'string' },
+        'trusted-proxy': { type: 'string', multiple: true },
         'session-idle': { type: 'string' },
         'sse-keepalive': { type: 'string' },
         'send-timeout': { type: 'string' },
@@ -313,6 +317,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxAnonymousSessions: positiveInt('--max-anonymous-sessions', values['max-anonymous-sessions'], DEFAULT_MAX_ANONYMOUS_SESSIONS),
       maxConnections: positiveInt('--max-connections', values['max-connections'], MAX_CONNECTIONS),
       maxConnectionsPerAddress: positiveInt('--max-connections-per-address', values['max-connections-per-address'], MAX_CONNECTIONS_PER_ADDRESS),
+      trustedProxies: optionValue(() => parseTrustedProxies(values['trusted-proxy'] ?? [])),
       sessionIdleMs: positiveInt('--session-idle', values['session-idle'], DEFAULT_SESSION_IDLE_SECONDS) * 1000,
       sseKeepAliveMs: secondsAsMs('--sse-keepalive', values['sse-keepalive'], SSE_KEEPALIVE_MS),
       sendTimeoutMs: secondsAsMs('--send-timeout', values['send-timeout'], HTTP_SEND_TIMEOUT_MS),
@@ -388,6 +393,15 @@ function secondsAsMs(flag: string, raw: string | undefined, fallbackMs: number):
   const ms = raw.trim() === '' ? Number.NaN : Math.round(Number(raw) * 1000);
   if (!Number.isSafeInteger(ms) || ms < 1 || ms > 2 ** 31 - 1) throw new OptionsError(`${flag} takes a number of seconds from 0.001 to 2147483 (fractions allowed), not "${raw}"`);
   return ms;
+}
+
+/** A value whose parser throws its own error: as an OptionsError (exit 2 with the message), never a crash. */
+function optionValue<T>(parse: () => T): T {
+  try {
+    return parse();
+  } catch (err) {
+    throw new OptionsError((err as Error).message);
+  }
 }
 
 function positiveInt(flag: string, raw: string | undefined, fallback: number): number {

@@ -235,7 +235,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     sessionIdleMs: options.sessionIdleMs,
     sseKeepAliveMs: options.sseKeepAliveMs,
     sendTimeoutMs: options.sendTimeoutMs,
-    connectionLimits: { maxConnections: options.maxConnections, maxPerAddress: options.maxConnectionsPerAddress },
+    connectionLimits: { maxConnections: options.maxConnections, maxPerAddress: options.maxConnectionsPerAddress, trustedProxies: options.trustedProxies },
     observers: options.observers,
     cluster: () => app.cluster,
     events: app.sessionEvents,

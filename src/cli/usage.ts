@@ -43,7 +43,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 /** Flags that only the HTTP and WebSocket server reads: refused with `--stdio` rather than ignored. */
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
-  'max-anonymous-sessions', 'max-connections', 'max-connections-per-address', 'session-idle', 'sse-keepalive', 'send-timeout', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
+  'max-anonymous-sessions', 'max-connections', 'max-connections-per-address', 'trusted-proxy', 'session-idle', 'sse-keepalive', 'send-timeout', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
   'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
   'oauth-introspection-client-id', 'oauth-introspection-secret-file',
 ] as const;
@@ -88,7 +88,8 @@ Options (flags override environment variables, which override defaults):
   --max-sessions-per-principal N   concurrent sessions of one token principal   default: ${DEFAULT_MAX_SESSIONS_PER_PRINCIPAL}
   --max-anonymous-sessions N       concurrent sessions of all anonymous callers together (with tokens configured, at most half of --max-sessions)   default: ${DEFAULT_MAX_ANONYMOUS_SESSIONS}
   --max-connections N      open TCP connections to the HTTP and WebSocket port; one more is answered 503 and closed   default: ${MAX_CONNECTIONS}
-  --max-connections-per-address N   open connections from one client address (loopback included; the cluster's other nodes are not counted: behind a local reverse proxy, raise it to --max-connections)   default: ${MAX_CONNECTIONS_PER_ADDRESS}
+  --max-connections-per-address N   open connections from one client address (loopback included; the cluster's other nodes and --trusted-proxy addresses are not counted)   default: ${MAX_CONNECTIONS_PER_ADDRESS}
+  --trusted-proxy LIST     comma-separated IP addresses of reverse proxies (nginx, Caddy, a TLS terminator) whose connections count against --max-connections only, not per address: every client behind one shares its address (limit clients per address in the proxy; X-Forwarded-For is not read); repeatable   default: none
   --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --sse-keepalive SECONDS  an SSE stream (a listen, a GET stream, a long tool call) silent this long gets a comment line, so proxies keep it open; fractions allowed   default: ${SSE_KEEPALIVE_MS / 1000}
   --send-timeout SECONDS   an HTTP connection or WebSocket whose client takes none of its output this long is closed, its unsent bytes dropped; fractions allowed   default: ${HTTP_SEND_TIMEOUT_MS / 1000}

@@ -21,3 +21,11 @@ export const MAX_LOGGED_FIELDS_LENGTH = 8 * 1024;
  * once stderr has taken what waited one line says how many were dropped.
  */
 export const LOG_QUEUE_MAX_BYTES = 1024 * 1024;
+
+/**
+ * Characters of a thread's console output (a scheduler, git status or tool thread writing to its stdout or
+ * stderr) given to the bounded log queue as one record: a longer chunk is cut into pieces of this size, so
+ * one large write cannot pass LOG_QUEUE_MAX_BYTES (an empty queue takes any one record whole), and past the
+ * bound whole pieces are dropped and counted like log records.
+ */
+export const THREAD_OUTPUT_PIECE_CHARS = 64 * 1024;

@@ -215,8 +215,10 @@ export const MAX_CONNECTIONS = 16_384;
  * cannot take the whole of `MAX_CONNECTIONS`: a sixteenth of it. Loopback is an address like any other,
  * and every local host shares 127.0.0.1 — 1,024 is ten times the sessions one token principal may hold
  * (`DEFAULT_MAX_SESSIONS_PER_PRINCIPAL`, 100), each with its stream and a few POSTs, so local hosts and a
- * small office behind one NAT address never meet it. A reverse proxy on the same machine makes every
- * client one address: raise it to `--max-connections` there. Past it: 503 with `Retry-After`, closed.
+ * small office behind one NAT address never meet it. A reverse proxy makes every client one address:
+ * `--trusted-proxy` lists it, and its connections count against `MAX_CONNECTIONS` only. Not raised for a
+ * load generator that opened 1,200 connections from one address (test/e2e/many-clients.test.ts): a host
+ * needs far fewer, and a higher cap lets fewer addresses fill the total. Past it: 503 with `Retry-After`, closed.
  */
 export const MAX_CONNECTIONS_PER_ADDRESS = 1024;
 

@@ -5,7 +5,10 @@
 // blocking again (libuv makes a child's inherited stdio blocking, and the description is shared: tsx's
 // esbuild service does it to `npx tsx examples/stdio.ts`), is written synchronously, so a reader that
 // stops blocks the whole server at its next log line. Here the descriptor is put in non-blocking mode
-// before each write (one fcntl; libuv then queues what the reader has not taken), and records are written
+// before each write (one fcntl; libuv then queues what the reader has not taken) — each, not once per
+// stream: the flag belongs to the file description every process given this stderr shares, and any of
+// them spawning a child with it inherited clears it again, at any time (measured on Node 20: a thread
+// started from source through tsx spawns esbuild and leaves our stderr blocking), and records are written
 // only while the stream holds fewer than LOG_QUEUE_MAX_BYTES characters not yet taken; past it they are
 // dropped and counted, and once the stream has drained one line says how many. A file is written
 // synchronously by Node and never holds anything back: nothing is dropped there.

@@ -7,6 +7,8 @@ import { Worker } from 'node:worker_threads';
 import { type EntryMode, type ThreadEntry, threadEntry } from '../actors/thread-entry.ts';
 import type { GitStatusReply, GitStatusTask } from './git-status-worker.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
+import type { BoundedSink } from '../log/stderr-sink.ts';
+import { forwardThreadOutput } from '../log/thread-output.ts';
 import { GIT_STATUS_DEADLINE_MS, GIT_STATUS_THREAD_MEMORY_MB } from '../limits.ts';
 
 export const GIT_STATUS_CODE = { bundle: 'git-status-worker', source: 'src/tools/git-status-worker.ts', boot: 'src/actors/worker-boot.mjs' } as const;
@@ -27,6 +29,8 @@ export interface GitStatusOptions {
   readonly maxInflatedBytes?: number;
   /** Where the thread's code comes from (default: dist/ when fresh, else the source). */
   readonly entry?: ThreadEntry;
+  /** Where the thread's console output goes (default: the process's bounded stderr sink). */
+  readonly output?: BoundedSink;
 }
 
 /**
@@ -59,7 +63,8 @@ function runThread(task: GitStatusTask, options: GitStatusOptions): Promise<GitS
         workerData: { ...entry.workerData, ...task },
         execArgv: entry.execArgv,
         resourceLimits: { maxOldGenerationSizeMb: memoryMb },
-        // A thread's console output must never reach stdout, which carries protocol messages only.
+        // A thread's console output must never reach stdout, which carries protocol messages only: both
+        // streams go to the log's bounded stderr queue (log/thread-output.ts).
         stdout: true,
         stderr: true,
       });
@@ -68,8 +73,7 @@ function runThread(task: GitStatusTask, options: GitStatusOptions): Promise<GitS
       resolve({ skipped: `no thread could be started for it (${err instanceof Error ? err.message : String(err)})` });
       return;
     }
-    worker.stdout.pipe(process.stderr);
-    worker.stderr.pipe(process.stderr);
+    forwardThreadOutput(worker, options.output);
     const finish = (outcome: GitStatusOutcome): void => {
       if (settled) return;
       settled = true;

@@ -9,6 +9,11 @@
 // A connection from a peer (another node of this node's cluster: src/cluster/peer-addresses.ts) counts
 // against the total only: every connection one node opens to another comes from its one address. Peers
 // are known by address alone, never by anything a client sends: the gate runs before any request is read.
+// A trusted proxy (`--trusted-proxy`: a reverse proxy or TLS terminator that passes on every client's
+// connections from its own address) is counted the same way, for the same reason: past it every client is
+// that one address. The gate cannot count the clients behind it: it admits a connection at accept, before
+// any byte of it is read, so X-Forwarded-For is never read here (nor trusted anywhere for this); limiting
+// each client is the proxy's part, which sees their addresses (nginx `limit_conn`).
 
 import type { Server } from 'node:http';
 import type { Socket } from 'node:net';
@@ -20,6 +25,11 @@ export interface ConnectionLimits {
   readonly maxConnections: number;
   /** Open connections from one client address (`--max-connections-per-address`). */
   readonly maxPerAddress: number;
+  /**
+   * Addresses of trusted proxies (`--trusted-proxy`), as `addressOf` gives them: their connections count
+   * against `maxConnections` only, as a cluster peer's do. Default: none.
+   */
+  readonly trustedProxies?: ReadonlySet<string>;
 }
 
 export const DEFAULT_CONNECTION_LIMITS: ConnectionLimits = { maxConnections: MAX_CONNECTIONS, maxPerAddress: MAX_CONNECTIONS_PER_ADDRESS };
@@ -40,7 +50,7 @@ export class ConnectionCounts {
   readonly #limits: ConnectionLimits;
   readonly #byAddress = new Map<string, number>();
   #total = 0;
-  /** Of `#total`, the connections admitted as a peer's (not in `#byAddress`). */
+  /** Of `#total`, the connections admitted as a peer's or a trusted proxy's (not in `#byAddress`). */
   #peers = 0;
 
   constructor(limits: ConnectionLimits) {
@@ -59,14 +69,15 @@ export class ConnectionCounts {
     return this.#byAddress.get(address) ?? 0;
   }
 
-  /** Connections open from peers (counted in the total, under no address). */
+  /** Connections open from peers and trusted proxies (counted in the total, under no address). */
   get fromPeers(): number {
     return this.#peers;
   }
 
   /**
    * Counts a connection from `address` in, or says which limit it would pass (nothing is counted then). A
-   * `peer`'s connection is counted in the total only; its release must say `peer` too.
+   * `peer`'s connection (a cluster peer's or a trusted proxy's) is counted in the total only; its release
+   * must say `peer` too.
    */
   admit(address: string, peer = false): Refusal | null {
     if (this.#total >= this.#limits.maxConnections) return { limit: 'connections', max: this.#limits.maxConnections };
@@ -162,12 +173,13 @@ export interface ConnectionGate {
 export function gateConnections(server: Server, limits: ConnectionLimits, clock: Clock, report: (report: RefusalReport) => void, guard: Guard = (listener) => listener): ConnectionGate {
   const counts = new ConnectionCounts(limits);
   const log = new RefusalLog(clock, report);
+  const proxies = limits.trustedProxies ?? new Set<string>();
   let peers: ReadonlySet<string> = new Set();
   const listeners = server.listeners('connection') as ((socket: Socket) => void)[];
   server.removeAllListeners('connection');
   server.on('connection', guard((socket: Socket) => {
     const address = addressOf(socket);
-    const peer = peers.has(address);
+    const peer = proxies.has(address) || peers.has(address);
     const refusal = counts.admit(address, peer);
     if (refusal !== null) {
       log.refused(address, refusal);

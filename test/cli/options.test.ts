@@ -249,9 +249,19 @@ test('--max-connections and --max-connections-per-address: positive whole number
   }
 });
 
+test('--trusted-proxy: IP addresses, comma-separated and repeatable, in the form the gate compares; default none; names, ranges, ports refused naming the flag; HTTP-only', () => {
+  assert.equal([...serve([]).trustedProxies], []);
+  assert.equal([...serve(['--trusted-proxy', '127.0.0.1, [::1]', '--trusted-proxy', '0:0:0:0:0:0:0:1,::FFFF:10.0.0.7,FE80:0:0:0:0:0:0:9']).trustedProxies], ['127.0.0.1', '::1', '10.0.0.7', 'fe80::9']);
+  assert.ok(usage.includes('--trusted-proxy LIST'));
+  assert.ok((HTTP_ONLY_FLAGS as readonly string[]).includes('trusted-proxy'));
+  for (const bad of ['localhost', '10.0.0.0/8', '127.0.0.1:8080', '127.1', 'fe80::1%eth0', ' , ']) {
+    assert.throws(() => serve(['--trusted-proxy', bad]), (e: unknown) => e instanceof OptionsError && (e as Error).message.startsWith('--trusted-proxy takes IP addresses'), bad);
+  }
+});
+
 test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsError naming it, never ignored', () => {
   const booleans = new Set(['require-auth', 'cluster-insecure-forwarding']);
-  const valueOf = (flag: string): string[] => booleans.has(flag) ? [] : [flag === 'advertise-url' ? 'http://127.0.0.1:1' : flag === 'allowed-origins' ? 'http://localhost:3000' : '1'];
+  const valueOf = (flag: string): string[] => booleans.has(flag) ? [] : [flag === 'advertise-url' ? 'http://127.0.0.1:1' : flag === 'allowed-origins' ? 'http://localhost:3000' : flag === 'trusted-proxy' ? '127.0.0.1' : '1'];
   for (const flag of HTTP_ONLY_FLAGS) {
     const args = [`--${flag}`, ...valueOf(flag)];
     assert.throws(() => parseOptions(['--stdio', ...args], {}, '/tmp'), (err: unknown) => err instanceof OptionsError && err.message.startsWith(`--${flag} is for the HTTP server`), flag);

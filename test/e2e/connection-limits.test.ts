@@ -4,7 +4,7 @@
 // sockets on 127.0.0.1 and its loopback neighbours (127.0.0.2..., all of 127/8 is local on Linux) against
 // a real server process: a connection past a cap gets a 503 with Retry-After and is closed, the
 // connections and the session already open go on, the refusals are one log line, and a closed
-// connection's place is free again.
+// connection's place is free again. A trusted proxy's address (--trusted-proxy) is held to the total only.
 
 import http from 'node:http';
 import net from 'node:net';
@@ -30,9 +30,8 @@ e2e.before(async () => {
   port = Number(new URL(server.url).port);
 });
 e2e.after(async () => {
-  for (const s of sockets) s.destroy();
+  for (const s of sockets.splice(0)) s.destroy();
   await server?.stop();
-  await box?.cleanup();
 });
 
 /** A raw connection from `from`, everything it receives gathered, and whether it has closed. */
@@ -130,3 +129,29 @@ e2e('a connection past either cap is refused with 503 and closed; open connectio
 });
 
 e2e.run();
+
+const proxied = suite('a trusted proxy (--trusted-proxy) is held to the total cap only');
+let proxiedServer: RunningServer;
+
+proxied.before(async () => {
+  proxiedServer = await startHttpServerProcess(box.ws, ['--max-connections', String(TOTAL), '--max-connections-per-address', String(PER_ADDRESS), '--trusted-proxy', '127.0.0.7']);
+  port = Number(new URL(proxiedServer.url).port);
+});
+proxied.after(async () => {
+  for (const s of sockets) s.destroy();
+  await proxiedServer?.stop();
+  await box?.cleanup();
+});
+
+proxied('the proxy\'s address opens past --max-connections-per-address, up to --max-connections; then it is refused as every address is', async () => {
+  for (let i = 0; i < PER_ADDRESS + 2; i++) await admitted('127.0.0.7');
+  for (let i = 0; i < PER_ADDRESS; i++) await admitted('127.0.0.8');
+  await refused('127.0.0.7');
+  await refused('127.0.0.9');
+  const lines = proxiedServer.stderr().split('\n').filter((l) => l.includes(REFUSED_LINE));
+  assert.is(lines.length, 1, lines.join('\n'));
+  assert.match(lines[0] as string, /too many connections \(503\)/, 'the total, not the per-address cap, refused the proxy');
+  assert.match(lines[0] as string, new RegExp(`"address":"127\\.0\\.0\\.7","limit":${TOTAL}\\b`));
+});
+
+proxied.run();

@@ -66,12 +66,17 @@ test('a record alone in an empty queue is written whatever its size; a limit und
   assert.is(stream.writes.length, 2, 'the limit is the high-water mark (16): 15 fit');
 });
 
-test('each write makes the descriptor non-blocking first (a child may have made it blocking)', () => {
+test('each write makes the descriptor non-blocking first, not once per stream (any process sharing it may make it blocking again, as a thread started through tsx does)', () => {
   const stream = new StalledStream();
   const sink = new BoundedSink(stream, 100, at);
   sink.write('a\n');
   sink.write('b\n');
   assert.equal(stream.blockingCalls, [false, false]);
+  for (let i = 0; i < 20; i++) sink.write(`${'c'.repeat(30)}\n`);
+  assert.is(stream.writes.length, 5, 'a, b and three of 31 characters fit in 100');
+  assert.equal(stream.blockingCalls.length, 5, 'one per write made, none for a record dropped');
+  stream.drain();
+  assert.equal(stream.blockingCalls.length, 6, 'and one for the line saying how many were dropped');
 });
 
 test('a stream that failed (its reader went away) takes nothing more, and the failure is not thrown', () => {

@@ -2,7 +2,8 @@
 // whatever the order of opens and closes (a property), and a burst of refusals is one log line at once
 // and one count per window after it, on a fake clock. A peer's connections (another node of the cluster,
 // known by address) count against the total only: a property over generated peer sets, and real sockets
-// from loopback addresses through `gateConnections`. The sockets of a server process:
+// from loopback addresses through `gateConnections`; so do a trusted proxy's (`--trusted-proxy`), from
+// the moment the gate is made. The sockets of a server process:
 // test/e2e/connection-limits.test.ts and test/e2e/cluster-peer-connections.test.ts.
 
 import { createServer } from 'node:http';
@@ -185,6 +186,38 @@ sockets('connections from a trusted peer address pass the per-address cap (not t
     assert.is(await attempt(port, '127.0.0.2', opened), 'admitted');
     assert.is(await attempt(port, '127.0.0.2', opened), 'refused');
     assert.is(gate.counts.total, 8);
+  } finally {
+    for (const s of opened) s.destroy();
+    gate.stop();
+    server.closeAllConnections();
+    await new Promise<void>((r) => server.close(() => r()));
+  }
+});
+
+sockets('a trusted proxy\'s connections pass the per-address cap (every client behind it shares its address) and are bound by the total; other addresses, loopback ones included, keep their cap', async () => {
+  const server = createServer((_req, res) => res.end('ok'));
+  const gate = gateConnections(server, { maxConnections: 8, maxPerAddress: 2, trustedProxies: new Set(['127.0.0.2']) }, new FakeClock(), () => {});
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', () => r()));
+  const port = (server.address() as AddressInfo).port;
+  const opened: net.Socket[] = [];
+  try {
+    // The proxy: past the per-address cap of 2 from its first connections on.
+    for (let i = 0; i < 5; i++) assert.is(await attempt(port, '127.0.0.2', opened), 'admitted', `proxy connection ${i + 1}`);
+    assert.is(gate.counts.from('127.0.0.2'), 0, 'not counted under its address');
+    assert.is(gate.counts.fromPeers, 5);
+    // A local client beside the proxy is capped as before.
+    assert.is(await attempt(port, '127.0.0.1', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.1', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.1', opened), 'refused');
+    // 5 + 2 open: one more place in the total, which binds the proxy too.
+    assert.is(await attempt(port, '127.0.0.2', opened), 'admitted');
+    assert.is(await attempt(port, '127.0.0.2', opened), 'refused');
+    assert.is(gate.counts.total, 8);
+    // A closed proxy connection frees its place in the total.
+    const first = opened[0] as net.Socket;
+    first.destroy();
+    await pollUntil('the closed proxy connection released', () => (gate.counts.total === 7 ? true : null), 10_000, 5);
+    assert.is(await attempt(port, '127.0.0.2', opened), 'admitted');
   } finally {
     for (const s of opened) s.destroy();
     gate.stop();
