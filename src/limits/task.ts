@@ -128,3 +128,13 @@ export const TASK_HISTORY_MAX_BYTES = 32 * 1024 * 1024;
  */
 export const TASK_ROUND_HISTORY_CACHE_ENTRIES = 32;
 export const TASK_ROUND_HISTORY_CACHE_BYTES = 64 * 1024 * 1024;
+
+/**
+ * Undo (src/task/undo-plan.ts) reads a conversation's `file_snapshot` and `undo` entries in pages of at most
+ * UNDO_PAGE_BYTES of payload JSON (one entry at least, whatever its size), each dropped once read, and keeps
+ * of each snapshot not yet undone a record of digests (its seq, its path, SHA-256 digests of its contents:
+ * a few hundred bytes); at most UNDO_MAX_SNAPSHOTS such records, past which the undo is refused before it
+ * reverts anything. A file's before-image is read back alone, when it is restored.
+ */
+export const UNDO_PAGE_BYTES = 8 * 1024 * 1024;
+export const UNDO_MAX_SNAPSHOTS = 100_000;

@@ -211,8 +211,20 @@ const v9: Migration = {
   },
 };
 
+// Reads of some entry types only (`EntriesOptions.types`: undo's snapshots, a task's snapshots since its last
+// model turn) walk this index, one range per type, merged by seq (sqlite-typed-reads.ts): a filtered page of
+// a long conversation costs the entries it returns, not every row after `afterSeq`. `payload_size` is in it
+// so the cut of a page bounded by bytes reads the index alone, as entries_sizes serves the unfiltered one.
+const v10: Migration = {
+  version: 10,
+  description: 'transcript entries indexed by type',
+  up(db) {
+    db.exec('CREATE INDEX entries_by_type ON entries (conversation_id, type, seq, payload_size);');
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9];
+export const MIGRATIONS: readonly Migration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function migrationsProblem(migrations: readonly Migration[]): string | null {

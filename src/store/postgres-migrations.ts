@@ -231,8 +231,19 @@ const v10: PostgresMigration = {
   },
 };
 
+// Reads of some entry types only (`EntriesOptions.types`: undo's snapshots, a task's snapshots since its last
+// model turn) find their rows through this index instead of walking every entry of the conversation after
+// `afterSeq`; `payload_size` is carried in it so a page's cut by bytes can be an index-only scan.
+const v11: PostgresMigration = {
+  version: 11,
+  description: 'transcript entries indexed by type',
+  async up(client) {
+    await client.query('CREATE INDEX entries_by_type ON entries (conversation_id, type, seq) INCLUDE (payload_size)');
+  },
+};
+
 /** Every migration, oldest first. Append only: a released migration is never edited. */
-export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10];
+export const POSTGRES_MIGRATIONS: readonly PostgresMigration[] = [v1, v2, v3, v4, v5, v6, v7, v8, v9, v10, v11];
 
 /** The first problem with a migration list (versions must run 1, 2, 3… with a description each), or null. */
 export function postgresMigrationsProblem(migrations: readonly PostgresMigration[]): string | null {

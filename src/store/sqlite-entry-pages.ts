@@ -1,21 +1,18 @@
 // The SQLite store's transcript reads (sqlite-store.ts): a page of a conversation's entries for its
 // principal, bounded by count and, when asked, by payload bytes — the cut found from the recorded sizes
-// (migration 9) before any payload is read — and, when asked, of some entry types only; each page read in
-// one transaction, so the ownership check, the cut and the rows come from one snapshot.
+// (migration 9) before any payload is read — and, when asked, of some entry types only (through the type
+// index, sqlite-typed-reads.ts); each page read in one transaction, so the ownership check, the cut and
+// the rows come from one snapshot.
 
 import { StoreError } from './errors.ts';
 import type { SqliteDatabase } from './sqlite-driver.ts';
-import { type CutParams, type CutRow, ENTRY_COLUMNS, type EntryRow, entriesCutSql, type Statements } from './sqlite-statements.ts';
+import type { EntryRow, Statements } from './sqlite-statements.ts';
+import { SqliteTypedReads } from './sqlite-typed-reads.ts';
 import { checkAfterSeq, checkEntryTypes, checkMaxBytes, pageLimit } from './store-checks.ts';
-import { DEFAULT_ENTRIES_LIMIT, type EntriesOptions, MAX_ENTRIES_LIMIT } from './store.ts';
+import { DEFAULT_ENTRIES_LIMIT, type EntriesOptions, type EntryType, MAX_ENTRIES_LIMIT } from './store.ts';
 
 /** The rows of one page and whether more follow it; null: not the principal's conversation (or none). */
 export type EntryRowsPage = { readonly rows: EntryRow[]; readonly more: boolean } | null;
-
-// The types asked for, as one JSON array (@types). An entry's type sits before its payload in the row, so
-// the filter reads no payload (a large one lives in overflow pages it never opens); the walk is the
-// conversation's own, in seq order, so it costs the entries skipped, not their bytes.
-const OF_TYPES = ' AND type IN (SELECT value FROM json_each(@types))';
 
 /** One read's arguments, checked. */
 interface Read {
@@ -24,8 +21,8 @@ interface Read {
   readonly afterSeq: number;
   readonly limit: number;
   readonly maxBytes: number | null;
-  /** The type filter as JSON text, null: every type. */
-  readonly types: string | null;
+  /** The type filter, null: every type. */
+  readonly types: readonly EntryType[] | null;
   readonly more: boolean;
   readonly now: number;
 }
@@ -34,18 +31,15 @@ export class SqliteEntryPages {
   readonly #read: (read: Read) => EntryRowsPage;
 
   constructor(db: SqliteDatabase, s: Statements) {
-    const typedAfter = db.prepare<[{ id: string; after: number; limit: number; types: string }], EntryRow>(
-      `SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = @id AND seq > @after${OF_TYPES} ORDER BY seq LIMIT @limit`,
-    );
-    const typedCut = db.prepare<[CutParams & { types: string }], CutRow>(entriesCutSql(OF_TYPES));
+    const typed = new SqliteTypedReads(db);
     const rowsAfter = (r: Read, limit: number): EntryRow[] =>
-      r.types === null ? s.entriesAfter.all(r.conversationId, r.afterSeq, limit) : typedAfter.all({ id: r.conversationId, after: r.afterSeq, limit, types: r.types });
+      r.types === null ? s.entriesAfter.all(r.conversationId, r.afterSeq, limit) : typed.statements(r.types).after.all({ id: r.conversationId, after: r.afterSeq, limit });
     const read = db.transaction((r: Read): EntryRowsPage => {
       if (s.getConversation.get({ id: r.conversationId, principal: r.principal, now: r.now }) === undefined) return null;
       // Neither a byte bound nor the question whether more follow: the page is the next `limit` rows.
       if (r.maxBytes === null && !r.more) return { rows: rowsAfter(r, r.limit), more: false };
       const params = { id: r.conversationId, after: r.afterSeq, limit: r.limit, max: r.maxBytes ?? Number.MAX_SAFE_INTEGER };
-      const cut = r.types === null ? s.entriesCut.get(params) : typedCut.get({ ...params, types: r.types });
+      const cut = r.types === null ? s.entriesCut.get(params) : typed.statements(r.types).cut.get(params);
       if (cut === undefined) throw new StoreError('corrupt', 'the page cut of a transcript read returned no row');
       // The admitted entries are the first of those after `afterSeq`: the same rows, read in the same snapshot.
       const rows = cut.admitted === 0 ? [] : rowsAfter(r, cut.admitted);
@@ -61,7 +55,6 @@ export class SqliteEntryPages {
   page(conversationId: string, principal: string, opts: EntriesOptions, now: number, more: boolean): EntryRowsPage {
     const afterSeq = checkAfterSeq(opts.afterSeq ?? 0);
     const limit = pageLimit(opts.limit, DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT, 'limit');
-    const types = checkEntryTypes(opts.types);
-    return this.#read({ conversationId, principal, afterSeq, limit, maxBytes: checkMaxBytes(opts.maxBytes), types: types === null ? null : JSON.stringify(types), more, now });
+    return this.#read({ conversationId, principal, afterSeq, limit, maxBytes: checkMaxBytes(opts.maxBytes), types: checkEntryTypes(opts.types), more, now });
   }
 }

@@ -48,8 +48,13 @@ export const ENTRIES_CUT = entriesCutSql('');
 
 /** ENTRIES_CUT over the entries that also match `filter` (a condition on the entry's columns, `AND …`). */
 export function entriesCutSql(filter: string): string {
+  return cutOfPageSql(`SELECT seq, payload_size FROM entries WHERE conversation_id = @id AND seq > @after${filter} ORDER BY seq LIMIT @limit + 1`);
+}
+
+/** ENTRIES_CUT over the rows `page` selects (`seq, payload_size` of the next @limit + 1 entries, in seq order). */
+export function cutOfPageSql(page: string): string {
   return `
-  WITH page AS (SELECT seq, payload_size FROM entries WHERE conversation_id = @id AND seq > @after${filter} ORDER BY seq LIMIT @limit + 1),
+  WITH page AS (${page}),
   sized AS (SELECT ROW_NUMBER() OVER w AS n, SUM(payload_size) OVER w AS running FROM page WINDOW w AS (ORDER BY seq ROWS UNBOUNDED PRECEDING))
   SELECT coalesce(max(n) FILTER (WHERE n = 1 OR (n <= @limit AND running <= @max)), 0) AS admitted, count(*) AS rows FROM sized`;
 }

@@ -90,6 +90,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /at most [\d,]+ entries and (\d+) MiB of JSON lines\s+\(`TRANSCRIPT_READ_MAX_ENTRIES`, `TRANSCRIPT_READ_MAX_BYTES`/, name: 'TRANSCRIPT_READ_MAX_BYTES', figure: mib(limits.TRANSCRIPT_READ_MAX_BYTES) },
   { phrase: /\| `TASK_RESULT_TAIL_BYTES` \| (\d+) MiB/, name: 'TASK_RESULT_TAIL_BYTES', figure: mib(limits.TASK_RESULT_TAIL_BYTES) },
   { phrase: /\| `TASK_HISTORY_MAX_BYTES` \| (\d+) MiB/, name: 'TASK_HISTORY_MAX_BYTES', figure: mib(limits.TASK_HISTORY_MAX_BYTES) },
+  { phrase: /\| `UNDO_PAGE_BYTES` \| (\d+) MiB/, name: 'UNDO_PAGE_BYTES', figure: mib(limits.UNDO_PAGE_BYTES) },
+  { phrase: /\| `UNDO_MAX_SNAPSHOTS` \| ([\d,]+) `file_snapshot` entries/, name: 'UNDO_MAX_SNAPSHOTS', figure: grouped(limits.UNDO_MAX_SNAPSHOTS) },
   { phrase: /\| `TASK_ROUND_HISTORY_CACHE_ENTRIES` \| (\d+) conversations/, name: 'TASK_ROUND_HISTORY_CACHE_ENTRIES', figure: String(limits.TASK_ROUND_HISTORY_CACHE_ENTRIES) },
   { phrase: /\| `TASK_ROUND_HISTORY_CACHE_BYTES` \| (\d+) MiB/, name: 'TASK_ROUND_HISTORY_CACHE_BYTES', figure: mib(limits.TASK_ROUND_HISTORY_CACHE_BYTES) },
   { phrase: /\| `TASK_SWEEP_BATCH` \| (\d+) expired tasks/, name: 'TASK_SWEEP_BATCH', figure: String(limits.TASK_SWEEP_BATCH) },

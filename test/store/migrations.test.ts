@@ -9,6 +9,8 @@ import { processOwnership } from '../../src/store/ownership.ts';
 import { openSqlite, type SqliteDatabase } from '../../src/store/sqlite-driver.ts';
 import { type CutParams, ENTRIES_CUT } from '../../src/store/sqlite-statements.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { typedReadSql } from '../../src/store/sqlite-typed-reads.ts';
+import type { EntryType } from '../../src/store/store.ts';
 import { removeHome, tempHome, throwsStoreError } from './helpers.ts';
 
 let home: string;
@@ -58,7 +60,7 @@ test('a fresh file gets every migration: user_version, tables, indexes, WAL', ()
   const db = raw(databasePath(home));
   assert.is(schemaVersion(db), latestVersion());
   assert.equal(tables(db), ['cluster_nodes', 'consumed_request_states', 'conversations', 'entries', 'session_checkpoints']);
-  assert.equal(indexes(db), ['consumed_request_states_expiry', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_running', 'entries_by_conversation', 'entries_sizes']);
+  assert.equal(indexes(db), ['consumed_request_states_expiry', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_running', 'entries_by_conversation', 'entries_by_type', 'entries_sizes']);
   assert.is(db.pragma('journal_mode'), 'wal');
   db.close();
 });
@@ -289,6 +291,31 @@ test('the cut of a page bounded by bytes reads the sizes from the covering index
     assert.ok(plan.some((d) => d.startsWith('SEARCH entries USING COVERING INDEX entries_sizes')), plan.join('\n'));
     assert.ok(!plan.some((d) => /SCAN entries\b|SEARCH entries USING (?!COVERING)/.test(d)), plan.join('\n'));
     assert.ok(plan.some((d) => d.includes('USING COVERING INDEX entries_sizes')), plan.join('\n'));
+  } finally {
+    db.close();
+  }
+});
+
+test('a read of some entry types walks the type index, one ordered range per type merged by seq, for its rows and its cut', () => {
+  openStore({ home }).close();
+  const db = raw(databasePath(home));
+  try {
+    const plans = (types: readonly EntryType[]) => {
+      const explain = (sql: string) => db.prepare<[CutParams], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`).all({ id: 'c', after: 0, limit: 10, max: 100 }).map((r) => r.detail);
+      const { after, cut } = typedReadSql(types);
+      return [explain(after), explain(cut)];
+    };
+    for (const types of [['file_snapshot'], ['file_snapshot', 'undo'], ['undo', 'model', 'user']] as EntryType[][]) {
+      const [rows, cut] = plans(types);
+      for (const plan of [rows!, cut!]) {
+        const searches = plan.filter((d) => /\b(SEARCH|SCAN) entries\b/.test(d));
+        assert.is(searches.length, types.length, plan.join('\n'));
+        assert.ok(searches.every((d) => /USING (COVERING )?INDEX entries_by_type \(conversation_id=\? AND type=\? AND seq>\?\)/.test(d)), plan.join('\n'));
+        assert.ok(!plan.some((d) => d.includes('TEMP B-TREE')), `merged in seq order, not sorted: ${plan.join('\n')}`);
+        if (types.length > 1) assert.ok(plan.includes('MERGE (UNION ALL)'), plan.join('\n'));
+      }
+      assert.ok(cut!.filter((d) => d.includes('entries_by_type')).every((d) => d.includes('COVERING INDEX')), `the cut reads no row: ${cut!.join('\n')}`);
+    }
   } finally {
     db.close();
   }

@@ -3,11 +3,13 @@
 // schema refused; seq uniqueness enforced by the database itself; many stores appending at once;
 // durable commits required; owners by node. Skipped, with the reason, without PostgreSQL binaries.
 
+import pg from 'pg';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { nodeOwnership } from '../../src/store/node-ownership.ts';
 import { POSTGRES_MIGRATIONS, type PostgresMigration, VERSION_TABLE } from '../../src/store/postgres-migrations.ts';
 import { PostgresConversationStore, type PostgresStoreOptions } from '../../src/store/postgres-store.ts';
+import { ENTRIES, ENTRIES_PAGE } from '../../src/store/postgres-statements.ts';
 import type { Entry } from '../../src/store/store.ts';
 import { rejectsStoreError } from './contract.ts';
 import { guarded } from '../hang-guard.ts';
@@ -63,7 +65,7 @@ pgTest('an empty database gets every migration: version, tables, keys, checks an
   assert.equal(await names(url, "SELECT table_name AS name FROM information_schema.tables WHERE table_schema = 'public' ORDER BY 1"), ['cluster_nodes', 'consumed_request_states', 'conversations', 'entries', 'session_checkpoints', 'session_event_heads', 'session_events', VERSION_TABLE]);
   assert.equal(
     await names(url, "SELECT indexname AS name FROM pg_indexes WHERE schemaname = 'public' ORDER BY 1"),
-    ['cluster_nodes_pkey', 'consumed_request_states_expiry', 'consumed_request_states_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_seq_unique', 'session_checkpoints_pkey', 'session_event_heads_age', 'session_event_heads_pkey', 'session_events_age', 'session_events_seq_unique', `${VERSION_TABLE}_pkey`],
+    ['cluster_nodes_pkey', 'consumed_request_states_expiry', 'consumed_request_states_pkey', 'conversations_by_principal', 'conversations_by_session', 'conversations_expiry', 'conversations_lease', 'conversations_pkey', 'conversations_running', 'entries_by_type', 'entries_seq_unique', 'session_checkpoints_pkey', 'session_event_heads_age', 'session_event_heads_pkey', 'session_events_age', 'session_events_seq_unique', `${VERSION_TABLE}_pkey`],
   );
   const key = await names(url, "SELECT pg_get_constraintdef(oid) AS name FROM pg_constraint WHERE conname = 'entries_seq_unique'");
   assert.equal(key, ['PRIMARY KEY (conversation_id, seq)']);
@@ -134,6 +136,33 @@ pgTest('a version-9 database (before payload sizes) gets each entry\'s UTF-8 siz
   assert.equal((await store.entriesPage(c.id, 'alice', { maxBytes: one + two - 1 }))?.entries.map((e) => e.seq), [1]);
   const column = await running().query<{ nullable: string }>(dbName(url), "SELECT is_nullable AS nullable FROM information_schema.columns WHERE table_name = 'entries' AND column_name = 'payload_size'");
   assert.equal(column.rows, [{ nullable: 'NO' }], 'an insert that does not measure its payload fails');
+});
+
+pgTest('a read of some entry types finds its rows through entries_by_type, not by walking the conversation', async () => {
+  const url = await running().createDatabase();
+  const store = await open(url);
+  const c = await store.createConversation(alice);
+  // A long conversation of messages with a few snapshots among them, as the planner then sees it.
+  await running().query(dbName(url), `INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size)
+    SELECT $1, n, 1, CASE WHEN n % 500 = 0 THEN 'file_snapshot' ELSE 'tool_result' END, '{}', 2 FROM generate_series(1, 20000) AS n`, [c.id]);
+  await running().query(dbName(url), 'UPDATE conversations SET last_seq = 20000 WHERE id = $1', [c.id]);
+  await running().query(dbName(url), 'ANALYZE entries');
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const plan = async (sql: string, params: unknown[]) => (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n');
+    for (const types of [['file_snapshot'], ['file_snapshot', 'undo']]) {
+      const rows = await plan(ENTRIES, [c.id, 'alice', 0, 100, Date.now(), types]);
+      assert.match(rows, /Index (Only )?Scan using entries_by_type on entries/, rows);
+      const page = await plan(ENTRIES_PAGE, [c.id, 'alice', 0, 100, Date.now(), 1_000_000, types]);
+      assert.match(page, /Index (Only )?Scan using entries_by_type on entries/, page);
+    }
+  } finally {
+    await client.end();
+  }
+  // And the read itself: the 40 snapshots, in seq order.
+  const snapshots = await store.entries(c.id, 'alice', { types: ['file_snapshot'] });
+  assert.equal(snapshots?.map((e) => e.seq), Array.from({ length: 40 }, (_, i) => (i + 1) * 500));
 });
 
 pgTest('re-opening a migrated database runs no migration', async () => {

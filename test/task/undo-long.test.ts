@@ -81,7 +81,7 @@ test('undo reads only file_snapshot and undo entries from the store', async () =
   const undo = await undoConversation(spy, id, 'local', dir);
   assert.is((undo.structured as { reverted: number }).reverted, 1, undo.text);
   assert.equal([...new Set(read.map((e) => e.type))], ['file_snapshot'], 'no message entry was loaded');
-  assert.is(read.length, 2);
+  assert.is(read.length, 3, 'its two snapshots, and its before-image again when the file is restored (undo-plan.ts)');
 });
 
 test('another principal\'s conversation is not found', async () => {
