@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { refusal, answer } from '../../src/mcp/outgoing.ts';
-import { decodeHeaderValue, headerMismatch, modernHttpStatus, refuseModernPost } from '../../src/transports/modern-headers.ts';
+import { classify } from '../../src/mcp/jsonrpc.ts';
+import { decodeHeaderValue, headerMismatch, modernHttpStatus, refuseModernMessages, refuseModernPost } from '../../src/transports/modern-headers.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const from = (headers: Record<string, string>) => (name: string) => headers[name];
@@ -56,6 +57,28 @@ test('refuseModernPost: header mismatch first (-32020), then the envelope (-3260
   const mismatch = refuseModernPost(from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' }), 7, 'server/discover', { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v9' } });
   assert.equal(JSON.parse(mismatch?.body ?? '{}').error.code, -32020);
   assert.is(refuseModernPost(v, 8, 'server/discover', { _meta: META }), null);
+});
+
+test('refuseModernMessages: every modern request of a POST is checked, a modern one in a batch refuses the batch, legacy ones pass', () => {
+  const modern = classify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call });
+  const legacy = classify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+  assert.is(refuseModernMessages(from({}), [legacy], false), null);
+  assert.is(refuseModernMessages(from({}), [legacy, legacy], true), null);
+  assert.is(refuseModernMessages(from(all), [modern], false), null);
+  const lying = refuseModernMessages(from({ ...all, 'mcp-method': 'tools/list' }), [modern], false);
+  assert.equal([lying?.status, JSON.parse(lying?.body ?? '{}').error.code, JSON.parse(lying?.body ?? '{}').id], [400, -32020, 1]);
+  const batch = refuseModernMessages(from(all), [legacy, modern], true);
+  assert.equal([batch?.status, JSON.parse(batch?.body ?? '{}').error.code, JSON.parse(batch?.body ?? '{}').id], [400, -32600, null]);
+});
+
+test('refuseModernPost: params nesting past MAX_JSON_DEPTH are -32602 with the id before the envelope is read (no stack overflow)', () => {
+  let deep: unknown = {};
+  for (let i = 0; i < 20_000; i++) deep = { a: deep };
+  const v = from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
+  for (const meta of [{ ...META, 'io.modelcontextprotocol/clientCapabilities': deep }, { ...META, 'io.modelcontextprotocol/protocolVersion': deep }]) {
+    const r = refuseModernPost(v, 'd', 'tools/list', { _meta: meta });
+    assert.equal([r?.status, JSON.parse(r?.body ?? '{}').error.code, JSON.parse(r?.body ?? '{}').id], [400, -32602, 'd']);
+  }
 });
 
 test('a modern answer is 404 for -32601, 400 for -32021, and 200 for results and handler errors', () => {
