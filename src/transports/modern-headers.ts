@@ -49,7 +49,7 @@ export function headerMismatch(header: (name: string) => string | undefined, met
   const declared = metaField(metaOf(params), META_PROTOCOL_VERSION);
   if (version === undefined) return 'Header mismatch: a 2026-07-28 request needs the MCP-Protocol-Version header';
   if (declared !== undefined && version !== declared) {
-    return `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(version)} but the request's _meta names ${JSON.stringify(declared)}`;
+    return `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(version)} but the request's _meta names ${shown(declared)}`;
   }
   const named = header('mcp-method')?.trim();
   if (named === undefined) return `Header mismatch: a 2026-07-28 request needs the Mcp-Method header (${JSON.stringify(method)})`;
@@ -63,8 +63,15 @@ export function headerMismatch(header: (name: string) => string | undefined, met
   }
   const name = decodeHeaderValue(raw);
   if (name === null) return 'Header mismatch: Mcp-Name is wrapped as =?base64?…?= but is not base64 of UTF-8 text';
-  if (name !== body) return `Header mismatch: Mcp-Name is ${JSON.stringify(name)} but the body's params.${field} is ${JSON.stringify(body)}`;
+  if (name !== body) return `Header mismatch: Mcp-Name is ${JSON.stringify(name)} but the body's params.${field} is ${shown(body)}`;
   return null;
+}
+
+/** A body value named in a mismatch: a string as JSON, anything else by its type (it may nest past any stack). */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /**
@@ -73,14 +80,14 @@ export function headerMismatch(header: (name: string) => string | undefined, met
  * we do not speak), each as HTTP 400, the request's id echoed. Null: the request goes on to the core.
  */
 export function refuseModernPost(header: (name: string) => string | undefined, id: RequestId, method: string, params: Params): { status: number; body: string } | null {
+  const mismatch = headerMismatch(header, method, params);
+  if (mismatch !== null) return { status: 400, body: errorLine(id, ModernErrorCode.HeaderMismatch, mismatch) };
   // Read here on the main thread, before the core's own depth check: the envelope's recursive JSON.stringify
-  // (the capabilities' size, a mismatch's message) must never meet a value deep enough to overflow. The
-  // params sit one level below the message, which the core bounds at MAX_JSON_DEPTH.
+  // (the capabilities' size) must never meet a value deep enough to overflow. The params sit one level
+  // below the message, which the core bounds at MAX_JSON_DEPTH.
   if (nestsDeeperThan(params, MAX_JSON_DEPTH - 1)) {
     return { status: 400, body: errorLine(id, ErrorCode.InvalidParams, `Invalid params: the message nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels of objects and arrays`) };
   }
-  const mismatch = headerMismatch(header, method, params);
-  if (mismatch !== null) return { status: 400, body: errorLine(id, ModernErrorCode.HeaderMismatch, mismatch) };
   const context = readModernContext(method, params);
   if (Array.isArray(context)) return { status: 400, body: errorLine(id, context[0], context[1], context[2]) };
   return null;

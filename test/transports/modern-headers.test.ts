@@ -75,10 +75,14 @@ test('refuseModernPost: params nesting past MAX_JSON_DEPTH are -32602 with the i
   let deep: unknown = {};
   for (let i = 0; i < 20_000; i++) deep = { a: deep };
   const v = from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
-  for (const meta of [{ ...META, 'io.modelcontextprotocol/clientCapabilities': deep }, { ...META, 'io.modelcontextprotocol/protocolVersion': deep }]) {
-    const r = refuseModernPost(v, 'd', 'tools/list', { _meta: meta });
-    assert.equal([r?.status, JSON.parse(r?.body ?? '{}').error.code, JSON.parse(r?.body ?? '{}').id], [400, -32602, 'd']);
-  }
+  const capabilities = refuseModernPost(v, 'd', 'tools/list', { _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': deep } });
+  assert.equal([capabilities?.status, JSON.parse(capabilities?.body ?? '{}').error.code, JSON.parse(capabilities?.body ?? '{}').id], [400, -32602, 'd']);
+  // A deep value the headers contradict is named by its type in the mismatch, never serialised.
+  const version = refuseModernPost(v, 'd', 'tools/list', { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': deep } });
+  assert.equal([version?.status, JSON.parse(version?.body ?? '{}').error.code], [400, -32020]);
+  assert.match(JSON.parse(version?.body ?? '{}').error.message, /names an object/);
+  const named = refuseModernPost(from(all), 'd', 'tools/call', { name: deep, arguments: {}, _meta: META });
+  assert.equal([named?.status, JSON.parse(named?.body ?? '{}').error.code], [400, -32020]);
 });
 
 test('a modern answer is 404 for -32601, 400 for -32021, and 200 for results and handler errors', () => {
