@@ -76,6 +76,22 @@ export class ObservedTasks implements StoreListener {
     e.status = status;
   }
 
+  /**
+   * A task's run on this node settled. Its status is normally written first (`statusSet`); a run that lost
+   * the task instead — fenced by a newer run of its conversation (a `conversation_id` continuation), a
+   * `tasks/cancel` served by another node, a takeover — writes none, and would stay `running` here, never
+   * trimmed: one permanent entry per lost run, and a running count that only grows. It is counted
+   * `interrupted` (on this node, its run stopped without an end), and the list trimmed.
+   */
+  ended(taskId: string): void {
+    const e = this.#byTask.get(taskId);
+    if (e === undefined || e.status !== 'running') return;
+    this.#counts.set('running', (this.#counts.get('running') ?? 1) - 1);
+    this.#counts.set('interrupted', (this.#counts.get('interrupted') ?? 0) + 1);
+    e.status = 'interrupted';
+    this.#trim();
+  }
+
   /** Tasks by status, over every task this process has run. */
   counts(): ReadonlyMap<ConversationStatus, number> {
     return this.#counts;

@@ -106,6 +106,11 @@ export class ServerObserver {
     this.tasks.started(task);
   }
 
+  /** A task's run on this node settled (ObservedTasks.ended: one that lost its task wrote no status). */
+  taskEnded(taskId: string): void {
+    this.tasks.ended(taskId);
+  }
+
   /** The store with appends timed and task progress counted. */
   observeStore(store: AsyncConversationStore): AsyncConversationStore {
     const observed = new ObservedStore(store, {

@@ -69,6 +69,9 @@ export class TaskSupervision {
     const started = performance.now();
     const harness = run.harness;
     this.#observer.taskStarted({ id, conversationId: run.conversationId, session: sessionId, principal, ownerKey, harness });
-    void run.outcome.then((outcome) => this.#observer.callFinished('harness_task', harness, outcome, started));
+    void run.outcome.then((outcome) => {
+      this.#observer.taskEnded(id);
+      this.#observer.callFinished('harness_task', harness, outcome, started);
+    });
   }
 }

@@ -29,7 +29,7 @@ import { forgetHistory, keepHistory, keptHistory, RoundHistory } from './round-h
 import type { TaskContext } from './task-context.ts';
 import { isBudgetRefusal, type TaskAllowance } from './principal-budget.ts';
 import { taskCaller } from './task-run.ts';
-import { storedSetup } from './task-takeover.ts';
+import { storedSetup, workspaceOf } from './task-takeover.ts';
 import { currentContent } from './undo.ts';
 
 export interface TaskRoundDeps {
@@ -97,6 +97,12 @@ class Round {
   readonly #tools: ToolSpec[];
   #setup!: TaskSetup;
   #lease!: TaskLease;
+  /**
+   * Where the round's tool calls run: the deps' workspace, except for a parked task resumed (a `tasks/update`,
+   * on whichever node): the workspace kept with it at its claim, where it ran until it parked. The answering
+   * request's own (its node's configured one) would run the person's confirmed command somewhere else.
+   */
+  #workspace: string;
   readonly #allowance: TaskAllowance | undefined;
   /** Cancellation, and with the server's model the round's wall time: the round records why and ends `cancelled`. */
   readonly #stop = new AbortController();
@@ -107,6 +113,7 @@ class Round {
 
   constructor(deps: TaskRoundDeps, args: Record<string, unknown>, harness: HarnessId, allowance: TaskAllowance | undefined) {
     this.#deps = deps;
+    this.#workspace = deps.workspace;
     this.#args = args;
     this.#harness = harness;
     this.#allowance = allowance;
@@ -182,6 +189,7 @@ class Round {
       const kept = (resumed.setup as { maxTurns?: unknown } | null)?.maxTurns;
       this.#setup = { ...this.#setupFor(conversationId), ...(typeof kept === 'number' && Number.isSafeInteger(kept) && kept > 0 ? { maxTurns: Math.min(kept, MAX_TURNS_LIMIT) } : {}) };
       this.#lease = resumed.lease;
+      this.#workspace = workspaceOf(resumed) ?? this.#deps.workspace;
       this.#deps.onClaimed?.(conversationId, conversation);
       this.#deps.context.taskStatusChanged?.(conversationId);
       return conversationId;
@@ -324,7 +332,8 @@ class Round {
       const why = person === undefined ? 'the person could not be asked' : person.refusal;
       return { e: 'tool', id: call.id, outcome: { text: `Not run: ${call.name} needs the person's confirmation and ${why}`, isError: true } };
     }
-    const { clock, toolTimeoutMs, workspace } = this.#deps;
+    const { clock, toolTimeoutMs } = this.#deps;
+    const workspace = this.#workspace;
     const deadline = new AbortController();
     const timer = clock.setTimeout(() => deadline.abort(new DOMException('The operation was aborted due to timeout', 'TimeoutError')), toolTimeoutMs, { unref: true });
     const signal = AbortSignal.any([this.#stop.signal, deadline.signal]);

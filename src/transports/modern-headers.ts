@@ -2,11 +2,13 @@
 // `Mcp-Name`): an intermediary routes by them, so a request that omits one or disagrees with the body is
 // refused (-32020, HTTP 400), and the answer's HTTP status follows its JSON-RPC error code.
 
-import { META_PROTOCOL_VERSION, metaField, metaOf, ModernErrorCode } from '../mcp/era.ts';
+import { isModernRequest, META_PROTOCOL_VERSION, metaField, metaOf, ModernErrorCode } from '../mcp/era.ts';
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { ErrorCode, errorLine, type Params } from '../mcp/jsonrpc.ts';
+import { type Classified, ErrorCode, errorLine, type Params } from '../mcp/jsonrpc.ts';
+import { nestsDeeperThan } from '../mcp/limits.ts';
 import { readModernContext } from '../mcp/modern.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
+import { MAX_JSON_DEPTH } from '../limits.ts';
 
 /** The body field `Mcp-Name` repeats, by method (SEP-2243; the Tasks extension, SEP-2663, adds its methods' `taskId`). */
 const nameField: ReadonlyMap<string, string> = new Map([
@@ -47,7 +49,7 @@ export function headerMismatch(header: (name: string) => string | undefined, met
   const declared = metaField(metaOf(params), META_PROTOCOL_VERSION);
   if (version === undefined) return 'Header mismatch: a 2026-07-28 request needs the MCP-Protocol-Version header';
   if (declared !== undefined && version !== declared) {
-    return `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(version)} but the request's _meta names ${JSON.stringify(declared)}`;
+    return `Header mismatch: MCP-Protocol-Version is ${JSON.stringify(version)} but the request's _meta names ${shown(declared)}`;
   }
   const named = header('mcp-method')?.trim();
   if (named === undefined) return `Header mismatch: a 2026-07-28 request needs the Mcp-Method header (${JSON.stringify(method)})`;
@@ -61,8 +63,15 @@ export function headerMismatch(header: (name: string) => string | undefined, met
   }
   const name = decodeHeaderValue(raw);
   if (name === null) return 'Header mismatch: Mcp-Name is wrapped as =?base64?…?= but is not base64 of UTF-8 text';
-  if (name !== body) return `Header mismatch: Mcp-Name is ${JSON.stringify(name)} but the body's params.${field} is ${JSON.stringify(body)}`;
+  if (name !== body) return `Header mismatch: Mcp-Name is ${JSON.stringify(name)} but the body's params.${field} is ${shown(body)}`;
   return null;
+}
+
+/** A body value named in a mismatch: a string as JSON, anything else by its type (it may nest past any stack). */
+function shown(value: unknown): string {
+  if (typeof value === 'string') return JSON.stringify(value);
+  if (value === null || value === undefined) return String(value);
+  return Array.isArray(value) ? 'an array' : typeof value === 'object' ? 'an object' : `a ${typeof value}`;
 }
 
 /**
@@ -73,9 +82,33 @@ export function headerMismatch(header: (name: string) => string | undefined, met
 export function refuseModernPost(header: (name: string) => string | undefined, id: RequestId, method: string, params: Params): { status: number; body: string } | null {
   const mismatch = headerMismatch(header, method, params);
   if (mismatch !== null) return { status: 400, body: errorLine(id, ModernErrorCode.HeaderMismatch, mismatch) };
+  // Read here on the main thread, before the core's own depth check: the envelope's recursive JSON.stringify
+  // (the capabilities' size) must never meet a value deep enough to overflow. The params sit one level
+  // below the message, which the core bounds at MAX_JSON_DEPTH.
+  if (nestsDeeperThan(params, MAX_JSON_DEPTH - 1)) {
+    return { status: 400, body: errorLine(id, ErrorCode.InvalidParams, `Invalid params: the message nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels of objects and arrays`) };
+  }
   const context = readModernContext(method, params);
   if (Array.isArray(context)) return { status: 400, body: errorLine(id, context[0], context[1], context[2]) };
   return null;
+}
+
+/**
+ * What a POST carrying 2026-07-28 requests is refused with before any session sees it, whether or not it
+ * names a session (`refuseModernPost` for its one request): a session id is no way round the headers, since a
+ * router that reads them must never see another request than the server runs. A modern request in a batch
+ * is refused whole (400, -32600): the headers describe one request, and 2026-07-28 has no batches here.
+ * Null: no modern request, or one whose headers and envelope agree.
+ */
+export function refuseModernMessages(header: (name: string) => string | undefined, messages: readonly Classified[], batch: boolean): { status: number; body: string } | null {
+  const modern = messages.filter((m): m is Extract<Classified, { kind: 'request' }> => m.kind === 'request' && isModernRequest(m.method, m.params));
+  const only = modern[0];
+  if (only === undefined) return null;
+  if (batch) {
+    const message = 'Invalid request: a 2026-07-28 request cannot be sent in a JSON-RPC batch (its MCP-Protocol-Version, Mcp-Method and Mcp-Name headers describe one request); send it alone in its POST (nothing in this batch was run)';
+    return { status: 400, body: errorLine(null, ErrorCode.InvalidRequest, message) };
+  }
+  return refuseModernPost(header, only.id, only.method, only.params);
 }
 
 /**

@@ -25,7 +25,7 @@ import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts'
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
 import { isModernRequest } from '../mcp/era.ts';
-import { modernHttpStatus, refuseModernPost } from './modern-headers.ts';
+import { modernHttpStatus, refuseModernMessages } from './modern-headers.ts';
 import { Exchange, HttpSession } from './http-session.ts';
 import { checkHostAndOrigin, type OriginPolicy } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionHost } from './session-host.ts';
@@ -279,12 +279,11 @@ export class StreamableHttp {
     if (opening && batch) return refuseBody('Invalid request: JSON-RPC batch arrays are not accepted before initialize; send initialize alone');
     // A 2026-07-28 request (one, not a batch) without a session id is served by a session its client
     // never learns the id of, which keeps nothing of the request once it is answered.
+    // Every modern request's headers are checked, on a session or not (modern-headers.ts).
+    const refused = refuseModernMessages((name) => header(request, name), messages, batch);
+    if (refused !== null) return json(refused.status, refused.body);
     const only = !batch && messages.length === 1 ? messages[0] : undefined;
     const stateless = header(request, 'mcp-session-id') === undefined && only?.kind === 'request' && isModernRequest(only.method, only.params);
-    if (stateless && only?.kind === 'request') {
-      const refused = refuseModernPost((name) => header(request, name), only.id, only.method, only.params);
-      if (refused !== null) return json(refused.status, refused.body);
-    }
     let s: HttpSession;
     /** Opened for this request alone, closed once it is answered (a principal whose sessions are not shared). */
     let oneShot = false;

@@ -371,4 +371,30 @@ test('a turn asking more than MAX_PARKED_QUESTIONS parks with the first ones; on
   }
 });
 
+test('an answer resumes the task in the workspace it started in (its session\'s chosen root), not the answering node\'s configured one, on either node', async () => {
+  const g = await ground([bashTurn('echo here > where.txt'), said('Written.')]);
+  try {
+    const chosen = path.join(g.ws, 'chosen-root');
+    await mkdir(chosen);
+    const nodeA = new DetachedTasks();
+    const d = g.deps(g.a);
+    const created = await nodeA.start({
+      kind: 'runTool', ticket: 1, requestId: 1, tool: 'harness_task', args: { harness: 'super-pi-code', prompt: 'write where.txt' }, harness: 'super-pi-code',
+      client: { sampling: false, elicitation: false }, rounds: { sample: false, ask: true, resume: null }, task: true, workspace: chosen,
+    }, d.task, d, NO_SCHEDULER);
+    if (created.kind !== 'taskCreated') throw new Error(`no task: ${JSON.stringify(created)}`);
+    const id = created.task.taskId;
+    await g.until(id, 'input_required');
+    const question = (await parkedInput(g.b, (await g.b.taskRecord(id, PRINCIPAL))!, PRINCIPAL, REMOTE))!;
+    if (question.kind !== 'ask') throw new Error(`parked at ${question.kind}, not a question`);
+    // Answered on the other node, whose configured workspace (g.ws) is not where the task ran.
+    await new DetachedTasks().answer(id, [{ key: question.pending[0]!.key, person: { allowed: true, refusal: '' } }], true, g.deps(g.b).task, g.deps(g.b));
+    await g.until(id, 'completed');
+    assert.is(await readFile(path.join(chosen, 'where.txt'), 'utf8'), 'here\n', 'the confirmed command ran where the task works');
+    assert.not.ok(existsSync(path.join(g.ws, 'where.txt')), 'and not in the answering node\'s workspace');
+  } finally {
+    await g.close();
+  }
+});
+
 test.run();

@@ -5,7 +5,8 @@ import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { refusal, answer } from '../../src/mcp/outgoing.ts';
-import { decodeHeaderValue, headerMismatch, modernHttpStatus, refuseModernPost } from '../../src/transports/modern-headers.ts';
+import { classify } from '../../src/mcp/jsonrpc.ts';
+import { decodeHeaderValue, headerMismatch, modernHttpStatus, refuseModernMessages, refuseModernPost } from '../../src/transports/modern-headers.ts';
 
 const META = { 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {} };
 const from = (headers: Record<string, string>) => (name: string) => headers[name];
@@ -56,6 +57,32 @@ test('refuseModernPost: header mismatch first (-32020), then the envelope (-3260
   const mismatch = refuseModernPost(from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'server/discover' }), 7, 'server/discover', { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': 'v9' } });
   assert.equal(JSON.parse(mismatch?.body ?? '{}').error.code, -32020);
   assert.is(refuseModernPost(v, 8, 'server/discover', { _meta: META }), null);
+});
+
+test('refuseModernMessages: every modern request of a POST is checked, a modern one in a batch refuses the batch, legacy ones pass', () => {
+  const modern = classify({ jsonrpc: '2.0', id: 1, method: 'tools/call', params: call });
+  const legacy = classify({ jsonrpc: '2.0', id: 2, method: 'tools/list', params: {} });
+  assert.is(refuseModernMessages(from({}), [legacy], false), null);
+  assert.is(refuseModernMessages(from({}), [legacy, legacy], true), null);
+  assert.is(refuseModernMessages(from(all), [modern], false), null);
+  const lying = refuseModernMessages(from({ ...all, 'mcp-method': 'tools/list' }), [modern], false);
+  assert.equal([lying?.status, JSON.parse(lying?.body ?? '{}').error.code, JSON.parse(lying?.body ?? '{}').id], [400, -32020, 1]);
+  const batch = refuseModernMessages(from(all), [legacy, modern], true);
+  assert.equal([batch?.status, JSON.parse(batch?.body ?? '{}').error.code, JSON.parse(batch?.body ?? '{}').id], [400, -32600, null]);
+});
+
+test('refuseModernPost: params nesting past MAX_JSON_DEPTH are -32602 with the id before the envelope is read (no stack overflow)', () => {
+  let deep: unknown = {};
+  for (let i = 0; i < 20_000; i++) deep = { a: deep };
+  const v = from({ 'mcp-protocol-version': '2026-07-28', 'mcp-method': 'tools/list' });
+  const capabilities = refuseModernPost(v, 'd', 'tools/list', { _meta: { ...META, 'io.modelcontextprotocol/clientCapabilities': deep } });
+  assert.equal([capabilities?.status, JSON.parse(capabilities?.body ?? '{}').error.code, JSON.parse(capabilities?.body ?? '{}').id], [400, -32602, 'd']);
+  // A deep value the headers contradict is named by its type in the mismatch, never serialised.
+  const version = refuseModernPost(v, 'd', 'tools/list', { _meta: { ...META, 'io.modelcontextprotocol/protocolVersion': deep } });
+  assert.equal([version?.status, JSON.parse(version?.body ?? '{}').error.code], [400, -32020]);
+  assert.match(JSON.parse(version?.body ?? '{}').error.message, /names an object/);
+  const named = refuseModernPost(from(all), 'd', 'tools/call', { name: deep, arguments: {}, _meta: META });
+  assert.equal([named?.status, JSON.parse(named?.body ?? '{}').error.code], [400, -32020]);
 });
 
 test('a modern answer is 404 for -32601, 400 for -32021, and 200 for results and handler errors', () => {
