@@ -49,6 +49,8 @@ export interface Claims {
   readonly nbf?: number;
   readonly scope?: string;
   readonly cnf?: Record<string, string>;
+  /** Any other claim (an ID token's at_hash, a nonce). */
+  readonly [claim: string]: unknown;
 }
 
 /** A token signed by `key` with exactly `claims` (seconds since the epoch for exp/nbf). */
