@@ -21,6 +21,7 @@ import { actingQuestionId, toolAnswered } from '../../src/mcp/acting-questions.t
 import { toolNames } from '../../src/tools/definition.ts';
 import { scopeRefusal } from '../../src/transports/scoped-frames.ts';
 import { startLoopbackIssuer } from '../auth/issuer-fixture.ts';
+import { feed, fold, ready, req } from '../mcp/golden.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../e2e/fixtures.ts';
 
 const RESOURCE = 'https://mcp.confirm.example/mcp';
@@ -109,6 +110,23 @@ test('the capability an answer needs is the capability of the call it lets go on
     assert.is(answerCapability(id), 'read');
   }));
   assert.is(answerCapability('superpi-roots-1'), 'read');
+});
+
+test('the core names the call in each question it asks a 2025 client: bash\'s and harness_task\'s confirmations, and a task\'s model turn, need mcp:exec to answer', () => {
+  const idOf = (replies: unknown[]) => (replies.find((r) => (r as Message).method !== undefined) as Message | undefined)?.id;
+  const bash = feed(ready('2025-06-18', { elicitation: {} }), req(1, 'tools/call', { name: 'bash', arguments: { command: 'true' } }));
+  assert.match(String(idOf(bash.replies)), /^superpi-confirm-bash-\d+$/);
+  assert.is(answerCapability(idOf(bash.replies)), 'exec');
+  const assistant = ready('2025-06-18', { elicitation: {} }, { harness: 'super-pi-assistant' });
+  const task = feed(assistant, req(2, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
+  assert.match(String(idOf(task.replies)), /^superpi-confirm-harness_task-\d+$/);
+  assert.is(answerCapability(idOf(task.replies)), 'exec');
+  const started = feed(ready('2025-06-18', { sampling: {} }), req(3, 'tools/call', { name: 'harness_task', arguments: { harness: 'super-pi-planner', prompt: 'plan' } }));
+  const run = started.effects.find((e) => e.kind === 'runTool');
+  assert.ok(run && run.kind === 'runTool');
+  const turn = fold(started.state, { kind: 'clientRequest', ticket: run.ticket, key: 1, method: 'sampling/createMessage', params: {} });
+  assert.match(String(idOf(turn.replies)), /^superpi-ask-harness_task-\d+$/);
+  assert.is(answerCapability(idOf(turn.replies)), 'exec');
 });
 
 test('WebSocket frames: an answer to a bash or write confirmation without its scope is refused with id null naming the scope; an answer to roots/list is not', () => {
