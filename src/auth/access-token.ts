@@ -1,6 +1,6 @@
 // Verifying an OAuth access token (a JWT, RFC 9068) for this resource server: an allowed asymmetric
 // signature by a key of a configured issuer, `iss` among them, `aud` naming this resource, `exp`/`nbf`
-// within the clock skew, a `sub`. The principal is issuer + sub; the scopes become capabilities.
+// within the clock skew, a `sub`, and nothing marking it another kind of JWT (token-kind.ts). The principal is issuer + sub; the scopes become capabilities.
 // A verified token is remembered by its digest until it expires, so a client's every request costs a hash.
 
 import { createHash } from 'node:crypto';
@@ -11,6 +11,7 @@ import { type FetchJson, fetchJson as defaultFetchJson, IssuerUnavailable } from
 import { ALLOWED_ALGORITHMS, JwksCache } from './jwks-cache.ts';
 import type { OAuthConfig } from './oauth-config.ts';
 import { type Capability, capabilitiesOf } from './scopes.ts';
+import { notAnAccessToken } from './token-kind.ts';
 
 export interface VerifiedToken {
   readonly ok: true;
@@ -100,16 +101,21 @@ export class AccessTokenVerifier {
 
   async #verify(token: string): Promise<TokenVerdict> {
     if (!COMPACT_JWS.test(token)) return refused('the bearer token is not a JWT (three base64url parts)');
-    let iss: unknown;
-    let alg: unknown;
+    let header: ReturnType<typeof decodeProtectedHeader>;
+    let claims: ReturnType<typeof decodeJwt>;
     try {
-      alg = decodeProtectedHeader(token).alg;
-      iss = decodeJwt(token).iss;
+      header = decodeProtectedHeader(token);
+      claims = decodeJwt(token);
     } catch {
       return refused('the bearer token is not a well-formed JWT');
     }
+    const { alg } = header;
+    const { iss } = claims;
     // Checked before any key is looked up: an algorithm outside the list (none, HS256...) never reaches a key.
     if (typeof alg !== 'string' || !ALLOWED_ALGORITHMS.includes(alg)) return refused(`the token's algorithm ${JSON.stringify(alg)} is not allowed (asymmetric signatures only)`);
+    // An ID token (or any other JWT) the issuer signed is no access token, whatever its aud and scope say.
+    const other = notAnAccessToken(header, claims, this.#config.requireAtJwt);
+    if (other !== null) return refused(other);
     const keys = typeof iss === 'string' ? this.#issuers.get(iss) : undefined;
     if (keys === undefined) return refused('the token was issued by an issuer this server does not trust');
     try {

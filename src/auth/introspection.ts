@@ -2,12 +2,13 @@
 // the configured issuers whose metadata names an `introspection_endpoint` are asked, in order, with this
 // server's client credentials; the first that calls the token active decides. Its answer is held to the
 // same rules as a JWT (`iss`, `aud` naming this resource, `exp`/`nbf` within the skew, a `sub`, scopes)
-// and remembered by digest until it expires. An issuer that cannot be asked is a 503, never an acceptance.
+// and remembered by digest until it expires. A refusal is remembered by digest briefly, so the same bad token
+// does not cost a request to the issuer each time. An issuer that cannot be asked is a 503, never an acceptance.
 
 import { createHash } from 'node:crypto';
 import {
-  OAUTH_INTROSPECTION_CACHE_ENTRIES, OAUTH_INTROSPECTION_CACHE_MAX_SECONDS, OAUTH_INTROSPECTION_MAX_IN_FLIGHT,
-  OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS,
+  OAUTH_INTROSPECTION_CACHE_ENTRIES, OAUTH_INTROSPECTION_CACHE_MAX_SECONDS, OAUTH_INTROSPECTION_INACTIVE_CACHE_ENTRIES,
+  OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS, OAUTH_INTROSPECTION_MAX_IN_FLIGHT, OAUTH_UNAVAILABLE_RETRY_AFTER_SECONDS,
 } from '../limits.ts';
 import type { RefusedToken, TokenVerdict, VerifiedToken } from './access-token.ts';
 import type { ClientCredentials } from './client-credentials.ts';
@@ -24,12 +25,14 @@ export interface TokenIntrospectorOptions {
   /** Wall-clock milliseconds since the epoch. Default Date.now. */
   readonly now?: () => number;
   readonly cacheEntries?: number;
+  /** Refused tokens remembered at once; default OAUTH_INTROSPECTION_INACTIVE_CACHE_ENTRIES. */
+  readonly inactiveCacheEntries?: number;
   readonly maxInFlight?: number;
 }
 
-interface Remembered {
-  readonly verdict: VerifiedToken;
-  /** Seconds since the epoch: the token's `exp`, or sooner (OAUTH_INTROSPECTION_CACHE_MAX_SECONDS). */
+interface Remembered<V extends TokenVerdict> {
+  readonly verdict: V;
+  /** Seconds since the epoch: the token's `exp`, or sooner (OAUTH_INTROSPECTION_CACHE_MAX_SECONDS); a refusal's OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS. */
   readonly until: number;
 }
 
@@ -38,7 +41,9 @@ export class TokenIntrospector {
   readonly #o: TokenIntrospectorOptions;
   readonly #now: () => number;
   /** Active tokens by SHA-256 digest, oldest first. */
-  readonly #remembered = new Map<string, Remembered>();
+  readonly #remembered = new Map<string, Remembered<VerifiedToken>>();
+  /** Tokens the issuers refused (401), by SHA-256 digest, oldest first: a table apart, so they never evict an active one. */
+  readonly #refused = new Map<string, Remembered<RefusedToken>>();
   /** Introspections under way by digest: the same token sent twice at once asks once. */
   readonly #inFlight = new Map<string, Promise<TokenVerdict>>();
   #requests = 0;
@@ -51,11 +56,8 @@ export class TokenIntrospector {
 
   introspect(token: string): Promise<TokenVerdict> {
     const digest = createHash('sha256').update(token).digest('base64url');
-    const known = this.#remembered.get(digest);
-    if (known !== undefined) {
-      if (known.until > this.#now() / 1000) return Promise.resolve(known.verdict);
-      this.#remembered.delete(digest);
-    }
+    const known = recall(this.#remembered, digest, this.#now()) ?? recall(this.#refused, digest, this.#now());
+    if (known !== undefined) return Promise.resolve(known);
     const pending = this.#inFlight.get(digest);
     if (pending !== undefined) return pending;
     if (this.#inFlight.size >= (this.#o.maxInFlight ?? OAUTH_INTROSPECTION_MAX_IN_FLIGHT)) {
@@ -63,6 +65,8 @@ export class TokenIntrospector {
     }
     const asked = this.#ask(token).then((verdict) => {
       if (verdict.ok) this.#remember(digest, verdict);
+      // A 503 is never remembered: the issuer that could not be asked may know the token.
+      else if (verdict.status === 401) this.#rememberRefusal(digest, verdict);
       return verdict;
     }).finally(() => this.#inFlight.delete(digest));
     this.#inFlight.set(digest, asked);
@@ -104,13 +108,31 @@ export class TokenIntrospector {
   }
 
   #remember(digest: string, verdict: VerifiedToken): void {
-    if (this.#remembered.size >= (this.#o.cacheEntries ?? OAUTH_INTROSPECTION_CACHE_ENTRIES)) {
-      const oldest = this.#remembered.keys().next();
-      if (oldest.done !== true) this.#remembered.delete(oldest.value);
-    }
+    bound(this.#remembered, this.#o.cacheEntries ?? OAUTH_INTROSPECTION_CACHE_ENTRIES);
     const until = Math.min(verdict.expiresAt + this.#config.clockSkewSeconds, this.#now() / 1000 + OAUTH_INTROSPECTION_CACHE_MAX_SECONDS);
     this.#remembered.set(digest, { verdict, until });
   }
+
+  #rememberRefusal(digest: string, verdict: RefusedToken): void {
+    bound(this.#refused, this.#o.inactiveCacheEntries ?? OAUTH_INTROSPECTION_INACTIVE_CACHE_ENTRIES);
+    this.#refused.set(digest, { verdict, until: this.#now() / 1000 + OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS });
+  }
+}
+
+/** The verdict remembered for `digest` while it holds (`now`: ms since the epoch); an expired one is forgotten. */
+function recall<V extends TokenVerdict>(table: Map<string, Remembered<V>>, digest: string, now: number): V | undefined {
+  const known = table.get(digest);
+  if (known === undefined) return undefined;
+  if (known.until > now / 1000) return known.verdict;
+  table.delete(digest);
+  return undefined;
+}
+
+/** Makes room for one more entry in a table of at most `entries`: the oldest goes. */
+function bound(table: Map<string, unknown>, entries: number): void {
+  if (table.size < entries) return;
+  const oldest = table.keys().next();
+  if (oldest.done !== true) table.delete(oldest.value);
 }
 
 /**

@@ -20,6 +20,8 @@ export interface OAuthConfig {
   readonly jwksRefetchIntervalMs: number;
   readonly jwksMaxAgeMs: number;
   readonly maxTokenBytes: number;
+  /** Only `typ: at+jwt` JWTs are access tokens (`--oauth-require-at-jwt`); else also `JWT` or none, unless marked an ID token (token-kind.ts). */
+  readonly requireAtJwt: boolean;
 }
 
 export interface OAuthConfigInput {
@@ -30,6 +32,7 @@ export interface OAuthConfigInput {
   readonly jwksRefetchIntervalMs?: number;
   readonly jwksMaxAgeMs?: number;
   readonly maxTokenBytes?: number;
+  readonly requireAtJwt?: boolean;
 }
 
 /** The settings with defaults merged in, or a clear error for the first bad field. */
@@ -54,6 +57,7 @@ export function oauthConfig(input: OAuthConfigInput): OAuthConfig {
     jwksRefetchIntervalMs: input.jwksRefetchIntervalMs ?? OAUTH_JWKS_REFETCH_INTERVAL_MS,
     jwksMaxAgeMs: input.jwksMaxAgeMs ?? OAUTH_JWKS_MAX_AGE_MS,
     maxTokenBytes: input.maxTokenBytes ?? OAUTH_MAX_TOKEN_BYTES,
+    requireAtJwt: input.requireAtJwt ?? false,
   };
 }
 

@@ -3,6 +3,8 @@
 
 import type { ToolName } from '../tools/definition.ts';
 import { isToolName } from '../tools/definition.ts';
+import { toolAnswered } from '../mcp/acting-questions.ts';
+import type { Classified } from '../mcp/jsonrpc.ts';
 
 export type Capability = 'read' | 'write' | 'exec' | 'observe';
 
@@ -36,15 +38,36 @@ export function capabilitiesOf(scope: unknown, names: ScopeNames): ReadonlySet<C
 /**
  * The capability one MCP message needs: a tools/call of a writing tool `write`, of bash or harness_task
  * `exec`; a `tasks/update` what the tool that makes tasks needs (harness_task, the only one: `exec`),
- * as its answers let the task go on acting — run the very call its person was asked about; anything
- * else (initialize, lists, reads, `tasks/get`, `tasks/cancel`, answers, notifications) `read`. An
- * unknown tool name needs `read`: the core answers it as unknown, and nothing runs.
+ * as its answers let the task go on acting — run the very call its person was asked about; an answer
+ * (no `method`: a response, or something the core will refuse) what answering `id` lets happen
+ * (`answerCapability`); anything else (initialize, lists, reads, `tasks/get`, `tasks/cancel`,
+ * notifications) `read`. An unknown tool name needs `read`: the core answers it as unknown, and nothing runs.
  */
-export function capabilityFor(method: string | undefined, params: unknown): Capability {
+export function capabilityFor(method: string | undefined, params: unknown, id?: unknown): Capability {
+  if (method === undefined) return answerCapability(id);
   if (method === 'tasks/update') return TOOL_CAPABILITY[TASK_TOOL];
   if (method !== 'tools/call') return 'read';
   const name = typeof params === 'object' && params !== null ? (params as { name?: unknown }).name : undefined;
   return isToolName(name) ? TOOL_CAPABILITY[name] : 'read';
+}
+
+/** `capabilityFor` of a message the transport has already read (mcp/jsonrpc.ts `classify`). */
+export function capabilityOf(m: Classified): Capability {
+  if (m.kind === 'request' || m.kind === 'notification') return capabilityFor(m.method, m.params);
+  return capabilityFor(undefined, undefined, 'id' in m ? m.id : undefined);
+}
+
+/**
+ * What answering the server's request `id` needs. A 2025 confirmation (`elicitation/create` under an `ask`
+ * rule) or a legacy task's question or model turn lets a tool call go on — the answer is the yes that
+ * runs it — so it needs what that call needs: write's confirmation `write`, bash's `exec`. The id names
+ * the tool (mcp/acting-questions.ts), and one naming none is treated as the most demanding (`exec`).
+ * An answer to anything else (`roots/list`, a ping, no request of ours) needs `read`.
+ */
+export function answerCapability(id: unknown): Capability {
+  const tool = toolAnswered(id);
+  if (tool === undefined) return 'read';
+  return tool === 'unknown' ? 'exec' : TOOL_CAPABILITY[tool];
 }
 
 /**

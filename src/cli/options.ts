@@ -114,6 +114,8 @@ export interface ServerOptions {
   readonly oauthClockSkewSeconds: number | undefined;
   /** `--oauth-jwks-refetch SECONDS`: an unknown kid reads an issuer's JWKS again at most this often; undefined: OAUTH_JWKS_REFETCH_INTERVAL_MS. */
   readonly oauthJwksRefetchSeconds: number | undefined;
+  /** Only `typ: at+jwt` JWTs are access tokens (`--oauth-require-at-jwt`, `SUPERPI_OAUTH_REQUIRE_AT_JWT`). */
+  readonly oauthRequireAtJwt: boolean;
   /** This server's client at the issuers, for introspecting opaque tokens (`--oauth-introspection-client-id` and a secret from a file or the environment); undefined: opaque tokens are refused. */
   readonly oauthIntrospection: ClientCredentials | undefined;
 }
@@ -201,6 +203,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'oauth-scope-observe': { type: 'string' },
         'oauth-clock-skew': { type: 'string' },
         'oauth-jwks-refetch': { type: 'string' },
+        'oauth-require-at-jwt': { type: 'boolean' },
         'oauth-introspection-client-id': { type: 'string' },
         'oauth-introspection-secret-file': { type: 'string' },
         help: { type: 'boolean' },
@@ -342,6 +345,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       },
       oauthJwksRefetchSeconds: values['oauth-jwks-refetch'] === undefined ? undefined : positiveInt('--oauth-jwks-refetch', values['oauth-jwks-refetch'], OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000),
       oauthClockSkewSeconds: values['oauth-clock-skew'] === undefined ? undefined : wholeNumber('--oauth-clock-skew', values['oauth-clock-skew'], OAUTH_CLOCK_SKEW_SECONDS),
+      oauthRequireAtJwt: values['oauth-require-at-jwt'] ?? envFlag('SUPERPI_OAUTH_REQUIRE_AT_JWT', env.SUPERPI_OAUTH_REQUIRE_AT_JWT),
       oauthIntrospection,
     },
   };

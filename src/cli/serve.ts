@@ -212,7 +212,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
   const auth = new BearerAuthority({ tokens, requireAuth: options.requireAuth, logger });
   // Checked before listening: a bad issuer or resource URL stops the start, saying which flag.
   const checkedOAuth = options.oauthIssuers.length === 0 ? null : (resource: string) => oauthConfig({
-    issuers: options.oauthIssuers, resource, scopes: options.oauthScopes,
+    issuers: options.oauthIssuers, resource, scopes: options.oauthScopes, requireAtJwt: options.oauthRequireAtJwt,
     ...(options.oauthClockSkewSeconds === undefined ? {} : { clockSkewSeconds: options.oauthClockSkewSeconds }),
     ...(options.oauthJwksRefetchSeconds === undefined ? {} : { jwksRefetchIntervalMs: options.oauthJwksRefetchSeconds * 1000 }),
   });

@@ -28,6 +28,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
   ['SUPERPI_OAUTH_ISSUERS', 'comma-separated OAuth issuer URLs whose access tokens are accepted (as --oauth-issuer)'],
   ['SUPERPI_RESOURCE', "this server's canonical URL, the audience OAuth tokens must name (as --resource)"],
+  ['SUPERPI_OAUTH_REQUIRE_AT_JWT', 'set to 1 to accept only JWTs typed at+jwt as access tokens (as --oauth-require-at-jwt)'],
   ['SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID', "this server's client id at the issuers, for token introspection (as --oauth-introspection-client-id)"],
   ['SUPERPI_OAUTH_INTROSPECTION_SECRET', "that client's secret (or --oauth-introspection-secret-file; never on the command line)"],
   ['SUPERPI_HOME', 'directory of the SQLite store and the code cache   default: ~/.super-pi'],
@@ -44,7 +45,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
   'max-anonymous-sessions', 'max-connections', 'max-connections-per-address', 'trusted-proxy', 'session-idle', 'sse-keepalive', 'send-timeout', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
-  'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch',
+  'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch', 'oauth-require-at-jwt',
   'oauth-introspection-client-id', 'oauth-introspection-secret-file',
 ] as const;
 
@@ -116,6 +117,7 @@ Options (flags override environment variables, which override defaults):
   --oauth-scope-observe NAME   the scope granting /metrics and /observer   default: mcp:observe
   --oauth-clock-skew SECONDS   allowed clock difference with an issuer for exp and nbf   default: ${OAUTH_CLOCK_SKEW_SECONDS}
   --oauth-jwks-refetch SECONDS   a token under an unknown key id reads its issuer's keys again at most this often (key rotation)   default: ${OAUTH_JWKS_REFETCH_INTERVAL_MS / 1000}
+  --oauth-require-at-jwt   accept only JWTs whose typ is at+jwt (RFC 9068) as access tokens   env SUPERPI_OAUTH_REQUIRE_AT_JWT=1   default: also typ JWT or none, unless marked as an ID token
   --oauth-introspection-client-id ID   this server's client at the issuers: opaque (non-JWT) tokens are checked by token introspection (RFC 7662) where an issuer offers it   env SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID   default: none (opaque tokens refused)
   --oauth-introspection-secret-file FILE   file holding that client's secret   env SUPERPI_OAUTH_INTROSPECTION_SECRET
   --help                   print this text

@@ -50,6 +50,20 @@ export const OAUTH_INTROSPECTION_CACHE_ENTRIES = 10_000;
 export const OAUTH_INTROSPECTION_CACHE_MAX_SECONDS = 300;
 
 /**
+ * An opaque token every introspecting issuer refused (inactive: unknown, expired, revoked; or an active
+ * answer that failed the JWT rules) is remembered (by SHA-256 digest, never the token) this long, so the
+ * same bad token sent again and again is refused here without a request to the issuer each time. Short:
+ * a token issued a moment before its issuer could introspect it works once this has passed.
+ */
+export const OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS = 30;
+
+/**
+ * Refused opaque tokens remembered at once (`OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS`), oldest first
+ * out; a table apart from the active tokens', so made-up tokens never push a real one out of its cache.
+ */
+export const OAUTH_INTROSPECTION_INACTIVE_CACHE_ENTRIES = 10_000;
+
+/**
  * Introspection requests to the issuers in flight at once (the same token asked twice shares one). Past
  * it a new opaque token gets 503 with Retry-After: a caller sending made-up tokens cannot turn this
  * server into a flood of requests to the issuer.

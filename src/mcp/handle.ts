@@ -3,6 +3,7 @@
 // effects named for the runtime to run.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { actingQuestionId } from './acting-questions.ts';
 import type { Effect, EffectResult } from './effects.ts';
 import { type Classified, ErrorCode, classify, idKey, type Params, reusedIdMessage } from './jsonrpc.ts';
 import { isLogLevel, passes } from './logging-level.ts';
@@ -271,7 +272,8 @@ function askClient(result: Extract<EffectResult, { kind: 'clientRequest' }>, own
   if (owner.kind !== 'tool' || !able) {
     return silent(state, [{ kind: 'clientResponse', ticket: result.ticket, key: result.key, error: { code: ErrorCode.MethodNotFound, message: `the client did not declare ${result.method === 'sampling/createMessage' ? 'sampling' : 'form elicitation'}` } }]);
   }
-  const outgoingId = `superpi-ask-${state.nextTicket}`;
+  // The id names the owner's tool: answering a task's question or model turn lets that task act (acting-questions.ts).
+  const outgoingId = actingQuestionId('ask', owner.tool, state.nextTicket);
   const added = addPending(state, { kind: 'outgoing', owner: result.ticket, key: result.key, outgoingId });
   return { state: added.state, replies: [question(outgoingId, result.method, result.params, owner.requestId)], effects: [] };
 }

@@ -4,6 +4,7 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { ToolName } from '../tools/definition.ts';
+import { actingQuestionId } from './acting-questions.ts';
 import { confirmationRequest, describeCall, isAllowed } from './confirmation.ts';
 import { META_SERVER_INFO } from './era.ts';
 import { type Params } from './jsonrpc.ts';
@@ -58,7 +59,8 @@ export function playInputRequired(state: ConnectionState, id: RequestId, need: I
 
 function askLegacy(state: ConnectionState, id: RequestId, need: InputRequired): Step {
   const { call } = need;
-  const outgoingId = `superpi-confirm-${state.nextTicket}`;
+  // The id names the tool: an answer to it needs what a call of that tool needs (acting-questions.ts).
+  const outgoingId = actingQuestionId('confirm', call.tool, state.nextTicket);
   const added = addPending(state, {
     kind: 'confirm', requestId: id, tool: call.tool, args: call.args, outgoingId,
     ...(call.progressToken === undefined ? {} : { progressToken: call.progressToken }),

@@ -21,10 +21,13 @@ export function scopeRefusal(text: string, granted: ReadonlySet<Capability>, aut
   for (const item of items) {
     if (typeof item !== 'object' || item === null) continue;
     const { method, params, id } = item as { method?: unknown; params?: unknown; id?: unknown };
-    const needed = capabilityFor(typeof method === 'string' ? method : undefined, params);
+    // No method: an answer, which needs what answering the server's request `id` lets happen (a confirmation's call).
+    const answer = typeof method !== 'string';
+    const needed = capabilityFor(answer ? undefined : method, params, id);
     if (granted.has(needed)) continue;
     const refusal = auth.insufficientScope(needed);
-    const replyId = typeof id === 'string' || typeof id === 'number' ? id : null;
+    // A refused answer is told with id null: its id is the server's own, which no request of the client's has.
+    const replyId = !answer && (typeof id === 'string' || typeof id === 'number') ? id : null;
     return errorLine(replyId, ErrorCode.InvalidRequest, `${refusal.message} (${refusal.headers['WWW-Authenticate'] ?? ''})`);
   }
   return null;

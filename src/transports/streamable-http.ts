@@ -15,7 +15,7 @@
 import { guarded } from '../log/guarded.ts';
 import type { TokenTable } from '../auth/tokens.ts';
 import { type Admitted, BearerAuthority, isAuthRefusal } from '../auth/bearer-authority.ts';
-import { capabilityFor } from '../auth/scopes.ts';
+import { capabilityOf } from '../auth/scopes.ts';
 import type { Logger } from '../log/logger.ts';
 import { FORWARDED_BY_HEADER } from '../cluster/forward.ts';
 import { storedVersion } from '../cluster/rehydrate.ts';
@@ -267,7 +267,8 @@ export class StreamableHttp {
     if ('refusal' in shape) return json(400, shape.refusal);
     const { messages, raw } = shape;
     // What the token's scopes allow is decided per POST, so a host that stepped up is served at once.
-    const lacking = messages.map((m) => capabilityFor(m.kind === 'request' || m.kind === 'notification' ? m.method : undefined, 'params' in m ? m.params : undefined)).find((c) => !admitted.capabilities.has(c));
+    // A refused answer to a confirmation never reaches the core: its question stays pending for a token that may answer it.
+    const lacking = messages.map(capabilityOf).find((c) => !admitted.capabilities.has(c));
     if (lacking !== undefined) {
       const r = this.#auth.insufficientScope(lacking);
       return refuse(r.status, r.message, r.headers);

@@ -15,11 +15,11 @@ const NOW = 1_800_000_000;
 const SKEW = 60;
 const INTERVAL = 30_000;
 
-async function setup(options: { issuers?: string[] } = {}) {
+async function setup(options: { issuers?: string[]; requireAtJwt?: boolean } = {}) {
   const key = await signingKey('k1');
   const issuer = new MemoryIssuer(ISSUER, [key]);
   const clock = { ms: NOW * 1000 };
-  const config = oauthConfig({ issuers: options.issuers ?? [ISSUER], resource: RESOURCE, clockSkewSeconds: SKEW, jwksRefetchIntervalMs: INTERVAL });
+  const config = oauthConfig({ issuers: options.issuers ?? [ISSUER], resource: RESOURCE, clockSkewSeconds: SKEW, jwksRefetchIntervalMs: INTERVAL, requireAtJwt: options.requireAtJwt ?? false });
   const verifier = new AccessTokenVerifier(config, { fetchJson: issuer.fetchJson, now: () => clock.ms });
   const good = { iss: ISSUER, aud: RESOURCE, sub: 'alice', exp: NOW + 300, scope: 'mcp:read mcp:write' };
   return { key, issuer, clock, verifier, good };
@@ -188,6 +188,51 @@ test('refuses malformed tokens: not three parts, bad base64, a header that is no
 test('refuses a sender-constrained token (cnf): without the proof of its key it is not a bearer token', async () => {
   const { key, verifier, good } = await setup();
   refusedWith(await verifier.verify(await sign(key, { ...good, cnf: { jkt: 'thumbprint' } })), 401, /bound to a key/);
+});
+
+// RFC 9068 §4: a resource server must not take an ID token (or another JWT its issuer signed) for an access token.
+/** typ values an access token may carry by default: RFC 9068's, the generic JWT one, or none. */
+const ACCESS_TYPS = ['at+jwt', 'application/at+jwt', 'AT+JWT', 'Application/AT+JWT', 'JWT', 'jwt', 'application/jwt', undefined];
+/** typ values of other JWTs an issuer signs: logout tokens, security events, DPoP proofs, JWT-secured requests... */
+const OTHER_TYPS = ['logout+jwt', 'secevent+jwt', 'dpop+jwt', 'oauth-authz-req+jwt', 'token-introspection+jwt', 'JOSE', 'id_token', ''];
+
+test('refuses a JWT whose typ says it is something else; accepts at+jwt, JWT and no typ by default', async () => {
+  const { key, verifier, good } = await setup();
+  for (const typ of ACCESS_TYPS) {
+    const v = await verifier.verify(await sign(key, good, { typ }));
+    assert.ok(v.ok, `typ ${String(typ)} is accepted${v.ok ? '' : `: ${v.reason}`}`);
+  }
+  for (const typ of OTHER_TYPS) refusedWith(await verifier.verify(await sign(key, good, { typ })), 401, /typ .* says it is not an access token/);
+  refusedWith(await verifier.verify(await sign(key, good, { typ: 7 })), 401, /typ header is not a string/);
+});
+
+test('refuses an ID token of the same issuer whose aud is this resource (its at_hash or c_hash gives it away); a nonce alone does not', async () => {
+  const { key, verifier, good } = await setup();
+  for (const mark of ['at_hash', 'c_hash']) {
+    refusedWith(await verifier.verify(await sign(key, { ...good, [mark]: 'x4W1bIM6WcNVS0YKN5F_Fg', nonce: 'n-0S6_WzA2Mj' }, { typ: 'JWT' })), 401, new RegExp(`ID token \\(it carries ${mark}\\)`));
+  }
+  assert.ok((await verifier.verify(await sign(key, { ...good, nonce: 'n-0S6_WzA2Mj' }, { typ: 'JWT' }))).ok, 'some providers copy the nonce into access tokens');
+});
+
+test('--oauth-require-at-jwt: only at+jwt (either spelling, any case) is an access token; JWT and no typ are refused naming the flag', async () => {
+  const { key, verifier, good } = await setup({ requireAtJwt: true });
+  for (const typ of ['at+jwt', 'application/at+jwt', 'AT+JWT']) assert.ok((await verifier.verify(await sign(key, good, { typ }))).ok, typ);
+  for (const typ of ['JWT', 'application/jwt', undefined, ...OTHER_TYPS]) {
+    refusedWith(await verifier.verify(await sign(key, good, { typ })), 401, /requires at\+jwt access tokens \(RFC 9068, --oauth-require-at-jwt\)/);
+  }
+});
+
+test('property: a token is accepted exactly when its typ is an access token\'s (by default: at+jwt, JWT or none; strictly: at+jwt)', async () => {
+  const lenient = await setup();
+  const strict = await setup({ requireAtJwt: true });
+  const typs = fc.oneof(fc.constantFrom(...ACCESS_TYPS, ...OTHER_TYPS), fc.string({ maxLength: 12 }), fc.mixedCase(fc.constantFrom('at+jwt', 'jwt', 'application/at+jwt', 'application/jwt')));
+  await fc.assert(fc.asyncProperty(typs, fc.boolean(), async (typ, isStrict) => {
+    const { key, verifier, good } = isStrict ? strict : lenient;
+    const kind = typ?.toLowerCase();
+    const expected = isStrict ? kind === 'at+jwt' || kind === 'application/at+jwt' : kind === undefined || ['at+jwt', 'application/at+jwt', 'jwt', 'application/jwt'].includes(kind);
+    const v = await verifier.verify(await sign(key, good, typ === undefined ? { typ: undefined } : { typ }));
+    assert.is(v.ok, expected, `typ ${JSON.stringify(typ)} strict=${isStrict}`);
+  }), { numRuns: 150 });
 });
 
 test('a remembered token is refused once it expires', async () => {

@@ -14,6 +14,7 @@ import { fetchJson } from '../../src/auth/issuer-fetch.ts';
 import { oauthConfig } from '../../src/auth/oauth-config.ts';
 import { createOAuthResourceServer } from '../../src/auth/oauth-resource-server.ts';
 import { parseTokenList } from '../../src/auth/tokens.ts';
+import { OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS } from '../../src/limits.ts';
 import { createLogger } from '../../src/log/logger.ts';
 import { CLIENT_ID, CLIENT_SECRET, type FakeIntrospection, startFakeIntrospection } from './introspection-fixture.ts';
 import { base64url, sign, signingKey } from './issuer-fixture.ts';
@@ -97,6 +98,57 @@ test('a token the issuer does not call active is a 401 with invalid_token and re
   const { admit } = await setup();
   const r = refused(await admit(OPAQUE), 401, /not active/);
   assert.match(r.headers['WWW-Authenticate'] ?? '', /^Bearer resource_metadata="https:\/\/mcp\.example\/\.well-known\/oauth-protected-resource\/mcp", error="invalid_token"/);
+});
+
+test('the same bad opaque token sent again and again asks the issuer once per OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS: inactive, or active but refused', async () => {
+  const { fake, clock, good, admit } = await setup();
+  fake.answers.set(`${OPAQUE}-aud`, { ...good(), aud: 'https://other.example/mcp' });
+  for (const [token, reason] of [[OPAQUE, /not active/], [`${OPAQUE}-aud`, /another audience/]] as const) {
+    const before = fake.requests.length;
+    for (let i = 0; i < 20; i++) refused(await admit(token), 401, reason);
+    assert.is(fake.requests.length - before, 1, `one request for twenty tries (${String(reason)})`);
+  }
+  // Past the limit the issuer is asked again: a token it came to know (issued a moment before it could be introspected) works.
+  fake.answers.set(OPAQUE, good());
+  clock.ms += (OAUTH_INTROSPECTION_INACTIVE_CACHE_SECONDS - 1) * 1000;
+  refused(await admit(OPAQUE), 401, /not active/);
+  clock.ms += 2 * 1000;
+  admitted(await admit(OPAQUE));
+  assert.is(fake.requests.length, 3);
+});
+
+test('an unreachable issuer\'s 503 is never remembered: the next try asks again', async () => {
+  const { fake, good, admit } = await setup();
+  fake.behaviour = 'http-500';
+  refused(await admit(OPAQUE), 503, /cannot be reached/);
+  refused(await admit(OPAQUE), 503, /cannot be reached/);
+  assert.is(fake.requests.length, 2);
+  fake.behaviour = 'answer';
+  fake.answers.set(OPAQUE, good());
+  admitted(await admit(OPAQUE));
+});
+
+test('refused tokens are remembered in a bounded table of their own: the oldest goes first, and made-up tokens never push an active one out', async () => {
+  const fake = await startFakeIntrospection();
+  fakes.push(fake);
+  const config = oauthConfig({ issuers: [fake.issuer], resource: RESOURCE });
+  const cache = createOAuthResourceServer(config).verifier.issuer(fake.issuer);
+  const clock = { ms: NOW * 1000 };
+  const introspector = new TokenIntrospector(config, {
+    credentials: new ClientCredentials(CLIENT_ID, CLIENT_SECRET), metadata: () => (cache as NonNullable<typeof cache>).metadata(), fetchJson,
+    now: () => clock.ms, cacheEntries: 1, inactiveCacheEntries: 2,
+  });
+  fake.answers.set(OPAQUE, { active: true, iss: fake.issuer, aud: RESOURCE, sub: 'alice', exp: NOW + 300, scope: 'mcp:read' });
+  assert.ok((await introspector.introspect(OPAQUE)).ok);
+  for (const t of ['bad-token-1', 'bad-token-2', 'bad-token-3']) assert.not.ok((await introspector.introspect(t)).ok);
+  assert.is(introspector.requests, 4);
+  assert.not.ok((await introspector.introspect('bad-token-3')).ok);
+  assert.not.ok((await introspector.introspect('bad-token-2')).ok);
+  assert.is(introspector.requests, 4, 'the two newest refusals are remembered');
+  assert.not.ok((await introspector.introspect('bad-token-1')).ok);
+  assert.is(introspector.requests, 5, 'the oldest was forgotten');
+  assert.ok((await introspector.introspect(OPAQUE)).ok);
+  assert.is(introspector.requests, 5, 'the active token is still remembered');
 });
 
 test('an active answer for another audience, another issuer, expired, not yet valid, without sub, a refresh or DPoP token is refused for its reason', async () => {

@@ -1,6 +1,9 @@
 // An issuer in memory for unit tests: metadata and a JWKS served through an injected FetchJson (counting
-// the JWKS reads, and able to go away), keys that rotate, and tokens signed with any key and claims.
+// the JWKS reads, and able to go away), keys that rotate, and tokens signed with any key and claims; and
+// one on loopback HTTP for a server process (`startLoopbackIssuer`).
 
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { exportJWK, generateKeyPair, SignJWT, type JWK } from 'jose';
 import type { FetchJson } from '../../src/auth/issuer-fetch.ts';
 import { IssuerUnavailable } from '../../src/auth/issuer-fetch.ts';
@@ -46,6 +49,8 @@ export interface Claims {
   readonly nbf?: number;
   readonly scope?: string;
   readonly cnf?: Record<string, string>;
+  /** Any other claim (an ID token's at_hash, a nonce). */
+  readonly [claim: string]: unknown;
 }
 
 /** A token signed by `key` with exactly `claims` (seconds since the epoch for exp/nbf). */
@@ -55,4 +60,23 @@ export function sign(key: SigningKey, claims: Claims, header: Record<string, unk
 
 export function base64url(value: unknown): string {
   return Buffer.from(typeof value === 'string' ? value : JSON.stringify(value)).toString('base64url');
+}
+
+/** A loopback issuer publishing one ES256 key, whose tokens for `resource` a server process started with `--oauth-issuer` accepts. */
+export async function startLoopbackIssuer(resource: string) {
+  const key = await signingKey('k1');
+  const server = createServer((req, res) => {
+    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+    res.setHeader('content-type', 'application/json');
+    if (req.url === '/.well-known/oauth-authorization-server') return void res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
+    if (req.url === '/jwks') return void res.end(JSON.stringify({ keys: [key.publicJwk] }));
+    res.statusCode = 404;
+    res.end('{}');
+  });
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
+  /** A ten-minute token of `sub` with `scope`; `header`, `claims`: what a test changes of the usual ones. */
+  const token = (sub: string, scope: string, header: Record<string, unknown> = {}, claims: Record<string, unknown> = {}) =>
+    sign(key, { iss: issuer, aud: resource, sub, scope, exp: Math.floor(Date.now() / 1000) + 600, ...claims }, header);
+  return { issuer, token, close: () => new Promise<void>((r) => server.close(() => r())) };
 }

@@ -33,9 +33,17 @@ test('SUPERPI_OAUTH_ISSUERS and SUPERPI_RESOURCE when the flags are absent; none
   assert.equal(serve([]).oauthIssuers, []);
 });
 
+test('--oauth-require-at-jwt, or SUPERPI_OAUTH_REQUIRE_AT_JWT=1, requires at+jwt access tokens; off by default', () => {
+  assert.is(serve(['--oauth-issuer', 'https://a.example']).oauthRequireAtJwt, false);
+  assert.is(serve(['--oauth-issuer', 'https://a.example', '--oauth-require-at-jwt']).oauthRequireAtJwt, true);
+  assert.is(serve(['--oauth-issuer', 'https://a.example'], { SUPERPI_OAUTH_REQUIRE_AT_JWT: '1' }).oauthRequireAtJwt, true);
+  assert.throws(() => serve([], { SUPERPI_OAUTH_REQUIRE_AT_JWT: 'maybe' }), /SUPERPI_OAUTH_REQUIRE_AT_JWT takes 1/);
+  assert.throws(() => parseOptions(['--stdio', '--oauth-require-at-jwt'], {}, '/'), /--oauth-require-at-jwt is for the HTTP server/);
+});
+
 test('the OAuth flags are refused with --stdio, and listed in --help', () => {
   assert.throws(() => parseOptions(['--stdio', '--oauth-issuer', 'https://a.example'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--oauth-issuer is for the HTTP server/.test((e as Error).message));
-  for (const flag of ['--oauth-issuer', '--resource', '--oauth-scope-read', '--oauth-scope-observe', '--oauth-clock-skew', '--oauth-jwks-refetch']) assert.ok(usage.includes(flag), flag);
+  for (const flag of ['--oauth-issuer', '--resource', '--oauth-scope-read', '--oauth-scope-observe', '--oauth-clock-skew', '--oauth-jwks-refetch', '--oauth-require-at-jwt']) assert.ok(usage.includes(flag), flag);
 });
 
 test('the settings refuse a bad issuer or resource URL, http off loopback, a fragment, shared scope names', () => {

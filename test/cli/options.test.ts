@@ -260,7 +260,7 @@ test('--trusted-proxy: IP addresses, comma-separated and repeatable, in the form
 });
 
 test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsError naming it, never ignored', () => {
-  const booleans = new Set(['require-auth', 'cluster-insecure-forwarding']);
+  const booleans = new Set(['require-auth', 'cluster-insecure-forwarding', 'oauth-require-at-jwt']);
   const valueOf = (flag: string): string[] => booleans.has(flag) ? [] : [flag === 'advertise-url' ? 'http://127.0.0.1:1' : flag === 'allowed-origins' ? 'http://localhost:3000' : flag === 'trusted-proxy' ? '127.0.0.1' : '1'];
   for (const flag of HTTP_ONLY_FLAGS) {
     const args = [`--${flag}`, ...valueOf(flag)];

@@ -6,12 +6,11 @@
 // Each refusal is checked against the server's own counts (/health) and its per-principal quota of one
 // session: a refused attempt holds nothing, so the same principal's good token opens a session after it.
 
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { request } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { WebSocket } from 'ws';
+import { startLoopbackIssuer } from '../auth/issuer-fixture.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../e2e/fixtures.ts';
 
 const RESOURCE = 'https://mcp.door.example/mcp';
@@ -21,27 +20,8 @@ const HEADERS = { 'content-type': 'application/json', accept: 'application/json,
 const INITIALIZE = JSON.stringify({ jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'door', version: '1' } } });
 const TASKS_UPDATE = { jsonrpc: '2.0', id: 7, method: 'tasks/update', params: { taskId: '00000000-0000-4000-8000-000000000000', inputResponses: {} } };
 
-/** A loopback issuer publishing one ES256 key, and tokens for RESOURCE signed with it. */
-async function startIssuer() {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  const server = createServer((req, res) => {
-    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/oauth-authorization-server') return void res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    if (req.url === '/jwks') return void res.end(JSON.stringify({ keys: [jwk] }));
-    res.statusCode = 404;
-    res.end('{}');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sign = (sub: string, scope: string) => new SignJWT({ scope }).setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(issuer).setAudience(RESOURCE).setSubject(sub).setExpirationTime('10m').sign(privateKey);
-  return { issuer, sign, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
-
 let box: Sandbox;
-let issuer: Awaited<ReturnType<typeof startIssuer>>;
+let issuer: Awaited<ReturnType<typeof startLoopbackIssuer>>;
 let server: RunningServer;
 /** Carol's tokens: every host scope, none but write and exec, read alone. */
 let full: string;
@@ -52,11 +32,11 @@ let operator: string;
 
 test.before(async () => {
   box = await makeSandbox();
-  issuer = await startIssuer();
+  issuer = await startLoopbackIssuer(RESOURCE);
   server = await startHttpServerProcess(box.ws, ['--threads', '1', '--tool-threads', '1', '--oauth-issuer', issuer.issuer, '--resource', RESOURCE, '--max-sessions-per-principal', '1']);
   [full, noRead, readOnly, operator] = await Promise.all([
-    issuer.sign('carol', 'mcp:read mcp:write mcp:exec'), issuer.sign('carol', 'mcp:write mcp:exec mcp:observe'),
-    issuer.sign('carol', 'mcp:read'), issuer.sign('operator', 'mcp:read'),
+    issuer.token('carol', 'mcp:read mcp:write mcp:exec'), issuer.token('carol', 'mcp:write mcp:exec mcp:observe'),
+    issuer.token('carol', 'mcp:read'), issuer.token('operator', 'mcp:read'),
   ]);
 });
 
@@ -185,7 +165,7 @@ test('Streamable HTTP: GET, DELETE and POST with a token without mcp:read are 40
 
 test('tasks/update needs mcp:exec: refused naming it for a read-only token on HTTP (403) and on a WebSocket (a JSON-RPC error); with it, it reaches the session', async () => {
   // Dave's tokens: this test needs no slot another test's failure could have left held.
-  const [readOnly, full] = await Promise.all([issuer.sign('dave', 'mcp:read'), issuer.sign('dave', 'mcp:read mcp:write mcp:exec')]);
+  const [readOnly, full] = await Promise.all([issuer.token('dave', 'mcp:read'), issuer.token('dave', 'mcp:read mcp:write mcp:exec')]);
   // Over HTTP: a read-only session, then the update.
   const opened = await send('POST', readOnly, {}, INITIALIZE);
   assert.is(opened.status, 200);
