@@ -7,7 +7,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { handleEffectResult, handleMcpLine } from '../../src/mcp/handle.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
-import { MAX_LISTEN_URIS } from '../../src/limits.ts';
+import { MAX_LISTEN_URIS, MAX_SUBSCRIPTION_URI_LENGTH } from '../../src/limits.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
 
 type Msg = { id?: unknown; method?: string; result?: Record<string, unknown>; error?: { code: number; message: string }; params?: Record<string, unknown> };
@@ -92,6 +92,18 @@ test('bad filters get -32602 naming what is wrong; more than MAX_LISTEN_URIS is 
   const many = Array.from({ length: MAX_LISTEN_URIS + 1 }, (_, i) => T(`c${i}`));
   assert.match(error({ resourceSubscriptions: many })?.message ?? '', /MAX_LISTEN_URIS \(64\)/);
   assert.is(feed(fresh(), listenReq(6, { resourceSubscriptions: many.slice(1) })).effects.length, 1, 'exactly the limit is accepted');
+});
+
+test('a URI longer than MAX_SUBSCRIPTION_URI_LENGTH is refused naming the limit and its index; nothing is held or asked of the store', () => {
+  const long = `${T('a')}${'x'.repeat(MAX_SUBSCRIPTION_URI_LENGTH)}`;
+  const refused = feed(fresh(), listenReq(7, { resourceSubscriptions: [T('b'), long] }));
+  const error = (refused.replies[0] as Msg).error;
+  assert.is(error?.code, -32602);
+  assert.match(error?.message ?? '', /resourceSubscriptions\[1\] is longer than MAX_SUBSCRIPTION_URI_LENGTH \(256\)/);
+  assert.is(refused.effects.length, 0);
+  assert.is(refused.state.pending.size, 0);
+  const atLimit = `superpi://${'x'.repeat(MAX_SUBSCRIPTION_URI_LENGTH - 'superpi://'.length)}`;
+  assert.is((feed(fresh(), listenReq(8, { resourceSubscriptions: [atLimit] })).replies[0] as Msg).error, undefined, 'exactly the limit is not refused');
 });
 
 test('a 2025 session has no subscriptions/listen: method not found, pointing at resources/subscribe', () => {

@@ -21,7 +21,7 @@ import { transcriptConversation } from '../resources.ts';
 import type { ConnectionState, ListenedTask, Pending } from '../state.ts';
 import { addPending, fail, type Step } from '../step.ts';
 import { detailedTask, undeclared } from './tasks.ts';
-import { MAX_LISTEN_TASK_IDS, MAX_LISTEN_URIS, MAX_TASK_ID_LENGTH } from '../../limits.ts';
+import { MAX_LISTEN_TASK_IDS, MAX_LISTEN_URIS, MAX_SUBSCRIPTION_URI_LENGTH, MAX_TASK_ID_LENGTH } from '../../limits.ts';
 
 type Listen = Extract<Pending, { kind: 'listen' }>;
 
@@ -55,6 +55,11 @@ export function listen(state: ConnectionState, id: RequestId, params: Params): S
   }
   if (requested.length > MAX_LISTEN_URIS) {
     return fail(state, id, ErrorCode.InvalidParams, `Invalid params: notifications.resourceSubscriptions names ${requested.length} URIs, more than MAX_LISTEN_URIS (${MAX_LISTEN_URIS}); open several streams`);
+  }
+  // Bounded as resources/subscribe bounds its uri: a stream's spellings are held until the store answers.
+  const long = (requested as string[]).findIndex((u) => u.length > MAX_SUBSCRIPTION_URI_LENGTH);
+  if (long !== -1) {
+    return fail(state, id, ErrorCode.InvalidParams, `Invalid params: notifications.resourceSubscriptions[${long}] is longer than MAX_SUBSCRIPTION_URI_LENGTH (${MAX_SUBSCRIPTION_URI_LENGTH}) characters`);
   }
   const taskIds = taskIdsOf(filter);
   if (!Array.isArray(taskIds)) return fail(state, id, ErrorCode.InvalidParams, taskIds.problem);
