@@ -10,6 +10,11 @@ import { planEdit } from './edit.ts';
 import type { EditArgs, EditPlan, EditRefused } from './edit-plan.ts';
 import { runTool } from './tool-runner.ts';
 
+// A pooled thread's stdout is the server's own (piscina makes its threads without `stdout: true`), and under
+// stdio that carries protocol messages only: whatever runs here and writes to it (a library's console.log)
+// goes to stderr instead, where logs go.
+process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+
 /** A whole tool call, run here. */
 export interface PooledToolTask {
   readonly kind: 'tool';
