@@ -1,7 +1,8 @@
 // Transcript pages bounded by bytes (`EntriesOptions.maxBytes`, `entriesPage`) as a contract every backend
 // runs (sqlite-entry-pages.test.ts, postgres-entry-pages.test.ts): the cut counts each payload's UTF-8 JSON
 // bytes as every write path recorded them, always admits the first entry, keeps the count limit, says
-// whether more follow, and a walk page by page gets every entry exactly once. Not a *.test.ts file.
+// whether more follow, reports each entry's recorded size (the UTF-8 bytes of its JSON payload), and a walk
+// page by page gets every entry exactly once. Not a *.test.ts file.
 
 import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -112,9 +113,9 @@ pages('the count limit still holds beside the byte bound, and more says so when 
 
 pages('no entries after afterSeq is an empty page with nothing more; another principal\'s or a missing conversation is null', async ({ store }) => {
   const id = await transcript(store, ['a']);
-  assert.equal(await store.entriesPage(id, 'alice', { afterSeq: 1, maxBytes: 10 }), { entries: [], more: false });
+  assert.equal(await store.entriesPage(id, 'alice', { afterSeq: 1, maxBytes: 10 }), { entries: [], payloadSizes: [], more: false });
   const empty = await store.createConversation(alice);
-  assert.equal(await store.entriesPage(empty.id, 'alice', { maxBytes: 10 }), { entries: [], more: false });
+  assert.equal(await store.entriesPage(empty.id, 'alice', { maxBytes: 10 }), { entries: [], payloadSizes: [], more: false });
   assert.is(await store.entriesPage(id, 'bob', { maxBytes: 10 }), null);
   assert.is(await store.entries(id, 'bob', { maxBytes: 10 }), null);
   assert.is(await store.entriesPage('00000000-0000-4000-8000-000000000000', 'alice', { maxBytes: 10 }), null);
@@ -148,6 +149,28 @@ pages('every write path records its entry\'s size: a cancel\'s entry and a parke
   assert.equal(seqs((await store.entriesPage(parked.id, 'alice', { maxBytes: parkedBound }))?.entries), [1, 2]);
 });
 
+pages('each entry\'s reported size is the UTF-8 byte length of its JSON payload, on every write path, with or without a bound or a type filter', async ({ store, open }) => {
+  const payloads: unknown[] = ['é'.repeat(49), { text: '😀 and ascii', n: 1.5, nested: [null, true] }, 42, 'x'.repeat(5000)];
+  const c = await store.createConversation(alice);
+  for (const p of payloads) await store.append(c.id, 'tool_result', p);
+  const cancelled = { message: 'ç'.repeat(30) };
+  assert.is(await (await open()).cancelRunningTask(c.id, 'alice', cancelled), 'cancelled');
+  const all = [...payloads, cancelled];
+  for (const opts of [{}, { maxBytes: 1_000_000 }, { maxBytes: 1 }, { afterSeq: 2, limit: 2 }, { types: ['error'] as EntryType[] }]) {
+    const page = await store.entriesPage(c.id, 'alice', opts);
+    assert.ok(page !== null && page.entries.length > 0, JSON.stringify(opts));
+    assert.equal(page.payloadSizes, page.entries.map((e) => size(e.payload)), JSON.stringify(opts));
+    assert.equal(page.payloadSizes, page.entries.map((e) => size(all[e.seq - 1])), `the size of what was written, ${JSON.stringify(opts)}`);
+  }
+
+  const parked = await store.createConversation(alice);
+  await store.append(parked.id, 'user', 'p');
+  await store.setStatus(parked.id, 'input_required');
+  const answer = { key: 'k', id: 'call-1', allowed: false, refusal: 'ü'.repeat(40) };
+  assert.ok(await store.recordParkedAnswer(parked.id, 'alice', 1, answer));
+  assert.equal((await store.entriesPage(parked.id, 'alice'))?.payloadSizes, [size('p'), size(answer)], 'a parked answer reports its size too');
+});
+
 pages('any transcript, walked page by page under any bound and limit, gives every entry exactly once, each page within its bound unless one entry', async ({ store }) => {
   await fc.assert(fc.asyncProperty(
     fc.array(fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.integer()), { minLength: 0, maxLength: 25 }),
@@ -160,6 +183,7 @@ pages('any transcript, walked page by page under any bound and limit, gives ever
       for (let guard = 0; guard <= payloads.length + 1; guard++) {
         const page = await store.entriesPage(id, 'alice', { afterSeq: after, maxBytes, limit });
         assert.ok(page !== null);
+        assert.equal(page.payloadSizes, page.entries.map((e) => size(e.payload)), 'each entry\'s reported size is its JSON payload\'s UTF-8 bytes');
         const bytes = page.entries.reduce((n, e) => n + size(e.payload), 0);
         assert.ok(page.entries.length <= limit);
         assert.ok(page.entries.length === 1 || bytes <= maxBytes, `a page of ${page.entries.length} entries holds ${bytes} bytes, over ${maxBytes}`);
@@ -203,7 +227,7 @@ pages('types: only entries of those types, each read counting the matching entri
 pages('types: none matching is an empty page with nothing more; another principal\'s or a missing conversation is still null', async ({ store }) => {
   const id = await typed(store, [['user', 'u'], ['model', 'm']]);
   assert.equal(await store.entries(id, 'alice', { types: ['undo'] }), []);
-  assert.equal(await store.entriesPage(id, 'alice', { types: ['undo'], maxBytes: 10 }), { entries: [], more: false });
+  assert.equal(await store.entriesPage(id, 'alice', { types: ['undo'], maxBytes: 10 }), { entries: [], payloadSizes: [], more: false });
   assert.is(await store.entries(id, 'bob', { types: ['user'] }), null);
   assert.is(await store.entriesPage(id, 'bob', { types: ['user'] }), null);
   assert.is(await store.entriesPage('00000000-0000-4000-8000-000000000000', 'alice', { types: ['user'] }), null);
