@@ -4,51 +4,20 @@
 // whether more follow, reports each entry's recorded size (the UTF-8 bytes of its JSON payload), and a walk
 // page by page gets every entry exactly once. Not a *.test.ts file.
 
-import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import type { AsyncConversationStore } from '../../src/store/async-store.ts';
 import type { Entry, EntryType } from '../../src/store/store.ts';
-import { type ContractStoreOptions, rejectsStoreError, type StoreBackend } from './contract.ts';
-import { ManualClock } from './helpers.ts';
+import { rejectsStoreError } from './contract.ts';
+import { contractSuite } from './contract-suite.ts';
 
-interface Context {
-  readonly store: AsyncConversationStore;
-  /** Another store on the same database, as another process or node. */
-  open(options?: ContractStoreOptions): Promise<AsyncConversationStore>;
-}
-
-const tests: { name: string; run: (ctx: Context) => Promise<void> }[] = [];
-const pages = (name: string, run: (ctx: Context) => Promise<void>): void => {
-  tests.push({ name, run });
-};
+const contract = contractSuite();
+const pages = contract.add;
 
 /** Registers every test on `suite`, each on a fresh database, its stores closed after. */
-export function registerEntryPagesContract(suite: Test, backend: StoreBackend): void {
-  for (const t of tests) {
-    suite(t.name, async () => {
-      const clock = new ManualClock();
-      const db = await backend.database();
-      const stores: AsyncConversationStore[] = [];
-      const open = async (options: ContractStoreOptions = {}) => {
-        const store = await db.open({ now: clock.now, ...options });
-        stores.push(store);
-        return store;
-      };
-      try {
-        await t.run({ store: await open(), open });
-      } finally {
-        for (const s of stores) await s.close();
-        await db.drop();
-      }
-    });
-  }
-}
-
+export const registerEntryPagesContract = contract.register;
 /** Registers every test as skipped (no backend on this machine). */
-export function registerEntryPagesSkipped(suite: Test): void {
-  for (const t of tests) suite.skip(t.name, () => undefined);
-}
+export const registerEntryPagesSkipped = contract.skip;
 
 const alice = { principal: 'alice', sessionId: 'session-a', harness: 'super-pi-code' };
 
