@@ -5,13 +5,11 @@
 // digest until it expires, so each request costs a hash and a map lookup.
 // Usage: npm run build && npx tsx bench/oauth.ts. Writes bench/results/oauth.md.
 
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { writeFile } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { startLoopbackIssuer } from '../test/auth/issuer-fixture.ts';
 import { makeSandbox, startHttpServerProcess } from '../test/e2e/fixtures.ts';
 
 /** Sessions per kind driving the server at once. */
@@ -26,27 +24,6 @@ export const TARGET = 0.9;
 const STATIC = 'bench-static-token-0123456789';
 const here = path.dirname(fileURLToPath(import.meta.url));
 const ACCEPT = 'application/json, text/event-stream';
-
-async function startIssuer(): Promise<{ issuer: string; sign: (aud: string) => Promise<string>; close: () => void }> {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'bench', alg: 'ES256', use: 'sig' };
-  const server = createServer((req, res) => {
-    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/oauth-authorization-server') return void res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    if (req.url === '/jwks') return void res.end(JSON.stringify({ keys: [jwk] }));
-    res.statusCode = 404;
-    res.end('{}');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  return {
-    issuer,
-    sign: (aud) => new SignJWT({ scope: 'mcp:read' }).setProtectedHeader({ alg: 'ES256', kid: 'bench', typ: 'at+jwt' })
-      .setIssuer(issuer).setAudience(aud).setSubject('bench').setExpirationTime('1h').sign(privateKey),
-    close: () => server.close(),
-  };
-}
 
 async function post(url: string, headers: Record<string, string>, body: unknown): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { accept: ACCEPT, 'content-type': 'application/json', 'mcp-protocol-version': '2025-06-18', ...headers }, body: JSON.stringify(body) });
@@ -80,10 +57,11 @@ async function block(url: string, sessions: Record<string, string>[]): Promise<n
 
 async function main(): Promise<void> {
   const box = await makeSandbox();
-  const issuer = await startIssuer();
+  // The resource is the server's URL, known once it runs: each token names it (`aud`).
+  const issuer = await startLoopbackIssuer('');
   const server = await startHttpServerProcess(box.ws, ['--oauth-issuer', issuer.issuer], { SUPERPI_TOKENS: `${STATIC}=bench` });
   try {
-    const jwt = await issuer.sign(server.url);
+    const jwt = await issuer.token('bench', 'mcp:read', {}, { aud: server.url, exp: Math.floor(Date.now() / 1000) + 3600 });
     const staticSessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(server.url, `Bearer ${STATIC}`)));
     const jwtSessions = await Promise.all(Array.from({ length: SESSIONS }, () => openSession(server.url, `Bearer ${jwt}`)));
     await block(server.url, staticSessions); // warm-up
@@ -111,7 +89,7 @@ async function main(): Promise<void> {
     await writeFile(path.join(here, 'results', 'oauth.md'), report);
   } finally {
     await server.stop();
-    issuer.close();
+    await issuer.close();
   }
 }
 

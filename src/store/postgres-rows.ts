@@ -46,13 +46,18 @@ export interface EntryRow {
   payload: string;
 }
 
-/** A row of ENTRIES_PAGE: an entry (or nulls, as NoEntryRow), with the page's counts (bigint, as strings). */
-export type EntryPageRow = (EntryRow | NoEntryRow) & { rows: string; admitted: string };
+/** An entry row with the size its payload was recorded with (`payload_size`, bigint, as a string). */
+export interface SizedEntryRow extends EntryRow {
+  payload_size: string;
+}
+
+/** A row of ENTRIES_PAGE: an entry with its size (or nulls), with the page's counts (bigint, as strings). */
+export type EntryPageRow = (SizedEntryRow | { [K in keyof SizedEntryRow]: null }) & { rows: string; admitted: string };
 
 /** The conversation's row of the ENTRIES join when it has no entry after `afterSeq`. */
 export type NoEntryRow = { [K in keyof EntryRow]: null };
 
-export function hasEntry(row: EntryRow | NoEntryRow): row is EntryRow {
+export function hasEntry<R extends { seq: string | null }>(row: R): row is Extract<R, { seq: string }> {
   return row.seq !== null;
 }
 

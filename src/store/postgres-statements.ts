@@ -55,7 +55,8 @@ export const ENTRIES = `
 // $4 + 1 entries, the page admits the first always, then while the running total of their recorded sizes
 // stays within $6 and the count within $4; only the admitted rows' payloads are read (the cut reads
 // `payload_size` alone, and a large payload lives out of line in TOAST, untouched). Each row carries the
-// page's counts: `rows` more than `admitted`, more entries follow. No row: not there (or not the
+// page's counts: `rows` more than `admitted`, more entries follow; and its own recorded size
+// (EntriesPage.payloadSizes). No row: not there (or not the
 // principal's); one row with a null seq: there, with no entries after $3. Of the types $7 names alone
 // (null: all), in the cut and in the rows.
 export const ENTRIES_PAGE = `
@@ -69,7 +70,7 @@ export const ENTRIES_PAGE = `
     SELECT max(seq) FILTER (WHERE n = 1 OR (n <= $4 AND running <= $6)) AS last,
            count(*) FILTER (WHERE n = 1 OR (n <= $4 AND running <= $6)) AS admitted, count(*) AS rows FROM sized
   )
-  SELECT e.seq, e.conversation_id, e.time, e.type, e.payload, cut.rows, cut.admitted
+  SELECT e.seq, e.conversation_id, e.time, e.type, e.payload, e.payload_size, cut.rows, cut.admitted
   FROM owned CROSS JOIN cut LEFT JOIN entries e ON e.conversation_id = owned.id AND e.seq > $3 AND e.seq <= cut.last AND ${ofTypes(7)}
   ORDER BY e.seq`;
 

@@ -321,7 +321,11 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const { rows } = await this.#pool.query<EntryPageRow>(ENTRIES_PAGE, [conversationId, principal, afterSeq, limit, this.#now(), maxBytes, types]);
     const first = rows[0];
     if (first === undefined) return null;
-    return { entries: rows.flatMap((r) => (hasEntry(r) ? [entryFromRow(r)] : [])), more: integer(first.rows, 'page rows') > integer(first.admitted, 'page admitted') };
+    const admitted = rows.filter(hasEntry);
+    return {
+      entries: admitted.map(entryFromRow), payloadSizes: admitted.map((r) => integer(r.payload_size, `entry ${r.seq} payload_size`)),
+      more: integer(first.rows, 'page rows') > integer(first.admitted, 'page admitted'),
+    };
   }
 
   async lastEntry(conversationId: string): Promise<Entry | null> {

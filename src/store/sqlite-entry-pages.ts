@@ -2,17 +2,17 @@
 // principal, bounded by count and, when asked, by payload bytes — the cut found from the recorded sizes
 // (migration 9) before any payload is read — and, when asked, of some entry types only (through the type
 // index, sqlite-typed-reads.ts); each page read in one transaction, so the ownership check, the cut and
-// the rows come from one snapshot.
+// the rows come from one snapshot. Each row carries its recorded size too (EntriesPage.payloadSizes).
 
 import { StoreError } from './errors.ts';
 import type { SqliteDatabase } from './sqlite-driver.ts';
-import type { EntryRow, Statements } from './sqlite-statements.ts';
+import type { PageRow, Statements } from './sqlite-statements.ts';
 import { SqliteTypedReads } from './sqlite-typed-reads.ts';
 import { checkAfterSeq, checkEntryTypes, checkMaxBytes, pageLimit } from './store-checks.ts';
 import { DEFAULT_ENTRIES_LIMIT, type EntriesOptions, type EntryType, MAX_ENTRIES_LIMIT } from './store.ts';
 
 /** The rows of one page and whether more follow it; null: not the principal's conversation (or none). */
-export type EntryRowsPage = { readonly rows: EntryRow[]; readonly more: boolean } | null;
+export type EntryRowsPage = { readonly rows: PageRow[]; readonly more: boolean } | null;
 
 /** One read's arguments, checked. */
 interface Read {
@@ -32,7 +32,7 @@ export class SqliteEntryPages {
 
   constructor(db: SqliteDatabase, s: Statements) {
     const typed = new SqliteTypedReads(db);
-    const rowsAfter = (r: Read, limit: number): EntryRow[] =>
+    const rowsAfter = (r: Read, limit: number): PageRow[] =>
       r.types === null ? s.entriesAfter.all(r.conversationId, r.afterSeq, limit) : typed.statements(r.types).after.all({ id: r.conversationId, after: r.afterSeq, limit });
     const read = db.transaction((r: Read): EntryRowsPage => {
       if (s.getConversation.get({ id: r.conversationId, principal: r.principal, now: r.now }) === undefined) return null;

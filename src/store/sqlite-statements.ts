@@ -32,8 +32,15 @@ export interface EntryRow {
   payload: string;
 }
 
+/** A row of a transcript page: an entry with the size its payload was recorded with (migration 9). */
+export interface PageRow extends EntryRow {
+  payload_size: number;
+}
+
 const CONVERSATION_COLUMNS = 'id, principal, session_id, harness, status, title, created_at, updated_at, ttl_ms';
 export const ENTRY_COLUMNS = 'seq, conversation_id, time, type, payload';
+/** The columns of a transcript page's rows (sqlite-entry-pages.ts): an entry's and its recorded payload size. */
+export const PAGE_COLUMNS = `${ENTRY_COLUMNS}, payload_size`;
 const NEWEST_FIRST = 'ORDER BY updated_at DESC, id DESC LIMIT @limit';
 /** The directory a task's setup records (`workspace`, a non-empty string), else null: none, or a setup that is not JSON. */
 const RECORDED = "nullif(CASE WHEN json_valid(task_setup) AND json_type(task_setup, '$.workspace') = 'text' THEN json_extract(task_setup, '$.workspace') END, '')";
@@ -171,7 +178,7 @@ export function prepareStatements(db: SqliteDatabase) {
     countByPrefix: db.prepare<[Omit<IdPrefixParams, 'limit'>], { n: number }>(
       'SELECT count(*) AS n FROM conversations WHERE principal = @principal AND substr(id, 1, length(@prefix)) = @prefix',
     ),
-    entriesAfter: db.prepare<[string, number, number], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
+    entriesAfter: db.prepare<[string, number, number], PageRow>(`SELECT ${PAGE_COLUMNS} FROM entries WHERE conversation_id = ? AND seq > ? ORDER BY seq LIMIT ?`),
     entriesCut: db.prepare<[CutParams], CutRow>(ENTRIES_CUT),
     lastEntry: db.prepare<[string], EntryRow>(`SELECT ${ENTRY_COLUMNS} FROM entries WHERE conversation_id = ? ORDER BY seq DESC LIMIT 1`),
     // The change feed (sqlite-change-feed.ts): whether another connection committed, and the marks of

@@ -404,7 +404,7 @@ export class SqliteConversationStore implements ConversationStore, ChangeSource 
   entriesPage(conversationId: string, principal: string, opts: EntriesOptions = {}): EntriesPage | null {
     this.#assertOpen();
     const page = this.#pages.page(conversationId, principal, opts, this.#now(), true);
-    return page === null ? null : { entries: page.rows.map(entryFromRow), more: page.more };
+    return page === null ? null : { entries: page.rows.map(entryFromRow), payloadSizes: page.rows.map((r) => r.payload_size), more: page.more };
   }
 
   lastEntry(conversationId: string): Entry | null {

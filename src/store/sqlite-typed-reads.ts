@@ -5,7 +5,7 @@
 // the entries it returns, not every row after `afterSeq` (a `type IN (…)` over entries_by_conversation).
 
 import type { SqliteDatabase, SqliteStatement } from './sqlite-driver.ts';
-import { type CutParams, type CutRow, cutOfPageSql, ENTRY_COLUMNS, type EntryRow } from './sqlite-statements.ts';
+import { type CutParams, type CutRow, cutOfPageSql, PAGE_COLUMNS, type PageRow } from './sqlite-statements.ts';
 import { ENTRY_TYPES, type EntryType } from './store.ts';
 
 /** The parameters of a typed read's rows: the page after `after`, at most `limit` entries. */
@@ -17,13 +17,13 @@ export interface TypedAfterParams {
 
 /** The two statements of one set of types: the rows of a page, and where a page bounded by bytes ends. */
 export interface TypedStatements {
-  readonly after: SqliteStatement<[TypedAfterParams], EntryRow>;
+  readonly after: SqliteStatement<[TypedAfterParams], PageRow>;
   readonly cut: SqliteStatement<[CutParams], CutRow>;
 }
 
 /** The SQL of TypedStatements for `types`. */
 export function typedReadSql(types: readonly EntryType[]): { readonly after: string; readonly cut: string } {
-  return { after: typedPageSql(ENTRY_COLUMNS, types, '@limit'), cut: cutOfPageSql(typedPageSql('seq, payload_size', types, '@limit + 1')) };
+  return { after: typedPageSql(PAGE_COLUMNS, types, '@limit'), cut: cutOfPageSql(typedPageSql('seq, payload_size', types, '@limit + 1')) };
 }
 
 /** The rows `columns` of the entries of `types` after @after, in seq order, one index range per type. */
@@ -50,7 +50,7 @@ export class SqliteTypedReads {
     let statements = this.#bySet.get(key);
     if (statements === undefined) {
       const sql = typedReadSql(types);
-      statements = { after: this.#db.prepare<[TypedAfterParams], EntryRow>(sql.after), cut: this.#db.prepare<[CutParams], CutRow>(sql.cut) };
+      statements = { after: this.#db.prepare<[TypedAfterParams], PageRow>(sql.after), cut: this.#db.prepare<[CutParams], CutRow>(sql.cut) };
       this.#bySet.set(key, statements);
     }
     return statements;

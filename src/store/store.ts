@@ -153,6 +153,12 @@ export interface EntriesOptions {
 /** One page of entries, and whether more follow it (after its last seq, at the time of the read). */
 export interface EntriesPage {
   entries: Entry[];
+  /**
+   * `payloadSizes[i]`: the size `entries[i]`'s payload is recorded with (`payload_size`, measured at its
+   * write: its JSON text as UTF-8 bytes), the size `maxBytes` counts. A reader that totals what it loaded
+   * takes it from here rather than serialising each payload again.
+   */
+  payloadSizes: number[];
   more: boolean;
 }
 

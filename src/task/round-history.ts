@@ -10,33 +10,38 @@ import type { AsyncConversationStore } from '../store/async-store.ts';
 import type { Entry } from '../store/store.ts';
 import { TASK_ROUND_HISTORY_CACHE_BYTES, TASK_ROUND_HISTORY_CACHE_ENTRIES } from '../limits.ts';
 import { ParkedInputCache } from './parked-input-cache.ts';
-import { bytesOf, lastModelOf, type LoadedHistory } from './task-history.ts';
+import { lastModelOf, type LoadedHistory } from './task-history.ts';
+
+/**
+ * The bytes an entry the round appended counts for, measured as the store measured it at the write (its
+ * payload's JSON text as UTF-8): `append` hands back the entry, not the size it recorded. The entries the
+ * round loaded come with their recorded sizes (LoadedHistory.payloadSizes); only these are measured here.
+ */
+const appendedBytes = (e: Entry): number => Buffer.byteLength(JSON.stringify(e.payload), 'utf8');
 
 /** A round's history as it goes: what it loaded, then every entry it appends, in order. */
 export class RoundHistory {
   readonly #entries: Entry[];
-  #bytes: number;
+  /** `#sizes[i]`: the payload bytes `#entries[i]` counts for. */
+  readonly #sizes: number[];
 
   constructor(loaded: LoadedHistory) {
     this.#entries = [...loaded.entries];
-    this.#bytes = loaded.bytes;
+    this.#sizes = [...loaded.payloadSizes];
   }
 
   append(entry: Entry): void {
     this.#entries.push(entry);
-    this.#bytes += bytesOf(entry);
+    this.#sizes.push(appendedBytes(entry));
   }
 
   /** As a read of the store would give it now: the file snapshots before the last model turn left out. */
   loaded(): LoadedHistory {
     const lastModel = lastModelOf(this.#entries);
-    let bytes = this.#bytes;
-    const entries = this.#entries.filter((e, i) => {
-      if (i > lastModel || e.type !== 'file_snapshot') return true;
-      bytes -= bytesOf(e);
-      return false;
-    });
-    return { entries, bytes };
+    const kept = (e: Entry, i: number) => i > lastModel || e.type !== 'file_snapshot';
+    const entries = this.#entries.filter(kept);
+    const payloadSizes = this.#sizes.filter((_, i) => kept(this.#entries[i] as Entry, i));
+    return { entries, payloadSizes, bytes: payloadSizes.reduce((n, b) => n + b, 0) };
   }
 }
 

@@ -4,36 +4,15 @@
 // a request marked as forwarded with a bad token is refused there, never trusted for the mark.
 // Without PostgreSQL binaries the test is reported skipped, with the reason.
 
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { FORWARDED_BY_HEADER } from '../../src/cluster/forward.ts';
+import { startLoopbackIssuer } from '../auth/issuer-fixture.ts';
 import { findPostgres } from '../store/postgres-server.ts';
 import { clusterGround, type RunningServer, startHttpServerProcess } from './fixtures.ts';
 
 const RESOURCE = 'https://mcp.cluster.example/mcp';
 const HEADERS = { 'content-type': 'application/json', accept: 'application/json, text/event-stream', 'mcp-protocol-version': '2025-06-18' };
-
-/** A loopback issuer publishing one ES256 key, and tokens signed with it. */
-async function startIssuer() {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  const server = createServer((req, res) => {
-    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/oauth-authorization-server') return void res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    if (req.url === '/jwks') return void res.end(JSON.stringify({ keys: [jwk] }));
-    res.statusCode = 404;
-    res.end('{}');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sign = (aud: string, sub = 'alice') => new SignJWT({ scope: 'mcp:read' }).setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(issuer).setAudience(aud).setSubject(sub).setExpirationTime('10m').sign(privateKey);
-  return { issuer, sign, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 function post(url: string, headers: Record<string, string>, body: unknown): Promise<Response> {
   return fetch(url, { method: 'POST', headers: { ...HEADERS, ...headers }, body: JSON.stringify(body) });
@@ -46,14 +25,14 @@ if (found.ok) {
   test('two nodes, one issuer: a token is accepted on both, a forwarded request is served by its home, and the home checks the token again', async () => {
     const { pg, box } = ground();
     const store = await pg.createDatabase();
-    const issuer = await startIssuer();
+    const issuer = await startLoopbackIssuer(RESOURCE);
     const nodes: RunningServer[] = [];
     try {
       for (const id of ['node-a', 'node-b']) {
         nodes.push(await startHttpServerProcess(box.ws, ['--store', store, '--node-id', id, '--threads', '1', '--tool-threads', '1', '--oauth-issuer', issuer.issuer, '--resource', RESOURCE]));
       }
       const [a, b] = nodes as [RunningServer, RunningServer];
-      const auth = { authorization: `Bearer ${await issuer.sign(RESOURCE)}` };
+      const auth = { authorization: `Bearer ${await issuer.token('alice', 'mcp:read')}` };
       const init = { jsonrpc: '2.0', id: 1, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'c', version: '1' } } };
       for (const node of [a, b]) {
         const r = await post(node.url, auth, init);
@@ -69,7 +48,7 @@ if (found.ok) {
       assert.is(read.status, 200);
       assert.match(await read.text(), /hello/);
       // At the home, a request marked as forwarded with a token for another resource is refused all the same.
-      const wrong = { authorization: `Bearer ${await issuer.sign('https://elsewhere.example/mcp')}` };
+      const wrong = { authorization: `Bearer ${await issuer.token('alice', 'mcp:read', {}, { aud: 'https://elsewhere.example/mcp' })}` };
       const forged = await post(a.url, { ...wrong, 'mcp-session-id': session, [FORWARDED_BY_HEADER]: 'node-b' }, { jsonrpc: '2.0', id: 3, method: 'tools/call', params: { name: 'read', arguments: { path: 'src/greet.ts' } } });
       assert.is(forged.status, 401);
       assert.match(forged.headers.get('www-authenticate') ?? '', /error="invalid_token"/);

@@ -4,35 +4,15 @@
 // insufficient_scope naming it (a host can step up). A loopback server with OAuth and no static tokens is
 // not "the operator's own open machine": its data is closed too.
 
-import { createServer, request } from 'node:http';
-import type { AddressInfo } from 'node:net';
-import { exportJWK, generateKeyPair, SignJWT } from 'jose';
+import { request } from 'node:http';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from '../e2e/fixtures.ts';
+import { startLoopbackIssuer } from '../auth/issuer-fixture.ts';
 
 const RESOURCE = 'https://mcp.observe.example/mcp';
 const METADATA = 'https://mcp.observe.example/.well-known/oauth-protected-resource/mcp';
 const DATA = ['/metrics', '/observer/events', '/observer/transcript?task=task-1&after=0'];
-
-/** A loopback issuer publishing one ES256 key, and tokens for RESOURCE signed with it. */
-async function startIssuer() {
-  const { privateKey, publicKey } = await generateKeyPair('ES256');
-  const jwk = { ...(await exportJWK(publicKey)), kid: 'k1', alg: 'ES256', use: 'sig' };
-  const server = createServer((req, res) => {
-    const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    res.setHeader('content-type', 'application/json');
-    if (req.url === '/.well-known/oauth-authorization-server') return void res.end(JSON.stringify({ issuer, jwks_uri: `${issuer}/jwks` }));
-    if (req.url === '/jwks') return void res.end(JSON.stringify({ keys: [jwk] }));
-    res.statusCode = 404;
-    res.end('{}');
-  });
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const issuer = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-  const sign = (scope: string) => new SignJWT({ scope }).setProtectedHeader({ alg: 'ES256', kid: 'k1' })
-    .setIssuer(issuer).setAudience(RESOURCE).setSubject('carol').setExpirationTime('10m').sign(privateKey);
-  return { issuer, sign, close: () => new Promise<void>((r) => server.close(() => r())) };
-}
 
 /** A GET's status and WWW-Authenticate; the body is not read (the event stream never ends by itself). */
 function get(url: string, headers: Record<string, string> = {}): Promise<{ status: number; challenge: string }> {
@@ -47,14 +27,14 @@ function get(url: string, headers: Record<string, string> = {}): Promise<{ statu
 }
 
 let box: Sandbox;
-let issuer: Awaited<ReturnType<typeof startIssuer>>;
+let issuer: Awaited<ReturnType<typeof startLoopbackIssuer>>;
 let mixed: RunningServer;
 let oauthOnly: RunningServer;
 const base = (s: RunningServer) => s.url.replace(/\/mcp$/, '');
 
 test.before(async () => {
   box = await makeSandbox();
-  issuer = await startIssuer();
+  issuer = await startLoopbackIssuer(RESOURCE);
   const oauth = ['--threads', '1', '--tool-threads', '1', '--oauth-issuer', issuer.issuer, '--resource', RESOURCE];
   [mixed, oauthOnly] = await Promise.all([
     startHttpServerProcess(box.ws, [...oauth, '--observers', 'alice'], { SUPERPI_TOKENS: 'alice-observer-token=alice,bob-plain-token=bob' }),
@@ -79,7 +59,7 @@ test('no token is a 401 naming the resource metadata, on every data route of bot
 });
 
 test('an access token without mcp:observe is a 403 insufficient_scope naming mcp:observe', async () => {
-  const token = await issuer.sign('mcp:read mcp:write mcp:exec');
+  const token = await issuer.token('carol', 'mcp:read mcp:write mcp:exec');
   for (const p of DATA) {
     const r = await get(`${base(oauthOnly)}${p}`, { Authorization: `Bearer ${token}` });
     assert.is(r.status, 403, p);
@@ -88,7 +68,7 @@ test('an access token without mcp:observe is a 403 insufficient_scope naming mcp
 });
 
 test('an access token with mcp:observe reads /metrics and the event stream on both servers', async () => {
-  const token = await issuer.sign('mcp:observe');
+  const token = await issuer.token('carol', 'mcp:observe');
   for (const server of [mixed, oauthOnly]) {
     assert.is((await get(`${base(server)}/metrics`, { Authorization: `Bearer ${token}` })).status, 200);
     assert.is((await get(`${base(server)}/observer/events`, { Authorization: `Bearer ${token}` })).status, 200);

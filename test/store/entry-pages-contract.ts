@@ -1,53 +1,23 @@
 // Transcript pages bounded by bytes (`EntriesOptions.maxBytes`, `entriesPage`) as a contract every backend
 // runs (sqlite-entry-pages.test.ts, postgres-entry-pages.test.ts): the cut counts each payload's UTF-8 JSON
 // bytes as every write path recorded them, always admits the first entry, keeps the count limit, says
-// whether more follow, and a walk page by page gets every entry exactly once. Not a *.test.ts file.
+// whether more follow, reports each entry's recorded size (the UTF-8 bytes of its JSON payload), and a walk
+// page by page gets every entry exactly once. Not a *.test.ts file.
 
-import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import fc from 'fast-check';
 import type { AsyncConversationStore } from '../../src/store/async-store.ts';
 import type { Entry, EntryType } from '../../src/store/store.ts';
-import { type ContractStoreOptions, rejectsStoreError, type StoreBackend } from './contract.ts';
-import { ManualClock } from './helpers.ts';
+import { rejectsStoreError } from './contract.ts';
+import { contractSuite } from './contract-suite.ts';
 
-interface Context {
-  readonly store: AsyncConversationStore;
-  /** Another store on the same database, as another process or node. */
-  open(options?: ContractStoreOptions): Promise<AsyncConversationStore>;
-}
-
-const tests: { name: string; run: (ctx: Context) => Promise<void> }[] = [];
-const pages = (name: string, run: (ctx: Context) => Promise<void>): void => {
-  tests.push({ name, run });
-};
+const contract = contractSuite();
+const pages = contract.add;
 
 /** Registers every test on `suite`, each on a fresh database, its stores closed after. */
-export function registerEntryPagesContract(suite: Test, backend: StoreBackend): void {
-  for (const t of tests) {
-    suite(t.name, async () => {
-      const clock = new ManualClock();
-      const db = await backend.database();
-      const stores: AsyncConversationStore[] = [];
-      const open = async (options: ContractStoreOptions = {}) => {
-        const store = await db.open({ now: clock.now, ...options });
-        stores.push(store);
-        return store;
-      };
-      try {
-        await t.run({ store: await open(), open });
-      } finally {
-        for (const s of stores) await s.close();
-        await db.drop();
-      }
-    });
-  }
-}
-
+export const registerEntryPagesContract = contract.register;
 /** Registers every test as skipped (no backend on this machine). */
-export function registerEntryPagesSkipped(suite: Test): void {
-  for (const t of tests) suite.skip(t.name, () => undefined);
-}
+export const registerEntryPagesSkipped = contract.skip;
 
 const alice = { principal: 'alice', sessionId: 'session-a', harness: 'super-pi-code' };
 
@@ -112,9 +82,9 @@ pages('the count limit still holds beside the byte bound, and more says so when 
 
 pages('no entries after afterSeq is an empty page with nothing more; another principal\'s or a missing conversation is null', async ({ store }) => {
   const id = await transcript(store, ['a']);
-  assert.equal(await store.entriesPage(id, 'alice', { afterSeq: 1, maxBytes: 10 }), { entries: [], more: false });
+  assert.equal(await store.entriesPage(id, 'alice', { afterSeq: 1, maxBytes: 10 }), { entries: [], payloadSizes: [], more: false });
   const empty = await store.createConversation(alice);
-  assert.equal(await store.entriesPage(empty.id, 'alice', { maxBytes: 10 }), { entries: [], more: false });
+  assert.equal(await store.entriesPage(empty.id, 'alice', { maxBytes: 10 }), { entries: [], payloadSizes: [], more: false });
   assert.is(await store.entriesPage(id, 'bob', { maxBytes: 10 }), null);
   assert.is(await store.entries(id, 'bob', { maxBytes: 10 }), null);
   assert.is(await store.entriesPage('00000000-0000-4000-8000-000000000000', 'alice', { maxBytes: 10 }), null);
@@ -148,6 +118,28 @@ pages('every write path records its entry\'s size: a cancel\'s entry and a parke
   assert.equal(seqs((await store.entriesPage(parked.id, 'alice', { maxBytes: parkedBound }))?.entries), [1, 2]);
 });
 
+pages('each entry\'s reported size is the UTF-8 byte length of its JSON payload, on every write path, with or without a bound or a type filter', async ({ store, open }) => {
+  const payloads: unknown[] = ['é'.repeat(49), { text: '😀 and ascii', n: 1.5, nested: [null, true] }, 42, 'x'.repeat(5000)];
+  const c = await store.createConversation(alice);
+  for (const p of payloads) await store.append(c.id, 'tool_result', p);
+  const cancelled = { message: 'ç'.repeat(30) };
+  assert.is(await (await open()).cancelRunningTask(c.id, 'alice', cancelled), 'cancelled');
+  const all = [...payloads, cancelled];
+  for (const opts of [{}, { maxBytes: 1_000_000 }, { maxBytes: 1 }, { afterSeq: 2, limit: 2 }, { types: ['error'] as EntryType[] }]) {
+    const page = await store.entriesPage(c.id, 'alice', opts);
+    assert.ok(page !== null && page.entries.length > 0, JSON.stringify(opts));
+    assert.equal(page.payloadSizes, page.entries.map((e) => size(e.payload)), JSON.stringify(opts));
+    assert.equal(page.payloadSizes, page.entries.map((e) => size(all[e.seq - 1])), `the size of what was written, ${JSON.stringify(opts)}`);
+  }
+
+  const parked = await store.createConversation(alice);
+  await store.append(parked.id, 'user', 'p');
+  await store.setStatus(parked.id, 'input_required');
+  const answer = { key: 'k', id: 'call-1', allowed: false, refusal: 'ü'.repeat(40) };
+  assert.ok(await store.recordParkedAnswer(parked.id, 'alice', 1, answer));
+  assert.equal((await store.entriesPage(parked.id, 'alice'))?.payloadSizes, [size('p'), size(answer)], 'a parked answer reports its size too');
+});
+
 pages('any transcript, walked page by page under any bound and limit, gives every entry exactly once, each page within its bound unless one entry', async ({ store }) => {
   await fc.assert(fc.asyncProperty(
     fc.array(fc.oneof(fc.string({ maxLength: 60 }), fc.string({ unit: 'grapheme', maxLength: 20 }), fc.integer()), { minLength: 0, maxLength: 25 }),
@@ -160,6 +152,7 @@ pages('any transcript, walked page by page under any bound and limit, gives ever
       for (let guard = 0; guard <= payloads.length + 1; guard++) {
         const page = await store.entriesPage(id, 'alice', { afterSeq: after, maxBytes, limit });
         assert.ok(page !== null);
+        assert.equal(page.payloadSizes, page.entries.map((e) => size(e.payload)), 'each entry\'s reported size is its JSON payload\'s UTF-8 bytes');
         const bytes = page.entries.reduce((n, e) => n + size(e.payload), 0);
         assert.ok(page.entries.length <= limit);
         assert.ok(page.entries.length === 1 || bytes <= maxBytes, `a page of ${page.entries.length} entries holds ${bytes} bytes, over ${maxBytes}`);
@@ -203,7 +196,7 @@ pages('types: only entries of those types, each read counting the matching entri
 pages('types: none matching is an empty page with nothing more; another principal\'s or a missing conversation is still null', async ({ store }) => {
   const id = await typed(store, [['user', 'u'], ['model', 'm']]);
   assert.equal(await store.entries(id, 'alice', { types: ['undo'] }), []);
-  assert.equal(await store.entriesPage(id, 'alice', { types: ['undo'], maxBytes: 10 }), { entries: [], more: false });
+  assert.equal(await store.entriesPage(id, 'alice', { types: ['undo'], maxBytes: 10 }), { entries: [], payloadSizes: [], more: false });
   assert.is(await store.entries(id, 'bob', { types: ['user'] }), null);
   assert.is(await store.entriesPage(id, 'bob', { types: ['user'] }), null);
   assert.is(await store.entriesPage('00000000-0000-4000-8000-000000000000', 'alice', { types: ['user'] }), null);

@@ -4,51 +4,19 @@
 // stores sweeping at once, and never a running or parked task nor a conversation without a retention.
 // Not a *.test.ts file.
 
-import type { Test } from 'uvu';
 import * as assert from 'uvu/assert';
 import type { AsyncConversationStore } from '../../src/store/async-store.ts';
 import { TASK_SWEEP_BATCH } from '../../src/limits.ts';
-import { type ContractStoreOptions, fakeOwnership, rejectsStoreError, type StoreBackend } from './contract.ts';
-import { ManualClock } from './helpers.ts';
+import { fakeOwnership, rejectsStoreError } from './contract.ts';
+import { contractSuite } from './contract-suite.ts';
 
-interface Context {
-  readonly clock: ManualClock;
-  readonly store: AsyncConversationStore;
-  /** Another store on the same database, as another process or node. */
-  open(options?: ContractStoreOptions): Promise<AsyncConversationStore>;
-}
-
-const tests: { name: string; run: (ctx: Context) => Promise<void> }[] = [];
-const retention = (name: string, run: (ctx: Context) => Promise<void>): void => {
-  tests.push({ name, run });
-};
+const contract = contractSuite({ ownership: fakeOwnership('node-a') });
+const retention = contract.add;
 
 /** Registers every retention test on `suite`, each on a fresh database, its stores closed after. */
-export function registerRetentionContract(suite: Test, backend: StoreBackend): void {
-  for (const t of tests) {
-    suite(t.name, async () => {
-      const clock = new ManualClock();
-      const db = await backend.database();
-      const stores: AsyncConversationStore[] = [];
-      const open = async (options: ContractStoreOptions = {}) => {
-        const store = await db.open({ now: clock.now, ...options });
-        stores.push(store);
-        return store;
-      };
-      try {
-        await t.run({ clock, store: await open({ ownership: fakeOwnership('node-a') }), open });
-      } finally {
-        for (const s of stores) await s.close();
-        await db.drop();
-      }
-    });
-  }
-}
-
+export const registerRetentionContract = contract.register;
 /** Registers every retention test as skipped (no backend on this machine). */
-export function registerRetentionSkipped(suite: Test): void {
-  for (const t of tests) suite.skip(t.name, () => undefined);
-}
+export const registerRetentionSkipped = contract.skip;
 
 const alice = { principal: 'alice', sessionId: 'session-a', harness: 'super-pi-code' };
 const TTL = 1000;

@@ -21,6 +21,7 @@ import { taskHistory } from '../../src/task/task-history.ts';
 import { type RoundOutcome, runTaskRound } from '../../src/task/task-rounds.ts';
 import { fakeOwnership } from '../store/contract.ts';
 import { removeHome, tempHome } from '../store/helpers.ts';
+import { spiedReads } from './fixtures/conversation.ts';
 
 const logger = createLogger('error', { write: () => true });
 const PRINCIPAL = 'token:alice';
@@ -28,29 +29,11 @@ const ARGS = { harness: 'super-pi-code', prompt: 'make notes' };
 const said = (text: string) => ({ role: 'assistant', model: 'scripted', stopReason: 'endTurn', content: { type: 'text', text } });
 const WRITE = '<tool_call>{"name": "write", "arguments": {"path": "notes.md", "content": "round trip\\n"}}</tool_call>';
 
-/** `inner`, recording the seqs of every entry its transcript reads returned. */
-function spied(inner: AsyncConversationStore): { store: AsyncConversationStore; read: number[] } {
-  const read: number[] = [];
-  const store = new Proxy(inner, {
-    get(target, key) {
-      const value = Reflect.get(target, key) as unknown;
-      if (typeof value !== 'function') return value;
-      if (key !== 'entries' && key !== 'entriesPage') return value.bind(target);
-      return async (...args: unknown[]) => {
-        const page = await (value as (...a: unknown[]) => Promise<Entry[] | { entries: Entry[] } | null>).apply(target, args);
-        if (page !== null) read.push(...(Array.isArray(page) ? page : page.entries).map((e) => e.seq));
-        return page;
-      };
-    },
-  });
-  return { store, read };
-}
-
 async function ground() {
   const home = await tempHome();
   const ws = path.join(home, 'ws');
   await mkdir(ws);
-  const open = (owner: string) => spied(new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), { ownership: fakeOwnership(owner) })));
+  const open = (owner: string) => spiedReads(new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), { ownership: fakeOwnership(owner) })));
   const a = open('node-a');
   const b = open('node-b');
   const round = (store: AsyncConversationStore, resume: TaskRounds['resume']): Promise<RoundOutcome> => {
@@ -74,7 +57,7 @@ test('the next round on the same node reads only what was appended after the par
     const first = input(await g.round(g.a.store, null));
     const id = first.conversationId;
     const second = input(await g.round(g.a.store, { conversationId: id, turn: 1, seq: first.seq, answer: said(WRITE) }));
-    assert.equal(g.a.read.filter((seq) => seq <= first.seq && seq > 1), [], 'nothing up to the first park was read again (but the prompt, at the first round)');
+    assert.equal(g.a.read.map((e) => e.seq).filter((seq) => seq <= first.seq && seq > 1), [], 'nothing up to the first park was read again (but the prompt, at the first round)');
     assert.is(await readFile(path.join(g.ws, 'notes.md'), 'utf8'), 'round trip\n');
     // What the second round kept (its write's snapshots are after its last model turn) is the whole read.
     const whole = await taskHistory(g.b.store, id, PRINCIPAL);
@@ -108,7 +91,7 @@ test('a round after another node ran the conversation meanwhile reads it whole, 
     g.a.read.length = 0;
     const third = input(await g.round(g.a.store, { conversationId: id, turn: 2, seq: second.seq, answer: said('<tool_call>{"name": "ls", "arguments": {"path": "."}}</tool_call>') }));
     assert.is(third.turn, 3);
-    assert.ok(g.a.read.includes(2), 'the model turn node b appended was read');
+    assert.ok(g.a.read.some((e) => e.seq === 2), 'the model turn node b appended was read');
     assert.equal(keptHistory(g.a.store, PRINCIPAL, id), await taskHistory(g.b.store, id, PRINCIPAL));
     const types = ((await g.b.store.entries(id, PRINCIPAL)) ?? []).map((e) => e.type);
     assert.equal(types, ['user', 'model', 'tool_call', 'file_snapshot', 'file_snapshot', 'tool_result', 'model', 'tool_call', 'tool_result']);
@@ -121,13 +104,25 @@ test('a round history leaves out the snapshots before its last model turn, and c
   const entry = (seq: number, type: Entry['type'], payload: unknown): Entry => ({ seq, conversationId: 'c', time: 0, type, payload });
   const bytes = (e: Entry) => Buffer.byteLength(JSON.stringify(e.payload));
   const start = [entry(1, 'user', { text: 'u' }), entry(2, 'model', { text: '' }), entry(3, 'file_snapshot', { before: 'x'.repeat(50) })];
-  const history = new RoundHistory({ entries: start, bytes: start.reduce((n, e) => n + bytes(e), 0) });
+  const history = new RoundHistory({ entries: start, payloadSizes: start.map(bytes), bytes: start.reduce((n, e) => n + bytes(e), 0) });
   assert.equal(history.loaded().entries.map((e) => e.seq), [1, 2, 3], 'a snapshot after the last model turn stays');
   const model = entry(4, 'model', { text: 'next' });
   history.append(model);
   const loaded = history.loaded();
   assert.equal(loaded.entries.map((e) => e.seq), [1, 2, 4]);
   assert.is(loaded.bytes, bytes(start[0] as Entry) + bytes(start[1] as Entry) + bytes(model));
+  assert.equal(loaded.payloadSizes, [bytes(start[0] as Entry), bytes(start[1] as Entry), bytes(model)]);
+});
+
+test('a round history counts a loaded entry by the size the store recorded, and measures only the entries it appends', () => {
+  const entry = (seq: number, type: Entry['type'], payload: unknown): Entry => ({ seq, conversationId: 'c', time: 0, type, payload });
+  // Sizes no serialisation gives: the loaded entries' bytes must come from them, not from their payloads.
+  const history = new RoundHistory({ entries: [entry(1, 'user', 'u'), entry(2, 'model', 'm'), entry(3, 'file_snapshot', 's')], payloadSizes: [1000, 2000, 4000], bytes: 7000 });
+  assert.equal(history.loaded(), { entries: [entry(1, 'user', 'u'), entry(2, 'model', 'm'), entry(3, 'file_snapshot', 's')], payloadSizes: [1000, 2000, 4000], bytes: 7000 });
+  history.append(entry(4, 'model', 'é'));
+  const loaded = history.loaded();
+  assert.equal(loaded.payloadSizes, [1000, 2000, 4], 'the snapshot before the new model turn is out; the appended entry is its UTF-8 JSON bytes');
+  assert.is(loaded.bytes, 3004);
 });
 
 test.run();

@@ -9,8 +9,9 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
-import { DEFAULT_ENTRIES_LIMIT, type Entry, MAX_ENTRIES_LIMIT } from '../../src/store/store.ts';
+import { DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT } from '../../src/store/store.ts';
 import { undoConversation } from '../../src/task/undo.ts';
+import { conversationWith, type EntrySpec, spiedReads } from './fixtures/conversation.ts';
 
 let dir: string;
 let store: AsyncConversationStore;
@@ -23,16 +24,14 @@ test.after.each(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
-/** A conversation of `local`'s, with `messages` tool_result entries appended after `before` (each [type, payload]). */
-async function conversation(before: readonly [Entry['type'], unknown][], messages: number): Promise<string> {
-  const { id } = await store.createConversation({ principal: 'local', sessionId: 's', harness: 'super-pi-code' });
-  for (const [type, payload] of before) await store.append(id, type, payload);
-  for (let i = 0; i < messages; i++) await store.append(id, 'tool_result', { id: `r${i}`, name: 'read', text: `line ${i}`, isError: false });
-  return id;
+/** A conversation of `local`'s, with `messages` tool_result entries appended after `before`. */
+function conversation(before: readonly EntrySpec[], messages: number): Promise<string> {
+  const results = Array.from({ length: messages }, (_, i): EntrySpec => ['tool_result', { id: `r${i}`, name: 'read', text: `line ${i}`, isError: false }]);
+  return conversationWith(store, [...before, ...results]);
 }
 
 /** A write of `path` from `before` to `after` as a task records it: its before-image, then its after-image. */
-const write = (id: string, file: string, before: string | null, after: string): [Entry['type'], unknown][] => [
+const write = (id: string, file: string, before: string | null, after: string): EntrySpec[] => [
   ['file_snapshot', { id, path: file, before, stage: 'before' }],
   ['file_snapshot', { id, path: file, before, after }],
 ];
@@ -65,19 +64,7 @@ test('changes on both sides of a page boundary are undone newest first, and a se
 test('undo reads only file_snapshot and undo entries from the store', async () => {
   const id = await conversation(write('w1', 'a.txt', 'original\n', 'changed\n'), 50);
   await writeFile(path.join(dir, 'a.txt'), 'changed\n');
-  const read: Entry[] = [];
-  const spy = new Proxy(store, {
-    get(target, key) {
-      const value = Reflect.get(target, key) as unknown;
-      if (typeof value !== 'function') return value;
-      if (key !== 'entries' && key !== 'entriesPage') return value.bind(target);
-      return async (...args: unknown[]) => {
-        const page = await (value as (...a: unknown[]) => Promise<Entry[] | { entries: Entry[] } | null>).apply(target, args);
-        if (page !== null) read.push(...(Array.isArray(page) ? page : page.entries));
-        return page;
-      };
-    },
-  });
+  const { store: spy, read } = spiedReads(store);
   const undo = await undoConversation(spy, id, 'local', dir);
   assert.is((undo.structured as { reverted: number }).reverted, 1, undo.text);
   assert.equal([...new Set(read.map((e) => e.type))], ['file_snapshot'], 'no message entry was loaded');
