@@ -40,6 +40,9 @@ export const EGRESS_SOCKET_IN_SANDBOX = '/tmp/.super-pi-egress.sock';
  */
 export const EGRESS_NODE_IN_SANDBOX = '/tmp/.super-pi-node';
 
+/** What of the sandbox's own /proc writes to the host's kernel, bound read-only over it (from the host's /proc). */
+export const PROC_READ_ONLY: readonly string[] = ['/proc/sys', '/proc/sysrq-trigger'];
+
 /**
  * bwrap's arguments up to `--` (the caller appends the program). Order matters: the root read-only, a fresh
  * /dev, /proc and /tmp, then the mounts from the shallowest path to the deepest, so a workspace under /tmp
@@ -60,6 +63,10 @@ export function bwrapArgv(spec: SandboxSpec): string[] {
     '--ro-bind', '/', '/',
     '--dev', '/dev',
     '--proc', '/proc',
+    // The kernel checks a sysctl write against the host's uid 0, not a capability: a server running as root
+    // runs commands as that uid, so a writable /proc/sys is a write to the host (kernel.core_pattern names a
+    // program the kernel runs as root, outside every namespace). bwrap means to cover these but may not.
+    ...PROC_READ_ONLY.flatMap((p) => ['--ro-bind-try', p, p]),
     '--tmpfs', '/tmp',
   ];
   const mounts: SandboxMount[] = [{ kind: 'writable', path: spec.workspace }, ...spec.mounts];

@@ -10,7 +10,7 @@ import { bwrapArgv, EGRESS_NODE_IN_SANDBOX, EGRESS_SOCKET_IN_SANDBOX } from '../
 import { sandboxBridge } from '../../../src/tools/sandbox/egress-bridge.ts';
 
 const BASE = ['/usr/bin/bwrap', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-const FS = ['--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+const FS = ['--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--ro-bind-try', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger', '--tmpfs', '/tmp'];
 
 test('network off: own network namespace, the root read-only, /tmp private, the workspace writable after it', () => {
   assert.equal(bwrapArgv({ bwrap: '/usr/bin/bwrap', root: true, workspace: '/tmp/t/ws', mounts: [], network: { kind: 'none' } }), [
