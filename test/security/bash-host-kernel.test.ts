@@ -11,6 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { mkdir, mkdtemp, realpath, rm } from 'node:fs/promises';
 import path from 'node:path';
+import { BASH_SHM_MAX_BYTES, BASH_TMP_MAX_BYTES } from '../../src/limits.ts';
 import { bashIsolation } from '../../src/tools/bash-isolation.ts';
 import { bashCall, groupGone, initialize, initialized, startStdio, type StdioProcess } from '../cli/stdio-process.ts';
 
@@ -73,6 +74,30 @@ test('sysctls are still readable, and the network ones are the sandbox\'s own na
   assert.ok(/^\d+\n/.test(out), out);
   assert.ok(/^lo$/m.test(out), out);
   assert.not.ok(/^eth|^ens|^enp/m.test(out), out);
+});
+
+/** Bytes a filesystem holds in all, as `stat -f` reports it inside the sandbox (blocks × fundamental block size). */
+function capacity(line: string | undefined): number {
+  const [blocks, size] = (line ?? '').trim().split(' ').map(Number);
+  return (blocks as number) * (size as number);
+}
+
+test('the private /tmp holds at most BASH_TMP_MAX_BYTES and /dev/shm BASH_SHM_MAX_BYTES; /dev itself takes no new file', async () => {
+  if (!sandboxed) return;
+  const over = BASH_SHM_MAX_BYTES / (1024 * 1024) + 1;
+  const out = await bash([
+    "stat -f -c '%b %S' /tmp /dev/shm",
+    `head -c ${over}M /dev/zero > /dev/shm/fill 2>/dev/null || echo SHM-FULL`,
+    'rm -f /dev/shm/fill',
+    '(: > /dev/planted) 2>/dev/null && echo DEV-WRITTEN',
+    'echo ok > /tmp/t && cat /tmp/t && echo ok > /dev/shm/t && cat /dev/shm/t && echo x > /dev/null && echo devices-ok',
+  ].join('\n'));
+  const [tmp, shm] = out.split('\n');
+  assert.is(capacity(tmp), BASH_TMP_MAX_BYTES, out);
+  assert.is(capacity(shm), BASH_SHM_MAX_BYTES, out);
+  assert.ok(out.includes('SHM-FULL'), out);
+  assert.not.ok(out.includes('DEV-WRITTEN'), out);
+  assert.ok(out.includes('ok\nok\ndevices-ok'), out);
 });
 
 test.run();
