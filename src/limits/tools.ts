@@ -60,6 +60,15 @@ export const KILL_GRACE_MS = 500;
  */
 export const MAX_SPARE_SANDBOXES = 4;
 
+/**
+ * Size of a sandboxed command's private /tmp (a tmpfs: memory no process owns, so the OOM killer cannot
+ * free it by ending the command; without a size the kernel allows half the host's RAM, per command).
+ */
+export const BASH_TMP_MAX_BYTES = 1024 * 1024 * 1024;
+
+/** Size of a sandboxed command's /dev/shm (POSIX shared memory, semaphores), a tmpfs as /tmp is; the rest of /dev is read-only. */
+export const BASH_SHM_MAX_BYTES = 64 * 1024 * 1024;
+
 /** A spare sandbox older than this is not used (the paths it hides were looked up when it was built): the command builds a fresh one. */
 export const SPARE_SANDBOX_MAX_AGE_MS = 30_000;
 

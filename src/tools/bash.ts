@@ -12,7 +12,8 @@ import path from 'node:path';
 import type { Readable, Writable } from 'node:stream';
 import { finished } from 'node:stream/promises';
 import { type Clock, systemClock } from '../time/clock.ts';
-import { type BashIsolation, bashIsolation, commandLine, findExecutable, type SandboxArgs, SYSTEM_BIN_DIRS } from './bash-isolation.ts';
+import { type BashIsolation, bashIsolation, commandLine, findExecutable, type SandboxArgs, STOPPER_SCRIPT, SYSTEM_BIN_DIRS } from './bash-isolation.ts';
+import { freezeCommandShell } from './sandbox/freeze-shell.ts';
 import { bwrapArgv } from './sandbox/bwrap-argv.ts';
 import { egressFor } from './sandbox/egress-seam.ts';
 import { resolveMounts } from './sandbox/mounts.ts';
@@ -178,6 +179,8 @@ function run(spawned: ChildProcess, command: string, opts: RunOptions): Promise<
       if (stoppedBy !== null || exited !== null) return;
       stoppedBy = reason;
       control.write('stop\n');
+      // The listener that reads the line is the command's to kill: the shell is frozen from here too.
+      if (child.pid !== undefined) freezeCommandShell(child.pid, STOPPER_SCRIPT);
       timers.push(clock.setTimeout(() => killGroup('SIGKILL'), KILL_GRACE_MS));
     };
     const onAbort = (): void => stop('abort');

@@ -273,6 +273,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /it looks every (\d+) s,\s+`ORPHAN_CHECK_MS`/, name: 'ORPHAN_CHECK_MS', figure: seconds(limits.ORPHAN_CHECK_MS) },
   { phrase: /`MAX_LOCATE_ATTEMPTS` \((\d+) takeovers/, name: 'MAX_LOCATE_ATTEMPTS', figure: String(limits.MAX_LOCATE_ATTEMPTS) },
   // bash isolation: spare sandboxes
+  { phrase: /of at most (\d+) MiB\s+\(`BASH_TMP_MAX_BYTES`\)/, name: 'BASH_TMP_MAX_BYTES', figure: mib(limits.BASH_TMP_MAX_BYTES) },
+  { phrase: /of at most (\d+) MiB \(`BASH_SHM_MAX_BYTES`\)/, name: 'BASH_SHM_MAX_BYTES', figure: mib(limits.BASH_SHM_MAX_BYTES) },
   { phrase: /at most (\d+) spare sandboxes/, name: 'MAX_SPARE_SANDBOXES', figure: String(limits.MAX_SPARE_SANDBOXES) },
   { phrase: /used within (\d+) s of being built/, name: 'SPARE_SANDBOX_MAX_AGE_MS', figure: seconds(limits.SPARE_SANDBOX_MAX_AGE_MS) },
   // Protocol: 2026-07-28 cache hints

@@ -79,4 +79,33 @@ test('the PID-namespace fallback (no bwrap) ends the whole command line too, on 
   });
 });
 
+/**
+ * The stopper's listener is the command's sibling (the other child of $PPID), a process of the same user:
+ * this kills it. The sleep ends after the cancel (700 ms) and before the SIGKILL that follows it (KILL_GRACE_MS).
+ */
+const SABOTAGE: Record<string, string> = {
+  'kills the listener': 'for k in $(cat /proc/$PPID/task/$PPID/children); do [ "$k" != $$ ] && kill -9 "$k"; done; sleep 0.95; echo ran > f',
+};
+
+test('a command that kills the stopper\'s listener is still frozen on cancel: nothing after ; runs (every mode)', async () => {
+  if (process.platform !== 'linux') return;
+  const modes: (BashIsolation | null)[] = [null, { kind: 'process-group', reason: 'forced by the test' }];
+  for (const mode of modes) {
+    await under(mode, async () => {
+      const wrote: string[] = [];
+      for (const [name, command] of Object.entries(SABOTAGE)) {
+        await inSandbox({}, async ({ ws }) => {
+          const controller = new AbortController();
+          setTimeout(() => controller.abort(), 700);
+          const r = await guarded(bashTool({ command }, context(ws, { signal: controller.signal })), name);
+          assert.ok(r.text.endsWith('Command aborted'), `${name}: ${r.text}`);
+          await new Promise((done) => setTimeout(done, 1000));
+          if (await exists(path.join(ws, 'f'))) wrote.push(name);
+        });
+      }
+      assert.equal(wrote, [], `${mode?.kind ?? 'probed'}: ${wrote.join(', ')}`);
+    });
+  }
+});
+
 test.run();

@@ -2,6 +2,7 @@
 // data in, argv out, so each policy has a golden test and the real-process tests prove what it means.
 
 import path from 'node:path';
+import { BASH_SHM_MAX_BYTES, BASH_TMP_MAX_BYTES } from '../../limits.ts';
 import type { NetworkPolicy } from './policy.ts';
 
 /** One mount over the read-only root: a hidden directory (an empty read-only tmpfs), a hidden file (`/dev/null`, unreadable), or a writable bind. */
@@ -40,6 +41,9 @@ export const EGRESS_SOCKET_IN_SANDBOX = '/tmp/.super-pi-egress.sock';
  */
 export const EGRESS_NODE_IN_SANDBOX = '/tmp/.super-pi-node';
 
+/** What of the sandbox's own /proc writes to the host's kernel, bound read-only over it (from the host's /proc). */
+export const PROC_READ_ONLY: readonly string[] = ['/proc/sys', '/proc/sysrq-trigger'];
+
 /**
  * bwrap's arguments up to `--` (the caller appends the program). Order matters: the root read-only, a fresh
  * /dev, /proc and /tmp, then the mounts from the shallowest path to the deepest, so a workspace under /tmp
@@ -58,9 +62,17 @@ export function bwrapArgv(spec: SandboxSpec): string[] {
     // Killed with the server; a session of its own, so no terminal can be pushed input (TIOCSTI).
     '--die-with-parent', '--new-session',
     '--ro-bind', '/', '/',
+    // /dev, /dev/shm and /tmp are tmpfs: memory no process owns. Each is bounded (or read-only), so a command
+    // cannot hold half the host's RAM in each, which the OOM killer would take back by ending the server.
     '--dev', '/dev',
+    '--size', String(BASH_SHM_MAX_BYTES), '--tmpfs', '/dev/shm',
+    '--remount-ro', '/dev',
     '--proc', '/proc',
-    '--tmpfs', '/tmp',
+    // The kernel checks a sysctl write against the host's uid 0, not a capability: a server running as root
+    // runs commands as that uid, so a writable /proc/sys is a write to the host (kernel.core_pattern names a
+    // program the kernel runs as root, outside every namespace). bwrap means to cover these but may not.
+    ...PROC_READ_ONLY.flatMap((p) => ['--ro-bind-try', p, p]),
+    '--size', String(BASH_TMP_MAX_BYTES), '--tmpfs', '/tmp',
   ];
   const mounts: SandboxMount[] = [{ kind: 'writable', path: spec.workspace }, ...spec.mounts];
   const rank = (m: SandboxMount): number => (m.kind === 'writable' ? 0 : 1);

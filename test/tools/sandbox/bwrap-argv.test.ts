@@ -6,11 +6,17 @@ import * as assert from 'uvu/assert';
 import { mkdtemp, realpath, rm, symlink } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import { BASH_SHM_MAX_BYTES, BASH_TMP_MAX_BYTES } from '../../../src/limits.ts';
 import { bwrapArgv, EGRESS_NODE_IN_SANDBOX, EGRESS_SOCKET_IN_SANDBOX } from '../../../src/tools/sandbox/bwrap-argv.ts';
 import { sandboxBridge } from '../../../src/tools/sandbox/egress-bridge.ts';
 
 const BASE = ['/usr/bin/bwrap', '--unshare-user', '--disable-userns', '--cap-drop', 'ALL', '--unshare-pid', '--unshare-ipc', '--unshare-uts', '--unshare-cgroup-try'];
-const FS = ['--die-with-parent', '--new-session', '--ro-bind', '/', '/', '--dev', '/dev', '--proc', '/proc', '--tmpfs', '/tmp'];
+const FS = [
+  '--die-with-parent', '--new-session', '--ro-bind', '/', '/',
+  '--dev', '/dev', '--size', String(BASH_SHM_MAX_BYTES), '--tmpfs', '/dev/shm', '--remount-ro', '/dev',
+  '--proc', '/proc', '--ro-bind-try', '/proc/sys', '/proc/sys', '--ro-bind-try', '/proc/sysrq-trigger', '/proc/sysrq-trigger',
+  '--size', String(BASH_TMP_MAX_BYTES), '--tmpfs', '/tmp',
+];
 
 test('network off: own network namespace, the root read-only, /tmp private, the workspace writable after it', () => {
   assert.equal(bwrapArgv({ bwrap: '/usr/bin/bwrap', root: true, workspace: '/tmp/t/ws', mounts: [], network: { kind: 'none' } }), [
