@@ -32,7 +32,7 @@ const arg = (name: string, fallback: number): number => {
 /** The stage a function's self time belongs to (by name; anything unnamed here is "other"). */
 const STAGES: readonly (readonly [string, RegExp])[] = [
   ['GC', /^\(garbage collector\)$/],
-  ['parse (JSON.parse of the line; readFrame, handleMcpLineSliced)', /^(readFrame|readParsed|handleMcpLineSliced|parse)$/],
+  ['parse (JSON.parse of the line; readFrame, handleMcpLineSliced, the _meta cache)', /^(readFrame|readParsed|handleMcpLineSliced|parse|parseMessageText|#withKept|#learn|deepFreeze)$/],
   ['depth walk (nestsDeeperThan)', /^(nestsDeeperThan|deeper)$/],
   ['sorting and _meta (isModernRequest, readModernContext, keptClientInfo)', /^(isModernRequest|readModernContext|keptClientInfo|metaOf|metaField|isModernVersion)$/],
   ['modern view (viewFor, restore, handleModern*)', /^(viewFor|restore|handleModernRequest|handleModernEffectResult)$/],

@@ -19,6 +19,16 @@ export const MAX_JSON_DEPTH = 64;
 export const MAX_BATCH_LENGTH = 1000;
 
 /**
+ * `_meta` texts a thread keeps parsed (src/mcp/meta-cache.ts): a 2026-07-28 client repeats the same
+ * `params._meta` on every request, so a line that carries a kept one is parsed without it. Shared by every
+ * connection of the thread; past it the oldest is forgotten (the line is then parsed whole, as any other).
+ */
+export const MAX_META_CACHE_ENTRIES = 16;
+
+/** Longest `_meta` text (characters of compact JSON) MAX_META_CACHE_ENTRIES keeps; a longer one is never kept. */
+export const MAX_META_CACHE_TEXT_LENGTH = 2048;
+
+/**
  * Size of the `capabilities` an initialize may declare, as the length of their JSON text. The
  * session keeps them for its lifetime and in every checkpoint. Past it: -32602, the session stays
  * uninitialized.

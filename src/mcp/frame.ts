@@ -6,6 +6,7 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type Classified, classify } from './jsonrpc.ts';
+import { parseMessageText } from './meta-cache.ts';
 import { MAX_BATCH_LENGTH } from '../limits.ts';
 
 /** The messages of one frame, each with its parsed value (a batch element is handed on alone after a crash). */
@@ -24,7 +25,7 @@ export interface ReadFrame {
 export function readFrame(text: string): ReadFrame | null {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(text);
+    parsed = parseMessageText(text);
   } catch {
     // Not JSON: nothing in it names a request; the core answers -32700 with id null.
     return null;

@@ -27,6 +27,7 @@ import { addPending, fail, removePending, reply, silent, type Step } from './ste
 import { versionFeatures } from './version.ts';
 import { canElicitForm, canSample } from './client-capabilities.ts';
 import { nestsDeeperThan } from './limits.ts';
+import { parseMessageText } from './meta-cache.ts';
 import { askRoots, dropHeld, holdForRoots, rootsAnswered, rootsChecked, rootsWaitOver, takeHeld, waitsForRoots } from './roots.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
 
@@ -86,7 +87,7 @@ export function handleMcpLine(line: string, state: ConnectionState, roundTrip?: 
 export function handleMcpLineSliced(line: string, state: ConnectionState, sliceLength: number, roundTrip?: RoundTrip): SlicedStep {
   let parsed: unknown;
   try {
-    parsed = JSON.parse(line);
+    parsed = parseMessageText(line);
   } catch (err) {
     return fail(state, null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`);
   }

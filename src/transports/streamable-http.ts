@@ -22,6 +22,7 @@ import { storedVersion } from '../cluster/rehydrate.ts';
 import type { ClusterSessions, TakenOver } from '../cluster/session-locator.ts';
 import type { ReadFrame } from '../mcp/frame.ts';
 import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
+import { parseMessageText } from '../mcp/meta-cache.ts';
 import type { Principal } from '../mcp/state.ts';
 import { isSupportedVersion, negotiateVersion, versionFeatures } from '../mcp/version.ts';
 import { isModernRequest } from '../mcp/era.ts';
@@ -258,7 +259,7 @@ export class StreamableHttp {
     if (body === null) return refuse(413, `Payload Too Large: the limit is ${maxMessageBytes} bytes (--max-message-bytes)`);
     let parsed: unknown;
     try {
-      parsed = JSON.parse(body);
+      parsed = parseMessageText(body);
     } catch (err) {
       return json(400, errorLine(null, ErrorCode.ParseError, `Parse error: ${(err as Error).message}`));
     }

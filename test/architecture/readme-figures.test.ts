@@ -67,6 +67,8 @@ const FIGURES: readonly Figure[] = [
   // Limits
   { phrase: /\| `MAX_JSON_DEPTH` \| (\d+) levels/, name: 'MAX_JSON_DEPTH', figure: String(limits.MAX_JSON_DEPTH) },
   { phrase: /\| `MAX_BATCH_LENGTH` \| ([\d,]+) elements/, name: 'MAX_BATCH_LENGTH', figure: grouped(limits.MAX_BATCH_LENGTH) },
+  { phrase: /\| `MAX_META_CACHE_ENTRIES` \| (\d+) `_meta` texts/, name: 'MAX_META_CACHE_ENTRIES', figure: String(limits.MAX_META_CACHE_ENTRIES) },
+  { phrase: /\| `MAX_META_CACHE_TEXT_LENGTH` \| (\d+) characters/, name: 'MAX_META_CACHE_TEXT_LENGTH', figure: String(limits.MAX_META_CACHE_TEXT_LENGTH) },
   { phrase: /(\d+) elements \(`BATCH_SLICE_LENGTH`\)/, name: 'BATCH_SLICE_LENGTH', figure: String(limits.BATCH_SLICE_LENGTH) },
   { phrase: /\| `MAX_CLIENT_CAPABILITIES_BYTES` \| (\d+) KiB/, name: 'MAX_CLIENT_CAPABILITIES_BYTES', figure: kib(limits.MAX_CLIENT_CAPABILITIES_BYTES) },
   { phrase: /\| `MAX_CLIENT_INFO_STRING_LENGTH` \| (\d+) characters/, name: 'MAX_CLIENT_INFO_STRING_LENGTH', figure: String(limits.MAX_CLIENT_INFO_STRING_LENGTH) },

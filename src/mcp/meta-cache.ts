@@ -1,0 +1,142 @@
+// Parsing a message's text, with its `params._meta` taken from a small cache when the text carries one
+// already seen: a 2026-07-28 client repeats its whole context there, byte for byte, on every request, and
+// that text is most of the line (issue 24 item 6). The result always equals `JSON.parse(text)`.
+//
+// Why a hit means the same thing as the whole parse. Let the line be O = A + C + B, where A ends with
+// `"_meta":`, C is a kept text (compact JSON of an object, `{`…`}`, with no `\u0000` in it) and V its
+// parse. We parse M = A + S + B instead, S being the string literal `"\u0000"`, and accept only when O
+// holds no `\u0000` (six characters) anywhere and M parses to an object whose `params` is an object whose
+// own `_meta` is the one-character string U+0000.
+// 1. That character has one spelling in JSON, `"\u0000"` (it must be escaped, `\u` takes hex digits, and
+//    0000 has no letters to change case). Every `\u0000` in M lies inside S: O has none, and neither can
+//    straddle S's quotes (it holds no `"`). So the string token that became `params._meta` is S, at the
+//    position where C was: that position starts a value in M, the value of params' last `_meta` member
+//    (the one JSON.parse keeps) of the top-level `params` member it keeps.
+// 2. JSON is read left to right, one state per prefix: A leaves the reader where M has it, expecting a
+//    value. C is one complete value; after it the reader is where it is after S (a value just ended, in
+//    the same stack of open objects). B then reads as in M, to the same end. No token can merge across
+//    the cuts: A ends with `:`, C with `}`, S with `"`. So O is valid JSON whenever M is, and it parses to
+//    M's value with that one member's value V instead of S, which is what we return (the key keeps its
+//    place). A `_meta` inside `arguments`, a string holding `"_meta":{…}`, a duplicate key, a batch: any of
+//    them either leaves `params._meta` something other than U+0000, or fails a check, and the line is
+//    parsed whole.
+// The values are shared by every request and connection of the thread, so they are deep-frozen; nothing
+// downstream writes a request's `_meta` (the core does not change its input: modern.ts `lastContext`
+// shares them already).
+
+import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../limits.ts';
+
+const KEY = '"_meta":';
+/** The placeholder: a string literal whose only spelling is this, holding U+0000. */
+const PLACEHOLDER = '"\\u0000"';
+const PLACEHOLDER_VALUE = '\u0000';
+/** The escape inside the placeholder, which a line must not hold anywhere else. */
+const ESCAPE = '\\u0000';
+const OPEN_BRACE = 123;
+const CLOSE_BRACE = 125;
+
+const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'object' && v !== null && !Array.isArray(v);
+
+/** A value and everything in it made read-only (JSON values only: no cycles, depth bounded by its text). */
+function deepFreeze<T>(value: T): T {
+  if (typeof value === 'object' && value !== null) {
+    for (const member of Object.values(value)) deepFreeze(member);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+/** Kept `_meta` texts and their frozen parses, oldest first; at most `maxEntries`, each at most `maxTextLength` characters. */
+export class MetaCache {
+  // Arrays, not a Map: the look-up walks them by index (a Map's entry iterator allocated on every line).
+  readonly #texts: string[] = [];
+  readonly #values: unknown[] = [];
+  /** The shortest kept text's length: a shorter line cannot carry one (a 2025 line is shorter than any). */
+  #shortest = Number.POSITIVE_INFINITY;
+  readonly #maxEntries: number;
+  readonly #maxTextLength: number;
+
+  constructor(maxEntries = MAX_META_CACHE_ENTRIES, maxTextLength = MAX_META_CACHE_TEXT_LENGTH) {
+    this.#maxEntries = maxEntries;
+    this.#maxTextLength = maxTextLength;
+  }
+
+  /** How many texts are kept. */
+  get size(): number {
+    return this.#texts.length;
+  }
+
+  /** The kept texts, oldest first. */
+  texts(): string[] {
+    return [...this.#texts];
+  }
+
+  /** `JSON.parse(text)`, throwing as it throws; a hit on a kept `_meta` skips parsing that part. */
+  parse(text: string): unknown {
+    if (text.length > this.#shortest + KEY.length && text.charCodeAt(0) === OPEN_BRACE) {
+      const hit = this.#withKept(text);
+      if (hit !== undefined) return hit;
+    }
+    const parsed: unknown = JSON.parse(text);
+    this.#learn(text, parsed);
+    return parsed;
+  }
+
+  /** The parse of `text` with a kept `_meta` put back, or undefined when the argument above does not hold. */
+  #withKept(text: string): Record<string, unknown> | undefined {
+    // The first `"_meta":` of the line (a cheaper search than the last): the bench and the SDK v2 client put
+    // `_meta` after the arguments, so a line whose arguments hold one is parsed whole, which is only slower.
+    const at = text.indexOf(KEY);
+    if (at === -1) return undefined;
+    const start = at + KEY.length;
+    const texts = this.#texts;
+    for (let i = 0; i < texts.length; i++) {
+      const kept = texts[i] as string;
+      const end = start + kept.length;
+      if (end > text.length || text.charCodeAt(end - 1) !== CLOSE_BRACE || text.slice(start, end) !== kept) continue;
+      if (text.includes(ESCAPE)) return undefined;
+      let parsed: unknown;
+      try {
+        parsed = JSON.parse(text.slice(0, start) + PLACEHOLDER + text.slice(end));
+      } catch {
+        // Not JSON once spliced: the whole line is parsed, and throws its own error if it is not JSON either.
+        return undefined;
+      }
+      if (!isRecord(parsed)) return undefined;
+      const params = parsed.params;
+      if (!isRecord(params) || !Object.hasOwn(params, '_meta') || params._meta !== PLACEHOLDER_VALUE) return undefined;
+      params._meta = this.#values[i];
+      return parsed;
+    }
+    return undefined;
+  }
+
+  /** Keeps the `_meta` of a message parsed whole, when a later line could hit it. */
+  #learn(text: string, parsed: unknown): void {
+    if (!isRecord(parsed) || !isRecord(parsed.params)) return;
+    const meta = parsed.params._meta;
+    // A progress token changes with every request: its `_meta` would only push out the ones that repeat.
+    if (!isRecord(meta) || Object.hasOwn(meta, 'progressToken')) return;
+    const kept = JSON.stringify(meta);
+    if (kept.length > this.#maxTextLength || kept.includes(ESCAPE) || this.#texts.includes(kept)) return;
+    // Only a text this line carries where the look-up searches (a client that spaces its JSON never hits).
+    const at = text.indexOf(KEY);
+    if (at === -1 || text.slice(at + KEY.length, at + KEY.length + kept.length) !== kept) return;
+    if (this.#texts.length >= this.#maxEntries) {
+      this.#texts.shift();
+      this.#values.shift();
+    }
+    this.#texts.push(kept);
+    // Its own parse, not this message's object, which the request goes on to own.
+    this.#values.push(deepFreeze(JSON.parse(kept) as unknown));
+    this.#shortest = Math.min(...this.#texts.map((t) => t.length));
+  }
+}
+
+/** This thread's cache: every transport and core on the thread parses through it. */
+const threadCache = new MetaCache();
+
+/** `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does). */
+export function parseMessageText(text: string): unknown {
+  return threadCache.parse(text);
+}
