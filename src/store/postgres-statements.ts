@@ -37,7 +37,8 @@ export const INTERRUPT = `
   )
   SELECT seq, pg_notify('${TASK_STATUS_CHANNEL}', $5 || ' ' || conversation_id) FROM added`;
 
-// The type filter of the transcript reads (EntriesOptions.types): $n, a text[], null for every type. The
+// The type filter of the transcript reads (EntriesOptions.types): $n, a text[], null for every type — which is
+// all the store sends: a read of some types goes through postgres-typed-reads.ts, which stops at its page. The
 // type is a column of the row itself, so the rows skipped have no payload read (a large one lives out of
 // line, in TOAST, untouched).
 const ofTypes = (n: number): string => `($${n}::text[] IS NULL OR e.type = ANY($${n}::text[]))`;

@@ -19,6 +19,7 @@ import { PostgresLeases } from './postgres-leases.ts';
 import { migratePostgres, POSTGRES_MIGRATIONS, type PostgresMigration } from './postgres-migrations.ts';
 import { type ConversationRow, entryFromRow, type EntryPageRow, type EntryRow, fromRow, hasEntry, integer, type NoEntryRow, type TaskRecordRow } from './postgres-rows.ts';
 import { PostgresSessionEventLog } from './postgres-session-events.ts';
+import { typedPostgresReads } from './postgres-typed-reads.ts';
 import {
   checkAfterSeq,
   checkEntryType,
@@ -306,7 +307,9 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const types = checkEntryTypes(opts.types);
     if (!storableText(conversationId) || !storableText(principal)) return null;
     if (opts.maxBytes !== undefined) return (await this.entriesPage(conversationId, principal, opts))?.entries ?? null;
-    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(ENTRIES, [conversationId, principal, afterSeq, limit, this.#now(), types]);
+    // Some types only: one index range per type, merged (postgres-typed-reads.ts).
+    const params = [conversationId, principal, afterSeq, limit, this.#now()];
+    const { rows } = await this.#pool.query<EntryRow | NoEntryRow>(types === null ? ENTRIES : typedPostgresReads(types).entries, types === null ? [...params, null] : params);
     if (rows.length === 0) return null;
     return rows.filter(hasEntry).map(entryFromRow);
   }
@@ -318,7 +321,9 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const maxBytes = checkMaxBytes(opts.maxBytes) ?? Number.MAX_SAFE_INTEGER;
     const types = checkEntryTypes(opts.types);
     if (!storableText(conversationId) || !storableText(principal)) return null;
-    const { rows } = await this.#pool.query<EntryPageRow>(ENTRIES_PAGE, [conversationId, principal, afterSeq, limit, this.#now(), maxBytes, types]);
+    const params = [conversationId, principal, afterSeq, limit, this.#now(), maxBytes];
+    // As entries() does.
+    const { rows } = await this.#pool.query<EntryPageRow>(types === null ? ENTRIES_PAGE : typedPostgresReads(types).page, types === null ? [...params, null] : params);
     const first = rows[0];
     if (first === undefined) return null;
     const admitted = rows.filter(hasEntry);

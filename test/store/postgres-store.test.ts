@@ -9,8 +9,8 @@ import * as assert from 'uvu/assert';
 import { nodeOwnership } from '../../src/store/node-ownership.ts';
 import { POSTGRES_MIGRATIONS, type PostgresMigration, VERSION_TABLE } from '../../src/store/postgres-migrations.ts';
 import { PostgresConversationStore, type PostgresStoreOptions } from '../../src/store/postgres-store.ts';
-import { ENTRIES, ENTRIES_PAGE } from '../../src/store/postgres-statements.ts';
-import type { Entry } from '../../src/store/store.ts';
+import { typedPostgresReads } from '../../src/store/postgres-typed-reads.ts';
+import { type Entry, type EntryType, MAX_ENTRIES_LIMIT } from '../../src/store/store.ts';
 import { rejectsStoreError } from './contract.ts';
 import { guarded } from '../hang-guard.ts';
 import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
@@ -50,6 +50,22 @@ function counted(runs: number[], extra: PostgresMigration[] = []): PostgresMigra
 async function names(url: string, sql: string): Promise<string[]> {
   const { rows } = await running().query<{ name: string }>(dbName(url), sql);
   return rows.map((r) => r.name);
+}
+
+/** A node of an EXPLAIN (ANALYZE, FORMAT JSON) plan, as far as rowsReadFrom reads it. */
+interface PlanNode {
+  readonly 'Relation Name'?: string;
+  readonly 'Actual Rows': number;
+  readonly 'Actual Loops': number;
+  readonly 'Rows Removed by Filter'?: number;
+  readonly 'Rows Removed by Index Recheck'?: number;
+  readonly Plans?: readonly PlanNode[];
+}
+
+/** The rows the plan's scans of `table` read: those they passed on and those their filters dropped, every loop. */
+function rowsReadFrom(table: string, node: PlanNode): number {
+  const own = node['Relation Name'] === table ? (node['Actual Rows'] + (node['Rows Removed by Filter'] ?? 0) + (node['Rows Removed by Index Recheck'] ?? 0)) * node['Actual Loops'] : 0;
+  return own + (node.Plans ?? []).reduce((sum, child) => sum + rowsReadFrom(table, child), 0);
 }
 
 const cases: [string, () => Promise<void>][] = [];
@@ -151,11 +167,13 @@ pgTest('a read of some entry types finds its rows through entries_by_type, not b
   await client.connect();
   try {
     const plan = async (sql: string, params: unknown[]) => (await client.query<{ 'QUERY PLAN': string }>(`EXPLAIN ${sql}`, params)).rows.map((r) => r['QUERY PLAN']).join('\n');
-    for (const types of [['file_snapshot'], ['file_snapshot', 'undo']]) {
-      const rows = await plan(ENTRIES, [c.id, 'alice', 0, 100, Date.now(), types]);
+    for (const types of [['file_snapshot'], ['file_snapshot', 'undo']] satisfies EntryType[][]) {
+      const rows = await plan(typedPostgresReads(types).entries, [c.id, 'alice', 0, 100, Date.now()]);
       assert.match(rows, /Index (Only )?Scan using entries_by_type on entries/, rows);
-      const page = await plan(ENTRIES_PAGE, [c.id, 'alice', 0, 100, Date.now(), 1_000_000, types]);
+      assert.not.match(rows, /Seq Scan on entries/, rows);
+      const page = await plan(typedPostgresReads(types).page, [c.id, 'alice', 0, 100, Date.now(), 1_000_000]);
       assert.match(page, /Index (Only )?Scan using entries_by_type on entries/, page);
+      assert.not.match(page, /Seq Scan on entries/, page);
     }
   } finally {
     await client.end();
@@ -163,6 +181,66 @@ pgTest('a read of some entry types finds its rows through entries_by_type, not b
   // And the read itself: the 40 snapshots, in seq order.
   const snapshots = await store.entries(c.id, 'alice', { types: ['file_snapshot'] });
   assert.equal(snapshots?.map((e) => e.seq), Array.from({ length: 40 }, (_, i) => (i + 1) * 500));
+});
+
+pgTest('a page of some entry types reads the entries it returns, not every one after afterSeq: undo\'s walk is linear in its snapshots', async () => {
+  const url = await running().createDatabase();
+  const store = await open(url);
+  const c = await store.createConversation(alice);
+  // 20,000 entries, every fourth a snapshot (5,000) of one size, vacuumed as autovacuum leaves a table.
+  await running().query(dbName(url), `INSERT INTO entries (conversation_id, seq, time, type, payload, payload_size)
+    SELECT $1, n, 1, t, p, octet_length(convert_to(p, 'UTF8')) FROM (
+      SELECT n, CASE WHEN n % 4 = 0 THEN 'file_snapshot' ELSE 'tool_result' END AS t,
+             CASE WHEN n % 4 = 0 THEN '{"path":"f.txt","before":"a","after":"' || lpad(n::text, 5, '0') || '"}' ELSE '{}' END AS p
+      FROM generate_series(1, 20000) AS n) s`, [c.id]);
+  await running().query(dbName(url), 'UPDATE conversations SET last_seq = 20000 WHERE id = $1', [c.id]);
+  await running().query(dbName(url), 'VACUUM ANALYZE entries');
+  const size = Buffer.byteLength('{"path":"f.txt","before":"a","after":"00004"}', 'utf8');
+  // What the store sends, as it sends it: each pool query of the walk below, replayed under EXPLAIN ANALYZE.
+  const sent: { text: string; values: unknown[] }[] = [];
+  const query = pg.Pool.prototype.query;
+  const walk = async (pageBytes: number): Promise<number[]> => {
+    const seqs: number[] = [];
+    pg.Pool.prototype.query = function (this: pg.Pool, ...args: unknown[]) {
+      if (typeof args[0] === 'string') sent.push({ text: args[0], values: args[1] as unknown[] });
+      return (query as (...a: unknown[]) => unknown).apply(this, args);
+    } as typeof query;
+    try {
+      for (;;) {
+        const page = await store.entriesPage(c.id, 'alice', { afterSeq: seqs.at(-1) ?? 0, limit: MAX_ENTRIES_LIMIT, maxBytes: pageBytes, types: ['file_snapshot', 'undo'] });
+        seqs.push(...(page?.entries.map((e) => e.seq) ?? []));
+        if (page?.more !== true) return seqs;
+      }
+    } finally {
+      pg.Pool.prototype.query = query;
+    }
+  };
+  const client = new pg.Client({ connectionString: url });
+  await client.connect();
+  try {
+    const read = async (): Promise<number[]> => {
+      const counts: number[] = [];
+      for (const { text, values } of sent.splice(0)) {
+        const { rows } = await client.query<{ 'QUERY PLAN': [{ Plan: PlanNode }] }>(`EXPLAIN (ANALYZE, BUFFERS, FORMAT JSON) ${text}`, values);
+        counts.push(rowsReadFrom('entries', rows[0]!['QUERY PLAN'][0].Plan));
+      }
+      return counts;
+    };
+    // One page of 10 snapshots (by bytes) out of 5,000: about its 10 entries (the cut reads one past them), not 5,000.
+    assert.equal(await walk(10 * size).then((seqs) => seqs.slice(0, 10)), Array.from({ length: 10 }, (_, i) => (i + 1) * 4));
+    const [first] = await read();
+    assert.ok(first !== undefined && first <= 3 * 10 + 5, `the first page of 10 read ${first} rows of entries`);
+    // undo's walk, 100 snapshots a page: 50 pages, each reading about its own; no page reads what the later ones will.
+    const seqs = await walk(100 * size);
+    assert.is(seqs.length, 5000);
+    const pages = await read();
+    assert.is(pages.length, 50);
+    assert.ok(Math.max(...pages) <= 3 * 100 + 5, `the most a page of 100 read: ${Math.max(...pages)} rows`);
+    const total = pages.reduce((a, b) => a + b, 0);
+    assert.ok(total <= 3 * 5000, `the whole walk read ${total} rows of entries`);
+  } finally {
+    await client.end();
+  }
 });
 
 pgTest('re-opening a migrated database runs no migration', async () => {
