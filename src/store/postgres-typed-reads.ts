@@ -47,13 +47,13 @@ export function typedPostgresReads(types: readonly EntryType[]): TypedPostgresRe
       WITH owned AS (
         SELECT c.id FROM conversations c WHERE c.id = $1 AND c.principal = $2 AND ${liveSql('$5', 'c')}
       )
-      SELECT e.seq, e.conversation_id, e.time, e.type, e.payload, coalesce(stop.n, 0) AS rows, coalesce(stop.n - 1, 0) AS admitted
+      SELECT e.seq, e.conversation_id, e.time, e.type, e.payload, e.payload_size, coalesce(stop.n, 0) AS rows, coalesce(stop.n - 1, 0) AS admitted
       FROM owned LEFT JOIN LATERAL (
         SELECT seq, n FROM (
           SELECT seq, ROW_NUMBER() OVER w AS n, SUM(payload_size) OVER w AS running
           FROM (${union('seq, payload_size', 'owned.id', 'seq > $3', '$4 + 1')}) page WINDOW w AS (ORDER BY seq ROWS UNBOUNDED PRECEDING)
         ) sized WHERE NOT (n = 1 OR (n <= $4 AND running <= $6)) ORDER BY seq LIMIT 1
-      ) stop ON true LEFT JOIN LATERAL (${union(ENTRY_COLUMNS, 'owned.id', 'seq > $3 AND seq <= coalesce(stop.seq - 1, 9223372036854775807)', '$4')}) e ON true
+      ) stop ON true LEFT JOIN LATERAL (${union(`${ENTRY_COLUMNS}, payload_size`, 'owned.id', 'seq > $3 AND seq <= coalesce(stop.seq - 1, 9223372036854775807)', '$4')}) e ON true
       ORDER BY e.seq`,
   };
 }
