@@ -23,8 +23,9 @@ export interface ObserverRoutesOptions {
 
 /**
  * On every answer of these routes: nothing cached, nothing sniffed, never framed (the page holds the
- * token box and a tree a click away from transcripts: no other site may overlay it), no Referer, and no
- * other origin may embed an answer (`<script src>`, `<img>`) even where a browser would not sniff it.
+ * token box and a tree a click away from transcripts: no other site may overlay it), no Referer, no
+ * other origin may embed an answer (`<script src>`, `<img>`) even where a browser would not sniff it,
+ * and none keeps a handle on a window it opened.
  */
 const COMMON_HEADERS = {
   'Cache-Control': 'no-store',
@@ -32,6 +33,8 @@ const COMMON_HEADERS = {
   'X-Frame-Options': 'DENY',
   'Referrer-Policy': 'no-referrer',
   'Cross-Origin-Resource-Policy': 'same-origin',
+  // A window another site opened on the page keeps no handle on it (no frame counting, no navigating it).
+  'Cross-Origin-Opener-Policy': 'same-origin',
 };
 
 /** The page: its own script only, no inline script, no base or form target, no framing. */

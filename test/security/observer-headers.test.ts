@@ -62,6 +62,7 @@ function assertHardened(a: Answer, what: string): void {
   assert.match(String(a.headers['cache-control']), /no-store/, `no-store: ${what}`);
   assert.is(a.headers['referrer-policy'], 'no-referrer', `Referrer-Policy: ${what}`);
   assert.is(a.headers['cross-origin-resource-policy'], 'same-origin', `CORP: ${what}`);
+  assert.is(a.headers['cross-origin-opener-policy'], 'same-origin', `COOP: ${what}`);
 }
 
 served('every answer — page, script, data, refusals — is unframeable, unsniffable, uncached and not embeddable', async () => {
