@@ -21,11 +21,48 @@ export interface ObserverRoutesOptions {
   readonly auth: BearerAuthority;
 }
 
-const PAGE_HEADERS = {
+/**
+ * On every answer of these routes: nothing cached, nothing sniffed, never framed (the page holds the
+ * token box and a tree a click away from transcripts: no other site may overlay it), no Referer, no
+ * other origin may embed an answer (`<script src>`, `<img>`) even where a browser would not sniff it,
+ * and none keeps a handle on a window it opened.
+ */
+const COMMON_HEADERS = {
   'Cache-Control': 'no-store',
   'X-Content-Type-Options': 'nosniff',
-  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; img-src 'self' data:",
+  'X-Frame-Options': 'DENY',
+  'Referrer-Policy': 'no-referrer',
+  'Cross-Origin-Resource-Policy': 'same-origin',
+  // A window another site opened on the page keeps no handle on it (no frame counting, no navigating it).
+  'Cross-Origin-Opener-Policy': 'same-origin',
 };
+
+/** The page: its own script only, no inline script, no base or form target, no framing. */
+const PAGE_HEADERS = {
+  ...COMMON_HEADERS,
+  'Content-Security-Policy': "default-src 'none'; script-src 'self'; style-src 'unsafe-inline'; connect-src 'self'; base-uri 'none'; form-action 'none'; frame-ancestors 'none'",
+};
+
+/** Data (JSON, the event stream, the metrics text): a document of no capability if ever opened as one. */
+const DATA_HEADERS = {
+  ...COMMON_HEADERS,
+  'Content-Security-Policy': "default-src 'none'; frame-ancestors 'none'; sandbox",
+};
+
+/**
+ * Fetch Metadata (`Sec-Fetch-Site`): a browser names the site a request comes from. Anything but the
+ * page itself (`same-origin`) or the operator typing the address (`none`) — a page on another site, or
+ * on another port of localhost (`same-site`) — is refused before any token check, store read or stream
+ * slot: no CORS header would let it read the answer, but without this a no-cors `fetch`, an `<img>` or a
+ * `<script>` made the server do the work (a transcript read, an event stream) and timed it. The page
+ * shell itself may be opened by a link from anywhere (its framing is refused by `frame-ancestors`).
+ * Clients other than browsers send no such header and are unaffected.
+ */
+export function fromAnotherSite(secFetchSite: string | string[] | undefined): boolean {
+  if (secFetchSite === undefined) return false;
+  const site = Array.isArray(secFetchSite) ? secFetchSite.join(',') : secFetchSite;
+  return site !== 'same-origin' && site !== 'none';
+}
 
 export class ObserverRoutes {
   readonly #options: ObserverRoutesOptions;
@@ -40,12 +77,16 @@ export class ObserverRoutes {
   handle(req: IncomingMessage, res: ServerResponse, pathname: string): boolean {
     if (pathname !== '/metrics' && pathname !== '/observer' && !pathname.startsWith('/observer/')) return false;
     if (req.method !== 'GET') {
-      res.writeHead(405, { Allow: 'GET' }).end();
+      res.writeHead(405, { Allow: 'GET', ...DATA_HEADERS }).end();
       return true;
     }
     const bad = checkHostAndOrigin(this.#options.origin, req.headers.host, req.headers.origin);
     if (bad) {
       refuse(res, 403, `Forbidden: ${bad}`);
+      return true;
+    }
+    if (pathname !== '/observer' && fromAnotherSite(req.headers['sec-fetch-site'])) {
+      refuse(res, 403, 'Forbidden: the observer answers its own page only (Sec-Fetch-Site)');
       return true;
     }
     switch (pathname) {
@@ -94,13 +135,13 @@ export class ObserverRoutes {
     const metrics = this.#options.observer.metrics;
     if (!metrics) return refuse(res, 404, 'Not Found: metrics are off (--no-metrics)');
     metrics.scrape().then(({ contentType, text }) => {
-      res.writeHead(200, { 'Content-Type': contentType, 'Cache-Control': 'no-store' }).end(text);
+      res.writeHead(200, { 'Content-Type': contentType, ...DATA_HEADERS }).end(text);
     }, (err: unknown) => refuse(res, 500, `Internal Server Error: ${(err as Error).message}`));
   }
 
   #events(res: ServerResponse): void {
     if (this.#streams.size >= MAX_OBSERVER_STREAMS) return refuse(res, 503, `Service Unavailable: MAX_OBSERVER_STREAMS (${MAX_OBSERVER_STREAMS}) observer streams are open`);
-    res.writeHead(200, { 'Content-Type': 'text/event-stream', 'Cache-Control': 'no-cache, no-transform', Connection: 'keep-alive' });
+    res.writeHead(200, { 'Content-Type': 'text/event-stream', ...DATA_HEADERS, 'Cache-Control': 'no-store, no-transform', Connection: 'keep-alive' });
     res.write(frame(JSON.stringify(this.#options.observer.snapshot())));
     this.#streams.add(res);
     res.on('close', () => {
@@ -127,7 +168,7 @@ export class ObserverRoutes {
     if (!/^task-\d{1,15}$/.test(task) || !Number.isSafeInteger(after) || after < 0) return refuse(res, 400, 'Bad Request: task=task-N and after=SEQ (a whole number) are required');
     const entries = await this.#options.observer.transcript(task, after);
     if (entries === null) return refuse(res, 404, 'Not Found: no such task');
-    res.writeHead(200, { 'Content-Type': 'application/json', 'Cache-Control': 'no-store' });
+    res.writeHead(200, { 'Content-Type': 'application/json', ...DATA_HEADERS });
     res.end(JSON.stringify({ entries: entries.map((e) => ({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })) }));
   }
 }
@@ -137,6 +178,6 @@ function frame(json: string): string {
 }
 
 function refuse(res: ServerResponse, status: number, message: string, headers: Readonly<Record<string, string>> = {}): void {
-  res.writeHead(status, { 'Content-Type': 'application/json', ...headers });
+  res.writeHead(status, { 'Content-Type': 'application/json', ...DATA_HEADERS, ...headers });
   res.end(JSON.stringify({ error: message }));
 }
