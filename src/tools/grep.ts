@@ -289,9 +289,12 @@ function render(search: Search, walkCapped: boolean): ToolOutcome {
   };
 }
 
-/** A match line's path: quoted as any name (./name-in-text.ts), and when it holds the `:` that ends it. */
+/**
+ * A match line's path: quoted as any name (./name-in-text.ts), and also when it holds the `:` that ends it
+ * or opens with `[` (the line's text, file content, could close the bracket of a fake notice).
+ */
 function pathInText(shown: string): string {
-  return shown.includes(':') ? quoted(shown) : nameInText(shown);
+  return shown.includes(':') || /^[ \t]*\[/.test(shown) ? quoted(shown) : nameInText(shown);
 }
 
 function count(n: number, one: string, many: string): string | null {

@@ -7,12 +7,14 @@
  * What breaks or hides a line: C0 controls, DEL, C1 controls (U+0085 is NEXT LINE), the line and
  * paragraph separators.
  */
-// eslint-disable-next-line no-control-regex -- control characters are exactly what this looks for
 const BREAKS_LINE = /[\u0000-\u001f\u007f-\u009f\u2028\u2029]/;
 /** What JSON.stringify leaves as it is of the characters above. */
 const LEFT_BY_JSON = /[\u007f-\u009f\u2028\u2029]/g;
-/** A name the text could mistake for a notice (`[…]`) or a quoted name: its first visible character is `[` or `"`. */
-const LOOKS_LIKE_TEXT = /^[ \t]*["[]/;
+/**
+ * A name the text could mistake for a quoted name (its first visible character is `"`) or for a notice (it
+ * is bracketed, `[…]`). `[id].tsx` is neither, and stays as it is.
+ */
+const LOOKS_LIKE_TEXT = /^[ \t]*"|^[ \t]*\[.*\][ \t]*$/;
 
 /** True when `name` is printed quoted: see the header. */
 export function isQuotedInText(name: string): boolean {
