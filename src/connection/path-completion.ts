@@ -27,8 +27,10 @@ export async function completePath(workspace: string, prefix: string, signal?: A
   // Listed through the directory's checked descriptor, a batch at a time: only names inside the workspace
   // are offered, and only the first PATH_COMPLETION_LIMIT of them by name are kept, however many match.
   const least = new LeastItems<string>(PATH_COMPLETION_LIMIT, (a, b) => (a < b ? -1 : a > b ? 1 : 0));
-  const offer = (e: Dirent): void => {
-    if (e.name.startsWith(namePart) && e.name !== '.git' && (namePart.startsWith('.') || !e.name.startsWith('.'))) {
+  // Completions are values, not lines of text: a name is offered as it is, except one that is not UTF-8,
+  // which no argument can name.
+  const offer = (e: Dirent, nameIsUtf8: boolean): void => {
+    if (nameIsUtf8 && e.name.startsWith(namePart) && e.name !== '.git' && (namePart.startsWith('.') || !e.name.startsWith('.'))) {
       least.offer(`${dirPart}${e.name}${e.isDirectory() ? '/' : ''}`);
     }
   };

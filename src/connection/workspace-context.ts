@@ -7,6 +7,7 @@ import { eachConfinedEntry, openConfined, readHead } from '../tools/confined-fil
 import { ToolError } from '../tools/contract.ts';
 import { gitSummary } from '../tools/git-summary.ts';
 import { LeastItems } from '../tools/least.ts';
+import { nameInText, notUtf8InText } from '../tools/name-in-text.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { LAYOUT_LIMIT, README_EXCERPT_BYTES, README_EXCERPT_LINES } from '../limits.ts';
 
@@ -23,13 +24,17 @@ export async function gatherWorkspaceContext(root: string, clock: Clock = system
  * (workspace content) neither fills the heap nor holds the thread that serves every session.
  */
 async function scanRoot(root: string, signal: AbortSignal | undefined): Promise<{ layout: string[]; readmeName: string | null }> {
-  const least = new LeastItems<string>(LAYOUT_LIMIT, (a, b) => a.localeCompare(b) || (a < b ? -1 : a > b ? 1 : 0));
+  // Sorted by name, as they were before any was quoted; each kept with the line it shows as.
+  const least = new LeastItems<{ name: string; shown: string }>(LAYOUT_LIMIT, ({ name: a }, { name: b }) => a.localeCompare(b) || (a < b ? -1 : a > b ? 1 : 0));
   let readmeName: string | null = null;
-  await eachConfinedEntry(root, root, '.', (e) => {
+  await eachConfinedEntry(root, root, '.', (e, nameIsUtf8) => {
     if (readmeName === null && /^readme(\.(md|markdown|txt|rst))?$/i.test(e.name)) readmeName = e.name;
-    if (e.name !== '.git') least.offer(e.isDirectory() ? `${e.name}/` : e.name);
+    if (e.name === '.git') return;
+    // The layout is a list of lines in the resource's markdown: a name that could break one is quoted.
+    const mark = e.isDirectory() ? '/' : '';
+    least.offer({ name: `${e.name}${mark}`, shown: nameIsUtf8 ? `${nameInText(e.name)}${mark}` : notUtf8InText(e.name, mark) });
   }, signal === undefined ? {} : { signal });
-  const layout = least.sorted();
+  const layout = least.sorted().map((e) => e.shown);
   if (least.offered > LAYOUT_LIMIT) layout.push(`... and ${least.offered - LAYOUT_LIMIT} more`);
   return { layout, readmeName };
 }

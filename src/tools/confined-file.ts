@@ -148,12 +148,40 @@ export function openRegularFileSync(workspace: string, absolute: string): { fd: 
   }
 }
 
+/** A directory's entries, and those of them whose name is not UTF-8 (see nameIsUtf8). */
+export interface ListedDirectory {
+  readonly entries: Dirent[];
+  readonly notUtf8: ReadonlySet<Dirent>;
+}
+
+/** Only a name holding U+FFFD, what Node decodes a byte that is not UTF-8 to, can be one. */
+const mayNotBeUtf8 = (name: string): boolean => name.includes('\uFFFD');
+
+/**
+ * Whether a listed name, as Node decoded it, still names an entry of directory `dir` (a path that names
+ * the checked descriptor). A name whose bytes are not UTF-8 is decoded with U+FFFD for each bad byte,
+ * and that decoding names no entry (or, if one has exactly that name, another one): no tool can name it.
+ */
+function* nameIsUtf8(dir: string, name: string): FsSteps<boolean> {
+  try {
+    yield* lstatStep(`${dir}/${name}`);
+    return true;
+  } catch (err) {
+    const code = errnoCode(err);
+    // ENAMETOOLONG: each bad byte decodes to three, so the decoding can be longer than a name may be.
+    if (code === 'ENOENT' || code === 'ENAMETOOLONG') return false;
+    // Anything else says nothing about the name; it is shown as it was listed.
+    if (code !== undefined) return true;
+    throw err;
+  }
+}
+
 /**
  * For the tree walk: the entries of directory `absolute` (already inside the root), listed through a
  * descriptor checked like a file's, synchronously. Null when it cannot be opened as a directory or is not
  * inside the workspace (a directory swapped for a symlink mid-walk): the walk skips it.
  */
-export function listDirectorySync(workspace: string, absolute: string): Dirent[] | null {
+export function listDirectorySync(workspace: string, absolute: string): ListedDirectory | null {
   let fd: number;
   try {
     fd = openSync(absolute, DIRECTORY_FLAGS);
@@ -164,7 +192,11 @@ export function listDirectorySync(workspace: string, absolute: string): Dirent[]
   try {
     const where = runSync(procPath(fd));
     if (where !== null && !isInside(workspace, where)) return null;
-    return readdirSync(where === null ? absolute : `/proc/self/fd/${fd}`, { withFileTypes: true });
+    const dir = where === null ? absolute : `/proc/self/fd/${fd}`;
+    const entries = readdirSync(dir, { withFileTypes: true });
+    const notUtf8 = new Set<Dirent>();
+    for (const e of entries) if (mayNotBeUtf8(e.name) && !runSync(nameIsUtf8(dir, e.name))) notUtf8.add(e);
+    return { entries, notUtf8 };
   } catch (err) {
     if (errnoCode(err) !== undefined) return null;
     throw err;
@@ -249,11 +281,13 @@ const LISTING_BATCH_ENTRIES = 512;
  * Hands each entry of directory `real` (a resolved path inside the workspace) to `visit`, read through its
  * checked descriptor (a directory swapped for a symlink after resolution cannot make it list another one)
  * a batch at a time: the directory is never held whole, so one of millions of names (workspace content)
- * neither fills the heap nor holds the thread; the caller keeps only what it will show. Stops with the
- * signal's reason once `signal` aborts.
+ * neither fills the heap nor holds the thread; the caller keeps only what it will show. `nameIsUtf8` is
+ * false for a name whose bytes are not UTF-8 (see nameIsUtf8). Stops with the signal's reason once
+ * `signal` aborts.
  */
 export async function eachConfinedEntry(
-  workspace: string, real: string, shown: string, visit: (entry: Dirent) => void, options: { wording?: FsWording; signal?: AbortSignal } = {},
+  workspace: string, real: string, shown: string, visit: (entry: Dirent, nameIsUtf8: boolean) => void,
+  options: { wording?: FsWording; signal?: AbortSignal } = {},
 ): Promise<void> {
   const wording = options.wording ?? {};
   const anchor = await anchorDirectory(workspace, real, shown, 'read directory', wording);
@@ -268,7 +302,7 @@ export async function eachConfinedEntry(
           throw fsError(err, shown, 'read directory', wording);
         });
         if (entry === null) break;
-        visit(entry);
+        visit(entry, !mayNotBeUtf8(entry.name) || (await runAsync(nameIsUtf8(anchor.prefix, entry.name))));
       }
     } finally {
       await dir.close().catch((err: unknown) => {

@@ -1,8 +1,10 @@
 // The `find` tool: lists workspace paths matching a glob over a .gitignore-aware walk (no fd needed).
-// Like fd it lists files, symlinks and directories (directories marked with a trailing `/`).
+// Like fd it lists files, symlinks and directories (directories marked with a trailing `/`). A path that
+// could break or forge a line of the text is printed quoted (./name-in-text.ts); `paths` has it as it is.
 
 import { stat } from 'node:fs/promises';
 import { ToolError, type ToolBody } from './contract.ts';
+import { nameInText, notUtf8InText } from './name-in-text.ts';
 import { formatSize, truncateHead } from './truncate.ts';
 import { compileGlob, walkTree } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
@@ -26,23 +28,27 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
   const matches = compileGlob(args.pattern);
 
   // Every match is collected (the walk cap bounds them) so the result is sorted and `truncated` exact.
-  const found: string[] = [];
+  const found: Found[] = [];
   const tree = walkTree(ctx.workspace, target, { signal: ctx.signal });
   for await (const batch of tree.batches()) {
     for (const entry of batch) {
-      if (matches(entry.path, searchDir)) found.push(entry.kind === 'directory' ? `${entry.path}/` : entry.path);
+      if (matches(entry.path, searchDir)) {
+        const directory = entry.kind === 'directory';
+        found.push({ path: directory ? `${entry.path}/` : entry.path, directory, nameIsUtf8: entry.nameIsUtf8 });
+      }
     }
   }
   ctx.signal.throwIfAborted();
-  found.sort((a, b) => (a < b ? -1 : a > b ? 1 : 0));
+  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
   const notices: string[] = [];
   const limitReached = found.length > max;
-  let paths = limitReached ? found.slice(0, max) : found;
+  const shown = limitReached ? found.slice(0, max) : found;
+  let paths = shown.map((f) => f.path);
   let body = 'No files found matching pattern';
   let bytesCut = false;
   if (paths.length > 0) {
-    const truncation = truncateHead(paths.join('\n'), { maxLines: Number.MAX_SAFE_INTEGER });
+    const truncation = truncateHead(shown.map(lineOf).join('\n'), { maxLines: Number.MAX_SAFE_INTEGER });
     body = truncation.content;
     if (truncation.truncated) {
       bytesCut = true;
@@ -55,6 +61,18 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
   const text = notices.length > 0 ? `${body}\n\n${notices.map((n) => `[${n}]`).join('\n')}` : body;
   return { text, structured: { paths, truncated: limitReached || bytesCut || tree.capped, notices } };
 };
+
+/** A match: its workspace path (a directory's with '/', as `paths` has it), whether it is a directory, whether its name is UTF-8. */
+interface Found {
+  readonly path: string;
+  readonly directory: boolean;
+  readonly nameIsUtf8: boolean;
+}
+
+function lineOf(f: Found): string {
+  const [bare, mark] = f.directory ? [f.path.slice(0, -1), '/'] : [f.path, ''];
+  return f.nameIsUtf8 ? `${nameInText(bare)}${mark}` : notUtf8InText(bare, mark);
+}
 
 async function requireDirectory(target: string, shown: string): Promise<void> {
   let isDirectory: boolean;

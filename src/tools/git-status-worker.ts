@@ -5,6 +5,7 @@
 import { parentPort, workerData } from 'node:worker_threads';
 import git from 'isomorphic-git';
 import { confinedGitFs } from './git-fs.ts';
+import { nameInText } from './name-in-text.ts';
 import { GIT_DELTA_MAX_DEPTH, GIT_OBJECT_MAX_BYTES, GIT_STATUS_LINES, GIT_STATUS_MAX_INFLATED_BYTES } from '../limits.ts';
 
 /** What the owner passes in `workerData`. */
@@ -46,7 +47,9 @@ export async function computeStatus(task: GitStatusTask): Promise<GitStatusReply
 function render(rows: readonly Row[]): string {
   const tracked: string[] = [];
   const untracked: string[] = [];
-  for (const [file, head, workdir, stage] of rows) {
+  for (const [name, head, workdir, stage] of rows) {
+    // A path is workspace content: one that could break or forge a line is quoted, as git quotes it.
+    const file = nameInText(name);
     const code = shortCode(head, workdir, stage);
     if (code === '??') untracked.push(`?? ${file}`);
     else if (code !== null) tracked.push(`${code} ${file}`);

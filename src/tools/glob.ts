@@ -35,7 +35,8 @@ export function compileGlobMatcher(glob: string): PathMatcher {
   if (plain !== null) return negated ? (p) => !plain(p) : plain;
   let re: RE2JS;
   try {
-    re = RE2JS.compile(translate(body));
+    // DOTALL: `**`'s `.` must match a newline too, which a name may hold; no other `.` is left unescaped.
+    re = RE2JS.compile(translate(body), RE2JS.DOTALL);
   } catch (err) {
     if (err instanceof GlobSyntaxError) throw err;
     throw new GlobSyntaxError((err as Error).message, { cause: err });

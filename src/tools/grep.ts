@@ -7,12 +7,17 @@
 // every match must contain, that is looked for in the raw bytes; a file without it is never decoded.
 // Otherwise a pattern that cannot match across a newline is run once over the whole text. Only a file
 // that passes is split into lines and matched line by line, exactly as before.
+//
+// A path that could break or forge a line (./name-in-text.ts), or holds the `:` that ends a match line's
+// path, is printed quoted; the structured matches have it as it is. The matched text is left as it is: it is
+// the file's content, the same that `read` gives and `edit` needs, and always follows a `path:line: ` prefix.
 
 import { closeSync, readSync, type Stats } from 'node:fs';
 import { openRegularFileSync } from './confined-file.ts';
 import { stat } from 'node:fs/promises';
 import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { compilePattern, searchNeedle, type TextTest } from './grep-pattern.ts';
+import { nameInText, quoted } from './name-in-text.ts';
 import { formatSize, truncateHead } from './truncate.ts';
 import { compileGlob, nextTurn, walkTree, YIELD_EVERY_MS } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
@@ -81,6 +86,8 @@ interface Search {
   binary: number;
   large: number;
   unreadable: number;
+  /** Files not searched because their name is not UTF-8: Node's decoding of it names another file, or none. */
+  notUtf8: number;
   /** Every file is opened through the confined path, whose descriptor check needs the root. */
   readonly workspace: string;
 }
@@ -105,6 +112,7 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
     binary: 0,
     large: 0,
     unreadable: 0,
+    notUtf8: 0,
     workspace: ctx.workspace,
   };
   const userPath = args.path ?? '.';
@@ -122,6 +130,10 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
       for (const entry of batch) {
         if (entry.kind !== 'file') continue;
         if (globMatches && !globMatches(entry.path, searchDir)) continue;
+        if (!entry.nameIsUtf8) {
+          search.notUtf8++;
+          continue;
+        }
         searchFile(search, entry.absolute, entry.path);
         if (search.limitReached) break search;
         // A batch of large files can take a while; let the event loop see an abort in between.
@@ -185,6 +197,7 @@ function searchFile(search: Search, absolute: string, shown: string): void {
 
 /** Appends a file's matches (and merged context windows) to the output, ripgrep style. */
 function emit(search: Search, lines: string[], hits: number[], shown: string): void {
+  const printed = pathInText(shown);
   const hitSet = new Set(hits);
   let printedUpTo = -1;
   for (const hit of hits) {
@@ -202,9 +215,9 @@ function emit(search: Search, lines: string[], hits: number[], shown: string): v
           if (around !== null) match.context = around;
         }
         search.matches.push({ match, outIndex: search.out.length });
-        search.out.push(`${shown}:${i + 1}: ${text}`);
+        search.out.push(`${printed}:${i + 1}: ${text}`);
       } else {
-        search.out.push(`${shown}-${i + 1}- ${text}`);
+        search.out.push(`${printed}-${i + 1}- ${text}`);
       }
     }
     printedUpTo = Math.max(printedUpTo, to);
@@ -259,6 +272,7 @@ function render(search: Search, walkCapped: boolean): ToolOutcome {
     count(search.binary, 'binary file', 'binary files'),
     count(search.large, `file larger than ${formatSize(GREP_MAX_FILE_BYTES)}`, `files larger than ${formatSize(GREP_MAX_FILE_BYTES)}`),
     count(search.unreadable, 'unreadable file', 'unreadable files'),
+    count(search.notUtf8, 'file whose name is not valid UTF-8', 'files whose names are not valid UTF-8'),
   ].filter((s) => s !== null);
   if (skipped.length > 0) notices.push(`Skipped ${skipped.join(', ')}`);
   if (walkCapped) notices.push('Search stopped early: too many files under this path. Narrow it with path or glob');
@@ -273,6 +287,14 @@ function render(search: Search, walkCapped: boolean): ToolOutcome {
       notices,
     },
   };
+}
+
+/**
+ * A match line's path: quoted as any name (./name-in-text.ts), and also when it holds the `:` that ends it
+ * or opens with `[` (the line's text, file content, could close the bracket of a fake notice).
+ */
+function pathInText(shown: string): string {
+  return shown.includes(':') || /^[ \t]*\[/.test(shown) ? quoted(shown) : nameInText(shown);
 }
 
 function count(n: number, one: string, many: string): string | null {

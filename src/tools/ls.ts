@@ -1,5 +1,6 @@
 // The `ls` tool: one directory's entries, sorted case-insensitively, directories marked with '/',
-// cut at `limit` entries and 50 KB, with the same listing as structured data.
+// cut at `limit` entries and 50 KB, with the same listing as structured data. A name that could break or
+// forge a line of the text is printed quoted (./name-in-text.ts); the structured listing has it as it is.
 
 import { stat } from 'node:fs/promises';
 import type { Dirent } from 'node:fs';
@@ -8,6 +9,7 @@ import { eachConfinedEntry } from './confined-file.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode, fsError, throwIfCancelled, type FsWording } from './fs-errors.ts';
 import { LeastItems } from './least.ts';
+import { nameInText, notUtf8InText } from './name-in-text.ts';
 import { formatSize, truncateHead } from './truncate.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 import { DEFAULT_LS_LIMIT, DEFAULT_MAX_BYTES } from '../limits.ts';
@@ -22,6 +24,7 @@ export interface LsArgs {
 export type LsEntryType = 'file' | 'directory' | 'symlink' | 'other';
 
 export interface LsEntry {
+  /** As listed; for a name whose bytes are not UTF-8, Node's decoding of them (U+FFFD for each bad byte). */
   name: string;
   type: LsEntryType;
 }
@@ -62,8 +65,9 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
   if (!info.isDirectory()) throw new ToolError(`Not a directory: ${shown}; use read to see a file's contents`);
   // Listed through the checked descriptor of the directory, not its name (src/tools/confined-file.ts), a
   // batch at a time, keeping only the first entries by name that the answer can show.
-  const least = new LeastItems<Dirent>(Math.min(limit, MOST_SHOWN), (a, b) => byName(a.name, b.name));
-  await eachConfinedEntry(ctx.workspace, real, shown, (d) => least.offer(d), { wording: LS_WORDING, signal: ctx.signal });
+  const least = new LeastItems<Listed>(Math.min(limit, MOST_SHOWN), (a, b) => byName(a.d.name, b.d.name));
+  const offer = (d: Dirent, nameIsUtf8: boolean): void => least.offer({ d, nameIsUtf8 });
+  await eachConfinedEntry(ctx.workspace, real, shown, offer, { wording: LS_WORDING, signal: ctx.signal });
   throwIfCancelled(ctx.signal);
 
   const chosen = least.sorted();
@@ -71,12 +75,13 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
 
   const entries: LsEntry[] = [];
   const lines: string[] = [];
-  for (const [i, d] of chosen.entries()) {
+  for (const [i, { d, nameIsUtf8 }] of chosen.entries()) {
     if (i % CANCEL_CHECK_EVERY === 0) throwIfCancelled(ctx.signal);
     const type = entryType(d);
-    const isDir = type === 'directory' || (type === 'symlink' && (await linksToDirectory(ctx.workspace, path.join(real, d.name))));
+    const isDir = type === 'directory' || (nameIsUtf8 && type === 'symlink' && (await linksToDirectory(ctx.workspace, path.join(real, d.name))));
     entries.push({ name: d.name, type });
-    lines.push(isDir ? `${d.name}/` : d.name);
+    const mark = isDir ? '/' : '';
+    lines.push(nameIsUtf8 ? `${nameInText(d.name)}${mark}` : notUtf8InText(d.name, mark));
   }
 
   const listing: LsListing = { path: displayPath(ctx.workspace, real), entries, truncated: false, notices: [] };
@@ -93,6 +98,12 @@ export const lsTool: ToolBody<LsArgs> = async (args, ctx) => {
   const text = notices.length > 0 ? `${cut.content}\n\n[${notices.join('. ')}]` : cut.content;
   return { text, structured: listing };
 };
+
+/** A listed entry, and whether its name is UTF-8 (one that is not cannot be named: it is shown so). */
+interface Listed {
+  readonly d: Dirent;
+  readonly nameIsUtf8: boolean;
+}
 
 function byName(a: string, b: string): number {
   const folded = a.toLowerCase().localeCompare(b.toLowerCase());

@@ -32,6 +32,8 @@ export interface WalkEntry {
   /** The last component of the path. */
   readonly name: string;
   readonly kind: EntryKind;
+  /** False when the name's bytes are not UTF-8: `name` and `path` are Node's decoding, which names no file. */
+  readonly nameIsUtf8: boolean;
 }
 
 export interface WalkOptions {
@@ -53,6 +55,7 @@ interface OpenDir {
   readonly prefix: string;
   readonly layers: readonly IgnoreLayer[];
   readonly entries: Dirent[];
+  readonly notUtf8: ReadonlySet<Dirent>;
   next: number;
 }
 
@@ -117,7 +120,7 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
       if (kind === 'directory' && ALWAYS_SKIPPED_DIRS.has(name)) continue;
       const rel = dir.rel === '' ? name : `${dir.rel}/${name}`;
       if (dir.layers.length > 0 && isIgnored(dir.layers, rel, kind === 'directory')) continue;
-      batch.push({ path: rel, absolute, name, kind });
+      batch.push({ path: rel, absolute, name, kind, nameIsUtf8: !dir.notUtf8.has(dirent) });
       if (kind === 'directory') {
         signal?.throwIfAborted();
         const child = openDir(this.workspace, rel, absolute, dir.layers);
@@ -145,13 +148,14 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
 function openDir(workspace: string, rel: string, absolute: string, inherited: readonly IgnoreLayer[]): OpenDir | null {
   // Listed through the directory's checked descriptor (src/tools/confined-file.ts): one removed, locked,
   // or swapped for a symlink while we walk is skipped (and counted), not fatal to the search.
-  const entries = listDirectorySync(workspace, absolute);
-  if (entries === null) return null;
+  const listed = listDirectorySync(workspace, absolute);
+  if (listed === null) return null;
+  const { entries, notUtf8 } = listed;
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Only a directory that lists a .gitignore can have one: no failed open in every other directory.
   const layer = entries.some((e) => e.name === '.gitignore') ? loadLayer(workspace, absolute, rel) : null;
   const prefix = absolute.endsWith(path.sep) ? absolute : absolute + path.sep;
-  return { rel, prefix, layers: layer ? [...inherited, layer] : inherited, entries, next: 0 };
+  return { rel, prefix, layers: layer ? [...inherited, layer] : inherited, entries, notUtf8, next: 0 };
 }
 
 /** Walks the directory `start` (absolute, real, inside `workspace`). */
