@@ -188,6 +188,13 @@ const FIGURES: readonly Figure[] = [
   // Observer
   { phrase: /snapshot stream (\w+) a second \(`OBSERVER_UPDATE_MS`\)/, name: 'OBSERVER_UPDATE_MS', figure: limits.OBSERVER_UPDATE_MS === 500 ? 'twice' : `${1000 / limits.OBSERVER_UPDATE_MS} times` },
   { phrase: /at most (\d+) at once, `MAX_OBSERVER_STREAMS`/, name: 'MAX_OBSERVER_STREAMS', figure: String(limits.MAX_OBSERVER_STREAMS) },
+  { phrase: /(\d+) of them per viewer,\s+`MAX_OBSERVER_STREAMS_PER_VIEWER`/, name: 'MAX_OBSERVER_STREAMS_PER_VIEWER', figure: String(limits.MAX_OBSERVER_STREAMS_PER_VIEWER) },
+  { phrase: /\| `MAX_OBSERVER_STREAMS_PER_VIEWER` \| (\d+) observer event streams/, name: 'MAX_OBSERVER_STREAMS_PER_VIEWER', figure: String(limits.MAX_OBSERVER_STREAMS_PER_VIEWER) },
+  { phrase: /of the (\d+) of the whole server \(`MAX_OBSERVER_STREAMS`\)/, name: 'MAX_OBSERVER_STREAMS', figure: String(limits.MAX_OBSERVER_STREAMS) },
+  { phrase: /a `Retry-After` of (\d+) s \(`OBSERVER_STREAM_RETRY_AFTER_SECONDS`\)/, name: 'OBSERVER_STREAM_RETRY_AFTER_SECONDS', figure: String(limits.OBSERVER_STREAM_RETRY_AFTER_SECONDS) },
+  { phrase: /caught up for (\d+) s,\s+`OBSERVER_STREAM_LAG_MS`/, name: 'OBSERVER_STREAM_LAG_MS', figure: seconds(limits.OBSERVER_STREAM_LAG_MS) },
+  { phrase: /\| `OBSERVER_STREAM_LAG_MS` \| (\d+) s/, name: 'OBSERVER_STREAM_LAG_MS', figure: seconds(limits.OBSERVER_STREAM_LAG_MS) },
+  { phrase: /has (\d+) MiB unread \(`MAX_OBSERVER_BACKLOG_BYTES`\)/, name: 'MAX_OBSERVER_BACKLOG_BYTES', figure: mib(limits.MAX_OBSERVER_BACKLOG_BYTES) },
   { phrase: /(\d+) MiB of payload \(`OBSERVER_TRANSCRIPT_PAGE_BYTES`/, name: 'OBSERVER_TRANSCRIPT_PAGE_BYTES', figure: String(limits.OBSERVER_TRANSCRIPT_PAGE_BYTES / 2 ** 20) },
   { phrase: /over the last\s+(\w+) minutes/, name: 'CHART_SECONDS', figure: word(limits.CHART_SECONDS / 60) },
   // Architecture
@@ -350,7 +357,6 @@ const INTERNAL = new Map<string, string>([
   ['DEFAULT_REQUEST_TIMEOUT_MS', 'one attempt at a model endpoint; the model call\'s error says so when it passes'],
   ['DEFAULT_MAX_RETRIES', 'retries of a model endpoint; the model call\'s error says how many were made'],
   ['MAX_RESPONSE_BYTES', 'largest model response read: far above any real turn'],
-  ['MAX_OBSERVER_BACKLOG_BYTES', 'an observer page that reads slower than this is skipped until it catches up, not disconnected'],
   ['SESSION_EVENTS_PAGE', 'rows one read of the session event log takes while a resumed stream catches up: a query bound'],
   ['SESSION_EVENTS_SWEEP_MS', 'how often a node deletes session events past their age: the age itself is the caller-visible figure'],
   ['SESSION_EVENT_HEADS_KEPT_MS', 'when a long-idle session\'s event counter row is deleted: far past any session\'s idle limit, never met by a live session'],
