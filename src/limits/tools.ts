@@ -183,6 +183,13 @@ export const EGRESS_MAX_HEADER_BYTES = 16 * 1024;
  */
 export const EGRESS_MAX_CONNECTIONS = 64;
 
+/**
+ * Connections one `bash` command holds through the egress proxy at once, a quarter of EGRESS_MAX_CONNECTIONS:
+ * each command reaches the proxy through a socket of its own, so one command cannot take them all. Past
+ * it a new connection is answered 503 and closed, as past the total.
+ */
+export const EGRESS_MAX_CONNECTIONS_PER_COMMAND = 16;
+
 /** How long the egress proxy waits for a request's complete headers; past it, 408 and the connection is closed. */
 export const EGRESS_HEADERS_TIMEOUT_MS = 10_000;
 

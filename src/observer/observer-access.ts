@@ -15,7 +15,8 @@ export interface ObserverAccessPolicy {
   readonly observers: ReadonlySet<string>;
 }
 
-export type AccessVerdict = { allowed: true } | { allowed: false; status: 401 | 403; message: string };
+/** `principal`: who was admitted (the anonymous caller on a loopback server without tokens). */
+export type AccessVerdict = { allowed: true; principal: Principal } | { allowed: false; status: 401 | 403; message: string };
 
 export function isLoopbackHost(host: string): boolean {
   const h = host.toLowerCase();
@@ -25,13 +26,13 @@ export function isLoopbackHost(host: string): boolean {
 /** `principal` as the token table resolved the request's Authorization header (null: an unknown token). */
 export function decideObserverAccess(policy: ObserverAccessPolicy, principal: Principal | null): AccessVerdict {
   if (principal === null) return { allowed: false, status: 401, message: 'Unauthorized: unknown bearer token' };
-  if (policy.loopback && !policy.tokensConfigured && !policy.requireAuth) return { allowed: true };
+  if (policy.loopback && !policy.tokensConfigured && !policy.requireAuth) return { allowed: true, principal };
   if (principal.kind !== 'token') return { allowed: false, status: 401, message: 'Unauthorized: the observer and /metrics need the bearer token of a principal named in --observers' };
   if (!policy.observers.has(principal.name)) return { allowed: false, status: 403, message: 'Forbidden: this principal is not named in --observers' };
-  return { allowed: true };
+  return { allowed: true, principal };
 }
 
-export type ObserverAdmission = { allowed: true } | { allowed: false; status: 401 | 403 | 431 | 503; message: string; headers: Readonly<Record<string, string>> };
+export type ObserverAdmission = { allowed: true; principal: Principal } | { allowed: false; status: 401 | 403 | 431 | 503; message: string; headers: Readonly<Record<string, string>> };
 
 /**
  * The decision for one request's `Authorization` header. With OAuth configured the header goes through
@@ -44,7 +45,7 @@ export async function admitObserver(auth: BearerAuthority, policy: ObserverAcces
   const admitted = await auth.admit(authorization);
   if (isAuthRefusal(admitted)) return { allowed: false, ...admitted };
   if (admitted.source !== 'oauth') return withChallenge(decideObserverAccess(policy, admitted.principal));
-  if (admitted.capabilities.has('observe')) return { allowed: true };
+  if (admitted.capabilities.has('observe')) return { allowed: true, principal: admitted.principal };
   return { allowed: false, ...auth.insufficientScope('observe') };
 }
 

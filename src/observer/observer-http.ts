@@ -9,16 +9,21 @@ import { checkHostAndOrigin, type OriginPolicy } from '../transports/origin.ts';
 import { admitObserver, type ObserverAccessPolicy } from './observer-access.ts';
 import { OBSERVER_PAGE } from './page-html.ts';
 import { OBSERVER_SCRIPT } from './page-script.ts';
+import { ObserverStreams, type ObserverStreamLimits } from './observer-streams.ts';
 import type { ServerObserver } from './server-observer.ts';
-import { MAX_OBSERVER_BACKLOG_BYTES, MAX_OBSERVER_STREAMS, OBSERVER_UPDATE_MS } from '../limits.ts';
+import type { Principal } from '../mcp/state.ts';
+import { OBSERVER_STREAM_RETRY_AFTER_SECONDS } from '../limits.ts';
 
 export interface ObserverRoutesOptions {
-  readonly observer: ServerObserver;
+  /** What the routes read of the server's observer. */
+  readonly observer: Pick<ServerObserver, 'metrics' | 'snapshot' | 'transcript'>;
   readonly tokens: TokenTable;
   readonly origin: OriginPolicy;
   readonly access: ObserverAccessPolicy;
   /** The server's admission: with OAuth configured, an access token with the observe scope is an observer too. */
   readonly auth: BearerAuthority;
+  /** The event streams' bounds; each defaults to its named limit (tests shorten them). */
+  readonly streams?: Partial<ObserverStreamLimits>;
 }
 
 /**
@@ -66,11 +71,11 @@ export function fromAnotherSite(secFetchSite: string | string[] | undefined): bo
 
 export class ObserverRoutes {
   readonly #options: ObserverRoutesOptions;
-  readonly #streams = new Set<ServerResponse>();
-  #timer: NodeJS.Timeout | null = null;
+  readonly #streams: ObserverStreams;
 
   constructor(options: ObserverRoutesOptions) {
     this.#options = options;
+    this.#streams = new ObserverStreams(() => frame(JSON.stringify(options.observer.snapshot())), options.streams);
   }
 
   /** True when the path is one of these routes (and the request has been answered). */
@@ -100,7 +105,7 @@ export class ObserverRoutes {
     const { tokens, access, auth } = this.#options;
     admitObserver(auth, access, req.headers.authorization, (a) => tokens.resolve(a)).then((verdict) => {
       if (!verdict.allowed) return refuse(res, verdict.status, verdict.message, verdict.headers);
-      this.#serve(req, res, pathname);
+      this.#serve(req, res, pathname, viewerOf(verdict.principal, req));
     }).catch((err: unknown) => {
       if (!res.headersSent) refuse(res, 500, `Internal Server Error: ${(err as Error).message}`);
       else res.destroy();
@@ -108,10 +113,10 @@ export class ObserverRoutes {
     return true;
   }
 
-  #serve(req: IncomingMessage, res: ServerResponse, pathname: string): void {
+  #serve(req: IncomingMessage, res: ServerResponse, pathname: string, viewer: string): void {
     switch (pathname) {
       case '/metrics': this.#metrics(res); return;
-      case '/observer/events': this.#events(res); return;
+      case '/observer/events': this.#events(res, viewer); return;
       case '/observer/transcript':
         // The store may be a database across the network: a failed read is answered, never left hanging.
         this.#transcript(req, res).catch((err: unknown) => {
@@ -125,10 +130,7 @@ export class ObserverRoutes {
 
   /** Ends the event streams (the server is stopping). */
   close(): void {
-    if (this.#timer) clearInterval(this.#timer);
-    this.#timer = null;
-    for (const res of this.#streams) res.end();
-    this.#streams.clear();
+    this.#streams.close();
   }
 
   #metrics(res: ServerResponse): void {
@@ -139,26 +141,12 @@ export class ObserverRoutes {
     }, (err: unknown) => refuse(res, 500, `Internal Server Error: ${(err as Error).message}`));
   }
 
-  #events(res: ServerResponse): void {
-    if (this.#streams.size >= MAX_OBSERVER_STREAMS) return refuse(res, 503, `Service Unavailable: MAX_OBSERVER_STREAMS (${MAX_OBSERVER_STREAMS}) observer streams are open`);
+  #events(res: ServerResponse, viewer: string): void {
+    const refused = this.#streams.refusal(viewer);
+    if (refused) return refuse(res, refused.status, refused.message, { 'Retry-After': String(OBSERVER_STREAM_RETRY_AFTER_SECONDS) });
     res.writeHead(200, { 'Content-Type': 'text/event-stream', ...DATA_HEADERS, 'Cache-Control': 'no-store, no-transform', Connection: 'keep-alive' });
     res.write(frame(JSON.stringify(this.#options.observer.snapshot())));
-    this.#streams.add(res);
-    res.on('close', () => {
-      this.#streams.delete(res);
-      if (this.#streams.size === 0 && this.#timer) {
-        clearInterval(this.#timer);
-        this.#timer = null;
-      }
-    });
-    // One snapshot per tick for every watcher, and none while nobody watches.
-    this.#timer ??= setInterval(() => this.#broadcast(), OBSERVER_UPDATE_MS);
-    this.#timer.unref();
-  }
-
-  #broadcast(): void {
-    const data = frame(JSON.stringify(this.#options.observer.snapshot()));
-    for (const res of this.#streams) if (res.writableLength < MAX_OBSERVER_BACKLOG_BYTES) res.write(data);
+    this.#streams.add(res, viewer);
   }
 
   async #transcript(req: IncomingMessage, res: ServerResponse): Promise<void> {
@@ -171,6 +159,14 @@ export class ObserverRoutes {
     res.writeHead(200, { 'Content-Type': 'application/json', ...DATA_HEADERS });
     res.end(JSON.stringify({ entries: entries.map((e) => ({ seq: e.seq, time: e.time, type: e.type, payload: e.payload })) }));
   }
+}
+
+/**
+ * Whose stream slots a request takes: a token principal's, however many addresses it comes from; without
+ * a token (a loopback server without tokens) every caller is anonymous, so its address stands for it.
+ */
+function viewerOf(principal: Principal, req: IncomingMessage): string {
+  return principal.kind === 'token' ? `token:${principal.name}` : `address:${req.socket.remoteAddress ?? 'unknown'}`;
 }
 
 function frame(json: string): string {

@@ -15,7 +15,7 @@ import { type Clock, systemClock } from '../time/clock.ts';
 import { type BashIsolation, bashIsolation, commandLine, findExecutable, type SandboxArgs, STOPPER_SCRIPT, SYSTEM_BIN_DIRS } from './bash-isolation.ts';
 import { freezeCommandShell } from './sandbox/freeze-shell.ts';
 import { bwrapArgv } from './sandbox/bwrap-argv.ts';
-import { egressFor } from './sandbox/egress-seam.ts';
+import { leaseEgress } from './sandbox/egress-seam.ts';
 import { resolveMounts } from './sandbox/mounts.ts';
 import { allowedEnvironment, sandboxPolicy } from './sandbox/policy.ts';
 import { keepSpare, type Launch, launchCommand } from './sandbox/spare.ts';
@@ -55,7 +55,7 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
 
   const shell = await shellPath();
   const isolation = await bashIsolation();
-  const launch = await prepareLaunch(isolation, shell, ctx.workspace);
+  const { launch, release } = await prepareLaunch(isolation, shell, ctx.workspace);
   const output = new CommandOutput();
   const clock = ctx.clock ?? systemClock;
   const progress = new ProgressReporter(output, ctx.onProgress, clock);
@@ -74,6 +74,8 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
   } finally {
     progress.stop();
     if (isolation.kind === 'bubblewrap') keepSpare(launch);
+    // The sandbox has ended (its PID namespace with it): its egress door may serve the next command.
+    release();
   }
 
   const tail = await output.finish();
@@ -117,19 +119,23 @@ function withStatus(text: string, status: string): string {
  * The command line and environment under `isolation`: under bubblewrap the policy in force is looked up
  * on disk now (a credential directory made since the last command is hidden too), and the command gets
  * TMPDIR=/tmp, its private one. Where `--bash-network allow=` asks for the egress proxy and none is
- * running, the command gets no network at all (bwrapArgv unshares it): closed, not open.
+ * running, the command gets no network at all (bwrapArgv unshares it): closed, not open. `release` gives
+ * back the command's door to the proxy once it has ended.
  */
-async function prepareLaunch(isolation: BashIsolation, shell: string, workspace: string): Promise<Launch> {
+async function prepareLaunch(isolation: BashIsolation, shell: string, workspace: string): Promise<{ launch: Launch; release: () => void }> {
   const policy = sandboxPolicy();
   const env = allowedEnvironment(policy.env);
   const sh = await systemShell();
-  if (isolation.kind !== 'bubblewrap') return { ...commandLine(isolation, sh, shell), env, cwd: workspace };
-  const egress = policy.network.kind === 'allow' ? egressFor(policy.network.hosts) : undefined;
+  if (isolation.kind !== 'bubblewrap') return { launch: { ...commandLine(isolation, sh, shell), env, cwd: workspace }, release: () => undefined };
+  const mounts = resolveMounts(policy, workspace);
+  const lease = policy.network.kind === 'allow' ? await leaseEgress(policy.network.hosts) : undefined;
+  const egress = lease?.seam;
   const sandbox: SandboxArgs = {
-    bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts: resolveMounts(policy, workspace), network: policy.network, ...(egress === undefined ? {} : { egress }) }),
+    bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts, network: policy.network, ...(egress === undefined ? {} : { egress }) }),
     ...(egress === undefined ? {} : { bridgeArgv: egress.bridgeArgv }),
   };
-  return { ...commandLine(isolation, sh, shell, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) }, cwd: workspace };
+  const launch = { ...commandLine(isolation, sh, shell, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) }, cwd: workspace };
+  return { launch, release: () => lease?.release() };
 }
 
 interface RunOptions {

@@ -4,11 +4,12 @@
 
 import { chmod, mkdtemp, rm } from 'node:fs/promises';
 import { createServer as createHttpServer, type IncomingMessage, type ServerResponse } from 'node:http';
-import { createServer as createNetServer, type LookupFunction, Socket } from 'node:net';
+import { createServer as createNetServer, type LookupFunction, type Server as NetServer, Socket } from 'node:net';
 import path from 'node:path';
 import { pipeline, type Duplex } from 'node:stream';
 import {
-  EGRESS_CONNECT_TIMEOUT_MS, EGRESS_HEADERS_TIMEOUT_MS, EGRESS_IDLE_TIMEOUT_MS, EGRESS_MAX_CONNECTIONS, EGRESS_MAX_HEADER_BYTES,
+  EGRESS_CONNECT_TIMEOUT_MS, EGRESS_HEADERS_TIMEOUT_MS, EGRESS_IDLE_TIMEOUT_MS, EGRESS_MAX_CONNECTIONS, EGRESS_MAX_CONNECTIONS_PER_COMMAND,
+  EGRESS_MAX_HEADER_BYTES,
 } from '../../limits.ts';
 import type { Logger } from '../../log/logger.ts';
 import { egressAllowed, type EgressTarget, parseEgressRule, parseEgressTarget } from './egress-allow.ts';
@@ -19,9 +20,21 @@ import { egressLookup } from './lookup-gate.ts';
 export { parseEgressAllowList, EgressSyntaxError } from './egress-allow.ts';
 export { egressBridgeArgv, sandboxBridge } from './egress-bridge.ts';
 
-export interface EgressProxy {
-  /** The proxy's Unix socket (mode 0600, alone in a 0700 directory of its own under `dir`). */
+/** One Unix socket of the proxy: its connections count against its own cap as well as the proxy's. */
+export interface EgressDoor {
   readonly socketPath: string;
+  /** Stops listening on it and ends the connections that came through it. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface EgressProxy {
+  /** The proxy's first Unix socket (mode 0600, in a 0700 directory of its own under `dir`). */
+  readonly socketPath: string;
+  /**
+   * Another socket of the same proxy, beside the first, for one command at a time: the proxy cannot tell
+   * apart the commands that share a socket, so each gets its own and one cannot take the whole pool.
+   */
+  openDoor(): Promise<EgressDoor>;
   /** Stops listening, ends every connection and tunnel, removes the socket's directory. Idempotent. */
   close(): Promise<void>;
 }
@@ -29,6 +42,8 @@ export interface EgressProxy {
 /** The bounds of one proxy; each defaults to its named limit in src/limits.ts (tests shorten them). */
 export interface EgressLimits {
   readonly maxConnections: number;
+  /** Connections through one socket (one command's door) at once. */
+  readonly maxConnectionsPerDoor: number;
   readonly maxHeaderBytes: number;
   readonly headersTimeoutMs: number;
   readonly idleTimeoutMs: number;
@@ -69,13 +84,14 @@ export function egressEnvironment(port: number): Record<string, string> {
 export async function startEgressProxy(options: EgressProxyOptions): Promise<EgressProxy> {
   const rules = options.allow.map(parseEgressRule);
   const limits: EgressLimits = {
-    maxConnections: EGRESS_MAX_CONNECTIONS, maxHeaderBytes: EGRESS_MAX_HEADER_BYTES, headersTimeoutMs: EGRESS_HEADERS_TIMEOUT_MS,
+    maxConnections: EGRESS_MAX_CONNECTIONS, maxConnectionsPerDoor: EGRESS_MAX_CONNECTIONS_PER_COMMAND, maxHeaderBytes: EGRESS_MAX_HEADER_BYTES, headersTimeoutMs: EGRESS_HEADERS_TIMEOUT_MS,
     idleTimeoutMs: EGRESS_IDLE_TIMEOUT_MS, connectTimeoutMs: EGRESS_CONNECT_TIMEOUT_MS, ...options.limits,
   };
   const log = (level: 'debug' | 'info', message: string, data: Record<string, unknown>): void => options.logger?.log(level, message, data);
   const home = await mkdtemp(path.join(options.dir, 'egress-'));
   const socketPath = path.join(home, 'proxy.sock');
-  if (Buffer.byteLength(socketPath) > MAX_SOCKET_PATH_BYTES) {
+  // The longest socket name of the proxy (a door's), so a path that fits here fits for every door.
+  if (Buffer.byteLength(path.join(home, `door-${Number.MAX_SAFE_INTEGER}.sock`)) > MAX_SOCKET_PATH_BYTES) {
     await rm(home, { recursive: true, force: true });
     throw new Error(`the egress proxy socket path ${socketPath} is longer than a Unix socket allows (${MAX_SOCKET_PATH_BYTES} bytes); give a shorter dir`);
   }
@@ -121,25 +137,56 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
     headerTimers.delete(socket);
   }
 
-  const listener = createNetServer({ allowHalfOpen: true }, (socket) => {
-    track(socket);
-    socket.on('error', (err: NodeJS.ErrnoException) => log('debug', 'egress client connection failed', { code: err.code }));
-    if (clients >= limits.maxConnections) {
-      log('info', 'egress connection refused: too many', { limit: limits.maxConnections });
-      answerRaw(socket, 503, `super-pi egress proxy: ${limits.maxConnections} connections are open already; close one and retry\n`);
-      return;
-    }
-    clients += 1;
-    socket.once('close', () => {
-      clients -= 1;
-      firstRequestSeen(socket);
+  /**
+   * A listener (not yet listening) whose connections, kept in `mine`, count against `maxConnectionsPerDoor`
+   * and the proxy's `maxConnections`.
+   */
+  function door(mine = new Set<Socket>()): NetServer {
+    return createNetServer({ allowHalfOpen: true }, (socket) => {
+      track(socket);
+      socket.on('error', (err: NodeJS.ErrnoException) => log('debug', 'egress client connection failed', { code: err.code }));
+      if (clients >= limits.maxConnections) {
+        log('info', 'egress connection refused: too many', { limit: limits.maxConnections });
+        answerRaw(socket, 503, `super-pi egress proxy: ${limits.maxConnections} connections are open already; close one and retry\n`);
+        return;
+      }
+      if (mine.size >= limits.maxConnectionsPerDoor) {
+        log('info', 'egress connection refused: too many for one command', { limit: limits.maxConnectionsPerDoor });
+        answerRaw(socket, 503, `super-pi egress proxy: this command has ${limits.maxConnectionsPerDoor} connections open already; close one and retry\n`);
+        return;
+      }
+      clients += 1;
+      mine.add(socket);
+      socket.once('close', () => {
+        clients -= 1;
+        mine.delete(socket);
+        firstRequestSeen(socket);
+      });
+      headerTimers.set(socket, setTimeout(() => {
+        headerTimers.delete(socket);
+        answerRaw(socket, 408, `super-pi egress proxy: no complete request within ${limits.headersTimeoutMs / 1000} s\n`);
+      }, limits.headersTimeoutMs));
+      http.emit('connection', socket);
     });
-    headerTimers.set(socket, setTimeout(() => {
-      headerTimers.delete(socket);
-      answerRaw(socket, 408, `super-pi egress proxy: no complete request within ${limits.headersTimeoutMs / 1000} s\n`);
-    }, limits.headersTimeoutMs));
-    http.emit('connection', socket);
-  });
+  }
+
+  /** Listens on `at` (0600); throws if it cannot. */
+  async function listenOn(server: NetServer, at: string): Promise<void> {
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(at, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    server.on('error', (err) => log('debug', 'egress listener failed', { error: err.message }));
+    // The directory (0700) already keeps others out; the socket's own mode says the same to whoever looks.
+    await chmod(at, 0o600);
+  }
+
+  const listener = door();
+  const doors = new Set<NetServer>([listener]);
+  let doorCount = 0;
 
   function refuse(target: EgressTarget): string {
     log('info', 'egress refused', { target: targetText(target) });
@@ -176,28 +223,45 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
   }
 
   try {
-    await new Promise<void>((resolve, reject) => {
-      listener.once('error', reject);
-      listener.listen(socketPath, () => {
-        listener.off('error', reject);
-        resolve();
-      });
-    });
-    // The directory (0700) already keeps others out; the socket's own mode says the same to whoever looks.
-    await chmod(socketPath, 0o600);
+    await listenOn(listener, socketPath);
   } catch (err) {
     listener.close();
     await rm(home, { recursive: true, force: true });
     throw err;
   }
-  listener.on('error', (err) => log('debug', 'egress listener failed', { error: err.message }));
 
   let closing: Promise<void> | null = null;
   return {
     socketPath,
+    async openDoor() {
+      if (closing !== null) throw new Error('the egress proxy is closed');
+      doorCount += 1;
+      const at = path.join(home, `door-${doorCount}.sock`);
+      const mine = new Set<Socket>();
+      const server = door(mine);
+      try {
+        await listenOn(server, at);
+      } catch (err) {
+        server.close();
+        throw err;
+      }
+      doors.add(server);
+      let shut: Promise<void> | null = null;
+      return {
+        socketPath: at,
+        close() {
+          shut ??= new Promise<void>((resolve) => {
+            doors.delete(server);
+            server.close(() => resolve());
+            for (const socket of mine) socket.destroy();
+          });
+          return shut;
+        },
+      };
+    },
     close() {
       closing ??= (async () => {
-        const stopped = new Promise<void>((resolve) => listener.close(() => resolve()));
+        const stopped = Promise.all([...doors].map((d) => new Promise<void>((resolve) => d.close(() => resolve()))));
         for (const timer of headerTimers.values()) clearTimeout(timer);
         headerTimers.clear();
         for (const socket of sockets) socket.destroy();

@@ -34,7 +34,10 @@ test('allow=HOSTS with a proxy: the command reaches it through the bridge and ge
     await inSandbox({}, async ({ ws }) => {
       const closed = await bashTool({ command: PROBE.replace('seq 50', 'seq 3') }, context(ws));
       assert.is(closed.text, 'proxy=\n');
-      useEgress({ socketPath, bridgeNode: await realpath(process.execPath), bridgeArgv: [EGRESS_NODE_IN_SANDBOX, '-e', BRIDGE], env: { HTTPS_PROXY: `http://127.0.0.1:${PORT}` } });
+      useEgress({
+        shared: { bridgeNode: await realpath(process.execPath), bridgeArgv: [EGRESS_NODE_IN_SANDBOX, '-e', BRIDGE], env: { HTTPS_PROXY: `http://127.0.0.1:${PORT}` } },
+        openDoor: async () => ({ socketPath, close: async () => undefined }),
+      });
       discardSpares();
       const open = await bashTool({ command: PROBE }, context(ws));
       assert.is(open.text, `hello from the proxy\nproxy=http://127.0.0.1:${PORT}\n`);

@@ -250,6 +250,30 @@ test('connections past the limit get 503 while the open ones go on', async () =>
   }, { maxConnections: 2 });
 });
 
+test('each door has its own cap below the total: past it 503 naming the command, while another door still connects; closing a door ends its connections', async () => {
+  await withProxy(async (home, echo) => {
+    const [greedy, other] = [await home.proxy.openDoor(), await home.proxy.openDoor()];
+    const tunnelThrough = async (socketPath: string): Promise<RawClient> => {
+      const client = await RawClient.open(socketPath);
+      client.socket.write(`CONNECT localhost:${echo.port} HTTP/1.1\r\n\r\n`);
+      assert.match(await client.until('\r\n\r\n'), / 200 /);
+      return client;
+    };
+    const held = [await tunnelThrough(greedy.socketPath), await tunnelThrough(greedy.socketPath)];
+    try {
+      assert.match(await exchange(greedy.socketPath, `CONNECT localhost:${echo.port} HTTP/1.1\r\n\r\n`), /^HTTP\/1\.1 503 [^]*this command has 2 connections open/);
+      held.push(await tunnelThrough(other.socketPath));
+      await greedy.close();
+      await held[0]?.rest();
+      assert.ok(held[0]?.closed, 'the closed door\'s connections were ended');
+      held[2]?.socket.write('still');
+      assert.is(await held[2]?.until('echo:still'), 'echo:still', 'the other door\'s connection goes on');
+    } finally {
+      for (const client of held) client.destroy();
+    }
+  }, { maxConnections: 4, maxConnectionsPerDoor: 2 });
+});
+
 test('a connection that never completes its headers gets 408; an idle tunnel is closed', async () => {
   await withProxy(async (home, echo) => {
     assert.match(await exchange(home.proxy.socketPath, 'CONNECT local'), /^HTTP\/1\.1 408 [^]*no complete request/);
