@@ -46,6 +46,30 @@ function deepFreeze<T>(value: T): T {
   return value;
 }
 
+/**
+ * A lower bound of the length of `value`'s JSON text, walked only until it passes `budget` (then some number
+ * past it): the work and the depth of the walk are bounded by `budget`, whatever the value holds.
+ */
+export function leastTextLength(value: unknown, budget: number): number {
+  if (typeof value === 'string') return value.length + 2;
+  if (typeof value !== 'object' || value === null) return 1;
+  // The opening bracket, then each member and the comma or bracket after it: `[]` and `{}` are 2.
+  let length = 1;
+  if (Array.isArray(value)) {
+    for (const item of value) {
+      if (length > budget) return length;
+      length += leastTextLength(item, budget - length) + 1;
+    }
+    return Math.max(length, 2);
+  }
+  for (const key in value) {
+    if (length > budget) return length;
+    // `"key":` and the comma or brace after the value.
+    length += key.length + 4 + leastTextLength((value as Record<string, unknown>)[key], budget - length - key.length - 4);
+  }
+  return Math.max(length, 2);
+}
+
 /** Kept `_meta` texts and their frozen parses, oldest first; at most `maxEntries`, each at most `maxTextLength` characters. */
 export class MetaCache {
   // Arrays, not a Map: the look-up walks them by index (a Map's entry iterator allocated on every line).
@@ -117,6 +141,10 @@ export class MetaCache {
     const meta = parsed.params._meta;
     // A progress token changes with every request: its `_meta` would only push out the ones that repeat.
     if (!isRecord(meta) || Object.hasOwn(meta, 'progressToken')) return;
+    // Measured before it is written out: a `_meta` of megabytes, or nested past the stack (JSON.stringify
+    // then throws, and the message, parsed, would be answered as not JSON), is never kept, at a cost bounded
+    // by the limit.
+    if (leastTextLength(meta, this.#maxTextLength) > this.#maxTextLength) return;
     const kept = JSON.stringify(meta);
     if (kept.length > this.#maxTextLength || kept.includes(ESCAPE) || this.#texts.includes(kept)) return;
     // Only a text this line carries where the look-up searches (a client that spaces its JSON never hits).

@@ -7,7 +7,7 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { MetaCache, parseMessageText } from '../../src/mcp/meta-cache.ts';
+import { leastTextLength, MetaCache, parseMessageText } from '../../src/mcp/meta-cache.ts';
 import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../../src/limits.ts';
 
 const SEED = 20_261_207;
@@ -220,6 +220,26 @@ test('a limit of one entry, and of a few characters, holds', () => {
 test('the thread cache throws as JSON.parse throws', () => {
   assert.throws(() => parseMessageText('{"a":'), (err: unknown) => err instanceof SyntaxError);
   assert.equal(parseMessageText('[1,2]'), [1, 2]);
+});
+
+test('leastTextLength is never more than the JSON text\'s length, so no _meta within the limit is turned away', () => {
+  fc.assert(fc.property(fc.jsonValue(), fc.integer({ min: 0, max: 300 }), (value, budget) => {
+    const length = JSON.stringify(value).length;
+    const least = leastTextLength(value, budget);
+    if (length <= budget) assert.ok(least <= length, `${least} > ${length} for ${JSON.stringify(value)}`);
+    else assert.ok(least <= length || least > budget, `${least} for ${JSON.stringify(value)} (${length})`);
+  }), { seed: SEED, numRuns: RUNS });
+});
+
+test('a _meta nested past the stack or of megabytes is parsed as JSON.parse does, never kept, and its walk stays within the limit', () => {
+  const cache = new MetaCache();
+  const deep = '{"a":'.repeat(5000) + '1' + '}'.repeat(5000);
+  const line = `{"jsonrpc":"2.0","id":"deep","method":"tools/list","params":{"_meta":{"x":${deep}}}}`;
+  assert.equal(cache.parse(line), JSON.parse(line));
+  const big = `{"jsonrpc":"2.0","id":"big","method":"tools/list","params":{"_meta":{"x":${JSON.stringify('y'.repeat(1_000_000))}}}}`;
+  assert.equal(cache.parse(big), JSON.parse(big));
+  assert.is(cache.size, 0);
+  assert.ok(leastTextLength(JSON.parse(deep), MAX_META_CACHE_TEXT_LENGTH) > MAX_META_CACHE_TEXT_LENGTH);
 });
 
 test.run();
