@@ -103,6 +103,28 @@ export function rawAnswer(status: number, text: string): string {
     + `Content-Length: ${body.length}\r\nConnection: close\r\n\r\n${text}`;
 }
 
+/** How long a connection refused on arrival stays half-open for its client's request to come and be dropped. */
+const REFUSED_LINGER_MS = 2000;
+
+/**
+ * Refuses a connection as it arrives, before its request is read (too many connections). Its client writes
+ * the request regardless; a socket destroyed before those bytes arrive makes that write fail, and the relay
+ * in between (the sandbox's bridge) then dropped the connection before handing the answer on, so the command
+ * read nothing instead of the 503. What the client sends is read and dropped, and the socket closes once the
+ * client ends its side, or after REFUSED_LINGER_MS.
+ */
+export function refuseOnArrival(socket: Duplex, status: number, text: string): void {
+  if (socket.destroyed || !socket.writable) {
+    socket.destroy();
+    return;
+  }
+  const linger = setTimeout(() => socket.destroy(), REFUSED_LINGER_MS);
+  socket.once('close', () => clearTimeout(linger));
+  socket.once('end', () => socket.destroy());
+  socket.resume();
+  socket.end(rawAnswer(status, text));
+}
+
 /** Answers on a raw socket and closes it once the answer is flushed. */
 export function answerRaw(socket: Duplex, status: number, text: string): void {
   if (socket.destroyed || !socket.writable) {

@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../../log/logger.ts';
 import { egressAllowed, type EgressTarget, parseEgressRule, parseEgressTarget } from './egress-allow.ts';
 import { forwardPlain } from './egress-forward.ts';
-import { answer, answerRaw, connectUpstream, refusalText, targetText, type UpstreamContext, UpstreamError } from './egress-upstream.ts';
+import { answer, answerRaw, connectUpstream, refuseOnArrival, refusalText, targetText, type UpstreamContext, UpstreamError } from './egress-upstream.ts';
 import { egressLookup } from './lookup-gate.ts';
 
 export { parseEgressAllowList, EgressSyntaxError } from './egress-allow.ts';
@@ -147,12 +147,12 @@ export async function startEgressProxy(options: EgressProxyOptions): Promise<Egr
       socket.on('error', (err: NodeJS.ErrnoException) => log('debug', 'egress client connection failed', { code: err.code }));
       if (clients >= limits.maxConnections) {
         log('info', 'egress connection refused: too many', { limit: limits.maxConnections });
-        answerRaw(socket, 503, `super-pi egress proxy: ${limits.maxConnections} connections are open already; close one and retry\n`);
+        refuseOnArrival(socket, 503, `super-pi egress proxy: ${limits.maxConnections} connections are open already; close one and retry\n`);
         return;
       }
       if (mine.size >= limits.maxConnectionsPerDoor) {
         log('info', 'egress connection refused: too many for one command', { limit: limits.maxConnectionsPerDoor });
-        answerRaw(socket, 503, `super-pi egress proxy: this command has ${limits.maxConnectionsPerDoor} connections open already; close one and retry\n`);
+        refuseOnArrival(socket, 503, `super-pi egress proxy: this command has ${limits.maxConnectionsPerDoor} connections open already; close one and retry\n`);
         return;
       }
       clients += 1;
