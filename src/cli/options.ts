@@ -284,7 +284,12 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
   } catch (err) {
     throw err instanceof ClientCredentialsError ? new OptionsError(err.message) : err;
   }
-  if (oauthIntrospection !== undefined && values['oauth-issuer'] === undefined && (env.SUPERPI_OAUTH_ISSUERS ?? '').trim() === '') throw new OptionsError('--oauth-introspection-client-id needs --oauth-issuer (or SUPERPI_OAUTH_ISSUERS): the issuers to introspect at');
+  const noIssuer = values['oauth-issuer'] === undefined && (env.SUPERPI_OAUTH_ISSUERS ?? '').trim() === '';
+  if (oauthIntrospection !== undefined && noIssuer) throw new OptionsError('--oauth-introspection-client-id needs --oauth-issuer (or SUPERPI_OAUTH_ISSUERS): the issuers to introspect at');
+  // A flag that shapes how issuers' tokens are checked means nothing without an issuer: refused, so no one
+  // believes a check is in force (--oauth-require-at-jwt alone would leave the server on its static token).
+  const issuerFlag = OAUTH_ISSUER_FLAGS.find((f) => values[f] !== undefined) ?? (envFlag('SUPERPI_OAUTH_REQUIRE_AT_JWT', env.SUPERPI_OAUTH_REQUIRE_AT_JWT) ? 'oauth-require-at-jwt' : undefined);
+  if (issuerFlag !== undefined && noIssuer) throw new OptionsError(`--${issuerFlag} shapes how an issuer's tokens are checked and needs --oauth-issuer (or SUPERPI_OAUTH_ISSUERS): without one no OAuth token is accepted at all`);
   return {
     kind: 'serve',
     options: {
@@ -350,6 +355,9 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
     },
   };
 }
+
+/** The flags that only change how an OAuth issuer's tokens are checked: each needs an issuer. */
+const OAUTH_ISSUER_FLAGS = ['oauth-require-at-jwt', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch'] as const;
 
 /** `--task-ttl SECONDS` in milliseconds (a positive whole number, at most MAX_TASK_TTL_MS), or none. */
 function taskTtl(raw: string | undefined): number | undefined {

@@ -271,7 +271,7 @@ test('each HTTP-only flag with --stdio (or on the stdio entry) is an OptionsErro
     try {
       assert.is(parseOptions(args, {}, '/tmp').kind, 'serve', `${flag} without --stdio is accepted`);
     } catch (err) {
-      assert.ok(err instanceof OptionsError && !err.message.includes('is for the HTTP server') && flag.startsWith('oauth-introspection-'), `${flag} without --stdio: ${String(err)}`);
+      assert.ok(err instanceof OptionsError && !err.message.includes('is for the HTTP server') && (flag.startsWith('oauth-introspection-') || err.message.includes('needs --oauth-issuer')), `${flag} without --stdio: ${String(err)}`);
     }
   }
 });
@@ -282,6 +282,17 @@ test('the workspace counts as given (roots never asked) with --workspace or SUPE
   assert.is(serve([], { SUPERPI_WORKSPACE: '/p' }).workspaceGiven, true);
   assert.is(resolveOptions({}, 'stdio').workspaceGiven, false);
   assert.is(resolveOptions({ workspace: '/p' }, 'stdio').workspaceGiven, true);
+});
+
+test("a flag shaping how an issuer's tokens are checked, without an issuer, is an OptionsError naming both; with one it is taken", () => {
+  const issuer = ['--oauth-issuer', 'https://issuer.example'];
+  for (const args of [['--oauth-require-at-jwt'], ['--oauth-scope-read', 'r'], ['--oauth-scope-write', 'w'], ['--oauth-scope-exec', 'x'], ['--oauth-scope-observe', 'o'], ['--oauth-clock-skew', '5'], ['--oauth-jwks-refetch', '60']]) {
+    assert.throws(() => parseOptions(args, {}, '/tmp'), (e: unknown) => e instanceof OptionsError && e.message.startsWith(`${args[0]} shapes how`) && e.message.includes('needs --oauth-issuer'), args[0]);
+    assert.is(parseOptions([...args, ...issuer], {}, '/tmp').kind, 'serve', `${args[0]} with an issuer`);
+    assert.is(parseOptions(args, { SUPERPI_OAUTH_ISSUERS: 'https://issuer.example' }, '/tmp').kind, 'serve', `${args[0]} with SUPERPI_OAUTH_ISSUERS`);
+  }
+  assert.throws(() => parseOptions([], { SUPERPI_OAUTH_REQUIRE_AT_JWT: '1' }, '/tmp'), (e: unknown) => e instanceof OptionsError && e.message.includes('needs --oauth-issuer'));
+  assert.is(serve([], { SUPERPI_OAUTH_REQUIRE_AT_JWT: '0' }).oauthRequireAtJwt, false);
 });
 
 test.run();
