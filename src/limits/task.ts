@@ -138,3 +138,12 @@ export const TASK_ROUND_HISTORY_CACHE_BYTES = 64 * 1024 * 1024;
  */
 export const UNDO_PAGE_BYTES = 8 * 1024 * 1024;
 export const UNDO_MAX_SNAPSHOTS = 100_000;
+
+/**
+ * A task's end whose status the store refused (the disk full, the database unreachable) is written again every
+ * TASK_STATUS_RETRY_MS, at most TASK_STATUS_RETRIES times (ten minutes), until the store takes it
+ * (task-status-retry.ts): until then its conversation reads `running` and a 2026-07-28 client polls a task
+ * that nothing runs. A newer claim of the conversation (fenced) or the store's close ends the retries.
+ */
+export const TASK_STATUS_RETRY_MS = 5000;
+export const TASK_STATUS_RETRIES = 120;

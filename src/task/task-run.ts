@@ -34,6 +34,7 @@ import { toolCatalog } from '../tools/catalog.ts';
 import { ToolError, type ToolExecutor, type ToolOutcome, type ToolProgress } from '../tools/contract.ts';
 import type { ToolName } from '../tools/definition.ts';
 import type { Logger } from '../log/logger.ts';
+import { retryStatusWrite } from './task-status-retry.ts';
 import { type Clock, systemClock } from '../time/clock.ts';
 import { DEFAULT_TASK_WALL_MS } from '../limits.ts';
 
@@ -82,6 +83,8 @@ export class TaskRun {
   readonly conversationId: string;
   /** The harness_task call's answer; settles once. */
   readonly outcome: Promise<ToolOutcome>;
+  /** Set when the interrupted status was refused by the store and is being written again (task-status-retry.ts): whether it took. */
+  statusRetried: Promise<boolean> | null = null;
   readonly #deps: TaskRunDeps;
   readonly #tools: ToolSpec[];
   #resolve!: (outcome: ToolOutcome) => void;
@@ -230,11 +233,14 @@ export class TaskRun {
   async #interrupted(message: string): Promise<void> {
     if (this.#settled) return;
     this.#finishing = true;
+    const write = () => this.#deps.store.setStatus(this.conversationId, 'interrupted', this.epoch, { text: interruptedText(this.conversationId, message), isError: true, turns: 0, toolCalls: 0 });
     try {
-      await this.#deps.store.setStatus(this.conversationId, 'interrupted', this.epoch, { text: interruptedText(this.conversationId, message), isError: true, turns: 0, toolCalls: 0 });
+      await write();
     } catch (err) {
       if (isFenced(err)) return this.#fenced(err);
-      this.#deps.logger.log('error', 'could not mark an interrupted conversation', { conversation: this.conversationId, error: (err as Error).message });
+      this.#deps.logger.log('error', 'could not mark an interrupted conversation; trying again while the store refuses it', { conversation: this.conversationId, error: (err as Error).message });
+      // Else it reads `running` while this process lives, and a client polling it waits for nothing.
+      this.statusRetried = retryStatusWrite({ clock: this.#clock, logger: this.#deps.logger, conversationId: this.conversationId, write });
     }
     const text = interruptedText(this.conversationId, message);
     this.#settle({ text, isError: true, structured: this.#result('interrupted', text, 0, 0) });

@@ -3,10 +3,12 @@
 // the contents. The `file_snapshot` and `undo` entries are read page by page, each page bounded by
 // UNDO_PAGE_BYTES of payload and dropped once folded in, so undo holds one page, one record per snapshot
 // not yet undone (at most UNDO_MAX_SNAPSHOTS) and, while it restores a file, that file's before-image.
+// The event loop turns between pages: one page is the longest the plan holds the main thread.
 
 import { createHash } from 'node:crypto';
 import type { AsyncConversationStore } from '../store/async-store.ts';
 import { ToolError } from '../tools/contract.ts';
+import { nextTurn } from '../tools/walk.ts';
 import { UNDO_MAX_SNAPSHOTS, UNDO_PAGE_BYTES } from '../limits.ts';
 import { type Entry, type EntryType, MAX_ENTRIES_LIMIT } from '../store/store.ts';
 import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
@@ -74,6 +76,10 @@ export async function planUndo(store: AsyncConversationStore, conversationId: st
     }
     afterSeq = page.entries.at(-1)?.seq ?? afterSeq;
     if (!page.more || page.entries.length === 0) break;
+    // The SQLite store answers at once (its promise settles in a microtask), so without this the whole
+    // plan — every page parsed and digested, seconds for a conversation of large files — ran in one turn
+    // of the main thread, and every session on the node waited for it.
+    await nextTurn();
   }
   const changes: PlannedChange[] = [];
   for (const { path, refs } of byCall.values()) {

@@ -93,6 +93,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `TASK_RESULT_TAIL_BYTES` \| (\d+) MiB/, name: 'TASK_RESULT_TAIL_BYTES', figure: mib(limits.TASK_RESULT_TAIL_BYTES) },
   { phrase: /\| `TASK_HISTORY_MAX_BYTES` \| (\d+) MiB/, name: 'TASK_HISTORY_MAX_BYTES', figure: mib(limits.TASK_HISTORY_MAX_BYTES) },
   { phrase: /\| `UNDO_PAGE_BYTES` \| (\d+) MiB/, name: 'UNDO_PAGE_BYTES', figure: mib(limits.UNDO_PAGE_BYTES) },
+  { phrase: /\| `TASK_STATUS_RETRY_MS` \| (\d+) s between/, name: 'TASK_STATUS_RETRY_MS', figure: seconds(limits.TASK_STATUS_RETRY_MS) },
+  { phrase: /\| `TASK_STATUS_RETRIES` \| (\d+) attempts/, name: 'TASK_STATUS_RETRIES', figure: String(limits.TASK_STATUS_RETRIES) },
   { phrase: /\| `UNDO_MAX_SNAPSHOTS` \| ([\d,]+) `file_snapshot` entries/, name: 'UNDO_MAX_SNAPSHOTS', figure: grouped(limits.UNDO_MAX_SNAPSHOTS) },
   { phrase: /\| `TASK_ROUND_HISTORY_CACHE_ENTRIES` \| (\d+) conversations/, name: 'TASK_ROUND_HISTORY_CACHE_ENTRIES', figure: String(limits.TASK_ROUND_HISTORY_CACHE_ENTRIES) },
   { phrase: /\| `TASK_ROUND_HISTORY_CACHE_BYTES` \| (\d+) MiB/, name: 'TASK_ROUND_HISTORY_CACHE_BYTES', figure: mib(limits.TASK_ROUND_HISTORY_CACHE_BYTES) },

@@ -16,6 +16,8 @@ import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/a
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { ConversationStatus, EntryType } from '../../src/store/store.ts';
 import { guarded } from '../hang-guard.ts';
+import { FakeClock } from '../../src/time/fake-clock.ts';
+import { TASK_STATUS_RETRY_MS } from '../../src/limits.ts';
 
 /** How long each write of the slow store takes: long enough that the actor's exit arrives first. */
 const WRITE_DELAY_MS = 40;
@@ -61,6 +63,25 @@ async function newTask(store: AsyncConversationStore, provider: ModelProvider = 
     executeTool, toolTimeoutMs: 1000, logger,
     onProgress: () => undefined, onAppend: () => undefined, confirm: async () => false,
   });
+}
+
+/** The SQLite store, refusing every append and status write as a full disk does while `full` is set. */
+class FullDiskStore extends SyncStoreAdapter {
+  full = false;
+  refusedStatus = 0;
+
+  override async append(conversationId: string, type: EntryType, payload: unknown, epoch?: number) {
+    if (this.full) throw new Error('database or disk is full');
+    return super.append(conversationId, type, payload, epoch);
+  }
+
+  override async setStatus(...args: Parameters<SyncStoreAdapter['setStatus']>) {
+    if (this.full) {
+      this.refusedStatus++;
+      throw new Error('database or disk is full');
+    }
+    return super.setStatus(...args);
+  }
 }
 
 const typesOf = async (store: AsyncConversationStore, id: string) => ((await store.entries(id, 'local')) ?? []).map((e) => e.type);
@@ -259,6 +280,40 @@ test('the model is offered only the tools the task may run for its caller: no wr
   assert.equal(offered.get('local'), ['read', 'write', 'edit', 'bash', 'grep', 'find', 'ls']);
   assert.equal(offered.get('anonymous'), ['read', 'grep', 'find', 'ls']);
   assert.equal(offered.get('token without elicitation'), ['read', 'write', 'edit', 'grep', 'find', 'ls']);
+});
+
+test('an interrupted status the store refused (disk full) is written again once the store takes writes: the conversation does not read running forever', async () => {
+  // Review wt/advdurable: on a full disk the task was answered interrupted but its conversation stayed
+  // `running` in the store while the process lived, so a client polling tasks/get waited for nothing.
+  const store = new FullDiskStore(SqliteConversationStore.open(':memory:'));
+  const clock = new FakeClock();
+  const { id } = await store.createConversation({ principal: 'local', sessionId: 'session-1', harness: 'super-pi-code' });
+  const lease = await store.claimTask(id, {});
+  await store.append(id, 'user', { text: 'hello' }, lease.epoch);
+  const run = new TaskRun({
+    setup: { conversationId: id, harness: 'super-pi-code', maxTurns: 5, local: true, forbidWrites: false, canConfirm: false },
+    principal: 'local', store, lease, scheduler, provider: answering, workspace: '/nonexistent', clock,
+    executeTool: async () => ({ text: 'unused' }), toolTimeoutMs: 1000, logger,
+    onProgress: () => undefined, onAppend: () => undefined, confirm: async () => false,
+  });
+  store.full = true;
+  const actor = await run.start();
+  // Killed (what its supervisor does once the restarts fail as well: give up), or already exited (answered at once).
+  if ((await guarded(actor.exited, 'the incarnation whose write failed')).kind === 'killed') run.gaveUp('its actor kept failing');
+  const outcome = await guarded(run.outcome, 'the answer on a full disk');
+  assert.match(outcome.text, /interrupted/);
+  const status = async () => (await store.getConversation(id, 'local'))?.status;
+  assert.is(await status(), 'running', 'the store refused the interrupted status');
+  clock.advance(TASK_STATUS_RETRY_MS);
+  await new Promise((r) => setImmediate(r));
+  assert.is(store.refusedStatus, 2, 'written again after TASK_STATUS_RETRY_MS, refused again while the disk is full');
+  store.full = false;
+  clock.advance(TASK_STATUS_RETRY_MS);
+  await new Promise((r) => setImmediate(r));
+  assert.is(await status(), 'interrupted', 'written once the store takes writes');
+  assert.is(await guarded(run.statusRetried ?? Promise.resolve(false), 'the retries'), true);
+  assert.is(clock.pendingTimers, 0, 'no retry left armed');
+  await store.close();
 });
 
 test.run();

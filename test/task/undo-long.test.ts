@@ -11,6 +11,7 @@ import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/a
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import { DEFAULT_ENTRIES_LIMIT, MAX_ENTRIES_LIMIT } from '../../src/store/store.ts';
 import { undoConversation } from '../../src/task/undo.ts';
+import { planUndo } from '../../src/task/undo-plan.ts';
 import { conversationWith, type EntrySpec, spiedReads } from './fixtures/conversation.ts';
 
 let dir: string;
@@ -75,6 +76,33 @@ test('another principal\'s conversation is not found', async () => {
   const id = await conversation(write('w1', 'a.txt', 'original\n', 'changed\n'), 0);
   const refused = await undoConversation(store, id, 'mallory', dir).then(() => null, (err: unknown) => err as Error);
   assert.match(refused?.message ?? 'no error', /not found/);
+});
+
+
+test('the plan lets the event loop turn between its pages: an undo over many large snapshots does not hold the main thread', async () => {
+  // Review wt/advdurable: the SQLite store answers in a microtask, so an undo over 30 edits of a 4 MB file
+  // planned in one turn of the main thread (2.3 s, every session's ping waiting). Each page ends a turn now.
+  const big = 'x'.repeat(64 * 1024);
+  const changes = Array.from({ length: 12 }, (_, i) => write(`w${i}`, 'a.txt', `${big}${i}`, `${big}${i + 1}`)).flat();
+  const id = await conversationWith(store, changes);
+  await writeFile(path.join(dir, 'a.txt'), `${big}12`);
+  let turns = 0;
+  let counting = true;
+  const count = (): void => {
+    turns++;
+    if (counting) setImmediate(count);
+  };
+  setImmediate(count);
+  const plan = await planUndo(store, id, 'local', { pageBytes: 128 * 1024, maxSnapshots: 1000 });
+  const planTurns = turns;
+  counting = false;
+  assert.is(plan?.length, 12);
+  const undo = await undoConversation(store, id, 'local', dir, { pageBytes: 128 * 1024, maxSnapshots: 1000 });
+  assert.not.ok(undo.isError, undo.text);
+  assert.is((undo.structured as { reverted: number }).reverted, 12, undo.text);
+  assert.is(await readFile(path.join(dir, 'a.txt'), 'utf8'), `${big}0`);
+  // 24 entries of 64 KB or 128 KB, at most 128 KB a page: at least 12 pages, so at least 11 turns while planning.
+  assert.ok(planTurns >= 11, `the event loop turned ${planTurns} times while the undo was planned`);
 });
 
 test.run();
