@@ -15,6 +15,8 @@ import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { startEgressFor } from '../tools/sandbox/egress-seam.ts';
 import { useSandboxPolicy } from '../tools/sandbox/policy.ts';
+import { boundsMechanism, commandLimits, useCommandLimits } from '../tools/sandbox/bounds-probe.ts';
+import { describeBounds } from '../tools/sandbox/bounds.ts';
 import { storeHome } from '../store/location.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
@@ -102,6 +104,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     ...options.bashPolicy,
     serverState: [storeHome(), ...(options.tokensFile === undefined ? [] : [path.resolve(options.tokensFile)])],
   });
+  useCommandLimits(options.bashLimits);
   const closeEgress = await startEgressFor(options.bashPolicy.network, logger);
   let app: Application;
   try {
@@ -147,6 +150,10 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   let logged: Promise<void> | null = null;
   const logIsolation = (): Promise<void> => (logged ??= bashIsolation().then((isolation) => {
     logger.log(isolation.kind === 'bubblewrap' ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+    void boundsMechanism().then((bounds) => {
+      const full = bounds.kind === 'cgroup1' || bounds.kind === 'cgroup2';
+      logger.log(full ? 'info' : 'warning', `bash bounds: ${describeBounds(bounds, commandLimits())}`);
+    }, (err: unknown) => logger.log('error', `bash bounds could not be probed: ${(err as Error).message}`));
     if (isolation.kind !== 'bubblewrap') {
       logger.log('warning', options.unsafeBashWithoutSandbox
         ? 'bash runs WITHOUT a sandbox for every caller (--unsafe-bash-without-sandbox): a command can read and write whatever this user can'

@@ -140,11 +140,15 @@ let chosen: Promise<BoundsMechanism> | undefined;
 
 /** The mechanism in force: found on the first call (stale cgroups swept then), the same answer after. */
 export function boundsMechanism(): Promise<BoundsMechanism> {
-  chosen ??= (async () => {
-    if (process.platform !== 'linux') return { kind: 'none', reason: `bounds need Linux (this is ${process.platform})` } as const;
+  chosen ??= (async (): Promise<BoundsMechanism> => {
+    if (process.platform !== 'linux') return { kind: 'none', reason: `bounds need Linux (this is ${process.platform})` };
     const mechanism = settleMechanism(await gatherBoundsFacts());
-    if (mechanism.kind === 'cgroup2') sweepStaleCommandCgroups([mechanism.parent], 2);
-    if (mechanism.kind === 'cgroup1') sweepStaleCommandCgroups([mechanism.pids, mechanism.memory], 1);
+    try {
+      if (mechanism.kind === 'cgroup2') sweepStaleCommandCgroups([mechanism.parent], 2);
+      if (mechanism.kind === 'cgroup1') sweepStaleCommandCgroups([mechanism.pids, mechanism.memory], 1);
+    } catch {
+      // A stale cgroup that cannot be removed now stays for the next start; commands are bounded all the same.
+    }
     return mechanism;
   })();
   return chosen;
