@@ -24,6 +24,8 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_STORE', 'where conversations are kept: sqlite or a postgres:// URL (as --store)'],
   ['SUPERPI_NODE_ID', "this node's name on a PostgreSQL store (as --node-id)"],
   ['SUPERPI_TASK_LEASE', "a running task's lease in seconds (as --task-lease)"],
+  ['SUPERPI_BASH_MAX_PROCESSES', 'processes one bash command may have at once (as --bash-max-processes)'],
+  ['SUPERPI_BASH_MAX_MEMORY_BYTES', 'memory one bash command may use, in bytes (as --bash-max-memory)'],
   ['SUPERPI_TASK_TTL', 'how long a finished 2026-07-28 task is kept, in seconds (as --task-ttl)'],
   ['SUPERPI_ADVERTISE_URL', 'how the other nodes of a cluster reach this one (as --advertise-url)'],
   ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
