@@ -17,6 +17,8 @@ import { startEgressFor } from '../tools/sandbox/egress-seam.ts';
 import { useSandboxPolicy } from '../tools/sandbox/policy.ts';
 import { boundsMechanism, commandLimits, useCommandLimits } from '../tools/sandbox/bounds-probe.ts';
 import { describeBounds } from '../tools/sandbox/bounds.ts';
+import { closeOpenCgroups } from '../tools/sandbox/command-cgroup.ts';
+import { discardSpares } from '../tools/sandbox/spare.ts';
 import { storeHome } from '../store/location.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
@@ -105,7 +107,13 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     serverState: [storeHome(), ...(options.tokensFile === undefined ? [] : [path.resolve(options.tokensFile)])],
   });
   useCommandLimits(options.bashLimits);
-  const closeEgress = await startEgressFor(options.bashPolicy.network, logger);
+  const stopEgress = await startEgressFor(options.bashPolicy.network, logger);
+  // At the stop: the egress proxy, then the spare sandboxes and every command cgroup still open.
+  const closeEgress = async (): Promise<void> => {
+    await stopEgress();
+    discardSpares();
+    await closeOpenCgroups().catch((err: unknown) => logger.log('warning', `bash: a command cgroup could not be removed at the stop: ${(err as Error).message}`));
+  };
   let app: Application;
   try {
     app = await Application.start({

@@ -39,6 +39,9 @@ export const ENTER_CGROUP_SCRIPT = 'while [ "$1" != -- ]; do echo $$ > "$1" || e
 
 let sequence = 0;
 
+/** The cgroups made and not yet removed (closeOpenCgroups removes them at the server's stop). */
+const open = new Set<CommandCgroup>();
+
 /** Makes a command's cgroup under `mechanism` with `limits` written in; throws (and leaves nothing) if the kernel refuses. */
 export function openCommandCgroup(mechanism: Extract<BoundsMechanism, { kind: 'cgroup1' | 'cgroup2' }>, limits: CommandLimits): CommandCgroup {
   sequence += 1;
@@ -67,6 +70,7 @@ export function openCommandCgroup(mechanism: Extract<BoundsMechanism, { kind: 'c
     for (const dir of made.reverse()) rmdirSync(dir);
     throw err;
   }
+  open.add(cgroup);
   return cgroup;
 }
 
@@ -162,7 +166,10 @@ export async function closeCommandCgroup(cgroup: CommandCgroup): Promise<boolean
   for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt++) {
     killCgroupMembers({ version: cgroup.version, dirs: left });
     left = left.filter((dir) => !removeDir(dir));
-    if (left.length === 0) return true;
+    if (left.length === 0) {
+      open.delete(cgroup);
+      return true;
+    }
     await delay(REMOVE_RETRY_MS);
   }
   return false;
@@ -216,3 +223,12 @@ export async function settleCommandCgroup(cgroup: CommandCgroup | undefined): Pr
     await closeCommandCgroup(cgroup);
   }
 }
+
+/**
+ * At the server's stop, once calls have ended: kills and removes every cgroup still open (a spare's, a call
+ * that did not end), so none is left for the next start's sweep.
+ */
+export async function closeOpenCgroups(): Promise<void> {
+  await Promise.all([...open].map((cgroup) => closeCommandCgroup(cgroup)));
+}
+
