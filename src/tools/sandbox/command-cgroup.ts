@@ -13,9 +13,14 @@ import type { BoundsMechanism, CommandLimits } from './bounds.ts';
 /** The name of every cgroup super-pi makes: then the server's pid, then a sequence number (or `server`, its own leaf under cgroup v2). */
 export const COMMAND_CGROUP_PREFIX = 'super-pi-bash-';
 
-/** How often, and how far apart, removing a command's cgroup is tried while its last processes are still being reaped. */
+/** How often, and how far apart, removing a command's cgroup is tried while its last processes are still being reaped (the call waits this long at most). */
 const REMOVE_ATTEMPTS = 40;
 const REMOVE_RETRY_MS = 25;
+/** Then in the background, on a loaded machine: once a second for a minute. */
+const LINGER_ATTEMPTS = 60;
+const LINGER_RETRY_MS = 1000;
+/** At the server's stop: 5 s in all. */
+const STOP_ATTEMPTS = 200;
 
 export interface CommandCgroup {
   readonly version: 1 | 2;
@@ -161,16 +166,16 @@ function removeDir(dir: string): boolean {
  * Kills what is left of the command in its cgroup and removes the cgroup, retrying while the kernel reaps
  * the last processes. Resolves false if it is still busy after that (the next start's sweep takes it).
  */
-export async function closeCommandCgroup(cgroup: CommandCgroup): Promise<boolean> {
+export async function closeCommandCgroup(cgroup: CommandCgroup, attempts = REMOVE_ATTEMPTS, retryMs = REMOVE_RETRY_MS, hold = true): Promise<boolean> {
   let left = [...cgroup.dirs];
-  for (let attempt = 0; attempt < REMOVE_ATTEMPTS; attempt++) {
+  for (let attempt = 0; attempt < attempts; attempt++) {
     killCgroupMembers({ version: cgroup.version, dirs: left });
     left = left.filter((dir) => !removeDir(dir));
     if (left.length === 0) {
       open.delete(cgroup);
       return true;
     }
-    await delay(REMOVE_RETRY_MS);
+    await delay(retryMs, undefined, { ref: hold });
   }
   return false;
 }
@@ -220,7 +225,8 @@ export async function settleCommandCgroup(cgroup: CommandCgroup | undefined): Pr
   try {
     return boundsReached(cgroup);
   } finally {
-    await closeCommandCgroup(cgroup);
+    // Still reaping after that (a loaded machine): removed in the background; the call does not wait for it.
+    if (!(await closeCommandCgroup(cgroup))) void closeCommandCgroup(cgroup, LINGER_ATTEMPTS, LINGER_RETRY_MS, false).catch(() => undefined);
   }
 }
 
@@ -229,6 +235,6 @@ export async function settleCommandCgroup(cgroup: CommandCgroup | undefined): Pr
  * that did not end), so none is left for the next start's sweep.
  */
 export async function closeOpenCgroups(): Promise<void> {
-  await Promise.all([...open].map((cgroup) => closeCommandCgroup(cgroup)));
+  await Promise.all([...open].map((cgroup) => closeCommandCgroup(cgroup, STOP_ATTEMPTS)));
 }
 
