@@ -100,6 +100,8 @@ export interface ServerOptions {
   readonly clusterInsecureForwarding: boolean;
   /** The `bash` sandbox from `--bash-network`, `--bash-hide`, `--bash-writable`, `--bash-reveal`, `--bash-env`; the server adds its own state to hide. */
   readonly bashPolicy: SandboxPolicy;
+  /** `--bash-max-processes`, `--bash-max-memory` (and their variables); unset ones keep their defaults (bounds-probe.ts). */
+  readonly bashLimits: { readonly maxProcesses?: number; readonly maxMemoryBytes?: number };
   /** `--unsafe-bash-without-sandbox`: remote callers may run `bash` where no sandbox can be built. */
   readonly unsafeBashWithoutSandbox: boolean;
   /** Key of 2026-07-28 `requestState` seals (`--state-key-file`, `SUPERPI_STATE_KEY`; state-key.ts); undefined: a random one per process. */
@@ -193,6 +195,8 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'bash-writable': { type: 'string', multiple: true },
         'bash-reveal': { type: 'string', multiple: true },
         'bash-env': { type: 'string', multiple: true },
+        'bash-max-processes': { type: 'string' },
+        'bash-max-memory': { type: 'string' },
         'unsafe-bash-without-sandbox': { type: 'boolean' },
         'state-key-file': { type: 'string' },
         'oauth-issuer': { type: 'string', multiple: true },
@@ -338,6 +342,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       advertiseUrl: advertise?.url,
       clusterInsecureForwarding: values['cluster-insecure-forwarding'] ?? env.SUPERPI_CLUSTER_INSECURE_FORWARDING === '1',
       bashPolicy,
+      bashLimits: bashLimitsFrom(values['bash-max-processes'] ?? (env.SUPERPI_BASH_MAX_PROCESSES || undefined), values['bash-max-memory'] ?? (env.SUPERPI_BASH_MAX_MEMORY_BYTES || undefined)),
       unsafeBashWithoutSandbox: values['unsafe-bash-without-sandbox'] ?? false,
       stateKey,
       oauthIssuers: values['oauth-issuer'] ?? (env.SUPERPI_OAUTH_ISSUERS ?? '').split(',').map((u) => u.trim()).filter((u) => u !== ''),
@@ -421,4 +426,12 @@ function positiveInt(flag: string, raw: string | undefined, fallback: number): n
   const n = Number(raw);
   if (!Number.isSafeInteger(n) || n <= 0) throw new OptionsError(`${flag} takes a positive whole number, not "${raw}"`);
   return n;
+}
+
+/** `--bash-max-processes N`, `--bash-max-memory BYTES`: positive whole numbers; an unset one is left to its default. */
+function bashLimitsFrom(processes: string | undefined, memory: string | undefined): { maxProcesses?: number; maxMemoryBytes?: number } {
+  return {
+    ...(processes === undefined ? {} : { maxProcesses: positiveInt('--bash-max-processes', processes, 0) }),
+    ...(memory === undefined ? {} : { maxMemoryBytes: positiveInt('--bash-max-memory', memory, 0) }),
+  };
 }

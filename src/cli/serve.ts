@@ -15,6 +15,10 @@ import { createLogger, type Logger } from '../log/logger.ts';
 import { bashIsolation, describeIsolation } from '../tools/bash-isolation.ts';
 import { startEgressFor } from '../tools/sandbox/egress-seam.ts';
 import { useSandboxPolicy } from '../tools/sandbox/policy.ts';
+import { boundsMechanism, commandLimits, useCommandLimits } from '../tools/sandbox/bounds-probe.ts';
+import { describeBounds } from '../tools/sandbox/bounds.ts';
+import { closeOpenCgroups } from '../tools/sandbox/command-cgroup.ts';
+import { discardSpares } from '../tools/sandbox/spare.ts';
 import { storeHome } from '../store/location.ts';
 import { openWorkspace } from '../tools/workspace.ts';
 import { serveStdio } from '../transports/stdio.ts';
@@ -102,7 +106,14 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
     ...options.bashPolicy,
     serverState: [storeHome(), ...(options.tokensFile === undefined ? [] : [path.resolve(options.tokensFile)])],
   });
-  const closeEgress = await startEgressFor(options.bashPolicy.network, logger);
+  useCommandLimits(options.bashLimits);
+  const stopEgress = await startEgressFor(options.bashPolicy.network, logger);
+  // At the stop: the egress proxy, then the spare sandboxes and every command cgroup still open.
+  const closeEgress = async (): Promise<void> => {
+    await stopEgress();
+    discardSpares();
+    await closeOpenCgroups().catch((err: unknown) => logger.log('warning', `bash: a command cgroup could not be removed at the stop: ${(err as Error).message}`));
+  };
   let app: Application;
   try {
     app = await Application.start({
@@ -147,6 +158,10 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
   let logged: Promise<void> | null = null;
   const logIsolation = (): Promise<void> => (logged ??= bashIsolation().then((isolation) => {
     logger.log(isolation.kind === 'bubblewrap' ? 'info' : 'warning', `bash isolation: ${describeIsolation(isolation)}`);
+    void boundsMechanism().then((bounds) => {
+      const full = bounds.kind === 'cgroup1' || bounds.kind === 'cgroup2';
+      logger.log(full ? 'info' : 'warning', `bash bounds: ${describeBounds(bounds, commandLimits())}`);
+    }, (err: unknown) => logger.log('error', `bash bounds could not be probed: ${(err as Error).message}`));
     if (isolation.kind !== 'bubblewrap') {
       logger.log('warning', options.unsafeBashWithoutSandbox
         ? 'bash runs WITHOUT a sandbox for every caller (--unsafe-bash-without-sandbox): a command can read and write whatever this user can'

@@ -7,6 +7,7 @@ import { STORE_ENV } from '../store/store-location.ts';
 import { DEFAULT_HOST, DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_PAGE_SIZE, DEFAULT_PORT } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { HTTP_SEND_TIMEOUT_MS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
+import { BASH_MAX_MEMORY_BYTES, BASH_MAX_PROCESSES } from '../limits.ts';
 
 /**
  * Every environment variable the server reads, with its meaning: `--help` prints them all (a test scans
@@ -23,6 +24,8 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_STORE', 'where conversations are kept: sqlite or a postgres:// URL (as --store)'],
   ['SUPERPI_NODE_ID', "this node's name on a PostgreSQL store (as --node-id)"],
   ['SUPERPI_TASK_LEASE', "a running task's lease in seconds (as --task-lease)"],
+  ['SUPERPI_BASH_MAX_PROCESSES', 'processes one bash command may have at once (as --bash-max-processes)'],
+  ['SUPERPI_BASH_MAX_MEMORY_BYTES', 'memory one bash command may use, in bytes (as --bash-max-memory)'],
   ['SUPERPI_TASK_TTL', 'how long a finished 2026-07-28 task is kept, in seconds (as --task-ttl)'],
   ['SUPERPI_ADVERTISE_URL', 'how the other nodes of a cluster reach this one (as --advertise-url)'],
   ['SUPERPI_CLUSTER_INSECURE_FORWARDING', 'set to 1 to forward bearer tokens over plain http:// to other nodes (as --cluster-insecure-forwarding)'],
@@ -108,6 +111,8 @@ Options (flags override environment variables, which override defaults):
   --bash-writable PATH     let bash commands write PATH besides the workspace and their private /tmp; repeatable
   --bash-reveal PATH       show a default-hidden PATH (e.g. ~/.npmrc) to bash commands; repeatable
   --bash-env NAME          pass the server's variable NAME to bash commands besides PATH, HOME, LANG, LC_*, TERM, USER, SHELL, TZ, TMPDIR; repeatable
+  --bash-max-processes N   processes (threads too) one bash command may have at once; past it the kernel refuses its forks   env SUPERPI_BASH_MAX_PROCESSES   default: ${BASH_MAX_PROCESSES}
+  --bash-max-memory BYTES  memory one bash command may use, all its processes together; past it the kernel ends one of them   env SUPERPI_BASH_MAX_MEMORY_BYTES   default: ${BASH_MAX_MEMORY_BYTES} (4 GiB), at most half the host's RAM
   --unsafe-bash-without-sandbox   let HTTP and WebSocket callers run bash where no sandbox can be built (no bwrap)   default: refused
   --oauth-issuer URL       accept OAuth access tokens (JWT) of this authorization server; repeatable; then every caller needs a bearer token   env SUPERPI_OAUTH_ISSUERS=URL,URL   default: none (static tokens only)
   --resource URL           this server's canonical URL, the audience (aud) OAuth tokens must name   env SUPERPI_RESOURCE   default: --advertise-url or http://<host>:<bound port>, + /mcp

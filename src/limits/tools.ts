@@ -208,3 +208,24 @@ export const EGRESS_CONNECT_TIMEOUT_MS = 10_000;
  * waits its turn (within EGRESS_CONNECT_TIMEOUT_MS), so slow names never hold the whole pool.
  */
 export const EGRESS_MAX_CONCURRENT_LOOKUPS = 2;
+
+/**
+ * Processes (threads count: both are tasks to the kernel) one `bash` command may have at once, the sandbox's
+ * own three or four included (`--bash-max-processes`, `SUPERPI_BASH_MAX_PROCESSES`). Enough for `make -j`
+ * and test runners; a fork bomb stops there instead of taking the host. Enforced by a cgroup's `pids.max`
+ * or, for a server that is not root, RLIMIT_NPROC inside the command's own user namespace (see
+ * src/tools/sandbox/bounds.ts for which, and docs/security.md for what each machine gets).
+ */
+export const BASH_MAX_PROCESSES = 512;
+
+/**
+ * Memory one `bash` command may use, all its processes and the tmpfs pages it writes together
+ * (`--bash-max-memory`, `SUPERPI_BASH_MAX_MEMORY_BYTES`), at most the host's RAM over
+ * BASH_MEMORY_HOST_DIVISOR by default. 4 GiB holds a large TypeScript or webpack build, a JVM test run, or
+ * Node at its default heap ceiling; past it the kernel ends a process of that command (the cgroup's OOM
+ * killer), never the server.
+ */
+export const BASH_MAX_MEMORY_BYTES = 4 * 1024 * 1024 * 1024;
+
+/** The default BASH_MAX_MEMORY_BYTES is capped at the host's RAM divided by this, so a small host keeps half for itself. */
+export const BASH_MEMORY_HOST_DIVISOR = 2;

@@ -157,13 +157,34 @@ export interface SandboxArgs {
   readonly bridgeArgv?: readonly string[];
 }
 
+/** rlimits `prlimit` sets on the command's first process, inside its namespaces (bounds.ts): soft and hard alike. */
+export interface CommandRlimits {
+  readonly prlimit: string;
+  /** RLIMIT_NPROC, or null where it would count the user's processes outside the command too. */
+  readonly nproc: number | null;
+  readonly dataBytes: number;
+}
+
+/**
+ * `prlimit` before the stopper: set inside the sandbox, after bwrap made its user namespace, so RLIMIT_NPROC
+ * counts the processes of that namespace only (set on bwrap, the kernel would also check the user's count
+ * over the whole host against it). The hard limit too: nothing in the sandbox may raise it again.
+ */
+function rlimitArgv(rlimits: CommandRlimits | undefined, inUserNamespace: boolean): string[] {
+  if (rlimits === undefined) return [];
+  const nproc = rlimits.nproc !== null && inUserNamespace ? [`--nproc=${rlimits.nproc}:${rlimits.nproc}`] : [];
+  return [rlimits.prlimit, ...nproc, `--data=${rlimits.dataBytes}:${rlimits.dataBytes}`, '--'];
+}
+
 /**
  * The program and arguments that run a command with `shell` under `isolation`, through STOPPER_SCRIPT
- * (run by `sh`, the command written to fd 4, the stop line to fd 3); `sandbox` is required under bubblewrap.
+ * (run by `sh`, the command written to fd 4, the stop line to fd 3); `sandbox` is required under bubblewrap;
+ * `rlimits` where no cgroup bounds the command.
  */
-export function commandLine(isolation: BashIsolation, sh: string, shell: string, sandbox?: SandboxArgs): { file: string; args: string[] } {
+export function commandLine(isolation: BashIsolation, sh: string, shell: string, sandbox?: SandboxArgs, rlimits?: CommandRlimits): { file: string; args: string[] } {
   const inNamespace = isolation.kind !== 'process-group';
-  const stopper = [sh, '-c', STOPPER_SCRIPT, shell, inNamespace ? '-1' : '0', ...(sandbox?.bridgeArgv ?? [])];
+  const inUserNamespace = isolation.kind === 'bubblewrap' || (isolation.kind === 'pid-namespace' && isolation.userNamespace);
+  const stopper = [...rlimitArgv(rlimits, inUserNamespace), sh, '-c', STOPPER_SCRIPT, shell, inNamespace ? '-1' : '0', ...(sandbox?.bridgeArgv ?? [])];
   let argv: string[];
   if (isolation.kind === 'bubblewrap') {
     if (sandbox === undefined) throw new Error('a bubblewrap command line needs its sandbox arguments');

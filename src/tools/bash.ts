@@ -18,7 +18,10 @@ import { bwrapArgv } from './sandbox/bwrap-argv.ts';
 import { leaseEgress } from './sandbox/egress-seam.ts';
 import { resolveMounts } from './sandbox/mounts.ts';
 import { allowedEnvironment, sandboxPolicy } from './sandbox/policy.ts';
-import { keepSpare, type Launch, launchCommand } from './sandbox/spare.ts';
+import { keepSpare, type Launch, launchCommand, launchedCgroup } from './sandbox/spare.ts';
+import { launchBounds } from './sandbox/bounds-probe.ts';
+import { boundsNotices } from './sandbox/bounds.ts';
+import { settleCommandCgroup } from './sandbox/command-cgroup.ts';
 import { ToolError, type ToolBody } from './contract.ts';
 import { errnoCode } from './fs-errors.ts';
 import { formatSize, truncateTail } from './truncate.ts';
@@ -60,8 +63,10 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
   const clock = ctx.clock ?? systemClock;
   const progress = new ProgressReporter(output, ctx.onProgress, clock);
   let end: RunEnd;
+  const child = launchCommand(launch);
+  let bounded: string[] = [];
   try {
-    end = await run(launchCommand(launch), args.command, {
+    end = await run(child, args.command, {
       timeoutMs: timeoutSeconds === 0 ? null : timeoutSeconds * 1000,
       signal: ctx.signal,
       clock,
@@ -76,12 +81,17 @@ export const bashTool: ToolBody<BashArgs> = async (args, ctx) => {
     if (isolation.kind === 'bubblewrap') keepSpare(launch);
     // The sandbox has ended (its PID namespace with it): its egress door may serve the next command.
     release();
+    // Its cgroup's counters say whether it met its bounds; then whatever is left in it is killed and it goes.
+    const cgroup = launchedCgroup(child);
+    const reached = await settleCommandCgroup(cgroup);
+    if (reached !== null && cgroup !== undefined) bounded = boundsNotices(reached, cgroup.limits);
   }
 
   const tail = await output.finish();
-  const text = tail.notice === null ? tail.content : `${tail.content}\n\n[${tail.notice}]`;
+  const cut = tail.notice === null ? tail.content : `${tail.content}\n\n[${tail.notice}]`;
+  const text = bounded.length === 0 ? cut : withStatus(cut, bounded.join('\n'));
   // A failed command's result carries its structured copy too: the exit code is the fact the model needs most.
-  const structured = commandResult(end, tail);
+  const structured = commandResult(end, tail, bounded);
   if (end.stoppedBy === 'abort') return { text: withStatus(text, 'Command aborted'), isError: true, structured };
   if (end.stoppedBy === 'timeout') return { text: withStatus(text, `Command timed out after ${timeoutSeconds} seconds`), isError: true, structured };
   if (end.code === null) return { text: withStatus(text, `Command killed by signal ${end.signal ?? 'unknown'}`), isError: true, structured };
@@ -97,7 +107,7 @@ interface OutputTail {
 }
 
 /** The structuredContent of a command (matches bashDefinition.outputSchema). */
-function commandResult(end: RunEnd, tail: OutputTail): Record<string, unknown> {
+function commandResult(end: RunEnd, tail: OutputTail, bounded: readonly string[] = []): Record<string, unknown> {
   return {
     exitCode: end.stoppedBy === null ? end.code : null,
     signal: end.stoppedBy === null ? end.signal : null,
@@ -106,7 +116,7 @@ function commandResult(end: RunEnd, tail: OutputTail): Record<string, unknown> {
     output: tail.content,
     truncated: tail.notice !== null,
     ...(tail.fullOutputPath === null ? {} : { fullOutputPath: tail.fullOutputPath }),
-    notices: tail.notice === null ? [] : [tail.notice],
+    notices: [...(tail.notice === null ? [] : [tail.notice]), ...bounded],
   };
 }
 
@@ -126,7 +136,10 @@ async function prepareLaunch(isolation: BashIsolation, shell: string, workspace:
   const policy = sandboxPolicy();
   const env = allowedEnvironment(policy.env);
   const sh = await systemShell();
-  if (isolation.kind !== 'bubblewrap') return { launch: { ...commandLine(isolation, sh, shell), env, cwd: workspace }, release: () => undefined };
+  // Bounded: a cgroup of its own per launch, entered before the sandbox is built, or rlimits inside it.
+  const { cgroup, rlimits } = await launchBounds(sh);
+  const bounds = cgroup === undefined ? {} : { cgroup };
+  if (isolation.kind !== 'bubblewrap') return { launch: { ...commandLine(isolation, sh, shell, undefined, rlimits), env, cwd: workspace, ...bounds }, release: () => undefined };
   const mounts = resolveMounts(policy, workspace);
   const lease = policy.network.kind === 'allow' ? await leaseEgress(policy.network.hosts) : undefined;
   const egress = lease?.seam;
@@ -134,7 +147,7 @@ async function prepareLaunch(isolation: BashIsolation, shell: string, workspace:
     bwrapArgv: bwrapArgv({ bwrap: isolation.bwrap, root: isolation.root, workspace, mounts, network: policy.network, ...(egress === undefined ? {} : { egress }) }),
     ...(egress === undefined ? {} : { bridgeArgv: egress.bridgeArgv }),
   };
-  const launch = { ...commandLine(isolation, sh, shell, sandbox), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) }, cwd: workspace };
+  const launch = { ...commandLine(isolation, sh, shell, sandbox, rlimits), env: { ...env, TMPDIR: '/tmp', ...(egress?.env ?? {}) }, cwd: workspace, ...bounds };
   return { launch, release: () => lease?.release() };
 }
 

@@ -225,6 +225,16 @@ test('the bash sandbox flags become the policy: network, paths against the worki
   assert.throws(() => parseOptions(['--bash-writable', '/'], {}, '/'), (e: unknown) => e instanceof OptionsError && /root directory/.test((e as Error).message));
 });
 
+test('--bash-max-processes and --bash-max-memory (or their variables) become the command bounds; unset ones keep the defaults; the flag wins', () => {
+  assert.equal(serve([]).bashLimits, {});
+  assert.equal(serve(['--bash-max-processes', '64', '--bash-max-memory', '1073741824']).bashLimits, { maxProcesses: 64, maxMemoryBytes: 1073741824 });
+  assert.equal(serve([], { SUPERPI_BASH_MAX_PROCESSES: '100', SUPERPI_BASH_MAX_MEMORY_BYTES: '2048' }).bashLimits, { maxProcesses: 100, maxMemoryBytes: 2048 });
+  assert.equal(serve(['--bash-max-processes', '7'], { SUPERPI_BASH_MAX_PROCESSES: '100' }).bashLimits, { maxProcesses: 7 });
+  for (const bad of ['0', '-1', '1.5', 'lots']) assert.throws(() => parseOptions(['--bash-max-processes', bad], {}, '/'), (e: unknown) => e instanceof OptionsError && /--bash-max-processes/.test((e as Error).message), bad);
+  assert.throws(() => parseOptions(['--bash-max-memory', '4G'], {}, '/'), (e: unknown) => e instanceof OptionsError && /--bash-max-memory/.test((e as Error).message));
+  assert.match(usage, '--bash-max-memory');
+});
+
 test('--sse-keepalive: seconds, fractions allowed, as milliseconds; default SSE_KEEPALIVE_MS; anything else refused naming the flag', () => {
   assert.is(serve([]).sseKeepAliveMs, SSE_KEEPALIVE_MS);
   assert.is(serve(['--sse-keepalive', '30']).sseKeepAliveMs, 30_000);

@@ -121,6 +121,8 @@ const ALLOWED = new Map<string, string>([
   ['tools/fs-steps.ts', 'the drivers that carry out the confined path\'s steps'],
   ['auth/tokens.ts', 'the operator\'s token file, named by a flag'],
   ['auth/secret-files.ts', 'the operator\'s secret files named by flags at start-up (`--state-key-file`, `--oauth-introspection-secret-file`), remembered so the bash sandbox hides them; never a workspace file, their text never reaches a caller or a log'],
+  ['tools/sandbox/bounds-probe.ts', 'reads /proc/self/cgroup, /proc/self/mountinfo and its own cgroup\'s control files (paths from the kernel, never a workspace file)'],
+  ['tools/sandbox/command-cgroup.ts', 'reads the counters and member list of the cgroups it made itself, never a workspace file'],
   ['tools/sandbox/freeze-shell.ts', 'reads /proc/PID/cmdline and /proc/PID/task/PID/children of the processes it launched, never a workspace file'],
   ['tools/sandbox/inherited-fds.ts', 'reads /proc/self/fdinfo/N of this process\'s own descriptors (close-on-exec flag), never a workspace file'],
   ['tools/walk.ts', 'reads .gitignore rules from a descriptor the confined path opened (readFileSync(fd)); their text never reaches a caller'],

@@ -6,6 +6,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import type { Socket } from 'node:net';
 import { MAX_SPARE_SANDBOXES, SPARE_SANDBOX_MAX_AGE_MS } from '../../limits.ts';
+import type { BoundsMechanism, CommandLimits } from './bounds.ts';
+import { closeCommandCgroup, type CommandCgroup, enterCgroupArgv, openCommandCgroup } from './command-cgroup.ts';
 import { stdioWithoutInherited } from './inherited-fds.ts';
 
 /** What a command is spawned as: the program, its arguments, its environment and working directory. */
@@ -14,6 +16,15 @@ export interface Launch {
   readonly args: readonly string[];
   readonly env: Record<string, string>;
   readonly cwd: string;
+  /** A cgroup of its own for each process launched (bounds.ts); the same for every launch of a server, so not part of a spare's key. */
+  readonly cgroup?: LaunchCgroup;
+}
+
+/** What makes each launched process's cgroup: the mechanism in force, the bounds, and the system `sh` that enters it. */
+export interface LaunchCgroup {
+  readonly mechanism: Extract<BoundsMechanism, { kind: 'cgroup1' | 'cgroup2' }>;
+  readonly limits: CommandLimits;
+  readonly sh: string;
 }
 
 interface Spare {
@@ -30,13 +41,41 @@ function keyOf(launch: Launch): string {
   return JSON.stringify([launch.file, launch.args, launch.env, launch.cwd]);
 }
 
+/** The cgroup of each launched process that has one, until it is closed. */
+const cgroups = new WeakMap<ChildProcess, CommandCgroup>();
+
 /**
  * fd 3 (stop) and fd 4 (the command) are pipes from the server; stdin is /dev/null, and so is every
  * descriptor the server inherited without close-on-exec (see inherited-fds.ts): a command gets no other.
  */
 function spawnLaunch(launch: Launch): ChildProcess {
   const stdio = stdioWithoutInherited(['ignore', 'pipe', 'pipe', 'pipe', 'pipe'] as const);
-  return spawn(launch.file, [...launch.args], { cwd: launch.cwd, detached: true, env: launch.env, stdio });
+  if (launch.cgroup === undefined) return spawn(launch.file, [...launch.args], { cwd: launch.cwd, detached: true, env: launch.env, stdio });
+  // Made before the process starts, entered by it before it execs the launch: nothing runs outside it.
+  const cgroup = openCommandCgroup(launch.cgroup.mechanism, launch.cgroup.limits);
+  const [file, ...args] = enterCgroupArgv(launch.cgroup.sh, cgroup, [launch.file, ...launch.args]);
+  let child: ChildProcess;
+  try {
+    child = spawn(file as string, args, { cwd: launch.cwd, detached: true, env: launch.env, stdio });
+  } catch (err) {
+    void closeCommandCgroup(cgroup).catch(() => undefined);
+    throw err;
+  }
+  cgroups.set(child, cgroup);
+  return child;
+}
+
+/** The cgroup `child` was launched in (bash.ts reads its counters, then closes it: closeCommandCgroup). */
+export function launchedCgroup(child: ChildProcess): CommandCgroup | undefined {
+  return cgroups.get(child);
+}
+
+/** Removes an unused spare's cgroup once its processes are gone (in the background: nobody waits on a spare). */
+function closeSpareCgroup(child: ChildProcess): void {
+  const cgroup = cgroups.get(child);
+  if (cgroup === undefined) return;
+  cgroups.delete(child);
+  void closeCommandCgroup(cgroup).catch(() => undefined);
 }
 
 /** The child's handles, held (the loop waits for them) or not (a waiting spare must not keep the server alive). */
@@ -59,6 +98,7 @@ function discard(key: string, spare: Spare): void {
       if ((err as NodeJS.ErrnoException).code !== 'ESRCH') throw err;
     }
   }
+  closeSpareCgroup(spare.child);
 }
 
 /**
@@ -93,14 +133,23 @@ export function keepSpare(launch: Launch, now: number = Date.now()): void {
     const [oldestKey, oldest] = spares.entries().next().value as [string, Spare];
     discard(oldestKey, oldest);
   }
-  const child = spawnLaunch(launch);
+  let child: ChildProcess;
+  try {
+    child = spawnLaunch(launch);
+  } catch {
+    // No spare (its cgroup could not be made, say): the next command builds its own and meets the error itself.
+    return;
+  }
   const spare: Spare = { child, bornAt: now, expiry: setTimeout(() => discard(key, spare), SPARE_SANDBOX_MAX_AGE_MS) };
   spare.expiry.unref();
   hold(child, false);
   // A spare that fails or dies before it is used is dropped; the next command builds its own sandbox.
   child.once('error', () => discard(key, spare));
   child.once('exit', () => {
-    if (spares.get(key) === spare) spares.delete(key);
+    if (spares.get(key) !== spare) return;
+    spares.delete(key);
+    clearTimeout(spare.expiry);
+    closeSpareCgroup(child);
   });
   for (const stream of child.stdio.slice(1)) stream?.on('error', () => discard(key, spare));
   spares.set(key, spare);
