@@ -101,9 +101,29 @@ if (found.ok) {
       await relay.close();
     }
   });
+
+  test('a LISTEN connection the network stops answering does not hold the listener\'s close (a node\'s stop)', async () => {
+    if (server === null) throw new Error('the PostgreSQL server did not start');
+    const url = new URL(await server.createDatabase());
+    const relay = await startRelay(server.port);
+    url.host = `127.0.0.1:${relay.port}`;
+    const listener = new PostgresListener({
+      connection: url.toString(), channels: new Map([['advwire_test', () => undefined]]),
+      onConnected: () => undefined, onError: () => undefined, heartbeatMs: 2000,
+    });
+    try {
+      await guarded(listener.ready, 'the first LISTEN');
+      relay.silence();
+      await guarded(listener.close(), 'the close of a listener whose database went silent');
+    } finally {
+      relay.destroyAll();
+      await relay.close();
+    }
+  });
 } else {
   console.log(`  (skipped: the LISTEN heartbeat test needs a PostgreSQL server: ${found.reason})`);
   test.skip(NAME, () => undefined);
+  test.skip('a LISTEN connection the network stops answering does not hold the listener\'s close (a node\'s stop)', () => undefined);
 }
 
 test.run();
