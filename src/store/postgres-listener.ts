@@ -108,10 +108,15 @@ export class PostgresListener {
     }
     this.#client = client;
     let asking = false;
+    const unanswered = (err: unknown) => onLost(new Error(`the LISTEN connection did not answer its heartbeat: ${(err as Error).message}`));
     beat = setInterval(() => {
       if (asking) return;
       asking = true;
-      client.query('SELECT 1').then(() => (asking = false), (err: unknown) => onLost(new Error(`the LISTEN connection did not answer its heartbeat: ${(err as Error).message}`)));
+      try {
+        client.query('SELECT 1').then(() => (asking = false), unanswered);
+      } catch (err) {
+        unanswered(err);
+      }
     }, heartbeatMs);
     beat.unref();
     this.#heartbeat = beat;
