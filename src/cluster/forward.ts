@@ -3,7 +3,8 @@
 // MCP (the bearer token is checked again there: the home trusts no other node's judgement), plus
 // X-SuperPi-Forwarded-By naming this node; a request carrying that header is never forwarded again, so a
 // loop is impossible. The reply is streamed back as it comes (an SSE reply reaches the client event by
-// event), and the client going away aborts the upstream request. What one node opens to another is
+// event, read from the home no faster than the client takes it), and the client going away aborts the
+// upstream request. What one node opens to another is
 // bounded: GET streams and other requests go over separate agents, each with its own limit per node
 // (MAX_FORWARD_STREAMS_PER_NODE, MAX_FORWARD_SOCKETS_PER_NODE) and a queue past it, so a request never
 // waits behind streams that stay open. A node bound to one address forwards from it (`localAddress`), so
@@ -38,10 +39,12 @@ export interface ForwardRequest {
 export interface ForwardTarget {
   writeHead(status: number, headers: Readonly<Record<string, string>>): unknown;
   flushHeaders(): void;
+  /** False: the client's connection holds enough unsent; the home's reply is not read until 'drain'. */
   write(chunk: string): unknown;
   end(chunk?: string): unknown;
   readonly destroyed: boolean;
   on(event: 'close', listener: () => void): unknown;
+  once(event: 'drain', listener: () => void): unknown;
 }
 
 /**
@@ -164,7 +167,15 @@ export function forwardRequest(baseUrl: string, request: ForwardRequest, body: s
         settle({ kind: 'done' });
       };
       const cut = (error: unknown) => badReply(`the reply could not be passed on: ${(error as Error).message}`, reply);
-      reply.on('data', guarded(logger, 'forward reply data', (chunk: string) => { if (!targetEnded && !target.destroyed) target.write(chunk); }, cut));
+      // At the client's pace: past what its connection holds unsent, the home's reply waits unread (and the
+      // home's own limits on a reader that takes nothing judge it), instead of piling up here.
+      const resume = guarded(logger, 'forward client drain', () => reply.resume(), cut);
+      reply.on('data', guarded(logger, 'forward reply data', (chunk: string) => {
+        if (targetEnded || target.destroyed) return;
+        if (target.write(chunk) !== false) return;
+        reply.pause();
+        target.once('drain', resume);
+      }, cut));
       reply.on('end', guarded(logger, 'forward reply end', ended, cut));
       // The home went away mid-reply: the client's reply ends too (an SSE client resumes with Last-Event-ID).
       reply.on('error', guarded(logger, 'forward reply error', ended, cut));

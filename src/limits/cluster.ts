@@ -29,6 +29,14 @@ export const ORPHAN_TASK_PATIENCE_MS = 5 * 60_000;
 export const MAX_CHECKPOINT_BYTES = 1024 * 1024;
 /** How long the node health probe waits for the store before it reports the store unreachable. */
 export const HEALTH_STORE_TIMEOUT_MS = 1000;
+/**
+ * How long one PostgreSQL statement may go unanswered before the call that made it fails (and its
+ * connection is dropped). A database that stops answering on an open connection (paused, a network cut
+ * with no reset) would otherwise hold the request that asked, and the pooled connection, for as long as
+ * it stays silent. Every statement of the store is one short transaction; migrations, which may wait for
+ * another node's under their lock, run on a connection of their own without it.
+ */
+export const POSTGRES_QUERY_TIMEOUT_MS = 30_000;
 
 // ── Sessions on any node of a cluster (src/cluster).
 

@@ -169,6 +169,14 @@ export const SESSION_EVENTS_PAGE = 100;
 
 /** The longest a node's LISTEN connection waits before connecting again after losing the database. */
 export const LISTEN_RETRY_MAX_MS = 5_000;
+/**
+ * How often a node's LISTEN connection asks the database something (`SELECT 1`), and how long it waits for
+ * the answer before it counts the connection lost and connects again. A LISTEN connection only receives:
+ * one the network dropped without a reset (a NAT or firewall forgetting an idle connection, a cut) stayed
+ * "up" for good, and the node heard no other node again (no resource updates, no events for resumed
+ * streams) with nothing in its log.
+ */
+export const LISTEN_HEARTBEAT_MS = 10_000;
 
 /** When the host closes stdin, requests already sent get this long to be answered before the session closes. */
 export const EOF_DRAIN_MS = 2000;

@@ -39,7 +39,7 @@ import { APPEND, CONVERSATION_COLUMNS, ENTRIES, ENTRIES_PAGE, ENTRY_COLUMNS, INS
 import { guarded } from '../log/guarded.ts';
 import { type EventPosition, type OrphanLookup, SESSION_EVENTS_CHANNEL, type SessionEvent, type SessionEventStore, TASK_STATUS_CHANNEL, TRANSCRIPTS_CHANNEL } from './session-events.ts';
 import { decodeTaskResult, encodeTaskResult } from './task-result.ts';
-import { TASK_LEASE_MS, TASK_SWEEP_BATCH } from '../limits.ts';
+import { POSTGRES_QUERY_TIMEOUT_MS, TASK_LEASE_MS, TASK_SWEEP_BATCH } from '../limits.ts';
 import { checkTtlMs, liveSql } from './retention.ts';
 import {
   type Conversation,
@@ -71,6 +71,8 @@ export interface PostgresStoreOptions {
   readonly poolSize?: number;
   /** Default `DEFAULT_CONNECT_TIMEOUT_MS`. */
   readonly connectTimeoutMs?: number;
+  /** A statement unanswered this long fails, and its connection is dropped. Default `POSTGRES_QUERY_TIMEOUT_MS`. */
+  readonly queryTimeoutMs?: number;
   /** Default `DEFAULT_MAX_PAYLOAD_BYTES`. */
   readonly maxPayloadBytes?: number;
   /**
@@ -143,11 +145,14 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
     const maxPayloadBytes = checkMaxPayloadBytes(options.maxPayloadBytes ?? DEFAULT_MAX_PAYLOAD_BYTES);
     const poolSize = pageLimit(options.poolSize, DEFAULT_POOL_SIZE, Number.MAX_SAFE_INTEGER, 'poolSize');
     const connectTimeoutMs = pageLimit(options.connectTimeoutMs, DEFAULT_CONNECT_TIMEOUT_MS, Number.MAX_SAFE_INTEGER, 'connectTimeoutMs');
+    const queryTimeoutMs = pageLimit(options.queryTimeoutMs, POSTGRES_QUERY_TIMEOUT_MS, Number.MAX_SAFE_INTEGER, 'queryTimeoutMs');
     checkLeaseMs(options.leaseMs ?? TASK_LEASE_MS);
     const label = describe(connection);
     const { default: pg } = await import('pg');
     const config: PoolConfig = typeof connection === 'string' ? { connectionString: connection } : { ...connection };
-    const pool = new pg.Pool({ ...config, max: poolSize, connectionTimeoutMillis: connectTimeoutMs });
+    // A statement the database leaves unanswered fails after `queryTimeoutMs`, and the pool drops its
+    // connection (pg-pool removes a client released with an error), so no request waits on a silent database.
+    const pool = new pg.Pool({ ...config, max: poolSize, connectionTimeoutMillis: connectTimeoutMs, query_timeout: queryTimeoutMs });
     const onIdleError = options.onIdleError ?? ((error: Error) => process.stderr.write(`super-pi: ${label}: an idle database connection failed: ${error.message}\n`));
     // `pool.end()` resolves once its connections are told to close, not once they have: a server
     // shutting down meanwhile fails them, which after close is expected and reported to nobody.
@@ -156,14 +161,19 @@ export class PostgresConversationStore implements AsyncConversationStore, Sessio
       if (!ended.has(pool)) onIdleError(error);
     }));
     try {
-      const client = await pool.connect().catch((cause: unknown) => {
+      // Migrations on a connection of their own, without the statement timeout: a node may wait for
+      // another's migrations under their lock, and a migration may rightly take long.
+      const client = new pg.Client({ ...config, connectionTimeoutMillis: connectTimeoutMs });
+      client.on('error', guarded(report, 'migration connection error', (error: Error) => onIdleError(error)));
+      await client.connect().catch(async (cause: unknown) => {
+        await client.end().catch(() => undefined);
         throw new StoreError('open_failed', `${label}: cannot connect: ${String(cause)}`, { cause });
       });
       try {
         await requireDurableCommits(client, label);
         await migratePostgres(client, label, options.migrations ?? POSTGRES_MIGRATIONS);
       } finally {
-        client.release();
+        await client.end().catch(() => undefined);
       }
       const store = new PostgresConversationStore(pool, maxPayloadBytes, options, config);
       await store.#interruptOrphans();

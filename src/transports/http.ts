@@ -26,7 +26,7 @@ import { SendTimeout } from './send-timeout.ts';
 import { SessionReaper } from './session-reaper.ts';
 import { KeepAlive } from './sse-keepalive.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
-import { WebSocketTransport } from './websocket.ts';
+import { catchSocketErrors, WebSocketTransport } from './websocket.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, HTTP_SEND_TIMEOUT_MS, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
@@ -166,6 +166,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // Node's rule: the time allowed for a request's headers must exceed the keep-alive timeout.
   server.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
   server.on('upgrade', guarded(logger, 'http upgrade', (req: IncomingMessage, socket: Duplex, head: Buffer) => {
+    // First: a refusal below is written to a socket the client may have reset (websocket.ts).
+    catchSocketErrors(socket);
     const pathname = pathOf(req.url);
     if (pathname === null) return void socket.end(bareStatus(400, 'Bad Request'));
     if (pathname !== '/mcp') return void socket.end(bareStatus(404, 'Not Found'));

@@ -22,6 +22,8 @@ export interface ReplyTarget {
   destroy(): unknown;
   /** 'close': the reply ended or the client went away. */
   on(event: 'close', listener: () => void): unknown;
+  /** 'drain': what a `write` that returned false held up has been taken (a forwarded reply reads on). */
+  once(event: 'drain', listener: () => void): unknown;
 }
 
 const encoder = new TextEncoder();
@@ -38,6 +40,7 @@ export class WebReply implements ReplyTarget {
   #destroyed = false;
   #ended = false;
   #onClose: (() => void)[] = [];
+  #onDrain: (() => void)[] = [];
   /**
    * The request this replies to, held until the reply closes. A `Request` made with a caller's `signal` follows it
    * through a WeakRef to its own controller (undici): once nothing holds the Request, the collector takes that
@@ -81,11 +84,13 @@ export class WebReply implements ReplyTarget {
     this.#open();
   }
 
+  /** False once the body holds its high-water mark unread ('drain' when its reader took some). */
   write(chunk: string): boolean {
     if (this.#ended) return false;
     const stream = this.#open();
-    if (stream !== null && !this.#destroyed) stream.enqueue(encoder.encode(chunk));
-    return true;
+    if (stream === null || this.#destroyed) return true;
+    stream.enqueue(encoder.encode(chunk));
+    return (stream.desiredSize ?? 1) > 0;
   }
 
   end(chunk?: string): this {
@@ -104,6 +109,11 @@ export class WebReply implements ReplyTarget {
 
   on(_event: 'close', listener: () => void): this {
     this.#onClose.push(listener);
+    return this;
+  }
+
+  once(_event: 'drain', listener: () => void): this {
+    this.#onDrain.push(listener);
     return this;
   }
 
@@ -128,6 +138,12 @@ export class WebReply implements ReplyTarget {
     const body = new ReadableStream<Uint8Array>({
       start: (c) => {
         controller = c;
+      },
+      // The reader took enough that the body is below its high-water mark.
+      pull: () => {
+        const waiting = this.#onDrain;
+        this.#onDrain = [];
+        for (const f of waiting) f();
       },
       cancel: () => this.abort(),
     }, new ByteLengthQueuingStrategy({ highWaterMark: BODY_HIGH_WATER_BYTES }));

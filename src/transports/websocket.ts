@@ -73,6 +73,7 @@ export class WebSocketTransport {
     const reject = (status: number, text: string, headers: Readonly<Record<string, string>> = {}) => {
       socket.end(`HTTP/1.1 ${status} ${text}\r\n${Object.entries(headers).map(([k, v]) => `${k}: ${v}\r\n`).join('')}Connection: close\r\nContent-Length: 0\r\n\r\n`);
     };
+    catchSocketErrors(socket);
     if (checkHostAndOrigin(this.#options.origin, req.headers.host, req.headers.origin)) return reject(403, 'Forbidden');
     void this.#auth.admitMcp(req.headers.authorization).then(guarded(this.#options.logger, 'WebSocket admission', (admitted: Admitted | ReturnType<BearerAuthority['insufficientScope']>) => {
       if (isAuthRefusal(admitted)) return reject(admitted.status, STATUS_TEXT.get(admitted.status) ?? 'Unauthorized', admitted.headers);
@@ -82,6 +83,9 @@ export class WebSocketTransport {
 
   #upgrade(req: IncomingMessage, socket: Duplex, head: Buffer, admitted: Admitted, reject: (status: number, text: string, headers?: Readonly<Record<string, string>>) => void): void {
     const { principal } = admitted;
+    // The client went while its token was checked: its 'close' has come, so a slot taken now would never
+    // be given back.
+    if (socket.destroyed) return;
     if (!this.#accepting) return reject(503, 'Service Unavailable');
     const offered = String(req.headers['sec-websocket-protocol'] ?? '').split(',').map((p) => p.trim());
     if (!offered.includes('mcp')) return reject(400, 'Bad Request');
@@ -92,6 +96,8 @@ export class WebSocketTransport {
     socket.once('close', guarded(this.#options.logger, 'WebSocket upgrade close', () => slot.release()));
     // The session is served from a callback of `ws`: a failure closes the socket with 1011.
     this.#wss.handleUpgrade(req, socket, head, guarded(this.#options.logger, 'WebSocket session', (ws: WebSocket) => {
+      // The WebSocket listens for the socket's errors from here.
+      socket.off('error', dropSocket);
       this.#sendTimeout.watch(socket as Socket);
       return this.#serve(ws, principal, slot, admitted);
     }, serverFault));
@@ -195,6 +201,20 @@ export class WebSocketTransport {
 }
 
 const STATUS_TEXT = new Map<number, string>([[401, 'Unauthorized'], [403, 'Forbidden'], [431, 'Request Header Fields Too Large'], [503, 'Service Unavailable']]);
+
+/**
+ * An upgrade request's socket, from its 'upgrade' event to the handshake: node:http has taken its own
+ * 'error' listener off it and `ws` adds one only at the handshake, so a reset meanwhile (while a refusal
+ * is written, or the token is checked, a round trip to its issuer) was an uncaught error that ended the
+ * process. It is destroyed instead, and its 'close' gives back what it held.
+ */
+export function catchSocketErrors(socket: Duplex): void {
+  if (!socket.listeners('error').includes(dropSocket)) socket.on('error', dropSocket);
+}
+
+function dropSocket(this: Duplex): void {
+  this.destroy();
+}
 
 /** A failure of ours on an open socket: closed with 1011 (internal error), the client may reconnect. */
 function serverFault(_error: unknown, ws: WebSocket): void {

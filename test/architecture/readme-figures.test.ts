@@ -274,6 +274,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /`Retry-After: (\d+)`/, name: 'STORE_PROBE_INTERVAL_MS', figure: seconds(limits.STORE_PROBE_INTERVAL_MS) },
   { phrase: /one query bounded by (\d+) s\s+\(`HEALTH_STORE_TIMEOUT_MS`\)/, name: 'HEALTH_STORE_TIMEOUT_MS', figure: seconds(limits.HEALTH_STORE_TIMEOUT_MS) },
   { phrase: /`FORWARD_CONNECT_TIMEOUT_MS` \((\d+) s/, name: 'FORWARD_CONNECT_TIMEOUT_MS', figure: seconds(limits.FORWARD_CONNECT_TIMEOUT_MS) },
+  { phrase: /\| `POSTGRES_QUERY_TIMEOUT_MS` \| (\d+) s one statement/, name: 'POSTGRES_QUERY_TIMEOUT_MS', figure: seconds(limits.POSTGRES_QUERY_TIMEOUT_MS) },
+  { phrase: /\| `LISTEN_HEARTBEAT_MS` \| (\d+) s between two checks/, name: 'LISTEN_HEARTBEAT_MS', figure: seconds(limits.LISTEN_HEARTBEAT_MS) },
   { phrase: /\| `MAX_FORWARD_SOCKETS_PER_NODE` \| ([\d,]+) connections/, name: 'MAX_FORWARD_SOCKETS_PER_NODE', figure: grouped(limits.MAX_FORWARD_SOCKETS_PER_NODE) },
   { phrase: /`MAX_FORWARD_SOCKETS_PER_NODE` \(([\d,]+)\)/, name: 'MAX_FORWARD_SOCKETS_PER_NODE', figure: grouped(limits.MAX_FORWARD_SOCKETS_PER_NODE) },
   { phrase: /\| `MAX_FORWARD_STREAMS_PER_NODE` \| ([\d,]+) forwarded GET streams/, name: 'MAX_FORWARD_STREAMS_PER_NODE', figure: grouped(limits.MAX_FORWARD_STREAMS_PER_NODE) },

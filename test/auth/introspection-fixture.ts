@@ -8,7 +8,7 @@ import type { AddressInfo } from 'node:net';
 export const CLIENT_ID = 'super-pi-rs';
 export const CLIENT_SECRET = 'introspection secret: 0123456789';
 
-export type Behaviour = 'answer' | 'http-500' | 'not-json' | 'no-active' | 'huge' | 'hang';
+export type Behaviour = 'answer' | 'http-500' | 'not-json' | 'no-active' | 'huge' | 'hang' | 'held';
 
 export interface FakeIntrospection {
   readonly issuer: string;
@@ -19,8 +19,10 @@ export interface FakeIntrospection {
   behaviour: Behaviour;
   /** Whether the metadata names an introspection endpoint (else a JWKS, with no keys). */
   offers: boolean;
-  /** Answers the requests held by `hang` (inactive). */
+  /** Answers the requests held by `hang` (inactive) and `held` (from the table, as `answer` would). */
   release(): void;
+  /** Called as each request is held by `hang` or `held`. */
+  onHeld: () => void;
   close(): Promise<void>;
 }
 
@@ -40,6 +42,11 @@ export async function startFakeIntrospection(): Promise<FakeIntrospection> {
     requests: [] as FakeIntrospection['requests'],
     behaviour: 'answer' as Behaviour,
     offers: true,
+    onHeld: () => {},
+  };
+  const hold = (answer: () => void) => {
+    hanging.add(answer);
+    fake.onHeld();
   };
   const server: Server = createServer((req, res) => {
     res.setHeader('content-type', 'application/json');
@@ -65,7 +72,8 @@ export async function startFakeIntrospection(): Promise<FakeIntrospection> {
         case 'not-json': return void res.end('<html>');
         case 'no-active': return void res.end('{"sub":"x"}');
         case 'huge': return void res.end(JSON.stringify({ active: false, pad: 'x'.repeat(300 * 1024) }));
-        case 'hang': return void hanging.add(() => res.end('{"active":false}'));
+        case 'hang': return void hold(() => res.end('{"active":false}'));
+        case 'held': return void hold(() => res.end(JSON.stringify(fake.answers.get(form.get('token') ?? '') ?? { active: false })));
         case 'answer': return void res.end(JSON.stringify(fake.answers.get(form.get('token') ?? '') ?? { active: false }));
       }
     });

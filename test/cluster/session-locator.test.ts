@@ -34,6 +34,7 @@ function replyTarget(): ForwardTarget & { status: number; body: string; headers:
     write(chunk: string) { this.body += chunk; },
     end(chunk?: string) { if (chunk) this.body += chunk; },
     on() {},
+    once() {},
   };
 }
 

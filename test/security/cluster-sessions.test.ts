@@ -30,7 +30,7 @@ const LEASE_MS = 3000;
 const logger = createLogger('error', { write: () => true });
 
 function target(): ForwardTarget {
-  return { destroyed: false, writeHead: () => undefined, flushHeaders: () => undefined, write: () => undefined, end: () => undefined, on: () => undefined };
+  return { destroyed: false, writeHead: () => undefined, flushHeaders: () => undefined, write: () => undefined, end: () => undefined, on: () => undefined, once: () => undefined };
 }
 
 async function world() {

@@ -10,7 +10,7 @@ import { FakeClock } from '../../src/time/fake-clock.ts';
 import { KEEPALIVE_COMMENT, KeepAlive, type StreamBacklog } from '../../src/transports/sse-keepalive.ts';
 import { EventLog, MemoryEventIds, SseStream } from '../../src/transports/sse-stream.ts';
 import { Exchange } from '../../src/transports/http-session.ts';
-import { type ReplyTarget, WebReply } from '../../src/transports/web-reply.ts';
+import { BODY_HIGH_WATER_BYTES, type ReplyTarget, WebReply } from '../../src/transports/web-reply.ts';
 import { SSE_OPEN_AFTER_MS } from '../../src/limits.ts';
 
 /** Enough of a ServerResponse: what was written, a settable full buffer, and its 'close'. */
@@ -242,6 +242,23 @@ test('WebReply: its body is full while the reader has not taken what was written
   assert.not.ok(reply.writableNeedDrain, 'taken');
   reply.end();
   assert.not.ok(reply.writableNeedDrain, 'ended');
+});
+
+test('WebReply: a write past the body\'s high-water mark says false, and \'drain\' comes once the reader took enough (a forwarded reply waits for it)', async () => {
+  const reply = new WebReply();
+  reply.writeHead(200, { 'Content-Type': 'text/event-stream' });
+  reply.flushHeaders();
+  const body = (await reply.response).body as ReadableStream<Uint8Array>;
+  const half = `data: ${'x'.repeat(BODY_HIGH_WATER_BYTES / 2)}\n\n`;
+  assert.ok(reply.write(half), 'under the mark');
+  assert.is(reply.write(half), false, 'past the mark: the writer should wait');
+  let drained = 0;
+  reply.once('drain', () => drained++);
+  const reader = body.getReader();
+  await reader.read();
+  await reader.read();
+  assert.is(drained, 1, "'drain' once the reader took what was queued");
+  reply.end();
 });
 
 test('WebReply: writableLength counts the bytes its reader has not taken; destroy cuts the body with an error and closes the reply', async () => {
