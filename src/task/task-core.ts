@@ -211,7 +211,7 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
     }
     case 'model': {
       if (state.waiting !== 'model') return { state, actions: [] };
-      const calls = [...event.toolCalls];
+      const calls = uniqueCallIds(event.toolCalls, state.messages);
       const actions: TaskAction[] = [{ a: 'append', type: 'model', payload: { text: event.text, toolCalls: calls, stopReason: event.stopReason } }];
       const next: TaskState = { ...state, messages: [...state.messages, assistant(event.text, calls)], queue: calls, answered: calls.length === 0 ? event.text : null };
       return advance(next, actions);
@@ -225,6 +225,24 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
       return advance(next, actions);
     }
   }
+}
+
+/**
+ * The turn's calls, each with an id no other call of the conversation has: the model's ids are its own text,
+ * and it may repeat one (a compatible server numbering each turn's calls from 1, a model told to by what it
+ * read). Results, a resume and a parked task's answers pair with their call by id, so a repeated id would let
+ * one call take another's result or the person's answer to another's question. A repeat becomes `<id>-<n>`
+ * (the first n free), recorded so in the transcript, which the provider is sent back consistently.
+ */
+export function uniqueCallIds(calls: readonly ToolCall[], messages: readonly ChatMessage[]): ToolCall[] {
+  const taken = new Set<string>();
+  for (const m of messages) for (const c of m.toolCalls ?? []) taken.add(c.id);
+  return calls.map((call) => {
+    let id = call.id;
+    for (let n = 2; taken.has(id); n++) id = `${call.id}-${n}`;
+    taken.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
 }
 
 /** Starts the next queued call, or asks the model, or finishes: whatever the state needs next. */
