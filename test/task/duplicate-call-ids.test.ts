@@ -81,13 +81,13 @@ test('two calls of one turn with the same id: the person\'s yes to one never run
 /** Drives the pure core: each model turn from `turns` (ids as the model sent them), each tool call answered; at `crashAt` entries the task is resumed from its transcript. */
 function drive(turns: string[][], crashAt: number): Entry[] {
   const setup = { conversationId: 'c', harness: 'super-pi-planner' as const, maxTurns: turns.length + 1, local: false, forbidWrites: false, canConfirm: false };
-  const entries: Entry[] = [{ seq: 1, type: 'user', payload: { text: 'go' }, createdAt: 0 } as Entry];
+  const entries: Entry[] = [{ seq: 1, conversationId: 'c', time: 0, type: 'user', payload: { text: 'go' } }];
   let step: TaskStep = resumeTask(setup, entries);
   let crashed = false;
   for (let guard = 0; guard < 1000; guard++) {
     let next: Parameters<typeof stepTask>[1] | null = null;
     for (const action of step.actions as TaskAction[]) {
-      if (action.a === 'append') entries.push({ seq: entries.length + 1, type: action.type, payload: structuredClone(action.payload), createdAt: 0 } as Entry);
+      if (action.a === 'append') entries.push({ seq: entries.length + 1, conversationId: 'c', time: 0, type: action.type, payload: structuredClone(action.payload) });
       if (action.a === 'finish') return entries;
       if (action.a === 'model') {
         const ids = turns[action.turn - 1] ?? [];
