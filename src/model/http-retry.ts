@@ -50,6 +50,10 @@ export async function postJson(req: JsonPost): Promise<unknown> {
   const where = describeEndpoint(req.provider, req.url);
   const init: RequestInit = {
     method: 'POST',
+    // A redirect is not followed: the request carries the API key (Anthropic's `x-api-key`, which fetch
+    // keeps across origins) and the conversation, workspace content included, and would take both wherever
+    // the redirect names. It is answered as an error naming where it led (isRedirect below).
+    redirect: 'manual',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...req.headers },
     body: JSON.stringify(req.body),
   };
@@ -138,6 +142,15 @@ async function attemptOnce(req: JsonPost, init: RequestInit, policy: RetryPolicy
     const detail = timeout.aborted ? `no complete response within ${policy.timeoutMs} ms` : `network error: ${describeNetworkError(err)}`;
     return { ok: false, detail, retryable: true, cause: err };
   }
+  if (isRedirect(response.status)) {
+    const to = redirectTarget(response.headers.get('location'), req.url);
+    return {
+      ok: false,
+      detail: scrubSecrets(`the endpoint answered with a redirect${to === undefined ? '' : ` to ${to}`}, which is not followed (the request carries the API key and the conversation): configure the URL it leads to, if that is the endpoint`, req.secrets),
+      status: response.status,
+      retryable: false,
+    };
+  }
   if (!response.ok) {
     return {
       ok: false,
@@ -223,6 +236,23 @@ function describeEndpoint(provider: string, url: string): string {
     return `POST ${parsed.origin}${parsed.pathname}`;
   } catch (err) {
     throw new ModelError(provider, 'the endpoint URL is not a valid URL', { cause: err });
+  }
+}
+
+/** 3xx with somewhere to go (304 and the like have none, but a POST gets none of them either). */
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400;
+}
+
+/** Where a redirect leads, as `origin/path` (no query string, no credentials), or undefined when it names nowhere readable. */
+function redirectTarget(location: string | null, base: string): string | undefined {
+  if (location === null) return undefined;
+  try {
+    const to = new URL(location, base);
+    return `${to.origin}${to.pathname}`;
+  } catch {
+    // An unreadable Location is still a redirect; the error says so without naming it.
+    return undefined;
   }
 }
 
