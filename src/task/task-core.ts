@@ -19,7 +19,7 @@ import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { isToolName } from '../tools/definition.ts';
 import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
-import { MAX_RESULT_CHARS } from '../limits.ts';
+import { MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -211,6 +211,10 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
     }
     case 'model': {
       if (state.waiting !== 'model') return { state, actions: [] };
+      if (event.toolCalls.length > MAX_TOOL_CALLS_PER_TURN) {
+        const message = `the model asked for ${event.toolCalls.length} tool calls in one turn, more than MAX_TOOL_CALLS_PER_TURN (${MAX_TOOL_CALLS_PER_TURN}), so none was run`;
+        return stepTask(state, { e: 'modelFailed', message });
+      }
       const calls = uniqueCallIds(event.toolCalls, state.messages);
       const actions: TaskAction[] = [{ a: 'append', type: 'model', payload: { text: event.text, toolCalls: calls, stopReason: event.stopReason } }];
       const next: TaskState = { ...state, messages: [...state.messages, assistant(event.text, calls)], queue: calls, answered: calls.length === 0 ? event.text : null };

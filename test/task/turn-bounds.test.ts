@@ -1,0 +1,89 @@
+// What one model turn may make a task do is bounded: the calls it asks for are the model's text (here a
+// client's sampling answer, which the client writes as it likes), and each would be run, recorded and its
+// result kept for every later turn. A turn past MAX_TOOL_CALLS_PER_TURN runs none of them and fails the task,
+// naming the limit; a turn of exactly that many runs them all. Real SQLite store, real tool runner, the
+// client's model answering through the Tasks extension (detached-tasks.ts).
+
+import { mkdir, writeFile } from 'node:fs/promises';
+import path from 'node:path';
+import { test } from 'uvu';
+import * as assert from 'uvu/assert';
+import type { Scheduler } from '../../src/actors/scheduler.ts';
+import { createLogger } from '../../src/log/logger.ts';
+import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
+import { type AsyncConversationStore, SyncStoreAdapter } from '../../src/store/async-store.ts';
+import { databasePath } from '../../src/store/location.ts';
+import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
+import { systemClock } from '../../src/time/clock.ts';
+import { runTool } from '../../src/tools/tool-runner.ts';
+import { DetachedTasks, type DetachedStartDeps } from '../../src/task/detached-tasks.ts';
+import type { TaskContext } from '../../src/task/task-context.ts';
+import { parkedInput } from '../../src/task/task-input.ts';
+import { MAX_TOOL_CALLS_PER_TURN } from '../../src/limits.ts';
+import { pollUntil } from '../hang-guard.ts';
+import { fakeOwnership } from '../store/contract.ts';
+import { removeHome, tempHome } from '../store/helpers.ts';
+
+const logger = createLogger('error', { write: () => true });
+const PRINCIPAL = 'token:alice';
+const READER = { local: false, forbidWrites: false, canConfirm: false };
+const sampled = (text: string) => ({ role: 'assistant', model: 'client', stopReason: 'endTurn', content: { type: 'text', text } });
+const reads = (n: number) => Array.from({ length: n }, () => '<tool_call>{"name": "read", "arguments": {"path": "big.txt"}}</tool_call>').join('\n');
+
+async function runTurn(answer: string): Promise<{ status: string | undefined; message: string; reads: number }> {
+  const home = await tempHome();
+  const ws = path.join(home, 'ws');
+  await mkdir(ws);
+  await writeFile(path.join(ws, 'big.txt'), 'x'.repeat(40_000));
+  const store: AsyncConversationStore = new SyncStoreAdapter(SqliteConversationStore.open(databasePath(home), { ownership: fakeOwnership('node-a') }));
+  try {
+    const task: TaskContext = { store: () => store, principal: PRINCIPAL, local: false, forbidWrites: false, sessionId: 'modern', env: {}, supervise: async () => { throw new Error('not supervised'); } };
+    const deps: DetachedStartDeps = { workspace: ws, toolTimeoutMs: 10_000, executeTool: runTool, logger, clock: systemClock };
+    const effect: Extract<Effect, { kind: 'runTool' }> = {
+      kind: 'runTool', ticket: 1, requestId: 1, tool: 'harness_task', args: { harness: 'super-pi-planner', prompt: 'read big.txt' }, harness: 'super-pi-planner',
+      client: { sampling: true, elicitation: false }, rounds: { sample: true, ask: false, resume: null }, task: true,
+    };
+    const node = new DetachedTasks();
+    const created: EffectResult = await node.start(effect, task, deps, {} as Scheduler);
+    if (created.kind !== 'taskCreated') throw new Error(`no task: ${JSON.stringify(created)}`);
+    const id = created.task.taskId;
+    const status = async () => (await store.getConversation(id, PRINCIPAL))?.status;
+    await pollUntil('the first turn', async () => ((await status()) === 'input_required' ? true : null), 10_000);
+    const turn = await parkedInput(store, (await store.taskRecord(id, PRINCIPAL))!, PRINCIPAL, READER);
+    if (turn?.kind !== 'turn') throw new Error('not parked at a model turn');
+    assert.ok(await node.answer(id, [{ key: turn.key, sampled: sampled(answer) }], false, task, deps));
+    // Either the task ends, or it parks at turn 2 (the calls ran): then the client's model says it is done.
+    const next = await pollUntil('the turn to be taken', async () => {
+      const now = await status();
+      if (now === 'failed' || now === 'completed') return now;
+      if (now !== 'input_required') return null;
+      const at = await parkedInput(store, (await store.taskRecord(id, PRINCIPAL))!, PRINCIPAL, READER);
+      return at?.kind === 'turn' && at.turn === 2 ? at : null;
+    }, 60_000);
+    if (typeof next !== 'string') {
+      assert.ok(await node.answer(id, [{ key: next.key, sampled: sampled('Read it.') }], false, task, deps));
+      await pollUntil('the end', async () => ((await status()) === 'completed' ? true : null), 10_000);
+    }
+    const entries = (await store.entries(id, PRINCIPAL))!;
+    const error = entries.find((e) => e.type === 'error')?.payload as { message?: string } | undefined;
+    return { status: await status(), message: error?.message ?? '', reads: entries.filter((e) => e.type === 'tool_result').length };
+  } finally {
+    await store.close();
+    await removeHome(home);
+  }
+}
+
+test(`a model turn asking for more than MAX_TOOL_CALLS_PER_TURN (${MAX_TOOL_CALLS_PER_TURN}) calls runs none and fails the task, naming the limit`, async () => {
+  const over = await runTurn(reads(MAX_TOOL_CALLS_PER_TURN + 1));
+  assert.is(over.status, 'failed');
+  assert.is(over.reads, 0, 'no call ran');
+  assert.match(over.message, `asked for ${MAX_TOOL_CALLS_PER_TURN + 1} tool calls in one turn, more than MAX_TOOL_CALLS_PER_TURN (${MAX_TOOL_CALLS_PER_TURN})`);
+});
+
+test('a turn of exactly MAX_TOOL_CALLS_PER_TURN calls runs them all', async () => {
+  const at = await runTurn(reads(MAX_TOOL_CALLS_PER_TURN));
+  assert.is(at.status, 'completed');
+  assert.is(at.reads, MAX_TOOL_CALLS_PER_TURN);
+});
+
+test.run();
