@@ -13,13 +13,14 @@ import type { HarnessId } from '../harness/ids.ts';
 import { harnessById } from '../harness/catalog.ts';
 import { decideTool } from '../harness/policy.ts';
 import { describeCall } from '../mcp/confirmation.ts';
+import { nestsDeeperThan } from '../mcp/limits.ts';
 import type { ChatMessage, ToolCall } from '../model/types.ts';
 import type { Entry, EntryType } from '../store/store.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { isToolName } from '../tools/definition.ts';
 import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
-import { MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN } from '../limits.ts';
+import { MAX_JSON_DEPTH, MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -215,7 +216,7 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
         const message = `the model asked for ${event.toolCalls.length} tool calls in one turn, more than MAX_TOOL_CALLS_PER_TURN (${MAX_TOOL_CALLS_PER_TURN}), so none was run`;
         return stepTask(state, { e: 'modelFailed', message });
       }
-      const calls = uniqueCallIds(event.toolCalls, state.messages);
+      const calls = uniqueCallIds(event.toolCalls, state.messages).map(shallowArguments);
       const actions: TaskAction[] = [{ a: 'append', type: 'model', payload: { text: event.text, toolCalls: calls, stopReason: event.stopReason } }];
       const next: TaskState = { ...state, messages: [...state.messages, assistant(event.text, calls)], queue: calls, answered: calls.length === 0 ? event.text : null };
       return advance(next, actions);
@@ -247,6 +248,17 @@ export function uniqueCallIds(calls: readonly ToolCall[], messages: readonly Cha
     taken.add(id);
     return id === call.id ? call : { ...call, id };
   });
+}
+
+/**
+ * A call whose arguments nest deeper than a tool call's may in a message (MAX_JSON_DEPTH) is not run: its
+ * arguments become `{}` with a `parseError` the model reads. They are the model's text, parsed without a
+ * depth bound; 200,000 levels could not be recorded (the store's JSON.stringify overflows the stack) and left
+ * the task `running` until a takeover gave up on it.
+ */
+function shallowArguments(call: ToolCall): ToolCall {
+  if (!nestsDeeperThan(call.arguments, MAX_JSON_DEPTH)) return call;
+  return { id: call.id, name: call.name, arguments: {}, parseError: `the arguments of ${call.name} nest deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels of objects and arrays, so the call was not run` };
 }
 
 /** Starts the next queued call, or asks the model, or finishes: whatever the state needs next. */

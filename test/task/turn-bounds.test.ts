@@ -1,7 +1,8 @@
 // What one model turn may make a task do is bounded: the calls it asks for are the model's text (here a
 // client's sampling answer, which the client writes as it likes), and each would be run, recorded and its
 // result kept for every later turn. A turn past MAX_TOOL_CALLS_PER_TURN runs none of them and fails the task,
-// naming the limit; a turn of exactly that many runs them all. Real SQLite store, real tool runner, the
+// naming the limit; a turn of exactly that many runs them all. A call's arguments nested past MAX_JSON_DEPTH
+// are not run (the model reads why), so the turn can be recorded. Real SQLite store, real tool runner, the
 // client's model answering through the Tasks extension (detached-tasks.ts).
 
 import { mkdir, writeFile } from 'node:fs/promises';
@@ -30,7 +31,7 @@ const READER = { local: false, forbidWrites: false, canConfirm: false };
 const sampled = (text: string) => ({ role: 'assistant', model: 'client', stopReason: 'endTurn', content: { type: 'text', text } });
 const reads = (n: number) => Array.from({ length: n }, () => '<tool_call>{"name": "read", "arguments": {"path": "big.txt"}}</tool_call>').join('\n');
 
-async function runTurn(answer: string): Promise<{ status: string | undefined; message: string; reads: number }> {
+async function runTurn(answer: string): Promise<{ status: string | undefined; message: string; reads: number; results: string[] }> {
   const home = await tempHome();
   const ws = path.join(home, 'ws');
   await mkdir(ws);
@@ -66,7 +67,8 @@ async function runTurn(answer: string): Promise<{ status: string | undefined; me
     }
     const entries = (await store.entries(id, PRINCIPAL))!;
     const error = entries.find((e) => e.type === 'error')?.payload as { message?: string } | undefined;
-    return { status: await status(), message: error?.message ?? '', reads: entries.filter((e) => e.type === 'tool_result').length };
+    const results = entries.filter((e) => e.type === 'tool_result').map((e) => String((e.payload as { text?: unknown }).text));
+    return { status: await status(), message: error?.message ?? '', reads: results.length, results };
   } finally {
     await store.close();
     await removeHome(home);
@@ -84,6 +86,14 @@ test('a turn of exactly MAX_TOOL_CALLS_PER_TURN calls runs them all', async () =
   const at = await runTurn(reads(MAX_TOOL_CALLS_PER_TURN));
   assert.is(at.status, 'completed');
   assert.is(at.reads, MAX_TOOL_CALLS_PER_TURN);
+});
+
+test('a call whose arguments nest 200,000 levels deep is not run, and the task goes on: the model reads why (before, the turn could not be recorded and the task stayed running)', async () => {
+  const deep = `<tool_call>{"name": "read", "arguments": {"path": "big.txt", "x": ${'['.repeat(200_000)}${']'.repeat(200_000)}}}</tool_call>`;
+  const r = await runTurn(deep);
+  assert.is(r.status, 'completed');
+  assert.is(r.reads, 1);
+  assert.match(r.results[0]!, 'nest deeper than MAX_JSON_DEPTH (64) levels');
 });
 
 test.run();
