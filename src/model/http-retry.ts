@@ -48,6 +48,8 @@ export interface JsonPost {
 export async function postJson(req: JsonPost): Promise<unknown> {
   const policy = resolveRetryPolicy(req.provider, req.policy);
   const where = describeEndpoint(req.provider, req.url);
+  // The URL's own secrets too: fetch's errors quote the whole URL (one with credentials is refused, quoted).
+  req = { ...req, secrets: [...(req.secrets ?? []), ...secretsOfUrl(req.url)] };
   const init: RequestInit = {
     method: 'POST',
     // A redirect is not followed: the request carries the API key (Anthropic's `x-api-key`, which fetch
@@ -139,7 +141,7 @@ async function attemptOnce(req: JsonPost, init: RequestInit, policy: RetryPolicy
     if (err instanceof ResponseTooLarge) {
       throw new ModelError(req.provider, `response larger than ${MAX_RESPONSE_BYTES} bytes (${where})`, { cause: err });
     }
-    const detail = timeout.aborted ? `no complete response within ${policy.timeoutMs} ms` : `network error: ${describeNetworkError(err)}`;
+    const detail = timeout.aborted ? `no complete response within ${policy.timeoutMs} ms` : `network error: ${scrubSecrets(describeNetworkError(err), req.secrets)}`;
     return { ok: false, detail, retryable: true, cause: err };
   }
   if (isRedirect(response.status)) {
@@ -227,6 +229,32 @@ function describeNetworkError(err: unknown): string {
   // undici reports "fetch failed" and puts the reason (ECONNREFUSED, a TLS failure…) in `cause`.
   const cause = err.cause instanceof Error ? `: ${err.cause.message}` : '';
   return `${err.message}${cause}`;
+}
+
+/**
+ * What of a URL may be a key: its user name and password, and its query string; longest first, so that a
+ * part inside another is not redacted first and leave the rest of the longer one behind.
+ */
+function secretsOfUrl(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // describeEndpoint has refused this URL already.
+    return [];
+  }
+  const raw = [parsed.username, parsed.password, parsed.search, parsed.search.slice(1)];
+  const parts = [...raw, ...raw.map(decoded)];
+  return [...new Set(parts.filter((p) => p.length > 1))].sort((a, b) => b.length - a.length);
+}
+
+/** A URL part as an error may quote it, decoded; as it is when it does not decode. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
 }
 
 /** `POST origin/path`: no query string and no credentials, which is where keys in URLs live. */

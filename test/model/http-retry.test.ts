@@ -242,6 +242,18 @@ test('a redirect is not followed: the API key (Anthropic\'s x-api-key, kept by f
   }
 });
 
+test('credentials and a query string in the endpoint URL never appear in an error (fetch quotes the whole URL it refuses)', async () => {
+  const server = await startScriptedServer([ok]);
+  try {
+    const baseUrl = `http://alice:pass%20word-42@127.0.0.1:${new URL(server.url).port}/v1?key=tok-9`;
+    const err = await rejection(new OpenAICompatibleProvider({ model: 'm', baseUrl, retry: { ...quick, maxRetries: 0 } }).complete(request));
+    assert.not.match(err.message, /pass%20word-42|pass word-42|tok-9|alice/, err.message);
+    assert.match(err.message, /127\.0\.0\.1/, 'the endpoint is still named');
+  } finally {
+    await server.close();
+  }
+});
+
 test('a 200 that is not JSON is a ModelError, not retried', async () => {
   const server = await startScriptedServer([{ body: '<html>proxy login</html>' }, ok]);
   try {
