@@ -20,7 +20,7 @@ import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { isToolName } from '../tools/definition.ts';
 import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
-import { MAX_JSON_DEPTH, MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN } from '../limits.ts';
+import { MAX_JSON_DEPTH, MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN, TASK_HISTORY_MAX_BYTES } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -73,6 +73,8 @@ export interface TaskState {
   readonly setup: TaskSetup;
   /** The model-facing history, this run included. */
   readonly messages: readonly ChatMessage[];
+  /** Characters of `messages` (texts, and tool calls as JSON): bounded by TASK_HISTORY_MAX_BYTES before each model turn. */
+  readonly chars: number;
   /** Model calls begun in this run. */
   readonly turn: number;
   /** Tool calls begun in this run. */
@@ -154,7 +156,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
         break;
     }
   }
-  const base: TaskState = { setup, messages, turn, toolCalls, queue: [], waiting: 'model', running: null, answered: null };
+  const base: TaskState = { setup, messages, chars: messages.reduce((n, m) => n + charsOf(m), 0), turn, toolCalls, queue: [], waiting: 'model', running: null, answered: null };
   if (lastModel === null) return advance(base, []);
   const calls = lastModel.toolCalls ?? [];
   if (calls.length === 0) return advance({ ...base, answered: lastModel.text ?? '' }, []);
@@ -178,7 +180,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
       continue;
     }
     actions.push({ a: 'append', type: 'tool_interrupted', payload: { id: call.id, name: call.name, text: INTERRUPTED } });
-    state = { ...state, messages: [...state.messages, { role: 'tool', content: INTERRUPTED, toolCallId: call.id }] };
+    state = withMessage(state, { role: 'tool', content: INTERRUPTED, toolCallId: call.id });
   }
   return advance({ ...state, queue }, actions);
 }
@@ -188,7 +190,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
  * it records why, as an `error` entry, and fails with that message. Nothing of the transcript is needed.
  */
 export function refuseTask(setup: TaskSetup, why: string): TaskStep {
-  const state: TaskState = { setup, messages: [], turn: 0, toolCalls: 0, queue: [], waiting: 'done', running: null, answered: null };
+  const state: TaskState = { setup, messages: [], chars: 0, turn: 0, toolCalls: 0, queue: [], waiting: 'done', running: null, answered: null };
   return { state, actions: [{ a: 'append', type: 'error', payload: { message: why, status: 'failed' } }, finish(state, 'failed', why, true)] };
 }
 
@@ -218,7 +220,7 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
       }
       const calls = uniqueCallIds(event.toolCalls, state.messages).map(shallowArguments);
       const actions: TaskAction[] = [{ a: 'append', type: 'model', payload: { text: event.text, toolCalls: calls, stopReason: event.stopReason } }];
-      const next: TaskState = { ...state, messages: [...state.messages, assistant(event.text, calls)], queue: calls, answered: calls.length === 0 ? event.text : null };
+      const next: TaskState = { ...withMessage(state, assistant(event.text, calls)), queue: calls, answered: calls.length === 0 ? event.text : null };
       return advance(next, actions);
     }
     case 'tool': {
@@ -283,6 +285,14 @@ function advance(state: TaskState, actions: TaskAction[]): TaskStep {
     actions.push(finish(s, 'failed', `The task stopped after ${maxTurns} turns (max_turns) without a final answer; continue it with conversation_id ${s.setup.conversationId}.`, true));
     return { state: { ...s, waiting: 'done' }, actions };
   }
+  if (s.chars > TASK_HISTORY_MAX_BYTES) {
+    // The bound a task's load applies (task-history.ts), applied as the run grows too: the run holds its
+    // history and sends it whole at every turn, and its next load would refuse it anyway.
+    const message = `the task's history grew past TASK_HISTORY_MAX_BYTES (${TASK_HISTORY_MAX_BYTES} bytes) while it ran, more than a task sends its model`;
+    actions.push({ a: 'append', type: 'error', payload: { message, status: 'failed' } });
+    actions.push(finish(s, 'failed', `The task stopped: ${message}. Start a new conversation (harness_task without conversation_id); this one's transcript stays readable as it is.`, true));
+    return { state: { ...s, waiting: 'done' }, actions };
+  }
   const turn = s.turn + 1;
   actions.push({ a: 'progress', progress: turn, total: maxTurns, message: `turn ${turn}: asking the model` });
   actions.push({ a: 'model', turn, messages: s.messages });
@@ -337,7 +347,7 @@ function recordResult(state: TaskState, call: ToolCall, outcome: ToolOutcome, ac
   const text = outcome.text.length > MAX_RESULT_CHARS ? `${outcome.text.slice(0, MAX_RESULT_CHARS)}\n[result cut at ${MAX_RESULT_CHARS} characters]` : outcome.text;
   const isError = outcome.isError === true;
   actions.push({ a: 'append', type: 'tool_result', payload: { id: call.id, name: call.name, text, isError } });
-  return { ...state, waiting: 'model', running: null, messages: [...state.messages, { role: 'tool', content: toolText({ text, isError }), toolCallId: call.id }] };
+  return { ...withMessage(state, { role: 'tool', content: toolText({ text, isError }), toolCallId: call.id }), waiting: 'model', running: null };
 }
 
 function finish(state: Pick<TaskState, 'turn' | 'toolCalls'>, status: TaskStatus, text: string, isError: boolean): TaskAction {
@@ -345,9 +355,16 @@ function finish(state: Pick<TaskState, 'turn' | 'toolCalls'>, status: TaskStatus
 }
 
 function finished(s: Pick<TaskState, 'setup' | 'messages' | 'turn' | 'toolCalls'>, status: TaskStatus, text: string, isError: boolean): TaskStep {
-  const state: TaskState = { ...s, queue: [], waiting: 'done', running: null, answered: null };
+  const state: TaskState = { ...s, chars: 0, queue: [], waiting: 'done', running: null, answered: null };
   return { state, actions: [finish(s, status, status === 'cancelled' ? `Stopped: ${text}.` : text, isError)] };
 }
+
+/** `state` with `message` appended to its history, and counted. */
+function withMessage(state: TaskState, message: ChatMessage): TaskState {
+  return { ...state, messages: [...state.messages, message], chars: state.chars + charsOf(message) };
+}
+
+const charsOf = (m: ChatMessage): number => m.content.length + (m.toolCalls === undefined ? 0 : JSON.stringify(m.toolCalls).length);
 
 const assistant = (text: string, calls: readonly ToolCall[]): ChatMessage => ({ role: 'assistant', content: text, ...(calls.length > 0 ? { toolCalls: [...calls] } : {}) });
 const toolText = (p: Payload): string => (p.isError ? `Error: ${p.text ?? ''}` : (p.text ?? ''));

@@ -20,7 +20,8 @@ import { runTool } from '../../src/tools/tool-runner.ts';
 import { DetachedTasks, type DetachedStartDeps } from '../../src/task/detached-tasks.ts';
 import type { TaskContext } from '../../src/task/task-context.ts';
 import { parkedInput } from '../../src/task/task-input.ts';
-import { MAX_TOOL_CALLS_PER_TURN } from '../../src/limits.ts';
+import { MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN, TASK_HISTORY_MAX_BYTES } from '../../src/limits.ts';
+import { resumeTask, stepTask, type TaskAction, type TaskStep } from '../../src/task/task-core.ts';
 import { pollUntil } from '../hang-guard.ts';
 import { fakeOwnership } from '../store/contract.ts';
 import { removeHome, tempHome } from '../store/helpers.ts';
@@ -94,6 +95,33 @@ test('a call whose arguments nest 200,000 levels deep is not run, and the task g
   assert.is(r.status, 'completed');
   assert.is(r.reads, 1);
   assert.match(r.results[0]!, 'nest deeper than MAX_JSON_DEPTH (64) levels');
+});
+
+test('a run whose history grows past TASK_HISTORY_MAX_BYTES stops before its next model turn, failed with an error entry naming the limit', () => {
+  const setup = { conversationId: 'c', harness: 'super-pi-planner' as const, maxTurns: 200, local: false, forbidWrites: false, canConfirm: false };
+  let step: TaskStep = resumeTask(setup, [{ seq: 1, conversationId: 'c', time: 0, type: 'user', payload: { text: 'read everything' } }]);
+  const big = 'x'.repeat(MAX_RESULT_CHARS);
+  let turns = 0;
+  let ran = 0;
+  for (;;) {
+    const last = step.actions.at(-1) as TaskAction;
+    if (last.a === 'finish') break;
+    if (last.a === 'model') {
+      turns++;
+      const calls = Array.from({ length: MAX_TOOL_CALLS_PER_TURN }, (_, i) => ({ id: `t${turns}-${i}`, name: 'read', arguments: { path: 'big.txt' } }));
+      step = stepTask(step.state, { e: 'model', text: '', toolCalls: calls, stopReason: 'tool_calls' });
+    } else if (last.a === 'tool') {
+      ran++;
+      step = stepTask(step.state, { e: 'tool', id: last.call.id, outcome: { text: big } });
+    } else throw new Error(`unexpected ${last.a}`);
+  }
+  const finish = step.actions.at(-1) as Extract<TaskAction, { a: 'finish' }>;
+  assert.is(finish.status, 'failed');
+  assert.match(finish.text, 'grew past TASK_HISTORY_MAX_BYTES');
+  assert.ok(step.actions.some((a) => a.a === 'append' && a.type === 'error'), 'an error entry says why');
+  const held = Math.ceil(TASK_HISTORY_MAX_BYTES / MAX_RESULT_CHARS);
+  assert.ok(ran >= held && ran < held + MAX_TOOL_CALLS_PER_TURN, `stopped at the first turn past the bound (${ran} results)`);
+  assert.ok(turns < setup.maxTurns);
 });
 
 test.run();
