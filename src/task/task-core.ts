@@ -12,6 +12,7 @@
 import type { HarnessId } from '../harness/ids.ts';
 import { harnessById } from '../harness/catalog.ts';
 import { decideTool } from '../harness/policy.ts';
+import { checkToolArguments } from '../mcp/arguments.ts';
 import { describeCall } from '../mcp/confirmation.ts';
 import { nestsDeeperThan } from '../mcp/limits.ts';
 import type { ChatMessage, ToolCall } from '../model/types.ts';
@@ -333,6 +334,9 @@ export function confirmationOf(setup: TaskSetup, call: ToolCall): string | undef
 function verdictOf(setup: TaskSetup, call: ToolCall): { refusal: string } | { ask: string | null } {
   if (call.parseError) return { refusal: call.parseError };
   if (!isToolName(call.name) || call.name === 'harness_task') return { refusal: `There is no tool "${call.name}" in this task.` };
+  // The model's arguments are checked as a caller's are (tools/call): the tools rely on their schema.
+  const checked = checkToolArguments(call.name, call.arguments);
+  if (!checked.ok) return { refusal: checked.message };
   const decision = decideTool(harnessById(setup.harness), call.name);
   if (decision.verdict === 'deny') return { refusal: `Denied by harness policy: ${decision.rule}` };
   if (setup.forbidWrites && (call.name === 'write' || call.name === 'edit' || call.name === 'bash')) {

@@ -97,6 +97,12 @@ test('a call whose arguments nest 200,000 levels deep is not run, and the task g
   assert.match(r.results[0]!, 'nest deeper than MAX_JSON_DEPTH (64) levels');
 });
 
+test('a call whose arguments do not match its tool\'s schema is refused as a caller\'s would be, naming the field, and runs nothing', async () => {
+  const r = await runTurn('<tool_call>{"name": "read", "arguments": {"path": ["big.txt"]}}</tool_call>');
+  assert.is(r.status, 'completed');
+  assert.equal(r.results, ['Invalid arguments for tool read: path must be string']);
+});
+
 test('a run whose history grows past TASK_HISTORY_MAX_BYTES stops before its next model turn, failed with an error entry naming the limit', () => {
   const setup = { conversationId: 'c', harness: 'super-pi-planner' as const, maxTurns: 200, local: false, forbidWrites: false, canConfirm: false };
   let step: TaskStep = resumeTask(setup, [{ seq: 1, conversationId: 'c', time: 0, type: 'user', payload: { text: 'read everything' } }]);
