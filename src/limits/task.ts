@@ -147,3 +147,11 @@ export const UNDO_MAX_SNAPSHOTS = 100_000;
  */
 export const TASK_STATUS_RETRY_MS = 5000;
 export const TASK_STATUS_RETRIES = 120;
+
+/**
+ * Tool calls one model turn may ask for. Past it the turn is not run: the task fails naming the limit (its
+ * transcript kept, continuable). The calls are the model's text — a client's sampling answer, or a model a
+ * file it read has told what to write — and each would be run, recorded and its result kept for every later
+ * turn: tens of thousands of `read`s of one large file in a single turn were gigabytes held by the task.
+ */
+export const MAX_TOOL_CALLS_PER_TURN = 64;

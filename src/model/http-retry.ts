@@ -48,8 +48,14 @@ export interface JsonPost {
 export async function postJson(req: JsonPost): Promise<unknown> {
   const policy = resolveRetryPolicy(req.provider, req.policy);
   const where = describeEndpoint(req.provider, req.url);
+  // The URL's own secrets too: fetch's errors quote the whole URL (one with credentials is refused, quoted).
+  req = { ...req, secrets: [...(req.secrets ?? []), ...secretsOfUrl(req.url)] };
   const init: RequestInit = {
     method: 'POST',
+    // A redirect is not followed: the request carries the API key (Anthropic's `x-api-key`, which fetch
+    // keeps across origins) and the conversation, workspace content included, and would take both wherever
+    // the redirect names. It is answered as an error naming where it led (isRedirect below).
+    redirect: 'manual',
     headers: { 'content-type': 'application/json', accept: 'application/json', ...req.headers },
     body: JSON.stringify(req.body),
   };
@@ -135,8 +141,17 @@ async function attemptOnce(req: JsonPost, init: RequestInit, policy: RetryPolicy
     if (err instanceof ResponseTooLarge) {
       throw new ModelError(req.provider, `response larger than ${MAX_RESPONSE_BYTES} bytes (${where})`, { cause: err });
     }
-    const detail = timeout.aborted ? `no complete response within ${policy.timeoutMs} ms` : `network error: ${describeNetworkError(err)}`;
+    const detail = timeout.aborted ? `no complete response within ${policy.timeoutMs} ms` : `network error: ${scrubSecrets(describeNetworkError(err), req.secrets)}`;
     return { ok: false, detail, retryable: true, cause: err };
+  }
+  if (isRedirect(response.status)) {
+    const to = redirectTarget(response.headers.get('location'), req.url);
+    return {
+      ok: false,
+      detail: scrubSecrets(`the endpoint answered with a redirect${to === undefined ? '' : ` to ${to}`}, which is not followed (the request carries the API key and the conversation): configure the URL it leads to, if that is the endpoint`, req.secrets),
+      status: response.status,
+      retryable: false,
+    };
   }
   if (!response.ok) {
     return {
@@ -216,6 +231,32 @@ function describeNetworkError(err: unknown): string {
   return `${err.message}${cause}`;
 }
 
+/**
+ * What of a URL may be a key: its user name and password, and its query string; longest first, so that a
+ * part inside another is not redacted first and leave the rest of the longer one behind.
+ */
+function secretsOfUrl(url: string): string[] {
+  let parsed: URL;
+  try {
+    parsed = new URL(url);
+  } catch {
+    // describeEndpoint has refused this URL already.
+    return [];
+  }
+  const raw = [parsed.username, parsed.password, parsed.search, parsed.search.slice(1)];
+  const parts = [...raw, ...raw.map(decoded)];
+  return [...new Set(parts.filter((p) => p.length > 1))].sort((a, b) => b.length - a.length);
+}
+
+/** A URL part as an error may quote it, decoded; as it is when it does not decode. */
+function decoded(part: string): string {
+  try {
+    return decodeURIComponent(part);
+  } catch {
+    return part;
+  }
+}
+
 /** `POST origin/path`: no query string and no credentials, which is where keys in URLs live. */
 function describeEndpoint(provider: string, url: string): string {
   try {
@@ -223,6 +264,23 @@ function describeEndpoint(provider: string, url: string): string {
     return `POST ${parsed.origin}${parsed.pathname}`;
   } catch (err) {
     throw new ModelError(provider, 'the endpoint URL is not a valid URL', { cause: err });
+  }
+}
+
+/** 3xx with somewhere to go (304 and the like have none, but a POST gets none of them either). */
+function isRedirect(status: number): boolean {
+  return status >= 300 && status < 400;
+}
+
+/** Where a redirect leads, as `origin/path` (no query string, no credentials), or undefined when it names nowhere readable. */
+function redirectTarget(location: string | null, base: string): string | undefined {
+  if (location === null) return undefined;
+  try {
+    const to = new URL(location, base);
+    return `${to.origin}${to.pathname}`;
+  } catch {
+    // An unreadable Location is still a redirect; the error says so without naming it.
+    return undefined;
   }
 }
 

@@ -13,6 +13,7 @@
 
 import type { CreateMessageRequest, CreateMessageResult, ModelPreferences } from '@modelcontextprotocol/sdk/types.js';
 import { isJsonObject } from './json-object.ts';
+import { SAMPLED_TURN_REREAD_FACTOR } from '../limits.ts';
 import { ModelError, type ChatMessage, type ModelProvider, type ModelRequest, type ModelTurn, type ToolCall, type ToolSpec } from './types.ts';
 
 export const SAMPLING_PROVIDER = 'mcp-sampling';
@@ -69,22 +70,34 @@ export function parseSampledTurn(text: string, options: { firstId?: number } = {
   const firstId = options.firstId ?? 1;
   const toolCalls: ToolCall[] = [];
   const rest: string[] = [];
+  // Every tag found once, so each block's search is a step along these lists, not a scan of the text again.
+  const opens = tagPositions(text, TOOL_CALL_OPEN_TAG);
+  const closes = tagPositions(text, TOOL_CALL_CLOSE_TAG);
+  // Characters a turn may read again past a block's first closing tag (see below): a few times the text, so a
+  // turn of many unreadable blocks, each followed by every later closing tag, costs time linear in its length.
+  let rereads = SAMPLED_TURN_REREAD_FACTOR * text.length;
   let pos = 0;
+  let nextOpen = 0;
+  let nextClose = 0;
   for (;;) {
-    const open = indexOfTag(text, TOOL_CALL_OPEN_TAG, pos);
-    if (open === -1) break;
+    while (nextOpen < opens.length && (opens[nextOpen] as number) < pos) nextOpen++;
+    const open = opens[nextOpen];
+    if (open === undefined) break;
     rest.push(text.slice(pos, open));
     const bodyStart = open + TOOL_CALL_OPEN_TAG.length;
+    while (nextClose < closes.length && (closes[nextClose] as number) < bodyStart) nextClose++;
     const id = `${SAMPLED_ID_PREFIX}${firstId + toolCalls.length}`;
     const ordinal = toolCalls.length + 1;
-    let close = indexOfTag(text, TOOL_CALL_CLOSE_TAG, bodyStart);
+    let close = closes[nextClose] ?? -1;
     let call = readBlock(text.slice(bodyStart, close === -1 ? text.length : close), id, ordinal, close !== -1);
     // The arguments may themselves contain the closing tag (a file written about this convention): when
     // the block does not parse, a later closing tag that makes it parse is the real end.
-    for (let later = close; call.parseError !== undefined && later !== -1; ) {
-      later = indexOfTag(text, TOOL_CALL_CLOSE_TAG, later + TOOL_CALL_CLOSE_TAG.length);
-      const extended = later === -1 ? undefined : readBlock(text.slice(bodyStart, later), id, ordinal, true);
-      if (extended && extended.parseError === undefined) [call, close] = [extended, later];
+    for (let later = nextClose + 1; call.parseError !== undefined && close !== -1 && later < closes.length; later++) {
+      const end = closes[later] as number;
+      rereads -= end - bodyStart;
+      if (rereads < 0) break;
+      const extended = readBlock(text.slice(bodyStart, end), id, ordinal, true);
+      if (extended.parseError === undefined) [call, close] = [extended, end];
     }
     toolCalls.push(call);
     pos = close === -1 ? text.length : close + TOOL_CALL_CLOSE_TAG.length;
@@ -228,10 +241,17 @@ function recoverName(json: string): string {
   return /"name"\s*:\s*"([^"\\]{1,100})"/.exec(json)?.[1]?.trim() || UNREADABLE_TOOL_NAME;
 }
 
-/** A fenced block (```json … ```) inside the tags. */
-function stripFence(body: string): string {
-  const fenced = /^```[\w-]*[ \t]*\n?([\s\S]*?)\n?[ \t]*```$/.exec(body);
-  return fenced?.[1]?.trim() ?? body;
+/**
+ * A fenced block (```json … ```) inside the tags: what lies between the fences, its language word dropped.
+ * No regex over the body: a pattern with a lazy middle between runs of blanks backtracks cubically (a 20 KB
+ * body of blanks held the thread for minutes).
+ */
+export function stripFence(body: string): string {
+  const FENCE = '```';
+  if (body.length < 2 * FENCE.length || !body.startsWith(FENCE) || !body.endsWith(FENCE)) return body;
+  let start = FENCE.length;
+  while (start < body.length - FENCE.length && /[\w-]/.test(body.charAt(start))) start++;
+  return body.slice(start, body.length - FENCE.length).trim();
 }
 
 /** The text beside the blocks, without the empty fences that wrapped them. */
@@ -242,11 +262,11 @@ function tidyAroundBlocks(text: string): string {
     .trim();
 }
 
-/** Case-insensitive search; a regex rather than toLowerCase(), which can change the length of the text. */
-function indexOfTag(text: string, tag: string, from: number): number {
-  const pattern = new RegExp(tag, 'gi');
-  pattern.lastIndex = from;
-  return pattern.exec(text)?.index ?? -1;
+/** Where `tag` starts in `text`, each place in order, case-insensitive (a regex rather than toLowerCase(), which can change the length of the text). */
+function tagPositions(text: string, tag: string): number[] {
+  const positions: number[] = [];
+  for (const match of text.matchAll(new RegExp(tag, 'gi'))) positions.push(match.index);
+  return positions;
 }
 
 function textOf(content: unknown): string | undefined {

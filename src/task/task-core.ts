@@ -12,14 +12,16 @@
 import type { HarnessId } from '../harness/ids.ts';
 import { harnessById } from '../harness/catalog.ts';
 import { decideTool } from '../harness/policy.ts';
+import { checkToolArguments } from '../mcp/arguments.ts';
 import { describeCall } from '../mcp/confirmation.ts';
+import { nestsDeeperThan } from '../mcp/limits.ts';
 import type { ChatMessage, ToolCall } from '../model/types.ts';
 import type { Entry, EntryType } from '../store/store.ts';
 import { toolCatalog } from '../tools/catalog.ts';
 import type { ToolOutcome } from '../tools/contract.ts';
 import { isToolName } from '../tools/definition.ts';
 import { type BeforeImage, type FileSnapshot, isBeforeImage } from './file-snapshot.ts';
-import { MAX_RESULT_CHARS } from '../limits.ts';
+import { MAX_JSON_DEPTH, MAX_RESULT_CHARS, MAX_TOOL_CALLS_PER_TURN, TASK_HISTORY_MAX_BYTES } from '../limits.ts';
 
 export type TaskStatus = 'completed' | 'failed' | 'cancelled';
 
@@ -72,6 +74,8 @@ export interface TaskState {
   readonly setup: TaskSetup;
   /** The model-facing history, this run included. */
   readonly messages: readonly ChatMessage[];
+  /** Characters of `messages` (texts, and tool calls as JSON): bounded by TASK_HISTORY_MAX_BYTES before each model turn. */
+  readonly chars: number;
   /** Model calls begun in this run. */
   readonly turn: number;
   /** Tool calls begun in this run. */
@@ -153,7 +157,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
         break;
     }
   }
-  const base: TaskState = { setup, messages, turn, toolCalls, queue: [], waiting: 'model', running: null, answered: null };
+  const base: TaskState = { setup, messages, chars: messages.reduce((n, m) => n + charsOf(m), 0), turn, toolCalls, queue: [], waiting: 'model', running: null, answered: null };
   if (lastModel === null) return advance(base, []);
   const calls = lastModel.toolCalls ?? [];
   if (calls.length === 0) return advance({ ...base, answered: lastModel.text ?? '' }, []);
@@ -177,7 +181,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
       continue;
     }
     actions.push({ a: 'append', type: 'tool_interrupted', payload: { id: call.id, name: call.name, text: INTERRUPTED } });
-    state = { ...state, messages: [...state.messages, { role: 'tool', content: INTERRUPTED, toolCallId: call.id }] };
+    state = withMessage(state, { role: 'tool', content: INTERRUPTED, toolCallId: call.id });
   }
   return advance({ ...state, queue }, actions);
 }
@@ -187,7 +191,7 @@ export function resumeTask(setup: TaskSetup, entries: readonly Entry[]): TaskSte
  * it records why, as an `error` entry, and fails with that message. Nothing of the transcript is needed.
  */
 export function refuseTask(setup: TaskSetup, why: string): TaskStep {
-  const state: TaskState = { setup, messages: [], turn: 0, toolCalls: 0, queue: [], waiting: 'done', running: null, answered: null };
+  const state: TaskState = { setup, messages: [], chars: 0, turn: 0, toolCalls: 0, queue: [], waiting: 'done', running: null, answered: null };
   return { state, actions: [{ a: 'append', type: 'error', payload: { message: why, status: 'failed' } }, finish(state, 'failed', why, true)] };
 }
 
@@ -211,9 +215,13 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
     }
     case 'model': {
       if (state.waiting !== 'model') return { state, actions: [] };
-      const calls = [...event.toolCalls];
+      if (event.toolCalls.length > MAX_TOOL_CALLS_PER_TURN) {
+        const message = `the model asked for ${event.toolCalls.length} tool calls in one turn, more than MAX_TOOL_CALLS_PER_TURN (${MAX_TOOL_CALLS_PER_TURN}), so none was run`;
+        return stepTask(state, { e: 'modelFailed', message });
+      }
+      const calls = uniqueCallIds(event.toolCalls, state.messages).map(shallowArguments);
       const actions: TaskAction[] = [{ a: 'append', type: 'model', payload: { text: event.text, toolCalls: calls, stopReason: event.stopReason } }];
-      const next: TaskState = { ...state, messages: [...state.messages, assistant(event.text, calls)], queue: calls, answered: calls.length === 0 ? event.text : null };
+      const next: TaskState = { ...withMessage(state, assistant(event.text, calls)), queue: calls, answered: calls.length === 0 ? event.text : null };
       return advance(next, actions);
     }
     case 'tool': {
@@ -225,6 +233,35 @@ export function stepTask(state: TaskState, event: TaskEvent): TaskStep {
       return advance(next, actions);
     }
   }
+}
+
+/**
+ * The turn's calls, each with an id no other call of the conversation has: the model's ids are its own text,
+ * and it may repeat one (a compatible server numbering each turn's calls from 1, a model told to by what it
+ * read). Results, a resume and a parked task's answers pair with their call by id, so a repeated id would let
+ * one call take another's result or the person's answer to another's question. A repeat becomes `<id>-<n>`
+ * (the first n free), recorded so in the transcript, which the provider is sent back consistently.
+ */
+export function uniqueCallIds(calls: readonly ToolCall[], messages: readonly ChatMessage[]): ToolCall[] {
+  const taken = new Set<string>();
+  for (const m of messages) for (const c of m.toolCalls ?? []) taken.add(c.id);
+  return calls.map((call) => {
+    let id = call.id;
+    for (let n = 2; taken.has(id); n++) id = `${call.id}-${n}`;
+    taken.add(id);
+    return id === call.id ? call : { ...call, id };
+  });
+}
+
+/**
+ * A call whose arguments nest deeper than a tool call's may in a message (MAX_JSON_DEPTH) is not run: its
+ * arguments become `{}` with a `parseError` the model reads. They are the model's text, parsed without a
+ * depth bound; 200,000 levels could not be recorded (the store's JSON.stringify overflows the stack) and left
+ * the task `running` until a takeover gave up on it.
+ */
+function shallowArguments(call: ToolCall): ToolCall {
+  if (!nestsDeeperThan(call.arguments, MAX_JSON_DEPTH)) return call;
+  return { id: call.id, name: call.name, arguments: {}, parseError: `the arguments of ${call.name} nest deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels of objects and arrays, so the call was not run` };
 }
 
 /** Starts the next queued call, or asks the model, or finishes: whatever the state needs next. */
@@ -247,6 +284,14 @@ function advance(state: TaskState, actions: TaskAction[]): TaskStep {
     const message = `stopped after ${maxTurns} turns without a final answer`;
     actions.push({ a: 'append', type: 'error', payload: { message, status: 'failed' } });
     actions.push(finish(s, 'failed', `The task stopped after ${maxTurns} turns (max_turns) without a final answer; continue it with conversation_id ${s.setup.conversationId}.`, true));
+    return { state: { ...s, waiting: 'done' }, actions };
+  }
+  if (s.chars > TASK_HISTORY_MAX_BYTES) {
+    // The bound a task's load applies (task-history.ts), applied as the run grows too: the run holds its
+    // history and sends it whole at every turn, and its next load would refuse it anyway.
+    const message = `the task's history grew past TASK_HISTORY_MAX_BYTES (${TASK_HISTORY_MAX_BYTES} bytes) while it ran, more than a task sends its model`;
+    actions.push({ a: 'append', type: 'error', payload: { message, status: 'failed' } });
+    actions.push(finish(s, 'failed', `The task stopped: ${message}. Start a new conversation (harness_task without conversation_id); this one's transcript stays readable as it is.`, true));
     return { state: { ...s, waiting: 'done' }, actions };
   }
   const turn = s.turn + 1;
@@ -289,6 +334,9 @@ export function confirmationOf(setup: TaskSetup, call: ToolCall): string | undef
 function verdictOf(setup: TaskSetup, call: ToolCall): { refusal: string } | { ask: string | null } {
   if (call.parseError) return { refusal: call.parseError };
   if (!isToolName(call.name) || call.name === 'harness_task') return { refusal: `There is no tool "${call.name}" in this task.` };
+  // The model's arguments are checked as a caller's are (tools/call): the tools rely on their schema.
+  const checked = checkToolArguments(call.name, call.arguments);
+  if (!checked.ok) return { refusal: checked.message };
   const decision = decideTool(harnessById(setup.harness), call.name);
   if (decision.verdict === 'deny') return { refusal: `Denied by harness policy: ${decision.rule}` };
   if (setup.forbidWrites && (call.name === 'write' || call.name === 'edit' || call.name === 'bash')) {
@@ -303,7 +351,7 @@ function recordResult(state: TaskState, call: ToolCall, outcome: ToolOutcome, ac
   const text = outcome.text.length > MAX_RESULT_CHARS ? `${outcome.text.slice(0, MAX_RESULT_CHARS)}\n[result cut at ${MAX_RESULT_CHARS} characters]` : outcome.text;
   const isError = outcome.isError === true;
   actions.push({ a: 'append', type: 'tool_result', payload: { id: call.id, name: call.name, text, isError } });
-  return { ...state, waiting: 'model', running: null, messages: [...state.messages, { role: 'tool', content: toolText({ text, isError }), toolCallId: call.id }] };
+  return { ...withMessage(state, { role: 'tool', content: toolText({ text, isError }), toolCallId: call.id }), waiting: 'model', running: null };
 }
 
 function finish(state: Pick<TaskState, 'turn' | 'toolCalls'>, status: TaskStatus, text: string, isError: boolean): TaskAction {
@@ -311,9 +359,16 @@ function finish(state: Pick<TaskState, 'turn' | 'toolCalls'>, status: TaskStatus
 }
 
 function finished(s: Pick<TaskState, 'setup' | 'messages' | 'turn' | 'toolCalls'>, status: TaskStatus, text: string, isError: boolean): TaskStep {
-  const state: TaskState = { ...s, queue: [], waiting: 'done', running: null, answered: null };
+  const state: TaskState = { ...s, chars: 0, queue: [], waiting: 'done', running: null, answered: null };
   return { state, actions: [finish(s, status, status === 'cancelled' ? `Stopped: ${text}.` : text, isError)] };
 }
+
+/** `state` with `message` appended to its history, and counted. */
+function withMessage(state: TaskState, message: ChatMessage): TaskState {
+  return { ...state, messages: [...state.messages, message], chars: state.chars + charsOf(message) };
+}
+
+const charsOf = (m: ChatMessage): number => m.content.length + (m.toolCalls === undefined ? 0 : JSON.stringify(m.toolCalls).length);
 
 const assistant = (text: string, calls: readonly ToolCall[]): ChatMessage => ({ role: 'assistant', content: text, ...(calls.length > 0 ? { toolCalls: [...calls] } : {}) });
 const toolText = (p: Payload): string => (p.isError ? `Error: ${p.text ?? ''}` : (p.text ?? ''));

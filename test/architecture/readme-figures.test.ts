@@ -65,6 +65,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /`session=(\d+\/\d+)`/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('session').replace(' / ', '/') },
   { phrase: /`task=(\d+\/\d+)`/, name: 'DEFAULT_TREE_INTENSITIES', figure: intensity('task').replace(' / ', '/') },
   // Limits
+  { phrase: /\| `MAX_TOOL_CALLS_PER_TURN` \| (\d+) tool calls one model turn/, name: 'MAX_TOOL_CALLS_PER_TURN', figure: String(limits.MAX_TOOL_CALLS_PER_TURN) },
+  { phrase: /\| `SAMPLED_TURN_REREAD_FACTOR` \| (\d+) times the length/, name: 'SAMPLED_TURN_REREAD_FACTOR', figure: String(limits.SAMPLED_TURN_REREAD_FACTOR) },
   { phrase: /\| `MAX_JSON_DEPTH` \| (\d+) levels/, name: 'MAX_JSON_DEPTH', figure: String(limits.MAX_JSON_DEPTH) },
   { phrase: /\| `MAX_BATCH_LENGTH` \| ([\d,]+) elements/, name: 'MAX_BATCH_LENGTH', figure: grouped(limits.MAX_BATCH_LENGTH) },
   { phrase: /\| `MAX_META_CACHE_ENTRIES` \| (\d+) `_meta` texts/, name: 'MAX_META_CACHE_ENTRIES', figure: String(limits.MAX_META_CACHE_ENTRIES) },

@@ -1,3 +1,5 @@
+import { createServer, type IncomingHttpHeaders } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { inspect } from 'node:util';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
@@ -201,6 +203,55 @@ test('the API key never appears in an error, even when the server echoes it', as
   assert.is(err.retryable, true);
   assert.match(err.message, /network error: fetch failed: .*ECONNREFUSED.*gave up after 2 attempts/);
   assert.not.ok(inspect(err, { depth: 10 }).includes(key));
+});
+
+test('a redirect is not followed: the API key (Anthropic\'s x-api-key, kept by fetch across origins) and the conversation never reach the host it names', async () => {
+  const reached: { url: string; headers: IncomingHttpHeaders; body: string }[] = [];
+  const elsewhere = createServer((req, res) => {
+    let body = '';
+    req.on('data', (d: Buffer) => (body += d.toString()));
+    req.on('end', () => {
+      reached.push({ url: req.url ?? '', headers: req.headers, body });
+      res.setHeader('content-type', 'application/json');
+      res.end(JSON.stringify({ content: [{ type: 'text', text: 'stolen' }], stop_reason: 'end_turn', choices: [{ finish_reason: 'stop', message: { content: 'stolen' } }] }));
+    });
+  });
+  await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+  const other = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+  const redirecting = await startScriptedServer([301, 302, 303, 307, 308].map((status) => ({ status, headers: { location: `${other}/collect?k=1` }, body: {} })));
+  try {
+    const secret: ModelRequest = { system: '', messages: [{ role: 'user', content: 'the workspace says aubergine' }], tools: [] };
+    for (const provider of [
+      new AnthropicProvider({ apiKey: 'sk-ant-secret-key', model: 'm', baseUrl: redirecting.url, retry: quick }),
+      new OpenAICompatibleProvider({ apiKey: 'sk-secret-key', model: 'm', baseUrl: redirecting.url, retry: quick }),
+      new AnthropicProvider({ apiKey: 'sk-ant-secret-key', model: 'm', baseUrl: redirecting.url, retry: quick }),
+      new OpenAICompatibleProvider({ apiKey: 'sk-secret-key', model: 'm', baseUrl: redirecting.url, retry: quick }),
+      new AnthropicProvider({ apiKey: 'sk-ant-secret-key', model: 'm', baseUrl: redirecting.url, retry: quick }),
+    ]) {
+      const err = await rejection(provider.complete(secret));
+      assert.ok(err.status !== undefined && err.status >= 300 && err.status < 400, err.message);
+      assert.is(err.retryable, false, 'a redirect is not retried');
+      assert.match(err.message, /redirect to http:\/\/127\.0\.0\.1:\d+\/collect, which is not followed/);
+      assert.not.match(err.message, /k=1|secret-key/);
+    }
+    assert.is(redirecting.requests.length, 5, 'each provider asked once');
+    assert.equal(reached, [], 'nothing reached the host the redirect named');
+  } finally {
+    await redirecting.close();
+    await new Promise((resolve) => elsewhere.close(resolve));
+  }
+});
+
+test('credentials and a query string in the endpoint URL never appear in an error (fetch quotes the whole URL it refuses)', async () => {
+  const server = await startScriptedServer([ok]);
+  try {
+    const baseUrl = `http://alice:pass%20word-42@127.0.0.1:${new URL(server.url).port}/v1?key=tok-9`;
+    const err = await rejection(new OpenAICompatibleProvider({ model: 'm', baseUrl, retry: { ...quick, maxRetries: 0 } }).complete(request));
+    assert.not.match(err.message, /pass%20word-42|pass word-42|tok-9|alice/, err.message);
+    assert.match(err.message, /127\.0\.0\.1/, 'the endpoint is still named');
+  } finally {
+    await server.close();
+  }
 });
 
 test('a 200 that is not JSON is a ModelError, not retried', async () => {

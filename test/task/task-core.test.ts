@@ -223,10 +223,10 @@ resume('a started call that is not idempotent is recorded as interrupted, the mo
 });
 
 resume('edit is not re-run; write (idempotent) is', () => {
-  for (const [name, rerun] of [['edit', false], ['write', true]] as const) {
+  for (const [name, rerun, args] of [['edit', false, { path: 'f', oldText: 'a', newText: 'b' }], ['write', true, { path: 'f', content: 'c' }]] as const) {
     const h = new Host('go');
-    h.append('model', { text: '', toolCalls: [call('x', name, { path: 'f' })] });
-    h.append('tool_call', { id: 'x', name, arguments: { path: 'f' } });
+    h.append('model', { text: '', toolCalls: [call('x', name, args)] });
+    h.append('tool_call', { id: 'x', name, arguments: args });
     const { actions } = resumeTask(setup(), h.entries);
     assert.is(actions.some((a) => a.a === 'tool'), rerun, name);
     assert.is(actions.some((a) => a.a === 'append' && a.type === 'tool_interrupted'), !rerun, name);
