@@ -24,10 +24,10 @@ const code: Harness = {
   policy: {
     ...readOnly('reading the workspace is always allowed'),
     write: { verdict: 'allow', why: 'the code harness changes the repository', paths: [
-      { under: '.git', verdict: 'deny', why: 'the repository history is changed through git commands, not by writing files in .git' },
+      { under: '.git', anyDepth: true, verdict: 'deny', why: 'a repository (the workspace or one nested in it) is changed through git commands, not by writing files in its .git, whose hooks and config git runs' },
     ] },
     edit: { verdict: 'allow', why: 'the code harness changes the repository', paths: [
-      { under: '.git', verdict: 'deny', why: 'the repository history is changed through git commands, not by editing files in .git' },
+      { under: '.git', anyDepth: true, verdict: 'deny', why: 'a repository (the workspace or one nested in it) is changed through git commands, not by editing files in its .git, whose hooks and config git runs' },
     ] },
     bash: { verdict: 'ask', why: 'a shell command can do anything the user can; the person confirms it' },
     harness_task: { verdict: 'allow', why: 'the code harness may hand work to another harness' },

@@ -9,6 +9,8 @@ export type Verdict = 'allow' | 'ask' | 'deny';
 export interface PathRule {
   /** Workspace-relative POSIX directory or file; matches itself and everything below it. `.` is the root. */
   readonly under: string;
+  /** `under` also matches at any depth (`.git` covers `sub/.git/hooks/x`): for names that mean the same wherever they sit. */
+  readonly anyDepth?: boolean;
   readonly verdict: 'allow' | 'deny';
   readonly why: string;
 }

@@ -21,7 +21,7 @@ export function decidePath(harness: Harness, tool: ToolName, relPath: string): D
   const rules = harness.policy[tool].paths ?? [];
   const match = rules.find((r) => covers(r, relPath));
   if (!match) return { verdict: 'allow', rule: `${harness.id}: ${tool} of ${relPath} is allowed` };
-  const where = match.under === '.' ? 'the workspace' : match.under;
+  const where = match.under === '.' ? 'the workspace' : match.anyDepth === true ? `any ${match.under}` : match.under;
   return { verdict: match.verdict, rule: `${harness.id}: ${tool} under ${where} is ${describe(match.verdict)} (${match.why})` };
 }
 
@@ -91,7 +91,8 @@ export function callerLoadout(harness: Harness, caller: Caller): ToolName[] {
 
 function covers(rule: PathRule, relPath: string): boolean {
   if (rule.under === '.') return true;
-  return relPath === rule.under || relPath.startsWith(`${rule.under}/`);
+  if (relPath === rule.under || relPath.startsWith(`${rule.under}/`)) return true;
+  return rule.anyDepth === true && (relPath.endsWith(`/${rule.under}`) || relPath.includes(`/${rule.under}/`));
 }
 
 function describe(v: Verdict): string {

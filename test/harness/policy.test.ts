@@ -36,6 +36,15 @@ test('path rules: code may not write inside .git; the librarian writes only unde
   const code = harnessById('super-pi-code');
   assert.is(decidePath(code, 'write', '.git/config').verdict, 'deny');
   assert.is(decidePath(code, 'write', '.gitignore').verdict, 'allow');
+  // A repository nested in the workspace: its .git holds hooks and config git runs as much as the top one's.
+  for (const p of ['sub/.git/hooks/pre-commit', 'a/b/.git/config', 'vendor/lib/.git', '.git']) {
+    assert.is(decidePath(code, 'write', p).verdict, 'deny', p);
+    assert.is(decidePath(code, 'edit', p).verdict, 'deny', p);
+    assert.match(decidePath(code, 'write', p).rule, 'under any .git');
+  }
+  for (const p of ['sub/.gitignore', 'sub/.github/workflows/ci.yml', 'x.git/config', 'sub/a.git', 'sub/.git-blame-ignore-revs']) {
+    assert.is(decidePath(code, 'write', p).verdict, 'allow', p);
+  }
   assert.is(decidePath(code, 'edit', 'src/a.ts').verdict, 'allow');
   const lib = harnessById('super-pi-librarian');
   assert.is(decidePath(lib, 'write', '.superpi/library/notes.md').verdict, 'allow');

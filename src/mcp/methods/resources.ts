@@ -93,7 +93,7 @@ function loadoutDocument(state: ConnectionState) {
         verdict: decision.verdict,
         rule: decision.verdict === 'deny' ? decision.refusal : decision.rule,
         ...(decision.verdict === rule.verdict ? {} : { harnessVerdict: rule.verdict }),
-        ...(rule.paths ? { paths: rule.paths.map((p) => ({ under: p.under, verdict: p.verdict, why: p.why })) } : {}),
+        ...(rule.paths ? { paths: rule.paths.map((p) => ({ under: p.under, ...(p.anyDepth === true ? { anyDepth: true } : {}), verdict: p.verdict, why: p.why })) } : {}),
       };
     }),
   };
