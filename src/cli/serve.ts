@@ -247,6 +247,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     maxMessageBytes: options.maxMessageBytes,
     maxInputBacklogBytes: options.maxInputBacklogBytes,
     maxOutputBacklogBytes: options.maxOutputBacklogBytes,
+    maxNodeOutputBacklogBytes: options.maxNodeOutputBacklogBytes,
     sessionIdleMs: options.sessionIdleMs,
     sseKeepAliveMs: options.sseKeepAliveMs,
     sendTimeoutMs: options.sendTimeoutMs,

@@ -14,6 +14,16 @@
 export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
 
 /**
+ * Bytes of output held for clients that do not read, all connections of one node together (WebSocket
+ * `bufferedAmount`, the unsent bytes of every HTTP connection: SSE streams and POST replies). Each
+ * connection is bounded by MAX_OUTPUT_BACKLOG_BYTES, but a client may hold hundreds: 12 WebSockets of one
+ * client took the server from 84 MB to 1.4 GB. Past it the connection holding the most is destroyed.
+ * 256 MiB is four connections at the per-connection cap, so one client at that cap never meets it alone,
+ * and a quarter of a 1 GiB container, so the rest of the node (heap, threads, SQLite) keeps the other three.
+ */
+export const MAX_NODE_OUTPUT_BACKLOG_BYTES = 256 * 1024 * 1024;
+
+/**
  * Replies stdio gathers into one write while its session is still handling the lines it was sent: a host
  * with many calls in flight gets them in writes of this many lines, so it starts on the first replies while
  * the server makes the rest, instead of the two processes taking turns. A turn's last replies leave at its

@@ -139,6 +139,8 @@ export class Exchange {
     const body = this.#batch ? `[${this.#replies.join(',')}]` : (this.#replies[0] ?? '');
     this.#res.writeHead(this.#status?.(this.#answered ?? []) ?? 200, { 'Content-Type': 'application/json', ...this.#headers });
     this.#res.end(body);
+    // Its bytes may stay on the connection while the client does not read: the node's budget counts them.
+    this.#keepAlive.backlog.budget?.noteConnection(this.#res.socket);
   }
 }
 

@@ -25,10 +25,12 @@ import type { SessionHost, TransportName } from './session-host.ts';
 import { SendTimeout } from './send-timeout.ts';
 import { SessionReaper } from './session-reaper.ts';
 import { KeepAlive } from './sse-keepalive.ts';
+import { httpConnectionBacklog } from './backlog-sources.ts';
+import { OutputBudget } from './output-budget.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
 import { catchSocketErrors, WebSocketTransport } from './websocket.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
-import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, HTTP_SEND_TIMEOUT_MS, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
+import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, HTTP_SEND_TIMEOUT_MS, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -52,6 +54,8 @@ export interface HttpServerOptions {
   readonly maxInputBacklogBytes?: number;
   /** Output a client may leave unread before its WebSocket is closed 1008 or its SSE stream ended. Default MAX_OUTPUT_BACKLOG_BYTES. */
   readonly maxOutputBacklogBytes?: number;
+  /** Unread output of every connection together, past which the one holding the most is closed (`--max-node-output-backlog-bytes`). Default MAX_NODE_OUTPUT_BACKLOG_BYTES. */
+  readonly maxNodeOutputBacklogBytes?: number;
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
@@ -94,13 +98,17 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   // One sweep for every SSE stream of this server (sse-keepalive.ts), on the clock the reaper reads too.
   // The same sweep bounds what a stream's client may leave unread (every stream is written through it).
   const maxBacklog = options.maxOutputBacklogBytes ?? MAX_OUTPUT_BACKLOG_BYTES;
+  // And every connection's unread output together is held to the node's budget (output-budget.ts).
+  const outputBudget = new OutputBudget(options.maxNodeOutputBacklogBytes ?? MAX_NODE_OUTPUT_BACKLOG_BYTES);
   const keepAlive = new KeepAlive(options.sseKeepAliveMs ?? SSE_KEEPALIVE_MS, host.clock, {
     maxBytes: maxBacklog,
+    budget: outputBudget,
     onOverflow: (bytes) => logger.log('warning', 'SSE stream ended: its client left too much output unread', { bytes, limit: maxBacklog }),
   });
   const http = new StreamableHttp({ ...transportOptions, keepAlive, ...(options.events ? { events: options.events } : {}) });
   const websocket = new WebSocketTransport({
     ...transportOptions,
+    outputBudget,
     ...(options.maxInputBacklogBytes === undefined ? {} : { maxInputBacklogBytes: options.maxInputBacklogBytes }),
     ...(options.maxOutputBacklogBytes === undefined ? {} : { maxOutputBacklogBytes: options.maxOutputBacklogBytes }),
     ...(options.sendTimeoutMs === undefined ? {} : { sendTimeoutMs: options.sendTimeoutMs }),
@@ -161,7 +169,10 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const sendTimeout = new SendTimeout(host.clock, (bytes) => {
     logger.log('warning', 'HTTP connection closed: its client took none of its reply for the send timeout', { bytes, limit: sendTimeoutMs });
   }, sendTimeoutMs);
-  server.on('connection', guarded(logger, 'http connection', (socket: Socket) => sendTimeout.watch(socket)));
+  server.on('connection', guarded(logger, 'http connection', (socket: Socket) => {
+    sendTimeout.watch(socket);
+    httpConnectionBacklog(outputBudget, socket, logger, () => ({ address: socket.remoteAddress }));
+  }));
   server.keepAliveTimeout = HTTP_KEEP_ALIVE_MS;
   // Node's rule: the time allowed for a request's headers must exceed the keep-alive timeout.
   server.headersTimeout = HTTP_KEEP_ALIVE_MS + 1000;
@@ -172,6 +183,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     if (pathname === null) return void socket.end(bareStatus(400, 'Bad Request'));
     if (pathname !== '/mcp') return void socket.end(bareStatus(404, 'Not Found'));
     sendTimeout.forget(socket as Socket);
+    outputBudget.closeConnection(socket);
     websocket.upgrade(req, socket, head);
   }, (_error, _req, socket) => {
     if (socket.writable) socket.end(bareStatus(500, 'Internal Server Error'));

@@ -3,6 +3,7 @@
 // its queued output passes the backlog a client may leave unread. Every check is an integer comparison.
 
 import type { WebSocket } from 'ws';
+import type { Backlog } from './output-budget.ts';
 
 export interface FlowLimits {
   /** Characters of the session's messages read and not yet handled before reading stops (MAX_INPUT_BACKLOG_BYTES). */
@@ -28,6 +29,8 @@ export class SocketFlow {
   readonly #ws: WebSocket;
   readonly #limits: FlowLimits;
   readonly #report: (event: FlowEvent) => void;
+  /** The socket's part of the node's output budget: noted after every send and every write that left. */
+  readonly #backlog: Backlog | null;
   #session: InputBacklog | null = null;
   /** Characters of frames held while the session opens. */
   #early = 0;
@@ -41,10 +44,11 @@ export class SocketFlow {
   /** One callback for every write while the output is full (no closure per message). */
   readonly #written = (): void => this.#afterWrite();
 
-  constructor(ws: WebSocket, limits: FlowLimits, report: (event: FlowEvent) => void) {
+  constructor(ws: WebSocket, limits: FlowLimits, report: (event: FlowEvent) => void, backlog: Backlog | null = null) {
     this.#ws = ws;
     this.#limits = limits;
     this.#report = report;
+    this.#backlog = backlog;
   }
 
   /** Reading is stopped (for input or output). */
@@ -86,9 +90,12 @@ export class SocketFlow {
   send(line: string): void {
     const ws = this.#ws;
     if (ws.readyState !== ws.OPEN) return;
-    // Only a write that may fill the socket carries a callback: it says when the queue has gone down.
-    if (this.#outputFull || ws.bufferedAmount + line.length > this.#limits.outputPauseBytes) ws.send(line, this.#written);
+    // Only a write that may fill the socket carries a callback (every write, under a node budget): it
+    // says when the queue has gone down.
+    if (this.#backlog !== null || this.#outputFull || ws.bufferedAmount + line.length > this.#limits.outputPauseBytes) ws.send(line, this.#written);
     else ws.send(line);
+    this.#backlog?.note();
+    if (ws.readyState !== ws.OPEN) return;
     const queued = ws.bufferedAmount;
     if (queued > 0) this.#queuedSince = true;
     if (queued <= this.#limits.outputPauseBytes) return;
@@ -122,6 +129,7 @@ export class SocketFlow {
 
   #afterWrite(): void {
     this.#writes++;
+    this.#backlog?.note();
     if (!this.#outputFull || this.#ws.bufferedAmount > this.#limits.outputPauseBytes) return;
     this.#outputFull = false;
     this.#resumeIfClear();

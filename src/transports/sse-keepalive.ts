@@ -8,6 +8,7 @@
 // to them.
 
 import { type Clock, systemClock } from '../time/clock.ts';
+import type { OutputBudget } from './output-budget.ts';
 import { MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 /** Sweeps per interval: a stream gets its comment at most a quarter interval past the interval. */
@@ -30,6 +31,8 @@ export interface StreamBacklog {
   readonly maxBytes: number;
   /** A stream was ended past `maxBytes`, with `bytes` unread. */
   readonly onOverflow?: (bytes: number) => void;
+  /** The node's budget over every connection's unread output: a write notes its reply's connection there. */
+  readonly budget?: OutputBudget;
 }
 
 export class KeepAlive {

@@ -192,6 +192,7 @@ export class SseStream implements IdleStream {
     if (!this.#open) return;
     this.#lastWrite = this.#keepAlive.sweeps;
     this.#res.write(chunk);
+    this.#keepAlive.backlog.budget?.noteConnection(this.#res.socket);
     // A client that reads nothing while events keep coming would grow this reply's buffer without end
     // (node:http queues every write): past the backlog limit the stream is ended, its unread bytes dropped,
     // as a WebSocket is closed 1008 and a stdio host treated as gone. A resumable stream's client may come

@@ -145,6 +145,7 @@ export class StreamableHttp {
     if (plain !== null) {
       target.writeHead(plain.status, plain.headers);
       target.end(plain.body ?? undefined);
+      this.#keepAlive.backlog.budget?.noteConnection(target.socket);
     }
   }
 

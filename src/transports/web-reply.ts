@@ -20,6 +20,8 @@ export interface ReplyTarget {
   readonly writableLength: number;
   /** Ends the reply at once, unsent bytes dropped: the client left too much unread. */
   destroy(): unknown;
+  /** The connection a node:http reply is written to (the node's output budget counts it); none for a web-standard reply. */
+  readonly socket?: object | null;
   /** 'close': the reply ended or the client went away. */
   on(event: 'close', listener: () => void): unknown;
   /** 'drain': what a `write` that returned false held up has been taken (a forwarded reply reads on). */

@@ -18,6 +18,8 @@ import { onTokenExpiry } from './token-expiry.ts';
 import { checkHostAndOrigin } from './origin.ts';
 import { type HostedSession, isRefusal, type SessionSlot } from './session-host.ts';
 import { SendTimeout } from './send-timeout.ts';
+import type { OutputBudget } from './output-budget.ts';
+import { principalName, webSocketBacklog } from './backlog-sources.ts';
 import { type FlowEvent, type FlowLimits, SocketFlow } from './socket-flow.ts';
 import type { StreamableHttpOptions } from './streamable-http.ts';
 import { HTTP_SEND_TIMEOUT_MS, MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, WS_EARLY_FRAMES, WS_OUTPUT_PAUSE_BYTES, WS_PING_INTERVAL_MS } from '../limits.ts';
@@ -31,7 +33,7 @@ export interface Liveness {
 }
 
 /** The same admission and limits as Streamable HTTP on the same port, the socket's flow budgets and its liveness. */
-export type WebSocketTransportOptions = StreamableHttpOptions & Partial<FlowLimits> & Partial<Liveness>;
+export type WebSocketTransportOptions = StreamableHttpOptions & Partial<FlowLimits> & Partial<Liveness> & { readonly outputBudget?: OutputBudget };
 
 export class WebSocketTransport {
   readonly #options: WebSocketTransportOptions;
@@ -123,7 +125,7 @@ export class WebSocketTransport {
     const flow = new SocketFlow(ws, this.#limits, (event: FlowEvent) => {
       if (event.kind === 'overflow') logger.log('warning', 'WebSocket closed: its client left too much output unread', { session: sessionId, bytes: event.bytes, limit: this.#limits.maxOutputBacklogBytes });
       else logger.log('debug', `WebSocket reading ${event.kind}`, { session: sessionId, ...event });
-    });
+    }, webSocketBacklog(this.#options.outputBudget, ws, logger, () => ({ session: sessionId, principal: principalName(principal) })));
     ws.on('message', guarded(logger, 'WebSocket message', (data: RawData, isBinary: boolean) => {
       if (isBinary) {
         flow.send(errorLine(null, ErrorCode.InvalidRequest, 'Invalid request: send JSON-RPC messages as text frames'));

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount } from '../../src/actors/thread-count.ts';
-import { MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
+import { MAX_INPUT_BACKLOG_BYTES, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
 import { HTTP_ONLY_FLAGS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
@@ -81,6 +81,17 @@ test('--max-input-backlog-bytes and --max-output-backlog-bytes set the flow budg
   assert.throws(() => serve(['--max-output-backlog-bytes', 'lots']), (e: unknown) => e instanceof OptionsError && e.message.includes('--max-output-backlog-bytes'));
   assert.match(usage, `--max-input-backlog-bytes N`);
   assert.match(usage, `default: ${MAX_OUTPUT_BACKLOG_BYTES}`);
+});
+
+test('--max-node-output-backlog-bytes (or SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES) sets the node output budget, MAX_NODE_OUTPUT_BACKLOG_BYTES by default; the flag wins', () => {
+  assert.is(serve([]).maxNodeOutputBacklogBytes, MAX_NODE_OUTPUT_BACKLOG_BYTES);
+  assert.is(serve(['--max-node-output-backlog-bytes', '4194304']).maxNodeOutputBacklogBytes, 4194304);
+  assert.is(serve([], { SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES: '8388608' }).maxNodeOutputBacklogBytes, 8388608);
+  assert.is(serve(['--max-node-output-backlog-bytes', '4194304'], { SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES: '8388608' }).maxNodeOutputBacklogBytes, 4194304);
+  assert.throws(() => serve(['--max-node-output-backlog-bytes', '0']), (e: unknown) => e instanceof OptionsError && e.message.includes('--max-node-output-backlog-bytes'));
+  assert.throws(() => serve([], { SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES: 'lots' }), (e: unknown) => e instanceof OptionsError);
+  assert.ok((HTTP_ONLY_FLAGS as readonly string[]).includes('max-node-output-backlog-bytes'), 'refused with --stdio, which has no such budget');
+  assert.match(usage, `default: ${MAX_NODE_OUTPUT_BACKLOG_BYTES}`);
 });
 
 test('--tool-timeout is in seconds', () => {
