@@ -7,7 +7,6 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { ErrorCode, type Params } from './jsonrpc.ts';
 import type { LogLevel } from './logging-level.ts';
 import { answer, answerWith, type Outgoing } from './outgoing.ts';
-import type { RepeatedText } from './repeated-text.ts';
 import { CATALOG_CACHE_TTL_MS, RESOURCE_CACHE_TTL_MS } from '../limits.ts';
 
 /** The modern revisions super-pi speaks, newest first (the legacy ones are in version.ts). */
@@ -104,13 +103,12 @@ export function shapeModernResult(request: ModernRequest, server: { name: string
  * `_meta` or `resultType` of its own, for a method without cache hints (a tool's, most often), gets
  * exactly the members every such answer of this server gets: serialised once and appended to the
  * result's own JSON (the same line, without copying the result and serialising those members per answer).
- * `repeated`: a text the result holds in several places, encoded once (repeated-text.ts).
  */
-export function modernAnswer(request: ModernRequest, server: { name: string; version: string }, id: RequestId, result: unknown, repeated?: RepeatedText): Outgoing {
+export function modernAnswer(request: ModernRequest, server: { name: string; version: string }, id: RequestId, result: unknown): Outgoing {
   if (!isRecord(result) || cacheTtl.has(request.method) || Object.hasOwn(result, '_meta') || Object.hasOwn(result, 'resultType')) {
     return answer(id, shapeModernResult(request, server, result));
   }
-  return answerWith(id, result, completeMembers(server), repeated);
+  return answerWith(id, result, completeMembers(server));
 }
 
 /** `"resultType":"complete","_meta":{…}` for `server`, serialised once per server. */

@@ -14,7 +14,7 @@ import { getPrompt, listPrompts } from './methods/prompts.ts';
 import { subscribe, subscribeCancelled, subscribed, subscribedUri, unsubscribe } from './methods/subscriptions.ts';
 import { conversationListed } from './methods/conversation-list.ts';
 import { listResourceTemplates, listResources, readResource, renderWorkspace, staticResources, transcriptPage } from './methods/resources.ts';
-import { callTool, confirmationAnswered, confirmationConsumed, listTools, toolAnswer } from './methods/tools.ts';
+import { callTool, confirmationAnswered, confirmationConsumed, listTools, toolResult } from './methods/tools.ts';
 import { cancelTask, getTask, taskCancelled, taskCreated, taskRead, taskUpdated, updateTask } from './methods/tasks.ts';
 import { isModernRequest } from './era.ts';
 import { handleModernEffectResult, handleModernRequest } from './modern.ts';
@@ -348,7 +348,7 @@ function foldEffectResult(result: EffectResult, state: ConnectionState): Step {
       // principal's requests), and its listing is the store's, so its conversation is not kept here.
       const started = pending.kind === 'tool' && pending.tool === 'harness_task' && pending.modern === undefined ? result.outcome.structured?.conversation_id : undefined;
       const after = typeof started === 'string' && !next.conversations.includes(started) ? { ...next, conversations: [...next.conversations, started] } : next;
-      return toolAnswer(after, pending.requestId, result.outcome);
+      return reply(after, pending.requestId, toolResult(result.outcome, after));
     }
     case 'transcript': {
       const uri = pending.kind === 'resource' ? pending.uri : '';

@@ -1,7 +1,6 @@
 // JSON-RPC 2.0 framing for MCP: classifying one parsed message, the error catalogue, reply builders.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
-import { type RepeatedText, withRepeatedText } from './repeated-text.ts';
 import { MAX_METHOD_LENGTH, MAX_REQUEST_ID_LENGTH } from '../limits.ts';
 
 /** The error catalogue: stable codes, one place. */
@@ -63,12 +62,7 @@ export function classify(msg: unknown): Classified {
   return { kind: 'invalid', id, reason: 'a message needs a method (request or notification) or a result/error (response)' };
 }
 
-/** The line of `result` answering `id`; `repeated`: a text `result` holds in several places, encoded once (repeated-text.ts). */
-export function resultLine(id: RequestId, result: unknown, repeated?: RepeatedText): string {
-  if (repeated !== undefined) {
-    const line = withRepeatedText(JSON.stringify({ jsonrpc: '2.0', id, result: repeated.standIn }), repeated);
-    if (line !== null) return line;
-  }
+export function resultLine(id: RequestId, result: unknown): string {
   return JSON.stringify({ jsonrpc: '2.0', id, result });
 }
 

@@ -4,7 +4,6 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { errorLine, notificationLine, requestLine, resultLine } from './jsonrpc.ts';
-import type { RepeatedText } from './repeated-text.ts';
 
 export interface Outgoing {
   /** One JSON-RPC message, serialised (without its newline). */
@@ -21,16 +20,16 @@ export interface Outgoing {
   readonly negotiated?: string;
 }
 
-/** The result of request `id` (`repeated`: a text it holds in several places, encoded once). */
-export const answer = (id: RequestId, result: unknown, repeated?: RepeatedText): Outgoing => ({ line: resultLine(id, result, repeated), inReplyTo: id });
+/** The result of request `id`. */
+export const answer = (id: RequestId, result: unknown): Outgoing => ({ line: resultLine(id, result), inReplyTo: id });
 
 /**
  * The result of request `id` with `members` appended: JSON object members, already serialised
  * (`"k":v,…`, no braces), that many answers share, so they are serialised once rather than per answer.
  * `result` is a plain object (its JSON ends with `}`); the members must not repeat any of its keys.
  */
-export function answerWith(id: RequestId, result: Record<string, unknown>, members: string, repeated?: RepeatedText): Outgoing {
-  const line = resultLine(id, result, repeated);
+export function answerWith(id: RequestId, result: Record<string, unknown>, members: string): Outgoing {
+  const line = resultLine(id, result);
   // The line ends with the result's closing brace and the message's; an empty result (`{}`) takes no comma.
   const empty = line.charCodeAt(line.length - 3) === 0x7b;
   return { line: `${line.slice(0, -2)}${empty ? '' : ','}${members}}}`, inReplyTo: id };

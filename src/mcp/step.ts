@@ -5,7 +5,6 @@ import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import type { Effect } from './effects.ts';
 import { type ModernRequest, modernAnswer, modernErrorCode } from './era.ts';
 import { answer, type Outgoing, refusal } from './outgoing.ts';
-import type { RepeatedText } from './repeated-text.ts';
 import { type ConnectionState, NO_PENDING, type Pending } from './state.ts';
 
 export interface Step {
@@ -15,12 +14,9 @@ export interface Step {
   readonly effects: Effect[];
 }
 
-/**
- * The result of request `id`; in a modern request's view, shaped for that era (era.ts). `repeated`: a text
- * the result holds in several places, encoded once (repeated-text.ts).
- */
-export const reply = (state: ConnectionState, id: RequestId, result: unknown, effects: Effect[] = [], repeated?: RepeatedText): Step =>
-  ({ state, replies: [state.modern ? modernAnswer(state.modern, state.config.server, id, result, repeated) : answer(id, result, repeated)], effects });
+/** The result of request `id`; in a modern request's view, shaped for that era (era.ts). */
+export const reply = (state: ConnectionState, id: RequestId, result: unknown, effects: Effect[] = []): Step =>
+  ({ state, replies: [state.modern ? modernAnswer(state.modern, state.config.server, id, result) : answer(id, result)], effects });
 
 export const fail = (state: ConnectionState, id: RequestId | null, code: number, message: string, data?: unknown): Step =>
   ({ state, replies: [refusal(id, state.modern ? modernErrorCode(code) : code, message, data)], effects: [] });

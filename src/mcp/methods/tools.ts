@@ -15,7 +15,6 @@ import { ErrorCode, type Params } from '../jsonrpc.ts';
 import { argumentsDigest } from '../request-state.ts';
 import { confirmationNeeded, type HeldCall, playInputRequired, readPersonAnswer, readRetry, type Spend } from '../round-trip.ts';
 import { listReply } from './list-reply.ts';
-import { REPEATED_TEXT_MIN_CHARS, TEXT_STAND_IN } from '../repeated-text.ts';
 import { type ConnectionState, effectiveHarness, type Pending } from '../state.ts';
 import { addPending, fail, reply, type Step } from '../step.ts';
 import { versionFeatures } from '../version.ts';
@@ -153,20 +152,6 @@ export function confirmationConsumed(state: ConnectionState, pending: Extract<Pe
   if (firstUse) return startTool(state, pending.requestId, pending.tool, pending.args, pending.progressToken);
   return fail(state, pending.requestId, ErrorCode.InvalidParams,
     `Invalid params: requestState was already used: the person's confirmation runs ${pending.tool} once, and it ran (or was started) on an earlier retry; call the tool again without requestState to ask the person afresh`);
-}
-
-/**
- * The answer to a finished call. A read's window is both its text and its structuredContent.content: that
- * text is encoded once for both (repeated-text.ts), the line unchanged.
- */
-export function toolAnswer(state: ConnectionState, id: RequestId, outcome: ToolOutcome): Step {
-  const result = toolResult(outcome, state);
-  const text = outcome.text;
-  const structured = result.structuredContent;
-  if (structured === undefined || text.length < REPEATED_TEXT_MIN_CHARS || structured.content !== text) return reply(state, id, result);
-  // Spreads that only replace members their source has: V8 keeps those copies fast (mcp/step.ts).
-  const standIn = toolResult({ ...outcome, text: TEXT_STAND_IN, structured: { ...structured, content: TEXT_STAND_IN } }, state);
-  return reply(state, id, result, [], { text, places: 2, standIn });
 }
 
 export function toolResult(outcome: ToolOutcome, state: ConnectionState): CallToolResult {
