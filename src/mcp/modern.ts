@@ -9,7 +9,8 @@ import {
   isModernVersion, metaField, metaOf, modernVersions, removedInModern,
 } from './era.ts';
 import { ErrorCode, type Params } from './jsonrpc.ts';
-import { isLogLevel, logLevels, passes } from './logging-level.ts';
+import { isLogLevel, type LogLevel, logLevels, passes } from './logging-level.ts';
+import { isKeptMeta } from './meta-cache.ts';
 import { keptClientInfo, serverImplementation, serverInstructions } from './methods/initialize.ts';
 import { serverExtensions } from './methods/tasks.ts';
 import { notice, type Outgoing } from './outgoing.ts';
@@ -31,6 +32,13 @@ const isRecord = (v: unknown): v is Record<string, unknown> => typeof v === 'obj
  */
 export function readModernContext(method: string, params: Params): ModernRequest | [number, string, unknown?] {
   const meta = metaOf(params);
+  // The `_meta` read last, when it is a kept parse (meta-cache.ts: the same frozen object for every line that
+  // carries the same text): it reads as it read then. Saves the checks, the capabilities' JSON and the client
+  // info's comparison, ~1k instructions of every modern request (BENCHMARKS.md, wt/perf3).
+  const last = lastContext;
+  if (last !== null && last.meta === meta && meta !== undefined && isKeptMeta(meta)) {
+    return { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: last.logLevel };
+  }
   if (meta === undefined) return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs params._meta (an object)`];
   const version = metaField(meta, META_PROTOCOL_VERSION);
   if (version === undefined) return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs _meta["${META_PROTOCOL_VERSION}"]`];
@@ -53,21 +61,27 @@ export function readModernContext(method: string, params: Params): ModernRequest
   }
   // A client sends the same context with every request: the last one read is reused when this one's
   // capabilities (as JSON text) and client info are the same, so a request allocates only its own record.
-  const last = lastContext;
   if (last !== null && last.capabilitiesJson === json && sameClientInfo(last.clientInfo, info)) {
+    lastContext = { meta, capabilitiesJson: json, clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
     return { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
   }
   const clientInfo = keptClientInfo(info, `_meta["${META_CLIENT_INFO}"]`);
   if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
-  lastContext = { capabilitiesJson: json, clientCapabilities: declared as ClientCapabilities, clientInfo };
+  lastContext = { meta, capabilitiesJson: json, clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
   return { method, protocolVersion: modernVersions[0], clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
 }
 
 /**
- * The context of the last modern request read on this thread. Its objects are never written (the core
- * does not change its input), so another request with the same text may share them.
+ * The context of the last modern request read on this thread, and the `_meta` it was read from. Its objects
+ * are never written (the core does not change its input), so another request with the same text may share them.
  */
-let lastContext: { readonly capabilitiesJson: string; readonly clientCapabilities: ClientCapabilities; readonly clientInfo: Implementation | null } | null = null;
+let lastContext: {
+  readonly meta: Record<string, unknown>;
+  readonly capabilitiesJson: string;
+  readonly clientCapabilities: ClientCapabilities;
+  readonly clientInfo: Implementation | null;
+  readonly logLevel: LogLevel | null;
+} | null = null;
 
 /** Would `keptClientInfo(given)` keep exactly `kept`? (Only for a `kept` it already checked.) */
 function sameClientInfo(kept: Implementation | null, given: unknown): boolean {

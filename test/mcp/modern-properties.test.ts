@@ -6,8 +6,11 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { handleMcpLine } from '../../src/mcp/handle.ts';
+import { handleMcpLine, handleParsedMessage } from '../../src/mcp/handle.ts';
 import { logLevels } from '../../src/mcp/logging-level.ts';
+import { isKeptMeta, parseMessageText } from '../../src/mcp/meta-cache.ts';
+import { readModernContext } from '../../src/mcp/modern.ts';
+import { initialState } from '../../src/mcp/state.ts';
 import { ready } from './golden.ts';
 
 const SEED = 20_261_205;
@@ -99,6 +102,47 @@ test('legacy and modern messages interleaved on one connection stay apart: each 
       assert.is(state.modern, undefined);
     });
   }), { seed: SEED, numRuns: 300 });
+});
+
+test('a _meta the cache keeps, read again, answers as a fresh parse of the same line answers (any _meta, any order of repeats)', () => {
+  const fresh = initialState({ workspace: '/ws' });
+  let kept = 0;
+  fc.assert(fc.property(fc.array(meta, { minLength: 1, maxLength: 4 }), fc.array(fc.tuple(fc.nat(), fc.constantFrom(...methods)), { minLength: 2, maxLength: 12 }), (metas, order) => {
+    const lines = order.map(([at, method], i) => JSON.stringify({ jsonrpc: '2.0', id: i, method, params: { name: 'read', arguments: { path: 'a.txt' }, _meta: metas[at % metas.length] } }));
+    // Through the cache (a repeated text is the same frozen object, read last time or not), then whole.
+    const cached = lines.map((line) => {
+      if (isKeptMeta((parseMessageText(line) as { params: { _meta: unknown } }).params._meta)) kept++;
+      return handleMcpLine(line, fresh).replies.map((r) => r.line);
+    });
+    const whole = lines.map((line) => handleParsedMessage(JSON.parse(line), fresh).replies.map((r) => r.line));
+    assert.equal(cached, whole);
+  }), { seed: SEED, numRuns: 500 });
+  assert.ok(kept > 100, `the cache kept the repeated _meta of ${kept} lines`);
+});
+
+test('a kept _meta read again is not checked and serialised again: it reads as it read last time', () => {
+  const text = JSON.stringify({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': { sampling: {} }, 'io.modelcontextprotocol/clientInfo': { name: 'kept', version: '1' } });
+  const line = `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":${text}}}`;
+  parseMessageText(line);
+  const params = (parseMessageText(line) as { params: Record<string, unknown> }).params;
+  assert.ok(isKeptMeta(params._meta));
+  const first = readModernContext('tools/list', params);
+  const original = JSON.stringify;
+  let serialised = 0;
+  JSON.stringify = ((...args: Parameters<typeof JSON.stringify>) => {
+    serialised++;
+    return original(...args);
+  }) as typeof JSON.stringify;
+  let again: ReturnType<typeof readModernContext>;
+  try {
+    again = readModernContext('tools/call', params);
+  } finally {
+    JSON.stringify = original;
+  }
+  assert.is(serialised, 0);
+  assert.equal(again, { ...(first as object), method: 'tools/call' });
+  // A copy that is not kept is read in full, and reads the same.
+  assert.equal(readModernContext('tools/call', JSON.parse(original({ _meta: params._meta })) as Record<string, unknown>), again);
 });
 
 test.run();
