@@ -124,6 +124,7 @@ export async function openServer(options: ServerOptions, extra: Pick<LibraryOpti
       threads: options.threads,
       toolThreads: options.toolThreads,
       toolShare: options.toolShare,
+      maxRequestsInFlightPerPrincipal: options.maxRequestsInFlightPerPrincipal,
       chaos: options.chaos,
       intensities: options.intensities,
       logger,

@@ -5,6 +5,7 @@ import { cancelledRequest, progressTokenOf, type ReadFrame } from '../mcp/frame.
 import { ErrorCode, idKey, reusedIdMessage } from '../mcp/jsonrpc.ts';
 import { type Outgoing, refusal } from '../mcp/outgoing.ts';
 import { type BatchPart, isSafeToRetry, type TrackedRequest } from './crash-recovery.ts';
+import type { RequestAccount } from './principal-requests.ts';
 
 /** What goes on to the core of a line, with the keys of its requests. */
 export interface TrackedLine {
@@ -18,9 +19,10 @@ export interface TrackedLine {
  * Notes the requests of a line (ids, and what a retry needs) and its cancellations; parse errors are the
  * actor's to answer. A request reusing the id of one in flight (or of another in the same batch) is
  * refused here and left out of what goes to the core: the request in flight keeps its id, its entry here
- * and its answer. Null when nothing of the line is left for the core.
+ * and its answer. A request past its principal's count on this node (`account`) is refused -32011 and left
+ * out the same way: nothing of it runs. Null when nothing of the line is left for the core.
  */
-export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, sink: { send(out: Outgoing): void }, settleWork: (key: string) => void): TrackedLine | null {
+export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<string, TrackedRequest>, sink: { send(out: Outgoing): void }, settleWork: (key: string) => void, account: RequestAccount | null = null): TrackedLine | null {
   if (read === null) return { line: text, keys: [], read };
   const keys: string[] = [];
   const batch: BatchPart[] = [];
@@ -44,6 +46,10 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
       sink.send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
       return;
     }
+    if (account !== null && !account.acquire()) {
+      sink.send(refusal(id, ErrorCode.ServerBusy, principalBusyMessage(account.limit)));
+      return;
+    }
     keys.push(key);
     if (read.batch) batch.push({ key, value: read.values[i] });
     kept.push(i);
@@ -61,4 +67,9 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
   const values = kept.map((i) => read.values[i]);
   const rest: ReadFrame = { batch: true, messages: kept.map((i) => read.messages[i] as ReadFrame['messages'][number]), values };
   return { line: JSON.stringify(values), keys, read: rest, ...parts };
+}
+
+/** Why a request past its principal's count was refused: names the limit, as the per-session refusal does. */
+export function principalBusyMessage(limit: number): string {
+  return `Server busy: this principal already has MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL (${limit}) requests in flight on this node, across its sessions; wait for some to finish`;
 }

@@ -6,6 +6,7 @@ import type { Outgoing } from '../mcp/outgoing.ts';
 import type { ConnectionConfig } from '../mcp/state.ts';
 import type { Logger } from '../log/logger.ts';
 import type { EffectDeps } from './effect-runner.ts';
+import type { RequestAccount } from './principal-requests.ts';
 
 export interface SessionDeps {
   readonly id: string;
@@ -23,4 +24,6 @@ export interface SessionDeps {
   readonly onCheckpoint?: (checkpoint: ArrayBuffer) => void;
   /** The node's key for 2026-07-28 `requestState` seals, handed to each connection actor (docs/multi-round-trip.md). */
   readonly stateKey?: Uint8Array;
+  /** This session's part of its principal's requests in flight on the node (MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL); none: unbounded across sessions. */
+  readonly requests?: RequestAccount;
 }

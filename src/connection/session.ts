@@ -162,10 +162,11 @@ export class Session implements ActorOwner {
     if (this.#closed) return;
     let delivery: Delivery;
     if (frame.kind === 'line') {
-      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps, (key) => this.#settle(key));
-      // Every request in it reused an id in flight, and was refused: nothing is left for the core.
+      const tracked = trackLine(frame.text, frameRead, this.#requests(), this.#deps, (key) => this.#settle(key), this.#deps.requests ?? null);
+      if (tracked !== null && this.#early?.active) this.#early.answer(tracked.read, this.#requests(), this.#deps);
+      this.#settleRequests();
+      // Every request in it was refused (an id in flight, or no room for its principal): nothing is left for the core.
       if (tracked === null) return;
-      if (this.#early?.active) this.#early.answer(tracked.read, this.#requests(), this.#deps);
       // An actor on this thread reads this parse instead of its own (parsed-lines.ts); another thread's would only keep it alive.
       delivery = { msg: lineMessage(tracked.line, this.#actor?.sameThread === true ? tracked.read : null), keys: tracked.keys, crashes: 0, ...(tracked.batch ? { batch: tracked.batch } : {}) };
     } else {
@@ -263,6 +264,7 @@ export class Session implements ActorOwner {
     this.#inputChanged();
     const requests = [...(this.#inFlight?.values() ?? [])];
     this.#inFlight = null;
+    this.#settleRequests();
     this.#creations = null;
     for (const r of requests) this.#deps.send(givenUp(r.id, why));
     this.#silenced = true;
@@ -270,9 +272,7 @@ export class Session implements ActorOwner {
   }
 
   /** True once the session's supervisor gave it up. */
-  get givenUp(): boolean {
-    return this.#givenUp !== null;
-  }
+  get givenUp(): boolean { return this.#givenUp !== null; }
 
   #answerGivenUp(read: ReadFrame | null): void {
     for (const m of read?.messages ?? []) if (m.kind === 'request') this.#deps.send(givenUp(m.id, this.#givenUp ?? ''));
@@ -308,6 +308,7 @@ export class Session implements ActorOwner {
       this.#inFlight?.delete(key);
       this.#deps.send(refusal(id, ErrorCode.RequestAborted, `Request aborted: ${reason} while this request was in flight; its outcome is unknown.`, data));
     }
+    this.#settleRequests();
     this.#notifyIdle();
   }
 
@@ -317,6 +318,7 @@ export class Session implements ActorOwner {
     // Tasks record that they were stopped before the session goes.
     await this.#tasks?.close('the session closed');
     this.#closed = true;
+    this.#settleRequests();
     this.#inputChars = 0;
     this.#inputChanged();
     this.#actor?.stop();
@@ -354,6 +356,7 @@ export class Session implements ActorOwner {
       this.#deps.send(reply);
     }
     if (this.#inFlight?.size === 0) this.#inFlight = null;
+    this.#settleRequests();
     if (this.#idleWaiters !== null && !this.#working()) this.#notifyIdle();
     for (const effect of out.effects) {
       if ('ticket' in effect) (this.#work ??= new AdoptableWork()).issued(effect);
@@ -430,6 +433,7 @@ export class Session implements ActorOwner {
       answered: recovery.answers.length, droppedPoison: recovery.droppedPoison,
     });
     for (const { id, reason: answer } of recovery.answers) this.#deps.send(crashAnswer(id, answer, why));
+    this.#settleRequests();
     const buffer = [...recovery.redeliver, ...(this.#buffer ?? [])];
     this.#buffer = buffer.length > 0 ? buffer : null;
     // What is left unhandled is what the next actor gets: counted afresh (an exit is rare; the buffer is bounded).
@@ -456,13 +460,12 @@ export class Session implements ActorOwner {
   }
 
   /** The first actor is up: the early answers end, and go once no reply of the actor's is left to confirm one. */
-  #endEarly(): void {
-    if (this.#early?.end()) this.#early = null;
-  }
+  #endEarly(): void { if (this.#early?.end()) this.#early = null; }
 
-  #requests(): Map<string, TrackedRequest> {
-    return (this.#inFlight ??= new Map());
-  }
+  #requests(): Map<string, TrackedRequest> { return (this.#inFlight ??= new Map()); }
+
+  /** The principal's count on the node follows what this session has in flight (none once it closed): it cannot drift. */
+  #settleRequests(): void { this.#deps.requests?.settle(this.#closed ? 0 : (this.#inFlight?.size ?? 0)); }
 
   /** Is a request in flight that will end by itself? A listen stream (`stream`) lasts until cancelled: a drain does not wait for it. */
   #working(): boolean {
@@ -491,5 +494,6 @@ export class Session implements ActorOwner {
       this.#inFlight?.delete(key);
       this.#deps.send(refusal(request.id, ErrorCode.ServerBusy, `Request refused: ${why}`));
     }
+    this.#settleRequests();
   }
 }

@@ -59,6 +59,14 @@ export const MAX_LISTEN_TASK_IDS = 64;
 /** Requests of one session in flight at once (tool calls, confirmations, resource reads, completions). Past it: -32011 (server busy). */
 export const MAX_REQUESTS_IN_FLIGHT = 512;
 
+/**
+ * Requests of one principal in flight at once on this node, across all its sessions, connections and
+ * 2026-07-28 (sessionless) requests: two sessions' worth of `MAX_REQUESTS_IN_FLIGHT`, so one client with
+ * many sessions cannot multiply the per-session bound (100 sessions × 512 reads of large files ran the
+ * node out of memory). Past it: -32011 (server busy), naming the limit. `--max-requests-in-flight-per-principal`.
+ */
+export const MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL = 1024;
+
 /** Conversations (harness tasks) one 2025 session starts (it lists them). Past it: a further `harness_task` call gets -32602. */
 export const MAX_SESSION_CONVERSATIONS = 1000;
 

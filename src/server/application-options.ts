@@ -69,6 +69,8 @@ export interface ApplicationOptions {
    * node sweeps expired ones (task/task-retention.ts); undefined (the default): none, nothing is deleted.
    */
   readonly taskTtlMs?: number;
+  /** Requests one principal may have in flight on this node across its sessions (`--max-requests-in-flight-per-principal`); default MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL. */
+  readonly maxRequestsInFlightPerPrincipal?: number;
   /** The session quota (`--max-sessions` and its kin); default the flags' defaults, no tokens configured. */
   readonly sessionLimits?: QuotaLimits;
 }

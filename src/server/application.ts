@@ -57,6 +57,7 @@ import { ConversationWatches } from './conversation-watches.ts';
 import { SessionEffects, type SessionServices } from './session-effects.ts';
 import { SessionOutlet } from './session-outlet.ts';
 import { poolPrincipal, sharesSessions, TAKEN_OVER } from './principal-keys.ts';
+import { PrincipalRequests } from '../connection/principal-requests.ts';
 
 export { type ApplicationOptions, DEFAULT_SESSION_LIMITS, SessionRefusedError } from './application-options.ts';
 
@@ -77,6 +78,8 @@ export class Application implements SessionHost {
   readonly registry: SessionRegistry;
   /** What each principal's harness tasks spend on this node (tasks at once, turns and model calls per minute). */
   readonly budgets: PrincipalBudgets;
+  /** Each principal's requests in flight on this node, across its sessions (MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL). */
+  readonly requests: PrincipalRequests;
   #nextSession = 1;
   #store: AsyncConversationStore | null = null;
   /** Where harness tasks run: each under its own supervisor, waited for at stop (task-supervision.ts). */
@@ -123,6 +126,7 @@ export class Application implements SessionHost {
       onInlineCalls: (series) => this.observer.inlineCalls(series),
     });
     this.budgets = new PrincipalBudgets(options.taskBudget ?? DEFAULT_TASK_BUDGET_LIMITS, this.#clock);
+    this.requests = new PrincipalRequests(options.maxRequestsInFlightPerPrincipal);
     this.tools = new ToolPool({ maxThreads: options.toolThreads, principalShare: options.toolShare });
     this.observer = new ServerObserver({ metrics, threads: () => this.scheduler.threads(), flushInlineCalls: () => this.scheduler.flushInlineCalls(), started: this.#started });
     this.#services = this.#sessionServices();
@@ -309,7 +313,7 @@ export class Application implements SessionHost {
     const session = new Session(new SessionOutlet(id, options.send, this.observer, {
       stateKey: this.#stateKey, scheduler: this.scheduler, effects: facts, config, logger: this.#options.logger, checkpoint: resumed?.checkpoint,
       onCheckpoint: stored === null ? undefined : (checkpoint: ArrayBuffer) => stored.save(new Uint8Array(checkpoint)),
-      crashProbability: this.#options.chaos.crashActorProbability,
+      crashProbability: this.#options.chaos.crashActorProbability, requests: this.requests.account(poolPrincipal(options.principal)),
     }));
     facts.session = session;
     // By its handle, never `registryId`: an Mcp-Session-Id is a credential no observer is shown.

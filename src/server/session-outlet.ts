@@ -5,6 +5,7 @@
 
 import type { Scheduler } from '../actors/scheduler.ts';
 import type { EffectDeps } from '../connection/effect-runner.ts';
+import type { RequestAccount } from '../connection/principal-requests.ts';
 import type { SessionDeps } from '../connection/session-deps.ts';
 import type { Logger } from '../log/logger.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
@@ -25,6 +26,7 @@ export interface OutletParts {
   readonly checkpoint?: ArrayBuffer | undefined;
   readonly onCheckpoint?: ((checkpoint: ArrayBuffer) => void) | undefined;
   readonly crashProbability?: number | undefined;
+  readonly requests?: RequestAccount | undefined;
 }
 
 export class SessionOutlet implements SessionDeps {
@@ -37,6 +39,7 @@ export class SessionOutlet implements SessionDeps {
   readonly checkpoint?: ArrayBuffer;
   readonly onCheckpoint?: (checkpoint: ArrayBuffer) => void;
   readonly crashProbability?: number;
+  readonly requests?: RequestAccount;
   readonly #send: (out: Outgoing) => void;
   #versions: VersionWatch | null;
 
@@ -52,6 +55,7 @@ export class SessionOutlet implements SessionDeps {
     if (parts.checkpoint !== undefined) this.checkpoint = parts.checkpoint;
     if (parts.onCheckpoint !== undefined) this.onCheckpoint = parts.onCheckpoint;
     if (parts.crashProbability) this.crashProbability = parts.crashProbability;
+    if (parts.requests !== undefined) this.requests = parts.requests;
   }
 
   /** Every message for the client: to the transport, unchanged; the replies before the version is known are shown to the watch. */

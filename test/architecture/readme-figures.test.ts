@@ -76,6 +76,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_CLIENT_INFO_STRING_LENGTH` \| (\d+) characters/, name: 'MAX_CLIENT_INFO_STRING_LENGTH', figure: String(limits.MAX_CLIENT_INFO_STRING_LENGTH) },
   { phrase: /\| `MAX_REQUEST_ID_LENGTH` \| (\d+) characters/, name: 'MAX_REQUEST_ID_LENGTH', figure: String(limits.MAX_REQUEST_ID_LENGTH) },
   { phrase: /\| `MAX_REQUESTS_IN_FLIGHT` \| (\d+) per session/, name: 'MAX_REQUESTS_IN_FLIGHT', figure: String(limits.MAX_REQUESTS_IN_FLIGHT) },
+  { phrase: /\| `MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL` \| (\d+) per principal/, name: 'MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL', figure: String(limits.MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL) },
+  { phrase: /\| `--max-requests-in-flight-per-principal N` \| `SUPERPI_MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL` \| `(\d+)`/, name: 'MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL', figure: String(limits.MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL) },
   { phrase: /\| `MAX_LISTEN_URIS` \| (\d+) per `subscriptions\/listen`/, name: 'MAX_LISTEN_URIS', figure: String(limits.MAX_LISTEN_URIS) },
   { phrase: /\| `MAX_LISTEN_TASK_IDS` \| (\d+) task ids per `subscriptions\/listen`/, name: 'MAX_LISTEN_TASK_IDS', figure: String(limits.MAX_LISTEN_TASK_IDS) },
   { phrase: /\| `SQLITE_CHANGE_POLL_MS` \| (\d+) ms between/, name: 'SQLITE_CHANGE_POLL_MS', figure: String(limits.SQLITE_CHANGE_POLL_MS) },
