@@ -1,9 +1,8 @@
 // One MCP session served by a connection actor on a scheduler worker. The session (main thread) keeps
 // what must survive the actor: the transport's send, the requests in flight and the messages the actor has
 // not finished — so that a crash costs one request, not a mailbox (crash-recovery.ts) — and the latest
-// checkpoint that a restarted actor resumes from. It learns what a line carries from the one reading of
-// its frame (mcp/frame.ts) and what a message answers from the core's output (`inReplyTo`): it never
-// reads a JSON-RPC message itself.
+// checkpoint that a restarted actor resumes from. It learns what a line carries from the one reading of its
+// frame (mcp/frame.ts) and what a message answers from the core's output (`inReplyTo`): it reads no JSON-RPC.
 
 import type { ActorOwner, ActorRef } from '../actors/actor-ref.ts';
 import type { ActorExit } from '../actors/behaviour.ts';
@@ -181,9 +180,7 @@ export class Session implements ActorOwner {
     } else if ((this.#buffer?.length ?? 0) < MAX_BUFFERED_MESSAGES) {
       this.#inputChars += lineChars(delivery);
       (this.#buffer ??= []).push(delivery);
-    } else {
-      this.#refuse(delivery.msg, 'the session is restarting and its buffer is full; retry later');
-    }
+    } else this.#refuseKeys(delivery.keys, 'the session is restarting and its buffer is full; retry later');
   }
 
   /**
@@ -482,13 +479,17 @@ export class Session implements ActorOwner {
   #refuse(msg: ConnectionMessage, why: string): void {
     if (msg.k !== 'line') return;
     // A refused message will never be handled: it must not stand in the queue the actor's counts walk.
-    const unacked = this.#unacked ?? NO_DELIVERIES;
-    const at = unacked.findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
+    const at = (this.#unacked ?? NO_DELIVERIES).findIndex((d, i) => i >= this.#unackedHead && d.msg.k === 'line' && d.msg.line === msg.line);
     if (at < 0) return;
     const [delivery] = this.#unacked?.splice(at, 1) ?? [];
     if (delivery !== undefined) this.#inputChars -= lineChars(delivery);
     this.#inputChanged();
-    for (const key of delivery?.keys ?? []) {
+    this.#refuseKeys(delivery?.keys ?? [], why);
+  }
+
+  /** Answers server busy to the requests of a delivery no actor will handle (one refused by a mailbox, or never sent). */
+  #refuseKeys(keys: readonly string[], why: string): void {
+    for (const key of keys) {
       const request = this.#inFlight?.get(key);
       if (request === undefined) continue;
       this.#inFlight?.delete(key);
