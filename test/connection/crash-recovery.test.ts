@@ -4,18 +4,14 @@
 
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ActorRef } from '../../src/actors/actor-ref.ts';
 import type { ActorExit } from '../../src/actors/behaviour.ts';
-import type { ConnectionActorArgs, ConnectionMessage, ConnectionOutput } from '../../src/connection/connection-actor.ts';
+import type { ConnectionOutput } from '../../src/connection/connection-actor.ts';
 import { type Delivery, isSafeToRetry, recover, type TrackedRequest } from '../../src/connection/crash-recovery.ts';
-import type { Scheduler } from '../../src/actors/scheduler.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { answer } from '../../src/mcp/outgoing.ts';
-import { initialState } from '../../src/mcp/state.ts';
 import type { ToolExecutor } from '../../src/tools/contract.ts';
-import { createLogger } from '../../src/log/logger.ts';
 import type { ToolOutcome } from '../../src/tools/contract.ts';
-import { Session } from '../../src/connection/session.ts';
+import { stubSession } from './stub-session.ts';
 import type { DetachedTasks } from '../../src/task/detached-tasks.ts';
 import type { EffectResult } from '../../src/mcp/effects.ts';
 
@@ -128,38 +124,22 @@ decide('a notification under way goes again once; under way at the next crash to
 // ---------------------------------------------------------------------------------------------------
 
 const session = suite('Session: a crash costs one request, not a mailbox');
-const quiet = createLogger('emergency', { write: () => true });
 const init = JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 't', version: '1' } } });
 
 function harness(detached?: DetachedTasks) {
-  const casts: ConnectionMessage[][] = [];
-  const refs: ActorRef[] = [];
-  const spawnArgs: ConnectionActorArgs[] = [];
   /** Tool bodies run by the session's effect runner: each waits until the test finishes it. */
   const running = new Map<string, (outcome: ToolOutcome) => void>();
   const executeTool: ToolExecutor = (tool) => new Promise((resolve) => running.set(tool, resolve));
-  const scheduler = {
-    spawn: async (_ref: unknown, args: ConnectionActorArgs) => {
-      spawnArgs.push(args);
-      const seen: ConnectionMessage[] = [];
-      casts.push(seen);
-      const ref = new ActorRef(`a${refs.length + 1}`, { cast: (_id, msg) => seen.push(msg as ConnectionMessage), call: () => Promise.reject(new Error('no calls')), exit: () => undefined });
-      refs.push(ref);
-      return ref;
-    },
-  } as unknown as Scheduler;
-  const sent: string[] = [];
-  const s = new Session({ id: 's1', scheduler, logger: quiet, send: (o) => sent.push(o.line), config: initialState({ workspace: '/ws' }).config, effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 60_000, executeTool, ...(detached === undefined ? {} : { detached }) } });
-  const actor = (i: number) => refs[i] as ActorRef;
+  const { session: s, sent, actors, actor } = stubSession({ effects: { toolTimeoutMs: 60_000, executeTool, ...(detached === undefined ? {} : { detached }) } });
   const out = (i: number, o: Partial<ConnectionOutput> & { handled: number }) => actor(i).deliver({ replies: [], effects: [], ...o } satisfies ConnectionOutput);
   const die = async (i: number, reason: ActorExit) => {
     actor(i).settle(reason);
     await Promise.resolve();
     await s.start();
   };
-  const linesTo = (i: number) => (casts[i] ?? []).map((m) => (m.k === 'line' ? (JSON.parse(m.line) as { id?: number }).id ?? 'note' : m.k));
+  const linesTo = (i: number) => (actors[i]?.casts ?? []).map((m) => (m.k === 'line' ? (JSON.parse(m.line) as { id?: number }).id ?? 'note' : m.k));
   const answers = () => sent.map((l) => JSON.parse(l) as { id: number; error?: { code: number; message: string; data?: { reason: string } } });
-  return { s, sent, out, die, linesTo, answers, actor, spawnArgs, running, casts };
+  return { s, sent, out, die, linesTo, answers, actor, actors, running };
 }
 const crash: ActorExit = { kind: 'crash', cause: { name: 'ChaosCrash', message: 'chaos' } };
 const ok = (id: number) => answer(id, {});
@@ -203,7 +183,7 @@ session('a batch element reusing an id (in flight, or earlier in the batch) is r
   const batch = `[${request(1, 'ping')},${request(2, 'ping')},${request(2, 'tools/list')},${JSON.stringify({ jsonrpc: '2.0', method: 'notifications/progress', params: {} })}]`;
   h.s.receiveFrame({ kind: 'line', text: batch });
   assert.equal(h.answers().map((a) => [a.id, a.error?.code]), [[1, -32600], [2, -32600]]);
-  const sent = h.casts[0]?.[1];
+  const sent = h.actors[0]?.casts[1];
   assert.ok(sent?.k === 'line');
   assert.equal((JSON.parse(sent.line) as { id?: number; method: string }[]).map((m) => m.id ?? m.method), [2, 'notifications/progress']);
   await h.die(0, crash);
@@ -270,11 +250,11 @@ session('tool calls running on the main thread outlive the actor: the next one a
   await h.die(0, crash);
   assert.equal(h.answers(), [], 'no request was answered with an error');
   assert.equal(h.linesTo(1), [3], 'only the ping under way goes again: the two calls are adopted, not re-sent');
-  assert.equal(h.spawnArgs[1]?.adopted?.map(([ticket, p]) => [ticket, p.kind === 'tool' ? p.tool : p.kind]), [[7, 'bash'], [8, 'grep']]);
-  assert.ok((h.spawnArgs[1]?.ticketFloor ?? 0) > 8, 'the next actor never reuses a ticket of the dead one');
+  assert.equal(h.actors[1]?.spawnArgs.adopted?.map(([ticket, p]) => [ticket, p.kind === 'tool' ? p.tool : p.kind]), [[7, 'bash'], [8, 'grep']]);
+  assert.ok((h.actors[1]?.spawnArgs.ticketFloor ?? 0) > 8, 'the next actor never reuses a ticket of the dead one');
   h.running.get('bash')?.({ text: 'ran' } satisfies ToolOutcome);
   await new Promise((r) => setTimeout(r, 10));
-  const toSecond = (h.casts[1] ?? []).filter((m) => m.k === 'result').map((m) => (m.k === 'result' && 'ticket' in m.result ? m.result.ticket : null));
+  const toSecond = (h.actors[1]?.casts ?? []).filter((m) => m.k === 'result').map((m) => (m.k === 'result' && 'ticket' in m.result ? m.result.ticket : null));
   assert.equal(toSecond, [7], 'the bash result goes to the adopting actor');
 });
 
@@ -318,7 +298,7 @@ const taskCall = (ticket: number, requestId: number) => ({
   kind: 'runTool' as const, ticket, requestId, tool: 'harness_task' as const, args: { harness: 'super-pi-code', prompt: 'p' }, harness: 'super-pi-code' as const,
   client: { sampling: false, elicitation: false }, task: true as const,
 });
-const createdTo = (h: ReturnType<typeof harness>, i: number) => (h.casts[i] ?? []).flatMap((m) => (m.k === 'result' && m.result.kind === 'taskCreated' ? [m.result.ticket] : []));
+const createdTo = (h: ReturnType<typeof harness>, i: number) => (h.actors[i]?.casts ?? []).flatMap((m) => (m.k === 'result' && m.result.kind === 'taskCreated' ? [m.result.ticket] : []));
 
 creation('the actor dies while the task is being created: the call is not answered "effect unknown", and the next actor gets the start\'s answer', async () => {
   const starts = detachedStarts();

@@ -6,14 +6,9 @@
 import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ActorRef } from '../../src/actors/actor-ref.ts';
-import type { Scheduler } from '../../src/actors/scheduler.ts';
 import type { ConnectionOutput } from '../../src/connection/connection-actor.ts';
 import { PrincipalRequests, type RequestAccount } from '../../src/connection/principal-requests.ts';
-import { Session } from '../../src/connection/session.ts';
-import { createLogger } from '../../src/log/logger.ts';
-import type { Outgoing } from '../../src/mcp/outgoing.ts';
-import { initialState } from '../../src/mcp/state.ts';
+import { type StubActor, stubSession } from './stub-session.ts';
 
 const book = suite('PrincipalRequests');
 const sessions = suite('sessions sharing a principal count');
@@ -69,28 +64,12 @@ book('under random acquire, release and close of accounts the count is the sum o
   }));
 });
 
-const quiet = createLogger('emergency', { write: () => true });
 const LIMIT = 4;
 
 /** A session on recording actors: it counts what each actor was sent, so an answer reports all of it handled. */
 function hosted(requests: PrincipalRequests, key: string, id: string) {
-  const refs: { ref: ActorRef; cast: number }[] = [];
-  const answered = new Map<string, Outgoing>();
-  const scheduler = {
-    spawn: async () => {
-      const entry = { ref: null as unknown as ActorRef, cast: 0 };
-      entry.ref = new ActorRef(`${id}-a${refs.length + 1}`, { cast: () => void entry.cast++, call: () => Promise.reject(new Error('no calls here')), exit: () => undefined });
-      refs.push(entry);
-      return entry.ref;
-    },
-  } as unknown as Scheduler;
-  const session = new Session({
-    id, scheduler, logger: quiet, checkpoint: new ArrayBuffer(0), requests: requests.account(key),
-    send: (out) => { if (out.inReplyTo !== undefined) answered.set(String(out.inReplyTo), out); },
-    config: initialState({ workspace: '/ws' }).config,
-    effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 1000 },
-  });
-  return { session, refs, answered, key, open: true, sent: [] as string[] };
+  const { session, actors, answered } = stubSession({ id, checkpoint: true, requests: requests.account(key) });
+  return { session, actors, answered, key, open: true, sent: [] as string[] };
 }
 type Hosted = ReturnType<typeof hosted>;
 
@@ -112,7 +91,7 @@ sessions('requests, answers, cancels, crashes (redelivered or answered) and clos
     let next = 0;
     for (const o of ops) {
       const h = all[o.at] as Hosted;
-      const actor = h.refs.at(-1) as { ref: ActorRef; cast: number };
+      const actor = h.actors.at(-1) as StubActor;
       const unanswered = h.sent.filter((id) => !h.answered.has(id));
       if (o.k === 'request') {
         const id = `r${next++}`;
@@ -123,7 +102,7 @@ sessions('requests, answers, cancels, crashes (redelivered or answered) and clos
         if (h.open) assert.is(refused, before >= LIMIT, 'refused exactly when the principal holds the limit');
       } else if (o.k === 'answer' && unanswered.length > 0 && actor.ref.alive) {
         const id = unanswered[o.pick % unanswered.length] as string;
-        const reply: ConnectionOutput = { replies: [{ line: JSON.stringify({ jsonrpc: '2.0', id, result: {} }), inReplyTo: id }], effects: [], handled: actor.cast };
+        const reply: ConnectionOutput = { replies: [{ line: JSON.stringify({ jsonrpc: '2.0', id, result: {} }), inReplyTo: id }], effects: [], handled: actor.casts.length };
         actor.ref.deliver(reply);
       } else if (o.k === 'cancel' && unanswered.length > 0) {
         const id = unanswered[o.pick % unanswered.length] as string;

@@ -4,35 +4,15 @@
 
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import { ActorRef } from '../../src/actors/actor-ref.ts';
-import type { Scheduler } from '../../src/actors/scheduler.ts';
-import { Session } from '../../src/connection/session.ts';
 import { MAX_BUFFERED_MESSAGES } from '../../src/limits.ts';
-import { createLogger } from '../../src/log/logger.ts';
-import type { Outgoing } from '../../src/mcp/outgoing.ts';
-import { initialState } from '../../src/mcp/state.ts';
+import { stubSession } from './stub-session.ts';
 
-const quiet = createLogger('emergency', { write: () => true });
 const call = (id: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: 'read', arguments: { path: 'a' } } });
 
 test('past MAX_BUFFERED_MESSAGES while the actor is down, a request is answered -32011 at once and is no longer in flight', async () => {
-  const refs: ActorRef[] = [];
-  const answered = new Map<string, Outgoing>();
-  const scheduler = {
-    spawn: async () => {
-      const ref = new ActorRef(`a${refs.length + 1}`, { cast: () => undefined, call: () => Promise.reject(new Error('no calls here')), exit: () => undefined });
-      refs.push(ref);
-      return ref;
-    },
-  } as unknown as Scheduler;
-  const session = new Session({
-    id: 's', scheduler, logger: quiet, checkpoint: new ArrayBuffer(0),
-    send: (out) => { if (out.inReplyTo !== undefined) answered.set(String(out.inReplyTo), out); },
-    config: initialState({ workspace: '/ws' }).config,
-    effects: { workspace: '/ws', logger: quiet, toolTimeoutMs: 1000 },
-  });
+  const { session, actor, answered } = stubSession({ id: 's', checkpoint: true });
   await session.start();
-  (refs[0] as ActorRef).settle({ kind: 'crash', cause: { name: 'Error', message: 'boom' } });
+  actor(0).settle({ kind: 'crash', cause: { name: 'Error', message: 'boom' } });
   await Promise.resolve();
   // The actor is down and not restarted: everything that comes is held for the next one, up to the limit.
   for (let i = 0; i < MAX_BUFFERED_MESSAGES; i++) session.receiveFrame({ kind: 'line', text: call(`b${i}`) });
