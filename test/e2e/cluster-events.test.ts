@@ -14,7 +14,7 @@ import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/
 import { ResourceUpdatedNotificationSchema } from '@modelcontextprotocol/sdk/types.js';
 import { guarded } from '../hang-guard.ts';
 import { type ScriptedServer, type ScriptStep, startScriptedServer } from '../model/fixtures/scripted-server.ts';
-import { findPostgres, postgresBinDirs, type PostgresServer, startPostgres } from '../store/postgres-server.ts';
+import { findPostgres, postgresBinDirs, postgresForSuite } from '../store/postgres-server.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 import { type SseEvent, sseReader } from './sse-reader.ts';
 
@@ -87,17 +87,10 @@ test('on SQLite nothing changes: a POST stream opens with no priming event, its 
 
 const found = findPostgres();
 if (found.ok) {
-  let pg: PostgresServer | null = null;
-  test.before(async () => {
-    pg = await startPostgres(found);
-  });
-  test.after(async () => {
-    await pg?.stop();
-  });
+  const postgres = postgresForSuite(test, found);
 
   async function cluster(script: ScriptStep[]) {
-    if (pg === null) throw new Error('the PostgreSQL server did not start');
-    const server = pg;
+    const server = postgres();
     const url = await server.createDatabase();
     const name = new URL(url).pathname.slice(1);
     const model: ScriptedServer = await startScriptedServer(script);

@@ -10,7 +10,7 @@ import { PostgresConversationStore } from '../../src/store/postgres-store.ts';
 import { SqliteConversationStore } from '../../src/store/sqlite-store.ts';
 import type { StoreBackend } from './contract.ts';
 import { removeHome, tempHome } from './helpers.ts';
-import { type PostgresAvailability, type PostgresServer, startPostgres } from './postgres-server.ts';
+import { type PostgresAvailability, postgresForSuite } from './postgres-server.ts';
 
 export const sqliteBackend: StoreBackend = {
   async database() {
@@ -27,17 +27,10 @@ export const sqliteBackend: StoreBackend = {
 
 /** PostgreSQL on a server `suite` starts (its `before`) and stops (its `after`). */
 export function postgresBackend(suite: Test, found: PostgresAvailability & { ok: true }): StoreBackend {
-  let server: PostgresServer | null = null;
-  suite.before(async () => {
-    server = await startPostgres(found);
-  });
-  suite.after(async () => {
-    await server?.stop();
-  });
+  const server = postgresForSuite(suite, found);
   return {
     async database() {
-      if (server === null) throw new Error('the PostgreSQL server did not start');
-      const s = server;
+      const s = server();
       const url = await s.createDatabase();
       const name = new URL(url).pathname.slice(1);
       return {

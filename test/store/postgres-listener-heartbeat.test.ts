@@ -11,7 +11,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { PostgresListener } from '../../src/store/postgres-listener.ts';
 import { guarded } from '../hang-guard.ts';
-import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
+import { findPostgres, postgresForSuite } from './postgres-server.ts';
 
 const NAME = 'a LISTEN connection the network stops answering is noticed by its heartbeat and opened again; notifications after it are heard';
 const HEARTBEAT_MS = 300;
@@ -52,17 +52,10 @@ async function startRelay(port: number) {
 }
 
 if (found.ok) {
-  let server: PostgresServer | null = null;
-  test.before(async () => {
-    server = await startPostgres(found);
-  });
-  test.after(async () => {
-    await server?.stop();
-  });
+  const postgres = postgresForSuite(test, found);
 
   test(NAME, async () => {
-    if (server === null) throw new Error('the PostgreSQL server did not start');
-    const pg = server;
+    const pg = postgres();
     const url = new URL(await pg.createDatabase());
     const database = url.pathname.slice(1);
     const relay = await startRelay(pg.port);
@@ -103,9 +96,9 @@ if (found.ok) {
   });
 
   test('a LISTEN connection the network stops answering does not hold the listener\'s close (a node\'s stop)', async () => {
-    if (server === null) throw new Error('the PostgreSQL server did not start');
-    const url = new URL(await server.createDatabase());
-    const relay = await startRelay(server.port);
+    const pg = postgres();
+    const url = new URL(await pg.createDatabase());
+    const relay = await startRelay(pg.port);
     url.host = `127.0.0.1:${relay.port}`;
     const listener = new PostgresListener({
       connection: url.toString(), channels: new Map([['advwire_test', () => undefined]]),

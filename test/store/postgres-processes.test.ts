@@ -11,7 +11,7 @@ import { guarded } from '../hang-guard.ts';
 import { PostgresConversationStore } from '../../src/store/postgres-store.ts';
 import type { Entry } from '../../src/store/store.ts';
 import { type Child, runAppendChild } from './helpers.ts';
-import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
+import { findPostgres, type PostgresServer, postgresForSuite } from './postgres-server.ts';
 
 const CHILD = path.join(path.dirname(fileURLToPath(import.meta.url)), 'fixtures', 'pg-append-child.ts');
 const alice = { principal: 'alice', sessionId: 's', harness: 'super-pi-code' };
@@ -82,17 +82,10 @@ cases.push(['a process SIGKILLed mid-stream keeps every append that had resolved
 
 const found = findPostgres();
 if (found.ok) {
-  let server: PostgresServer | null = null;
-  test.before(async () => {
-    server = await startPostgres(found);
-  });
-  test.after(async () => {
-    await server?.stop();
-  });
+  const postgres = postgresForSuite(test, found);
   for (const [name, fn] of cases) {
     test(name, () => {
-      if (server === null) throw new Error('the PostgreSQL server did not start');
-      return fn(server);
+      return fn(postgres());
     });
   }
 } else {

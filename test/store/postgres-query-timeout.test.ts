@@ -11,7 +11,7 @@ import * as assert from 'uvu/assert';
 import { PostgresConversationStore } from '../../src/store/postgres-store.ts';
 import { POSTGRES_QUERY_TIMEOUT_MS } from '../../src/limits.ts';
 import { guarded } from '../hang-guard.ts';
-import { findPostgres, type PostgresServer, startPostgres } from './postgres-server.ts';
+import { findPostgres, postgresForSuite } from './postgres-server.ts';
 
 const NAME = 'a statement the database leaves unanswered fails after the query timeout, and the store serves again once the database answers';
 /** Far below the hang guard, far above a loopback round trip on a loaded machine. */
@@ -19,17 +19,10 @@ const QUERY_TIMEOUT_MS = 1500;
 const found = findPostgres();
 
 if (found.ok) {
-  let server: PostgresServer | null = null;
-  test.before(async () => {
-    server = await startPostgres(found);
-  });
-  test.after(async () => {
-    await server?.stop();
-  });
+  const postgres = postgresForSuite(test, found);
 
   test(NAME, async () => {
-    if (server === null) throw new Error('the PostgreSQL server did not start');
-    const pg = server;
+    const pg = postgres();
     assert.ok(POSTGRES_QUERY_TIMEOUT_MS >= 1000, 'the default leaves a slow statement its time');
     const url = await pg.createDatabase();
     const database = new URL(url).pathname.slice(1);

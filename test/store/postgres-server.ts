@@ -13,6 +13,7 @@ import os from 'node:os';
 import path from 'node:path';
 import { promisify } from 'node:util';
 import pg from 'pg';
+import type { Test } from 'uvu';
 import { guarded } from '../hang-guard.ts';
 import { failInCi } from '../requirements.ts';
 
@@ -89,6 +90,24 @@ export interface PostgresStartOptions {
    * durability across a power cut; a benchmark comparing commit latency with SQLite (which syncs) sets it.
    */
   readonly fsync?: boolean;
+}
+
+/**
+ * One server for a suite: started in its `before`, stopped in its `after`. The getter returns it, and
+ * throws when it did not start (a test then fails saying so rather than on a null).
+ */
+export function postgresForSuite(suite: Test, found: PostgresAvailability & { ok: true }, options: PostgresStartOptions = {}): () => PostgresServer {
+  let server: PostgresServer | null = null;
+  suite.before(async () => {
+    server = await startPostgres(found, options);
+  });
+  suite.after(async () => {
+    await server?.stop();
+  });
+  return () => {
+    if (server === null) throw new Error('the PostgreSQL server did not start');
+    return server;
+  };
 }
 
 /** Initialises and starts a server; `stop()` it in an `after` hook (and in `finally` of a failed start). */
