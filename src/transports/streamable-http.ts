@@ -37,7 +37,7 @@ import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
 import { ResumedStreams, type ResumedStreamLimits } from './resumed-streams.ts';
 import { type ReplyTarget, WebReply } from './web-reply.ts';
-import { type IncomingView, type RequestContext, webView, withBody } from './incoming-view.ts';
+import { BodyDropped, type IncomingView, type RequestContext, webView, withBody } from './incoming-view.ts';
 import { json, Plain, refuse, refuseBody } from './plain-reply.ts';
 import { messagesOf } from './post-body.ts';
 import { StatelessPool } from './stateless-pool.ts';
@@ -128,8 +128,10 @@ export class StreamableHttp {
     try {
       plain = await this.#route(request, target);
     } catch (err) {
-      const lost = target.headersSent ? null : await this.#storeLoss();
-      if (lost !== null) {
+      const lost = target.headersSent || err instanceof BodyDropped ? null : await this.#storeLoss();
+      // A body dropped for the node's budget: its connection closes with the 503, the rest never read.
+      if (err instanceof BodyDropped && !target.headersSent) plain = refuse(503, `Service Unavailable: ${err.message}; retry`, { 'Retry-After': '1', Connection: 'close' });
+      else if (lost !== null) {
         // The shared store went away under the request: the documented 503, from the first request that finds it.
         this.#options.logger.log('warning', 'HTTP request refused: the conversation store cannot be reached', { method: request.method, error: (err as Error).message });
         plain = refuse(lost.status, lost.message, lost.headers);
