@@ -295,7 +295,12 @@ function readBody(req: IncomingMessage, limit: number, bodies: OutputBudget, log
       held.close();
       if (!over) resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     });
-    req.on('error', reject);
+    // The client went before its body ended (node:http's "aborted"): nobody to answer, nothing to log as a failure.
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      held.close();
+      logger.log('debug', 'POST body not ended: its connection closed first', { address: req.socket.remoteAddress, bytes: size, code: err.code ?? err.message });
+      reject(new BodyDropped('the connection closed before the body ended'));
+    });
   });
 }
 

@@ -7,8 +7,9 @@ export interface RequestContext {
 }
 
 /**
- * A body dropped while it was read, to keep the node's bodies in progress within their budget
- * (MAX_NODE_REQUEST_BODY_BYTES): the request is answered 503 with this message, and its connection closed.
+ * A body not read to its end: dropped to keep the node's bodies in progress within their budget
+ * (MAX_NODE_REQUEST_BODY_BYTES), or its connection closed first. The request is answered 503 with this
+ * message and its connection closed (a client already gone reads nothing); it is no failure of the server.
  */
 export class BodyDropped extends Error {
   override readonly name = 'BodyDropped';

@@ -129,7 +129,7 @@ export class StreamableHttp {
       plain = await this.#route(request, target);
     } catch (err) {
       const lost = target.headersSent || err instanceof BodyDropped ? null : await this.#storeLoss();
-      // A body dropped for the node's budget: its connection closes with the 503, the rest never read.
+      // A body not read to its end (the node's budget, or its client went): a 503 closing the connection.
       if (err instanceof BodyDropped && !target.headersSent) plain = refuse(503, `Service Unavailable: ${err.message}; retry`, { 'Retry-After': '1', Connection: 'close' });
       else if (lost !== null) {
         // The shared store went away under the request: the documented 503, from the first request that finds it.
