@@ -41,6 +41,7 @@ import { BodyDropped, type IncomingView, type RequestContext, webView, withBody 
 import { json, Plain, refuse, refuseBody } from './plain-reply.ts';
 import { messagesOf } from './post-body.ts';
 import { StatelessPool } from './stateless-pool.ts';
+import { endAtExpiry } from './token-expiry.ts';
 
 export type { IncomingView, RequestContext } from './incoming-view.ts';
 
@@ -165,6 +166,8 @@ export class StreamableHttp {
     const admitted = await this.#admit(incoming);
     if (admitted instanceof Plain) return admitted;
     const { principal } = admitted;
+    // A GET's stream, never ending on its own, ends with its OAuth token (within the skew its admission allowed).
+    if (incoming.method === 'GET' && admitted.expiresAt !== undefined) endAtExpiry(target, admitted.expiresAt + (this.#auth.oauth?.config.clockSkewSeconds ?? 0));
     const here = await this.#elsewhere(incoming, target, principal);
     if ('reply' in here) return here.reply;
     const request = here.view;
@@ -478,10 +481,6 @@ export class StreamableHttp {
   }
 }
 
-/**
- * The session's `send`, built outside `post()`: a closure made there would share its context and keep
- * the initialize request, its response and body alive for the whole session (~2-3 KB each, measured).
- */
 /**
  * The hook of the session events log: a GET with Last-Event-ID is served on any node from the log
  * (cluster design), never forwarded or taken over for — here it goes to the local lookup.
