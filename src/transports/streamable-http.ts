@@ -166,13 +166,13 @@ export class StreamableHttp {
     const admitted = await this.#admit(incoming);
     if (admitted instanceof Plain) return admitted;
     const { principal } = admitted;
-    // A GET's stream, never ending on its own, ends with its OAuth token (within the skew its admission allowed).
-    if (incoming.method === 'GET' && admitted.expiresAt !== undefined) endAtExpiry(target, admitted.expiresAt + (this.#auth.oauth?.config.clockSkewSeconds ?? 0));
+    const endsAt = admitted.expiresAt === undefined ? undefined : admitted.expiresAt + (this.#auth.oauth?.config.clockSkewSeconds ?? 0);
+    if (incoming.method === 'GET' && endsAt !== undefined) endAtExpiry(target, endsAt);
     const here = await this.#elsewhere(incoming, target, principal);
     if ('reply' in here) return here.reply;
     const request = here.view;
     switch (request.method) {
-      case 'POST': return this.#post(request, target, principal, admitted);
+      case 'POST': return this.#post(request, target, principal, admitted, endsAt);
       case 'GET': return this.#get(request, target, principal);
       case 'DELETE': {
         const s = this.#lookup(request, principal);
@@ -252,7 +252,7 @@ export class StreamableHttp {
     return s;
   }
 
-  async #post(request: IncomingView, target: ReplyTarget, principal: Principal, admitted: Admitted): Promise<Plain | null> {
+  async #post(request: IncomingView, target: ReplyTarget, principal: Principal, admitted: Admitted, endsAt: number | undefined): Promise<Plain | null> {
     const accept = header(request, 'accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return refuse(406, 'Not Acceptable: Accept must list application/json and text/event-stream');
@@ -340,6 +340,7 @@ export class StreamableHttp {
         delivered.push(m.id);
         // A listen is a stream by nature: its acknowledgment and notifications, until the client closes it.
         if (m.method === 'tools/call' || m.method === 'subscriptions/listen') streams = true;
+        if (m.method === 'subscriptions/listen' && endsAt !== undefined) endAtExpiry(target, endsAt);
       }
       deliver.push({ batch: false, messages: [m], values: [raw[i]] });
     }

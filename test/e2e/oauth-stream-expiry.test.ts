@@ -1,5 +1,5 @@
 // What an OAuth access token let a client read stops with the token. A WebSocket was closed (1008) when its
-// token expired, but a Streamable HTTP GET stream opened with the same token went on for good — its
+// token expired, but a Streamable HTTP GET stream (or a 2026-07-28 listen's) opened with the same token went on for good — its
 // keep-alive comments kept it open, and every notification and server request of the session (questions
 // naming tool calls and their arguments) reached a client whose token had expired or been revoked at its
 // issuer long before. The stream now ends at the token's `exp` (plus the clock skew); the client opens
@@ -9,6 +9,7 @@ import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { startLoopbackIssuer } from '../auth/issuer-fixture.ts';
 import { guarded } from '../hang-guard.ts';
+import { MODERN_VERSION, modernMeta } from './fuzz-modern.ts';
 import { makeSandbox, type RunningServer, type Sandbox, startHttpServerProcess } from './fixtures.ts';
 
 const RESOURCE = 'https://mcp.expiry.example/mcp';
@@ -59,6 +60,27 @@ test('a GET stream opened with an OAuth token ends when the token expires; the e
   const again = await fetch(server.url, { headers: { ...HEADERS, accept: 'text/event-stream', authorization: `Bearer ${token}`, 'mcp-session-id': session } });
   assert.is(again.status, 401);
   await again.body?.cancel();
+});
+
+test('a 2026-07-28 subscriptions/listen stream opened with an OAuth token ends when the token expires', async () => {
+  const token = await issuer.token('listening', 'mcp:read', {}, { exp: Math.floor(Date.now() / 1000) + LIFETIME_SECONDS });
+  const listen = { jsonrpc: '2.0', id: 'listen-1', method: 'subscriptions/listen', params: { _meta: modernMeta(), notifications: {} } };
+  const stream = await fetch(server.url, {
+    method: 'POST', body: JSON.stringify(listen),
+    headers: { 'content-type': 'application/json', accept: 'application/json, text/event-stream', authorization: `Bearer ${token}`, 'mcp-protocol-version': MODERN_VERSION, 'mcp-method': 'subscriptions/listen' },
+  });
+  assert.is(stream.status, 200);
+  const reader = (stream.body as ReadableStream<Uint8Array>).getReader();
+  let text = '';
+  const ended = (async () => {
+    for (;;) {
+      const chunk = await reader.read().catch(() => ({ done: true as const, value: undefined }));
+      if (chunk.done) return 'ended';
+      text += Buffer.from(chunk.value).toString();
+    }
+  })();
+  assert.is(await guarded(ended, 'the listen stream of an expired token never ended', (LIFETIME_SECONDS + 20) * 1000), 'ended');
+  assert.match(text, /listen-1/, 'the listen was acknowledged on its stream first');
 });
 
 test('a GET stream of a token that outlives the test is not ended', async () => {
