@@ -131,7 +131,9 @@ export class AccessTokenVerifier {
         currentDate: new Date(this.#now()),
         requiredClaims: ['exp', 'sub'],
       });
-      const sub = payload.sub as string;
+      const { sub } = payload;
+      // jose checks that sub is there, not that it is a string: 42 and "42" would be one principal.
+      if (typeof sub !== 'string') return refused('the token\'s sub claim is not a string');
       if (sub === '') return refused('the token has an empty sub');
       // A token bound to a key (DPoP, mTLS) is only as good as the proof of that key, which a bearer request lacks.
       if (payload.cnf !== undefined) return refused('the token is bound to a key (cnf); this server accepts only plain bearer tokens');

@@ -147,8 +147,17 @@ export class BearerAuthority {
     const oauth = this.#oauth;
     const params = [
       oauth === null ? 'realm="super-pi"' : `resource_metadata="${oauth.metadataUrl}"`,
-      ...(error === null ? [] : [`error="${error}"`, `error_description="${reason.replace(/["\\]/g, '')}"`]),
+      ...(error === null ? [] : [`error="${error}"`, `error_description="${challengeText(reason)}"`]),
     ];
     return { status: 401, message: `Unauthorized: ${reason}`, headers: { 'WWW-Authenticate': `Bearer ${params.join(', ')}` } };
   }
+}
+
+/**
+ * A reason as RFC 6750 §3 lets `error_description` hold it: printable ASCII without `"` or `\`, each other
+ * character a `?`. A reason may quote the token's own header (its `alg`, its `typ`): a character past
+ * Latin-1 there made node:http refuse to write the 401 at all (a 500, an error in the log).
+ */
+function challengeText(reason: string): string {
+  return reason.replace(/["\\]/g, '').replace(/[^\x20\x21\x23-\x5b\x5d-\x7e]/g, '?');
 }

@@ -16,9 +16,13 @@ export class TokenTable {
     return this.#byDigest.size;
   }
 
-  add(token: string, principal: string): void {
-    if (token.length < 8) throw new TokenConfigError(`the token for principal "${principal}" is shorter than 8 characters`);
-    if (!/^[A-Za-z0-9._@-]{1,64}$/.test(principal)) throw new TokenConfigError(`principal name "${principal}" must be 1-64 characters of letters, digits, . _ @ -`);
+  /**
+   * `where` names the pair in an error (`SUPERPI_TOKENS pair 2`, `tokens.txt:3`), never its text: a token and
+   * its principal written the wrong way round would put the token in the message, on the operator's stderr.
+   */
+  add(token: string, principal: string, where = 'a token=principal pair'): void {
+    if (token.length < 8) throw new TokenConfigError(`${where}: the token is shorter than 8 characters`);
+    if (!/^[A-Za-z0-9._@-]{1,64}$/.test(principal)) throw new TokenConfigError(`${where}: the principal name must be 1-64 characters of letters, digits, . _ @ - (token first, then principal)`);
     this.#byDigest.set(digest(token), principal);
   }
 
@@ -37,10 +41,10 @@ export class TokenTable {
 
 /** `SUPERPI_TOKENS="tokenA=alice,tokenB=bob"`. */
 export function parseTokenList(list: string, table = new TokenTable()): TokenTable {
-  for (const pair of list.split(',').map((p) => p.trim()).filter((p) => p !== '')) {
+  for (const [i, pair] of list.split(',').map((p) => p.trim()).filter((p) => p !== '').entries()) {
     const eq = pair.lastIndexOf('=');
     if (eq <= 0 || eq === pair.length - 1) throw new TokenConfigError('SUPERPI_TOKENS takes comma-separated token=principal pairs');
-    table.add(pair.slice(0, eq), pair.slice(eq + 1));
+    table.add(pair.slice(0, eq), pair.slice(eq + 1), `SUPERPI_TOKENS pair ${i + 1}`);
   }
   return table;
 }
@@ -53,7 +57,7 @@ export async function readTokenFile(file: string, table = new TokenTable()): Pro
     if (line === '' || line.startsWith('#')) return;
     const parts = line.split(/\s+/);
     if (parts.length !== 2) throw new TokenConfigError(`${file}:${i + 1}: expected "token principal"`);
-    table.add(parts[0] as string, parts[1] as string);
+    table.add(parts[0] as string, parts[1] as string, `${file}:${i + 1}`);
   });
   return table;
 }

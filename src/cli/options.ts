@@ -9,7 +9,7 @@ import { defaultPrincipalShare } from '../tools/fair-share.ts';
 import { parseLogLevel } from '../log/logger.ts';
 import { parseIntensities, type TreeIntensities } from '../supervisor/intensities.ts';
 import { DEFAULT_ALLOWED_HOSTS, DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_SESSIONS, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL } from '../limits.ts';
-import { DEFAULT_MAX_MESSAGE_BYTES, MAX_INPUT_BACKLOG_BYTES, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL } from '../limits.ts';
+import { DEFAULT_MAX_MESSAGE_BYTES, MAX_INPUT_BACKLOG_BYTES, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_NODE_REQUEST_BODY_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL } from '../limits.ts';
 import { parseOrigin } from '../transports/origin.ts';
 import { parseObservers } from '../observer/observer-access.ts';
 import { checkNodeId } from '../store/node-ownership.ts';
@@ -39,6 +39,8 @@ export interface ServerOptions {
   readonly maxOutputBacklogBytes: number;
   /** Unread output of every connection of the node together, past which the one holding the most is closed (`--max-node-output-backlog-bytes`). */
   readonly maxNodeOutputBacklogBytes: number;
+  /** POST bodies being read, every connection of the node together, past which the largest is dropped (`--max-node-request-body-bytes`). */
+  readonly maxNodeRequestBodyBytes: number;
   /** Requests one principal may have in flight on this node across its sessions (`--max-requests-in-flight-per-principal`). */
   readonly maxRequestsInFlightPerPrincipal: number;
   readonly pageSize: number;
@@ -159,6 +161,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
         'max-input-backlog-bytes': { type: 'string' },
         'max-output-backlog-bytes': { type: 'string' },
         'max-node-output-backlog-bytes': { type: 'string' },
+        'max-node-request-body-bytes': { type: 'string' },
         'max-requests-in-flight-per-principal': { type: 'string' },
         'page-size': { type: 'string' },
         'tool-timeout': { type: 'string' },
@@ -311,6 +314,7 @@ export function parseOptions(argv: readonly string[], env: NodeJS.ProcessEnv = p
       maxInputBacklogBytes: positiveInt('--max-input-backlog-bytes', values['max-input-backlog-bytes'], MAX_INPUT_BACKLOG_BYTES),
       maxOutputBacklogBytes: positiveInt('--max-output-backlog-bytes', values['max-output-backlog-bytes'], MAX_OUTPUT_BACKLOG_BYTES),
       maxNodeOutputBacklogBytes: positiveInt('--max-node-output-backlog-bytes', values['max-node-output-backlog-bytes'] ?? (env.SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES || undefined), MAX_NODE_OUTPUT_BACKLOG_BYTES),
+      maxNodeRequestBodyBytes: positiveInt('--max-node-request-body-bytes', values['max-node-request-body-bytes'] ?? (env.SUPERPI_MAX_NODE_REQUEST_BODY_BYTES || undefined), MAX_NODE_REQUEST_BODY_BYTES),
       maxRequestsInFlightPerPrincipal: positiveInt('--max-requests-in-flight-per-principal', values['max-requests-in-flight-per-principal'] ?? (env.SUPERPI_MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL || undefined), MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL),
       pageSize: positiveInt('--page-size', values['page-size'], DEFAULT_PAGE_SIZE),
       toolTimeoutMs: positiveInt('--tool-timeout', values['tool-timeout'], DEFAULT_TOOL_TIMEOUT_SECONDS) * 1000,

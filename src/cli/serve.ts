@@ -249,6 +249,7 @@ export async function listen(opened: OpenedServer): Promise<RunningServer> {
     maxInputBacklogBytes: options.maxInputBacklogBytes,
     maxOutputBacklogBytes: options.maxOutputBacklogBytes,
     maxNodeOutputBacklogBytes: options.maxNodeOutputBacklogBytes,
+    maxNodeRequestBodyBytes: options.maxNodeRequestBodyBytes,
     sessionIdleMs: options.sessionIdleMs,
     sseKeepAliveMs: options.sseKeepAliveMs,
     sendTimeoutMs: options.sendTimeoutMs,

@@ -4,7 +4,7 @@
 import { DEFAULT_THREADS_RULE } from '../actors/thread-count.ts';
 import { DEFAULT_HARNESS, harnessIds } from '../harness/ids.ts';
 import { STORE_ENV } from '../store/store-location.ts';
-import { MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL } from '../limits.ts';
+import { MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_NODE_REQUEST_BODY_BYTES, MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL } from '../limits.ts';
 import { DEFAULT_HOST, DEFAULT_MAX_ANONYMOUS_SESSIONS, DEFAULT_MAX_MESSAGE_BYTES, DEFAULT_MAX_SESSIONS_PER_PRINCIPAL, DEFAULT_PAGE_SIZE, DEFAULT_PORT } from '../limits.ts';
 import { DEFAULT_MAX_TASKS_PER_PRINCIPAL, DEFAULT_MODEL_CALLS_PER_MINUTE, DEFAULT_SESSION_IDLE_SECONDS, DEFAULT_TOOL_TIMEOUT_SECONDS, DEFAULT_TREE_INTENSITIES, DEFAULT_TURNS_PER_MINUTE } from '../limits.ts';
 import { HTTP_SEND_TIMEOUT_MS, MAX_CONNECTIONS, MAX_CONNECTIONS_PER_ADDRESS, MAX_INPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, OAUTH_CLOCK_SKEW_SECONDS, OAUTH_JWKS_REFETCH_INTERVAL_MS, SSE_KEEPALIVE_MS, TASK_LEASE_MS } from '../limits.ts';
@@ -36,6 +36,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
   ['SUPERPI_OAUTH_INTROSPECTION_CLIENT_ID', "this server's client id at the issuers, for token introspection (as --oauth-introspection-client-id)"],
   ['SUPERPI_OAUTH_INTROSPECTION_SECRET', "that client's secret (or --oauth-introspection-secret-file; never on the command line)"],
   ['SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES', 'unread output of all connections together before the one holding the most is closed (as --max-node-output-backlog-bytes)'],
+  ['SUPERPI_MAX_NODE_REQUEST_BODY_BYTES', 'POST bodies being read, all connections together, before the largest is dropped with a 503 (as --max-node-request-body-bytes)'],
   ['SUPERPI_MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL', 'requests one principal has in flight on this node across its sessions (as --max-requests-in-flight-per-principal)'],
   ['SUPERPI_HOME', 'directory of the SQLite store and the code cache   default: ~/.super-pi'],
   ['SUPERPI_CODE_CACHE', 'set to off to neither read nor write the compiled-code cache'],
@@ -50,7 +51,7 @@ export const ENVIRONMENT: readonly (readonly [name: string, meaning: string])[] 
 /** Flags that only the HTTP and WebSocket server reads: refused with `--stdio` rather than ignored. */
 export const HTTP_ONLY_FLAGS = [
   'host', 'port', 'tokens', 'require-auth', 'allowed-hosts', 'allowed-origins', 'max-sessions', 'max-sessions-per-principal',
-  'max-anonymous-sessions', 'max-connections', 'max-connections-per-address', 'trusted-proxy', 'session-idle', 'sse-keepalive', 'send-timeout', 'max-node-output-backlog-bytes', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
+  'max-anonymous-sessions', 'max-connections', 'max-connections-per-address', 'trusted-proxy', 'session-idle', 'sse-keepalive', 'send-timeout', 'max-node-output-backlog-bytes', 'max-node-request-body-bytes', 'observers', 'advertise-url', 'cluster-insecure-forwarding',
   'oauth-issuer', 'resource', 'oauth-scope-read', 'oauth-scope-write', 'oauth-scope-exec', 'oauth-scope-observe', 'oauth-clock-skew', 'oauth-jwks-refetch', 'oauth-require-at-jwt',
   'oauth-introspection-client-id', 'oauth-introspection-secret-file',
 ] as const;
@@ -73,6 +74,7 @@ Options (flags override environment variables, which override defaults):
   --max-input-backlog-bytes N    a WebSocket session's messages read and not yet handled before the socket is not read   default: ${MAX_INPUT_BACKLOG_BYTES}
   --max-output-backlog-bytes N   output a client leaves unread before stdio treats it as gone, a WebSocket is closed (1008), an SSE stream ended   default: ${MAX_OUTPUT_BACKLOG_BYTES}
   --max-node-output-backlog-bytes N   unread output of every connection together; past it the one holding the most is closed   env SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES   default: ${MAX_NODE_OUTPUT_BACKLOG_BYTES}
+  --max-node-request-body-bytes N   POST bodies being read, every connection together; past it the largest is dropped (503)   env SUPERPI_MAX_NODE_REQUEST_BODY_BYTES   default: ${MAX_NODE_REQUEST_BODY_BYTES}
   --max-requests-in-flight-per-principal N   requests of one principal in flight on this node, all its sessions together; past it -32011   env SUPERPI_MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL   default: ${MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL}
   --page-size N            items per page of every list   default: ${DEFAULT_PAGE_SIZE}
   --tool-timeout SECONDS   deadline of one tool call   default: ${DEFAULT_TOOL_TIMEOUT_SECONDS}

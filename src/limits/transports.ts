@@ -24,6 +24,16 @@ export const MAX_OUTPUT_BACKLOG_BYTES = 64 * 1024 * 1024;
 export const MAX_NODE_OUTPUT_BACKLOG_BYTES = 256 * 1024 * 1024;
 
 /**
+ * Bytes of Streamable HTTP POST bodies being read and not yet complete, every connection of one node
+ * together (`--max-node-request-body-bytes`). Each body is bounded by --max-message-bytes (4 MiB), but a
+ * body may take node:http's request timeout (300 s) to finish and one client address may hold 1,024
+ * connections: 60 bodies a byte short of 4 MiB took a server from 142 MB to 435 MB RSS, so one address
+ * could hold 4 GiB. Past it the body holding the most is dropped, its POST answered 503. 256 MiB is 64
+ * bodies of the default largest message; never less than one message (--max-message-bytes).
+ */
+export const MAX_NODE_REQUEST_BODY_BYTES = 256 * 1024 * 1024;
+
+/**
  * Replies stdio gathers into one write while its session is still handling the lines it was sent: a host
  * with many calls in flight gets them in writes of this many lines, so it starts on the first replies while
  * the server makes the rest, instead of the two processes taking turns. A turn's last replies leave at its

@@ -28,9 +28,10 @@ import { KeepAlive } from './sse-keepalive.ts';
 import { httpConnectionBacklog } from './backlog-sources.ts';
 import { OutputBudget } from './output-budget.ts';
 import { type IncomingView, StreamableHttp } from './streamable-http.ts';
+import { BodyDropped } from './incoming-view.ts';
 import { catchSocketErrors, WebSocketTransport } from './websocket.ts';
 import type { SessionEventFeed } from '../store/session-event-feed.ts';
-import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, HTTP_SEND_TIMEOUT_MS, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
+import { DEFAULT_CLOSE_GRACE_MS, HTTP_KEEP_ALIVE_MS, HTTP_SEND_TIMEOUT_MS, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_NODE_REQUEST_BODY_BYTES, MAX_OUTPUT_BACKLOG_BYTES, SSE_KEEPALIVE_MS } from '../limits.ts';
 
 export interface HttpServerOptions {
   readonly host: string;
@@ -56,6 +57,8 @@ export interface HttpServerOptions {
   readonly maxOutputBacklogBytes?: number;
   /** Unread output of every connection together, past which the one holding the most is closed (`--max-node-output-backlog-bytes`). Default MAX_NODE_OUTPUT_BACKLOG_BYTES. */
   readonly maxNodeOutputBacklogBytes?: number;
+  /** POST bodies being read, every connection together, past which the largest is dropped with a 503 (`--max-node-request-body-bytes`). Default MAX_NODE_REQUEST_BODY_BYTES. */
+  readonly maxNodeRequestBodyBytes?: number;
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
@@ -100,6 +103,8 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
   const maxBacklog = options.maxOutputBacklogBytes ?? MAX_OUTPUT_BACKLOG_BYTES;
   // And every connection's unread output together is held to the node's budget (output-budget.ts).
   const outputBudget = new OutputBudget(options.maxNodeOutputBacklogBytes ?? MAX_NODE_OUTPUT_BACKLOG_BYTES);
+  // POST bodies being read, all connections together: the same rule, the largest goes (never below one message).
+  const bodies = new OutputBudget(Math.max(options.maxNodeRequestBodyBytes ?? MAX_NODE_REQUEST_BODY_BYTES, options.maxMessageBytes));
   const keepAlive = new KeepAlive(options.sseKeepAliveMs ?? SSE_KEEPALIVE_MS, host.clock, {
     maxBytes: maxBacklog,
     budget: outputBudget,
@@ -155,7 +160,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     }
     if (observerRoutes.handle(req, res, pathname)) return;
     if (pathname !== '/mcp') return refuse(res, 404, 'Not Found: the MCP endpoint is /mcp');
-    return http.serve(nodeView(req), res);
+    return http.serve(nodeView(req, bodies, logger), res);
   }, (_error, _req, res) => {
     // Whatever failed is ours, not the caller's: a 500 if nothing was sent yet, else the reply is cut.
     if (res.headersSent) return void res.destroy();
@@ -241,39 +246,61 @@ function logRefusal(logger: Logger, report: RefusalReport): void {
   else logger.log('warning', 'more connections refused', { count: report.count, seconds: report.windowMs / 1000 });
 }
 
-/** An IncomingMessage as Streamable HTTP reads it. */
-function nodeView(req: IncomingMessage): IncomingView {
+/** An IncomingMessage as Streamable HTTP reads it, its body held to the node's `bodies` budget. */
+function nodeView(req: IncomingMessage, bodies: OutputBudget, logger: Logger): IncomingView {
   return {
     method: req.method ?? 'GET',
     header: (name) => {
       const v = req.headers[name];
       return Array.isArray(v) ? v[0] : v;
     },
-    body: (limit) => readBody(req, limit),
+    body: (limit) => readBody(req, limit, bodies, logger),
   };
 }
 
 /**
  * The body as text, or null as soon as it passes `limit` bytes: nothing past the limit is kept, and the
- * rest is read and dropped rather than the socket destroyed, so the client still gets its 413.
+ * rest is read and dropped rather than the socket destroyed, so the client still gets its 413. What is
+ * kept counts against the node's `bodies` budget until the body ends (or its request does): past the
+ * budget the largest body in progress is dropped, its promise rejected with BodyDropped (a 503).
  */
-function readBody(req: IncomingMessage, limit: number): Promise<string | null> {
+function readBody(req: IncomingMessage, limit: number, bodies: OutputBudget, logger: Logger): Promise<string | null> {
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
     let over = false;
+    const held = bodies.open({
+      measure: () => (over ? 0 : size),
+      evict: ({ bytes, limit: budget }) => {
+        over = true;
+        chunks.length = 0;
+        logger.log('warning', 'POST body dropped: the bodies being read reached the node\'s budget', { address: req.socket.remoteAddress, bytes, limit: budget });
+        reject(new BodyDropped(`the request bodies this node is reading reached MAX_NODE_REQUEST_BODY_BYTES (${budget} bytes, --max-node-request-body-bytes), and this one held the most (${bytes} bytes)`));
+      },
+    });
+    req.once('close', () => held.close());
     req.on('data', (c: Buffer) => {
       if (over) return;
       size += c.length;
-      if (size <= limit) return void chunks.push(c);
+      if (size <= limit) {
+        chunks.push(c);
+        return void held.note();
+      }
       over = true;
       chunks.length = 0;
+      held.close();
       resolve(null);
     });
     req.on('end', () => {
+      held.close();
       if (!over) resolve(chunks.length === 1 ? (chunks[0] as Buffer).toString('utf8') : Buffer.concat(chunks).toString('utf8'));
     });
-    req.on('error', reject);
+    // The client went before its body ended (node:http's "aborted"): nobody to answer, nothing to log as a failure.
+    req.on('error', (err: NodeJS.ErrnoException) => {
+      held.close();
+      logger.log('debug', 'POST body not ended: its connection closed first', { address: req.socket.remoteAddress, bytes: size, code: err.code ?? err.message });
+      reject(new BodyDropped('the connection closed before the body ended'));
+    });
   });
 }
 

@@ -6,12 +6,21 @@ export interface RequestContext {
   readonly remoteAddress?: string;
 }
 
+/**
+ * A body not read to its end: dropped to keep the node's bodies in progress within their budget
+ * (MAX_NODE_REQUEST_BODY_BYTES), or its connection closed first. The request is answered 503 with this
+ * message and its connection closed (a client already gone reads nothing); it is no failure of the server.
+ */
+export class BodyDropped extends Error {
+  override readonly name = 'BodyDropped';
+}
+
 /** What Streamable HTTP reads of a request: its method, its headers, its body. */
 export interface IncomingView {
   readonly method: string;
   /** A header by its lower-case name (the first, if repeated). */
   header(name: string): string | undefined;
-  /** The body as text, or null once it passes `limit` bytes: reading stops there. */
+  /** The body as text, or null once it passes `limit` bytes: reading stops there. Rejects with BodyDropped when the node drops it. */
   body(limit: number): Promise<string | null>;
 }
 

@@ -37,10 +37,11 @@ import type { SessionEventFeed } from '../store/session-event-feed.ts';
 import { eventPrincipal } from '../store/session-events.ts';
 import { ResumedStreams, type ResumedStreamLimits } from './resumed-streams.ts';
 import { type ReplyTarget, WebReply } from './web-reply.ts';
-import { type IncomingView, type RequestContext, webView, withBody } from './incoming-view.ts';
+import { BodyDropped, type IncomingView, type RequestContext, webView, withBody } from './incoming-view.ts';
 import { json, Plain, refuse, refuseBody } from './plain-reply.ts';
 import { messagesOf } from './post-body.ts';
 import { StatelessPool } from './stateless-pool.ts';
+import { endAtExpiry } from './token-expiry.ts';
 
 export type { IncomingView, RequestContext } from './incoming-view.ts';
 
@@ -128,8 +129,10 @@ export class StreamableHttp {
     try {
       plain = await this.#route(request, target);
     } catch (err) {
-      const lost = target.headersSent ? null : await this.#storeLoss();
-      if (lost !== null) {
+      const lost = target.headersSent || err instanceof BodyDropped ? null : await this.#storeLoss();
+      // A body not read to its end (the node's budget, or its client went): a 503 closing the connection.
+      if (err instanceof BodyDropped && !target.headersSent) plain = refuse(503, `Service Unavailable: ${err.message}; retry`, { 'Retry-After': '1', Connection: 'close' });
+      else if (lost !== null) {
         // The shared store went away under the request: the documented 503, from the first request that finds it.
         this.#options.logger.log('warning', 'HTTP request refused: the conversation store cannot be reached', { method: request.method, error: (err as Error).message });
         plain = refuse(lost.status, lost.message, lost.headers);
@@ -163,11 +166,13 @@ export class StreamableHttp {
     const admitted = await this.#admit(incoming);
     if (admitted instanceof Plain) return admitted;
     const { principal } = admitted;
+    const endsAt = admitted.expiresAt === undefined ? undefined : admitted.expiresAt + (this.#auth.oauth?.config.clockSkewSeconds ?? 0);
+    if (incoming.method === 'GET' && endsAt !== undefined) endAtExpiry(target, endsAt);
     const here = await this.#elsewhere(incoming, target, principal);
     if ('reply' in here) return here.reply;
     const request = here.view;
     switch (request.method) {
-      case 'POST': return this.#post(request, target, principal, admitted);
+      case 'POST': return this.#post(request, target, principal, admitted, endsAt);
       case 'GET': return this.#get(request, target, principal);
       case 'DELETE': {
         const s = this.#lookup(request, principal);
@@ -247,7 +252,7 @@ export class StreamableHttp {
     return s;
   }
 
-  async #post(request: IncomingView, target: ReplyTarget, principal: Principal, admitted: Admitted): Promise<Plain | null> {
+  async #post(request: IncomingView, target: ReplyTarget, principal: Principal, admitted: Admitted, endsAt: number | undefined): Promise<Plain | null> {
     const accept = header(request, 'accept') ?? '';
     if (!accept.includes('application/json') || !accept.includes('text/event-stream')) {
       return refuse(406, 'Not Acceptable: Accept must list application/json and text/event-stream');
@@ -335,6 +340,7 @@ export class StreamableHttp {
         delivered.push(m.id);
         // A listen is a stream by nature: its acknowledgment and notifications, until the client closes it.
         if (m.method === 'tools/call' || m.method === 'subscriptions/listen') streams = true;
+        if (m.method === 'subscriptions/listen' && endsAt !== undefined) endAtExpiry(target, endsAt);
       }
       deliver.push({ batch: false, messages: [m], values: [raw[i]] });
     }
@@ -476,10 +482,6 @@ export class StreamableHttp {
   }
 }
 
-/**
- * The session's `send`, built outside `post()`: a closure made there would share its context and keep
- * the initialize request, its response and body alive for the whole session (~2-3 KB each, measured).
- */
 /**
  * The hook of the session events log: a GET with Last-Event-ID is served on any node from the log
  * (cluster design), never forwarded or taken over for — here it goes to the local lookup.

@@ -35,3 +35,14 @@ export function onTokenExpiry(expiresAt: number, expired: () => void, now: () =>
     },
   };
 }
+
+/**
+ * `reply` is cut (destroyed) once the wall clock reaches `endsAt` (seconds: an OAuth token's `exp` plus the
+ * clock skew its admission allowed), unless it closed first: what a token let a client read stops with the
+ * token, as a WebSocket is closed then. For the replies that need not end on their own: a GET's event
+ * stream, a `subscriptions/listen` POST's (a tool call's ends with its answer, and is left to finish).
+ */
+export function endAtExpiry(reply: { destroy(): unknown; on(event: 'close', listener: () => void): unknown }, endsAt: number, now: () => number = Date.now): void {
+  const expiry = onTokenExpiry(endsAt, () => void reply.destroy(), now);
+  reply.on('close', () => expiry.cancel());
+}

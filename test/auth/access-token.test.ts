@@ -79,6 +79,15 @@ test('refuses a token without exp or without sub', async () => {
   refusedWith(await verifier.verify(await sign(key, noSub)), 401, /sub/);
 });
 
+test('property: a signed token whose sub is not a string is refused, so sub 42 and sub "42" are never one principal', async () => {
+  const { key, verifier, good } = await setup();
+  // jose checks that sub is present, not that it is a string: "issuer#42" came of sub 42 and of sub "42",
+  // and every object sub was the one principal "issuer#[object Object]".
+  await fc.assert(fc.asyncProperty(fc.oneof(fc.integer(), fc.boolean(), fc.array(fc.string(), { maxLength: 2 }), fc.dictionary(fc.string(), fc.string(), { maxKeys: 2 })), async (sub) => {
+    refusedWith(await verifier.verify(await sign(key, { ...good, sub: sub as unknown as string })), 401, /sub/);
+  }), { numRuns: 40 });
+});
+
 test('refuses alg none, with an empty or a made-up signature', async () => {
   const { verifier, good } = await setup();
   const unsigned = `${base64url({ alg: 'none', kid: 'k1' })}.${base64url(good)}`;

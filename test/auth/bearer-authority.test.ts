@@ -3,6 +3,7 @@
 // huge token, 503 with Retry-After for an unreachable issuer, and refusals logged without the token.
 
 import { test } from 'uvu';
+import fc from 'fast-check';
 import * as assert from 'uvu/assert';
 import { AccessTokenVerifier } from '../../src/auth/access-token.ts';
 import { type Admitted, type AuthRefusal, BearerAuthority, isAuthRefusal } from '../../src/auth/bearer-authority.ts';
@@ -135,6 +136,32 @@ test('every MCP path\'s door (admitMcp): a token without mcp:read is the 403 ins
   assert.not.ok(isAuthRefusal(await authority.admitMcp(`Bearer ${STATIC}`)));
   assert.is(refusal(await authority.admitMcp(undefined)).status, 401);
   assert.is(refusal(await authority.admitMcp(`Bearer ${await token({ aud: 'https://elsewhere.example' })}`)).status, 401);
+});
+
+
+test('a refusal\'s WWW-Authenticate is a valid header value whatever the token\'s header says (RFC 6750 error_description characters only)', async () => {
+  const { authority } = await setup();
+  const { validateHeaderValue } = await import('node:http');
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const claims = part({ iss: ISSUER, aud: RESOURCE, sub: 'bob', exp: Math.floor(Date.now() / 1000) + 300 });
+  // alg and typ come back in the refusal's reason; anything past Latin-1 made node:http throw on writeHead (a 500 and an error logged).
+  await fc.assert(fc.asyncProperty(fc.string({ unit: 'binary' }), fc.oneof(fc.constant(undefined), fc.string({ unit: 'binary' })), async (alg, typ) => {
+    const r = refusal(await authority.admit(`Bearer ${part({ alg, ...(typ === undefined ? {} : { typ }) })}.${claims}.AAAA`));
+    const challenge = r.headers['WWW-Authenticate'] ?? '';
+    validateHeaderValue('WWW-Authenticate', challenge);
+    const description = /error_description="([^"]*)"$/.exec(challenge)?.[1];
+    assert.ok(description !== undefined, `${challenge} / ${r.message}`);
+    assert.ok(/^[\x20\x21\x23-\x5b\x5d-\x7e]*$/.test(description), description);
+  }), { numRuns: 200 });
+});
+
+test('a token whose alg is past Latin-1 is a 401, not a header node:http refuses to write', async () => {
+  const { authority } = await setup();
+  const part = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const r = refusal(await authority.admit(`Bearer ${part({ alg: 'Ā' })}.${part({ iss: ISSUER, sub: 'bob' })}.AAAA`));
+  assert.is(r.status, 401);
+  const { validateHeaderValue } = await import('node:http');
+  validateHeaderValue('WWW-Authenticate', r.headers['WWW-Authenticate'] ?? '');
 });
 
 test.run();

@@ -1,7 +1,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { defaultThreadCount } from '../../src/actors/thread-count.ts';
-import { MAX_INPUT_BACKLOG_BYTES, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
+import { MAX_INPUT_BACKLOG_BYTES, MAX_NODE_OUTPUT_BACKLOG_BYTES, MAX_NODE_REQUEST_BODY_BYTES, MAX_OUTPUT_BACKLOG_BYTES, MIN_DEFAULT_THREADS } from '../../src/limits.ts';
 import { HTTP_ONLY_FLAGS, OptionsError, parseOptions, usage } from '../../src/cli/options.ts';
 import { DEFAULT_SESSION_IDLE_SECONDS } from '../../src/limits.ts';
 import { resolveOptions } from '../../src/cli/serve.ts';
@@ -92,6 +92,16 @@ test('--max-node-output-backlog-bytes (or SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES)
   assert.throws(() => serve([], { SUPERPI_MAX_NODE_OUTPUT_BACKLOG_BYTES: 'lots' }), (e: unknown) => e instanceof OptionsError);
   assert.ok((HTTP_ONLY_FLAGS as readonly string[]).includes('max-node-output-backlog-bytes'), 'refused with --stdio, which has no such budget');
   assert.match(usage, `default: ${MAX_NODE_OUTPUT_BACKLOG_BYTES}`);
+});
+
+test('--max-node-request-body-bytes (or SUPERPI_MAX_NODE_REQUEST_BODY_BYTES) sets the budget of POST bodies being read, MAX_NODE_REQUEST_BODY_BYTES by default; the flag wins', () => {
+  assert.is(serve([]).maxNodeRequestBodyBytes, MAX_NODE_REQUEST_BODY_BYTES);
+  assert.is(serve(['--max-node-request-body-bytes', '4194304']).maxNodeRequestBodyBytes, 4194304);
+  assert.is(serve([], { SUPERPI_MAX_NODE_REQUEST_BODY_BYTES: '8388608' }).maxNodeRequestBodyBytes, 8388608);
+  assert.is(serve(['--max-node-request-body-bytes', '4194304'], { SUPERPI_MAX_NODE_REQUEST_BODY_BYTES: '8388608' }).maxNodeRequestBodyBytes, 4194304);
+  assert.throws(() => serve(['--max-node-request-body-bytes', '0']), (e: unknown) => e instanceof OptionsError && e.message.includes('--max-node-request-body-bytes'));
+  assert.ok((HTTP_ONLY_FLAGS as readonly string[]).includes('max-node-request-body-bytes'), 'refused with --stdio, which reads no POST bodies');
+  assert.match(usage, `default: ${MAX_NODE_REQUEST_BODY_BYTES}`);
 });
 
 test('--tool-timeout is in seconds', () => {
