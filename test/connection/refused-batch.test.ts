@@ -67,6 +67,27 @@ const element = fc.oneof(
   fc.constant({ jsonrpc: '2.0', method: 'notifications/progress', params: { progressToken: 1, progress: 1 } }),
 );
 
+test('a batch the core refuses whole leaves none of its requests in flight: their ids are free, and nothing more is answered for them', async () => {
+  await fc.assert(fc.asyncProperty(fc.constantFrom(null, '2025-06-18', '2025-11-25'), fc.array(element, { minLength: 1, maxLength: 6 }), anyId, async (version, batch, reused) => {
+    const { session, sent, settle } = await coreSession();
+    if (version !== null) session.receiveFrame(frame(INITIALIZE(version)));
+    await settle();
+    sent.length = 0;
+    session.receiveFrame(frame(JSON.stringify(batch)));
+    await settle();
+    assert.is(session.inFlight, 0, `left in flight after ${JSON.stringify(batch)}`);
+    // An id the refused batch used is free: a request with it is answered as any other.
+    sent.length = 0;
+    session.receiveFrame(frame(JSON.stringify({ jsonrpc: '2.0', id: reused, method: 'ping' })));
+    await settle();
+    const answers = sent.filter((o) => o.inReplyTo !== undefined && typeof o.inReplyTo === typeof reused && o.inReplyTo === reused);
+    assert.equal(answers.map((o) => o.line), [JSON.stringify({ jsonrpc: '2.0', id: reused, result: {} })], `ping ${JSON.stringify(reused)} after ${JSON.stringify(batch)}`);
+    session.answerInFlight('the test ended');
+    assert.equal(sent.filter((o) => o.line.includes('-32010')).map((o) => o.line), [], 'nothing was left to abort');
+    await session.close();
+  }), { seed: SEED, numRuns: 200 });
+});
+
 /** Text nesting `levels` arrays: JSON.parse reads it, JSON.stringify of its value overflows the stack. */
 const deepText = (levels: number) => `${'['.repeat(levels)}${']'.repeat(levels)}`;
 
