@@ -203,6 +203,8 @@ class Driver {
   readonly owed = new Map<string, Expectation[]>();
   readonly allowed = new Map<string, number>();
   readonly effects: Effect[] = [];
+  /** Requests of the server's own, by id, not answered yet. */
+  readonly questions: (string | number)[] = [];
   /** Lines handled so far: an error answered at once answers a request of the line being handled. */
   lines = 0;
   readonly legacy: { version: string | null; caps: string; info: string; level: string | null };
@@ -296,6 +298,8 @@ class Driver {
     assert.not.ok(o.line.includes('\n'), `a line holds no newline: ${o.line}`);
     if (typeof m.method === 'string') {
       assert.is(o.inReplyTo, undefined, o.line);
+      // A question of the server's own (a confirmation, a model turn): the client answers it, here by declining.
+      if (m.id !== undefined) this.questions.push(m.id as string | number);
       return null;
     }
     assert.ok(('result' in m) !== ('error' in m), `result xor error: ${o.line}`);
@@ -314,8 +318,10 @@ class Driver {
     } else if (owed !== undefined && owed.length > 0) {
       // A result says its era, and answers a request of that era. An error answers the request the line just
       // sent (a reused id in flight is refused at once), or, from an effect, the oldest one.
+      // A request reusing an id in flight is refused: the refusal answers the newest request with that id.
+      const reused = 'error' in m && /already used/.test(JSON.stringify(m.error));
       const fromLine = owed.findIndex((e) => e.line === this.lines);
-      let at = cause.startsWith('effect ') || fromLine === -1 ? 0 : fromLine;
+      let at = reused ? owed.length - 1 : cause.startsWith('effect ') || fromLine === -1 ? 0 : fromLine;
       if ('result' in m) {
         const result = m.result as Record<string, unknown>;
         const modern = isObject(result) && Object.hasOwn(result, 'resultType');
@@ -348,9 +354,14 @@ class Driver {
     }
   }
 
-  /** Ends every effect that carries a ticket with a failure (every kind of work answers one), until none is left. */
+  /** Ends every effect that carries a ticket with a failure (every kind of work answers one), and declines every question, until none is left. */
   settle(): void {
-    for (let rounds = 0; rounds < 10_000 && this.effects.length > 0; rounds++) {
+    for (let rounds = 0; rounds < 10_000 && (this.effects.length > 0 || this.questions.length > 0); rounds++) {
+      const question = this.questions.shift();
+      if (question !== undefined) {
+        this.line(JSON.stringify({ jsonrpc: '2.0', id: question, result: { action: 'decline' } }));
+        continue;
+      }
       const effect = this.effects.shift() as Effect;
       if (!('ticket' in effect) || effect.kind === 'clientResponse' || effect.kind === 'cancel') continue;
       this.apply(handleEffectResult({ kind: 'effectFailed', ticket: effect.ticket, code: -32603, message: 'failed' }, this.state), `effect ${effect.kind}`);
