@@ -12,7 +12,7 @@
 import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
-import type { Effect } from '../../src/mcp/effects.ts';
+import type { Effect, EffectResult } from '../../src/mcp/effects.ts';
 import { handleEffectResult, handleMcpLine, type Outgoing, type Step } from '../../src/mcp/handle.ts';
 import { idKey } from '../../src/mcp/jsonrpc.ts';
 import { MetaCache, parseMessageText } from '../../src/mcp/meta-cache.ts';
@@ -147,8 +147,16 @@ const messageText = fc.tuple(
   if (duplicate !== null) ((order >> 4) % 2 === 0 ? rotated.unshift(duplicate) : rotated.push(duplicate));
   return object(rotated, s);
 });
+/** Requests that get as far as work (a tool run, a read), in either era: their answers come when the work ends. */
+const workText = fc.tuple(
+  idText, fc.constantFrom(
+    '"method":"tools/call","params":{"name":"ls","arguments":{}', '"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"}',
+    '"method":"resources/read","params":{"uri":"superpi://workspace"', '"method":"completion/complete","params":{"ref":{"type":"ref/prompt","name":"super-pi-code"},"argument":{"name":"path","value":"s"}',
+  ), fc.option(fc.oneof(fc.constant(REPEATED_META), modernMeta), { freq: 2 }),
+).map(([id, body, meta]) => `{"jsonrpc":"2.0","id":${id},${body}${meta === null ? '' : `,"_meta":${meta}`}}}`);
 const lineText = fc.oneof(
   { weight: 12, arbitrary: messageText },
+  { weight: 4, arbitrary: workText },
   { weight: 2, arbitrary: fc.array(messageText, { maxLength: 5 }).map((ms) => `[${ms.join(',')}]`) },
   { weight: 1, arbitrary: fc.tuple(fc.constantFrom('\uFEFF', ' ', '\r', '\t', '\u00a0'), messageText).map(([p, m]) => `${p}${m}`) },
   { weight: 1, arbitrary: messageText.map((m) => m.slice(0, Math.max(1, m.length >> 1))) },
@@ -194,6 +202,9 @@ function same(a: unknown, b: unknown, where = '$'): void {
   for (const k of ka) same((a as Record<PropertyKey, unknown>)[k], (b as Record<PropertyKey, unknown>)[k], `${where}.${String(k)}`);
 }
 
+/** Results of work (answered when its effect ended) whose era was checked, per era: the run reached them. */
+const checkedFromWork = { modern: 0, legacy: 0 };
+
 interface Expectation { key: string; modern: boolean; line: number }
 
 /** Drives the core as the runtime does: every line, then every effect it asks for is ended (failed, most simply). */
@@ -202,6 +213,8 @@ class Driver {
   /** Answers owed per id key (requests not yet answered), and answers a malformed message with an id may get. */
   readonly owed = new Map<string, Expectation[]>();
   readonly allowed = new Map<string, number>();
+  /** Requests the client cancelled, per id key: each may still be answered once. */
+  readonly cancelled = new Map<string, number>();
   readonly effects: Effect[] = [];
   /** Requests of the server's own, by id, not answered yet. */
   readonly questions: (string | number)[] = [];
@@ -265,6 +278,14 @@ class Driver {
       const list = this.owed.get(key) ?? [];
       list.push({ key, modern: isModern(r), line: this.lines });
       this.owed.set(key, list);
+    } else if (kind === 'notification' && (m as Record<string, unknown>).method === 'notifications/cancelled') {
+      // A cancelled request may go unanswered (or be answered, if its answer was on its way).
+      const target = (m as { params?: { requestId?: unknown } }).params?.requestId;
+      if (typeof target !== 'string' && typeof target !== 'number') return;
+      const key = idKey(target);
+      const n = this.owed.get(key)?.length ?? 0;
+      this.owed.delete(key);
+      this.cancelled.set(key, (this.cancelled.get(key) ?? 0) + n);
     } else if (isObject(m) && isValidId(m.id) && !(m.jsonrpc === '2.0' && !Object.hasOwn(m, 'method') && (Object.hasOwn(m, 'result') || Object.hasOwn(m, 'error')))) {
       // A malformed message with an id may be refused under that id; a response (result or error, no method) is never answered.
       const key = idKey(m.id);
@@ -326,10 +347,13 @@ class Driver {
         const result = m.result as Record<string, unknown>;
         const modern = isObject(result) && Object.hasOwn(result, 'resultType');
         at = owed.findIndex((e) => e.modern === modern);
+        if (cause.startsWith('effect ')) checkedFromWork[modern ? 'modern' : 'legacy']++;
         assert.ok(at !== -1, `answered in its own era (${modern ? 'modern' : 'legacy'}): ${o.line}\nafter: ${cause}\nowed: ${JSON.stringify(owed)}`);
       }
       owed.splice(at, 1);
       if (owed.length === 0) this.owed.delete(key);
+    } else if ((this.cancelled.get(key) ?? 0) > 0) {
+      this.cancelled.set(key, (this.cancelled.get(key) ?? 0) - 1);
     } else {
       assert.ok(allowed > 0, `an answer to ${key}, which nothing owed: ${o.line}\nafter: ${cause}`);
       this.allowed.set(key, allowed - 1);
@@ -364,7 +388,16 @@ class Driver {
       }
       const effect = this.effects.shift() as Effect;
       if (!('ticket' in effect) || effect.kind === 'clientResponse' || effect.kind === 'cancel') continue;
-      this.apply(handleEffectResult({ kind: 'effectFailed', ticket: effect.ticket, code: -32603, message: 'failed' }, this.state), `effect ${effect.kind}`);
+      // Work that succeeds is answered with a result, whose era is checked; the rest fails.
+      const ticket = effect.ticket;
+      const done: EffectResult = effect.kind === 'runTool' ? { kind: 'toolDone', ticket, outcome: { text: 'done' } }
+        : effect.kind === 'readWorkspace' ? { kind: 'workspaceContext', ticket, context: { root: '/ws', git: null, layout: ['a'], readme: null } }
+        : effect.kind === 'completePath' ? { kind: 'pathCompletions', ticket, values: ['a'], hasMore: false }
+        : effect.kind === 'readTranscript' ? { kind: 'transcript', ticket, jsonl: '{}' }
+        : effect.kind === 'listConversations' ? { kind: 'conversationList', ticket, page: { ids: ['c1'] } }
+        : effect.kind === 'readTask' ? { kind: 'taskRead', ticket, task: null }
+        : { kind: 'effectFailed', ticket, code: -32603, message: 'failed' };
+      this.apply(handleEffectResult(ticket % 3 === 0 ? { kind: 'effectFailed', ticket, code: -32603, message: 'failed' } : done, this.state), `effect ${effect.kind}`);
     }
   }
 }
@@ -388,6 +421,7 @@ test('whatever lines come in (legacy, modern, batches, odd ids, keys and spellin
     const unanswered = [...d.owed.entries()].filter(([, v]) => v.length > 0);
     assert.equal(unanswered, [], 'every request answered');
   }), { seed: SEED, numRuns: RUNS });
+  assert.ok(checkedFromWork.modern > RUNS / 20 && checkedFromWork.legacy > RUNS / 20, `results of work checked for their era: ${JSON.stringify(checkedFromWork)}`);
 });
 
 test('a modern message never changes the legacy session\'s context, whatever its _meta holds', () => {
