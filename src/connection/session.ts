@@ -339,7 +339,7 @@ export class Session implements ActorOwner {
       this.#deps.onCheckpoint?.(out.checkpoint);
     }
     for (const reply of out.replies) {
-      for (const key of (reply.settles ?? []).map(idKey)) this.#settle(key); // a batch refused whole: its one error answers them
+      if (reply.settles !== undefined) for (const id of reply.settles) this.#settle(idKey(id)); // a batch refused whole: its one error answers them
       if (reply.inReplyTo !== undefined) {
         const key = idKey(reply.inReplyTo);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
