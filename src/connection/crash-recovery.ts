@@ -4,6 +4,7 @@
 // handled at two crashes in a row is poison: answered, never delivered again. Pure: the Session applies it.
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
+import { messageText } from '../mcp/frame.ts';
 import { ErrorCode } from '../mcp/jsonrpc.ts';
 import { type Outgoing, refusal } from '../mcp/outgoing.ts';
 import { toolCatalog } from '../tools/catalog.ts';
@@ -146,7 +147,7 @@ function undecidedParts(delivery: Delivery, line: string, decided: ReadonlySet<s
   if (delivery.batch === undefined) return delivery.keys.some((k) => decided.has(k)) ? [] : [{ k: 'line', line }];
   return delivery.batch
     .filter((part) => part.key === null || !decided.has(part.key))
-    .map((part) => ({ k: 'line', line: JSON.stringify(part.value) }));
+    .map((part) => ({ k: 'line', line: messageText(part.value) }));
 }
 
 /** The answer to a request the recovery decided (`answers`): the server crashed running it, once or twice in a row. */

@@ -1,7 +1,7 @@
 // What a session notes of each line before it goes to the actor: the requests it carries (ids, and what
 // a retry needs), its cancellations, and the refusal of a request that reuses an id in flight.
 
-import { cancelledRequest, progressTokenOf, type ReadFrame } from '../mcp/frame.ts';
+import { cancelledRequest, messageText, progressTokenOf, type ReadFrame } from '../mcp/frame.ts';
 import { ErrorCode, idKey, reusedIdMessage } from '../mcp/jsonrpc.ts';
 import { type Outgoing, refusal } from '../mcp/outgoing.ts';
 import { type BatchPart, isSafeToRetry, type TrackedRequest } from './crash-recovery.ts';
@@ -55,7 +55,7 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
     kept.push(i);
     const progressToken = m.kind === 'request' ? progressTokenOf(m) : undefined;
     inFlight.set(key, {
-      id, line: read.batch ? JSON.stringify(read.values[i]) : text, retryable: m.kind !== 'request' || isSafeToRetry(m.method, m.params),
+      id, line: read.batch ? messageText(read.values[i]) : text, retryable: m.kind !== 'request' || isSafeToRetry(m.method, m.params),
       begun: false, crashes: 0, ...(progressToken === undefined ? {} : { progressToken }),
       ...(m.kind === 'request' && m.method === 'subscriptions/listen' ? { stream: true as const } : {}),
     });
@@ -66,7 +66,7 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
   // Rare (a batch reusing ids): the line the core gets is what is left of it, written anew.
   const values = kept.map((i) => read.values[i]);
   const rest: ReadFrame = { batch: true, messages: kept.map((i) => read.messages[i] as ReadFrame['messages'][number]), values };
-  return { line: JSON.stringify(values), keys, read: rest, ...parts };
+  return { line: `[${values.map(messageText).join(',')}]`, keys, read: rest, ...parts };
 }
 
 /** Why a request past its principal's count was refused: names the limit, as the per-session refusal does. */

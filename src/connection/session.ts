@@ -339,6 +339,7 @@ export class Session implements ActorOwner {
       this.#deps.onCheckpoint?.(out.checkpoint);
     }
     for (const reply of out.replies) {
+      if (reply.settles !== undefined) for (const id of reply.settles) this.#settle(idKey(id)); // a batch refused whole: its one error answers them
       if (reply.inReplyTo !== undefined) {
         const key = idKey(reply.inReplyTo);
         // Answered early: this reply confirms that the actor has the line; the client has its answer.
@@ -346,7 +347,6 @@ export class Session implements ActorOwner {
           if (this.#early.spent) this.#early = null;
           continue;
         }
-        this.#inFlight?.delete(key);
         this.#settle(key);
         this.#tasks?.replied(key);
       }
@@ -450,11 +450,8 @@ export class Session implements ActorOwner {
     this.#deps.send(poisonedCreation(request.id, why, head.msg.result));
   }
 
-  /** A request left (answered, cancelled): its adoptable work and its task start are done with. */
-  #settle(key: string): void {
-    this.#work?.settle(key);
-    this.#creations?.settle(key);
-  }
+  /** A request left (answered, cancelled): it is not in flight, and its adoptable work and its task start are done with. */
+  #settle(key: string): void { this.#inFlight?.delete(key); this.#work?.settle(key); this.#creations?.settle(key); }
 
   /** The first actor is up: the early answers end, and go once no reply of the actor's is left to confirm one. */
   #endEarly(): void { if (this.#early?.end()) this.#early = null; }

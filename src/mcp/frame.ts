@@ -6,8 +6,9 @@
 
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type Classified, classify } from './jsonrpc.ts';
+import { nestsDeeperThan } from './limits.ts';
 import { parseMessageText } from './meta-cache.ts';
-import { MAX_BATCH_LENGTH } from '../limits.ts';
+import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH } from '../limits.ts';
 
 /** The messages of one frame, each with its parsed value (a batch element is handed on alone after a crash). */
 export interface ReadFrame {
@@ -52,4 +53,31 @@ export function progressTokenOf(msg: Extract<Classified, { kind: 'request' }>): 
   const meta = msg.params._meta;
   const token = typeof meta === 'object' && meta !== null ? (meta as { progressToken?: unknown }).progressToken : undefined;
   return typeof token === 'string' || typeof token === 'number' ? token : undefined;
+}
+
+/**
+ * The text of one parsed message (a batch's element handed on as a line of its own, a batch rewritten), never
+ * throwing. JSON.parse reads nesting of any depth, but JSON.stringify recurses and overflows the stack on a
+ * few thousand levels (a 20 KB line of brackets threw out of the session and ended the process). A message
+ * nesting past MAX_JSON_DEPTH is refused by the core for its kind, id and method alone (handle.ts `tooDeep`),
+ * so it is written as a stand-in the core refuses the same way: its scalar members as they are, each object
+ * or array member replaced by an empty one nested just past the limit.
+ */
+export function messageText(value: unknown): string {
+  if (!nestsDeeperThan(value, MAX_JSON_DEPTH)) return JSON.stringify(value);
+  if (Array.isArray(value)) return JSON.stringify([nestedLike(value)]);
+  const standIn: Record<string, unknown> = {};
+  for (const [key, member] of Object.entries(value as Record<string, unknown>)) {
+    // defineProperty, not assignment: a `__proto__` member stays a member.
+    Object.defineProperty(standIn, key, { value: typeof member === 'object' && member !== null ? nestedLike(member) : member, enumerable: true, writable: true, configurable: true });
+  }
+  return JSON.stringify(standIn);
+}
+
+/** An empty array or object like `like`, nested MAX_JSON_DEPTH levels (so a member of a message passes the limit). */
+function nestedLike(like: object): unknown {
+  const array = Array.isArray(like);
+  let nest: unknown = array ? [] : {};
+  for (let depth = 1; depth < MAX_JSON_DEPTH; depth++) nest = array ? [nest] : { _: nest };
+  return nest;
 }

@@ -143,7 +143,10 @@ function withClientLogs(step: Step): Step {
 function handleBatch(items: unknown[], state: ConnectionState, sliceLength: number, roundTrip?: RoundTrip): SlicedStep {
   if (state.protocolVersion === null || !versionFeatures(state.protocolVersion).batches) {
     const version = state.protocolVersion ?? 'an uninitialized session';
-    return fail(state, null, ErrorCode.InvalidRequest, `Invalid request: JSON-RPC batch arrays are not accepted in ${version}; send one message per line`);
+    const refused = fail(state, null, ErrorCode.InvalidRequest, `Invalid request: JSON-RPC batch arrays are not accepted in ${version}; send one message per line`);
+    // The one answer its requests get: the session, which noted each as in flight, learns they are answered.
+    const settles = idsIn(items);
+    return settles.length === 0 ? refused : { ...refused, replies: refused.replies.map((r) => ({ ...r, settles })) };
   }
   if (items.length === 0) return fail(state, null, ErrorCode.InvalidRequest, 'Invalid request: an empty batch');
   if (items.length > MAX_BATCH_LENGTH) {
@@ -151,6 +154,17 @@ function handleBatch(items: unknown[], state: ConnectionState, sliceLength: numb
   }
   // Each element is handled in order; each reply goes out as its own line (tool results arrive later anyway).
   return continueBatch({ items, next: 0 }, state, sliceLength, roundTrip);
+}
+
+/** The ids a batch's elements carry where a reply would name them (a request, or an invalid message whose id was read). */
+function idsIn(items: readonly unknown[]): RequestId[] {
+  const ids: RequestId[] = [];
+  for (const item of items) {
+    const m = classify(item);
+    if (m.kind === 'request') ids.push(m.id);
+    else if (m.kind === 'invalid' && m.id !== null) ids.push(m.id);
+  }
+  return ids;
 }
 
 /** One message (a line, or an element of a batch): bounded in depth first, then classified and handled. */

@@ -18,6 +18,12 @@ export interface Outgoing {
   readonly errorCode?: number;
   /** On the answer to `initialize`: the version it negotiated (the observer shows it without reading the line). */
   readonly negotiated?: string;
+  /**
+   * On an error with id null that refuses a whole batch: the ids of the requests in it. JSON-RPC answers a
+   * refused batch with that one error, so they are answered, and no longer in flight (the session stops
+   * counting them, and their ids are free again).
+   */
+  readonly settles?: readonly RequestId[];
 }
 
 /** The result of request `id`. */

@@ -52,7 +52,9 @@ export class LineFramer {
       this.#discarded += part.length;
       return;
     }
-    if (this.#length + part.length > this.#maxBytes) {
+    // One byte past the limit is still taken: it may be the CR of a CRLF ending, which is not the message's
+    // (a message of exactly the limit is a line whichever ending it has; `#finishLine` judges once it knows).
+    if (this.#length + part.length > this.#maxBytes + 1) {
       this.#state = 'discarding';
       this.#discarded = this.#length + part.length;
       this.#chunks = [];
@@ -74,6 +76,7 @@ export class LineFramer {
     this.#chunks = [];
     this.#length = 0;
     if (bytes.length > 0 && bytes[bytes.length - 1] === 0x0d) bytes = bytes.subarray(0, bytes.length - 1);
+    if (bytes.length > this.#maxBytes) return { kind: 'oversized', bytes: bytes.length, limit: this.#maxBytes };
     if (bytes.length === 0) return null;
     let text: string;
     try {

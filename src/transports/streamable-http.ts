@@ -20,7 +20,7 @@ import type { Logger } from '../log/logger.ts';
 import { FORWARDED_BY_HEADER } from '../cluster/forward.ts';
 import { storedVersion } from '../cluster/rehydrate.ts';
 import type { ClusterSessions, TakenOver } from '../cluster/session-locator.ts';
-import type { ReadFrame } from '../mcp/frame.ts';
+import { messageText, type ReadFrame } from '../mcp/frame.ts';
 import { type Classified, ErrorCode, errorLine, idKey } from '../mcp/jsonrpc.ts';
 import { parseMessageText } from '../mcp/meta-cache.ts';
 import type { Principal } from '../mcp/state.ts';
@@ -351,7 +351,7 @@ export class StreamableHttp {
         if (deliver.length === 1) session.session.deliver({ kind: 'line', text: body }, deliver[0]);
         return;
       }
-      for (const m of deliver) session.session.deliver({ kind: 'line', text: JSON.stringify(m.values[0]) }, m);
+      for (const m of deliver) session.session.deliver({ kind: 'line', text: messageText(m.values[0]) }, m);
     };
     if (requests.size === 0) {
       toCore();

@@ -101,6 +101,30 @@ test('any tampering of a genuine state is -32602 naming requestState, and the to
   }), { seed: SEED, numRuns: RUNS });
 });
 
+/** base64url spellings of `part`'s bytes other than its own: its last character with other unused low bits. */
+function otherSpellings(part: string): string[] {
+  const alphabet = 'ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789-_';
+  const bytes = Buffer.from(part, 'base64url');
+  return [...alphabet].map((c) => part.slice(0, -1) + c).filter((s) => s !== part && Buffer.from(s, 'base64url').equals(bytes));
+}
+
+test('a state re-encoded (the same bytes spelled otherwise in base64url, or its payload\'s JSON rewritten to the same value) is refused: one spelling opens, so a use is spent once', () => {
+  const state = fresh({ principal: ALICE });
+  fc.assert(fc.property(command, fc.nat(), (cmd, pick) => {
+    const genuine = sealedFor(state, cmd);
+    const [v, payload, mac] = genuine.split('.') as [string, string, string];
+    const respelled = [
+      ...otherSpellings(payload).map((p) => `${v}.${p}.${mac}`),
+      ...otherSpellings(mac).map((m) => `${v}.${payload}.${m}`),
+      // The same payload value, its JSON spaced: the same claim, another text under the server's MAC.
+      `${v}.${b64url(JSON.stringify(JSON.parse(Buffer.from(payload, 'base64url').toString('utf8')), null, 1))}.${mac}`,
+    ];
+    assert.ok(respelled.length > 1, 'the MAC has unused bits to respell');
+    const other = respelled[pick % respelled.length] as string;
+    assertRefused(state, callLine(2, 'bash', { command: cmd }, { requestState: other, ...ACCEPT }), T0 + 1, `respelled ${other}`);
+  }), { seed: SEED, numRuns: 300 });
+});
+
 test('a genuine state used by another principal, for another tool or other arguments, or at or after expiry is refused', () => {
   const principals: Principal[] = [{ kind: 'token', name: 'bob' }, { kind: 'anonymous' }, { kind: 'local' }, { kind: 'token', name: 'alice ' }];
   fc.assert(fc.property(command, command, fc.constantFrom(...principals), fc.integer({ min: 0, max: 10 * REQUEST_STATE_TTL_MS }), (cmd, other, who, late) => {
