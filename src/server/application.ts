@@ -330,7 +330,7 @@ export class Application implements SessionHost {
       ...(options.busy ? { busy: options.busy } : {}), ...(options.onEnded ? { onEnded: options.onEnded } : {}),
       ...(options.onGiveUp ? { onGiveUp: options.onGiveUp } : {}),
       teardown: stored === null ? this.#teardown : (e) => { this.#cluster?.forget(registryId, stored); return this.#teardown(e); },
-      exited: this.#sessionEnded,
+      exited: this.#sessionEnded, watching: this.#watching,
     }, registryId);
     if (stored !== null) this.#cluster?.held(entry.id, stored);
     let handle: ChildHandle;
@@ -349,6 +349,8 @@ export class Application implements SessionHost {
     else void handle.exited.then((reason) => entry.onExit(reason));
     return entry;
   }
+
+  readonly #watching = (entry: RegisteredSession): boolean => this.#watches.watching(entry.session.id);
 
   /** What ending a session takes besides leaving the registry: its watches, its actor and supervisor, then the transport's part. */
   readonly #teardown = async (entry: RegisteredSession): Promise<void> => {

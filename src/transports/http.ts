@@ -56,6 +56,7 @@ export interface HttpServerOptions {
   readonly maxOutputBacklogBytes?: number;
   /** Unread output of every connection together, past which the one holding the most is closed (`--max-node-output-backlog-bytes`). Default MAX_NODE_OUTPUT_BACKLOG_BYTES. */
   readonly maxNodeOutputBacklogBytes?: number;
+  /** An HTTP or WebSocket session with nothing in flight, nothing held open and no message this long is closed (`--session-idle`). Default DEFAULT_SESSION_IDLE_MS. */
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
@@ -205,12 +206,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
-  const reaper = new SessionReaper({
-    host,
-    clock: host.clock,
-    transport: 'http',
-    ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
-  });
+  // HTTP and WebSocket sessions are held to the same idle limit; a WebSocket's client is told why.
+  const idleMs = options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs };
+  const reapers = [
+    new SessionReaper({ host, clock: host.clock, transport: 'http', ...idleMs }),
+    new SessionReaper({ host, clock: host.clock, transport: 'websocket', ...idleMs, end: (s, ms) => websocket.endIdle(s, ms) }),
+  ];
   const port = (server.address() as AddressInfo).port;
   boundPort = port;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
@@ -222,7 +223,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     async close(graceMs = DEFAULT_CLOSE_GRACE_MS) {
       http.stopAccepting();
       websocket.stopAccepting();
-      reaper.stop();
+      for (const reaper of reapers) reaper.stop();
       sendTimeout.stop();
       gate.stop();
       observerRoutes.close();
