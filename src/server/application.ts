@@ -32,6 +32,7 @@ import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
 import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
+import { knownBounds } from '../tools/sandbox/bounds-probe.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import type { TaskTakeover } from '../task/task-takeover.ts';
@@ -204,6 +205,7 @@ export class Application implements SessionHost {
       restarts: this.#tree.restarts,
       bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
       bashSandbox: ((isolation) => (isolation === null ? { kind: 'not probed yet' } : sandboxReport(isolation)))(knownBashIsolation()),
+      bashBounds: knownBounds(),
       // The backend and node, never the database's URL (it may hold the password).
       store: { backend: this.#options.store?.kind ?? 'sqlite', ...(this.#options.nodeId === undefined ? {} : { node: this.#options.nodeId }) },
     };
