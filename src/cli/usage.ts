@@ -101,7 +101,7 @@ Options (flags override environment variables, which override defaults):
   --max-connections N      open TCP connections to the HTTP and WebSocket port; one more is answered 503 and closed   default: ${MAX_CONNECTIONS}
   --max-connections-per-address N   open connections from one client address (loopback included; the cluster's other nodes and --trusted-proxy addresses are not counted)   default: ${MAX_CONNECTIONS_PER_ADDRESS}
   --trusted-proxy LIST     comma-separated IP addresses of reverse proxies (nginx, Caddy, a TLS terminator) whose connections count against --max-connections only, not per address: every client behind one shares its address (limit clients per address in the proxy; X-Forwarded-For is not read); repeatable   default: none
-  --session-idle SECONDS   idle HTTP sessions are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
+  --session-idle SECONDS   idle HTTP and WebSocket sessions (nothing in flight, nothing open or subscribed) are closed after this   default: ${DEFAULT_SESSION_IDLE_SECONDS}
   --sse-keepalive SECONDS  an SSE stream (a listen, a GET stream, a long tool call) silent this long gets a comment line, so proxies keep it open; fractions allowed   default: ${SSE_KEEPALIVE_MS / 1000}
   --send-timeout SECONDS   an HTTP connection or WebSocket whose client takes none of its output this long is closed, its unsent bytes dropped; fractions allowed   default: ${HTTP_SEND_TIMEOUT_MS / 1000}
   --observers LIST         comma-separated token principals who may read /metrics and /observer   default: none (open only on a loopback server without tokens)

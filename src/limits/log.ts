@@ -18,7 +18,9 @@ export const MAX_LOGGED_FIELDS_LENGTH = 8 * 1024;
  * terminal whose output is stopped) would otherwise have every record kept in memory, without end (20 MB
  * of records took 20 MB in 35 ms, measured on Node 20, 22 and 24). 1 MiB is some five thousand records of
  * a usual size, enough to ride out a reader that is slow for a while. Past it records are dropped, and
- * once stderr has taken what waited one line says how many were dropped.
+ * once stderr has taken what waited one line says how many were dropped. It also bounds what a tool-pool
+ * thread has sent the main thread and the main thread has not yet taken (log/thread-console.ts, log/thread-output.ts): piscina
+ * gives its threads no piped output, and Node piped a thread's stderr to ours past this queue.
  */
 export const LOG_QUEUE_MAX_BYTES = 1024 * 1024;
 

@@ -116,7 +116,11 @@ export const DEFAULT_MAX_SESSIONS_PER_PRINCIPAL = 100;
  */
 export const DEFAULT_MAX_ANONYMOUS_SESSIONS = 1_000;
 
-/** Idle HTTP sessions (no request, no open stream) are closed after this long (`--session-idle`). */
+/**
+ * Idle HTTP sessions (no request, no open stream) are closed after this long (`--session-idle`); so are
+ * idle WebSocket sessions (no message, no request in flight, no subscription), with 1001 saying why: a live
+ * client that says nothing would otherwise hold its quota slot for as long as it keeps its socket.
+ */
 export const DEFAULT_SESSION_IDLE_MS = 30 * 60_000;
 
 /**

@@ -49,6 +49,16 @@ export class BoundedSink {
     return this.#dropped;
   }
 
+  /**
+   * `count` records were lost before they reached the queue (a thread's output the main thread did not take
+   * in time): counted with the queue's own drops while it is dropping (one line says both), else `line` says so now.
+   */
+  lost(count: number, line: string): void {
+    if (this.#broken || count <= 0) return;
+    if (this.#dropped > 0) this.#dropped += count;
+    else this.write(line);
+  }
+
   write(text: string): void {
     if (this.#broken) return;
     if (this.#dropped > 0) return void this.#dropped++;

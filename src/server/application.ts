@@ -32,6 +32,7 @@ import { schedulerEntry } from './thread-entries.ts';
 import { ToolPool } from '../tools/tool-pool.ts';
 import { knownBashIsolation, sandboxReport } from '../tools/bash-isolation.ts';
 import { guardUnsandboxedBash } from '../tools/sandbox/unsandboxed-guard.ts';
+import { knownBounds } from '../tools/sandbox/bounds-probe.ts';
 import type { ToolExecutor } from '../tools/contract.ts';
 import { readStoredTask } from '../task/task-status.ts';
 import type { TaskTakeover } from '../task/task-takeover.ts';
@@ -204,6 +205,7 @@ export class Application implements SessionHost {
       restarts: this.#tree.restarts,
       bashIsolation: knownBashIsolation()?.kind ?? 'not probed yet',
       bashSandbox: ((isolation) => (isolation === null ? { kind: 'not probed yet' } : sandboxReport(isolation)))(knownBashIsolation()),
+      bashBounds: knownBounds(),
       // The backend and node, never the database's URL (it may hold the password).
       store: { backend: this.#options.store?.kind ?? 'sqlite', ...(this.#options.nodeId === undefined ? {} : { node: this.#options.nodeId }) },
     };
@@ -330,7 +332,7 @@ export class Application implements SessionHost {
       ...(options.busy ? { busy: options.busy } : {}), ...(options.onEnded ? { onEnded: options.onEnded } : {}),
       ...(options.onGiveUp ? { onGiveUp: options.onGiveUp } : {}),
       teardown: stored === null ? this.#teardown : (e) => { this.#cluster?.forget(registryId, stored); return this.#teardown(e); },
-      exited: this.#sessionEnded,
+      exited: this.#sessionEnded, watching: this.#watching,
     }, registryId);
     if (stored !== null) this.#cluster?.held(entry.id, stored);
     let handle: ChildHandle;
@@ -349,6 +351,8 @@ export class Application implements SessionHost {
     else void handle.exited.then((reason) => entry.onExit(reason));
     return entry;
   }
+
+  readonly #watching = (entry: RegisteredSession): boolean => this.#watches.watching(entry.session.id);
 
   /** What ending a session takes besides leaving the registry: its watches, its actor and supervisor, then the transport's part. */
   readonly #teardown = async (entry: RegisteredSession): Promise<void> => {

@@ -96,6 +96,11 @@ export class ConversationWatches {
     this.#statuses.changedAll();
   }
 
+  /** Does the node watch anything for the session (a 2025 subscription, a listen's transcripts or tasks)? Its client waits to hear. */
+  watching(sessionId: string): boolean {
+    return this.#transcripts.watches(sessionId) || this.#statuses.watches(sessionId);
+  }
+
   /** Tasks watched, sessions watching some task, and transcripts watched. */
   counts(): { tasks: number; taskSessions: number; transcripts: number } {
     return { tasks: this.#statuses.tasks, taskSessions: this.#statuses.sessions, transcripts: this.#transcripts.conversations };

@@ -40,6 +40,8 @@ export interface EntryParts {
   readonly session: Session;
   readonly slot: SessionSlot;
   readonly busy?: (entry: RegisteredSession) => boolean;
+  /** Does the node watch something for the session (`HostedSession.watching`)? One function for every session. */
+  readonly watching?: (entry: RegisteredSession) => boolean;
   /**
    * What ending the session takes besides leaving the registry: the application's teardown, then the
    * transport's (`onEnded`). Handed the entry, so one function serves every session.
@@ -63,6 +65,7 @@ export class RegisteredSession implements HostedSession {
   // The parts kept as fields, not as the object they came in (one object less per session).
   readonly #slot: SessionSlot;
   readonly #busy: EntryParts['busy'];
+  readonly #watching: EntryParts['watching'];
   readonly #teardown: EntryParts['teardown'];
   readonly #onEnded: EntryParts['onEnded'];
   readonly #onGiveUp: EntryParts['onGiveUp'];
@@ -76,6 +79,7 @@ export class RegisteredSession implements HostedSession {
     this.session = parts.session;
     this.#slot = parts.slot;
     this.#busy = parts.busy;
+    this.#watching = parts.watching;
     this.#teardown = parts.teardown;
     this.#onEnded = parts.onEnded;
     this.#onGiveUp = parts.onGiveUp;
@@ -106,6 +110,10 @@ export class RegisteredSession implements HostedSession {
 
   busy(): boolean {
     return this.session.inFlight > 0 || (this.#busy?.(this) ?? false);
+  }
+
+  watching(): boolean {
+    return this.#watching?.(this) ?? false;
   }
 
   drain(ms: number): Promise<void> {

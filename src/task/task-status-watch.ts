@@ -92,6 +92,11 @@ export class TaskStatusWatch {
     this.#ofSession.delete(sessionId);
   }
 
+  /** Does the session watch any task (a listen stream names one)? */
+  watches(sessionId: string): boolean {
+    return this.#ofSession.has(sessionId);
+  }
+
   /** Sessions watching a task (tests check that closed sessions are forgotten). */
   get sessions(): number {
     return this.#ofSession.size;

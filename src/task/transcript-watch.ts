@@ -88,6 +88,11 @@ export class TranscriptWatch {
     this.#ofSession.delete(sessionId);
   }
 
+  /** Does the session watch any transcript (a subscription, a listen stream)? */
+  watches(sessionId: string): boolean {
+    return this.#ofSession.has(sessionId);
+  }
+
   /** Sessions watching anything (tests check that closed sessions are forgotten). */
   get sessions(): number {
     return this.#ofSession.size;

@@ -9,11 +9,13 @@ import type { ToolName } from './definition.ts';
 import { planEdit } from './edit.ts';
 import type { EditArgs, EditPlan, EditRefused } from './edit-plan.ts';
 import { runTool } from './tool-runner.ts';
+import { captureThreadOutput } from '../log/thread-console.ts';
 
-// A pooled thread's stdout is the server's own (piscina makes its threads without `stdout: true`), and under
-// stdio that carries protocol messages only: whatever runs here and writes to it (a library's console.log)
-// goes to stderr instead, where logs go.
-process.stdout.write = process.stderr.write.bind(process.stderr) as typeof process.stdout.write;
+// Piscina makes its threads without `stdout: true, stderr: true`, so Node pipes a pooled thread's console to the
+// process's own streams: its stdout into the protocol (stdio), and both past the log's bound, held by the main
+// thread for a host that does not read stderr. Whatever runs here and writes (a library's console.log, a
+// process warning) goes to the main thread's bounded log instead (log/thread-output.ts; ToolPool forwards it).
+captureThreadOutput();
 
 /** A whole tool call, run here. */
 export interface PooledToolTask {

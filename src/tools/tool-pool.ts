@@ -18,6 +18,8 @@ import { planSmallEdit } from './edit.ts';
 import type { ReadArgs } from './read.ts';
 import type { ThreadEntry } from '../actors/thread-entry.ts';
 import { toolPoolEntry } from './tool-pool-entry.ts';
+import type { BoundedSink } from '../log/stderr-sink.ts';
+import { forwardPortOutput, threadOutputHandshake } from '../log/thread-output.ts';
 import { runTool } from './tool-runner.ts';
 import { EDIT_INLINE_MAX_BYTES, EDIT_INLINE_MAX_TEXT_CHARS, LARGE_READ_BYTES, TOOL_THREAD_MEMORY_MB } from '../limits.ts';
 
@@ -37,6 +39,8 @@ export interface ToolPoolOptions {
   readonly principalShare?: number;
   /** The code a thread runs (default: the tool-pool worker); tests give one with controllable tasks. */
   readonly entry?: ThreadEntry;
+  /** Where the threads' console output goes (default: the process's bounded stderr sink). */
+  readonly output?: BoundedSink;
 }
 
 export class ToolPool {
@@ -93,6 +97,11 @@ export class ToolPool {
         maxThreads: this.#maxThreads,
         idleTimeout: TOOL_THREAD_IDLE_MS,
         resourceLimits: { maxOldGenerationSizeMb: this.#options.memoryMb ?? TOOL_THREAD_MEMORY_MB },
+      });
+      // Each thread hands over the port its console output comes by (tool-pool-worker.ts): read into the bounded log.
+      this.#made.on('message', (message: unknown) => {
+        const handshake = threadOutputHandshake(message);
+        if (handshake !== null) forwardPortOutput(handshake, this.#options.output);
       });
       return this.#made;
     });

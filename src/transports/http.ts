@@ -59,6 +59,7 @@ export interface HttpServerOptions {
   readonly maxNodeOutputBacklogBytes?: number;
   /** POST bodies being read, every connection together, past which the largest is dropped with a 503 (`--max-node-request-body-bytes`). Default MAX_NODE_REQUEST_BODY_BYTES. */
   readonly maxNodeRequestBodyBytes?: number;
+  /** An HTTP or WebSocket session with nothing in flight, nothing held open and no message this long is closed (`--session-idle`). Default DEFAULT_SESSION_IDLE_MS. */
   readonly sessionIdleMs?: number;
   /** A comment is written on an SSE stream idle this long (`--sse-keepalive`), on the host's clock. Default SSE_KEEPALIVE_MS. */
   readonly sseKeepAliveMs?: number;
@@ -210,12 +211,12 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     server.once('error', reject);
     server.listen(options.port, options.host, () => resolve());
   });
-  const reaper = new SessionReaper({
-    host,
-    clock: host.clock,
-    transport: 'http',
-    ...(options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs }),
-  });
+  // HTTP and WebSocket sessions are held to the same idle limit; a WebSocket's client is told why.
+  const idleMs = options.sessionIdleMs === undefined ? {} : { idleMs: options.sessionIdleMs };
+  const reapers = [
+    new SessionReaper({ host, clock: host.clock, transport: 'http', ...idleMs }),
+    new SessionReaper({ host, clock: host.clock, transport: 'websocket', ...idleMs, end: (s, ms) => websocket.endIdle(s, ms) }),
+  ];
   const port = (server.address() as AddressInfo).port;
   boundPort = port;
   const shownHost = options.host.includes(':') ? `[${options.host}]` : options.host;
@@ -227,7 +228,7 @@ export async function startHttpServer(options: HttpServerOptions): Promise<Runni
     async close(graceMs = DEFAULT_CLOSE_GRACE_MS) {
       http.stopAccepting();
       websocket.stopAccepting();
-      reaper.stop();
+      for (const reaper of reapers) reaper.stop();
       sendTimeout.stop();
       gate.stop();
       observerRoutes.close();

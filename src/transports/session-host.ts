@@ -73,6 +73,11 @@ export interface HostedSession {
   touch(): void;
   /** A request in flight, or the transport holds it busy. */
   busy(): boolean;
+  /**
+   * Does the node watch something for the session's client (a 2025 `resources/subscribe`, a listen's
+   * transcripts or tasks)? A transport whose connection carries the updates (WebSocket) counts it as busy.
+   */
+  watching(): boolean;
   /** Resolves when no request is in flight, or after `ms` on the host's clock. */
   drain(ms: number): Promise<void>;
   /** Answers every request still in flight with an error saying why: nothing is left unanswered. */

@@ -1,10 +1,13 @@
 // Ends sessions of one transport that nobody has used for a while: no request in flight, nothing the
-// transport holds open (an HTTP session's GET stream, a POST waiting), and no use (`touch`) for longer
-// than the idle limit. HTTP sessions need it — a client may vanish without DELETE; a WebSocket session
-// ends with its socket. Time comes from a Clock, so a test moves it instead of waiting.
+// transport holds open (an HTTP session's GET stream, a POST waiting; a WebSocket session's subscriptions),
+// and no use (`touch`) for longer than the idle limit. HTTP sessions need it because a client may vanish
+// without DELETE; WebSocket sessions because a live client may hold its socket open and say nothing for
+// good, keeping its quota slot (a dead one is found by the ping). A session found busy at a look counts as
+// used then, so the idle time runs from the end of its last long call or stream, not from its start.
+// Time comes from a Clock, so a test moves it instead of waiting.
 
 import type { Clock } from '../supervisor/clock.ts';
-import type { SessionHost, TransportName } from './session-host.ts';
+import type { HostedSession, SessionHost, TransportName } from './session-host.ts';
 import { DEFAULT_SESSION_IDLE_MS, REAPER_MAX_INTERVAL_MS } from '../limits.ts';
 
 
@@ -13,6 +16,8 @@ export interface SessionReaperOptions {
   readonly clock: Clock;
   readonly transport: TransportName;
   readonly idleMs?: number;
+  /** Ends an idle session (a transport that tells its client why first). Default: `host.close`. */
+  readonly end?: (session: HostedSession, idleMs: number) => void;
 }
 
 export class SessionReaper {
@@ -29,10 +34,15 @@ export class SessionReaper {
 
   /** Looks once: ends every session of the transport idle past the limit. */
   reap(): void {
-    const { host, clock, transport } = this.#options;
+    const { host, clock, transport, end } = this.#options;
     const now = clock.now();
     for (const s of [...host.sessions()]) {
-      if (s.transport === transport && !s.busy() && now - s.lastActivity > this.#idleMs) void host.close(s.id);
+      if (s.transport !== transport) continue;
+      if (s.busy()) s.touch();
+      else if (now - s.lastActivity > this.#idleMs) {
+        if (end) end(s, this.#idleMs);
+        else void host.close(s.id);
+      }
     }
   }
 

@@ -39,6 +39,8 @@ export class WebSocketTransport {
   readonly #options: WebSocketTransportOptions;
   readonly #wss: WebSocketServer;
   readonly #sockets = new Set<WebSocket>();
+  /** Each open session's socket, by the session's id: the idle reaper closes it saying why. */
+  readonly #bySession = new Map<string, WebSocket>();
   readonly #limits: FlowLimits;
   readonly #liveness: Liveness;
   /** Every socket's output: one whose client takes none of it for the send timeout is destroyed. */
@@ -111,6 +113,18 @@ export class WebSocketTransport {
     this.#sendTimeout.stop();
   }
 
+  /**
+   * The session has been idle past `idleMs` (session-reaper.ts: nothing in flight, nothing subscribed,
+   * no message): its socket is closed with 1001 saying so, and the session ends now, its slot given back
+   * without waiting for the client to answer the close.
+   */
+  endIdle(session: HostedSession, idleMs: number): void {
+    const ws = this.#bySession.get(session.id);
+    this.#options.logger.log('info', 'WebSocket session closed: idle past the session idle limit', { session: session.id, limit: idleMs });
+    ws?.close(1001, `idle: no message for ${Math.round(idleMs / 1000)} s and nothing in flight (--session-idle)`);
+    void this.#options.sessions.close(session.id);
+  }
+
   async #serve(ws: WebSocket, principal: Principal, slot: SessionSlot, admitted: Admitted): Promise<void> {
     const { sessions, logger } = this.#options;
     this.#sockets.add(ws);
@@ -171,7 +185,10 @@ export class WebSocketTransport {
       clearInterval(ping);
       expiry?.cancel();
       this.#sockets.delete(ws);
-      if (session) return sessions.close(session.id);
+      if (session) {
+        this.#bySession.delete(session.id);
+        return sessions.close(session.id);
+      }
     }));
     ws.on('error', guarded(logger, 'WebSocket error', (err: Error) => logger.log('warning', 'WebSocket error', { error: err.message })));
     let opened: HostedSession;
@@ -185,6 +202,8 @@ export class WebSocketTransport {
         onGiveUp: () => ws.close(1011, 'the session was given up: its actor kept crashing; open a new one'),
         // Whatever else ended the session (the server shutting down): the socket goes with it.
         onEnded: () => ws.close(1001, 'the session ended'),
+        // A subscribed client waits on this socket for its updates: the idle reaper spares it.
+        busy: watchedFor,
       });
     } catch (err) {
       logger.log('error', 'could not open a WebSocket session', { error: (err as Error).message });
@@ -197,10 +216,13 @@ export class WebSocketTransport {
     }
     session = opened;
     sessionId = opened.id;
+    this.#bySession.set(opened.id, ws);
     for (const text of early.splice(0)) opened.deliver({ kind: 'line', text });
     flow.attach(opened);
   }
 }
+
+const watchedFor = (session: HostedSession): boolean => session.watching();
 
 const STATUS_TEXT = new Map<number, string>([[401, 'Unauthorized'], [403, 'Forbidden'], [431, 'Request Header Fields Too Large'], [503, 'Service Unavailable']]);
 

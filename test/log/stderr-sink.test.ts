@@ -45,6 +45,21 @@ test('writes while under the limit, drops past it, and says how many once draine
   assert.is(stream.writes[9], 'after\n');
 });
 
+test('records lost before the queue (a thread\'s output): counted with the queue\'s own drops while it drops, else said in their own line', () => {
+  const stream = new StalledStream();
+  const sink = new BoundedSink(stream, 100, at);
+  sink.lost(3, 'lost 3\n');
+  assert.equal(stream.writes, ['lost 3\n'], 'the queue was not dropping: the line is written');
+  for (let i = 0; i < 9; i++) sink.write(`record ${i} ..\n`);
+  assert.is(sink.dropped, 2);
+  sink.lost(5, 'lost 5\n');
+  assert.is(sink.dropped, 7, 'counted with the drops under way');
+  sink.lost(0, 'nothing\n');
+  stream.drain();
+  assert.match(stream.writes.at(-1) as string, '7 log records were dropped');
+  assert.not.ok(stream.writes.includes('lost 5\n'));
+});
+
 test('never holds more than the limit whatever the records (the queue is checked before each write)', () => {
   const stream = new StalledStream();
   const sink = new BoundedSink(stream, 1000, at);

@@ -5,6 +5,7 @@
 import { mkdtemp, realpath, rm } from 'node:fs/promises';
 import os from 'node:os';
 import path from 'node:path';
+import fc from 'fast-check';
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { TokenTable } from '../../src/auth/tokens.ts';
@@ -13,6 +14,7 @@ import { Application } from '../../src/server/application.ts';
 import { FakeClock } from '../../src/supervisor/clock.ts';
 import { DEFAULT_ALLOWED_HOSTS } from '../../src/limits.ts';
 import { SessionReaper } from '../../src/transports/session-reaper.ts';
+import type { HostedSession, SessionHost } from '../../src/transports/session-host.ts';
 import { StreamableHttp } from '../../src/transports/streamable-http.ts';
 import { guarded } from '../hang-guard.ts';
 
@@ -74,10 +76,13 @@ test('an idle session is reaped past the limit; one with a GET stream open or a 
   assert.ok(app.registry.get(streaming), 'the session with a GET stream open is kept');
   assert.ok(app.registry.get(calling), 'the session with a call in flight is kept');
 
-  // Its GET stream closed, the second session is idle too (its last use was its GET, at time 0).
+  // Its GET stream closed, the second session is idle too, counted from the last look that found the
+  // stream open (a session busy at a look was in use then), not from its GET at time 0.
   await get.body?.cancel();
   clock.advance(IDLE_MS);
-  assert.is(app.registry.get(streaming), undefined, 'reaped once its stream closed');
+  assert.ok(app.registry.get(streaming), 'one idle limit has not passed since the stream was last seen open');
+  clock.advance(IDLE_MS);
+  assert.is(app.registry.get(streaming), undefined, 'reaped once idle past the limit after its stream closed');
   assert.ok(app.registry.get(calling), 'the call is still in flight');
   reaper.stop();
   assert.is(clock.pendingTimers, 0, 'a stopped reaper leaves no timer');
@@ -93,6 +98,60 @@ test('a session used within the limit is not reaped: each request counts as use'
   clock.advance(IDLE_MS);
   assert.is(app.registry.get(used), undefined);
   reaper.stop();
+});
+
+/** One step of a schedule: time passes, then each session is used or not, and is busy or not from then on. */
+interface Step { readonly ms: number; readonly used: readonly boolean[]; readonly busy: readonly boolean[] }
+
+test('property: a session is ended only when not busy and idle past the limit since its last use and the last look that found it busy', () => {
+  const SESSIONS = 3;
+  const step = fc.record({
+    ms: fc.integer({ min: 1, max: 2 * IDLE_MS }),
+    used: fc.array(fc.boolean(), { minLength: SESSIONS, maxLength: SESSIONS }),
+    busy: fc.array(fc.boolean(), { minLength: SESSIONS, maxLength: SESSIONS }),
+  });
+  fc.assert(fc.property(fc.array(step, { minLength: 1, maxLength: 30 }), (steps: Step[]) => {
+    const fake = new FakeClock();
+    // Stub sessions that record their last use and the last time a look found them busy.
+    const open = new Map<string, Omit<HostedSession, 'lastActivity'> & { lastActivity: number; busyNow: boolean; busySeen: number }>();
+    for (let i = 0; i < SESSIONS; i++) {
+      const s = {
+        id: `s${i}`, principal: { kind: 'anonymous' } as const, transport: 'websocket' as const, lastActivity: 0, inFlight: 0, pendingInput: 0,
+        busyNow: false, busySeen: Number.NEGATIVE_INFINITY,
+        whenInputBelow: async () => {}, deliver: () => {}, drain: async () => {}, answerInFlight: () => {}, watching: () => false,
+        touch() { this.lastActivity = fake.now(); },
+        busy() { if (this.busyNow) this.busySeen = fake.now(); return this.busyNow; },
+      };
+      open.set(s.id, s);
+    }
+    const ended: string[] = [];
+    const host: Pick<SessionHost, 'sessions' | 'close'> = { sessions: () => open.values(), close: async () => {} };
+    const reaper = new SessionReaper({
+      host, clock: fake, transport: 'websocket', idleMs: IDLE_MS,
+      end: (s) => {
+        const stub = open.get(s.id);
+        assert.ok(stub, 'an ended session is not ended again');
+        assert.not.ok(stub.busyNow, `${s.id} was ended while busy`);
+        const since = fake.now() - Math.max(stub.lastActivity, stub.busySeen);
+        assert.ok(since > IDLE_MS, `${s.id} was ended ${since} ms after its last use or busy look (limit ${IDLE_MS})`);
+        open.delete(s.id);
+        ended.push(s.id);
+      },
+    });
+    for (const { ms, used, busy } of steps) {
+      fake.advance(ms);
+      for (const [i, s] of [...Array(SESSIONS).keys()].map((i) => [i, open.get(`s${i}`)] as const)) {
+        if (!s) continue;
+        if (used[i]) s.lastActivity = fake.now();
+        s.busyNow = busy[i] === true;
+      }
+    }
+    // Nothing busy any more: every session is ended within two idle limits and a look.
+    for (const s of open.values()) s.busyNow = false;
+    fake.advance(3 * IDLE_MS);
+    assert.is(open.size, 0, 'every session left idle was ended');
+    reaper.stop();
+  }), { numRuns: 300 });
 });
 
 test.run();

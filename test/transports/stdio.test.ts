@@ -29,6 +29,7 @@ function hostFor(make: (send: (out: Outgoing) => void) => LineSession): Pick<Ses
         deliver: (frame) => opened.receiveFrame(frame),
         touch: () => undefined,
         busy: () => false,
+        watching: () => false,
         drain: (ms) => opened.drain?.(ms) ?? Promise.resolve(),
         answerInFlight: (reason) => opened.answerInFlight?.(reason),
       };

@@ -47,7 +47,7 @@ function stubHost(ended: string[]): SessionHost {
           const { big } = JSON.parse(frame.text) as { big: number };
           o.send({ line: JSON.stringify({ jsonrpc: '2.0', id: 1, result: { pad: 'x'.repeat(big) } }) });
         },
-        touch: () => {}, busy: () => false, drain: async () => {}, answerInFlight: () => {},
+        touch: () => {}, busy: () => false, watching: () => false, drain: async () => {}, answerInFlight: () => {},
       };
       sessions.set(id, session);
       return session;

@@ -10,7 +10,7 @@ import path from 'node:path';
 import { BASH_MAX_MEMORY_BYTES, BASH_MAX_PROCESSES, BASH_MEMORY_HOST_DIVISOR } from '../../limits.ts';
 import { type CommandRlimits, findExecutable, SYSTEM_BIN_DIRS } from '../bash-isolation.ts';
 import { errnoCode } from '../fs-errors.ts';
-import { type BoundsFacts, type BoundsMechanism, chooseBoundsMechanism, type Cgroup1Facts, type CommandLimits, defaultMemoryBytes } from './bounds.ts';
+import { type BoundsFacts, type BoundsMechanism, boundsReport, type BoundsReport, chooseBoundsMechanism, type Cgroup1Facts, type CommandLimits, defaultMemoryBytes } from './bounds.ts';
 import { COMMAND_CGROUP_PREFIX, sweepStaleCommandCgroups } from './command-cgroup.ts';
 import type { LaunchCgroup } from './spare.ts';
 
@@ -137,6 +137,8 @@ export function settleMechanism(facts: BoundsFacts, prepare: (parent: string) =>
 }
 
 let chosen: Promise<BoundsMechanism> | undefined;
+/** The mechanism once the probe has answered (what /health shows), else null. */
+let known: BoundsMechanism | null = null;
 
 /** The mechanism in force: found on the first call (stale cgroups swept then), the same answer after. */
 export function boundsMechanism(): Promise<BoundsMechanism> {
@@ -149,14 +151,21 @@ export function boundsMechanism(): Promise<BoundsMechanism> {
     } catch {
       // A stale cgroup that cannot be removed now stays for the next start; commands are bounded all the same.
     }
+    known = mechanism;
     return mechanism;
   })();
   return chosen;
 }
 
+/** The bounds in force as /health shows them, or `not probed yet` before the probe has answered. */
+export function knownBounds(): BoundsReport | { readonly kind: 'not probed yet' } {
+  return known === null ? { kind: 'not probed yet' } : boundsReport(known, commandLimits());
+}
+
 /** Replaces the mechanism in force (tests; undefined: probe again on the next call). */
 export function useBoundsMechanism(mechanism: BoundsMechanism | undefined): void {
   chosen = mechanism === undefined ? undefined : Promise.resolve(mechanism);
+  known = mechanism ?? null;
 }
 
 let limits: CommandLimits | null = null;

@@ -103,6 +103,28 @@ export function describeBounds(mechanism: BoundsMechanism, limits: CommandLimits
   return `NO process or memory bound per command, because ${mechanism.reason}`;
 }
 
+/**
+ * The bounds in force as /health shows them: the mechanism, and the limits each command gets under it
+ * (null: not bounded). No path (a cgroup's, prlimit's): the operator's log names them.
+ */
+export interface BoundsReport {
+  readonly kind: BoundsMechanism['kind'];
+  /** Processes (threads included) of one command at once. */
+  readonly maxProcesses: number | null;
+  /** Bytes of memory: of all a command's processes together (`command`), or of each (`process`: RLIMIT_DATA). */
+  readonly maxMemoryBytes: number | null;
+  readonly memoryPer?: 'command' | 'process';
+  /** Why the bounds are less than a cgroup's. */
+  readonly reason?: string;
+}
+
+export function boundsReport(mechanism: BoundsMechanism, limits: CommandLimits): BoundsReport {
+  const { kind } = mechanism;
+  if (kind === 'cgroup2' || kind === 'cgroup1') return { kind, maxProcesses: limits.maxProcesses, maxMemoryBytes: limits.maxMemoryBytes, memoryPer: 'command' };
+  if (kind === 'rlimit') return { kind, maxProcesses: mechanism.nproc ? limits.maxProcesses : null, maxMemoryBytes: limits.maxMemoryBytes, memoryPer: 'process', reason: mechanism.reason };
+  return { kind, maxProcesses: null, maxMemoryBytes: null, reason: mechanism.reason };
+}
+
 /** What the tool result says when a command met its bounds (the kernel's own counts, from its cgroup). */
 export function boundsNotices(reached: { readonly refusedForks: number; readonly oomKills: number }, limits: CommandLimits): string[] {
   const notices: string[] = [];

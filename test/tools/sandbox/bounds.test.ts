@@ -4,7 +4,7 @@
 import { test } from 'uvu';
 import * as assert from 'uvu/assert';
 import { BASH_MAX_MEMORY_BYTES, BASH_MAX_PROCESSES, BASH_MEMORY_HOST_DIVISOR } from '../../../src/limits.ts';
-import { type BoundsFacts, boundsNotices, chooseBoundsMechanism, defaultMemoryBytes, kernelAtLeast } from '../../../src/tools/sandbox/bounds.ts';
+import { type BoundsFacts, boundsNotices, boundsReport, chooseBoundsMechanism, defaultMemoryBytes, kernelAtLeast } from '../../../src/tools/sandbox/bounds.ts';
 import { parseCgroupMounts, parseProcCgroup, settleMechanism } from '../../../src/tools/sandbox/bounds-probe.ts';
 
 const GIB = 1024 * 1024 * 1024;
@@ -101,6 +101,15 @@ test('a result names the bound it met, from the kernel\'s counts', () => {
     'The command reached BASH_MAX_PROCESSES (40 processes): the kernel refused it 3 forks',
     'Killed: the command used more than BASH_MAX_MEMORY_BYTES (64 MiB): the kernel ended 1 of its processes',
   ]);
+});
+
+test('boundsReport: what /health shows per mechanism, the limits in force and never a path', () => {
+  const limits = { maxProcesses: 7, maxMemoryBytes: 1024 };
+  assert.equal(boundsReport({ kind: 'cgroup2', parent: '/sys/fs/cgroup/user.slice/x' }, limits), { kind: 'cgroup2', maxProcesses: 7, maxMemoryBytes: 1024, memoryPer: 'command' });
+  assert.equal(boundsReport({ kind: 'cgroup1', pids: '/sys/fs/cgroup/pids/x', memory: '/sys/fs/cgroup/memory/x' }, limits), { kind: 'cgroup1', maxProcesses: 7, maxMemoryBytes: 1024, memoryPer: 'command' });
+  assert.equal(boundsReport({ kind: 'rlimit', prlimit: '/usr/bin/prlimit', nproc: true, reason: 'no cgroup' }, limits), { kind: 'rlimit', maxProcesses: 7, maxMemoryBytes: 1024, memoryPer: 'process', reason: 'no cgroup' });
+  assert.equal(boundsReport({ kind: 'rlimit', prlimit: '/usr/bin/prlimit', nproc: false, reason: 'old kernel' }, limits), { kind: 'rlimit', maxProcesses: null, maxMemoryBytes: 1024, memoryPer: 'process', reason: 'old kernel' });
+  assert.equal(boundsReport({ kind: 'none', reason: 'not Linux' }, limits), { kind: 'none', maxProcesses: null, maxMemoryBytes: null, reason: 'not Linux' });
 });
 
 test.run();
