@@ -24,6 +24,7 @@
 // downstream writes a request's `_meta` (the core does not change its input: modern.ts `lastContext`
 // shares them already).
 
+import type { KnownNesting } from './limits.ts';
 import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../limits.ts';
 
 const KEY = '"_meta":';
@@ -44,6 +45,14 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** A JSON value's levels of objects and arrays, itself included (0 for a scalar). Recurses as deep as the value nests. */
+function levelsOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let deepest = 0;
+  for (const member of Object.values(value)) deepest = Math.max(deepest, levelsOf(member));
+  return deepest + 1;
 }
 
 /**
@@ -75,6 +84,8 @@ export class MetaCache {
   // Arrays, not a Map: the look-up walks them by index (a Map's entry iterator allocated on every line).
   readonly #texts: string[] = [];
   readonly #values: unknown[] = [];
+  /** Each kept value with its levels (the depth walk counts a kept `_meta` by them instead of walking it). */
+  readonly #nestings: KnownNesting[] = [];
   /** The shortest kept text's length: a shorter line cannot carry one (a 2025 line is shorter than any). */
   #shortest = Number.POSITIVE_INFINITY;
   readonly #maxEntries: number;
@@ -93,6 +104,13 @@ export class MetaCache {
   /** Whether `value` is a kept parse (deep-frozen: whatever read it once reads the same from it again). */
   holds(value: unknown): boolean {
     return this.#values.includes(value);
+  }
+
+  /** `value` with its levels when it is a kept parse, else undefined. */
+  nesting(value: unknown): KnownNesting | undefined {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const i = this.#values.indexOf(value);
+    return i === -1 ? undefined : this.#nestings[i];
   }
 
   /** The kept texts, oldest first. */
@@ -175,10 +193,14 @@ export class MetaCache {
     if (this.#texts.length >= this.#maxEntries) {
       this.#texts.shift();
       this.#values.shift();
+      this.#nestings.shift();
     }
     this.#texts.push(kept);
-    // Its own parse, not this message's object, which the request goes on to own.
-    this.#values.push(deepFreeze(JSON.parse(kept) as unknown));
+    // Its own parse, not this message's object, which the request goes on to own. Its levels are counted
+    // here, at most MAX_META_CACHE_TEXT_LENGTH / 2 deep (each level is two characters of the kept text).
+    const value = deepFreeze(JSON.parse(kept) as object);
+    this.#values.push(value);
+    this.#nestings.push(Object.freeze({ value, levels: levelsOf(value) }));
     this.#shortest = Math.min(...this.#texts.map((t) => t.length));
   }
 }
@@ -189,6 +211,21 @@ const threadCache = new MetaCache();
 /** Whether `value` is one of this thread's kept `_meta` parses: deep-frozen, so what was read from it holds. */
 export function isKeptMeta(value: unknown): boolean {
   return threadCache.holds(value);
+}
+
+/**
+ * The kept `_meta` a parsed message carries as `params._meta`, with its levels, for the depth walk
+ * (limits.ts `nestsDeeperThan`); undefined for any other message.
+ */
+export function keptMetaNesting(message: unknown): KnownNesting | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const params = (message as { params?: unknown }).params;
+  return typeof params === 'object' && params !== null ? threadCache.nesting((params as { _meta?: unknown })._meta) : undefined;
+}
+
+/** `value` with its levels when it is one of this thread's kept `_meta` parses, else undefined. */
+export function keptNesting(value: unknown): KnownNesting | undefined {
+  return threadCache.nesting(value);
 }
 
 /** `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does). */
