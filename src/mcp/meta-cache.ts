@@ -30,6 +30,8 @@ import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../limits.ts
 const KEY = '"_meta":';
 /** The placeholder: a string literal whose only spelling is this, holding U+0000. */
 const PLACEHOLDER = '"\\u0000"';
+/** The placeholder and the two braces that close `params` and the message, for a kept text at the end of its line. */
+const PLACEHOLDER_AT_END = `${PLACEHOLDER}}}`;
 const PLACEHOLDER_VALUE = '\u0000';
 /** The escape inside the placeholder, which a line must not hold anywhere else. */
 const ESCAPE = '\\u0000';
@@ -141,7 +143,7 @@ export class MetaCache {
         const kept = texts[i] as string;
         const start = length - 2 - kept.length;
         if (start < KEY.length || text.slice(start - KEY.length, start) !== KEY || text.slice(start, length - 2) !== kept) continue;
-        return this.#spliced(text, start, i);
+        return this.#spliced(text, start, i, true);
       }
     }
     // Else the first `"_meta":` of the line (a cheaper search than the last): a line whose arguments hold
@@ -153,17 +155,21 @@ export class MetaCache {
       const kept = texts[i] as string;
       const end = start + kept.length;
       if (end > length || text.charCodeAt(end - 1) !== CLOSE_BRACE || text.slice(start, end) !== kept) continue;
-      return this.#spliced(text, start, i);
+      return this.#spliced(text, start, i, false);
     }
     return undefined;
   }
 
-  /** The line parsed with the placeholder for kept text `i`, which starts at `start`; undefined unless the argument above holds. */
-  #spliced(text: string, start: number, i: number): Record<string, unknown> | undefined {
+  /**
+   * The line parsed with the placeholder for kept text `i`, which starts at `start`; undefined unless the
+   * argument above holds. `atEnd`: the text is followed by `}}`, the line's last two characters.
+   */
+  #spliced(text: string, start: number, i: number, atEnd: boolean): Record<string, unknown> | undefined {
     if (text.includes(ESCAPE)) return undefined;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text.slice(0, start) + PLACEHOLDER + text.slice(start + (this.#texts[i] as string).length));
+      // At the end of the line (the usual place) the rest is the two closing braces: one concatenation, not two and a slice.
+      parsed = JSON.parse(atEnd ? text.slice(0, start) + PLACEHOLDER_AT_END : text.slice(0, start) + PLACEHOLDER + text.slice(start + (this.#texts[i] as string).length));
     } catch {
       // Not JSON once spliced: the whole line is parsed, and throws its own error if it is not JSON either.
       return undefined;
