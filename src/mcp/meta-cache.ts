@@ -85,6 +85,8 @@ export function leastTextLength(value: unknown, budget: number): number {
 export class MetaCache {
   // Arrays, not a Map: the look-up walks them by index (a Map's entry iterator allocated on every line).
   readonly #texts: string[] = [];
+  /** Each kept text after the key, `"_meta":{…}`, as one flat string: the end-of-line look-up compares it with one slice. */
+  readonly #keyed: string[] = [];
   readonly #values: unknown[] = [];
   /** Each kept value with its levels (the depth walk counts a kept `_meta` by them instead of walking it). */
   readonly #nestings: KnownNesting[] = [];
@@ -135,15 +137,15 @@ export class MetaCache {
   #withKept(text: string): Record<string, unknown> | undefined {
     const texts = this.#texts;
     // First where the SDK v2 client and the bench put `_meta`: the last member of params, so the line ends
-    // `"_meta":{…}}}`. Two comparisons instead of a search of the line for `"_meta":` (~1.5k instructions
+    // `"_meta":{…}}}`. One comparison of `"_meta":` and the text together instead of a search of the line for `"_meta":` (~1.5k instructions
     // of a ~15k parse, BENCHMARKS.md wt/perf3); the argument above holds wherever C stands.
     const length = text.length;
     if (text.charCodeAt(length - 1) === CLOSE_BRACE && text.charCodeAt(length - 2) === CLOSE_BRACE) {
-      for (let i = 0; i < texts.length; i++) {
-        const kept = texts[i] as string;
-        const start = length - 2 - kept.length;
-        if (start < KEY.length || text.slice(start - KEY.length, start) !== KEY || text.slice(start, length - 2) !== kept) continue;
-        return this.#spliced(text, start, i, true);
+      const keyed = this.#keyed;
+      for (let i = 0; i < keyed.length; i++) {
+        const from = length - 2 - (keyed[i] as string).length;
+        if (from < 0 || text.slice(from, length - 2) !== keyed[i]) continue;
+        return this.#spliced(text, from + KEY.length, i, true);
       }
     }
     // Else the first `"_meta":` of the line (a cheaper search than the last): a line whose arguments hold
@@ -198,10 +200,13 @@ export class MetaCache {
     if (at === -1 || text.slice(at + KEY.length, at + KEY.length + kept.length) !== kept) return;
     if (this.#texts.length >= this.#maxEntries) {
       this.#texts.shift();
+      this.#keyed.shift();
       this.#values.shift();
       this.#nestings.shift();
     }
     this.#texts.push(kept);
+    // Joined, not concatenated: a join is one flat string, a `+` a pair that every comparison would walk.
+    this.#keyed.push([KEY, kept].join(''));
     // Its own parse, not this message's object, which the request goes on to own. Its levels are counted
     // here, at most MAX_META_CACHE_TEXT_LENGTH / 2 deep (each level is two characters of the kept text).
     const value = deepFreeze(JSON.parse(kept) as object);
