@@ -14,8 +14,11 @@
 //   stdio    a whole stdio round trip in this process (a build's `runStdio` from dist/, streams for pipes:
 //            framing, the session, the actor hop, the read, encoding, the write), --flight calls in flight
 // Usage: [npm run build &&] valgrind --tool=callgrind --callgrind-out-file=/tmp/ci.out \
-//   node --import tsx bench/call-instructions.ts --callgrind /tmp/ci.out [--parts parse,core,fold,read,actor,stdio]
+//   node [--single-threaded] --import tsx bench/call-instructions.ts --callgrind /tmp/ci.out [--parts parse,core,fold,read,actor,stdio]
 //   [--calls 5000] [--blocks 8] [--warmup 3] [--flight 1] [--root DIR]   (without --callgrind: CPU µs per call, load-dependent)
+// `--single-threaded` (V8: compile and collect on this thread) for the in-process parts: under callgrind a
+// background compiler finishes when the machine lets it, so the blocks after the warm-up still moved by 10k
+// and more; on the main thread they settle (BENCHMARKS.md stop 42). Not tried with `stdio`.
 
 import { execFileSync } from 'node:child_process';
 import { readFileSync, writeFileSync } from 'node:fs';

@@ -27,7 +27,7 @@ import { addPending, fail, removePending, reply, silent, type Step } from './ste
 import { versionFeatures } from './version.ts';
 import { canElicitForm, canSample } from './client-capabilities.ts';
 import { nestsDeeperThan } from './limits.ts';
-import { parseMessageText } from './meta-cache.ts';
+import { keptMetaNesting, parseMessageText } from './meta-cache.ts';
 import { askRoots, dropHeld, holdForRoots, rootsAnswered, rootsChecked, rootsWaitOver, takeHeld, waitsForRoots } from './roots.ts';
 import { MAX_BATCH_LENGTH, MAX_JSON_DEPTH, MAX_REQUESTS_IN_FLIGHT } from '../limits.ts';
 
@@ -169,7 +169,8 @@ function idsIn(items: readonly unknown[]): RequestId[] {
 
 /** One message (a line, or an element of a batch): bounded in depth first, then classified and handled. */
 function handleMessage(raw: unknown, state: ConnectionState, roundTrip?: RoundTrip): Step {
-  if (nestsDeeperThan(raw, MAX_JSON_DEPTH)) return tooDeep(classify(raw), state);
+  // A kept `_meta` (a 2026-07-28 client's context, the same frozen value on every request) counts by its known levels.
+  if (nestsDeeperThan(raw, MAX_JSON_DEPTH, keptMetaNesting(raw))) return tooDeep(classify(raw), state);
   const msg = classify(raw);
   switch (msg.kind) {
     case 'invalid':

@@ -24,11 +24,14 @@
 // downstream writes a request's `_meta` (the core does not change its input: modern.ts `lastContext`
 // shares them already).
 
+import type { KnownNesting } from './limits.ts';
 import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../limits.ts';
 
 const KEY = '"_meta":';
 /** The placeholder: a string literal whose only spelling is this, holding U+0000. */
 const PLACEHOLDER = '"\\u0000"';
+/** The placeholder and the two braces that close `params` and the message, for a kept text at the end of its line. */
+const PLACEHOLDER_AT_END = `${PLACEHOLDER}}}`;
 const PLACEHOLDER_VALUE = '\u0000';
 /** The escape inside the placeholder, which a line must not hold anywhere else. */
 const ESCAPE = '\\u0000';
@@ -44,6 +47,14 @@ function deepFreeze<T>(value: T): T {
     Object.freeze(value);
   }
   return value;
+}
+
+/** A JSON value's levels of objects and arrays, itself included (0 for a scalar). Recurses as deep as the value nests. */
+function levelsOf(value: unknown): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  let deepest = 0;
+  for (const member of Object.values(value)) deepest = Math.max(deepest, levelsOf(member));
+  return deepest + 1;
 }
 
 /**
@@ -74,7 +85,11 @@ export function leastTextLength(value: unknown, budget: number): number {
 export class MetaCache {
   // Arrays, not a Map: the look-up walks them by index (a Map's entry iterator allocated on every line).
   readonly #texts: string[] = [];
+  /** Each kept text after the key, `"_meta":{…}`, as one flat string: the end-of-line look-up compares it with one slice. */
+  readonly #keyed: string[] = [];
   readonly #values: unknown[] = [];
+  /** Each kept value with its levels (the depth walk counts a kept `_meta` by them instead of walking it). */
+  readonly #nestings: KnownNesting[] = [];
   /** The shortest kept text's length: a shorter line cannot carry one (a 2025 line is shorter than any). */
   #shortest = Number.POSITIVE_INFINITY;
   readonly #maxEntries: number;
@@ -93,6 +108,13 @@ export class MetaCache {
   /** Whether `value` is a kept parse (deep-frozen: whatever read it once reads the same from it again). */
   holds(value: unknown): boolean {
     return this.#values.includes(value);
+  }
+
+  /** `value` with its levels when it is a kept parse, else undefined. */
+  nesting(value: unknown): KnownNesting | undefined {
+    if (typeof value !== 'object' || value === null) return undefined;
+    const i = this.#values.indexOf(value);
+    return i === -1 ? undefined : this.#nestings[i];
   }
 
   /** The kept texts, oldest first. */
@@ -115,15 +137,15 @@ export class MetaCache {
   #withKept(text: string): Record<string, unknown> | undefined {
     const texts = this.#texts;
     // First where the SDK v2 client and the bench put `_meta`: the last member of params, so the line ends
-    // `"_meta":{…}}}`. Two comparisons instead of a search of the line for `"_meta":` (~1.5k instructions
+    // `"_meta":{…}}}`. One comparison of `"_meta":` and the text together instead of a search of the line for `"_meta":` (~1.5k instructions
     // of a ~15k parse, BENCHMARKS.md wt/perf3); the argument above holds wherever C stands.
     const length = text.length;
     if (text.charCodeAt(length - 1) === CLOSE_BRACE && text.charCodeAt(length - 2) === CLOSE_BRACE) {
-      for (let i = 0; i < texts.length; i++) {
-        const kept = texts[i] as string;
-        const start = length - 2 - kept.length;
-        if (start < KEY.length || text.slice(start - KEY.length, start) !== KEY || text.slice(start, length - 2) !== kept) continue;
-        return this.#spliced(text, start, i);
+      const keyed = this.#keyed;
+      for (let i = 0; i < keyed.length; i++) {
+        const from = length - 2 - (keyed[i] as string).length;
+        if (from < 0 || text.slice(from, length - 2) !== keyed[i]) continue;
+        return this.#spliced(text, from + KEY.length, i, true);
       }
     }
     // Else the first `"_meta":` of the line (a cheaper search than the last): a line whose arguments hold
@@ -135,17 +157,21 @@ export class MetaCache {
       const kept = texts[i] as string;
       const end = start + kept.length;
       if (end > length || text.charCodeAt(end - 1) !== CLOSE_BRACE || text.slice(start, end) !== kept) continue;
-      return this.#spliced(text, start, i);
+      return this.#spliced(text, start, i, false);
     }
     return undefined;
   }
 
-  /** The line parsed with the placeholder for kept text `i`, which starts at `start`; undefined unless the argument above holds. */
-  #spliced(text: string, start: number, i: number): Record<string, unknown> | undefined {
+  /**
+   * The line parsed with the placeholder for kept text `i`, which starts at `start`; undefined unless the
+   * argument above holds. `atEnd`: the text is followed by `}}`, the line's last two characters.
+   */
+  #spliced(text: string, start: number, i: number, atEnd: boolean): Record<string, unknown> | undefined {
     if (text.includes(ESCAPE)) return undefined;
     let parsed: unknown;
     try {
-      parsed = JSON.parse(text.slice(0, start) + PLACEHOLDER + text.slice(start + (this.#texts[i] as string).length));
+      // At the end of the line (the usual place) the rest is the two closing braces: one concatenation, not two and a slice.
+      parsed = JSON.parse(atEnd ? text.slice(0, start) + PLACEHOLDER_AT_END : text.slice(0, start) + PLACEHOLDER + text.slice(start + (this.#texts[i] as string).length));
     } catch {
       // Not JSON once spliced: the whole line is parsed, and throws its own error if it is not JSON either.
       return undefined;
@@ -174,11 +200,18 @@ export class MetaCache {
     if (at === -1 || text.slice(at + KEY.length, at + KEY.length + kept.length) !== kept) return;
     if (this.#texts.length >= this.#maxEntries) {
       this.#texts.shift();
+      this.#keyed.shift();
       this.#values.shift();
+      this.#nestings.shift();
     }
     this.#texts.push(kept);
-    // Its own parse, not this message's object, which the request goes on to own.
-    this.#values.push(deepFreeze(JSON.parse(kept) as unknown));
+    // Joined, not concatenated: a join is one flat string, a `+` a pair that every comparison would walk.
+    this.#keyed.push([KEY, kept].join(''));
+    // Its own parse, not this message's object, which the request goes on to own. Its levels are counted
+    // here, at most MAX_META_CACHE_TEXT_LENGTH / 2 deep (each level is two characters of the kept text).
+    const value = deepFreeze(JSON.parse(kept) as object);
+    this.#values.push(value);
+    this.#nestings.push(Object.freeze({ value, levels: levelsOf(value) }));
     this.#shortest = Math.min(...this.#texts.map((t) => t.length));
   }
 }
@@ -189,6 +222,21 @@ const threadCache = new MetaCache();
 /** Whether `value` is one of this thread's kept `_meta` parses: deep-frozen, so what was read from it holds. */
 export function isKeptMeta(value: unknown): boolean {
   return threadCache.holds(value);
+}
+
+/**
+ * The kept `_meta` a parsed message carries as `params._meta`, with its levels, for the depth walk
+ * (limits.ts `nestsDeeperThan`); undefined for any other message.
+ */
+export function keptMetaNesting(message: unknown): KnownNesting | undefined {
+  if (typeof message !== 'object' || message === null) return undefined;
+  const params = (message as { params?: unknown }).params;
+  return typeof params === 'object' && params !== null ? threadCache.nesting((params as { _meta?: unknown })._meta) : undefined;
+}
+
+/** `value` with its levels when it is one of this thread's kept `_meta` parses, else undefined. */
+export function keptNesting(value: unknown): KnownNesting | undefined {
+  return threadCache.nesting(value);
 }
 
 /** `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does). */

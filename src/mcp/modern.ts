@@ -37,7 +37,12 @@ export function readModernContext(method: string, params: Params): ModernRequest
   // info's comparison, ~1k instructions of every modern request (BENCHMARKS.md, wt/perf3).
   const last = lastContext;
   if (last !== null && last.meta === meta && meta !== undefined && isKeptMeta(meta)) {
-    return { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: last.logLevel };
+    // The same record as the last request's when the method is the same too (it is never written): one
+    // allocation fewer per request of a client that repeats a call.
+    if (last.request.method === method) return last.request;
+    const request: ModernRequest = { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: last.logLevel };
+    lastContext = { meta, capabilitiesJson: last.capabilitiesJson, clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: last.logLevel, request };
+    return request;
   }
   if (meta === undefined) return [ErrorCode.InvalidParams, `Invalid params: a ${modernVersions[0]} request needs params._meta (an object)`];
   const version = metaField(meta, META_PROTOCOL_VERSION);
@@ -62,13 +67,15 @@ export function readModernContext(method: string, params: Params): ModernRequest
   // A client sends the same context with every request: the last one read is reused when this one's
   // capabilities (as JSON text) and client info are the same, so a request allocates only its own record.
   if (last !== null && last.capabilitiesJson === json && sameClientInfo(last.clientInfo, info)) {
-    lastContext = { meta, capabilitiesJson: json, clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
-    return { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
+    const request: ModernRequest = { method, protocolVersion: modernVersions[0], clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null };
+    lastContext = { meta, capabilitiesJson: json, clientCapabilities: last.clientCapabilities, clientInfo: last.clientInfo, logLevel: logLevel ?? null, request };
+    return request;
   }
   const clientInfo = keptClientInfo(info, `_meta["${META_CLIENT_INFO}"]`);
   if (typeof clientInfo === 'string') return [ErrorCode.InvalidParams, `Invalid params: ${clientInfo}`];
-  lastContext = { meta, capabilitiesJson: json, clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
-  return { method, protocolVersion: modernVersions[0], clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
+  const request: ModernRequest = { method, protocolVersion: modernVersions[0], clientCapabilities: declared as ClientCapabilities, clientInfo, logLevel: logLevel ?? null };
+  lastContext = { meta, capabilitiesJson: json, clientCapabilities: request.clientCapabilities, clientInfo, logLevel: request.logLevel, request };
+  return request;
 }
 
 /**
@@ -81,6 +88,8 @@ let lastContext: {
   readonly clientCapabilities: ClientCapabilities;
   readonly clientInfo: Implementation | null;
   readonly logLevel: LogLevel | null;
+  /** The record the last request was answered with (its `method` is that request's). */
+  readonly request: ModernRequest;
 } | null = null;
 
 /** Would `keptClientInfo(given)` keep exactly `kept`? (Only for a `kept` it already checked.) */
@@ -123,7 +132,7 @@ function restore(connection: ConnectionState, view: ConnectionState, id: Request
     pending: s.pending, nextTicket: s.nextTicket, conversations: s.conversations, subscriptions: s.subscriptions,
     root: s.root, rootsAsked: s.rootsAsked, rootsRound: s.rootsRound, rootsWaiting: s.rootsWaiting, rootsHeld: s.rootsHeld,
   } satisfies Required<Omit<ConnectionState, 'modern' | 'roundTrip'>>;
-  if (!step.effects.some((e) => e.kind === 'log')) return { state, replies: step.replies, effects: step.effects };
+  if (!hasLog(step.effects)) return { state, replies: step.replies, effects: step.effects };
   const logs: Outgoing[] = [];
   const effects: Effect[] = step.effects.map((e) => {
     if (e.kind !== 'log') return e;
@@ -135,6 +144,11 @@ function restore(connection: ConnectionState, view: ConnectionState, id: Request
     return Object.assign({}, e, { toClient: false });
   });
   return { state, replies: logs.length === 0 ? step.replies : [...step.replies, ...logs], effects };
+}
+
+function hasLog(effects: readonly Effect[]): boolean {
+  for (const e of effects) if (e.kind === 'log') return true;
+  return false;
 }
 
 /** Handles one modern request (era.ts `isModernRequest`); `handlers` are the core's method handlers. */

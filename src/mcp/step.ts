@@ -59,6 +59,16 @@ export function removePending(state: ConnectionState, ticket: number): Connectio
  * here until it is listed. A modern view's two keys are kept exactly as the view has them.
  */
 function withPending(state: ConnectionState, pending: ReadonlyMap<number, Pending>, nextTicket: number): ConnectionState {
+  // A modern request's view (modern.ts `viewFor`) has both keys: written in the literal, not added after it,
+  // they stay in the object (two keys added to a literal of fifteen took a property array and two map transitions).
+  if ('modern' in state && 'roundTrip' in state) {
+    return {
+      config: state.config, phase: state.phase, protocolVersion: state.protocolVersion, clientCapabilities: state.clientCapabilities,
+      clientInfo: state.clientInfo, harness: state.harness, logLevel: state.logLevel, pending, nextTicket,
+      conversations: state.conversations, subscriptions: state.subscriptions, root: state.root, rootsAsked: state.rootsAsked,
+      rootsRound: state.rootsRound, rootsWaiting: state.rootsWaiting, rootsHeld: state.rootsHeld, modern: state.modern, roundTrip: state.roundTrip,
+    } satisfies Required<Omit<ConnectionState, 'modern' | 'roundTrip'>> & Pick<ConnectionState, 'modern' | 'roundTrip'>;
+  }
   const next: Required<Omit<ConnectionState, 'modern' | 'roundTrip'>> & { -readonly [K in 'modern' | 'roundTrip']?: ConnectionState[K] } = {
     config: state.config, phase: state.phase, protocolVersion: state.protocolVersion, clientCapabilities: state.clientCapabilities,
     clientInfo: state.clientInfo, harness: state.harness, logLevel: state.logLevel, pending, nextTicket,

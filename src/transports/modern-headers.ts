@@ -6,6 +6,7 @@ import { isModernRequest, META_PROTOCOL_VERSION, metaField, metaOf, ModernErrorC
 import type { RequestId } from '@modelcontextprotocol/sdk/types.js';
 import { type Classified, ErrorCode, errorLine, type Params } from '../mcp/jsonrpc.ts';
 import { nestsDeeperThan } from '../mcp/limits.ts';
+import { keptNesting } from '../mcp/meta-cache.ts';
 import { readModernContext } from '../mcp/modern.ts';
 import type { Outgoing } from '../mcp/outgoing.ts';
 import { MAX_JSON_DEPTH } from '../limits.ts';
@@ -85,7 +86,7 @@ export function refuseModernPost(header: (name: string) => string | undefined, i
   // Read here on the main thread, before the core's own depth check: the envelope's recursive JSON.stringify
   // (the capabilities' size) must never meet a value deep enough to overflow. The params sit one level
   // below the message, which the core bounds at MAX_JSON_DEPTH.
-  if (nestsDeeperThan(params, MAX_JSON_DEPTH - 1)) {
+  if (nestsDeeperThan(params, MAX_JSON_DEPTH - 1, keptNesting(params._meta))) {
     return { status: 400, body: errorLine(id, ErrorCode.InvalidParams, `Invalid params: the message nests deeper than MAX_JSON_DEPTH (${MAX_JSON_DEPTH}) levels of objects and arrays`) };
   }
   const context = readModernContext(method, params);

@@ -1,6 +1,7 @@
 // The core's bounds on caller input: names that are Object.prototype members, nesting depth, batch
 // length, and the size of everything a session keeps. Each refusal names the limit it enforces.
 
+import fc from 'fast-check';
 import { suite } from 'uvu';
 import * as assert from 'uvu/assert';
 import { encodeCheckpoint } from '../../src/actors/codec.ts';
@@ -8,6 +9,7 @@ import { continueBatch, handleMcpLine, handleMcpLineSliced } from '../../src/mcp
 import {
   nestsDeeperThan,
 } from '../../src/mcp/limits.ts';
+import { keptMetaNesting, parseMessageText } from '../../src/mcp/meta-cache.ts';
 import { MAX_BATCH_LENGTH, MAX_CLIENT_CAPABILITIES_BYTES, MAX_CLIENT_INFO_STRING_LENGTH, MAX_JSON_DEPTH, MAX_REQUEST_ID_LENGTH, MAX_REQUESTS_IN_FLIGHT, MAX_SESSION_CONVERSATIONS, MAX_SESSION_SUBSCRIPTIONS, MAX_SUBSCRIPTION_URI_LENGTH } from '../../src/limits.ts';
 import { MAX_COMPLETION_VALUES } from '../../src/limits.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
@@ -152,6 +154,54 @@ depth('in a batch each element is bounded on its own', () => {
   const line = `[{"jsonrpc":"2.0","id":1,"method":"ping","params":{"deep":${nested(100)}}},{"jsonrpc":"2.0","id":2,"method":"ping"}]`;
   const r = feed(ready('2025-03-26'), line);
   assert.equal(r.replies.map((x) => [(x as Reply).id, (x as Reply).error?.code ?? 'ok']), [[1, -32602], [2, 'ok']]);
+});
+
+/** Levels of objects and arrays in a JSON value, itself included; every object and array in it. */
+function levelsAndObjects(value: unknown, found: object[] = []): number {
+  if (typeof value !== 'object' || value === null) return 0;
+  found.push(value);
+  let deepest = 0;
+  for (const member of Object.values(value)) deepest = Math.max(deepest, levelsAndObjects(member, found));
+  return deepest + 1;
+}
+
+depth('a value of known levels (a kept _meta) counts as walking it would, wherever it stands, for any limit', () => {
+  fc.assert(fc.property(fc.jsonValue({ maxDepth: 8 }), fc.nat(), fc.integer({ min: 0, max: 10 }), (value, pick, max) => {
+    const objects: object[] = [];
+    levelsAndObjects(value, objects);
+    if (objects.length === 0) return;
+    const known = objects[pick % objects.length] as object;
+    assert.is(nestsDeeperThan(value, max, { value: known, levels: levelsAndObjects(known) }), nestsDeeperThan(value, max));
+  }), { seed: 20_261_207, numRuns: 2000 });
+});
+
+depth('the walk does not enter a value whose levels are known (a kept _meta is not walked again)', () => {
+  // Enumerating this object throws: a walk that entered it would throw instead of answering.
+  const unwalkable = new Proxy({}, { ownKeys: () => { throw new Error('walked into the known value'); } });
+  const message = { jsonrpc: '2.0', id: 1, method: 'tools/call', params: { name: 'read', _meta: unwalkable } };
+  assert.is(nestsDeeperThan(message, MAX_JSON_DEPTH, { value: unwalkable, levels: 2 }), false);
+  assert.is(nestsDeeperThan(message, 3, { value: unwalkable, levels: 2 }), true);
+});
+
+depth('a kept _meta is bounded on every request: at MAX_JSON_DEPTH accepted, one level more refused, answered from the cache or not', () => {
+  // The message is level 1, params 2, _meta 3: a _meta may nest MAX_JSON_DEPTH - 2 levels.
+  const line = (id: number, metaLevels: number) => `{"jsonrpc":"2.0","id":${id},"method":"tools/call","params":{"name":"read","arguments":{"path":"a.txt"},`
+    + `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"x":${nested(metaLevels - 1)}}}}`;
+  for (const [levels, refused] of [[MAX_JSON_DEPTH - 2, false], [MAX_JSON_DEPTH - 1, true], [MAX_JSON_DEPTH + 5, true]] as const) {
+    for (const id of [1, 2, 3]) {
+      const r = feed(ready(), line(id, levels));
+      if (refused) {
+        const reply = only(r.replies);
+        assert.is(reply.error?.code, -32602);
+        assert.match(reply.error?.message ?? '', `MAX_JSON_DEPTH (${MAX_JSON_DEPTH})`);
+      } else {
+        assert.equal(r.replies, []);
+        assert.ok(r.effects.some((e) => e.kind === 'runTool'), `levels ${levels}, request ${id}: the read did not start`);
+      }
+    }
+    // The later lines were answered by the cache: their `_meta` is the kept value, counted by its levels.
+    assert.is(keptMetaNesting(parseMessageText(line(4, levels)))?.levels, levels);
+  }
 });
 
 depth.run();

@@ -145,4 +145,18 @@ test('a kept _meta read again is not checked and serialised again: it reads as i
   assert.equal(readModernContext('tools/call', JSON.parse(original({ _meta: params._meta })) as Record<string, unknown>), again);
 });
 
+test('a kept _meta read again for the same method answers with the same record; another method, another record', () => {
+  const text = JSON.stringify({ 'io.modelcontextprotocol/protocolVersion': '2026-07-28', 'io.modelcontextprotocol/clientCapabilities': {}, 'io.modelcontextprotocol/clientInfo': { name: 'same', version: '2' } });
+  const line = `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","_meta":${text}}}`;
+  parseMessageText(line);
+  const params = (parseMessageText(line) as { params: Record<string, unknown> }).params;
+  assert.ok(isKeptMeta(params._meta));
+  const first = readModernContext('tools/call', params);
+  assert.is(readModernContext('tools/call', params), first);
+  const other = readModernContext('tools/list', params);
+  assert.is.not(other, first);
+  assert.equal(other, { ...(first as object), method: 'tools/list' });
+  assert.is(readModernContext('tools/list', params), other);
+});
+
 test.run();
