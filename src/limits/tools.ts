@@ -44,6 +44,13 @@ export const GLOB_MAX_CHARS = 4096;
  */
 export const GLOB_MAX_SOURCE_CHARS = 64 * 1024;
 
+/**
+ * Characters of a caller's argument (a `grep` pattern, a glob) quoted in the error refusing it; the rest is
+ * counted, not shown. The whole argument was quoted, JSON-escaped, and RE2's message quoted it again: a 1 MB
+ * pattern of control characters came back as a 7 MB error result, a 4 MiB one (the largest message) as 28 MB.
+ */
+export const ARGUMENT_EXCERPT_CHARS = 200;
+
 /** Replacements one `edit` call may carry in `edits` (the schema's maxItems); more is refused before anything is read. */
 export const EDIT_MAX_EDITS = 1000;
 
