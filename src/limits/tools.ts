@@ -51,6 +51,13 @@ export const GLOB_MAX_SOURCE_CHARS = 64 * 1024;
  */
 export const ARGUMENT_EXCERPT_CHARS = 200;
 
+/**
+ * Characters of a tool's error message (any `ToolError`: what the model reads as an `isError` result); a
+ * longer one is cut, saying so. Messages name the caller's arguments, and one with a 1 MB `path` was 2 MB
+ * (the path twice: "cannot resolve P: ENAMETOOLONG … P"), each control character six on the wire.
+ */
+export const TOOL_ERROR_MAX_CHARS = 16 * 1024;
+
 /** Replacements one `edit` call may carry in `edits` (the schema's maxItems); more is refused before anything is read. */
 export const EDIT_MAX_EDITS = 1000;
 

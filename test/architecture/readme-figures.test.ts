@@ -135,6 +135,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `TOOL_THREAD_MEMORY_MB` \| (\d+) MB/, name: 'TOOL_THREAD_MEMORY_MB', figure: String(limits.TOOL_THREAD_MEMORY_MB) },
   { phrase: /\| `ABORT_GRACE_MS` \| (\d+) s/, name: 'ABORT_GRACE_MS', figure: seconds(limits.ABORT_GRACE_MS) },
   { phrase: /\| `SPAWN_WAIT_MS` \| (\d+) s/, name: 'SPAWN_WAIT_MS', figure: seconds(limits.SPAWN_WAIT_MS) },
+  { phrase: /\| `TOOL_ERROR_MAX_CHARS` \| (\d+) KiB characters/, name: 'TOOL_ERROR_MAX_CHARS', figure: kib(limits.TOOL_ERROR_MAX_CHARS) },
   { phrase: /\| `ARGUMENT_EXCERPT_CHARS` \| (\d+) characters/, name: 'ARGUMENT_EXCERPT_CHARS', figure: String(limits.ARGUMENT_EXCERPT_CHARS) },
   { phrase: /\| `GLOB_MAX_CHARS` \| (\d+) characters/, name: 'GLOB_MAX_CHARS', figure: String(limits.GLOB_MAX_CHARS) },
   { phrase: /\| `GLOB_MAX_SOURCE_CHARS` \| (\d+) KiB characters/, name: 'GLOB_MAX_SOURCE_CHARS', figure: kib(limits.GLOB_MAX_SOURCE_CHARS) },
