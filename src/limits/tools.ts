@@ -30,6 +30,34 @@ export const GREP_MAX_LINE_LENGTH = 500;
 /** Files larger than this are skipped (and counted) rather than read. */
 export const GREP_MAX_FILE_BYTES = 10 * 1024 * 1024;
 
+/**
+ * Characters of a glob (`find`'s pattern, `grep`'s glob) and of a .gitignore rule compiled to RE2: a path is
+ * at most 4096 bytes (PATH_MAX), so no longer glob is a real one. A longer caller's glob is refused naming
+ * this; a longer .gitignore rule is skipped, as a malformed one is. Bounds the translation (nested braces are
+ * translated once per level) and what RE2 compiles.
+ */
+export const GLOB_MAX_CHARS = 4096;
+
+/**
+ * Characters of the RE2 source one glob translates to. A brace range (`{1..999999}`) becomes an alternation
+ * of its members: before this bound `{-999999..999999}` held a tool thread 45 s and ran it out of memory.
+ */
+export const GLOB_MAX_SOURCE_CHARS = 64 * 1024;
+
+/**
+ * Characters of a caller's argument (a `grep` pattern, a glob) quoted in the error refusing it; the rest is
+ * counted, not shown. The whole argument was quoted, JSON-escaped, and RE2's message quoted it again: a 1 MB
+ * pattern of control characters came back as a 7 MB error result, a 4 MiB one (the largest message) as 28 MB.
+ */
+export const ARGUMENT_EXCERPT_CHARS = 200;
+
+/**
+ * Characters of a tool's error message (any `ToolError`: what the model reads as an `isError` result); a
+ * longer one is cut, saying so. Messages name the caller's arguments, and one with a 1 MB `path` was 2 MB
+ * (the path twice: "cannot resolve P: ENAMETOOLONG … P"), each control character six on the wire.
+ */
+export const TOOL_ERROR_MAX_CHARS = 16 * 1024;
+
 /** Replacements one `edit` call may carry in `edits` (the schema's maxItems); more is refused before anything is read. */
 export const EDIT_MAX_EDITS = 1000;
 

@@ -4,6 +4,7 @@
 import type { HarnessId } from '../harness/ids.ts';
 import type { Clock } from '../time/clock.ts';
 import type { ToolName } from './definition.ts';
+import { TOOL_ERROR_MAX_CHARS } from '../limits.ts';
 
 export interface ToolProgress {
   progress: number;
@@ -40,12 +41,23 @@ export interface ToolOutcome {
   readonly isError?: boolean;
 }
 
-/** A failure the model should read (bad path, no match, refused escape): becomes `isError: true`. */
+/**
+ * A failure the model should read (bad path, no match, refused escape): becomes `isError: true`. Its message
+ * is at most TOOL_ERROR_MAX_CHARS (cut here, saying so): messages quote arguments, which may be megabytes.
+ */
 export class ToolError extends Error {
   override readonly name = 'ToolError';
   constructor(message: string, options?: { cause?: unknown }) {
-    super(message, options);
+    super(boundedMessage(message), options);
   }
+}
+
+function boundedMessage(message: string): string {
+  if (message.length <= TOOL_ERROR_MAX_CHARS) return message;
+  let end = TOOL_ERROR_MAX_CHARS;
+  const last = message.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${message.slice(0, end)}… [message cut: ${message.length} characters, TOOL_ERROR_MAX_CHARS is ${TOOL_ERROR_MAX_CHARS}]`;
 }
 
 export type ToolBody<A> = (args: A, ctx: ToolContext) => Promise<ToolOutcome>;

@@ -223,8 +223,10 @@ interface Block {
 
 function summarise(original: string, updated: string, matches: Match[], relPath: string): EditSummary {
   const blocks = changedBlocks(original, matches);
-  const oldLines = fileLines(original);
-  const newLineCount = fileLines(updated).length;
+  // Counted and read where needed, never split whole: a 64 MB file of short lines split took a tool thread
+  // past its 512 MB heap (66 MB of blank lines: 66 million strings).
+  const oldLines = { count: lineCount(original), at: lineReader(original) };
+  const newLineCount = lineCount(updated);
   const first = blocks[0] as Block;
   let diff = `--- a/${relPath}\n+++ b/${relPath}\n${hunks(blocks, oldLines).join('\n')}`;
   const cut = truncateHead(diff);
@@ -309,15 +311,33 @@ function countNewlines(s: string, from: number, to: number): number {
   return n;
 }
 
-/** The file's lines; a final newline ends the last line rather than starting an empty one. */
-function fileLines(content: string): string[] {
-  const lines = content.split('\n');
-  if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
-  return lines;
+/** The file's lines counted; a final newline ends the last line rather than starting an empty one. */
+function lineCount(content: string): number {
+  const breaks = countNewlines(content, 0, content.length);
+  return breaks > 0 && content.endsWith('\n') ? breaks : breaks + 1;
+}
+
+/** Line `n` (0-based) of `content`, asked in increasing order (as hunks asks): one forward scan in all. */
+function lineReader(content: string): (n: number) => string | undefined {
+  let line = 0;
+  let at = 0;
+  return (n) => {
+    if (n < line) {
+      line = 0;
+      at = 0;
+    }
+    for (; line < n && at <= content.length; line++) {
+      const nl = content.indexOf('\n', at);
+      at = nl === -1 ? content.length + 1 : nl + 1;
+    }
+    if (at > content.length) return undefined;
+    const nl = content.indexOf('\n', at);
+    return content.slice(at, nl === -1 ? content.length : nl);
+  };
 }
 
 /** Unified-diff hunks with CONTEXT_LINES of context; blocks whose context would touch share a hunk. */
-function hunks(blocks: Block[], oldLines: string[]): string[] {
+function hunks(blocks: Block[], oldLines: { count: number; at: (n: number) => string | undefined }): string[] {
   const out: string[] = [];
   let i = 0;
   while (i < blocks.length) {
@@ -333,7 +353,7 @@ function hunks(blocks: Block[], oldLines: string[]): string[] {
     const firstBlock = group[0] as Block;
     const lastBlock = group[group.length - 1] as Block;
     const oldFrom = Math.max(0, firstBlock.oldStart - CONTEXT_LINES);
-    const oldTo = Math.min(oldLines.length, lastBlock.oldStart + lastBlock.removed.length + CONTEXT_LINES);
+    const oldTo = Math.min(oldLines.count, lastBlock.oldStart + lastBlock.removed.length + CONTEXT_LINES);
     const newFrom = firstBlock.newStart - (firstBlock.oldStart - oldFrom);
     const body: string[] = [];
     let oldCount = 0;
@@ -341,7 +361,7 @@ function hunks(blocks: Block[], oldLines: string[]): string[] {
     let cursor = oldFrom;
     for (const b of group) {
       for (; cursor < b.oldStart; cursor++) {
-        body.push(` ${oldLines[cursor] ?? ''}`);
+        body.push(` ${oldLines.at(cursor) ?? ''}`);
         oldCount++;
         newCount++;
       }
@@ -352,7 +372,7 @@ function hunks(blocks: Block[], oldLines: string[]): string[] {
       cursor = b.oldStart + b.removed.length;
     }
     for (; cursor < oldTo; cursor++) {
-      body.push(` ${oldLines[cursor] ?? ''}`);
+      body.push(` ${oldLines.at(cursor) ?? ''}`);
       oldCount++;
       newCount++;
     }

@@ -4,6 +4,7 @@
 
 import { stat } from 'node:fs/promises';
 import { ToolError, type ToolBody } from './contract.ts';
+import { LeastItems } from './least.ts';
 import { nameInText, notUtf8InText } from './name-in-text.ts';
 import { formatSize, truncateHead } from './truncate.ts';
 import { compileGlob, walkTree } from './walk.ts';
@@ -16,6 +17,15 @@ export interface FindArgs {
   limit?: number;
 }
 
+/**
+ * Matches kept at most, whatever `limit` says: each takes at least two bytes of the text (a name and a
+ * newline), so no answer shows more within DEFAULT_MAX_BYTES; long paths fewer (the budget below). Only the
+ * first ones by path are kept (and the rest counted): every match was kept before, and a cloned repository of
+ * 150,000 files 15 directories deep (paths of 3,800 characters, sorted whole) ran a tool thread out of
+ * memory, whatever the `limit`.
+ */
+const MOST_SHOWN = Math.floor(DEFAULT_MAX_BYTES / 2) + 1;
+
 export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
   if (typeof args.pattern !== 'string' || args.pattern.length === 0) throw new ToolError('pattern must be a non-empty string');
   const limit = args.limit === undefined ? FIND_DEFAULT_LIMIT : args.limit;
@@ -27,23 +37,25 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
   const searchDir = displayPath(ctx.workspace, target);
   const matches = compileGlob(args.pattern);
 
-  // Every match is collected (the walk cap bounds them) so the result is sorted and `truncated` exact.
-  const found: Found[] = [];
+  // Every match is counted, so `truncated` and the totals are exact; only the first by path are kept.
+  // A line is at least its path and a newline: once the lesser paths kept fill DEFAULT_MAX_BYTES, a greater one is cut.
+  const least = new LeastItems<Found>(Math.min(max, MOST_SHOWN), (a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0),
+    { weight: (f) => f.path.length + 1, max: DEFAULT_MAX_BYTES });
   const tree = walkTree(ctx.workspace, target, { signal: ctx.signal });
   for await (const batch of tree.batches()) {
     for (const entry of batch) {
       if (matches(entry.path, searchDir)) {
         const directory = entry.kind === 'directory';
-        found.push({ path: directory ? `${entry.path}/` : entry.path, directory, nameIsUtf8: entry.nameIsUtf8 });
+        least.offer({ path: directory ? `${entry.path}/` : entry.path, directory, nameIsUtf8: entry.nameIsUtf8 });
       }
     }
   }
   ctx.signal.throwIfAborted();
-  found.sort((a, b) => (a.path < b.path ? -1 : a.path > b.path ? 1 : 0));
 
   const notices: string[] = [];
-  const limitReached = found.length > max;
-  const shown = limitReached ? found.slice(0, max) : found;
+  const total = least.offered;
+  const limitReached = total > max;
+  const shown = least.sorted();
   let paths = shown.map((f) => f.path);
   let body = 'No files found matching pattern';
   let bytesCut = false;
@@ -53,7 +65,7 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
     if (truncation.truncated) {
       bytesCut = true;
       paths = paths.slice(0, truncation.outputLines);
-      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${paths.length} of ${found.length} results. Narrow it with path or a more specific pattern`);
+      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${paths.length} of ${total} results. Narrow it with path or a more specific pattern`);
     }
   }
   if (limitReached) notices.push(`${max} results limit reached. Use limit=${max * 2} for more, or refine pattern`);

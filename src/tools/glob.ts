@@ -3,6 +3,7 @@
 // thread until the tool's deadline). The syntax is picomatch's, with its `dot: true` rule.
 
 import { RE2JS } from 're2js';
+import { GLOB_MAX_CHARS, GLOB_MAX_SOURCE_CHARS } from '../limits.ts';
 
 /** A glob that cannot be translated; the message says what is wrong with it. */
 export class GlobSyntaxError extends Error {
@@ -27,6 +28,7 @@ const EXTGLOB_SUFFIX: ReadonlyMap<string, string> = new Map([['?', '?'], ['*', '
  * negated group has no linear-time translation.
  */
 export function compileGlobMatcher(glob: string): PathMatcher {
+  if (glob.length > GLOB_MAX_CHARS) throw new GlobSyntaxError(`it is ${glob.length} characters long, over the ${GLOB_MAX_CHARS} a glob may have (GLOB_MAX_CHARS)`);
   const negated = glob.startsWith('!') && !glob.startsWith('!(');
   let body = negated ? glob.slice(1) : glob;
   // As picomatch: `./x` names x.
@@ -65,13 +67,28 @@ function plainMatcher(glob: string): PathMatcher | null {
  */
 export type GlobDialect = 'picomatch' | 'gitignore';
 
-/** The RE2 source matching exactly the paths `glob` matches (anchoring is the caller's: `matches` is whole-input). */
+/**
+ * The RE2 source matching exactly the paths `glob` matches (anchoring is the caller's: `matches` is
+ * whole-input); a GlobSyntaxError past GLOB_MAX_SOURCE_CHARS.
+ */
 export function translate(glob: string, dialect: GlobDialect = 'picomatch'): string {
+  return translatePart(glob, dialect);
+}
+
+function tooLarge(): GlobSyntaxError {
+  return new GlobSyntaxError(`it translates to more than the ${GLOB_MAX_SOURCE_CHARS} characters of RE2 a glob may (GLOB_MAX_SOURCE_CHARS); a brace range ({1..9}) counts each of its members`);
+}
+
+function translatePart(glob: string, dialect: GlobDialect): string {
   const rich = dialect === 'picomatch';
-  const sub = (part: string) => translate(part, dialect);
+  const sub = (part: string) => translatePart(part, dialect);
+  // Positions from which a bracket expression is known never to close (see bracketClass).
+  const unclosed = new Uint8Array(glob.length);
   let out = '';
   let i = 0;
   while (i < glob.length) {
+    // Checked as it grows: the alternatives of nested braces, each within the bound, could add up past it.
+    if (out.length > GLOB_MAX_SOURCE_CHARS) throw tooLarge();
     const c = glob[i] as string;
     if (c === '/' && isGlobstar(glob, i + 1)) {
       const slashAfter = glob[i + 3] === '/';
@@ -108,7 +125,7 @@ export function translate(glob: string, dialect: GlobDialect = 'picomatch'): str
         i++;
         continue;
       case '[': {
-        const bracket = bracketClass(glob, i);
+        const bracket = bracketClass(glob, i, unclosed);
         if (bracket !== null) {
           out += bracket.source;
           i = bracket.end;
@@ -141,6 +158,7 @@ export function translate(glob: string, dialect: GlobDialect = 'picomatch'): str
     out += literal(c);
     i++;
   }
+  if (out.length > GLOB_MAX_SOURCE_CHARS) throw tooLarge();
   return out;
 }
 
@@ -189,6 +207,8 @@ function rangeOf(inner: string): string | null {
   const numeric = /^(-?\d{1,6})\.\.(-?\d{1,6})$/.exec(inner);
   if (numeric) {
     const [from, to] = [Number(numeric[1]), Number(numeric[2])];
+    // Each member takes two characters at least (itself and a `|`): a larger range cannot fit.
+    if (Math.abs(to - from) + 1 > GLOB_MAX_SOURCE_CHARS / 2) throw tooLarge();
     const members: string[] = [];
     for (let n = Math.min(from, to); n <= Math.max(from, to); n++) members.push(String(n));
     return `(?:${members.map((m) => RE2JS.quote(m)).join('|')})`;
@@ -201,14 +221,29 @@ function rangeOf(inner: string): string | null {
   return null;
 }
 
-/** The bracket expression starting at `open` as an RE2 class that never matches `/`; null when it is not closed (then `[` is literal). */
-function bracketClass(glob: string, open: number): { source: string; end: number } | null {
+/**
+ * The bracket expression starting at `open` as an RE2 class that never matches `/`; null when it is not closed
+ * (then `[` is literal). Past its first member, where a scan goes from a position does not depend on where it
+ * began, so the positions a scan that found no `]` went through are marked in `unclosed`, and a later scan
+ * reaching one stops there: the unclosed brackets of a glob are scanned in time linear in its length, not
+ * once each to its end (a .gitignore line of 40,000 `[` held a tool thread 38 s).
+ */
+function bracketClass(glob: string, open: number, unclosed: Uint8Array): { source: string; end: number } | null {
   let i = open + 1;
   const negate = glob[i] === '!' || glob[i] === '^';
   if (negate) i++;
   let members = '';
   let first = true;
+  const went: number[] = [];
+  const fail = (): null => {
+    for (const at of went) unclosed[at] = 1;
+    return null;
+  };
   for (; i < glob.length; i++) {
+    if (!first) {
+      if (unclosed[i] === 1) return fail();
+      went.push(i);
+    }
     const c = glob[i] as string;
     if (c === ']' && !first) {
       // RE2 refuses an empty class; a negated one excludes `/` as `*` does.
@@ -240,7 +275,7 @@ function bracketClass(glob: string, open: number): { source: string; end: number
     }
     members += classMember(member);
   }
-  return null;
+  return fail();
 }
 
 function classMember(c: string): string {

@@ -5,6 +5,7 @@
 
 import { RE2JS, RE2JSSyntaxException } from 're2js';
 import { ToolError } from './contract.ts';
+import { argumentExcerpt } from './name-in-text.ts';
 
 /** Shortest literal worth a byte search before decoding. */
 const MIN_REQUIRED_LITERAL = 3;
@@ -60,8 +61,9 @@ function compileRE2(pattern: string, source: string, flags: number): RE2JS {
   } catch (err) {
     if (!(err instanceof RE2JSSyntaxException)) throw err;
     const construct = unsupportedConstruct(source, err.input ?? '');
-    const detail = err.input ? `${err.error}: ${err.input}` : err.error;
-    const head = `invalid regular expression ${JSON.stringify(pattern)}: `;
+    // RE2's input is the rest of the pattern from the error on: quoted within bounds, as the pattern is.
+    const detail = err.input ? `${err.error}: ${argumentExcerpt(err.input)}` : err.error;
+    const head = `invalid regular expression ${argumentExcerpt(pattern)}: `;
     throw new ToolError(construct === null
       ? `${head}${detail}. grep uses RE2 syntax (linear-time matching; see https://github.com/google/re2/wiki/Syntax)`
       : `${head}${construct} is not supported: grep uses RE2 syntax, which matches in linear time and has no backreferences or lookaround (RE2: ${detail})`,

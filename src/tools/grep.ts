@@ -78,6 +78,15 @@ interface Search {
   readonly out: string[];
   /** Each match with the index of its line in `out`. */
   readonly matches: { match: GrepMatch; outIndex: number }[];
+  /** Characters of `out` joined by newlines: UTF-8 takes at least a byte per UTF-16 unit, so past DEFAULT_MAX_BYTES the text is cut before what follows. */
+  outChars: number;
+  /**
+   * The output already passes DEFAULT_MAX_BYTES, so nothing found later could be shown: the search stopped.
+   * Without it, the lines a caller's `limit` and `context` allow (no bound of their own) were all kept and
+   * then cut: one 4 MB file of short lines with `limit: 1e9`, or `context: 1e8`, took a tool thread past its
+   * memory limit instead of answering.
+   */
+  outputFull: boolean;
   limitReached: boolean;
   linesCut: boolean;
   /** Characters of context lines the structured matches carry so far: at most DEFAULT_MAX_BYTES, as the text. */
@@ -105,6 +114,8 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
     signal: ctx.signal,
     out: [],
     matches: [],
+    outChars: 0,
+    outputFull: false,
     limitReached: false,
     linesCut: false,
     contextChars: 0,
@@ -135,7 +146,7 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
           continue;
         }
         searchFile(search, entry.absolute, entry.path);
-        if (search.limitReached) break search;
+        if (search.limitReached || search.outputFull) break search;
         // A batch of large files can take a while; let the event loop see an abort in between.
         if (performance.now() - turn >= YIELD_EVERY_MS) {
           await nextTurn();
@@ -144,7 +155,7 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
       }
     }
     // The walk runs up to a batch ahead of the search: a cap it met past the match limit never mattered.
-    walkCapped = tree.capped && !search.limitReached;
+    walkCapped = tree.capped && !search.limitReached && !search.outputFull;
   } else {
     // An explicitly named file is searched whatever the glob says, as ripgrep does.
     searchFile(search, target, displayPath(ctx.workspace, target));
@@ -183,14 +194,24 @@ function searchFile(search: Search, absolute: string, shown: string): void {
   // A final newline ends the last line; it does not start an empty one.
   if (lines.length > 1 && lines[lines.length - 1] === '') lines.pop();
   const hits: number[] = [];
+  // The least the hits found so far will print (their own lines, without context): once the output they
+  // make passes DEFAULT_MAX_BYTES, later hits would all be cut, so none is looked for.
+  const prefixChars = pathInText(shown).length + ':1: '.length;
+  let leastChars = search.outChars;
   for (let i = 0; i < lines.length; i++) {
     if (i % ABORT_CHECK_LINES === 0) search.signal.throwIfAborted();
-    if (!search.regex.test(withoutCR(lines[i] as string))) continue;
+    const line = withoutCR(lines[i] as string);
+    if (!search.regex.test(line)) continue;
     if (search.matches.length + hits.length >= search.limit) {
       search.limitReached = true;
       break;
     }
     hits.push(i);
+    leastChars += prefixChars + Math.min(line.length, GREP_MAX_LINE_LENGTH);
+    if (leastChars > DEFAULT_MAX_BYTES) {
+      search.outputFull = true;
+      break;
+    }
   }
   if (hits.length > 0) emit(search, lines, hits, shown);
 }
@@ -205,8 +226,13 @@ function emit(search: Search, lines: string[], hits: number[], shown: string): v
     const to = Math.min(lines.length - 1, hit + search.context);
     // Like ripgrep, `--` separates context groups that are not contiguous, within and across files.
     const detached = printedUpTo === -1 || from > printedUpTo + 1;
-    if (search.context > 0 && search.out.length > 0 && detached) search.out.push('--');
+    if (search.context > 0 && search.out.length > 0 && detached) pushOut(search, '--');
     for (let i = from; i <= to; i++) {
+      // Everything from here on would be cut from the text (and from the structured matches with it).
+      if (search.outChars > DEFAULT_MAX_BYTES) {
+        search.outputFull = true;
+        return;
+      }
       const text = cut(search, withoutCR(lines[i] as string));
       if (hitSet.has(i)) {
         const match: GrepMatch = { path: shown, line: i + 1, text };
@@ -215,13 +241,18 @@ function emit(search: Search, lines: string[], hits: number[], shown: string): v
           if (around !== null) match.context = around;
         }
         search.matches.push({ match, outIndex: search.out.length });
-        search.out.push(`${printed}:${i + 1}: ${text}`);
+        pushOut(search, `${printed}:${i + 1}: ${text}`);
       } else {
-        search.out.push(`${printed}-${i + 1}- ${text}`);
+        pushOut(search, `${printed}-${i + 1}- ${text}`);
       }
     }
     printedUpTo = Math.max(printedUpTo, to);
   }
+}
+
+function pushOut(search: Search, line: string): void {
+  search.outChars += (search.out.length > 0 ? 1 : 0) + line.length;
+  search.out.push(line);
 }
 
 /**
@@ -259,7 +290,9 @@ function render(search: Search, walkCapped: boolean): ToolOutcome {
     if (truncation.truncated) {
       bytesCut = true;
       kept = search.matches.filter((m) => m.outIndex < truncation.outputLines);
-      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${kept.length} of ${search.matches.length} matches. Narrow the search with path, glob or a more specific pattern`);
+      // Stopped at the output limit, the search does not know how many more there are.
+      const shown = search.outputFull ? `the first ${kept.length}` : `${kept.length} of ${search.matches.length}`;
+      notices.push(`${formatSize(DEFAULT_MAX_BYTES)} output limit reached; showing ${shown} matches. Narrow the search with path, glob or a more specific pattern`);
     }
   }
   if (search.limitReached) {

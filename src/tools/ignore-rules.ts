@@ -5,6 +5,7 @@
 
 import { RE2JS } from 're2js';
 import { GlobSyntaxError, translate } from './glob.ts';
+import { GLOB_MAX_CHARS } from '../limits.ts';
 
 /** What the rules say of one path: as the `ignore` package's `test`, the last matching rule decides. */
 export interface IgnoreVerdict {
@@ -53,6 +54,8 @@ export class IgnoreRules {
 
 /** One line as a rule; null for a blank line, a comment, or a pattern git would not match anything with. */
 function compileRule(line: string, ignoreCase: boolean): Rule | null {
+  // Longer than any path: skipped as a malformed rule is (its translation, workspace content, stays bounded).
+  if (line.length > GLOB_MAX_CHARS) return null;
   let pattern = trimTrailingSpaces(line);
   if (pattern === '' || pattern.startsWith('#')) return null;
   const negated = pattern.startsWith('!');

@@ -3,6 +3,8 @@
 // that could break a line, pass for a notice, or pass for the quoting below is printed as a JSON string
 // literal instead, so every line names one entry and the text can always be told apart from the names.
 
+import { ARGUMENT_EXCERPT_CHARS } from '../limits.ts';
+
 /**
  * What breaks or hides a line: C0 controls, DEL, C1 controls (U+0085 is NEXT LINE), the line and
  * paragraph separators.
@@ -38,4 +40,16 @@ export function quoted(name: string): string {
  */
 export function notUtf8InText(decoded: string, suffix = ''): string {
   return `${quoted(decoded)}${suffix} (name is not valid UTF-8; no tool can name it)`;
+}
+
+/**
+ * A caller's argument quoted in an error message: its first ARGUMENT_EXCERPT_CHARS characters as a JSON
+ * string (never half a surrogate pair), and how long it is when that is not all of it.
+ */
+export function argumentExcerpt(text: string): string {
+  if (text.length <= ARGUMENT_EXCERPT_CHARS) return JSON.stringify(text);
+  let end = ARGUMENT_EXCERPT_CHARS;
+  const last = text.charCodeAt(end - 1);
+  if (last >= 0xd800 && last <= 0xdbff) end--;
+  return `${JSON.stringify(text.slice(0, end))}… (${text.length} characters; the first ${end} shown)`;
 }

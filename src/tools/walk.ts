@@ -11,6 +11,7 @@ import path from 'node:path';
 import { ToolError } from './contract.ts';
 import { compileGlobMatcher, GlobSyntaxError, type PathMatcher } from './glob.ts';
 import { IgnoreRules } from './ignore-rules.ts';
+import { argumentExcerpt } from './name-in-text.ts';
 import { displayPath, isInside } from './workspace.ts';
 import { MAX_WALK_ENTRIES } from '../limits.ts';
 
@@ -178,7 +179,7 @@ export function compileGlob(pattern: string): (workspacePath: string, searchDir:
     regex = compileGlobMatcher(trimmed);
   } catch (err) {
     if (!(err instanceof GlobSyntaxError)) throw err;
-    throw new ToolError(`invalid glob ${JSON.stringify(pattern)}: ${err.message}`, { cause: err });
+    throw new ToolError(`invalid glob ${argumentExcerpt(pattern)}: ${err.message}`, { cause: err });
   }
   // As picomatch's matcher did: a non-empty input equal to the glob, or one the glob matches.
   const matcher = (input: string) => input !== '' && (input === trimmed || regex(input));

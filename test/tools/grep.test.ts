@@ -197,7 +197,8 @@ test('grep truncates its text output at 50KB and keeps the structured matches in
     assert.ok(Buffer.byteLength(body as string) <= 50 * 1024);
     const shown = (body as string).split('\n').length;
     assert.ok(shown > 100 && shown < 300, `shown ${shown}`);
-    assert.match(r.text, `[50.0KB output limit reached; showing ${shown} of 300 matches.`);
+    // The search stops once its output is past the limit: how many more there are is not known.
+    assert.match(r.text, `[50.0KB output limit reached; showing the first ${shown} matches.`);
     assert.is((r.structured?.matches as unknown[]).length, shown);
     assert.is(r.structured?.truncated, true);
   }));

@@ -1,6 +1,7 @@
 // LeastItems (src/tools/least.ts): what a listing keeps of a directory it cannot hold whole. For any items,
 // any comparator order and any `keep`, the kept items are exactly the first `keep` of the whole list sorted,
-// in order, and `offered` counts every item (fast-check, fixed seed). Then `ls` over generated real
+// in order, and `offered` counts every item (fast-check, fixed seed); with a budget, a prefix of those
+// holding every item the lesser ones leave room for, and no more. Then `ls` over generated real
 // directories answers exactly what sorting the whole directory and cutting it at `limit` gives.
 
 import fc from 'fast-check';
@@ -15,6 +16,27 @@ import { context } from './sandbox.ts';
 
 const SEED = 20261207;
 const byCodeUnits = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
+test('with a budget, keeps a prefix of the least `keep` holding every item the lesser ones leave room for', () => {
+  fc.assert(
+    fc.property(fc.array(fc.string({ maxLength: 12 }), { maxLength: 300 }), fc.nat({ max: 320 }), fc.nat({ max: 200 }), (items, keep, max) => {
+      const weight = (s: string): number => s.length + 1;
+      const least = new LeastItems(keep, byCodeUnits, { weight, max });
+      for (const item of items) least.offer(item);
+      const whole = [...items].sort(byCodeUnits).slice(0, keep);
+      // Every item whose lesser ones weigh at most `max` could be shown: it is kept; nothing past those is needed.
+      let shown = 0;
+      for (let before = 0; shown < whole.length && before <= max; shown++) before += weight(whole[shown] as string);
+      const kept = least.sorted();
+      assert.equal(kept, whole.slice(0, kept.length));
+      assert.ok(kept.length >= shown, JSON.stringify({ kept: kept.length, shown }));
+      // And no more than that: all but the greatest kept item weigh at most `max`.
+      assert.ok(kept.slice(0, -1).reduce((n, s) => n + weight(s), 0) <= max);
+      assert.is(least.offered, items.length);
+    }),
+    { seed: SEED, numRuns: 500 },
+  );
+});
 
 test('keeps exactly the least `keep` items, in order, and counts every item offered', () => {
   fc.assert(
