@@ -24,6 +24,7 @@
 // downstream writes a request's `_meta` (the core does not change its input: modern.ts `lastContext`
 // shares them already).
 
+import { messageTextToParse } from './text-depth.ts';
 import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../limits.ts';
 
 const KEY = '"_meta":';
@@ -191,7 +192,10 @@ export function isKeptMeta(value: unknown): boolean {
   return threadCache.holds(value);
 }
 
-/** `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does). */
+/**
+ * `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does); a text nesting past
+ * MAX_JSON_DEPTH is parsed as the stand-in the core refuses the same way, never itself (text-depth.ts).
+ */
 export function parseMessageText(text: string): unknown {
-  return threadCache.parse(text);
+  return threadCache.parse(messageTextToParse(text));
 }
