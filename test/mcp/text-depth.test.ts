@@ -112,4 +112,41 @@ test('a 4 MiB request of brackets is parsed as a stand-in of a few hundred bytes
   assert.match(answer.error.message, `MAX_JSON_DEPTH (${MAX_JSON_DEPTH})`);
 });
 
+/** The texts JSON.parse is given while `run` runs. */
+function parsedTexts(run: () => void): string[] {
+  const parse = JSON.parse;
+  const texts: string[] = [];
+  JSON.parse = ((text: string, reviver?: (key: string, value: unknown) => unknown) => {
+    texts.push(text);
+    return parse(text, reviver);
+  }) as typeof JSON.parse;
+  try {
+    run();
+  } finally {
+    JSON.parse = parse;
+  }
+  return texts;
+}
+
+const META = '{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{},"io.modelcontextprotocol/clientInfo":{"name":"m","version":"1"}}';
+
+test('no text nesting past MAX_JSON_DEPTH reaches JSON.parse while the core handles a long deep line, a modern cursor of brackets among them', () => {
+  const brackets = (n: number) => `${'['.repeat(n)}"x"${']'.repeat(n)}`;
+  const lines = [
+    `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"read","arguments":${brackets(50_000)}}}`,
+    `[{"jsonrpc":"2.0","id":2,"method":"ping","params":{"a":${brackets(50_000)}}},{"jsonrpc":"2.0","id":3,"method":"ping"}]`,
+    `{"jsonrpc":"2.0","id":4,"method":"resources/list","params":{"_meta":${META},"cursor":"sc1.${btoa(brackets(50_000)).replace(/=+$/, '')}"}}`,
+  ];
+  for (const line of lines) {
+    for (const version of ['2025-06-18', '2025-03-26']) {
+      let replies: readonly { line: string }[] = [];
+      const texts = parsedTexts(() => { replies = handleMcpLine(line, ready(version)).replies; });
+      assert.ok(texts.length > 0);
+      // A stand-in nests one level past the limit (in a batch, one more): only its few hundred characters are parsed.
+      for (const text of texts) assert.ok(textDepth(text, MAX_JSON_DEPTH + 2) <= MAX_JSON_DEPTH + 2, `a text of ${text.length} characters nesting past the limit was parsed`);
+      assert.ok(replies.length > 0, line.slice(0, 80));
+    }
+  }
+});
+
 test.run();
