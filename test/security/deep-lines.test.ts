@@ -100,7 +100,7 @@ async function socket(url: string): Promise<{ ws: WebSocket; reply(id: unknown):
   return { ws, reply };
 }
 
-test('WebSocket: a 4 MiB frame of brackets is refused -32602 with its id, while a ping on another socket is answered', async () => {
+test('WebSocket and HTTP: a 4 MiB frame (and POST) of brackets is refused -32602 with its id, while a ping on another socket is answered', async () => {
   const server = await startFuzzServer(sandbox.ws, [], { SUPERPI_HOME: `${sandbox.base}/home-ws`, NODE_OPTIONS: `${process.env.NODE_OPTIONS ?? ''} --max-old-space-size=${HEAP_MB}` });
   try {
     const wsUrl = `${server.url.replace(/^http/, 'ws')}`;
@@ -111,6 +111,17 @@ test('WebSocket: a 4 MiB frame of brackets is refused -32602 with its id, while 
       assert.equal((await bystander.reply(`bystander-${round}`)).result, {});
       assertRefusedForDepth(await attacker.reply(round), round);
     }
+    // The same line as a Streamable HTTP POST body of an initialized session: answered on the POST.
+    const headers = { 'content-type': 'application/json', accept: 'application/json, text/event-stream' };
+    const init = await fetch(server.url, { method: 'POST', headers, body: JSON.stringify({ jsonrpc: '2.0', id: 0, method: 'initialize', params: { protocolVersion: '2025-06-18', capabilities: {}, clientInfo: { name: 'deep', version: '1' } } }) });
+    const session = init.headers.get('mcp-session-id');
+    await init.text();
+    assert.ok(session !== null, 'a session was opened');
+    const posted = await fetch(server.url, { method: 'POST', headers: { ...headers, 'mcp-session-id': session, 'mcp-protocol-version': '2025-06-18' }, body: deepPing(9) });
+    const answer = /\{"jsonrpc".*\}/.exec(await posted.text())?.[0] ?? '{}';
+    assertRefusedForDepth(JSON.parse(answer) as Message, 9);
+    bystander.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'bystander-http', method: 'ping' }));
+    assert.equal((await bystander.reply('bystander-http')).result, {});
     attacker.ws.send(JSON.stringify({ jsonrpc: '2.0', id: 'after', method: 'ping' }));
     assert.equal((await attacker.reply('after')).result, {});
     attacker.ws.close();
