@@ -13,6 +13,15 @@
 export const MAX_JSON_DEPTH = 64;
 
 /**
+ * Shortest message text (characters) whose nesting is read before it is parsed (src/mcp/text-depth.ts): a
+ * longer line nesting past MAX_JSON_DEPTH is parsed as a small stand-in, refused exactly as the message
+ * would be. JSON.parse of a line of brackets costs about 60 µs a KiB (a second for 4 MiB) on the thread
+ * that reads it; under this length the deepest line costs about that much, and the scan (~0.45 µs on a
+ * 300-character line) is not paid by the lines most messages are.
+ */
+export const DEPTH_SCAN_MIN_CHARS = 1024;
+
+/**
  * Elements one JSON-RPC batch may carry (batches exist in 2025-03-26 and 2024-11-05). Past it the
  * whole batch is refused with one -32600 reply, id null; no element is handled.
  */

@@ -25,6 +25,7 @@
 // shares them already).
 
 import type { KnownNesting } from './limits.ts';
+import { messageTextToParse } from './text-depth.ts';
 import { MAX_META_CACHE_ENTRIES, MAX_META_CACHE_TEXT_LENGTH } from '../limits.ts';
 
 const KEY = '"_meta":';
@@ -239,7 +240,10 @@ export function keptNesting(value: unknown): KnownNesting | undefined {
   return threadCache.nesting(value);
 }
 
-/** `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does). */
+/**
+ * `JSON.parse(text)` through this thread's `_meta` cache (throws as `JSON.parse` does); a text nesting past
+ * MAX_JSON_DEPTH is parsed as the stand-in the core refuses the same way, never itself (text-depth.ts).
+ */
 export function parseMessageText(text: string): unknown {
-  return threadCache.parse(text);
+  return threadCache.parse(messageTextToParse(text));
 }

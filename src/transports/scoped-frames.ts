@@ -5,6 +5,7 @@
 import type { BearerAuthority } from '../auth/bearer-authority.ts';
 import { ALL_CAPABILITIES, type Capability, capabilityFor } from '../auth/scopes.ts';
 import { ErrorCode, errorLine } from '../mcp/jsonrpc.ts';
+import { messageTextToParse } from '../mcp/text-depth.ts';
 
 /** The error line answering `text`, or null when the frame may go on (the session answers anything malformed). */
 export function scopeRefusal(text: string, granted: ReadonlySet<Capability>, auth: BearerAuthority): string | null {
@@ -12,7 +13,8 @@ export function scopeRefusal(text: string, granted: ReadonlySet<Capability>, aut
   if (granted.size === ALL_CAPABILITIES.size) return null;
   let message: unknown;
   try {
-    message = JSON.parse(text);
+    // Bounded before it is parsed, as the session parses it (mcp/text-depth.ts): a deep frame is the session's to refuse.
+    message = JSON.parse(messageTextToParse(text));
   } catch {
     // Not JSON: the session answers it with its parse error, as for anyone.
     return null;

@@ -68,6 +68,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `MAX_TOOL_CALLS_PER_TURN` \| (\d+) tool calls one model turn/, name: 'MAX_TOOL_CALLS_PER_TURN', figure: String(limits.MAX_TOOL_CALLS_PER_TURN) },
   { phrase: /\| `SAMPLED_TURN_REREAD_FACTOR` \| (\d+) times the length/, name: 'SAMPLED_TURN_REREAD_FACTOR', figure: String(limits.SAMPLED_TURN_REREAD_FACTOR) },
   { phrase: /\| `MAX_JSON_DEPTH` \| (\d+) levels/, name: 'MAX_JSON_DEPTH', figure: String(limits.MAX_JSON_DEPTH) },
+  { phrase: /\| `DEPTH_SCAN_MIN_CHARS` \| ([\d,]+) characters/, name: 'DEPTH_SCAN_MIN_CHARS', figure: grouped(limits.DEPTH_SCAN_MIN_CHARS) },
   { phrase: /\| `MAX_BATCH_LENGTH` \| ([\d,]+) elements/, name: 'MAX_BATCH_LENGTH', figure: grouped(limits.MAX_BATCH_LENGTH) },
   { phrase: /\| `MAX_META_CACHE_ENTRIES` \| (\d+) `_meta` texts/, name: 'MAX_META_CACHE_ENTRIES', figure: String(limits.MAX_META_CACHE_ENTRIES) },
   { phrase: /\| `MAX_META_CACHE_TEXT_LENGTH` \| (\d+) characters/, name: 'MAX_META_CACHE_TEXT_LENGTH', figure: String(limits.MAX_META_CACHE_TEXT_LENGTH) },
