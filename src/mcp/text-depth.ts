@@ -1,10 +1,11 @@
 // A message's nesting read from its text, before it is parsed: JSON.parse reads a line of brackets millions
 // deep (4 MiB) in about a second and 120 MB, on the thread that received it, which for every transport is
-// the main thread. A line nesting past the limit is parsed as a small stand-in instead, which the core
-// refuses exactly as it refuses the deep message (handle.ts `tooDeep`): the stand-in keeps every member the
-// refusal reads (id, method, jsonrpc: scalars, copied as they are) and replaces each too-deep member by an
-// empty one of the same kind nested just past the limit. Deep members are never read, so a line that is
-// not JSON inside one is refused for its depth, not as a parse error.
+// the main thread. A line nesting past the limit is parsed as a stand-in instead, which the core refuses
+// exactly as it refuses the deep message (handle.ts `tooDeep`): the stand-in is the line cut at one level
+// past the limit (each container opening there emptied), so it keeps every member shallower, all a refusal
+// or an HTTP envelope check reads (id, method, `_meta` and its version), and nests exactly past the limit.
+// Deep members are never read, so a line that is not JSON inside one is refused for its depth, not as a
+// parse error.
 
 import { DEPTH_SCAN_MIN_CHARS, MAX_JSON_DEPTH } from '../limits.ts';
 
@@ -60,9 +61,10 @@ export function depthBoundedText(text: string, max: number): string {
   while (i < text.length && text.charCodeAt(i) <= 0x20) i++;
   const batch = text.charCodeAt(i) === OPEN_BRACKET;
   if (batch && textDepth(text, max + 1) <= max + 1) return text;
-  // The depth (in the text) at which a container is a member of a message: its top level, or a batch element's.
-  const memberLevel = batch ? 2 : 1;
-  const above = batch ? 1 : 0;
+  // The depth (in the text) of a container one level past the limit: a message's max + 1, a batch element's
+  // max + 2. Each such container is emptied; everything shallower is copied as it is, so the stand-in keeps
+  // every member a check before the depth's reads (the id, the method, an HTTP request's _meta version).
+  const cut = max + 1 + (batch ? 1 : 0);
   let out = '';
   let copied = 0;
   let depth = 0;
@@ -71,16 +73,12 @@ export function depthBoundedText(text: string, max: number): string {
     if (c === QUOTE) {
       i = stringEnd(text, i);
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      // A member, or an array where a batch holds a message: kept when its own depth passes, else stood in for.
-      if (depth === memberLevel || (batch && depth === 1 && c === OPEN_BRACKET)) {
+      if (++depth === cut) {
         const end = closingOf(text, i);
-        if (depth - above + extentDepth > max) {
-          out += text.slice(copied, i) + standInFor(c, max + 1 - (depth - above));
-          copied = end;
-        }
+        out += text.slice(copied, i) + (c === OPEN_BRACKET ? '[]' : '{}');
+        copied = end;
         i = end - 1;
-      } else {
-        depth++;
+        depth--;
       }
     } else if (c === CLOSE_BRACE || c === CLOSE_BRACKET) {
       depth--;
@@ -89,25 +87,19 @@ export function depthBoundedText(text: string, max: number): string {
   return out + text.slice(copied);
 }
 
-/** The depth of the container `closingOf` last measured (1 for an empty one). */
-let extentDepth = 0;
-
-/** The index just past the container opened at `open` (the text's end when it never closes); its depth goes to `extentDepth`. */
+/** The index just past the container opened at `open` (the text's end when it never closes). */
 function closingOf(text: string, open: number): number {
   let depth = 0;
-  let deepest = 0;
   for (let i = open; i < text.length; i++) {
     const c = text.charCodeAt(i);
     if (c === QUOTE) {
       i = stringEnd(text, i);
     } else if (c === OPEN_BRACE || c === OPEN_BRACKET) {
-      if (++depth > deepest) deepest = depth;
+      depth++;
     } else if ((c === CLOSE_BRACE || c === CLOSE_BRACKET) && --depth === 0) {
-      extentDepth = deepest;
       return i + 1;
     }
   }
-  extentDepth = deepest;
   return text.length;
 }
 
@@ -123,10 +115,4 @@ function stringEnd(text: string, open: number): number {
     if ((q - 1 - b) % 2 === 0) return q;
   }
   return text.length;
-}
-
-/** An empty object or array (as `open` opens) nested `levels` deep. */
-function standInFor(open: number, levels: number): string {
-  const n = Math.max(1, levels);
-  return open === OPEN_BRACKET ? '['.repeat(n) + ']'.repeat(n) : '{"_":'.repeat(n - 1) + '{}' + '}'.repeat(n - 1);
 }

@@ -111,7 +111,7 @@ rule('a stateless POST whose _meta nests thousands of levels is 400 (-32020 for 
     const r = await post(body, modernHeaders);
     assert.is(r.status, 400, `place ${i}: ${r.status} ${r.text}`);
     const m = JSON.parse(r.text) as { id: unknown; error?: { code: number; message: string } };
-    assert.is(m.id, `deep-${i}`);
+    assert.is(m.id, `deep-${i}`, r.text);
     // Headers first (a version that is an object disagrees with the header's), then the depth.
     if (i === 1) assert.is(m.error?.code, -32020);
     else {
