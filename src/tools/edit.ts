@@ -95,7 +95,7 @@ async function decideEdit(args: EditArgs, workspace: string, signal: AbortSignal
     throw new ToolError(`No changes made to ${shown}: the replacement produced identical content.`);
   }
   const summary = summarise(original, updated, matches, displayPath(workspace, real));
-  const output = bom + (ending === '\r\n' ? updated.replace(/\n/g, '\r\n') : updated);
+  const output = bom + applyToFileText(withoutBom, matches, ending);
   const what = matches.length === 1 ? `Successfully replaced text in ${shown}.` : `Successfully applied ${matches.length} edits to ${shown}.`;
   const text = `${what} Lines +${summary.linesAdded} -${summary.linesRemoved}, first change at line ${summary.firstChangedLine}.\n\n${summary.diff}`;
   return { kind: 'plan', bytes: Buffer.from(output, 'utf8'), text, structured: summary };
@@ -211,6 +211,33 @@ function applyMatches(content: string, matches: Match[]): string {
     pos = m.end;
   }
   return out + content.slice(pos);
+}
+
+/**
+ * `matches` (places in the file's LF text) applied to the file's own text: every byte outside them is kept
+ * as it is, so a file of mixed line endings keeps each line's own, and each newText is written with the
+ * file's ending (its first line's). One pass over the file's CRLFs, nothing kept per line.
+ */
+function applyToFileText(raw: string, matches: Match[], ending: '\r\n' | '\n'): string {
+  let out = '';
+  let copied = 0;
+  let crlfs = 0;
+  let next = raw.indexOf('\r\n');
+  // A CRLF at `next` is the LF at `next - crlfs` of the LF text; a place before it there is `crlfs` earlier.
+  const inRaw = (p: number): number => {
+    while (next !== -1 && next - crlfs < p) {
+      crlfs++;
+      next = raw.indexOf('\r\n', next + 2);
+    }
+    return p + crlfs;
+  };
+  for (const m of matches) {
+    const start = inRaw(m.start);
+    const end = inRaw(m.end);
+    out += raw.slice(copied, start) + (ending === '\r\n' ? m.newText.replace(/\n/g, '\r\n') : m.newText);
+    copied = end;
+  }
+  return out + raw.slice(copied);
 }
 
 /** One run of changed lines: old lines [oldStart, oldStart+removed.length) became `added` at newStart (0-based). */

@@ -1,6 +1,7 @@
 // `edit` with all its edits located in one pass decides exactly what the sequential search it replaced
 // decided (each oldText searched with indexOf, its occurrences counted, in the caller's order): the same
-// new content, or the same refusal word for word. Generated files and edits (fast-check, fixed seed).
+// new content, or the same refusal word for word; the file's bytes outside the replaced spans are kept as
+// they were (mixed line endings included). Generated files and edits (fast-check, fixed seed).
 
 import { writeFile } from 'node:fs/promises';
 import path from 'node:path';
@@ -56,7 +57,18 @@ function sequential(file: string, requested: EditReplacement[], asArray: boolean
   }
   out += original.slice(pos);
   if (out === original) return { message: 'No changes made to f.txt: the replacement produced identical content.' };
-  return { content: crlf ? out.replace(/\n/g, '\r\n') : out };
+  // Written into the file's own text: each LF-text place at the file character it came from (the CR of a
+  // CRLF for its LF), every byte between the spans kept, each newText with the first line's ending.
+  const at: number[] = [];
+  for (let r = 0; r < file.length; r++) if (!(file[r] === '\r' && file[r + 1] === '\n')) at.push(file[r] === '\n' && file[r - 1] === '\r' ? r - 1 : r);
+  at.push(file.length);
+  let written = '';
+  let copied = 0;
+  for (const s of spans) {
+    written += file.slice(copied, at[s.start]) + (crlf ? s.newText.replace(/\n/g, '\r\n') : s.newText);
+    copied = at[s.end]!;
+  }
+  return { content: written + file.slice(copied) };
 }
 
 const token = fc.constantFrom('a', 'b', 'ab', 'ba', ' ', '\n', '\n', '\r\n', 'x');

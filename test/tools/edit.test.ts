@@ -130,6 +130,15 @@ test('refuses an oldText equal to its newText', async () => {
   assert.is(err.message, 'oldText and newText are identical, so nothing would change in a.txt.');
 });
 
+test('a file of mixed line endings keeps every line it does not edit as it was; the new text takes the first line\'s ending', async () => {
+  await writeFile(file('mixed.txt'), 'one\r\ntwo\nthree\r\nfour\nfive\n');
+  await editTool({ path: 'mixed.txt', oldText: 'three\nfour', newText: 'drei\nvier' }, box.ctx);
+  assert.is(await readFile(file('mixed.txt'), 'utf8'), 'one\r\ntwo\ndrei\r\nvier\nfive\n');
+  await writeFile(file('mixed-lf.txt'), 'one\ntwo\r\nthree\n');
+  await editTool({ path: 'mixed-lf.txt', oldText: 'one', newText: 'uno\nmas' }, box.ctx);
+  assert.is(await readFile(file('mixed-lf.txt'), 'utf8'), 'uno\nmas\ntwo\r\nthree\n');
+});
+
 test('matches LF oldText in a CRLF file and writes CRLF back', async () => {
   await writeFile(file('win.txt'), 'first\r\nsecond\r\nthird\r\n');
   const r = await editTool({ path: 'win.txt', oldText: 'second\nthird', newText: 'zwei\ndrei\nvier' }, box.ctx);
