@@ -103,6 +103,13 @@ export const DEFAULT_PAGE_SIZE = 50;
  */
 export const MAX_LISTED_CONVERSATIONS = 200;
 
+/**
+ * The longest store cursor of a conversation list (`c1.` + base64url of a position); a longer one was not
+ * made by the store and is refused before it is decoded. A 2026-07-28 `resources/list` cursor seals one
+ * with its principal, so it is refused past what that principal's seal of the longest could be.
+ */
+export const MAX_LIST_CURSOR_LENGTH = 1024;
+
 /** The most values one completion returns (the MCP limit); past it the rest are counted in `total`, with `hasMore`. */
 export const MAX_COMPLETION_VALUES = 100;
 

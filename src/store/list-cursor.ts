@@ -1,6 +1,8 @@
 // The opaque cursor of conversation lists: the (updatedAt, id) of the last item of a page, so the next
 // page starts strictly after it (keyset pagination: no offset to skip, stable while rows are added).
 
+import { MAX_LIST_CURSOR_LENGTH } from '../limits.ts';
+
 export interface ListPosition {
   readonly updatedAt: number;
   readonly id: string;
@@ -8,7 +10,7 @@ export interface ListPosition {
 
 const PREFIX = 'c1.';
 /** A cursor longer than this was not made here; refused before it is decoded. */
-export const MAX_CURSOR_LENGTH = 1024;
+export const MAX_CURSOR_LENGTH = MAX_LIST_CURSOR_LENGTH;
 
 export function encodeListCursor(position: ListPosition): string {
   return PREFIX + Buffer.from(JSON.stringify([position.updatedAt, position.id]), 'utf8').toString('base64url');

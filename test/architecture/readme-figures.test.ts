@@ -124,6 +124,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /`TASK_PARKED_INPUT_CACHE_BYTES` \((\d+) MiB\)/, name: 'TASK_PARKED_INPUT_CACHE_BYTES', figure: mib(limits.TASK_PARKED_INPUT_CACHE_BYTES) },
   { phrase: /\| `MAX_LISTED_CONVERSATIONS` \| (\d+) conversations per/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
   { phrase: /`MAX_LISTED_CONVERSATIONS`, (\d+)\)/, name: 'MAX_LISTED_CONVERSATIONS', figure: String(limits.MAX_LISTED_CONVERSATIONS) },
+  { phrase: /\| `MAX_LIST_CURSOR_LENGTH` \| ([\d,]+) characters, the longest cursor/, name: 'MAX_LIST_CURSOR_LENGTH', figure: grouped(limits.MAX_LIST_CURSOR_LENGTH) },
   { phrase: /\| `MAX_SESSION_CONVERSATIONS` \| ([\d,]+) conversations/, name: 'MAX_SESSION_CONVERSATIONS', figure: grouped(limits.MAX_SESSION_CONVERSATIONS) },
   { phrase: /\| `MAX_SESSION_SUBSCRIPTIONS` \| (\d+) resources/, name: 'MAX_SESSION_SUBSCRIPTIONS', figure: String(limits.MAX_SESSION_SUBSCRIPTIONS) },
   { phrase: /\| `MAX_SUBSCRIPTION_URI_LENGTH` \| (\d+) characters/, name: 'MAX_SUBSCRIPTION_URI_LENGTH', figure: String(limits.MAX_SUBSCRIPTION_URI_LENGTH) },

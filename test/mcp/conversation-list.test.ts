@@ -8,7 +8,7 @@ import * as assert from 'uvu/assert';
 import type { Effect } from '../../src/mcp/effects.ts';
 import { sealCursor } from '../../src/mcp/methods/conversation-list.ts';
 import type { ConnectionState } from '../../src/mcp/state.ts';
-import { MAX_LISTED_CONVERSATIONS, RESOURCE_CACHE_TTL_MS } from '../../src/limits.ts';
+import { MAX_LIST_CURSOR_LENGTH, MAX_LISTED_CONVERSATIONS, RESOURCE_CACHE_TTL_MS } from '../../src/limits.ts';
 import { MAX_LIST_LIMIT } from '../../src/store/store.ts';
 import { feed, fold, fresh, ready, req } from './golden.ts';
 
@@ -110,6 +110,19 @@ test('a 2025 session lists the conversations it started, from its own state, ask
   const listed = feed(done.state, req(2, 'resources/list'));
   assert.equal(listed.effects.filter((e) => e.kind !== 'log'), []);
   assert.equal((listed.replies[0] as Reply).result!.resources!.map((x) => x.uri), ['superpi://workspace', 'superpi://loadout', T('mine')]);
+});
+
+test('a cursor longer than any a store cursor of MAX_LIST_CURSOR_LENGTH seals into is refused before it is decoded: no store effect, -32602', () => {
+  const longest = sealCursor('token:alice', 'c1.' + 'x'.repeat(MAX_LIST_CURSOR_LENGTH - 3));
+  const atLimit = asked(alice(), 1, longest);
+  assert.ok(atLimit.listing, 'the longest cursor a store cursor can be sealed into is still asked of the store');
+  // A well-sealed cursor of this principal whose store cursor is past the store's bound: refused in the core.
+  const over = asked(alice(), 2, sealCursor('token:alice', 'c1.' + 'x'.repeat(MAX_LIST_CURSOR_LENGTH)));
+  assert.is(over.listing, undefined, 'nothing asked of the store');
+  assert.is((over.replies[0] as Reply).error?.code, -32602);
+  const huge = asked(alice(), 3, `sc1.${'A'.repeat(4 * 1024 * 1024)}`);
+  assert.is(huge.listing, undefined);
+  assert.match((huge.replies[0] as Reply).error?.message ?? '', /Invalid cursor/);
 });
 
 test.run();
