@@ -101,6 +101,7 @@ export class Session implements ActorOwner {
   }
 
   #inputChanged(): void {
+    this.#deps.requests?.settleInput(this.#closed || this.#givenUp !== null ? 0 : this.#inputChars);
     const waiter = this.#inputWaiter;
     if (waiter !== null && (this.#inputChars <= waiter.limit || this.#closed || this.#givenUp !== null)) {
       this.#inputWaiter = null;
@@ -174,6 +175,8 @@ export class Session implements ActorOwner {
         : { k: 'unreadable', problem: 'invalid-utf8', detail: invalidUtf8Detail(frame.bytes) };
       delivery = { msg, keys: [], crashes: 0 };
     }
+    const refused = this.#deps.requests?.refusesInput(this.#inputChars, lineChars(delivery)) ?? null;
+    if (refused !== null) return this.#refuseKeys(delivery.keys, refused);
     if (this.#actor?.alive) {
       this.#inputChars += lineChars(delivery);
       this.#sendTo(this.#actor, delivery);
@@ -234,7 +237,7 @@ export class Session implements ActorOwner {
         if (request) request.begun = true;
       }
     }
-    if (this.#inputWaiter !== null) this.#inputChanged();
+    this.#inputChanged();
     // Everything sent was handled: the queue lets go of it (an idle session would otherwise keep its last
     // messages, its initialize among them, until a thousand more came).
     if (this.#unackedHead === unacked.length) {

@@ -76,6 +76,17 @@ export const MAX_REQUESTS_IN_FLIGHT = 512;
  */
 export const MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL = 1024;
 
+/**
+ * Characters of one principal's messages delivered to its sessions and not yet handled by their actors
+ * (in their mailboxes on a scheduler thread, or held for a restarting actor), all its sessions together.
+ * Without it one anonymous HTTP session's 120 concurrent 4 MiB POSTs filled its scheduler thread's
+ * 256 MB heap (SCHEDULER_THREAD_MEMORY_MB): both threads died of it again and again, and every other
+ * session on them lost its request (-32010). Two WebSocket sessions' worth (MAX_INPUT_BACKLOG_BYTES).
+ * Past it: the message is refused (-32011, naming the limit; a notification is dropped); a principal
+ * with nothing unhandled is always admitted one message, however large (--max-message-bytes).
+ */
+export const MAX_INPUT_CHARS_PER_PRINCIPAL = 32 * 1024 * 1024;
+
 /** Conversations (harness tasks) one 2025 session starts (it lists them). Past it: a further `harness_task` call gets -32602. */
 export const MAX_SESSION_CONVERSATIONS = 1000;
 

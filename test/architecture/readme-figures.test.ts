@@ -269,6 +269,7 @@ const FIGURES: readonly Figure[] = [
   { phrase: /read nothing; at most (\d+) s\)/, name: 'GIVE_UP_LINGER_MAX_MS', figure: seconds(limits.GIVE_UP_LINGER_MAX_MS) },
   { phrase: /`MAX_OUTPUT_BACKLOG_BYTES`, (\d+) MiB/, name: 'MAX_OUTPUT_BACKLOG_BYTES', figure: mib(limits.MAX_OUTPUT_BACKLOG_BYTES) },
   { phrase: /\| `MAX_INPUT_BACKLOG_BYTES` \| (\d+) MiB/, name: 'MAX_INPUT_BACKLOG_BYTES', figure: mib(limits.MAX_INPUT_BACKLOG_BYTES) },
+  { phrase: /\| `MAX_INPUT_CHARS_PER_PRINCIPAL` \| (\d+) MiB/, name: 'MAX_INPUT_CHARS_PER_PRINCIPAL', figure: mib(limits.MAX_INPUT_CHARS_PER_PRINCIPAL) },
   { phrase: /`MAX_INPUT_BACKLOG_BYTES` \((\d+) MiB\)/, name: 'MAX_INPUT_BACKLOG_BYTES', figure: mib(limits.MAX_INPUT_BACKLOG_BYTES) },
   { phrase: /\| `WS_OUTPUT_PAUSE_BYTES` \| (\d+) MiB/, name: 'WS_OUTPUT_PAUSE_BYTES', figure: mib(limits.WS_OUTPUT_PAUSE_BYTES) },
   { phrase: /`WS_OUTPUT_PAUSE_BYTES` \((\d+) MiB\)/, name: 'WS_OUTPUT_PAUSE_BYTES', figure: mib(limits.WS_OUTPUT_PAUSE_BYTES) },

@@ -1,7 +1,8 @@
 // A principal's requests in flight on the node, across its sessions (MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL):
 // the book alone under random acquire/settle/close, then real Sessions (on recording actors) under random
 // requests, answers, cancels, crashes with redelivery and closes — the count is never negative, never past
-// the limit, always what the sessions hold, and nothing is left (no entry) once they end.
+// the limit, always what the sessions hold, and nothing is left (no entry) once they end. The same for the
+// characters of its messages not yet handled (MAX_INPUT_CHARS_PER_PRINCIPAL): refused exactly past the bound.
 
 import fc from 'fast-check';
 import { suite } from 'uvu';
@@ -65,6 +66,8 @@ book('under random acquire, release and close of accounts the count is the sum o
 });
 
 const LIMIT = 4;
+/** A few calls' worth of characters (a call's line is about 100), so that the flood of a property passes it. */
+const INPUT_LIMIT = 350;
 
 /** A session on recording actors: it counts what each actor was sent, so an answer reports all of it handled. */
 function hosted(requests: PrincipalRequests, key: string, id: string) {
@@ -76,7 +79,7 @@ type Hosted = ReturnType<typeof hosted>;
 const call = (id: string, tool: string) => JSON.stringify({ jsonrpc: '2.0', id, method: 'tools/call', params: { name: tool, arguments: tool === 'bash' ? { command: 'true' } : { path: 'a' } } });
 const cancel = (id: string) => JSON.stringify({ jsonrpc: '2.0', method: 'notifications/cancelled', params: { requestId: id } });
 
-sessions('requests, answers, cancels, crashes (redelivered or answered) and closes: the count is what the open sessions hold, and nothing at the end', async () => {
+sessions('requests, answers, cancels, crashes (redelivered or answered) and closes: the count and the unhandled characters are what the open sessions hold, and nothing at the end', async () => {
   const op = fc.oneof(
     { arbitrary: fc.record({ k: fc.constant('request' as const), at: fc.nat(2), retryable: fc.boolean() }), weight: 4 },
     fc.record({ k: fc.constant('answer' as const), at: fc.nat(2), pick: fc.nat() }),
@@ -85,7 +88,7 @@ sessions('requests, answers, cancels, crashes (redelivered or answered) and clos
     fc.record({ k: fc.constant('close' as const), at: fc.nat(2) }),
   );
   await fc.assert(fc.asyncProperty(fc.array(op, { maxLength: 80 }), async (ops) => {
-    const requests = new PrincipalRequests(LIMIT);
+    const requests = new PrincipalRequests(LIMIT, INPUT_LIMIT);
     const all: Hosted[] = [hosted(requests, 'token:a', 's1'), hosted(requests, 'token:a', 's2'), hosted(requests, 'token:b', 's3')];
     for (const h of all) await h.session.start();
     let next = 0;
@@ -96,10 +99,14 @@ sessions('requests, answers, cancels, crashes (redelivered or answered) and clos
       if (o.k === 'request') {
         const id = `r${next++}`;
         const before = requests.heldBy(h.key);
+        const input = requests.inputOf(h.key);
+        const text = call(id, o.retryable ? 'read' : 'bash');
         h.sent.push(id);
-        h.session.receiveFrame({ kind: 'line', text: call(id, o.retryable ? 'read' : 'bash') });
+        h.session.receiveFrame({ kind: 'line', text });
         const refused = h.answered.get(id)?.line.includes('MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL') === true;
         if (h.open) assert.is(refused, before >= LIMIT, 'refused exactly when the principal holds the limit');
+        const inputRefused = h.answered.get(id)?.line.includes('MAX_INPUT_CHARS_PER_PRINCIPAL') === true;
+        if (h.open && !refused) assert.is(inputRefused, input > 0 && input + text.length > INPUT_LIMIT, 'refused exactly past the input bound');
       } else if (o.k === 'answer' && unanswered.length > 0 && actor.ref.alive) {
         const id = unanswered[o.pick % unanswered.length] as string;
         const reply: ConnectionOutput = { replies: [{ line: JSON.stringify({ jsonrpc: '2.0', id, result: {} }), inReplyTo: id }], effects: [], handled: actor.casts.length };
@@ -120,6 +127,8 @@ sessions('requests, answers, cancels, crashes (redelivered or answered) and clos
         const held = all.filter((s) => s.key === key && s.open).reduce((n, s) => n + s.session.inFlight, 0);
         assert.is(requests.heldBy(key), held, `${key}'s count is what its open sessions hold`);
         assert.ok(held >= 0 && held <= LIMIT);
+        const pending = all.filter((s) => s.key === key && s.open).reduce((n, s) => n + s.session.pendingInput, 0);
+        assert.is(requests.inputOf(key), pending, `${key}'s unhandled characters are what its open sessions hold`);
       }
     }
     for (const h of all) await h.session.close();
