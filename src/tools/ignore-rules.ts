@@ -72,7 +72,8 @@ function compileRule(line: string, ignoreCase: boolean): Rule | null {
     const body = translate(pattern, 'gitignore');
     // Unanchored: the name at any depth below the file's directory.
     const source = anchored || pattern.startsWith('**/') ? body : `(?:.*/)?${body}`;
-    const re = RE2JS.compile(source, ignoreCase ? RE2JS.CASE_INSENSITIVE : 0);
+    // DOTALL: the `.` of `(?:.*/)?` and of `**` must cross a newline, which a directory's name may hold.
+    const re = RE2JS.compile(source, RE2JS.DOTALL | (ignoreCase ? RE2JS.CASE_INSENSITIVE : 0));
     return { negated, directoryOnly, matches: (path) => re.matches(path) };
   } catch (err) {
     // A range running backwards or a class RE2 refuses: git matches nothing with it either.

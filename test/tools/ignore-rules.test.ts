@@ -55,6 +55,11 @@ test('git\'s rules: comments, negation, directory-only, anchoring, trailing spac
   assert.equal(['space ', 'space', 'trail', 'trail '].map(ignored), [true, false, true, false]);
 });
 
+test('a rule matches below a directory whose name holds a newline, as git does (unanchored, **, and by name)', () => {
+  const rules = new IgnoreRules('*.py[cod]\n**/x/*.t?t\n*.log\n');
+  assert.equal(['a\nb/c.pyc', 'a\nb/x/y.txt', 'a\nb/c.log', 'a\nb/c.pyz'].map((p) => rules.test(p).ignored), [true, true, true, false]);
+});
+
 test('a planted a/**/ x8 + z over a 40-level path answers; the package took seconds on it', () => {
   const rules = new IgnoreRules(`${'a/**/'.repeat(8)}z\n`);
   const deep = Array(40).fill('a').join('/');
