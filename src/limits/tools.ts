@@ -44,6 +44,17 @@ export const GLOB_MAX_CHARS = 4096;
  */
 export const GLOB_MAX_SOURCE_CHARS = 64 * 1024;
 
+/** Lines of one .gitignore read; the rules past them are not applied, and the search's result says so. No real one comes near. */
+export const IGNORE_MAX_LINES = 10_000;
+
+/**
+ * .gitignore rules matched through RE2 (not a name, a path, `*.ext` or `name*`, which are looked up by key
+ * whatever their number) applied at once: those of all the .gitignore files from the workspace root down to
+ * a directory. A walk tests every entry against each of them: 10,000 wildcard rules, workspace content, held
+ * a `find` over 1,000 files 5 s and grew with the tree. Those past it are not applied, and the result says so.
+ */
+export const IGNORE_MAX_GLOB_RULES = 256;
+
 /**
  * Characters of a caller's argument (a `grep` pattern, a glob) quoted in the error refusing it; the rest is
  * counted, not shown. The whole argument was quoted, JSON-escaped, and RE2's message quoted it again: a 1 MB

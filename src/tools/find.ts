@@ -7,7 +7,7 @@ import { ToolError, type ToolBody } from './contract.ts';
 import { LeastItems } from './least.ts';
 import { nameInText, notUtf8InText } from './name-in-text.ts';
 import { formatSize, truncateHead } from './truncate.ts';
-import { compileGlob, walkTree } from './walk.ts';
+import { compileGlob, ignoreCutNotice, walkTree } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 import { DEFAULT_MAX_BYTES, FIND_DEFAULT_LIMIT } from '../limits.ts';
 
@@ -70,6 +70,8 @@ export const findTool: ToolBody<FindArgs> = async (args, ctx) => {
   }
   if (limitReached) notices.push(`${max} results limit reached. Use limit=${max * 2} for more, or refine pattern`);
   if (tree.capped) notices.push('Search stopped early: too many files under this path. Narrow it with path or pattern');
+  const ignoreCut = ignoreCutNotice(tree.ignoreCut);
+  if (ignoreCut !== null) notices.push(ignoreCut);
   const text = notices.length > 0 ? `${body}\n\n${notices.map((n) => `[${n}]`).join('\n')}` : body;
   return { text, structured: { paths, truncated: limitReached || bytesCut || tree.capped, notices } };
 };

@@ -19,7 +19,7 @@ import { ToolError, type ToolBody, type ToolOutcome } from './contract.ts';
 import { compilePattern, searchNeedle, type TextTest } from './grep-pattern.ts';
 import { nameInText, quoted } from './name-in-text.ts';
 import { formatSize, truncateHead } from './truncate.ts';
-import { compileGlob, nextTurn, walkTree, YIELD_EVERY_MS } from './walk.ts';
+import { compileGlob, ignoreCutNotice, nextTurn, walkTree, YIELD_EVERY_MS } from './walk.ts';
 import { displayPath, resolveInWorkspace } from './workspace.ts';
 import { DEFAULT_MAX_BYTES, GREP_DEFAULT_LIMIT, GREP_MAX_FILE_BYTES, GREP_MAX_LINE_LENGTH } from '../limits.ts';
 
@@ -132,6 +132,7 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
   ctx.signal.throwIfAborted();
 
   let walkCapped = false;
+  let ignoreCut: string | null = null;
   if (info.isDirectory()) {
     const searchDir = displayPath(ctx.workspace, target);
     const globMatches = args.glob ? compileGlob(args.glob) : null;
@@ -156,12 +157,13 @@ export const grepTool: ToolBody<GrepArgs> = async (args, ctx) => {
     }
     // The walk runs up to a batch ahead of the search: a cap it met past the match limit never mattered.
     walkCapped = tree.capped && !search.limitReached && !search.outputFull;
+    ignoreCut = ignoreCutNotice(tree.ignoreCut);
   } else {
     // An explicitly named file is searched whatever the glob says, as ripgrep does.
     searchFile(search, target, displayPath(ctx.workspace, target));
   }
   ctx.signal.throwIfAborted();
-  return render(search, walkCapped);
+  return render(search, walkCapped, ignoreCut);
 };
 
 function wholeNumber(value: number | undefined, fallback: number, min: number, name: string): number {
@@ -279,7 +281,7 @@ function contextOf(search: Search, lines: string[], hit: number): { before: Grep
   return { before: around(from, hit - 1), after: around(hit + 1, to) };
 }
 
-function render(search: Search, walkCapped: boolean): ToolOutcome {
+function render(search: Search, walkCapped: boolean, ignoreCut: string | null): ToolOutcome {
   const notices: string[] = [];
   let kept = search.matches;
   let body = 'No matches found';
@@ -309,6 +311,7 @@ function render(search: Search, walkCapped: boolean): ToolOutcome {
   ].filter((s) => s !== null);
   if (skipped.length > 0) notices.push(`Skipped ${skipped.join(', ')}`);
   if (walkCapped) notices.push('Search stopped early: too many files under this path. Narrow it with path or glob');
+  if (ignoreCut !== null) notices.push(ignoreCut);
   const text = notices.length > 0 ? `${body}\n\n${notices.map((n) => `[${n}]`).join('\n')}` : body;
   // Told in the structured result only: the text itself shows every context line.
   if (search.contextCut) notices.push(`Context lines of later matches are left out of the structured result (${formatSize(DEFAULT_MAX_BYTES)} of context given); the text output has them`);

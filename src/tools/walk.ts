@@ -10,10 +10,10 @@ import { listDirectorySync, openRegularFileSync } from './confined-file.ts';
 import path from 'node:path';
 import { ToolError } from './contract.ts';
 import { compileGlobMatcher, GlobSyntaxError, type PathMatcher } from './glob.ts';
-import { IgnoreRules } from './ignore-rules.ts';
-import { argumentExcerpt } from './name-in-text.ts';
+import { type IgnoreLimit, IgnoreRules } from './ignore-rules.ts';
+import { argumentExcerpt, nameInText } from './name-in-text.ts';
 import { displayPath, isInside } from './workspace.ts';
-import { MAX_WALK_ENTRIES } from '../limits.ts';
+import { IGNORE_MAX_GLOB_RULES, IGNORE_MAX_LINES, MAX_WALK_ENTRIES } from '../limits.ts';
 
 /** Directory names never entered, whatever the ignore files say. */
 export const ALWAYS_SKIPPED_DIRS: ReadonlySet<string> = new Set(['.git', 'node_modules']);
@@ -50,6 +50,15 @@ interface IgnoreLayer {
   readonly rules: IgnoreRules;
 }
 
+/** The .gitignore files a walk applied only some rules of: the first one met, and how many in all. */
+export interface IgnoreCut {
+  /** Workspace-relative path of the first .gitignore met with rules left unapplied. */
+  readonly file: string;
+  readonly unapplied: number;
+  readonly limit: IgnoreLimit;
+  readonly files: number;
+}
+
 interface OpenDir {
   readonly rel: string;
   /** The directory's absolute path with a trailing separator. */
@@ -72,6 +81,7 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
   #visited = 0;
   #capped = false;
   #unreadableDirs = 0;
+  #ignoreCut: IgnoreCut | null = null;
 
   constructor(
     private readonly workspace: string,
@@ -82,6 +92,18 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
   get visited(): number { return this.#visited; }
   get capped(): boolean { return this.#capped; }
   get unreadableDirs(): number { return this.#unreadableDirs; }
+  /** Null unless a .gitignore met had rules past IGNORE_MAX_LINES or IGNORE_MAX_GLOB_RULES, which were not applied. */
+  get ignoreCut(): IgnoreCut | null { return this.#ignoreCut; }
+
+  #noteCut(layers: readonly IgnoreLayer[]): void {
+    for (const { base, rules } of layers) {
+      if (rules.cutBy === null) continue;
+      const files = (this.#ignoreCut?.files ?? 0) + 1;
+      this.#ignoreCut = this.#ignoreCut === null
+        ? { file: base === '' ? '.gitignore' : `${base}/.gitignore`, unapplied: rules.unapplied, limit: rules.cutBy, files }
+        : { ...this.#ignoreCut, files };
+    }
+  }
 
   async *[Symbol.asyncIterator](): AsyncGenerator<WalkEntry> {
     for await (const batch of this.batches()) yield* batch;
@@ -95,12 +117,14 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
     this.#visited = 0;
     this.#capped = false;
     this.#unreadableDirs = 0;
+    this.#ignoreCut = null;
     const max = this.options.maxEntries ?? MAX_WALK_ENTRIES;
     const signal = this.options.signal;
     signal?.throwIfAborted();
     const startRel = relative(this.workspace, this.start);
     const root = openDir(this.workspace, startRel, this.start, ancestorLayers(this.workspace, startRel));
     if (root === null) throw new ToolError(`cannot list directory ${startRel === '' ? '.' : startRel}`);
+    this.#noteCut(root.layers);
     const stack: OpenDir[] = [root];
     let batch: WalkEntry[] = [];
     let turn = performance.now();
@@ -126,7 +150,11 @@ export class TreeWalk implements AsyncIterable<WalkEntry> {
         signal?.throwIfAborted();
         const child = openDir(this.workspace, rel, absolute, dir.layers);
         if (child === null) this.#unreadableDirs++;
-        else stack.push(child);
+        else {
+          // A directory with a .gitignore of its own has one more layer than its parent.
+          if (child.layers.length > dir.layers.length) this.#noteCut(child.layers.slice(dir.layers.length));
+          stack.push(child);
+        }
       }
       if (batch.length >= BATCH_ENTRIES) {
         signal?.throwIfAborted();
@@ -154,7 +182,7 @@ function openDir(workspace: string, rel: string, absolute: string, inherited: re
   const { entries, notUtf8 } = listed;
   entries.sort((a, b) => (a.name < b.name ? -1 : a.name > b.name ? 1 : 0));
   // Only a directory that lists a .gitignore can have one: no failed open in every other directory.
-  const layer = entries.some((e) => e.name === '.gitignore') ? loadLayer(workspace, absolute, rel) : null;
+  const layer = entries.some((e) => e.name === '.gitignore') ? loadLayer(workspace, absolute, rel, inherited) : null;
   const prefix = absolute.endsWith(path.sep) ? absolute : absolute + path.sep;
   return { rel, prefix, layers: layer ? [...inherited, layer] : inherited, entries, notUtf8, next: 0 };
 }
@@ -210,19 +238,31 @@ function ancestorLayers(workspace: string, rel: string): IgnoreLayer[] {
   const parts = rel.split('/');
   for (let i = 0; i < parts.length; i++) {
     const base = parts.slice(0, i).join('/');
-    const layer = loadLayer(workspace, path.join(workspace, ...parts.slice(0, i)), base);
+    const layer = loadLayer(workspace, path.join(workspace, ...parts.slice(0, i)), base, layers);
     if (layer) layers.push(layer);
   }
   return layers;
 }
 
-function loadLayer(workspace: string, dirAbsolute: string, base: string): IgnoreLayer | null {
+function loadLayer(workspace: string, dirAbsolute: string, base: string, above: readonly IgnoreLayer[]): IgnoreLayer | null {
   const text = readIgnoreFile(workspace, path.join(dirAbsolute, '.gitignore'));
   if (text === null) return null;
   // Git compares names case-sensitively unless the file system folds case (macOS, Windows by default).
   // Compiled to RE2 (./ignore-rules.ts): the file is workspace content, and must not be able to backtrack.
-  const rules = new IgnoreRules(text, process.platform === 'darwin' || process.platform === 'win32');
+  // Every entry below is tested against the RE2 rules of every file above it too: they share one budget.
+  const maxGlobRules = Math.max(0, IGNORE_MAX_GLOB_RULES - above.reduce((sum, layer) => sum + layer.rules.globRules, 0));
+  const rules = new IgnoreRules(text, { ignoreCase: process.platform === 'darwin' || process.platform === 'win32', maxGlobRules });
   return { base, rules };
+}
+
+/** The notice a search adds when a .gitignore's rules were not all applied; null when they were. */
+export function ignoreCutNotice(cut: IgnoreCut | null): string | null {
+  if (cut === null) return null;
+  const limit = cut.limit === 'IGNORE_MAX_LINES'
+    ? `IGNORE_MAX_LINES: ${IGNORE_MAX_LINES} lines of a .gitignore`
+    : `IGNORE_MAX_GLOB_RULES: ${IGNORE_MAX_GLOB_RULES} wildcard rules from the workspace root down`;
+  const others = cut.files > 1 ? `, and rules of ${cut.files - 1} more .gitignore file${cut.files > 2 ? 's' : ''}` : '';
+  return `${cut.unapplied} rule${cut.unapplied === 1 ? '' : 's'} of ${nameInText(cut.file)} not applied (past ${limit})${others}: files they ignore may be listed, and files they re-include left out`;
 }
 
 function readIgnoreFile(workspace: string, file: string): string | null {

@@ -141,6 +141,8 @@ const FIGURES: readonly Figure[] = [
   { phrase: /\| `ARGUMENT_EXCERPT_CHARS` \| (\d+) characters/, name: 'ARGUMENT_EXCERPT_CHARS', figure: String(limits.ARGUMENT_EXCERPT_CHARS) },
   { phrase: /\| `GLOB_MAX_CHARS` \| (\d+) characters/, name: 'GLOB_MAX_CHARS', figure: String(limits.GLOB_MAX_CHARS) },
   { phrase: /\| `GLOB_MAX_SOURCE_CHARS` \| (\d+) KiB characters/, name: 'GLOB_MAX_SOURCE_CHARS', figure: kib(limits.GLOB_MAX_SOURCE_CHARS) },
+  { phrase: /\| `IGNORE_MAX_LINES` \| ([\d,]+) lines/, name: 'IGNORE_MAX_LINES', figure: grouped(limits.IGNORE_MAX_LINES) },
+  { phrase: /\| `IGNORE_MAX_GLOB_RULES` \| (\d+) `.gitignore` rules/, name: 'IGNORE_MAX_GLOB_RULES', figure: String(limits.IGNORE_MAX_GLOB_RULES) },
   { phrase: /\| `EDIT_MAX_EDITS` \| (\d+) replacements/, name: 'EDIT_MAX_EDITS', figure: String(limits.EDIT_MAX_EDITS) },
   { phrase: /at most (\d+), `EDIT_MAX_EDITS`/, name: 'EDIT_MAX_EDITS', figure: String(limits.EDIT_MAX_EDITS) },
   { phrase: /\| `EDIT_MAX_TEXT_BYTES` \| (\d+) MiB/, name: 'EDIT_MAX_TEXT_BYTES', figure: mib(limits.EDIT_MAX_TEXT_BYTES) },
