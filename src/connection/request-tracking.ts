@@ -46,7 +46,8 @@ export function trackLine(text: string, read: ReadFrame | null, inFlight: Map<st
       sink.send(refusal(id, ErrorCode.InvalidRequest, reusedIdMessage(id)));
       return;
     }
-    if (account !== null && !account.acquire()) {
+    // A ping holds nothing and the core answers it whatever is in flight (a liveness check is never busy).
+    if (account !== null && !(m.kind === 'request' && m.method === 'ping') && !account.acquire()) {
       sink.send(refusal(id, ErrorCode.ServerBusy, principalBusyMessage(account.limit)));
       return;
     }

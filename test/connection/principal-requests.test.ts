@@ -136,5 +136,20 @@ sessions('requests, answers, cancels, crashes (redelivered or answered) and clos
   }), { numRuns: 150 });
 });
 
+sessions('a ping is never refused for the principal\'s count: the core answers it whatever is in flight (a flood of held requests left a client\'s liveness ping answered -32011)', async () => {
+  const requests = new PrincipalRequests(2);
+  const h = hosted(requests, 'token:a', 's1');
+  await h.session.start();
+  h.session.receiveFrame({ kind: 'line', text: call('c1', 'bash') });
+  h.session.receiveFrame({ kind: 'line', text: call('c2', 'bash') });
+  assert.is(requests.heldBy('token:a'), 2);
+  h.session.receiveFrame({ kind: 'line', text: JSON.stringify({ jsonrpc: '2.0', id: 'p', method: 'ping' }) });
+  assert.is(h.answered.get('p'), undefined, 'the ping goes on to the core, not refused');
+  h.session.receiveFrame({ kind: 'line', text: call('c3', 'bash') });
+  assert.match(h.answered.get('c3')?.line ?? '', 'MAX_REQUESTS_IN_FLIGHT_PER_PRINCIPAL', 'another request is refused');
+  await h.session.close();
+  assert.is(requests.principals, 0);
+});
+
 book.run();
 sessions.run();
