@@ -55,20 +55,25 @@ export class BoundedSink {
    */
   lost(count: number, line: string): void {
     if (this.#broken || count <= 0) return;
-    if (this.#dropped > 0) this.#dropped += count;
-    else this.write(line);
+    // Its line dropped for a full queue is `count` records dropped, not one: the queue's report says them all.
+    this.#enqueue(line, count);
   }
 
   write(text: string): void {
+    this.#enqueue(text, 1);
+  }
+
+  /** Writes `text`, which stands for `records` records, or drops and counts them all. */
+  #enqueue(text: string, records: number): void {
     if (this.#broken) return;
-    if (this.#dropped > 0) return void this.#dropped++;
+    if (this.#dropped > 0) return void (this.#dropped += records);
     const queued = this.#stream.writableLength;
     if (queued === 0 || queued + text.length <= this.#maxBytes) {
       this.#stream._handle?.setBlocking?.(false);
       return void this.#stream.write(text);
     }
     // Full: this record and the next are dropped until the stream has taken everything it holds.
-    this.#dropped = 1;
+    this.#dropped = records;
     this.#stream.once('drain', () => this.#report());
   }
 

@@ -26,6 +26,9 @@ export function captureThreadOutput(maxChars: number = LOG_QUEUE_MAX_BYTES): voi
       const onTheWay = (Atomics.load(counters, SENT) - Atomics.load(counters, TAKEN)) | 0;
       if (onTheWay > 0 && onTheWay + piece.length > maxChars) {
         Atomics.add(counters, DROPPED, 1);
+        // The main thread counts drops when it has taken all that was sent; if it took the last piece between
+        // the look above and this count, an empty piece makes it look again, so no drop goes unsaid.
+        if (Atomics.load(counters, SENT) === Atomics.load(counters, TAKEN)) port1.postMessage({ text: '' } satisfies ThreadOutputPiece);
         continue;
       }
       Atomics.add(counters, SENT, piece.length);

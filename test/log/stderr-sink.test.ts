@@ -60,6 +60,17 @@ test('records lost before the queue (a thread\'s output): counted with the queue
   assert.not.ok(stream.writes.includes('lost 5\n'));
 });
 
+test('records lost before the queue whose own line does not fit: all of them counted, not one (a full queue not yet dropping took 1,003 lost pieces of a thread\'s output as one dropped record)', () => {
+  const stream = new StalledStream();
+  const sink = new BoundedSink(stream, 100, at);
+  for (let i = 0; i < 8; i++) sink.write(`record ${i} ..\n`); // 96 of 100: full, nothing dropped yet
+  assert.is(sink.dropped, 0);
+  sink.lost(1003, `${'a line saying 1003 pieces were lost'.padEnd(40, '.')}\n`);
+  assert.is(sink.dropped, 1003);
+  stream.drain();
+  assert.match(stream.writes.at(-1) as string, '{"dropped":1003}');
+});
+
 test('never holds more than the limit whatever the records (the queue is checked before each write)', () => {
   const stream = new StalledStream();
   const sink = new BoundedSink(stream, 1000, at);
